@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * common.h - the options every latency test shares, parsed one way.
+ *
+ * A test builds its getopt_long table with common_options(), which appends
+ * the common entries to its own, then passes each returned id to
+ * common_handle() before its own switch.  After parsing, common_finish()
+ * validates combinations and resolves defaults (CPU list = every allowed CPU),
+ * exiting 2 with one line on any error.
+ *
+ * Common options (ids >= COMMON_OPT_BASE):
+ *   --cpus LIST          measuring CPUs, one thread each (default: all allowed)
+ *   --threads N          number of measuring threads (default: one per CPU in
+ *                        --cpus; N > CPUs is refused, N < CPUs uses the first N)
+ *   --priority N         1..99 for fifo/rr (default 80)
+ *   --policy P           fifo | rr | other | deadline (default fifo)
+ *   --duration D         measured time after warm-up (default unit s)
+ *   --loops N            measured samples per thread (instead of --duration)
+ *   --warmup D           warm-up, measured but kept out of stats (default 1s)
+ *   --threshold LIST     comma list of latency thresholds (default unit us);
+ *                        exceedances counted; any exceedance fails (exit 1)
+ *   --worst N            keep the N worst samples with timestamps (default 10, max 64)
+ *   --output FILE        NDJSON to FILE instead of stdout (temp name + rename)
+ *   --raw FILE           raw samples file (see run.h)
+ *   --raw-buffer N       raw ring records per thread (default 65536)
+ *   --simulate SPEC      synthetic latencies (see sim.h); no RT set-up needed
+ *   --break-on D         stop ftrace when a sample >= D (default unit us)
+ *   --break-action A     stop | continue (default stop: end the run)
+ *   --on-spike CMD       run CMD (via /bin/sh -c, outside RT threads) when a
+ *                        sample crosses the lowest threshold; one at a time
+ *   --clock C            monotonic | realtime | monotonic_raw | boottime | tai
+ *   --no-mlock           do not mlockall (recorded)
+ *   --no-pmqos           do not hold /dev/cpu_dma_latency at 0 (recorded)
+ *   --pmqos-us N         value to hold in /dev/cpu_dma_latency (default 0)
+ *   --verbose            human progress on stderr even when it is not a TTY
+ *   --help               this text
+ */
+#ifndef RTP_COMMON_H
+#define RTP_COMMON_H
+
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "sim.h"
+
+#define COMMON_OPT_BASE 1000
+#define COMMON_MAX_THRESHOLDS 8
+#define COMMON_MAX_WORST 64
+#define COMMON_MAX_THREADS CPU_SETSIZE
+
+enum rtp_policy { POLICY_FIFO, POLICY_RR, POLICY_OTHER, POLICY_DEADLINE };
+
+struct rtp_common {
+	const char *test;           /* subcommand name, e.g. "cyclic" */
+	cpu_set_t cpus;             /* measuring CPUs */
+	bool cpus_given;
+	int cpu_list[COMMON_MAX_THREADS]; /* resolved: CPU of thread i */
+	int nthreads;
+	int threads_requested;      /* 0: one per CPU */
+	enum rtp_policy policy;
+	int priority;
+	uint64_t duration_ns;       /* 0 when --loops is used */
+	uint64_t loops;             /* 0 when --duration is used */
+	uint64_t warmup_ns;
+	uint64_t thresholds_ns[COMMON_MAX_THRESHOLDS]; /* ascending */
+	int nthresholds;
+	int worst_n;
+	const char *output_path;
+	const char *raw_path;
+	uint64_t raw_buffer;
+	bool simulate;
+	struct sim_config sim;
+	uint64_t break_on_ns;       /* 0: off */
+	bool break_continue;
+	const char *on_spike_cmd;
+	clockid_t clock;
+	const char *clock_name;
+	bool mlock;
+	bool pmqos;
+	int pmqos_us;
+	bool verbose;
+	/* deadline policy parameters (runtime/deadline/period), set by the test */
+	uint64_t dl_runtime_ns, dl_deadline_ns, dl_period_ns;
+};
+
+/* Fill defaults: fifo 80, 1 s warm-up, worst 10, monotonic clock, mlock, pmqos 0. */
+void common_defaults(struct rtp_common *c, const char *test,
+		     uint64_t default_duration_ns);
+
+/*
+ * Build a getopt_long table: the test's own entries (terminated by a zero
+ * entry) followed by the common ones.  Returns the table (static storage is
+ * not allowed: out must hold at least ntest + 32 entries).
+ */
+struct option *common_options(struct option *out, size_t cap,
+			      const struct option *test_opts);
+
+/* Handle a common option id; returns true if it was one. Exits 2 on bad values. */
+bool common_handle(struct rtp_common *c, int id, const char *arg);
+
+/* Report getopt's '?' (unknown option or missing argument) and exit 2. */
+__attribute__((noreturn)) void common_bad_option(int argc, char **argv);
+
+/* Validate combinations, resolve CPUs/threads; exits 2 on contradictions. */
+void common_finish(struct rtp_common *c, int argc, char **argv);
+
+/* Print the common options' help. */
+void common_usage(FILE *f);
+
+/* Names for the start record. */
+const char *common_policy_name(enum rtp_policy p);
+
+#endif /* RTP_COMMON_H */

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rt.h - real-time set-up and release.
+ *
+ * rt_prepare() runs in the main thread before any measuring thread starts:
+ * it checks that the requested policy/priority can be set (by setting it on
+ * a short-lived probe thread), locks memory (mlockall MCL_CURRENT|MCL_FUTURE)
+ * and opens /dev/cpu_dma_latency, writing the requested value and keeping the
+ * descriptor open for the run (the kernel drops the request when it closes).
+ * On failure it writes one line naming the remedy into err and returns
+ * RTP_EXIT_ENV (3); e.g.
+ *   "SCHED_FIFO priority 80 not permitted: run as root, grant CAP_SYS_NICE,
+ *    or raise RLIMIT_RTPRIO (ulimit -r 80); --policy other measures without RT"
+ * A missing /dev/cpu_dma_latency is recorded (held=false, reason) rather than
+ * fatal.  Everything effective is recorded in struct rt_state and written to
+ * the start record by rt_write_state().
+ */
+#ifndef RTP_RT_H
+#define RTP_RT_H
+
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common.h"
+#include "json.h"
+
+struct rt_state {
+	bool mlocked;
+	char mlock_error[96];
+	int pmqos_fd;        /* -1 when not held */
+	int pmqos_value_us;
+	char pmqos_error[96];
+	bool simulated;      /* nothing was set up */
+};
+
+/* Check permissions, mlockall, hold PM-QoS; 0 or RTP_EXIT_ENV with err set. */
+int rt_prepare(const struct rtp_common *c, struct rt_state *st, char *err,
+	       size_t errlen);
+
+/* Release PM-QoS and unlock memory; safe to call twice. */
+void rt_release(struct rt_state *st);
+
+/*
+ * Apply policy/priority and pin the calling thread to cpu (cpu < 0: no pin).
+ * Returns 0 or an errno value; err names the failing call.
+ */
+int rt_apply_self(const struct rtp_common *c, enum rtp_policy policy,
+		  int priority, int cpu, char *err, size_t errlen);
+
+/* Write the "rt" object of the start record. */
+void rt_write_state(struct json *j, const char *key,
+		    const struct rtp_common *c, const struct rt_state *st);
+
+#endif /* RTP_RT_H */

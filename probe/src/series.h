@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * series.h - one thread's latency series: the hot path of every test.
+ *
+ * A series belongs to exactly one measuring thread (the producer) and is read
+ * by the run's collector in the main thread (the consumer).  They share no
+ * lock: the producer fills a window histogram (struct hist32) and counters;
+ * at a window boundary it hands the window over through a one-slot mailbox
+ * (an atomic flag plus a second histogram buffer) and continues in the other
+ * buffer.  If the collector has not emptied the mailbox yet (host stalled),
+ * the producer never waits on a real run: it keeps accumulating into the
+ * current window, whose end then moves on by a second (the window record says
+ * so with its start_ns/end_ns).  On a simulated run it waits, so simulated
+ * output is identical from run to run.
+ *
+ * Time base: t_ns is the time the event was due, relative to the run's t0
+ * (for cyclic: the deadline d_k - t0).  Windows are one second long:
+ *   warm-up windows [0, 1s), [1s, 2s) ... up to warmup_ns (last may be shorter),
+ *   measured windows [warmup_ns + k s, warmup_ns + (k+1) s).
+ * Warm-up samples go into warm-up windows (flagged "warmup": true) and into
+ * the result's "warmup" summary, never into the statistics.
+ *
+ * The measured part ends when t_ns >= warmup_ns + duration_ns (that sample is
+ * not recorded) or after `loops` measured samples (the last one is recorded).
+ *
+ * Per sample the producer: clamps a negative latency to 0 (counted as
+ * "early"), bumps the window histogram, count/min/max/sum, compares against
+ * each threshold (exceedances per window and total), keeps the worst-N heap,
+ * pushes a spike record when the lowest threshold is crossed (a ring of 64;
+ * overflow counted), pushes a raw record when --raw is on, and on --break-on
+ * writes "0" to tracefs tracing_on and a trace_marker line (descriptors
+ * opened by run_begin) and requests a stop unless --break-action continue.
+ */
+#ifndef RTP_SERIES_H
+#define RTP_SERIES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim.h"
+
+struct series;
+
+enum { SERIES_CONTINUE = 0, SERIES_DONE = 1 };
+
+/* Record one sample; SERIES_DONE when the measured part is complete or a stop was requested. */
+int series_add(struct series *s, uint64_t t_ns, int64_t latency_ns);
+
+/* Count n missed periods (overruns) in the window of t_ns. */
+void series_overrun(struct series *s, uint64_t t_ns, uint64_t n);
+
+/* True when t_ns is past the measured end (duration mode). */
+bool series_past_end(const struct series *s, uint64_t t_ns);
+
+/* The producer is done: publish the last partial window (may wait; not RT). */
+void series_finish(struct series *s);
+
+/* This series' simulation stream (stream id = series index); NULL unless simulated. */
+struct sim_stream *series_sim(struct series *s);
+
+/* CPU the series measures on (-1: unpinned) and its index in the run. */
+int series_cpu(const struct series *s);
+int series_index(const struct series *s);
+
+#endif /* RTP_SERIES_H */

@@ -38,7 +38,9 @@
 #ifndef RTP_COMMON_H
 #define RTP_COMMON_H
 
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <getopt.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -86,6 +88,7 @@ struct rtp_common {
 	bool verbose;
 	/* deadline policy parameters (runtime/deadline/period), set by the test */
 	uint64_t dl_runtime_ns, dl_deadline_ns, dl_period_ns;
+	uint64_t given;             /* internal: bit per common option seen */
 };
 
 /* Fill defaults: fifo 80, 1 s warm-up, worst 10, monotonic clock, mlock, pmqos 0. */

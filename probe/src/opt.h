@@ -23,7 +23,9 @@
 #ifndef RTP_OPT_H
 #define RTP_OPT_H
 
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <sched.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -18,7 +18,9 @@
 #ifndef RTP_RT_H
 #define RTP_RT_H
 
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>

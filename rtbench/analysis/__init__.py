@@ -1,0 +1,1 @@
+"""Analysis of stored results: histogram layout and statistics (no I/O)."""

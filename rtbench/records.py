@@ -1,0 +1,361 @@
+"""Parse rtprobe's NDJSON output (schema ``rtprobe/1``, see docs/schema.md)."""
+
+from __future__ import annotations
+
+import gc
+import json
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA_NAME = "rtprobe/1"
+HIST_BUCKETS = 7424  # loglin7, probe/src/hist.h
+
+
+class RecordError(ValueError):
+    """A line that is not a valid rtprobe/1 record; the message names the line."""
+
+
+@dataclass
+class StartRecord:
+    """The first record of a run: effective parameters, version, sysinfo."""
+
+    raw: dict[str, Any]
+    test: str
+    simulated: bool
+    params: dict[str, Any]
+    common: dict[str, Any]
+    series: list[dict[str, Any]]
+    sysinfo: dict[str, Any]
+    t0_unix_ns: int
+    version: str
+    argv: list[str] = field(default_factory=list)
+    window_ns: int = 1_000_000_000
+    hist_layout: str = "loglin7"
+    load: str | None = None
+
+    @property
+    def thresholds_ns(self) -> list[int]:
+        """The thresholds the probe counted exceedances against."""
+        values = self.common.get("thresholds_ns") or []
+        return [int(v) for v in values]
+
+
+@dataclass
+class WindowRecord:
+    """One second of one series (warm-up windows are flagged)."""
+
+    series: int
+    index: int
+    warmup: bool
+    start_ns: int
+    end_ns: int
+    count: int
+    min_ns: int | None
+    max_ns: int | None
+    sum_ns: int
+    overruns: int
+    exceed: list[int]
+    hist: list[tuple[int, int]]
+    early: int = 0
+
+
+@dataclass
+class SpikeRecord:
+    """One sample at or above the lowest threshold."""
+
+    series: int
+    t_ns: int
+    latency_ns: int
+    threshold_ns: int
+
+
+@dataclass
+class ResultRecord:
+    """The final record: per-series totals, status, verdicts."""
+
+    raw: dict[str, Any]
+    status: str
+    exit_code: int
+    series: list[dict[str, Any]]
+    verdicts: list[dict[str, Any]]
+    data: dict[str, Any]
+    test: str = ""
+    reason: str | None = None
+    simulated: bool = False
+    elapsed_ns: int | None = None
+    measured_ns: int | None = None
+
+
+@dataclass
+class RateRecord:
+    """One second of a load's achieved rate."""
+
+    load: str
+    index: int
+    t_ns: int
+    achieved: float
+    unit: str
+    raw: dict[str, Any]
+
+
+Record = StartRecord | WindowRecord | SpikeRecord | ResultRecord | RateRecord
+
+RESULT_STATUSES = ("ok", "fail", "break", "interrupted", "error")
+
+
+@contextmanager
+def no_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector during a bulk load.
+
+    Decoding a long run allocates millions of small lists and tuples and
+    no reference cycles; CPython's collector would rescan them all again
+    and again (4-6x the decoding time).  Reference counting still frees
+    everything; the collector's previous state is restored on exit.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _where(lineno: int | None) -> str:
+    """Prefix naming the line, when known."""
+    return f"line {lineno}: " if lineno is not None else ""
+
+
+def _get_int(obj: dict[str, Any], key: str, where: str, *,
+             nullable: bool = False) -> Any:
+    """Member key of obj as an int (or None when nullable)."""
+    if key not in obj:
+        raise RecordError(f"{where}member '{key}' is missing")
+    value = obj[key]
+    if value is None and nullable:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RecordError(f"{where}member '{key}' must be an integer, "
+                          f"got {value!r}")
+    return value
+
+
+def _get(obj: dict[str, Any], key: str, kind: type | tuple[type, ...],
+         where: str, default: Any = ...) -> Any:
+    """Member key of obj checked against kind (missing -> default or error)."""
+    if key not in obj:
+        if default is ...:
+            raise RecordError(f"{where}member '{key}' is missing")
+        return default
+    value = obj[key]
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if (isinstance(value, bool) and bool not in kinds) or not isinstance(
+            value, kinds):
+        raise RecordError(f"{where}member '{key}' has the wrong type "
+                          f"({type(value).__name__})")
+    return value
+
+
+def _parse_hist(value: Any, where: str) -> list[tuple[int, int]]:
+    """A sparse [[index, count], ...] list, indices strictly increasing."""
+    if not isinstance(value, list):
+        raise RecordError(f"{where}member 'hist' must be a list of pairs")
+    # exact type checks (bool is not an int here); this runs for every
+    # window, so it is kept to plain loops over already-decoded lists
+    last = -1
+    for pair in value:
+        if (type(pair) is not list or len(pair) != 2
+                or type(pair[0]) is not int or type(pair[1]) is not int):
+            raise RecordError(f"{where}'hist' entry {pair!r} is not an "
+                              "[index, count] pair of integers")
+        if pair[0] <= last or pair[1] < 0:
+            raise RecordError(f"{where}'hist' indices must increase and "
+                              f"counts be >= 0 (at {pair!r})")
+        last = pair[0]
+    if last >= HIST_BUCKETS:
+        raise RecordError(f"{where}'hist' bucket index {last} is past the "
+                          f"last loglin7 bucket ({HIST_BUCKETS - 1})")
+    return list(map(tuple, value))
+
+
+def _parse_start(obj: dict[str, Any], where: str) -> StartRecord:
+    """Build a StartRecord from a decoded object."""
+    return StartRecord(
+        raw=obj,
+        test=_get(obj, "test", str, where),
+        simulated=bool(_get(obj, "simulated", bool, where, False)),
+        params=_get(obj, "params", dict, where, {}),
+        common=_get(obj, "common", dict, where, {}),
+        series=_get(obj, "series", list, where, []),
+        sysinfo=_get(obj, "sysinfo", dict, where, {}),
+        t0_unix_ns=_get_int(obj, "t0_unix_ns", where) if "t0_unix_ns" in obj
+        else 0,
+        version=_get(obj, "version", str, where, ""),
+        argv=_get(obj, "argv", list, where, []),
+        window_ns=_get(obj, "window_ns", int, where, 1_000_000_000),
+        hist_layout=_get(obj, "hist_layout", str, where, "loglin7"),
+        load=_get(obj, "load", (str, type(None)), where, None),
+    )
+
+
+def _parse_window(obj: dict[str, Any], where: str) -> WindowRecord:
+    """Build a WindowRecord from a decoded object."""
+    exceed = _get(obj, "exceed", list, where, [])
+    if not all(isinstance(x, int) and not isinstance(x, bool)
+               for x in exceed):
+        raise RecordError(f"{where}member 'exceed' must list integers")
+    rec = WindowRecord(
+        series=_get_int(obj, "series", where),
+        index=_get_int(obj, "index", where),
+        warmup=bool(_get(obj, "warmup", bool, where)),
+        start_ns=_get_int(obj, "start_ns", where),
+        end_ns=_get_int(obj, "end_ns", where),
+        count=_get_int(obj, "count", where),
+        min_ns=_get_int(obj, "min_ns", where, nullable=True),
+        max_ns=_get_int(obj, "max_ns", where, nullable=True),
+        sum_ns=_get_int(obj, "sum_ns", where),
+        overruns=_get_int(obj, "overruns", where),
+        exceed=list(exceed),
+        hist=_parse_hist(obj.get("hist", []), where),
+        early=_get(obj, "early", int, where, 0),
+    )
+    if rec.count < 0 or rec.series < 0 or rec.index < 0:
+        raise RecordError(f"{where}'count', 'series' and 'index' must be >= 0")
+    total = sum([c for _, c in rec.hist])
+    if total != rec.count:
+        raise RecordError(f"{where}window histogram holds {total} samples "
+                          f"but 'count' is {rec.count}")
+    return rec
+
+
+def _parse_spike(obj: dict[str, Any], where: str) -> SpikeRecord:
+    """Build a SpikeRecord from a decoded object."""
+    return SpikeRecord(
+        series=_get_int(obj, "series", where),
+        t_ns=_get_int(obj, "t_ns", where),
+        latency_ns=_get_int(obj, "latency_ns", where),
+        threshold_ns=_get_int(obj, "threshold_ns", where),
+    )
+
+
+def _parse_result(obj: dict[str, Any], where: str) -> ResultRecord:
+    """Build a ResultRecord from a decoded object."""
+    status = _get(obj, "status", str, where)
+    if status not in RESULT_STATUSES:
+        raise RecordError(f"{where}unknown result status {status!r} "
+                          f"(expected one of {', '.join(RESULT_STATUSES)})")
+    series = _get(obj, "series", list, where, [])
+    for entry in series:
+        if not isinstance(entry, dict):
+            raise RecordError(f"{where}'series' entries must be objects")
+        entry["hist"] = _parse_hist(entry.get("hist", []), where)
+        for key in ("index", "count", "sum_ns"):
+            _get_int(entry, key, where)
+    return ResultRecord(
+        raw=obj,
+        status=status,
+        exit_code=_get_int(obj, "exit_code", where),
+        series=series,
+        verdicts=_get(obj, "verdicts", list, where, []),
+        data=_get(obj, "data", dict, where, {}),
+        test=_get(obj, "test", str, where, ""),
+        reason=_get(obj, "reason", (str, type(None)), where, None),
+        simulated=bool(_get(obj, "simulated", bool, where, False)),
+        elapsed_ns=_get(obj, "elapsed_ns", (int, type(None)), where, None),
+        measured_ns=_get(obj, "measured_ns", (int, type(None)), where, None),
+    )
+
+
+def _parse_rate(obj: dict[str, Any], where: str) -> RateRecord:
+    """Build a RateRecord from a decoded object."""
+    achieved = _get(obj, "achieved", (int, float), where)
+    return RateRecord(
+        load=_get(obj, "load", str, where),
+        index=_get_int(obj, "index", where),
+        t_ns=_get_int(obj, "t_ns", where),
+        achieved=float(achieved),
+        unit=_get(obj, "unit", str, where, ""),
+        raw=obj,
+    )
+
+
+_PARSERS: dict[str, Callable[[dict[str, Any], str], Record]] = {
+    "start": _parse_start,
+    "window": _parse_window,
+    "spike": _parse_spike,
+    "result": _parse_result,
+    "rate": _parse_rate,
+}
+
+
+def _reject_constant(name: str) -> Any:
+    """json hook: NaN and Infinity are not allowed by the schema."""
+    raise ValueError(f"non-finite number {name} is not allowed")
+
+
+def parse_record(line: str, lineno: int | None = None) -> Record:
+    """Parse one NDJSON line into its record; RecordError names the problem."""
+    where = _where(lineno)
+    text = line.strip()
+    if not text:
+        raise RecordError(f"{where}empty line")
+    try:
+        obj = json.loads(text, parse_constant=_reject_constant)
+    except ValueError as exc:
+        raise RecordError(f"{where}not valid JSON: {exc}") from None
+    if not isinstance(obj, dict):
+        raise RecordError(f"{where}a record must be a JSON object")
+    schema = obj.get("schema")
+    if schema != SCHEMA_NAME:
+        raise RecordError(f"{where}schema is {schema!r}, expected "
+                          f"{SCHEMA_NAME!r} (rtprobe and rtbench versions "
+                          "differ?)")
+    kind = obj.get("type")
+    parser = _PARSERS.get(kind) if isinstance(kind, str) else None
+    if parser is None:
+        raise RecordError(f"{where}unknown record type {kind!r}")
+    return parser(obj, where)
+
+
+@dataclass
+class ProbeOutput:
+    """Every record of one rtprobe run, in arrival order per kind."""
+
+    start: StartRecord | None = None
+    windows: list[WindowRecord] = field(default_factory=list)
+    spikes: list[SpikeRecord] = field(default_factory=list)
+    rates: list[RateRecord] = field(default_factory=list)
+    result: ResultRecord | None = None
+
+    def add(self, record: Record) -> None:
+        """File a parsed record under its kind."""
+        if isinstance(record, StartRecord):
+            self.start = record
+        elif isinstance(record, WindowRecord):
+            self.windows.append(record)
+        elif isinstance(record, SpikeRecord):
+            self.spikes.append(record)
+        elif isinstance(record, RateRecord):
+            self.rates.append(record)
+        elif isinstance(record, ResultRecord):
+            self.result = record
+        else:  # pragma: no cover - the union above is exhaustive
+            raise TypeError(f"not a record: {record!r}")
+
+    @property
+    def complete(self) -> bool:
+        """True when the result record arrived (the probe ended normally)."""
+        return self.result is not None
+
+    @classmethod
+    def from_lines(cls, lines: Iterable[str]) -> ProbeOutput:
+        """Parse a whole NDJSON stream (blank lines skipped)."""
+        out = cls()
+        with no_gc():
+            for lineno, line in enumerate(lines, start=1):
+                if not line.strip():
+                    continue
+                out.add(parse_record(line, lineno))
+        return out

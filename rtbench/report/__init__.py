@@ -1,0 +1,1 @@
+"""Reports of stored runs: terminal tables (rich) and self-contained HTML."""

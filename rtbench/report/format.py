@@ -1,0 +1,124 @@
+"""Number formatting and per-measurement statistics shared by the reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rtbench.analysis.stats import LatencyStats, merged_stats, stats_of_series
+from rtbench.store.models import MeasurementDetail, RunDetail, ScenarioDetail
+
+DEFINITIONS = (
+    ("Latency", "time from the deadline (or stimulus) to the moment the "
+     "woken thread read the clock, CLOCK_MONOTONIC, in microseconds"),
+    ("Warm-up", "the first seconds of each measurement are measured but "
+     "kept out of every statistic"),
+    ("Overruns", "periods skipped because the thread woke after the next "
+     "deadline; counted, never dropped"),
+    ("Percentiles", "from the loglin7 histogram: the lower bound of the "
+     "bucket holding the ceil(q·n)-th sample, low by less than 1/128 "
+     "(0.78 %) of the value; shown only when n ≥ 10/(1−q)"),
+    ("Mean", "exact (sum of samples / samples)"),
+    ("Stddev", "from bucket mid-points, with the stated error bound"),
+    ("Exceedances", "samples at or above a threshold; rate per hour of "
+     "measured time (merged series: per hour of wall time, all threads)"),
+    ("All series", "the threads of a measurement merged: histograms added, "
+     "min of minima, max of maxima"),
+)
+
+
+def fmt_us(ns: float | int | None) -> str:
+    """Nanoseconds as microseconds with 1-3 decimals ('-' for None)."""
+    if ns is None:
+        return "-"
+    us = ns / 1000.0
+    if abs(us) < 10:
+        return f"{us:.3f}"
+    if abs(us) < 100:
+        return f"{us:.2f}"
+    return f"{us:.1f}"
+
+
+def fmt_count(n: int | float | None) -> str:
+    """A count with thousands separators."""
+    if n is None:
+        return "-"
+    if isinstance(n, float) and not n.is_integer():
+        return f"{n:,.2f}"
+    return f"{int(n):,}"
+
+
+def fmt_rate(per_hour: float | None) -> str:
+    """An exceedance rate per hour."""
+    if per_hour is None:
+        return "-"
+    if per_hour == 0:
+        return "0/h"
+    if per_hour >= 100:
+        return f"{per_hour:,.0f}/h"
+    return f"{per_hour:.3g}/h"
+
+
+def fmt_threshold(ns: int) -> str:
+    """A threshold like '100us' or '2ms'."""
+    if ns >= 1_000_000 and ns % 1_000_000 == 0:
+        return f"{ns // 1_000_000}ms"
+    return f"{ns / 1000:g}us"
+
+
+def fmt_exceed(stats: LatencyStats) -> str:
+    """Exceedances per threshold: '3 ≥100us, 0 ≥1000us'."""
+    if not stats.exceedances:
+        return "-"
+    return ", ".join(f"{fmt_count(e.count)} ≥{fmt_threshold(e.threshold_ns)}"
+                     for e in stats.exceedances)
+
+
+def fmt_intensity(intensity: dict[str, Any] | None) -> str:
+    """The achieved load intensity in one short line."""
+    if not intensity:
+        return "-"
+    parts = []
+    if intensity.get("cpu_busy_pct") is not None:
+        parts.append(f"cpu {intensity['cpu_busy_pct']:.0f}%")
+    if intensity.get("ctxt_per_s") is not None:
+        parts.append(f"{_si(intensity['ctxt_per_s'])} ctxt/s")
+    if intensity.get("irq_per_s") is not None:
+        parts.append(f"{_si(intensity['irq_per_s'])} irq/s")
+    for load in intensity.get("loads") or []:
+        if isinstance(load, dict) and load.get("achieved") is not None:
+            parts.append(f"{load.get('kind') or 'load'} "
+                         f"{float(load['achieved']):.3g}"
+                         f"{load.get('unit') or ''}")
+    return " · ".join(parts) if parts else "-"
+
+
+def _si(value: float) -> str:
+    """A rate with a k/M suffix."""
+    if value >= 1e6:
+        return f"{value / 1e6:.1f}M"
+    if value >= 1e3:
+        return f"{value / 1e3:.1f}k"
+    return f"{value:.0f}"
+
+
+@dataclass
+class MeasurementStats:
+    """A measurement with the statistics of each series and of all merged."""
+
+    scenario: ScenarioDetail
+    measurement: MeasurementDetail
+    per_series: list[tuple[str, LatencyStats]]
+    merged: LatencyStats | None
+
+
+def run_stats(run: RunDetail) -> list[MeasurementStats]:
+    """Statistics of every measurement of a run, in stored order."""
+    out = []
+    for scenario in run.scenarios:
+        for m in scenario.measurements:
+            per = [(s.label, stats_of_series(s, m.measured_ns))
+                   for s in m.series]
+            out.append(MeasurementStats(
+                scenario, m, per, merged_stats(m.series, m.measured_ns)))
+    return out

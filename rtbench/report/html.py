@@ -1,0 +1,67 @@
+"""Self-contained HTML report of one run (Jinja2 template, inline SVG)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+import jinja2
+
+from rtbench.analysis.hist import BUCKET_ERROR_BOUND
+from rtbench.analysis.stats import PERCENTILES
+from rtbench.report import format as fmt
+from rtbench.report.plot import histogram_svg
+from rtbench.report.terminal import environment_rows
+from rtbench.store.models import RunDetail
+
+
+def _environment() -> jinja2.Environment:
+    """The Jinja2 environment over the package's templates."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+        autoescape=True, undefined=jinja2.StrictUndefined,
+        trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(us=fmt.fmt_us, count=fmt.fmt_count,
+                       rate=fmt.fmt_rate, threshold=fmt.fmt_threshold,
+                       exceed=fmt.fmt_exceed, intensity=fmt.fmt_intensity)
+    return env
+
+
+def render_html(run: RunDetail) -> str:
+    """The report page as a string."""
+    measurements = []
+    for ms in fmt.run_stats(run):
+        title = f"{ms.scenario.name} / {ms.measurement.name}"
+        rows = list(ms.per_series)
+        if ms.merged is not None and len(rows) > 1:
+            rows.append(("all", ms.merged))
+        measurements.append({"ms": ms, "rows": rows,
+                             "svg": histogram_svg(ms.measurement, title)})
+    template = _environment().get_template("report.html.j2")
+    return template.render(
+        run=run, measurements=measurements,
+        environment=environment_rows(run),
+        percentiles=[label for label, _ in PERCENTILES],
+        definitions=fmt.DEFINITIONS,
+        bucket_error_pct=f"{BUCKET_ERROR_BOUND * 100:.2f}",
+        with_intensity=any(sc.intensity for sc in run.scenarios))
+
+
+def write_html_report(run: RunDetail, path: Path) -> None:
+    """Write the report to path (via a temporary name, then rename)."""
+    path = Path(path)
+    text = render_html(run)
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
+                               dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,63 @@
+"""Latency histogram figures as inline SVG text (matplotlib, no pyplot)."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+from matplotlib import rc_context
+from matplotlib.backends.backend_svg import FigureCanvasSVG
+from matplotlib.figure import Figure
+from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
+
+from rtbench.analysis import hist
+from rtbench.store.models import MeasurementDetail
+
+_PROLOG = re.compile(r"^.*?(?=<svg)", re.S)
+_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
+
+
+def histogram_svg(m: MeasurementDetail, title: str) -> str | None:
+    """A log-y histogram of each series of m as an <svg> element string.
+
+    x: latency in us (log scale); y: samples per us of bucket width (log),
+    one step per loglin7 bucket.  None when the measurement has no samples.
+    """
+    series = [s for s in m.series if s.hist]
+    if not series:
+        return None
+    fig = Figure(figsize=(7.5, 3.2), dpi=96)
+    FigureCanvasSVG(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    for s in series:
+        idx, cnt = s.hist_arrays()
+        # dense over the occupied range so empty buckets show as gaps
+        span = np.arange(int(idx.min()), int(idx.max()) + 1)
+        counts = np.zeros(span.size, dtype=np.float64)
+        counts[idx - span[0]] = cnt
+        edges = np.append(hist.lower(span).astype(np.float64),
+                          float(hist.upper(span[-1:])[0]) + 1.0) / 1000.0
+        # samples per us: buckets double in width at each power of two,
+        # so raw counts per bucket would show false steps there
+        density = counts / np.diff(edges)
+        ax.stairs(density, np.maximum(edges, 1e-3), linewidth=0.9,
+                  label=f"{s.label} (n={s.count:,})")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("latency (µs)")
+    ax.set_ylabel("samples per µs")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, which="major", linewidth=0.3)
+    if len(series) <= 8:
+        ax.legend(fontsize=7, loc="upper right")
+    fig.tight_layout()
+    buf = io.StringIO()
+    # text as <text>, not glyph outlines: smaller and searchable
+    with rc_context({"svg.fonttype": "none", "svg.hashsalt": "rtbench"}):
+        fig.savefig(buf, format="svg")
+    text = _METADATA.sub("", _PROLOG.sub("", buf.getvalue(), count=1))
+    return text

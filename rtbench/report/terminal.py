@@ -1,0 +1,203 @@
+"""Terminal output of stored runs (rich tables)."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from rtbench.analysis.stats import PERCENTILES
+from rtbench.report.format import (
+    DEFINITIONS,
+    MeasurementStats,
+    fmt_count,
+    fmt_exceed,
+    fmt_intensity,
+    fmt_rate,
+    fmt_threshold,
+    fmt_us,
+    run_stats,
+)
+from rtbench.store.models import RunDetail
+
+
+def summary_table(run: RunDetail) -> Table:
+    """One row per scenario x measurement (series merged), times in us.
+
+    Columns: samples, min, avg, p99, p99.9, max, overruns and one column of
+    exceedances per threshold; the achieved load intensity, when stored,
+    is the second line of the first cell (keeps the table narrow).
+    """
+    title = f"Run {run.id} · {run.suite} · {run.status}"
+    if run.simulated:
+        title += " · SIMULATED"
+    stats = run_stats(run)
+    thresholds = sorted({e.threshold_ns for ms in stats if ms.merged
+                         for e in ms.merged.exceedances})
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD,
+                  padding=(0, 1), collapse_padding=True, pad_edge=False,
+                  caption="times in µs, threads merged; "
+                  "second line: achieved load", caption_justify="left")
+    table.add_column("scenario / test", overflow="fold",
+                     min_width=10)
+    table.add_column("status", no_wrap=True)
+    for name in ("samples", "min", "avg", "p99", "p99.9", "max", "overruns"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for th in thresholds:
+        table.add_column(f"≥{fmt_threshold(th)}", justify="right",
+                         no_wrap=True)
+    for ms in stats:
+        table.add_row(*_summary_cells(ms, thresholds))
+    return table
+
+
+def _summary_cells(ms: MeasurementStats, thresholds: list[int]) -> list[str]:
+    """The summary table's cells for one measurement."""
+    m, s = ms.measurement, ms.merged
+    name = f"{ms.scenario.name} / {m.name}"
+    if ms.scenario.intensity:
+        name += f"\n[dim]{fmt_intensity(ms.scenario.intensity)}[/]"
+    status = m.status if m.status == "ok" else f"[bold red]{m.status}[/]"
+    if s is None:
+        return [name, status] + ["-"] * (7 + len(thresholds))
+    exceed = {e.threshold_ns: e.count for e in s.exceedances}
+    return [name, status, fmt_count(s.samples), fmt_us(s.min_ns),
+            fmt_us(s.mean_ns), fmt_us(s.pct("p99")), fmt_us(s.pct("p99.9")),
+            fmt_us(s.max_ns), fmt_count(s.overruns)] + [
+        fmt_count(exceed[th]) if th in exceed else "-" for th in thresholds]
+
+
+def series_table(ms: MeasurementStats) -> Table:
+    """Every statistic of every series of one measurement (and merged)."""
+    m = ms.measurement
+    table = Table(title=f"{ms.scenario.name} / {m.name} ({m.test}, "
+                  f"{m.status}) — µs", title_justify="left")
+    table.add_column("series")
+    for name in ["samples", "min", "mean", "stddev"] + [
+            label for label, _ in PERCENTILES] + ["max", "overruns",
+                                                 "exceedances", "rate"]:
+        table.add_column(name, justify="right")
+    rows = list(ms.per_series)
+    if ms.merged is not None and len(rows) > 1:
+        rows.append(("all", ms.merged))
+    for label, s in rows:
+        sd = "-" if s.stddev_ns is None else (
+            f"{fmt_us(s.stddev_ns)}±{fmt_us(s.stddev_error_ns)}")
+        rate = ", ".join(fmt_rate(e.rate_per_hour) for e in s.exceedances)
+        table.add_row(label, fmt_count(s.samples), fmt_us(s.min_ns),
+                      fmt_us(s.mean_ns), sd,
+                      *[fmt_us(s.pct(lb)) for lb, _ in PERCENTILES],
+                      fmt_us(s.max_ns), fmt_count(s.overruns),
+                      fmt_exceed(s), rate or "-")
+    return table
+
+
+def show_run(console: Console, run: RunDetail) -> None:
+    """Print everything stored about a run."""
+    if run.simulated:
+        console.print("[bold yellow]SIMULATED RUN: synthetic latencies, "
+                      "not measurements of this machine[/]")
+    head = Table.grid(padding=(0, 2))
+    head.add_column(style="bold")
+    head.add_column()
+    finished = run.finished_at.isoformat(timespec="seconds") \
+        if run.finished_at else "-"
+    for key, value in (
+            ("run", str(run.id)), ("suite", f"{run.suite} (scale "
+                                    f"{run.scale:g})"),
+            ("status", run.status),
+            ("started", run.started_at.isoformat(timespec="seconds")),
+            ("finished", finished), ("host", run.hostname),
+            ("target", run.target), ("kernel", run.kernel),
+            ("arch", run.arch),
+            ("command", " ".join(run.command_line)),
+            ("tools", ", ".join(f"{k} {v}" for k, v in
+                                sorted(run.tool_versions.items())))):
+        head.add_row(key, value)
+    console.print(head)
+    console.print(environment_table(run))
+    if run.preflight:
+        console.print(preflight_table(run))
+    console.print(summary_table(run))
+    for ms in run_stats(run):
+        m = ms.measurement
+        console.print(f"\n[bold]{ms.scenario.name} / {m.name}[/]  "
+                      f"loads: {_loads_text(ms.scenario.loads)}  "
+                      f"achieved: {fmt_intensity(ms.scenario.intensity)}")
+        console.print(f"command: {' '.join(m.command)}")
+        if m.reason:
+            console.print(f"reason: {m.reason}")
+        if m.series:
+            console.print(series_table(ms))
+        for label, s in ms.per_series:
+            if s.worst:
+                worst = ", ".join(f"{fmt_us(v)} at {t / 1e9:.3f}s"
+                                  for t, v in s.worst[:5])
+                console.print(f"  worst {label}: {worst}")
+            for note in s.notes:
+                console.print(f"  note {label}: {note}")
+        for v in m.verdicts:
+            mark = "[green]pass[/]" if v.get("pass") else "[red]FAIL[/]"
+            console.print(f"  {mark} {v.get('name')}: {v.get('detail')}")
+        if m.data:
+            console.print(f"  data: {m.data}")
+    console.print("\n[bold]Definitions[/]")
+    for name, text in DEFINITIONS:
+        console.print(f"  {name}: {text}")
+
+
+def _loads_text(loads: list[dict[str, object]]) -> str:
+    """A scenario's load recipe in one line."""
+    if not loads:
+        return "none"
+    return "; ".join(", ".join(f"{k}={v}" for k, v in load.items())
+                     for load in loads)
+
+
+ENV_KEYS = (
+    ("kernel", ("uname", "release")), ("preempt", ("preempt_model",)),
+    ("PREEMPT_RT", ("preempt_rt",)), ("cpu model", ("cpu_model",)),
+    ("cpus online", ("cpus_online",)), ("isolated", ("cpus_isolated",)),
+    ("clocksource", ("clocksource",)), ("idle driver", ("idle_driver",)),
+    ("SMT active", ("smt_active",)), ("RT runtime us", ("rt_runtime_us",)),
+    ("THP", ("thp_enabled",)), ("virtualization", ("virtualization",)),
+    ("memory KiB", ("mem_total_kib",)), ("cmdline", ("cmdline",)),
+)
+
+
+def environment_rows(run: RunDetail) -> list[tuple[str, str]]:
+    """Key environment facts from the stored sysinfo (shown, not judged)."""
+    rows = []
+    for label, path in ENV_KEYS:
+        value: object = run.sysinfo
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        rows.append((label, "-" if value is None else str(value)))
+    governors = run.sysinfo.get("governors")
+    if isinstance(governors, dict) and governors:
+        rows.append(("governors", ", ".join(sorted(set(
+            str(g) for g in governors.values())))))
+    return rows
+
+
+def environment_table(run: RunDetail) -> Table:
+    """The environment facts as a table."""
+    table = Table(title="Environment", title_justify="left")
+    table.add_column("fact")
+    table.add_column("value")
+    for key, value in environment_rows(run):
+        table.add_row(key, value)
+    return table
+
+
+def preflight_table(run: RunDetail) -> Table:
+    """The stored preflight checks as a table."""
+    table = Table(title="Preflight", title_justify="left")
+    for name in ("check", "severity", "value", "advice"):
+        table.add_column(name)
+    for item in run.preflight:
+        table.add_row(str(item.get("name", item.get("check", "?"))),
+                      str(item.get("severity", item.get("status", "-"))),
+                      str(item.get("value", "-")),
+                      str(item.get("advice") or ""))
+    return table

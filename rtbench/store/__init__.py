@@ -1,0 +1,462 @@
+"""The results database: runs, scenarios, measurements, histograms, windows.
+
+SQLAlchemy 2 Core over SQLite (default, WAL mode) or any URL SQLAlchemy
+accepts; the schema is created and upgraded by Alembic (store/migrations).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event, func, insert, select, update
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+from rtbench.records import ProbeOutput, SpikeRecord, WindowRecord, no_gc
+from rtbench.store import schema as t
+from rtbench.store.ingest import series_rows
+from rtbench.store.models import (
+    MeasurementDetail,
+    RunDetail,
+    RunSummary,
+    ScenarioDetail,
+    SeriesDetail,
+)
+
+__all__ = [
+    "MeasurementDetail", "RunDetail", "RunSummary", "ScenarioDetail",
+    "SeriesDetail", "Store", "StoreError", "default_db_url",
+]
+
+RUN_STATUSES = ("running", "ok", "fail", "interrupted", "error")
+
+
+class StoreError(Exception):
+    """A database problem, worded as one line for the user."""
+
+
+def default_db_url() -> str:
+    """RTBENCH_DB, else sqlite:///$XDG_DATA_HOME/rtbench/results.db."""
+    env = os.environ.get("RTBENCH_DB")
+    if env:
+        return env
+    data_home = os.environ.get("XDG_DATA_HOME") or str(
+        Path.home() / ".local" / "share")
+    return f"sqlite:///{Path(data_home) / 'rtbench' / 'results.db'}"
+
+
+def _dumps(value: Any) -> str:
+    """Compact, deterministic JSON text for a JSON column."""
+    return json.dumps(value, separators=(",", ":"), sort_keys=True,
+                      allow_nan=False)
+
+
+def _loads(text: str | None) -> Any:
+    """Decode a JSON column (None stays None)."""
+    return None if text is None else json.loads(text)
+
+
+def _now() -> datetime:
+    """The current time in UTC."""
+    return datetime.now(timezone.utc)
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    """Mark naive datetimes (SQLite) as UTC."""
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=timezone.utc)
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    """Per-connection SQLite settings: WAL, foreign keys, busy wait."""
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA busy_timeout=10000")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.close()
+
+
+def _make_engine(url: str) -> Engine:
+    """An engine for url; SQLite gets its directory created and WAL mode."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise StoreError(f"database URL {url!r} is not valid; use e.g. "
+                         "sqlite:////path/results.db or "
+                         "postgresql+psycopg://user@host/db") from None
+    if parsed.get_backend_name() == "sqlite":
+        db = parsed.database
+        if db and db != ":memory:" and not db.startswith("file:"):
+            try:
+                Path(db).expanduser().parent.mkdir(parents=True,
+                                                   exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create the directory of database "
+                                 f"{db}: {exc.strerror}; use --db or "
+                                 "RTBENCH_DB to choose another") from None
+    try:
+        engine = create_engine(url, future=True)
+    except (ArgumentError, ImportError) as exc:
+        raise StoreError(f"cannot use database {url!r}: {exc}; install its "
+                         "driver or choose another with --db") from None
+    if engine.dialect.name == "sqlite":
+        event.listen(engine, "connect", _sqlite_pragmas)
+    return engine
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the schema to the newest Alembic revision."""
+    from alembic import command
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location",
+                        str(Path(__file__).parent / "migrations"))
+    cfg.set_main_option("sqlalchemy.url",
+                        engine.url.render_as_string(hide_password=False)
+                        .replace("%", "%%"))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")
+
+
+class Store:
+    """A handle on the results database."""
+
+    def __init__(self, engine: Engine, url: str) -> None:
+        """Wrap an engine; use Store.open()."""
+        self._engine = engine
+        self._url = url
+
+    @classmethod
+    def open(cls, url: str | None = None, *, migrate: bool = True) -> Store:
+        """Open (and by default create/upgrade) the database at url."""
+        url = url or default_db_url()
+        engine = _make_engine(url)
+        if migrate:
+            try:
+                _migrate(engine)
+            except SQLAlchemyError as exc:
+                engine.dispose()
+                raise StoreError(f"cannot open database {url}: "
+                                 f"{_first_line(exc)}") from None
+        return cls(engine, url)
+
+    @property
+    def url(self) -> str:
+        """The database URL (password hidden)."""
+        return make_url(self._url).render_as_string(hide_password=True)
+
+    @property
+    def engine(self) -> Engine:
+        """The SQLAlchemy engine (for analysis queries and tests)."""
+        return self._engine
+
+    @contextmanager
+    def _tx(self, what: str) -> Iterator[Connection]:
+        """One transaction; database errors become StoreError naming what."""
+        try:
+            with self._engine.begin() as conn:
+                yield conn
+        except SQLAlchemyError as exc:
+            raise StoreError(f"database {self.url}: cannot {what}: "
+                             f"{_first_line(exc)}") from None
+
+    def _host_id(self, conn: Connection, hostname: str,
+                 sysinfo: dict[str, Any]) -> int:
+        """Find or create the hosts row for this machine."""
+        uname = sysinfo.get("uname") or {}
+        arch = str(uname.get("machine") or "")
+        model = str(sysinfo.get("cpu_model") or "")
+        found = conn.execute(
+            select(t.hosts.c.id).where(t.hosts.c.hostname == hostname,
+                                       t.hosts.c.arch == arch,
+                                       t.hosts.c.cpu_model == model)
+        ).scalar()
+        if found is not None:
+            return int(found)
+        res = conn.execute(insert(t.hosts).values(
+            hostname=hostname, arch=arch, cpu_model=model,
+            first_seen=_now()))
+        return _new_id(res)
+
+    def create_run(self, *, suite: str, suite_source: str, scale: float,
+                   hostname: str, target: str, sysinfo: dict[str, Any],
+                   preflight: list[dict[str, Any]],
+                   tool_versions: dict[str, Any], command_line: list[str],
+                   simulated: bool) -> int:
+        """Record a new run (status 'running') and return its id."""
+        uname = sysinfo.get("uname") or {}
+        with self._tx("create the run") as conn:
+            host_id = self._host_id(conn, hostname, sysinfo)
+            res = conn.execute(insert(t.runs).values(
+                host_id=host_id, suite=suite, suite_source=suite_source,
+                scale=float(scale), status="running", started_at=_now(),
+                finished_at=None, target=target,
+                kernel=str(uname.get("release") or ""),
+                simulated=bool(simulated),
+                tool_versions=_dumps(tool_versions),
+                sysinfo=_dumps(sysinfo), preflight=_dumps(preflight),
+                command_line=_dumps(list(command_line))))
+            return _new_id(res)
+
+    def add_scenario(self, run_id: int, *, name: str,
+                     loads: list[dict[str, Any]], load_cpus: str | None,
+                     measure_cpus: str | None) -> int:
+        """Record a scenario of run_id and return its id."""
+        with self._tx(f"add scenario {name!r}") as conn:
+            if conn.execute(select(t.runs.c.id).where(
+                    t.runs.c.id == run_id)).scalar() is None:
+                raise StoreError(f"run {run_id} does not exist in "
+                                 f"{self.url}")
+            position = conn.execute(
+                select(func.count()).select_from(t.scenarios)
+                .where(t.scenarios.c.run_id == run_id)).scalar_one()
+            res = conn.execute(insert(t.scenarios).values(
+                run_id=run_id, position=int(position), name=name,
+                loads=_dumps(loads), load_cpus=load_cpus,
+                measure_cpus=measure_cpus, intensity=None))
+            return _new_id(res)
+
+    def set_scenario_intensity(self, scenario_id: int,
+                               intensity: dict[str, Any]) -> None:
+        """Store the achieved load intensity of a scenario."""
+        with self._tx("store the scenario intensity") as conn:
+            conn.execute(update(t.scenarios)
+                         .where(t.scenarios.c.id == scenario_id)
+                         .values(intensity=_dumps(intensity)))
+
+    def add_measurement(self, scenario_id: int, *, name: str, test: str,
+                        params: dict[str, Any], command: list[str],
+                        output: ProbeOutput, status: str,
+                        thresholds_ns: list[int]) -> int:
+        """Store one measurement and everything it produced, atomically."""
+        start = output.start
+        result = output.result
+        start_raw = dict(start.raw) if start else {}
+        start_raw.pop("sysinfo", None)
+        rows = series_rows(output, thresholds_ns)
+        with self._tx(f"store measurement {name!r}") as conn, no_gc():
+            position = conn.execute(
+                select(func.count()).select_from(t.measurements)
+                .where(t.measurements.c.scenario_id == scenario_id)
+            ).scalar_one()
+            res = conn.execute(insert(t.measurements).values(
+                scenario_id=scenario_id, position=int(position), name=name,
+                test=test, params=_dumps(params), command=_dumps(command),
+                status=status,
+                exit_code=result.exit_code if result else None,
+                reason=result.reason if result else None,
+                thresholds_ns=_dumps([int(x) for x in thresholds_ns]),
+                simulated=bool(start.simulated if start else False),
+                probe_version=start.version if start else "",
+                t0_unix_ns=start.t0_unix_ns if start else None,
+                measured_ns=result.measured_ns if result else None,
+                elapsed_ns=result.elapsed_ns if result else None,
+                verdicts=_dumps(result.verdicts if result else []),
+                data=_dumps(result.data if result else {}),
+                start=_dumps(start_raw), created_at=_now()))
+            mid = _new_id(res)
+            self._insert_children(conn, mid, output, rows)
+            return mid
+
+    def _insert_children(self, conn: Connection, mid: int,
+                         output: ProbeOutput,
+                         rows: list[dict[str, Any]]) -> None:
+        """Series, histogram buckets, windows and spikes of measurement mid."""
+        if rows:
+            conn.execute(insert(t.series), [
+                {k: v for k, v in r.items() if k != "hist"}
+                | {"measurement_id": mid,
+                   "exceed": _dumps(r["exceed"]),
+                   "worst": _dumps(r["worst"]),
+                   "warmup": _dumps(r["warmup"])}
+                for r in rows])
+            buckets = [{"measurement_id": mid,
+                        "series_index": r["series_index"],
+                        "bucket": b, "count": c}
+                       for r in rows for b, c in r["hist"] if c]
+            if buckets:
+                conn.execute(insert(t.hist_buckets), buckets)
+        if output.windows:
+            conn.execute(insert(t.windows), [
+                {"measurement_id": mid, "series_index": w.series,
+                 "window_index": w.index, "warmup": w.warmup,
+                 "start_ns": w.start_ns, "end_ns": w.end_ns,
+                 "count": w.count, "min_ns": w.min_ns, "max_ns": w.max_ns,
+                 "sum_ns": w.sum_ns, "overruns": w.overruns,
+                 "early": w.early, "exceed": _dumps(w.exceed),
+                 "hist": json.dumps(w.hist, separators=(",", ":"))}
+                for w in output.windows])
+        if output.spikes:
+            conn.execute(insert(t.spikes), [
+                {"measurement_id": mid, "series_index": s.series,
+                 "t_ns": s.t_ns, "latency_ns": s.latency_ns,
+                 "threshold_ns": s.threshold_ns}
+                for s in output.spikes])
+
+    def finish_run(self, run_id: int, status: str) -> None:
+        """Close a run with its final status."""
+        if status not in RUN_STATUSES:
+            raise StoreError(f"run status {status!r} is not one of "
+                             f"{', '.join(RUN_STATUSES)}")
+        with self._tx(f"finish run {run_id}") as conn:
+            conn.execute(update(t.runs).where(t.runs.c.id == run_id)
+                         .values(status=status, finished_at=_now()))
+
+    def list_runs(self, limit: int = 50) -> list[RunSummary]:
+        """The newest runs first, with their worst max latency."""
+        worst = (
+            select(t.scenarios.c.run_id.label("run_id"),
+                   func.max(t.series.c.max_ns).label("worst"))
+            .select_from(t.scenarios.join(
+                t.measurements,
+                t.measurements.c.scenario_id == t.scenarios.c.id)
+                .join(t.series,
+                      t.series.c.measurement_id == t.measurements.c.id))
+            .group_by(t.scenarios.c.run_id).subquery())
+        query = (
+            select(t.runs.c.id, t.runs.c.started_at, t.hosts.c.hostname,
+                   t.runs.c.kernel, t.runs.c.suite, t.runs.c.status,
+                   worst.c.worst, t.runs.c.simulated)
+            .select_from(t.runs.join(t.hosts,
+                                     t.hosts.c.id == t.runs.c.host_id)
+                         .outerjoin(worst, worst.c.run_id == t.runs.c.id))
+            .order_by(t.runs.c.id.desc()).limit(limit))
+        with self._tx("list runs") as conn:
+            return [RunSummary(id=r.id, started_at=_utc(r.started_at)
+                               or _now(), hostname=r.hostname,
+                               kernel=r.kernel, suite=r.suite,
+                               status=r.status,
+                               worst_max_ns=None if r.worst is None
+                               else int(r.worst),
+                               simulated=bool(r.simulated))
+                    for r in conn.execute(query)]
+
+    def get_run(self, run_id: int) -> RunDetail:
+        """Everything stored about run_id; StoreError when it does not exist."""
+        with self._tx(f"read run {run_id}") as conn, no_gc():
+            row = conn.execute(
+                select(t.runs, t.hosts.c.hostname, t.hosts.c.arch)
+                .join(t.hosts, t.hosts.c.id == t.runs.c.host_id)
+                .where(t.runs.c.id == run_id)).first()
+            if row is None:
+                raise StoreError(f"run {run_id} is not in {self.url}; "
+                                 "'rtbench ls' lists the stored runs")
+            run = RunDetail(
+                id=row.id, suite=row.suite, suite_source=row.suite_source,
+                scale=row.scale, status=row.status,
+                started_at=_utc(row.started_at) or _now(),
+                finished_at=_utc(row.finished_at), hostname=row.hostname,
+                target=row.target, kernel=row.kernel, arch=row.arch,
+                sysinfo=_loads(row.sysinfo), preflight=_loads(row.preflight),
+                tool_versions=_loads(row.tool_versions),
+                command_line=_loads(row.command_line),
+                simulated=bool(row.simulated))
+            for sc in conn.execute(
+                    select(t.scenarios).where(t.scenarios.c.run_id == run_id)
+                    .order_by(t.scenarios.c.position, t.scenarios.c.id)):
+                scenario = ScenarioDetail(
+                    id=sc.id, name=sc.name, loads=_loads(sc.loads),
+                    load_cpus=sc.load_cpus, measure_cpus=sc.measure_cpus,
+                    intensity=_loads(sc.intensity))
+                for m in conn.execute(
+                        select(t.measurements)
+                        .where(t.measurements.c.scenario_id == sc.id)
+                        .order_by(t.measurements.c.position,
+                                  t.measurements.c.id)):
+                    scenario.measurements.append(self._measurement(conn, m))
+                run.scenarios.append(scenario)
+            return run
+
+    def _measurement(self, conn: Connection, m: Any) -> MeasurementDetail:
+        """Assemble one measurement with its series, windows and spikes."""
+        detail = MeasurementDetail(
+            id=m.id, name=m.name, test=m.test, params=_loads(m.params),
+            command=_loads(m.command), status=m.status,
+            exit_code=m.exit_code, reason=m.reason,
+            thresholds_ns=_loads(m.thresholds_ns),
+            simulated=bool(m.simulated), probe_version=m.probe_version,
+            t0_unix_ns=m.t0_unix_ns, measured_ns=m.measured_ns,
+            elapsed_ns=m.elapsed_ns, verdicts=_loads(m.verdicts),
+            data=_loads(m.data), start=_loads(m.start))
+        hists: dict[int, list[tuple[int, int]]] = {}
+        for b in conn.execute(
+                select(t.hist_buckets.c.series_index, t.hist_buckets.c.bucket,
+                       t.hist_buckets.c.count)
+                .where(t.hist_buckets.c.measurement_id == m.id)
+                .order_by(t.hist_buckets.c.series_index,
+                          t.hist_buckets.c.bucket)):
+            hists.setdefault(b.series_index, []).append(
+                (int(b.bucket), int(b._mapping["count"])))
+        for s in conn.execute(select(t.series)
+                              .where(t.series.c.measurement_id == m.id)
+                              .order_by(t.series.c.series_index)):
+            detail.series.append(SeriesDetail(
+                index=s.series_index, label=s.label, cpu=s.cpu,
+                count=int(s._mapping["count"]), min_ns=s.min_ns, max_ns=s.max_ns,
+                sum_ns=int(s.sum_ns), overruns=int(s.overruns),
+                early=int(s.early),
+                exceed=[(int(a), int(b)) for a, b in _loads(s.exceed)],
+                worst=[(int(a), int(b)) for a, b in _loads(s.worst)],
+                warmup=_loads(s.warmup), hist=hists.get(s.series_index, []),
+                spikes_dropped=int(s.spikes_dropped),
+                raw_dropped=int(s.raw_dropped), error=s.error))
+        for w in conn.execute(select(t.windows)
+                              .where(t.windows.c.measurement_id == m.id)
+                              .order_by(t.windows.c.series_index,
+                                        t.windows.c.window_index)):
+            detail.windows.append(WindowRecord(
+                series=w.series_index, index=w.window_index,
+                warmup=bool(w.warmup), start_ns=w.start_ns, end_ns=w.end_ns,
+                count=int(w._mapping["count"]), min_ns=w.min_ns, max_ns=w.max_ns,
+                sum_ns=w.sum_ns, overruns=w.overruns,
+                exceed=list(_loads(w.exceed)),
+                hist=list(map(tuple, json.loads(w.hist))),
+                early=w.early))
+        for sp in conn.execute(select(t.spikes)
+                               .where(t.spikes.c.measurement_id == m.id)
+                               .order_by(t.spikes.c.id)):
+            detail.spikes.append(SpikeRecord(
+                series=sp.series_index, t_ns=sp.t_ns,
+                latency_ns=sp.latency_ns, threshold_ns=sp.threshold_ns))
+        return detail
+
+    def close(self) -> None:
+        """Release every connection."""
+        self._engine.dispose()
+
+    def __enter__(self) -> Store:
+        """Use as a context manager that closes on exit."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close the store."""
+        self.close()
+
+
+def _migrate(engine: Engine) -> None:
+    """Run the Alembic upgrade (module-level name kept for Store.open)."""
+    migrate(engine)
+
+
+def _new_id(res: Any) -> int:
+    """The primary key of the row an INSERT created."""
+    key = res.inserted_primary_key
+    if key is None:  # pragma: no cover - every table has an integer key
+        raise StoreError("the database did not return the new row's id")
+    return int(key[0])
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first line of an exception's text (driver messages are long)."""
+    text = str(getattr(exc, "orig", None) or exc)
+    return text.splitlines()[0] if text else type(exc).__name__

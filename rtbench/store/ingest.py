@@ -1,0 +1,128 @@
+"""Turn a ProbeOutput into per-series rows (pure; no database access).
+
+With a result record the probe's own totals are used.  Without one (the
+probe died or was killed) the totals are rebuilt from the finished windows,
+so nothing measured is lost: measured windows give the statistics, warm-up
+windows the warm-up summary.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from rtbench.records import ProbeOutput, WindowRecord
+
+
+def _merge_pairs(hists: list[list[tuple[int, int]]]) -> list[tuple[int, int]]:
+    """Add sparse histograms bucket by bucket."""
+    acc: dict[int, int] = defaultdict(int)
+    for hist in hists:
+        for index, count in hist:
+            acc[index] += count
+    return sorted((i, c) for i, c in acc.items() if c)
+
+
+def _window_summary(wins: list[WindowRecord]) -> dict[str, Any]:
+    """count/min/max/sum/overruns of a set of windows."""
+    mins = [w.min_ns for w in wins if w.min_ns is not None]
+    maxs = [w.max_ns for w in wins if w.max_ns is not None]
+    return {
+        "count": sum(w.count for w in wins),
+        "min_ns": min(mins) if mins else None,
+        "max_ns": max(maxs) if maxs else None,
+        "sum_ns": sum(w.sum_ns for w in wins),
+        "overruns": sum(w.overruns for w in wins),
+    }
+
+
+def _labels(output: ProbeOutput) -> dict[int, dict[str, Any]]:
+    """Series descriptions from the start record, by index."""
+    if output.start is None:
+        return {}
+    return {int(s.get("index", i)): s
+            for i, s in enumerate(output.start.series)}
+
+
+def _from_result(output: ProbeOutput,
+                 thresholds_ns: list[int]) -> list[dict[str, Any]]:
+    """Rows from the result record's per-series totals."""
+    assert output.result is not None
+    rows = []
+    for s in output.result.series:
+        exceed = [(int(e["threshold_ns"]), int(e["count"]))
+                  for e in s.get("exceed", [])]
+        worst = [(int(w["t_ns"]), int(w["latency_ns"]))
+                 for w in s.get("worst", [])]
+        rows.append({
+            "series_index": int(s["index"]),
+            "label": str(s.get("label", f"series{s['index']}")),
+            "cpu": s.get("cpu"),
+            "count": int(s["count"]),
+            "min_ns": s.get("min_ns"),
+            "max_ns": s.get("max_ns"),
+            "sum_ns": int(s["sum_ns"]),
+            "overruns": int(s.get("overruns", 0)),
+            "early": int(s.get("early", 0)),
+            "exceed": exceed or [(th, 0) for th in thresholds_ns],
+            "worst": worst,
+            "warmup": s.get("warmup") or {},
+            "hist": list(s.get("hist", [])),
+            "spikes_dropped": int(s.get("spikes_dropped") or 0),
+            "raw_dropped": int(s.get("raw_dropped") or 0),
+            "error": s.get("error"),
+        })
+    return rows
+
+
+def _from_windows(output: ProbeOutput,
+                  thresholds_ns: list[int]) -> list[dict[str, Any]]:
+    """Rows rebuilt from the windows of a run that has no result record."""
+    labels = _labels(output)
+    by_series: dict[int, list[WindowRecord]] = defaultdict(list)
+    for w in output.windows:
+        by_series[w.series].append(w)
+    for index in labels:
+        by_series.setdefault(index, [])
+    spikes: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for sp in output.spikes:
+        spikes[sp.series].append((sp.t_ns, sp.latency_ns))
+    rows = []
+    for index in sorted(by_series):
+        wins = by_series[index]
+        measured = [w for w in wins if not w.warmup]
+        summary = _window_summary(measured)
+        exceed = []
+        for i, th in enumerate(thresholds_ns):
+            exceed.append((int(th), sum(w.exceed[i] for w in measured
+                                        if i < len(w.exceed))))
+        desc = labels.get(index, {})
+        warm = [w for w in wins if w.warmup]
+        rows.append({
+            "series_index": index,
+            "label": str(desc.get("label", f"series{index}")),
+            "cpu": desc.get("cpu"),
+            "count": summary["count"],
+            "min_ns": summary["min_ns"],
+            "max_ns": summary["max_ns"],
+            "sum_ns": summary["sum_ns"],
+            "overruns": summary["overruns"],
+            "early": sum(w.early for w in measured),
+            "exceed": exceed,
+            # only spikes seen so far: a lower bound on the worst list
+            "worst": sorted(spikes[index], key=lambda p: -p[1])[:64],
+            "warmup": _window_summary(warm) if warm else {},
+            "hist": _merge_pairs([w.hist for w in measured]),
+            "spikes_dropped": 0,
+            "raw_dropped": 0,
+            "error": None,
+        })
+    return rows
+
+
+def series_rows(output: ProbeOutput,
+                thresholds_ns: list[int]) -> list[dict[str, Any]]:
+    """One row per latency series, histogram included under 'hist'."""
+    if output.result is not None:
+        return _from_result(output, thresholds_ns)
+    return _from_windows(output, thresholds_ns)

@@ -1,0 +1,119 @@
+"""Plain dataclasses the store returns (no SQLAlchemy objects leak out)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from rtbench.records import SpikeRecord, WindowRecord
+
+
+@dataclass
+class RunSummary:
+    """One line of `rtbench ls`."""
+
+    id: int
+    started_at: datetime
+    hostname: str
+    kernel: str
+    suite: str
+    status: str
+    worst_max_ns: int | None
+    simulated: bool
+
+
+@dataclass
+class SeriesDetail:
+    """Per-thread facts of one measurement, with its measured histogram."""
+
+    index: int
+    label: str
+    cpu: int | None
+    count: int
+    min_ns: int | None
+    max_ns: int | None
+    sum_ns: int
+    overruns: int
+    early: int
+    exceed: list[tuple[int, int]]  # (threshold_ns, count)
+    worst: list[tuple[int, int]]  # (t_ns, latency_ns), largest first
+    warmup: dict[str, Any]
+    hist: list[tuple[int, int]]  # sparse (bucket index, count), increasing
+    spikes_dropped: int = 0
+    raw_dropped: int = 0
+    error: str | None = None
+
+    def hist_arrays(self) -> tuple[npt.NDArray[np.int64],
+                                   npt.NDArray[np.int64]]:
+        """The histogram as (indices, counts) numpy arrays."""
+        if not self.hist:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty.copy()
+        arr = np.asarray(self.hist, dtype=np.int64)
+        return arr[:, 0].copy(), arr[:, 1].copy()
+
+
+@dataclass
+class MeasurementDetail:
+    """One rtprobe invocation inside a scenario."""
+
+    id: int
+    name: str
+    test: str
+    params: dict[str, Any]
+    command: list[str]
+    status: str
+    exit_code: int | None
+    reason: str | None
+    thresholds_ns: list[int]
+    simulated: bool
+    probe_version: str
+    t0_unix_ns: int | None
+    measured_ns: int | None
+    elapsed_ns: int | None
+    verdicts: list[dict[str, Any]]
+    data: dict[str, Any]
+    start: dict[str, Any]  # the start record minus sysinfo (rt, common ...)
+    series: list[SeriesDetail] = field(default_factory=list)
+    windows: list[WindowRecord] = field(default_factory=list)
+    spikes: list[SpikeRecord] = field(default_factory=list)
+
+
+@dataclass
+class ScenarioDetail:
+    """A load recipe and the measurements taken under it."""
+
+    id: int
+    name: str
+    loads: list[dict[str, Any]]
+    load_cpus: str | None
+    measure_cpus: str | None
+    intensity: dict[str, Any] | None
+    measurements: list[MeasurementDetail] = field(default_factory=list)
+
+
+@dataclass
+class RunDetail:
+    """Everything stored about one run."""
+
+    id: int
+    suite: str
+    suite_source: str
+    scale: float
+    status: str
+    started_at: datetime
+    finished_at: datetime | None
+    hostname: str
+    target: str
+    kernel: str
+    arch: str
+    sysinfo: dict[str, Any]
+    preflight: list[dict[str, Any]]
+    tool_versions: dict[str, Any]
+    command_line: list[str]
+    simulated: bool
+    scenarios: list[ScenarioDetail] = field(default_factory=list)

@@ -1,0 +1,164 @@
+"""Table definitions (SQLAlchemy Core); docs/schema-db.md describes them.
+
+The Alembic migrations in rtbench/store/migrations create the same tables;
+tests/host/test_store.py checks that the two agree.  Only portable types are
+used (Integer/BigInteger/Text/Float/Boolean/DateTime; JSON kept as Text) so
+the same SQL runs on SQLite and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+                        BigInteger,
+                        Boolean,
+                        Column,
+                        DateTime,
+                        Float,
+                        ForeignKey,
+                        Index,
+                        Integer,
+                        MetaData,
+                        String,
+                        Table,
+                        Text,
+                        UniqueConstraint,
+)
+
+metadata = MetaData()
+
+hosts = Table(
+    "hosts", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("hostname", String(255), nullable=False),
+    Column("arch", String(64), nullable=False),
+    Column("cpu_model", String(255), nullable=False),
+    Column("first_seen", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("hostname", "arch", "cpu_model",
+                     name="uq_hosts_identity"),
+)
+
+runs = Table(
+    "runs", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("host_id", Integer, ForeignKey("hosts.id"), nullable=False),
+    Column("suite", String(255), nullable=False),
+    Column("suite_source", Text, nullable=False),
+    Column("scale", Float, nullable=False),
+    Column("status", String(32), nullable=False),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("finished_at", DateTime(timezone=True)),
+    Column("target", String(255), nullable=False),
+    Column("kernel", String(255), nullable=False),
+    Column("simulated", Boolean, nullable=False),
+    Column("tool_versions", Text, nullable=False),
+    Column("sysinfo", Text, nullable=False),
+    Column("preflight", Text, nullable=False),
+    Column("command_line", Text, nullable=False),
+)
+Index("ix_runs_started_at", runs.c.started_at)
+
+scenarios = Table(
+    "scenarios", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"),
+           nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("loads", Text, nullable=False),
+    Column("load_cpus", String(255)),
+    Column("measure_cpus", String(255)),
+    Column("intensity", Text),
+)
+Index("ix_scenarios_run_id", scenarios.c.run_id)
+
+measurements = Table(
+    "measurements", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("scenario_id", Integer,
+           ForeignKey("scenarios.id", ondelete="CASCADE"), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("test", String(64), nullable=False),
+    Column("params", Text, nullable=False),
+    Column("command", Text, nullable=False),
+    Column("status", String(32), nullable=False),
+    Column("exit_code", Integer),
+    Column("reason", Text),
+    Column("thresholds_ns", Text, nullable=False),
+    Column("simulated", Boolean, nullable=False),
+    Column("probe_version", String(64), nullable=False),
+    Column("t0_unix_ns", BigInteger),
+    Column("measured_ns", BigInteger),
+    Column("elapsed_ns", BigInteger),
+    Column("verdicts", Text, nullable=False),
+    Column("data", Text, nullable=False),
+    Column("start", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+Index("ix_measurements_scenario_id", measurements.c.scenario_id)
+
+series = Table(
+    "series", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("measurement_id", Integer,
+           ForeignKey("measurements.id", ondelete="CASCADE"), nullable=False),
+    Column("series_index", Integer, nullable=False),
+    Column("label", String(255), nullable=False),
+    Column("cpu", Integer),
+    Column("count", BigInteger, nullable=False),
+    Column("min_ns", BigInteger),
+    Column("max_ns", BigInteger),
+    Column("sum_ns", BigInteger, nullable=False),
+    Column("overruns", BigInteger, nullable=False),
+    Column("early", BigInteger, nullable=False),
+    Column("exceed", Text, nullable=False),
+    Column("worst", Text, nullable=False),
+    Column("warmup", Text, nullable=False),
+    Column("spikes_dropped", BigInteger, nullable=False),
+    Column("raw_dropped", BigInteger, nullable=False),
+    Column("error", Text),
+    UniqueConstraint("measurement_id", "series_index",
+                     name="uq_series_measurement_index"),
+)
+
+hist_buckets = Table(
+    "hist_buckets", metadata,
+    Column("measurement_id", Integer,
+           ForeignKey("measurements.id", ondelete="CASCADE"),
+           primary_key=True),
+    Column("series_index", Integer, primary_key=True),
+    Column("bucket", Integer, primary_key=True),
+    Column("count", BigInteger, nullable=False),
+)
+
+windows = Table(
+    "windows", metadata,
+    Column("measurement_id", Integer,
+           ForeignKey("measurements.id", ondelete="CASCADE"),
+           primary_key=True),
+    Column("series_index", Integer, primary_key=True),
+    Column("window_index", Integer, primary_key=True),
+    Column("warmup", Boolean, nullable=False),
+    Column("start_ns", BigInteger, nullable=False),
+    Column("end_ns", BigInteger, nullable=False),
+    Column("count", BigInteger, nullable=False),
+    Column("min_ns", BigInteger),
+    Column("max_ns", BigInteger),
+    Column("sum_ns", BigInteger, nullable=False),
+    Column("overruns", BigInteger, nullable=False),
+    Column("early", BigInteger, nullable=False),
+    Column("exceed", Text, nullable=False),
+    Column("hist", Text, nullable=False),
+)
+
+spikes = Table(
+    "spikes", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("measurement_id", Integer,
+           ForeignKey("measurements.id", ondelete="CASCADE"), nullable=False),
+    Column("series_index", Integer, nullable=False),
+    Column("t_ns", BigInteger, nullable=False),
+    Column("latency_ns", BigInteger, nullable=False),
+    Column("threshold_ns", BigInteger, nullable=False),
+)
+Index("ix_spikes_measurement_id", spikes.c.measurement_id)

@@ -1,0 +1,124 @@
+"""Parsing of rtprobe/1 NDJSON records."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from synth_probe import synth_lines
+
+from rtbench.records import (
+    ProbeOutput,
+    RateRecord,
+    RecordError,
+    ResultRecord,
+    SpikeRecord,
+    StartRecord,
+    WindowRecord,
+    parse_record,
+)
+
+WINDOW = {"schema": "rtprobe/1", "type": "window", "series": 0, "index": 3,
+          "warmup": False, "start_ns": 4_000_000_000,
+          "end_ns": 5_000_000_000, "count": 52, "min_ns": 2100,
+          "max_ns": 48000, "sum_ns": 5_120_000, "overruns": 0, "early": 0,
+          "exceed": [0], "hist": [[260, 12], [261, 40]]}
+
+
+def test_window_record_fields() -> None:
+    rec = parse_record(json.dumps(WINDOW))
+    assert isinstance(rec, WindowRecord)
+    assert rec.hist == [(260, 12), (261, 40)]
+    assert (rec.series, rec.index, rec.count, rec.min_ns) == (0, 3, 52, 2100)
+    assert rec.warmup is False and rec.exceed == [0]
+
+
+def test_all_record_types() -> None:
+    lines, _ = synth_lines(series=1, windows=2)
+    out = ProbeOutput.from_lines(lines)
+    assert isinstance(out.start, StartRecord)
+    assert out.start.thresholds_ns == [50_000]
+    assert out.start.simulated is True
+    assert len(out.windows) == 3
+    assert isinstance(out.result, ResultRecord)
+    assert out.result.series[0]["hist"][0] == tuple(
+        out.result.series[0]["hist"][0])
+    assert out.complete
+    spike = parse_record('{"schema":"rtprobe/1","type":"spike","series":0,'
+                         '"t_ns":3001000000,"latency_ns":250000,'
+                         '"threshold_ns":100000}')
+    assert spike == SpikeRecord(0, 3_001_000_000, 250_000, 100_000)
+    rate = parse_record('{"schema":"rtprobe/1","type":"rate","load":"cpu",'
+                        '"index":0,"t_ns":1000000000,"achieved":49.8,'
+                        '"unit":"%","counters":{"busy_ns":498000000}}')
+    assert isinstance(rate, RateRecord) and rate.achieved == 49.8
+
+
+def test_unknown_members_are_ignored() -> None:
+    rec = parse_record(json.dumps(WINDOW | {"future_member": [1, 2]}))
+    assert isinstance(rec, WindowRecord)
+
+
+def test_missing_result_means_incomplete() -> None:
+    lines, _ = synth_lines(series=1, windows=2, with_result=False)
+    out = ProbeOutput.from_lines(lines)
+    assert out.result is None and not out.complete
+    assert len(out.windows) == 3
+
+
+@pytest.mark.parametrize("line, needle", [
+    ("not json", "not valid JSON"),
+    ("[1, 2]", "JSON object"),
+    ('{"schema":"rtprobe/2","type":"window"}', "rtprobe/1"),
+    ('{"type":"window"}', "schema"),
+    ('{"schema":"rtprobe/1","type":"bogus"}', "unknown record type"),
+    ('{"schema":"rtprobe/1","type":"spike","series":0,"t_ns":1,'
+     '"latency_ns":NaN,"threshold_ns":1}', "non-finite"),
+    ('{"schema":"rtprobe/1","type":"spike","series":0,"t_ns":1,'
+     '"latency_ns":"5","threshold_ns":1}', "latency_ns"),
+    ('{"schema":"rtprobe/1","type":"result","status":"weird",'
+     '"exit_code":0}', "status"),
+])
+def test_bad_lines_name_the_problem(line: str, needle: str) -> None:
+    with pytest.raises(RecordError, match=needle):
+        parse_record(line)
+
+
+def test_error_names_the_line_number() -> None:
+    lines, _ = synth_lines(series=1, windows=1)
+    lines.insert(2, '{"schema":"rtprobe/1","type":"window","series":0}')
+    with pytest.raises(RecordError, match=r"^line 3: member 'index'"):
+        ProbeOutput.from_lines(lines)
+
+
+@pytest.mark.parametrize("change, needle", [
+    ({"hist": [[261, 40], [260, 12]]}, "increase"),
+    ({"hist": [[260, 12]]}, "'count' is 52"),
+    ({"hist": [[260, "x"]]}, "pair"),
+    ({"count": True}, "count"),
+    ({"exceed": ["a"]}, "exceed"),
+])
+def test_bad_window_members(change: dict[str, object], needle: str) -> None:
+    with pytest.raises(RecordError, match=needle):
+        parse_record(json.dumps(WINDOW | change), lineno=7)
+
+
+@given(st.text(max_size=200))
+def test_arbitrary_text_is_parsed_or_rejected_cleanly(text: str) -> None:
+    try:
+        parse_record(text, lineno=1)
+    except RecordError as exc:
+        assert str(exc).startswith("line 1: ")
+
+
+@given(st.lists(st.tuples(st.integers(0, 7423), st.integers(0, 2**40)),
+                unique_by=lambda p: p[0], max_size=30))
+def test_window_hist_roundtrip(pairs: list[tuple[int, int]]) -> None:
+    pairs = sorted(pairs)
+    total = sum(c for _, c in pairs)
+    rec = parse_record(json.dumps(WINDOW | {
+        "hist": [list(p) for p in pairs], "count": total}))
+    assert isinstance(rec, WindowRecord)
+    assert rec.hist == pairs and rec.count == total

@@ -30,6 +30,8 @@
  * overflow counted), pushes a raw record when --raw is on, and on --break-on
  * writes "0" to tracefs tracing_on and a trace_marker line (descriptors
  * opened by run_begin) and requests a stop unless --break-action continue.
+ * Spike records, --break-on and the worst-N heap consider measured samples
+ * only; warm-up samples still count in their windows' exceedances.
  */
 #ifndef RTP_SERIES_H
 #define RTP_SERIES_H
@@ -54,6 +56,13 @@ bool series_past_end(const struct series *s, uint64_t t_ns);
 
 /* The producer is done: publish the last partial window (may wait; not RT). */
 void series_finish(struct series *s);
+
+/*
+ * A measuring thread could not set itself up (e.g. create its timer): record
+ * what failed (one line, kept in the result's "error") and stop the run, which
+ * then ends with status "error" and exit 3.  Not for hot paths.
+ */
+void series_fail(struct series *s, const char *what);
 
 /* This series' simulation stream (stream id = series index); NULL unless simulated. */
 struct sim_stream *series_sim(struct series *s);

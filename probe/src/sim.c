@@ -162,11 +162,11 @@ int sim_parse(const char *text, struct sim_config *cfg, char *err,
 	return 0;
 }
 
-/* Start stream stream_id: state = seed + stream_id * golden (mod 2^64). */
+/* Start stream stream_id: state = seed + (stream_id << 48) * golden (mod 2^64). */
 void sim_stream_init(struct sim_stream *s, const struct sim_config *cfg,
 		     uint64_t stream_id)
 {
-	s->state = cfg->seed + stream_id * SIM_GOLDEN;
+	s->state = cfg->seed + (stream_id << 48) * SIM_GOLDEN;
 	s->n = 0;
 	s->cfg = cfg;
 }

@@ -8,7 +8,9 @@
  * specified here so the host's tests can recompute expected statistics.
  *
  * Generator: splitmix64.  Stream s of a run (s = series index 0, 1, ...) starts
- * from state = SEED + s * 0x9E3779B97F4A7C15 (mod 2^64); each draw does
+ * from state = SEED + s * 2^48 * 0x9E3779B97F4A7C15 (mod 2^64), i.e. 2^48 draws
+ * apart on the same splitmix64 sequence, so streams never overlap in practice
+ * (2^48 draws is 9 years at a million samples a second); each draw does
  *   state += 0x9E3779B97F4A7C15; z = state;
  *   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9;
  *   z = (z ^ (z >> 27)) * 0x94D049BB133111EB;

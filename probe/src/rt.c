@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rt.c - real-time set-up and release (see rt.h).
+ */
+#include "rt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "rtprobe.h"
+
+#define PMQOS_PATH "/dev/cpu_dma_latency"
+
+#ifndef SCHED_DEADLINE
+#define SCHED_DEADLINE 6
+#endif
+
+/* The kernel's struct sched_attr (first version, 48 bytes). */
+struct rt_sched_attr {
+	uint32_t size;
+	uint32_t sched_policy;
+	uint64_t sched_flags;
+	int32_t sched_nice;
+	uint32_t sched_priority;
+	uint64_t sched_runtime;
+	uint64_t sched_deadline;
+	uint64_t sched_period;
+};
+
+/* What the permission-probe thread tries and what it found. */
+struct rt_probe {
+	const struct rtp_common *c;
+	int err;
+	char msg[160];
+};
+
+/* Switch the calling thread to SCHED_DEADLINE with the test's parameters. */
+static int rt_set_deadline(const struct rtp_common *c)
+{
+	struct rt_sched_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.sched_policy = SCHED_DEADLINE;
+	attr.sched_runtime = c->dl_runtime_ns;
+	attr.sched_deadline = c->dl_deadline_ns;
+	attr.sched_period = c->dl_period_ns;
+#ifdef SYS_sched_setattr
+	if (syscall(SYS_sched_setattr, 0, &attr, 0) == 0)
+		return 0;
+	return errno;
+#else
+	return ENOSYS;
+#endif
+}
+
+/* Apply policy and priority to the calling thread; 0 or an errno value. */
+static int rt_set_policy(const struct rtp_common *c, enum rtp_policy policy,
+			 int priority)
+{
+	struct sched_param sp;
+	int pol;
+
+	memset(&sp, 0, sizeof(sp));
+	switch (policy) {
+	case POLICY_FIFO:
+		pol = SCHED_FIFO;
+		sp.sched_priority = priority;
+		break;
+	case POLICY_RR:
+		pol = SCHED_RR;
+		sp.sched_priority = priority;
+		break;
+	case POLICY_DEADLINE:
+		return rt_set_deadline(c);
+	case POLICY_OTHER:
+	default:
+		pol = SCHED_OTHER;
+		break;
+	}
+	return pthread_setschedparam(pthread_self(), pol, &sp);
+}
+
+int rt_apply_self(const struct rtp_common *c, enum rtp_policy policy,
+		  int priority, int cpu, char *err, size_t errlen)
+{
+	cpu_set_t set;
+	int rc;
+
+	/*
+	 * SCHED_DEADLINE refuses an affinity narrower than its root domain,
+	 * so deadline threads are not pinned (the start record says so).
+	 */
+	if (cpu >= 0 && policy != POLICY_DEADLINE) {
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+		if (rc) {
+			snprintf(err, errlen, "pinning a thread to CPU %d: %s",
+				 cpu, strerror(rc));
+			return rc;
+		}
+	}
+	rc = rt_set_policy(c, policy, priority);
+	if (rc) {
+		if (policy == POLICY_DEADLINE)
+			snprintf(err, errlen, "sched_setattr(SCHED_DEADLINE "
+				 "runtime %llu deadline %llu period %llu ns): %s",
+				 (unsigned long long)c->dl_runtime_ns,
+				 (unsigned long long)c->dl_deadline_ns,
+				 (unsigned long long)c->dl_period_ns,
+				 strerror(rc));
+		else
+			snprintf(err, errlen, "setting %s priority %d: %s",
+				 common_policy_name(policy), priority,
+				 strerror(rc));
+	}
+	return rc;
+}
+
+/* Thread body that tries the requested policy on itself and exits. */
+static void *rt_probe_thread(void *arg)
+{
+	struct rt_probe *p = arg;
+
+	p->err = rt_apply_self(p->c, p->c->policy, p->c->priority, -1, p->msg,
+			       sizeof(p->msg));
+	return NULL;
+}
+
+/* Write the remedy line for a refused policy into err. */
+static void rt_remedy(const struct rtp_common *c, const struct rt_probe *p,
+		      char *err, size_t errlen)
+{
+	if (c->policy == POLICY_DEADLINE && p->err == EPERM)
+		snprintf(err, errlen, "SCHED_DEADLINE not permitted: run as "
+			 "root or grant CAP_SYS_NICE; --policy fifo or "
+			 "--policy other measure without it");
+	else if (c->policy == POLICY_DEADLINE)
+		snprintf(err, errlen, "SCHED_DEADLINE refused (%s): the "
+			 "kernel lacks it or rejects these parameters; use "
+			 "--policy fifo", p->msg);
+	else if (p->err == EPERM)
+		snprintf(err, errlen, "SCHED_%s priority %d not permitted: "
+			 "run as root, grant CAP_SYS_NICE, or raise "
+			 "RLIMIT_RTPRIO (ulimit -r %d); --policy other "
+			 "measures without RT",
+			 c->policy == POLICY_RR ? "RR" : "FIFO", c->priority,
+			 c->priority);
+	else
+		snprintf(err, errlen, "%s; --policy other measures without RT",
+			 p->msg);
+}
+
+/* Try the policy on a short-lived thread; 0 or RTP_EXIT_ENV with err set. */
+static int rt_check_policy(const struct rtp_common *c, char *err,
+			   size_t errlen)
+{
+	struct rt_probe p = { .c = c, .err = 0, .msg = "" };
+	pthread_attr_t attr;
+	pthread_t tid;
+	int rc;
+
+	if (c->policy == POLICY_OTHER)
+		return 0;
+	/*
+	 * A small stack: glibc caches it after the join, and mlockall()
+	 * would otherwise lock (and fault in) a default 8 MiB of it.
+	 */
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	rc = pthread_create(&tid, &attr, rt_probe_thread, &p);
+	pthread_attr_destroy(&attr);
+	if (rc) {
+		snprintf(err, errlen, "cannot start a thread to check the "
+			 "scheduling policy: %s", strerror(rc));
+		return RTP_EXIT_ENV;
+	}
+	pthread_join(tid, NULL);
+	if (!p.err)
+		return 0;
+	rt_remedy(c, &p, err, errlen);
+	return RTP_EXIT_ENV;
+}
+
+/* Open the PM-QoS device and hold the requested value (recorded, not fatal). */
+static void rt_hold_pmqos(const struct rtp_common *c, struct rt_state *st)
+{
+	int32_t value = c->pmqos_us;
+	ssize_t n;
+	int fd;
+
+	st->pmqos_value_us = c->pmqos_us;
+	fd = open(PMQOS_PATH, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(st->pmqos_error, sizeof(st->pmqos_error),
+			 "open %s: %s", PMQOS_PATH, strerror(errno));
+		return;
+	}
+	/* The kernel takes the value as a binary s32 (or as hex text). */
+	n = write(fd, &value, sizeof(value));
+	if (n != (ssize_t)sizeof(value)) {
+		snprintf(st->pmqos_error, sizeof(st->pmqos_error),
+			 "write %s: %s", PMQOS_PATH,
+			 n < 0 ? strerror(errno) : "short write");
+		close(fd);
+		return;
+	}
+	st->pmqos_fd = fd;
+}
+
+int rt_prepare(const struct rtp_common *c, struct rt_state *st, char *err,
+	       size_t errlen)
+{
+	int rc;
+
+	memset(st, 0, sizeof(*st));
+	st->pmqos_fd = -1;
+	if (c->simulate) {
+		st->simulated = true;
+		snprintf(st->mlock_error, sizeof(st->mlock_error),
+			 "not done: simulated run");
+		snprintf(st->pmqos_error, sizeof(st->pmqos_error),
+			 "not done: simulated run");
+		return 0;
+	}
+	rc = rt_check_policy(c, err, errlen);
+	if (rc)
+		return rc;
+	if (c->mlock) {
+		if (mlockall(MCL_CURRENT | MCL_FUTURE) == 0)
+			st->mlocked = true;
+		else
+			snprintf(st->mlock_error, sizeof(st->mlock_error),
+				 "mlockall: %s (raise RLIMIT_MEMLOCK: "
+				 "ulimit -l unlimited)", strerror(errno));
+	} else {
+		snprintf(st->mlock_error, sizeof(st->mlock_error),
+			 "not done: --no-mlock");
+	}
+	if (c->pmqos)
+		rt_hold_pmqos(c, st);
+	else
+		snprintf(st->pmqos_error, sizeof(st->pmqos_error),
+			 "not done: --no-pmqos");
+	return 0;
+}
+
+void rt_release(struct rt_state *st)
+{
+	if (st->pmqos_fd >= 0) {
+		close(st->pmqos_fd);
+		st->pmqos_fd = -1;
+	}
+	if (st->mlocked) {
+		munlockall();
+		st->mlocked = false;
+	}
+}
+
+/* Write a string member, or null when it is empty. */
+static void rt_str_or_null(struct json *j, const char *key, const char *s)
+{
+	if (s[0])
+		json_str(j, key, s);
+	else
+		json_null(j, key);
+}
+
+void rt_write_state(struct json *j, const char *key,
+		    const struct rtp_common *c, const struct rt_state *st)
+{
+	bool rt_policy = c->policy == POLICY_FIFO || c->policy == POLICY_RR;
+
+	json_begin_object(j, key);
+	if (st->simulated) {
+		json_str(j, "policy", "other");
+		json_u64(j, "priority", 0);
+	} else {
+		json_str(j, "policy", common_policy_name(c->policy));
+		json_u64(j, "priority", rt_policy ? (uint64_t)c->priority : 0);
+	}
+	json_bool(j, "pinned", !st->simulated ?
+		  c->policy != POLICY_DEADLINE : true);
+	if (c->policy == POLICY_DEADLINE && !st->simulated) {
+		json_begin_object(j, "deadline");
+		json_u64(j, "runtime_ns", c->dl_runtime_ns);
+		json_u64(j, "deadline_ns", c->dl_deadline_ns);
+		json_u64(j, "period_ns", c->dl_period_ns);
+		json_end_object(j);
+	}
+	json_bool(j, "mlockall", st->mlocked);
+	rt_str_or_null(j, "mlock_error", st->mlock_error);
+	json_begin_object(j, "pmqos");
+	json_bool(j, "held", st->pmqos_fd >= 0);
+	json_i64(j, "value_us", st->pmqos_fd >= 0 ? st->pmqos_value_us :
+		 c->pmqos_us);
+	rt_str_or_null(j, "error", st->pmqos_error);
+	json_end_object(j);
+	json_end_object(j);
+}

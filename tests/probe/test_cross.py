@@ -1,0 +1,31 @@
+"""The static aarch64 cross build runs a simulated cyclic under qemu-user."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+from probe_support import REPO, parse_ndjson
+
+CROSS = "aarch64-linux-gnu-"
+QEMU = "qemu-aarch64-static"
+
+
+@pytest.mark.skipif(shutil.which(CROSS + "gcc") is None or shutil.which(QEMU) is None,
+                    reason="aarch64 cross compiler or qemu-aarch64-static missing")
+def test_aarch64_static_build_runs_under_qemu() -> None:
+    build = subprocess.run(["make", "-C", str(REPO / "probe"), "STATIC=1",
+                            f"CROSS_COMPILE={CROSS}", "BUILD=build-aarch64"],
+                           capture_output=True, text=True, timeout=600, check=False)
+    assert build.returncode == 0, build.stderr[-2000:]
+    assert "warning" not in build.stderr
+    binary = REPO / "probe" / "build-aarch64" / "rtprobe"
+    run = subprocess.run([QEMU, str(binary), "cyclic", "--simulate", "1", "--loops", "1000"],
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert run.returncode == 0, run.stderr
+    records = parse_ndjson(run.stdout)
+    result = records[-1]
+    assert result["type"] == "result" and result["status"] == "ok"
+    assert records[0]["sysinfo"]["uname"]["machine"] == "aarch64"
+    assert all(s["count"] == 1000 for s in result["series"])

@@ -1,0 +1,385 @@
+"""The `rtbench` command line: run, suites, preflight, ls, show, report, db."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, __version__
+from rtbench.probe import ProbeNotFound, locate_probe
+from rtbench.suites import Suite, SuiteError, builtin_suites, check_options, load_suite
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+DB_HELP = "Results database URL (default: RTBENCH_DB, else SQLite in the XDG data dir)."
+PROBE_HELP = ("rtprobe binary to use (default: RTBENCH_PROBE, the packaged one, "
+              "./probe/build, PATH).")
+SEVERITY_STYLE = {"ok": "green", "info": "cyan", "warn": "yellow", "bad": "bold red"}
+
+
+class CliError(Exception):
+    """A one-line user error with its exit code."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def fail(message: str, code: int) -> NoReturn:
+    """Raise a CliError."""
+    raise CliError(message, code)
+
+
+def handle_errors(func: F) -> F:
+    """Turn known errors into one line on stderr and the matching exit code."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from rtbench.store import StoreError
+        from rtbench.targets import TargetError
+
+        try:
+            return func(*args, **kwargs)
+        except CliError as exc:
+            click.echo(f"rtbench: {exc}", err=True)
+            sys.exit(exc.code)
+        except SuiteError as exc:
+            click.echo(f"rtbench: suite {exc}", err=True)
+            sys.exit(EXIT_USAGE)
+        except (ProbeNotFound, TargetError) as exc:
+            click.echo(f"rtbench: {exc}", err=True)
+            sys.exit(EXIT_ENV)
+        except StoreError as exc:
+            click.echo(f"rtbench: {exc}", err=True)
+            sys.exit(EXIT_ENV)
+        except KeyboardInterrupt:
+            click.echo("rtbench: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def data_dir() -> Path:
+    """$XDG_DATA_HOME/rtbench (default ~/.local/share/rtbench)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "rtbench"
+
+
+def open_store(url: str | None) -> Any:
+    """Open the results database (created and migrated on first use)."""
+    from rtbench.store import Store
+
+    return Store.open(url)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="rtbench")
+def main() -> None:
+    """rtbench: measure real-time latency with rtprobe, keep every run, report it.
+
+    \b
+    Examples:
+      rtbench run                  # the quick suite on this machine
+      rtbench ls                   # stored runs
+      rtbench show 3               # everything stored about run 3
+      rtbench report 3 -o r3.html  # self-contained HTML report
+    """
+
+
+@main.command()
+@click.argument("suite", default="quick")
+@click.option("--scale", type=float, default=1.0, show_default=True,
+              help="Multiply every duration (duration, warmup, settle) by this factor.")
+@click.option("--db", "db_url", metavar="URL", help=DB_HELP)
+@click.option("--probe", "probe_path", metavar="PATH", help=PROBE_HELP)
+@click.option("--simulate", metavar="SEED[:DIST]",
+              help="Synthetic latencies from rtprobe (e.g. 7 or '1:const,lat=5us'); "
+                   "the run is marked simulated.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the HTML report here (default: <data dir>/reports/run-ID.html).")
+@click.option("--no-report", is_flag=True, help="Do not write the HTML report.")
+@handle_errors
+def run(suite: str, scale: float, db_url: str | None, probe_path: str | None,
+        simulate: str | None, report_path: Path | None, no_report: bool) -> None:
+    """Run a suite (built-in name or TOML file; default: quick) on this machine.
+
+    \b
+    Examples:
+      rtbench run                          # quick suite, default database
+      rtbench run smoke --scale 0.5        # half-length smoke suite
+      rtbench run my-suite.toml --db sqlite:////tmp/lab.db
+      rtbench run smoke --simulate 1:const,lat=5us --no-report
+
+    Exit codes: 0 ok, 1 a threshold failed, 2 bad suite or usage, 3 the
+    environment cannot run it, 4 interrupted (the partial run is kept).
+    """
+    from rtbench.runner import Runner
+    from rtbench.targets import LocalTarget
+
+    if not scale > 0:
+        fail(f"--scale {scale}: must be a number > 0", EXIT_USAGE)
+    loaded = load_suite(suite, scale)
+    target = LocalTarget(locate_probe(probe_path))
+    check_target(loaded, target)
+    console = Console()
+    store = open_store(db_url)
+    try:
+        console.print(f"rtbench {__version__}: suite [bold]{loaded.name}[/bold] "
+                      f"({len(loaded.scenarios)} scenarios x {len(loaded.tests)} tests, "
+                      f"about {loaded.estimated_seconds():.0f} s), database {store.url}",
+                      highlight=False)
+        runner = Runner(target, store, console, simulate=simulate)
+        outcome = runner.run(loaded, sys.argv)
+        detail = store.get_run(outcome.run_id)
+    finally:
+        store.close()
+    from rtbench.report.terminal import summary_table
+
+    console.print(summary_table(detail))
+    if not no_report:
+        path = report_path or data_dir() / "reports" / f"run-{outcome.run_id}.html"
+        write_report(detail, path)
+        console.print(f"report: {path}", highlight=False)
+    console.print(f"run {outcome.run_id}: {outcome.status}", highlight=False)
+    sys.exit(outcome.exit_code)
+
+
+def check_target(suite: Suite, target: Any) -> None:
+    """Before anything runs: the probe has every test kind, option and load kind used."""
+    helps: dict[str, str] = {}
+    for kind in sorted({t.test for t in suite.tests}):
+        ok, text = target.supports(kind)
+        if not ok:
+            fail(f"suite {suite.source}: this rtprobe ({target.probe}) has no test {kind!r}; "
+                 "update rtprobe or remove the test", EXIT_ENV)
+        helps[kind] = text
+    check_options(suite, helps)
+    kinds = suite.load_kinds()
+    if kinds:
+        missing = [k for k in sorted(kinds) if not target.supports("load", k)[0]]
+        if missing:
+            fail(f"suite {suite.source}: built-in load {', '.join(missing)} needs "
+                 f"`rtprobe load`, which this rtprobe ({target.probe}) does not offer; "
+                 "use an external command load (command = ...) instead", EXIT_ENV)
+
+
+def write_report(detail: Any, path: Path) -> None:
+    """Write the HTML report of a run to path."""
+    from rtbench.report.html import write_html_report
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        fail(f"cannot create the report directory {path.parent}: {exc.strerror}", EXIT_ENV)
+    write_html_report(detail, path)
+
+
+@main.command()
+@click.argument("name", required=False)
+@click.option("--scale", type=float, default=1.0, show_default=True,
+              help="Show durations multiplied by this factor.")
+@handle_errors
+def suites(name: str | None, scale: float) -> None:
+    """List the built-in suites, or validate and show one (name or file).
+
+    \b
+    Examples:
+      rtbench suites               # built-in suites with their length
+      rtbench suites quick         # the scenarios and tests of quick
+      rtbench suites ./my.toml     # validate a suite file
+    """
+    console = Console()
+    if name is None:
+        table = Table(title="built-in suites")
+        for column in ("name", "description", "scenarios", "tests", "about"):
+            table.add_column(column)
+        for suite_name, path in builtin_suites().items():
+            suite = load_suite(str(path), scale)
+            table.add_row(suite_name, suite.description, str(len(suite.scenarios)),
+                          str(len(suite.tests)), f"{suite.estimated_seconds():.0f} s")
+        console.print(table)
+        return
+    suite = load_suite(name, scale)
+    console.print(f"[bold]{suite.name}[/bold] ({suite.source}): {suite.description}",
+                  highlight=False)
+    console.print(f"scale {suite.scale:g}, about {suite.estimated_seconds():.0f} s")
+    scen = Table(title="scenarios")
+    for column in ("name", "loads", "load cpus", "measure cpus", "settle s"):
+        scen.add_column(column)
+    for s in suite.scenarios:
+        loads = "; ".join(json.dumps(ld.describe()) for ld in s.loads) or "none"
+        scen.add_row(s.name, loads, s.load_cpus or "-", s.measure_cpus or "all",
+                     f"{s.settle_ns / 1e9:g}")
+    console.print(scen)
+    tests = Table(title="tests (run in every scenario)")
+    for column in ("name", "test", "duration s", "warmup s", "thresholds us", "params"):
+        tests.add_column(column)
+    for t in suite.tests:
+        tests.add_row(t.name, t.test, f"{t.duration_ns / 1e9:g}", f"{t.warmup_ns / 1e9:g}",
+                      ",".join(f"{x / 1000:g}" for x in t.thresholds_ns) or "-",
+                      " ".join(f"{k}={v}" for k, v in t.params.items()) or "-")
+    console.print(tests)
+
+
+@main.command()
+@click.option("--probe", "probe_path", metavar="PATH", help=PROBE_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON.")
+@handle_errors
+def preflight(probe_path: str | None, as_json: bool) -> None:
+    """Check the system knobs that decide real-time results on this machine.
+
+    \b
+    Examples:
+      rtbench preflight
+      rtbench preflight --json > facts.json
+    """
+    from rtbench.preflight import run_preflight
+    from rtbench.targets import LocalTarget
+    from rtbench.targets.procstat import steal_fraction
+
+    target = LocalTarget(locate_probe(probe_path))
+    try:
+        steal = steal_fraction(target.read_file("/proc/stat"))
+    except OSError:
+        steal = None
+    facts = run_preflight(target.sysinfo(), steal)
+    if as_json:
+        click.echo(json.dumps(facts, indent=2))
+        return
+    table = Table(title=f"preflight: {target.hostname()}")
+    for column in ("knob", "value", "", "advice"):
+        table.add_column(column)
+    for fact in facts:
+        style = SEVERITY_STYLE.get(fact["severity"], "")
+        table.add_row(fact["name"], fact["value"], f"[{style}]{fact['severity']}[/{style}]",
+                      fact["advice"])
+    Console().print(table)
+
+
+@main.command(name="ls")
+@click.option("--db", "db_url", metavar="URL", help=DB_HELP)
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
+              help="Show at most this many runs, newest first.")
+@handle_errors
+def list_runs(db_url: str | None, limit: int) -> None:
+    """List stored runs, newest first.
+
+    \b
+    Examples:
+      rtbench ls
+      rtbench ls --limit 5 --db sqlite:////tmp/lab.db
+    """
+    store = open_store(db_url)
+    try:
+        runs = store.list_runs(limit)
+    finally:
+        store.close()
+    table = Table(title=f"runs in {store.url}")
+    for column in ("id", "started (UTC)", "host", "kernel", "suite", "status", "worst max us"):
+        table.add_column(column)
+    for r in runs:
+        worst = "-" if r.worst_max_ns is None else f"{r.worst_max_ns / 1000:.1f}"
+        suite = f"{r.suite} (simulated)" if r.simulated else r.suite
+        table.add_row(str(r.id), r.started_at.strftime("%Y-%m-%d %H:%M:%S"), r.hostname,
+                      r.kernel, suite, r.status, worst)
+    Console().print(table)
+
+
+@main.command()
+@click.argument("run_id", metavar="RUN", type=int)
+@click.option("--db", "db_url", metavar="URL", help=DB_HELP)
+@handle_errors
+def show(run_id: int, db_url: str | None) -> None:
+    """Print everything stored about a run.
+
+    \b
+    Example:
+      rtbench show 3
+    """
+    from rtbench.report.terminal import show_run
+    from rtbench.store import StoreError
+
+    store = open_store(db_url)
+    try:
+        detail = store.get_run(run_id)
+    except StoreError as exc:
+        fail(str(exc), EXIT_USAGE)
+    finally:
+        store.close()
+    show_run(Console(), detail)
+
+
+@main.command()
+@click.argument("run_id", metavar="RUN", type=int)
+@click.option("-o", "--output", "output", type=click.Path(dir_okay=False, path_type=Path),
+              help="HTML file to write (default: <data dir>/reports/run-RUN.html).")
+@click.option("--db", "db_url", metavar="URL", help=DB_HELP)
+@handle_errors
+def report(run_id: int, output: Path | None, db_url: str | None) -> None:
+    """Write a self-contained HTML report of a run.
+
+    \b
+    Example:
+      rtbench report 3 -o run3.html
+    """
+    from rtbench.store import StoreError
+
+    store = open_store(db_url)
+    try:
+        detail = store.get_run(run_id)
+    except StoreError as exc:
+        fail(str(exc), EXIT_USAGE)
+    finally:
+        store.close()
+    path = output or data_dir() / "reports" / f"run-{run_id}.html"
+    write_report(detail, path)
+    click.echo(f"report: {path}")
+
+
+@main.group()
+def db() -> None:
+    """The results database: where it is, bring its schema up to date.
+
+    \b
+    Examples:
+      rtbench db path
+      rtbench db migrate --db postgresql+psycopg://lab@dbhost/rtbench
+    """
+
+
+@db.command(name="path")
+@click.option("--db", "db_url", metavar="URL", help=DB_HELP)
+def db_path(db_url: str | None) -> None:
+    """Print the database URL in use.
+
+    \b
+    Example:
+      RTBENCH_DB=sqlite:////tmp/x.db rtbench db path
+    """
+    from rtbench.store import default_db_url
+
+    click.echo(db_url or default_db_url())
+
+
+@db.command(name="migrate")
+@click.option("--db", "db_url", metavar="URL", help=DB_HELP)
+@handle_errors
+def db_migrate(db_url: str | None) -> None:
+    """Create the database or upgrade its schema to the newest version.
+
+    \b
+    Example:
+      rtbench db migrate
+    """
+    store = open_store(db_url)
+    store.close()
+    click.echo(f"database {store.url} is up to date")

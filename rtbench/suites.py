@@ -1,0 +1,520 @@
+"""Suites: tests x scenarios (loads) x parameter sweeps, read strictly from TOML.
+
+The format is documented in docs/suites.md.  Every problem is a SuiteError naming the
+file, the key path (e.g. ``tests[2].duration``) and the reason; nothing is run before the
+whole file has been validated.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+BUILTIN_DIRS = (PACKAGE_DIR / "_suites", PACKAGE_DIR.parent / "suites")
+
+TEST_KINDS = (
+    "cyclic", "periodic", "clock", "wakeup", "ctx", "ipc", "event", "noise", "pi", "hackbench",
+)
+LOAD_KINDS = ("cpu", "sched", "mem", "io", "net", "timer")
+
+# Options rtbench sets itself: a test's params may not name them.
+RESERVED_PARAMS = {
+    "duration": "use the test's `duration` key",
+    "warmup": "use the test's `warmup` key",
+    "threshold": "use the test's `thresholds` key",
+    "thresholds": "use the test's `thresholds` key",
+    "cpus": "use the scenario's `measure_cpus` key",
+    "output": "rtbench reads the probe's stdout",
+    "simulate": "use `rtbench run --simulate`",
+    "raw": "raw sample files are not collected by suites",
+    "help": "not a parameter",
+}
+
+UNIT_NS = {
+    "ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000,
+    "m": 60_000_000_000, "h": 3_600_000_000_000, "d": 86_400_000_000_000,
+}
+_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ns|us|ms|s|m|h|d)?\s*$")
+_CPULIST_RE = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
+_PARAM_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+ParamValue = str | int | float | bool | list[str | int | float]
+
+
+class SuiteError(ValueError):
+    """A suite file or name is wrong; str() is one line: file: key: reason."""
+
+    def __init__(self, source: str, key: str, reason: str) -> None:
+        self.source = source
+        self.key = key
+        self.reason = reason
+        where = f"{source}: {key}" if key else source
+        super().__init__(f"{where}: {reason}")
+
+
+def parse_duration_ns(value: object, default_unit: str) -> int:
+    """Parse a duration (number with unit ns us ms s m h d, or bare number) to exact ns."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ValueError("expected a duration such as \"10s\" or \"500us\"")
+    if isinstance(value, (int, float)):
+        if value < 0:
+            raise ValueError(f"{value!r} is negative")
+        text, unit = repr(value), default_unit
+    else:
+        match = _DURATION_RE.match(value)
+        if not match:
+            raise ValueError(
+                f"{value!r} is not a duration (a number and one of the units "
+                "ns us ms s m h d, e.g. \"10s\")"
+            )
+        text, unit = match.group(1), match.group(2) or default_unit
+    try:
+        ns = Decimal(text) * UNIT_NS[unit]
+    except InvalidOperation as exc:
+        raise ValueError(f"{value!r} is not a number") from exc
+    if ns != ns.to_integral_value():
+        raise ValueError(f"{value!r} is not a whole number of nanoseconds")
+    if ns >= 2**63:
+        raise ValueError(f"{value!r} is too long")
+    return int(ns)
+
+
+def format_duration(ns: int) -> str:
+    """Format ns with the largest unit that divides it exactly (what rtprobe accepts)."""
+    for unit in ("d", "h", "m", "s", "ms", "us"):
+        if ns and ns % UNIT_NS[unit] == 0:
+            return f"{ns // UNIT_NS[unit]}{unit}"
+    return f"{ns}ns"
+
+
+@dataclass(frozen=True)
+class LoadSpec:
+    """One load of a scenario: an external command or a built-in `rtprobe load` kind."""
+
+    instances: int = 1
+    command: str | None = None
+    kind: str | None = None
+    rate: float | str | None = None  # a number, or "max"
+    cpus: str | None = None
+    options: Mapping[str, ParamValue] = field(default_factory=dict)
+
+    def describe(self) -> dict[str, Any]:
+        """Return the recipe as stored with the scenario."""
+        recipe: dict[str, Any] = {"instances": self.instances}
+        if self.command is not None:
+            recipe["command"] = self.command
+        else:
+            recipe["kind"] = self.kind
+            recipe["rate"] = self.rate
+            recipe["options"] = dict(self.options)
+        if self.cpus is not None:
+            recipe["cpus"] = self.cpus
+        return recipe
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """The conditions tests run under: loads, CPU placement, settle time."""
+
+    name: str
+    description: str = ""
+    loads: tuple[LoadSpec, ...] = ()
+    load_cpus: str | None = None
+    measure_cpus: str | None = None
+    settle_ns: int = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class TestSpec:
+    """One measurement to make in every scenario (a sweep is already expanded)."""
+
+    name: str
+    test: str
+    duration_ns: int
+    warmup_ns: int
+    thresholds_ns: tuple[int, ...] = ()
+    params: Mapping[str, ParamValue] = field(default_factory=dict)
+    index: int = 0  # position of the [[tests]] entry it came from, for messages
+    own_params: frozenset[str] = frozenset()  # params set by the entry, not [defaults]
+    sweep_keys: frozenset[str] = frozenset()
+
+    def probe_args(self, scenario: Scenario, simulate: str | None) -> list[str]:
+        """Return the rtprobe arguments (after the binary) for this test in scenario."""
+        args = [self.test, "--duration", format_duration(self.duration_ns),
+                "--warmup", format_duration(self.warmup_ns)]
+        if self.thresholds_ns:
+            args += ["--threshold", ",".join(format_duration(t) for t in self.thresholds_ns)]
+        if scenario.measure_cpus is not None:
+            args += ["--cpus", scenario.measure_cpus]
+        args += params_to_args(self.params)
+        if simulate is not None:
+            args += ["--simulate", simulate]
+        return args
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A validated suite; durations already multiplied by its scale."""
+
+    name: str
+    description: str
+    source: str
+    scale: float
+    scenarios: tuple[Scenario, ...]
+    tests: tuple[TestSpec, ...]
+    text: str = ""  # the TOML as read, stored with every run
+
+    def scaled(self, factor: float) -> Suite:
+        """Return the suite with every duration (duration, warmup, settle) times factor."""
+        if not factor > 0:
+            raise SuiteError(self.source, "--scale", f"{factor} must be a number > 0")
+
+        def mul(ns: int) -> int:
+            return int(round(ns * factor))
+
+        return replace(
+            self,
+            scale=self.scale * factor,
+            scenarios=tuple(replace(s, settle_ns=mul(s.settle_ns)) for s in self.scenarios),
+            tests=tuple(
+                replace(t, duration_ns=max(1, mul(t.duration_ns)), warmup_ns=mul(t.warmup_ns))
+                for t in self.tests
+            ),
+        )
+
+    def estimated_seconds(self, per_measurement_overhead_s: float = 0.3) -> float:
+        """Expected wall time of the whole suite."""
+        per_test = sum(
+            (t.duration_ns + t.warmup_ns) / 1e9 + per_measurement_overhead_s for t in self.tests
+        )
+        return sum(s.settle_ns / 1e9 + per_test for s in self.scenarios)
+
+    def load_kinds(self) -> set[str]:
+        """Built-in load kinds the suite uses."""
+        return {ld.kind for s in self.scenarios for ld in s.loads if ld.kind is not None}
+
+
+def params_to_args(params: Mapping[str, ParamValue]) -> list[str]:
+    """Turn a params table into --key value options (true: --key, false: omitted)."""
+    args: list[str] = []
+    for key, value in params.items():
+        option = "--" + key.replace("_", "-")
+        if value is True:
+            args.append(option)
+        elif value is False:
+            continue
+        elif isinstance(value, list):
+            args += [option, ",".join(_scalar_text(v) for v in value)]
+        else:
+            args += [option, _scalar_text(value)]
+    return args
+
+
+def _scalar_text(value: str | int | float) -> str:
+    """Text of one parameter value."""
+    return value if isinstance(value, str) else repr(value)
+
+
+class _Checker:
+    """Validation helpers that know the file name for messages."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, key: str, reason: str) -> SuiteError:
+        """Build the error for key."""
+        return SuiteError(self.source, key, reason)
+
+    def table(self, value: object, key: str, allowed: tuple[str, ...]) -> dict[str, Any]:
+        """Check value is a table with only allowed keys."""
+        if not isinstance(value, dict):
+            raise self.fail(key, "must be a table")
+        for name in value:
+            if name not in allowed:
+                path = f"{key}.{name}" if key else name
+                raise self.fail(path, f"unknown key (allowed: {', '.join(allowed)})")
+        return value
+
+    def string(self, value: object, key: str) -> str:
+        """Check value is a non-empty string."""
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(key, "must be a non-empty string")
+        return value
+
+    def duration(self, value: object, key: str, default_unit: str, *, zero_ok: bool) -> int:
+        """Parse a duration at key."""
+        try:
+            ns = parse_duration_ns(value, default_unit)
+        except ValueError as exc:
+            raise self.fail(key, str(exc)) from None
+        if ns == 0 and not zero_ok:
+            raise self.fail(key, "must be greater than zero")
+        return ns
+
+    def thresholds(self, value: object, key: str) -> tuple[int, ...]:
+        """Parse a list of thresholds (bare numbers are microseconds)."""
+        items = value if isinstance(value, list) else [value]
+        if len(items) > 8:
+            raise self.fail(key, "at most 8 thresholds")
+        result = [
+            self.duration(v, f"{key}[{i}]", "us", zero_ok=False) for i, v in enumerate(items)
+        ]
+        return tuple(sorted(set(result)))
+
+    def cpulist(self, value: object, key: str) -> str:
+        """Check a CPU list such as "0-3,6"."""
+        if not isinstance(value, (str, int)) or isinstance(value, bool):
+            raise self.fail(key, "must be a CPU list such as \"0-3,6\"")
+        text = str(value)
+        if not _CPULIST_RE.match(text):
+            raise self.fail(key, f"{text!r} is not a CPU list such as \"0-3,6\"")
+        return text
+
+    def number(self, value: object, key: str, *, integer: bool, minimum: float) -> float:
+        """Check a number >= minimum."""
+        ok_type = int if integer else (int, float)
+        if isinstance(value, bool) or not isinstance(value, ok_type):
+            raise self.fail(key, "must be an integer" if integer else "must be a number")
+        if value < minimum:
+            raise self.fail(key, f"must be >= {minimum:g}")
+        return float(value)
+
+    def params(self, value: object, key: str) -> dict[str, ParamValue]:
+        """Check a params table: option names with scalar or list values."""
+        if not isinstance(value, dict):
+            raise self.fail(key, "must be a table of option = value")
+        for name, item in value.items():
+            path = f"{key}.{name}"
+            if not _PARAM_RE.match(name):
+                raise self.fail(path, "is not an option name (lower case letters, digits, - _)")
+            if name in RESERVED_PARAMS:
+                raise self.fail(path, f"not allowed here: {RESERVED_PARAMS[name]}")
+            self.param_value(item, path)
+        return dict(value)
+
+    def param_value(self, value: object, key: str) -> None:
+        """Check one parameter value."""
+        if isinstance(value, list):
+            if not value:
+                raise self.fail(key, "an empty list")
+            for i, item in enumerate(value):
+                if isinstance(item, bool) or not isinstance(item, (str, int, float)):
+                    raise self.fail(f"{key}[{i}]", "list items must be strings or numbers")
+        elif not isinstance(value, (str, int, float, bool)):
+            raise self.fail(key, "must be a string, number, boolean or list")
+
+
+def _parse_load(check: _Checker, raw: object, key: str, load_cpus: str | None) -> LoadSpec:
+    """Validate one load table."""
+    table = check.table(raw, key, ("command", "kind", "rate", "instances", "cpus", "options"))
+    instances = int(check.number(table.get("instances", 1), f"{key}.instances",
+                                 integer=True, minimum=1))
+    cpus = check.cpulist(table["cpus"], f"{key}.cpus") if "cpus" in table else load_cpus
+    if ("command" in table) == ("kind" in table):
+        raise check.fail(key, "give exactly one of `command` (external) or `kind` (built-in)")
+    if "command" in table:
+        for extra in ("rate", "options"):
+            if extra in table:
+                raise check.fail(f"{key}.{extra}", "only for built-in loads (`kind`)")
+        return LoadSpec(instances=instances, command=check.string(table["command"],
+                        f"{key}.command"), cpus=cpus)
+    kind = check.string(table["kind"], f"{key}.kind")
+    if kind not in LOAD_KINDS:
+        raise check.fail(f"{key}.kind",
+                         f"unknown load kind {kind!r} (one of {', '.join(LOAD_KINDS)})")
+    if "rate" not in table:
+        raise check.fail(f"{key}.rate", "missing: a built-in load is defined by its rate")
+    rate: float | str = table["rate"]
+    if rate != "max":
+        rate = check.number(rate, f"{key}.rate", integer=False, minimum=0)
+    options = check.params(table.get("options", {}), f"{key}.options")
+    return LoadSpec(instances=instances, kind=kind, rate=rate, cpus=cpus, options=options)
+
+
+def _parse_scenario(check: _Checker, raw: object, key: str, settle_ns: int) -> Scenario:
+    """Validate one [[scenarios]] entry."""
+    table = check.table(raw, key, ("name", "description", "loads", "load_cpus",
+                                   "measure_cpus", "settle"))
+    if "name" not in table:
+        raise check.fail(f"{key}.name", "missing")
+    name = check.string(table["name"], f"{key}.name")
+    load_cpus = check.cpulist(table["load_cpus"], f"{key}.load_cpus") \
+        if "load_cpus" in table else None
+    measure = check.cpulist(table["measure_cpus"], f"{key}.measure_cpus") \
+        if "measure_cpus" in table else None
+    loads_raw = table.get("loads", [])
+    if not isinstance(loads_raw, list):
+        raise check.fail(f"{key}.loads", "must be a list of load tables")
+    loads = tuple(_parse_load(check, ld, f"{key}.loads[{i}]", load_cpus)
+                  for i, ld in enumerate(loads_raw))
+    if "settle" in table:
+        settle_ns = check.duration(table["settle"], f"{key}.settle", "s", zero_ok=True)
+    return Scenario(name=name, description=str(table.get("description", "")), loads=loads,
+                    load_cpus=load_cpus, measure_cpus=measure,
+                    settle_ns=settle_ns if loads else 0)
+
+
+def _parse_tests(check: _Checker, raw: object, key: str, index: int,
+                 defaults: dict[str, Any]) -> list[TestSpec]:
+    """Validate one [[tests]] entry and expand its sweep."""
+    table = check.table(raw, key, ("name", "test", "params", "sweep", "duration", "warmup",
+                                   "thresholds"))
+    if "test" not in table:
+        raise check.fail(f"{key}.test", f"missing (one of {', '.join(TEST_KINDS)})")
+    kind = check.string(table["test"], f"{key}.test")
+    if kind not in TEST_KINDS:
+        raise check.fail(f"{key}.test",
+                         f"unknown test kind {kind!r} (one of {', '.join(TEST_KINDS)})")
+    name = check.string(table.get("name", kind), f"{key}.name")
+    duration = check.duration(table["duration"], f"{key}.duration", "s", zero_ok=False) \
+        if "duration" in table else defaults["duration"]
+    warmup = check.duration(table["warmup"], f"{key}.warmup", "s", zero_ok=True) \
+        if "warmup" in table else defaults["warmup"]
+    thresholds = check.thresholds(table["thresholds"], f"{key}.thresholds") \
+        if "thresholds" in table else defaults["thresholds"]
+    params = dict(defaults["params"])
+    own = check.params(table.get("params", {}), f"{key}.params")
+    params.update(own)
+    sweep = check.params(table.get("sweep", {}), f"{key}.sweep")
+    for sname, values in sweep.items():
+        if not isinstance(values, list):
+            raise check.fail(f"{key}.sweep.{sname}", "must be a list of values to sweep")
+    base = TestSpec(name=name, test=kind, duration_ns=duration, warmup_ns=warmup,
+                    thresholds_ns=thresholds, params=params, index=index,
+                    own_params=frozenset(own))
+    if not sweep:
+        return [base]
+    names = list(sweep)
+    value_lists = [sweep[n] for n in names]
+    specs = []
+    for combo in itertools.product(*value_lists):  # type: ignore[arg-type]
+        swept = dict(params)
+        swept.update(zip(names, combo, strict=True))
+        label = ",".join(f"{n}={_scalar_text(v)}" for n, v in zip(names, combo, strict=True))
+        specs.append(replace(base, name=f"{name}[{label}]", params=swept,
+                             sweep_keys=frozenset(names)))
+    return specs
+
+
+def parse_suite(text: str, source: str) -> Suite:
+    """Parse and validate suite TOML text; source names the file in errors."""
+    check = _Checker(source)
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise check.fail("", f"not valid TOML ({exc})") from None
+    check.table(doc, "", ("suite", "defaults", "scenarios", "tests"))
+    if "suite" not in doc:
+        raise check.fail("suite", "missing: the [suite] table with at least `name`")
+    head = check.table(doc["suite"], "suite", ("name", "description", "scale"))
+    if "name" not in head:
+        raise check.fail("suite.name", "missing")
+    name = check.string(head["name"], "suite.name")
+    scale = check.number(head.get("scale", 1.0), "suite.scale", integer=False, minimum=0)
+    if scale == 0:
+        raise check.fail("suite.scale", "must be greater than zero")
+    dtable = check.table(doc.get("defaults", {}), "defaults",
+                         ("duration", "warmup", "thresholds", "params", "settle"))
+    defaults: dict[str, Any] = {
+        "duration": check.duration(dtable.get("duration", "10s"), "defaults.duration", "s",
+                                   zero_ok=False),
+        "warmup": check.duration(dtable.get("warmup", "1s"), "defaults.warmup", "s",
+                                 zero_ok=True),
+        "thresholds": check.thresholds(dtable["thresholds"], "defaults.thresholds")
+        if "thresholds" in dtable else (),
+        "params": check.params(dtable.get("params", {}), "defaults.params"),
+    }
+    settle = check.duration(dtable.get("settle", "1s"), "defaults.settle", "s", zero_ok=True)
+    scen_raw = doc.get("scenarios", [{"name": "idle"}])
+    if not isinstance(scen_raw, list) or not scen_raw:
+        raise check.fail("scenarios", "must be a non-empty array of tables ([[scenarios]])")
+    scenarios = tuple(_parse_scenario(check, s, f"scenarios[{i}]", settle)
+                      for i, s in enumerate(scen_raw))
+    _unique([s.name for s in scenarios], check, "scenarios", "scenario name")
+    tests_raw = doc.get("tests")
+    if not isinstance(tests_raw, list) or not tests_raw:
+        raise check.fail("tests", "missing: at least one [[tests]] table")
+    tests: list[TestSpec] = []
+    for i, t in enumerate(tests_raw):
+        tests += _parse_tests(check, t, f"tests[{i}]", i, defaults)
+    _unique([t.name for t in tests], check, "tests", "test name")
+    suite = Suite(name=name, description=str(head.get("description", "")), source=source,
+                  scale=1.0, scenarios=scenarios, tests=tuple(tests), text=text)
+    return suite.scaled(scale)
+
+
+def _unique(names: list[str], check: _Checker, key: str, what: str) -> None:
+    """Refuse duplicate names."""
+    seen: set[str] = set()
+    for i, n in enumerate(names):
+        if n in seen:
+            raise check.fail(f"{key}[{i}]", f"duplicate {what} {n!r}")
+        seen.add(n)
+
+
+def builtin_suites() -> dict[str, Path]:
+    """Map built-in suite names to their files (packaged copy first)."""
+    found: dict[str, Path] = {}
+    for directory in BUILTIN_DIRS:
+        if directory.is_dir():
+            for path in sorted(directory.glob("*.toml")):
+                found.setdefault(path.stem, path)
+    return found
+
+
+def resolve_suite_path(name_or_path: str) -> Path:
+    """Return the file of a built-in suite name or a path to a TOML file."""
+    path = Path(name_or_path)
+    looks_like_path = "/" in name_or_path or name_or_path.endswith(".toml")
+    if looks_like_path or path.is_file():
+        if not path.is_file():
+            raise SuiteError(name_or_path, "", "no such suite file")
+        return path
+    builtin = builtin_suites()
+    if name_or_path not in builtin:
+        known = ", ".join(sorted(builtin)) or "none installed"
+        raise SuiteError(name_or_path, "", f"no built-in suite of that name ({known}) "
+                         "and no such file")
+    return builtin[name_or_path]
+
+
+def load_suite(name_or_path: str, scale: float = 1.0) -> Suite:
+    """Read, validate and scale a suite given by built-in name or file path."""
+    path = resolve_suite_path(name_or_path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SuiteError(str(path), "", f"cannot read ({exc})") from None
+    suite = parse_suite(text, str(path))
+    return suite.scaled(scale) if scale != 1.0 else suite
+
+
+def check_options(suite: Suite, help_texts: Mapping[str, str]) -> None:
+    """Refuse params that the probe's `KIND --help` does not list (when help lists options)."""
+    for test in suite.tests:
+        text = help_texts.get(test.test, "")
+        if "--" not in text:
+            continue
+        for key in test.params:
+            option = "--" + key.replace("_", "-")
+            if not re.search(re.escape(option) + r"(?![A-Za-z0-9-])", text):
+                where = f"defaults.params.{key}"
+                if key in test.sweep_keys:
+                    where = f"tests[{test.index}].sweep.{key}"
+                elif key in test.own_params:
+                    where = f"tests[{test.index}].params.{key}"
+                raise SuiteError(suite.source, where,
+                                 f"rtprobe {test.test} has no option {option} "
+                                 f"(see `rtprobe {test.test} --help`)")

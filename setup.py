@@ -1,0 +1,53 @@
+"""Build step: compile probe/ with make and ship rtprobe and the suites inside the package.
+
+Everything else lives in pyproject.toml.  `pip install .` builds a platform wheel holding
+rtbench/_bin/rtprobe and rtbench/_suites/*.toml; `pip install -e .` only builds probe/ (the
+source checkout's probe/build/rtprobe and suites/ are then found directly).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+from setuptools.dist import Distribution
+
+ROOT = Path(__file__).resolve().parent
+
+
+class BuildWithProbe(build_py):  # type: ignore[misc]
+    """build_py that also runs `make -C probe` and copies the binary and suites."""
+
+    def run(self) -> None:
+        super().run()
+        probe_dir = ROOT / "probe"
+        try:
+            subprocess.run(["make", "-C", str(probe_dir)], check=True)
+        except (OSError, subprocess.CalledProcessError) as exc:
+            raise SystemExit(
+                f"rtbench: building probe/ with make failed ({exc}); "
+                "install gcc and make, then retry"
+            ) from exc
+        if getattr(self, "editable_mode", False):
+            return
+        bin_dir = Path(self.build_lib) / "rtbench" / "_bin"
+        bin_dir.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(probe_dir / "build" / "rtprobe", bin_dir / "rtprobe")
+        (bin_dir / "rtprobe").chmod(0o755)
+        suites_dir = Path(self.build_lib) / "rtbench" / "_suites"
+        suites_dir.mkdir(parents=True, exist_ok=True)
+        for suite in sorted((ROOT / "suites").glob("*.toml")):
+            shutil.copy2(suite, suites_dir / suite.name)
+
+
+class BinaryDistribution(Distribution):
+    """The wheel carries a native binary, so it is platform specific."""
+
+    def has_ext_modules(self) -> bool:
+        return True
+
+
+setup(cmdclass={"build_py": BuildWithProbe}, distclass=BinaryDistribution)

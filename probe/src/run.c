@@ -701,7 +701,6 @@ int run_spawn(struct run *r, void *(*fn)(void *), void *arg, int cpu,
 {
 	struct run_thread *t;
 	pthread_attr_t attr;
-	cpu_set_t set;
 	int i, rc;
 
 	if (r->nthreads >= (int)(sizeof(r->threads) / sizeof(r->threads[0])))
@@ -724,11 +723,7 @@ int run_spawn(struct run *r, void *(*fn)(void *), void *arg, int cpu,
 	}
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, RUN_THREAD_STACK);
-	if (cpu >= 0 && (policy != POLICY_DEADLINE || r->c->simulate)) {
-		CPU_ZERO(&set);
-		CPU_SET((size_t)cpu, &set);
-		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-	}
+	/* The thread pins itself first thing (rt_apply_self): portable to musl. */
 	atomic_fetch_add(&r->live, 1);
 	rc = pthread_create(&t->tid, &attr, run_thread_main, t);
 	pthread_attr_destroy(&attr);

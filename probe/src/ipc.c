@@ -1,0 +1,895 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ipc.c - round-trip latency and bandwidth between two processes (lmbench
+ * lat_pipe, lat_fifo, lat_unix and bw_pipe semantics).
+ *
+ * Latency: each measuring thread forks a peer process; the thread writes one
+ * machine word, the peer reads it and writes it back, the thread reads it:
+ * latency = time of that round trip (two one-way messages and, on one CPU,
+ * two context switches).  Samples go into the thread's latency series, back
+ * to back, so the usual statistics, windows and thresholds apply.
+ *
+ * Bandwidth (--bandwidth): the peer writes --total bytes in --chunk sized
+ * writes and the thread reads them in --chunk sized reads; MB/s = bytes /
+ * elapsed, the median of --repetitions transfers, in the result's data.
+ *
+ * Channels are created in the main thread before the run starts, so a
+ * missing resource ends the run with exit 3 before anything is measured:
+ * two pipes (pipe), two FIFOs in a private directory (fifo, opened by both
+ * sides after the fork in a fixed order so neither blocks for ever), or one
+ * AF_UNIX stream socketpair (unix).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "common.h"
+#include "json.h"
+#include "opt.h"
+#include "rtprobe.h"
+#include "run.h"
+#include "series.h"
+#include "sim.h"
+
+#define IPC_MAX_PAIRS 64
+#define IPC_MAX_REPETITIONS 1000
+/*
+ * Back-to-back round trips keep an RT pair 100 % busy; the kernel's RT
+ * throttling (95 % by default) would then stall it for 50 ms each second and
+ * the stall would show up as a false maximum.  So after every
+ * IPC_BURST_NS of round trips the thread pauses IPC_PAUSE_NS, between two
+ * samples (RT duty about 90 %).
+ */
+#define IPC_BURST_NS (10 * NSEC_PER_MSEC)
+#define IPC_PAUSE_NS NSEC_PER_MSEC
+#define IPC_PEER_SAME (-2)
+#define IPC_PEER_ANY (-1)
+
+/* Exit codes of the peer process. */
+#define IPC_PEER_IO 10
+#define IPC_PEER_OPEN 11
+#define IPC_PEER_AFFINITY 12
+#define IPC_PEER_MEM 13
+
+enum ipc_transport { IPC_PIPE, IPC_FIFO, IPC_UNIX };
+
+static const char *const ipc_transport_names[] = { "pipe", "fifo", "unix",
+						   NULL };
+
+struct ipc_config {
+	enum ipc_transport transport;
+	bool bandwidth;
+	uint64_t chunk_bytes;
+	uint64_t total_bytes;
+	unsigned int repetitions;
+	int peer_cpu;            /* a CPU, IPC_PEER_SAME or IPC_PEER_ANY */
+	const char *fifo_dir;
+};
+
+/* One measuring side and its peer process. */
+struct ipc_pair {
+	struct ipc_test *test;
+	struct series *series;   /* NULL in bandwidth mode */
+	int index;
+	int cpu;                 /* measuring thread's CPU */
+	int my_in, my_out;       /* the thread's ends */
+	int peer_in, peer_out;   /* the peer's ends */
+	char fifo_to_peer[PATH_MAX];
+	char fifo_from_peer[PATH_MAX];
+	uint64_t bw_ns[IPC_MAX_REPETITIONS]; /* bandwidth: time per transfer */
+	unsigned int bw_done;
+	char error[200];
+};
+
+struct ipc_test {
+	struct ipc_config cfg;
+	const struct rtp_common *common;
+	struct run *run;
+	cpu_set_t allowed;       /* for --peer-cpu any */
+	char fifo_dir[PATH_MAX - 32]; /* created directory, "" when none */
+	struct ipc_pair pairs[IPC_MAX_PAIRS];
+	int npairs;
+};
+
+/* Print the help text of `rtprobe ipc`. */
+static void ipc_usage(FILE *f)
+{
+	fputs(
+"usage: rtprobe ipc [options]\n"
+"\n"
+"Round-trip latency between two processes (lmbench lat_pipe, lat_fifo,\n"
+"lat_unix): the measuring thread writes one word, a peer process echoes it;\n"
+"latency = the round trip.  Reported as a latency series per measuring\n"
+"thread (default: one thread, on the first CPU of --cpus).\n"
+"With --bandwidth: pipe bandwidth (lmbench bw_pipe): the peer writes --total\n"
+"bytes in --chunk writes, the thread reads them; MB/s (10^6 bytes/s; also\n"
+"MiB/s as lmbench prints) in the result's data, median of --repetitions.\n"
+"\n"
+"Test options:\n"
+"  --transport T      pipe | fifo | unix (default pipe)\n"
+"  --peer-cpu C       CPU of the peer process: a number, 'same' as its\n"
+"                     measuring thread (default), or 'any' (unpinned)\n"
+"  --fifo-dir DIR     where --transport fifo makes its FIFOs (default /tmp)\n"
+"  --bandwidth        measure bandwidth instead of latency\n"
+"  --chunk SIZE       bandwidth: bytes per read/write, e.g. 64K (default 64K)\n"
+"  --total SIZE       bandwidth: bytes per transfer, e.g. 64M (default 64M)\n"
+"  --repetitions N    bandwidth: transfers; the median is reported (default 5)\n"
+"\n"
+"Latency mode defaults to --duration 2s after the 1 s warm-up; --threshold\n"
+"limits the round trip.  --bandwidth refuses the latency-only options\n"
+"(--duration --loops --warmup --threshold --raw --break-on --on-spike).\n"
+"--simulate SEED[:DIST]: latency samples are draws, back to back in\n"
+"simulated time; in bandwidth mode each transfer's time is one draw.\n"
+"\n"
+"Examples:\n"
+"  rtprobe ipc --transport unix --duration 5s\n"
+"  rtprobe ipc --transport pipe --cpus 1 --peer-cpu 0 --threshold 100us\n"
+"  rtprobe ipc --bandwidth --chunk 64K --total 256M --repetitions 3\n"
+"\n"
+"Common options:\n", f);
+	common_usage(f);
+}
+
+/* Read exactly len bytes; returns len, 0 at EOF, -1 on error. */
+static ssize_t ipc_read_full(int fd, void *buf, size_t len)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = read(fd, (char *)buf + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			return 0;
+		done += (size_t)n;
+	}
+	return (ssize_t)len;
+}
+
+/* Write exactly len bytes; 0 or -1. */
+static int ipc_write_full(int fd, const void *buf, size_t len)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = write(fd, (const char *)buf + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* Close fd if open and mark it closed. */
+static void ipc_close(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* Create the pair's channel in the main thread; 0 or -1 with a message printed. */
+static int ipc_channel_create(struct ipc_test *t, struct ipc_pair *p)
+{
+	int a[2], b[2];
+
+	p->my_in = p->my_out = p->peer_in = p->peer_out = -1;
+	switch (t->cfg.transport) {
+	case IPC_PIPE:
+		if (pipe(a))
+			goto fail;
+		if (pipe(b)) {
+			close(a[0]);
+			close(a[1]);
+			goto fail;
+		}
+		p->peer_in = a[0];
+		p->my_out = a[1];
+		p->my_in = b[0];
+		p->peer_out = b[1];
+		return 0;
+	case IPC_UNIX:
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, a))
+			goto fail;
+		p->my_in = p->my_out = a[0];
+		p->peer_in = p->peer_out = a[1];
+		return 0;
+	case IPC_FIFO:
+		snprintf(p->fifo_to_peer, sizeof(p->fifo_to_peer),
+			 "%s/to-peer-%d", t->fifo_dir, p->index);
+		snprintf(p->fifo_from_peer, sizeof(p->fifo_from_peer),
+			 "%s/from-peer-%d", t->fifo_dir, p->index);
+		if (mkfifo(p->fifo_to_peer, 0600) ||
+		    mkfifo(p->fifo_from_peer, 0600)) {
+			fprintf(stderr, "rtprobe: --fifo-dir %s: mkfifo: %s; "
+				"give a writable local directory\n",
+				t->cfg.fifo_dir, strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+fail:
+	fprintf(stderr, "rtprobe: --transport %s: cannot create the channel "
+		"(%s); raise ulimit -n or use fewer --threads\n",
+		ipc_transport_names[t->cfg.transport], strerror(errno));
+	return -1;
+}
+
+/* Remove the FIFOs and their directory (safe to call twice). */
+static void ipc_fifo_cleanup(struct ipc_test *t)
+{
+	int i;
+
+	if (!t->fifo_dir[0])
+		return;
+	for (i = 0; i < t->npairs; i++) {
+		if (t->pairs[i].fifo_to_peer[0])
+			unlink(t->pairs[i].fifo_to_peer);
+		if (t->pairs[i].fifo_from_peer[0])
+			unlink(t->pairs[i].fifo_from_peer);
+	}
+	rmdir(t->fifo_dir);
+	t->fifo_dir[0] = '\0';
+}
+
+/* Peer: echo words until EOF. */
+static __attribute__((noreturn)) void ipc_peer_echo(int in, int out)
+{
+	unsigned long word;
+	ssize_t n;
+
+	for (;;) {
+		n = ipc_read_full(in, &word, sizeof(word));
+		if (n == 0)
+			_exit(0);
+		if (n < 0 || ipc_write_full(out, &word, sizeof(word)))
+			_exit(IPC_PEER_IO);
+	}
+}
+
+/* Peer: for each requested byte count, write that many bytes in chunks. */
+static __attribute__((noreturn)) void ipc_peer_stream(int in, int out,
+						      uint64_t chunk)
+{
+	char *buf;
+	uint64_t want, n;
+	ssize_t got;
+
+	buf = mmap(NULL, chunk, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		_exit(IPC_PEER_MEM);
+	memset(buf, 'x', chunk);
+	for (;;) {
+		got = ipc_read_full(in, &want, sizeof(want));
+		if (got == 0)
+			_exit(0);
+		if (got < 0)
+			_exit(IPC_PEER_IO);
+		for (; want; want -= n) {
+			n = want < chunk ? want : chunk;
+			if (ipc_write_full(out, buf, n))
+				_exit(IPC_PEER_IO);
+		}
+	}
+}
+
+/* Peer process body: open its ends, pin, then echo or stream. */
+static __attribute__((noreturn)) void ipc_peer(struct ipc_test *t,
+					       struct ipc_pair *p)
+{
+	cpu_set_t set;
+	int in = p->peer_in, out = p->peer_out, i;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/*
+	 * Drop the other pairs' descriptors (this is the snapshot taken at the
+	 * fork): a copy of another pair's write end would keep its peer from
+	 * ever seeing end of file.
+	 */
+	for (i = 0; i < t->npairs; i++) {
+		if (i == p->index)
+			continue;
+		ipc_close(&t->pairs[i].my_in);
+		ipc_close(&t->pairs[i].my_out);
+		ipc_close(&t->pairs[i].peer_in);
+		ipc_close(&t->pairs[i].peer_out);
+	}
+	if (t->cfg.peer_cpu == IPC_PEER_ANY) {
+		if (sched_setaffinity(0, sizeof(t->allowed), &t->allowed))
+			_exit(IPC_PEER_AFFINITY);
+	} else if (t->cfg.peer_cpu >= 0) {
+		CPU_ZERO(&set);
+		CPU_SET((size_t)t->cfg.peer_cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			_exit(IPC_PEER_AFFINITY);
+	}
+	if (t->cfg.transport == IPC_FIFO) {
+		/* same order as the thread: to-peer first, then from-peer */
+		in = open(p->fifo_to_peer, O_RDONLY);
+		if (in < 0)
+			_exit(IPC_PEER_OPEN);
+		out = open(p->fifo_from_peer, O_WRONLY);
+		if (out < 0)
+			_exit(IPC_PEER_OPEN);
+	} else {
+		if (p->my_in != p->my_out)
+			close(p->my_in);
+		close(p->my_out);
+	}
+	if (t->cfg.bandwidth)
+		ipc_peer_stream(in, out, t->cfg.chunk_bytes);
+	ipc_peer_echo(in, out);
+}
+
+/* Describe a peer's wait status in err; true if it failed. */
+static bool ipc_peer_failed(int status, char *err, size_t errlen)
+{
+	static const char *const what[] = {
+		[IPC_PEER_IO] = "read/write on the channel failed",
+		[IPC_PEER_OPEN] = "cannot open its FIFO",
+		[IPC_PEER_AFFINITY] = "--peer-cpu: sched_setaffinity failed",
+		[IPC_PEER_MEM] = "--chunk: cannot map its buffer",
+	};
+	int code;
+
+	if (WIFEXITED(status) && !WEXITSTATUS(status))
+		return false;
+	if (WIFEXITED(status)) {
+		code = WEXITSTATUS(status);
+		snprintf(err, errlen, "ipc: peer process: %s",
+			 code >= IPC_PEER_IO && code <= IPC_PEER_MEM ?
+			 what[code] : "failed");
+	} else {
+		snprintf(err, errlen, "ipc: peer process killed by signal %d",
+			 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	}
+	return true;
+}
+
+/* Record a measuring-side error and stop the run. */
+__attribute__((format(printf, 2, 3)))
+static void ipc_error(struct ipc_pair *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!p->error[0]) {
+		va_start(ap, fmt);
+		vsnprintf(p->error, sizeof(p->error), fmt, ap);
+		va_end(ap);
+		fprintf(stderr, "rtprobe: %s\n", p->error);
+	}
+	/* status error, exit 3 */
+	if (p->series)
+		series_fail(p->series, p->error);
+	else
+		run_request_stop(p->test->run, "error");
+}
+
+/* Sleep ns (relative) on clock, between samples. */
+static void ipc_pause(clockid_t clock, uint64_t ns)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(ns / NSEC_PER_SEC),
+		.tv_nsec = (long)(ns % NSEC_PER_SEC),
+	};
+
+	while (clock_nanosleep(clock, 0, &ts, &ts) == EINTR)
+		;
+}
+
+/* Latency loop: round trips back to back until the series is complete. */
+static void ipc_latency_loop(struct ipc_pair *p)
+{
+	struct run *r = p->test->run;
+	uint64_t t0 = run_t0_ns(r), t1, t2, burst = t0;
+	unsigned long word = 0;
+
+	struct timespec start = {
+		.tv_sec = (time_t)(t0 / NSEC_PER_SEC),
+		.tv_nsec = (long)(t0 % NSEC_PER_SEC),
+	};
+
+	/* t0 is a few ms ahead: start on it */
+	while (clock_nanosleep(p->test->common->clock, TIMER_ABSTIME, &start,
+			       NULL) == EINTR)
+		;
+	for (;;) {
+		if (run_stopping(r))
+			return;
+		t1 = run_now_ns(r);
+		word++;
+		errno = 0;
+		if (ipc_write_full(p->my_out, &word, sizeof(word)) ||
+		    ipc_read_full(p->my_in, &word, sizeof(word)) !=
+		    sizeof(word)) {
+			ipc_error(p, "ipc: round trip on %s failed: %s",
+				  ipc_transport_names[p->test->cfg.transport],
+				  errno ? strerror(errno) : "peer closed");
+			return;
+		}
+		t2 = run_now_ns(r);
+		if (series_add(p->series, t1 - t0, (int64_t)(t2 - t1)) ==
+		    SERIES_DONE)
+			return;
+		if (t2 - burst >= IPC_BURST_NS) {
+			ipc_pause(p->test->common->clock, IPC_PAUSE_NS);
+			burst = run_now_ns(r);
+		}
+	}
+}
+
+/* Bandwidth loop: --repetitions transfers of --total bytes. */
+static void ipc_bandwidth_loop(struct ipc_pair *p)
+{
+	const struct ipc_config *cfg = &p->test->cfg;
+	struct run *r = p->test->run;
+	uint64_t left, t1, want = cfg->total_bytes;
+	ssize_t n;
+	char *buf;
+
+	buf = malloc(cfg->chunk_bytes);
+	if (!buf) {
+		ipc_error(p, "ipc: --chunk %llu: out of memory",
+			  (unsigned long long)cfg->chunk_bytes);
+		return;
+	}
+	for (p->bw_done = 0; p->bw_done < cfg->repetitions; p->bw_done++) {
+		if (run_stopping(r))
+			break;
+		t1 = run_now_ns(r);
+		errno = 0;
+		if (ipc_write_full(p->my_out, &want, sizeof(want)))
+			goto io;
+		for (left = want; left; left -= (uint64_t)n) {
+			n = read(p->my_in, buf, left < cfg->chunk_bytes ?
+				 left : cfg->chunk_bytes);
+			if (n < 0 && errno == EINTR) {
+				n = 0;
+				continue;
+			}
+			if (n <= 0)
+				goto io;
+		}
+		p->bw_ns[p->bw_done] = run_now_ns(r) - t1;
+		/* idle a ninth of the transfer: RT duty stays below 95 % */
+		ipc_pause(p->test->common->clock,
+			  p->bw_ns[p->bw_done] / 8 + IPC_PAUSE_NS);
+	}
+	free(buf);
+	return;
+io:
+	ipc_error(p, "ipc: transfer on %s failed: %s",
+		  ipc_transport_names[cfg->transport],
+		  errno ? strerror(errno) : "peer closed");
+	free(buf);
+}
+
+/* Simulated run: draws instead of round trips (or transfer times). */
+static void ipc_simulate(struct ipc_pair *p)
+{
+	const struct ipc_config *cfg = &p->test->cfg;
+	struct sim_stream own, *sim;
+	uint64_t t = 0, lat;
+
+	if (cfg->bandwidth) {
+		sim_stream_init(&own, &p->test->common->sim,
+				(uint64_t)p->index);
+		for (p->bw_done = 0; p->bw_done < cfg->repetitions;
+		     p->bw_done++)
+			p->bw_ns[p->bw_done] = sim_next_ns(&own) + 1;
+		return;
+	}
+	sim = series_sim(p->series);
+	for (;;) {
+		if (run_stopping(p->test->run))
+			return;
+		lat = sim_next_ns(sim);
+		if (series_add(p->series, t, (int64_t)lat) == SERIES_DONE)
+			return;
+		t += lat ? lat : 1;
+	}
+}
+
+/* Measuring thread: fork the peer, measure, stop the peer, reap it. */
+static void *ipc_thread(void *arg)
+{
+	struct ipc_pair *p = arg;
+	struct ipc_test *t = p->test;
+	char why[160];
+	pid_t pid;
+	int status;
+
+	if (t->common->simulate) {
+		ipc_simulate(p);
+		goto done;
+	}
+	pid = fork();
+	if (pid < 0) {
+		ipc_error(p, "ipc: fork of the peer process: %s",
+			  strerror(errno));
+		goto done;
+	}
+	if (pid == 0)
+		ipc_peer(t, p);
+	if (t->cfg.transport == IPC_FIFO) {
+		p->my_out = open(p->fifo_to_peer, O_WRONLY);
+		p->my_in = p->my_out < 0 ? -1 :
+			   open(p->fifo_from_peer, O_RDONLY);
+		if (p->my_in < 0) {
+			ipc_error(p, "ipc: --fifo-dir %s: open FIFO: %s",
+				  t->cfg.fifo_dir, strerror(errno));
+			kill(pid, SIGKILL);
+		}
+	} else {
+		if (p->peer_in != p->peer_out)
+			ipc_close(&p->peer_in);
+		ipc_close(&p->peer_out);
+		p->peer_in = -1;
+	}
+	if (!p->error[0]) {
+		if (t->cfg.bandwidth)
+			ipc_bandwidth_loop(p);
+		else
+			ipc_latency_loop(p);
+	}
+	/* EOF ends the peer; a stuck peer is killed */
+	if (p->my_in != p->my_out)
+		ipc_close(&p->my_in);
+	ipc_close(&p->my_out);
+	p->my_in = -1;
+	if (p->error[0])
+		kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!p->error[0] && ipc_peer_failed(status, why, sizeof(why)))
+		ipc_error(p, "%s", why);
+done:
+	if (p->series)
+		series_finish(p->series);
+	return NULL;
+}
+
+/* Write the start record's params. */
+static void ipc_write_params(struct json *j, void *arg)
+{
+	const struct ipc_test *t = arg;
+	const struct ipc_config *cfg = &t->cfg;
+
+	json_str(j, "transport", ipc_transport_names[cfg->transport]);
+	json_str(j, "mode", cfg->bandwidth ? "bandwidth" : "latency");
+	if (cfg->peer_cpu == IPC_PEER_SAME)
+		json_str(j, "peer_cpu", "same");
+	else if (cfg->peer_cpu == IPC_PEER_ANY)
+		json_str(j, "peer_cpu", "any");
+	else
+		json_i64(j, "peer_cpu", cfg->peer_cpu);
+	if (cfg->bandwidth) {
+		json_u64(j, "chunk_bytes", cfg->chunk_bytes);
+		json_u64(j, "total_bytes", cfg->total_bytes);
+		json_u64(j, "repetitions", cfg->repetitions);
+	} else {
+		json_u64(j, "word_bytes", sizeof(unsigned long));
+	}
+}
+
+/* Sort helper for uint64_t. */
+static int ipc_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Write the result's data: bandwidth per pair, or the latency mode's facts. */
+static void ipc_write_data(struct json *j, void *arg)
+{
+	const struct ipc_test *t = arg;
+	const struct ipc_config *cfg = &t->cfg;
+	uint64_t sorted[IPC_MAX_REPETITIONS], med;
+	unsigned int k;
+	int i;
+
+	json_str(j, "transport", ipc_transport_names[cfg->transport]);
+	json_str(j, "mode", cfg->bandwidth ? "bandwidth" : "latency");
+	if (!cfg->bandwidth)
+		return;
+	json_begin_array(j, "bandwidth");
+	for (i = 0; i < t->npairs; i++) {
+		const struct ipc_pair *p = &t->pairs[i];
+
+		json_begin_object(j, NULL);
+		json_i64(j, "cpu", p->cpu);
+		json_u64(j, "chunk_bytes", cfg->chunk_bytes);
+		json_u64(j, "total_bytes", cfg->total_bytes);
+		json_begin_array(j, "repetitions");
+		for (k = 0; k < p->bw_done; k++) {
+			json_begin_object(j, NULL);
+			json_u64(j, "elapsed_ns", p->bw_ns[k]);
+			json_double(j, "mb_per_s", (double)cfg->total_bytes *
+				    1e3 / (double)p->bw_ns[k]);
+			json_end_object(j);
+		}
+		json_end_array(j);
+		if (p->bw_done) {
+			memcpy(sorted, p->bw_ns, p->bw_done * sizeof(*sorted));
+			qsort(sorted, p->bw_done, sizeof(*sorted),
+			      ipc_cmp_u64);
+			med = sorted[(p->bw_done - 1) / 2];
+			json_u64(j, "elapsed_ns", med);
+			json_double(j, "mb_per_s", (double)cfg->total_bytes *
+				    1e3 / (double)med);
+			json_double(j, "mib_per_s", (double)cfg->total_bytes *
+				    1e9 / (double)med / 1048576.0);
+		} else {
+			json_null(j, "elapsed_ns");
+			json_null(j, "mb_per_s");
+			json_null(j, "mib_per_s");
+		}
+		json_end_object(j);
+	}
+	json_end_array(j);
+}
+
+/* Verdicts: set-up/transfer errors fail; bandwidth runs must complete. */
+static void ipc_verdicts(struct run *r, void *arg)
+{
+	const struct ipc_test *t = arg;
+	char detail[240];
+	unsigned int least;
+	int i, failed = -1;
+
+	for (i = 0; i < t->npairs && failed < 0; i++)
+		if (t->pairs[i].error[0])
+			failed = i;
+	if (failed >= 0) {
+		run_add_verdict(r, "channel works", false,
+				t->pairs[failed].error);
+		return;
+	}
+	if (!t->cfg.bandwidth)
+		return;
+	least = t->cfg.repetitions;
+	for (i = 0; i < t->npairs; i++)
+		if (t->pairs[i].bw_done < least)
+			least = t->pairs[i].bw_done;
+	snprintf(detail, sizeof(detail), "%u of %u transfers of %llu bytes",
+		 least, t->cfg.repetitions,
+		 (unsigned long long)t->cfg.total_bytes);
+	run_add_verdict(r, "all transfers done",
+			least == t->cfg.repetitions || run_stopping(r),
+			detail);
+}
+
+enum {
+	IPC_OPT_TRANSPORT = 1,
+	IPC_OPT_PEER_CPU,
+	IPC_OPT_FIFO_DIR,
+	IPC_OPT_BANDWIDTH,
+	IPC_OPT_CHUNK,
+	IPC_OPT_TOTAL,
+	IPC_OPT_REPETITIONS,
+	IPC_OPT_HELP,
+};
+
+/* Parse --peer-cpu: same | any | a CPU number this process may use. */
+static int ipc_parse_peer_cpu(const char *text)
+{
+	cpu_set_t set;
+	uint64_t cpu;
+
+	if (!strcmp(text, "same"))
+		return IPC_PEER_SAME;
+	if (!strcmp(text, "any"))
+		return IPC_PEER_ANY;
+	cpu = opt_u64("--peer-cpu", text, 0, CPU_SETSIZE - 1);
+	CPU_ZERO(&set);
+	CPU_SET((size_t)cpu, &set);
+	opt_cpulist_allowed("--peer-cpu", text, &set);
+	return (int)cpu;
+}
+
+/* Options a bandwidth run cannot use (they shape a latency series). */
+static bool ipc_latency_only(const char *name)
+{
+	static const char *const names[] = {
+		"duration", "loops", "warmup", "threshold", "raw",
+		"raw-buffer", "break-on", "break-action", "on-spike",
+		"worst", NULL,
+	};
+	int i;
+
+	for (i = 0; names[i]; i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
+
+int cmd_ipc(int argc, char **argv)
+{
+	static const struct option ipc_opts[] = {
+		{ "transport", required_argument, NULL, IPC_OPT_TRANSPORT },
+		{ "peer-cpu", required_argument, NULL, IPC_OPT_PEER_CPU },
+		{ "fifo-dir", required_argument, NULL, IPC_OPT_FIFO_DIR },
+		{ "bandwidth", no_argument, NULL, IPC_OPT_BANDWIDTH },
+		{ "chunk", required_argument, NULL, IPC_OPT_CHUNK },
+		{ "total", required_argument, NULL, IPC_OPT_TOTAL },
+		{ "repetitions", required_argument, NULL, IPC_OPT_REPETITIONS },
+		{ "help", no_argument, NULL, IPC_OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ipc_test *t;
+	struct option table[64];
+	struct rtp_common c;
+	const char *latency_opt = NULL, *latency_val = "", *bw_opt = NULL;
+	const char *bw_val = "";
+	char tmpl[PATH_MAX - 32];
+	struct run *r;
+	int id, longindex = 0, i, rc;
+
+	t = calloc(1, sizeof(*t)); /* large: 64 pairs with paths */
+	if (!t) {
+		fprintf(stderr, "rtprobe: ipc: out of memory\n");
+		return RTP_EXIT_ENV;
+	}
+	common_defaults(&c, "ipc", 2 * NSEC_PER_SEC);
+	c.threads_requested = 1;
+	t->cfg.transport = IPC_PIPE;
+	t->cfg.chunk_bytes = 64 * 1024;
+	t->cfg.total_bytes = 64 * 1024 * 1024;
+	t->cfg.repetitions = 5;
+	t->cfg.peer_cpu = IPC_PEER_SAME;
+	t->cfg.fifo_dir = "/tmp";
+	common_options(table, sizeof(table) / sizeof(table[0]), ipc_opts);
+	while ((id = getopt_long(argc, argv, "h", table, &longindex)) != -1) {
+		if (id >= COMMON_OPT_BASE && longindex >= 0 &&
+		    table[longindex].val == id &&
+		    ipc_latency_only(table[longindex].name))
+		{
+			latency_opt = table[longindex].name;
+			latency_val = optarg ? optarg : "";
+		}
+		longindex = -1;
+		if (common_handle(&c, id, optarg))
+			continue;
+		switch (id) {
+		case 'h':
+		case IPC_OPT_HELP:
+			ipc_usage(stdout);
+			return RTP_EXIT_OK;
+		case IPC_OPT_TRANSPORT:
+			t->cfg.transport = (enum ipc_transport)opt_choice(
+				"--transport", optarg, ipc_transport_names);
+			break;
+		case IPC_OPT_PEER_CPU:
+			t->cfg.peer_cpu = ipc_parse_peer_cpu(optarg);
+			break;
+		case IPC_OPT_FIFO_DIR:
+			if (!*optarg || strlen(optarg) > PATH_MAX - 64)
+				opt_fail("--fifo-dir", optarg,
+					 "must be a directory path of 1 .. %d "
+					 "characters", PATH_MAX - 64);
+			t->cfg.fifo_dir = optarg;
+			break;
+		case IPC_OPT_BANDWIDTH:
+			t->cfg.bandwidth = true;
+			break;
+		case IPC_OPT_CHUNK:
+			t->cfg.chunk_bytes = opt_size("--chunk", optarg);
+			if (!t->cfg.chunk_bytes ||
+			    t->cfg.chunk_bytes > 64ULL * 1024 * 1024)
+				opt_fail("--chunk", optarg,
+					 "must be 1 byte .. 64M");
+			bw_opt = "--chunk";
+			bw_val = optarg;
+			break;
+		case IPC_OPT_TOTAL:
+			t->cfg.total_bytes = opt_size("--total", optarg);
+			if (!t->cfg.total_bytes)
+				opt_fail("--total", optarg, "must be > 0");
+			bw_opt = "--total";
+			bw_val = optarg;
+			break;
+		case IPC_OPT_REPETITIONS:
+			t->cfg.repetitions = (unsigned int)opt_u64(
+				"--repetitions", optarg, 1,
+				IPC_MAX_REPETITIONS);
+			bw_opt = "--repetitions";
+			bw_val = optarg;
+			break;
+		default:
+			common_bad_option(argc, argv);
+		}
+	}
+	if (t->cfg.bandwidth && latency_opt)
+		opt_fail(latency_opt, latency_val, "does not apply to --bandwidth "
+			 "(no latency series); use --repetitions and --total");
+	if (!t->cfg.bandwidth && bw_opt)
+		opt_fail(bw_opt, bw_val, "applies to --bandwidth only");
+	if (c.policy == POLICY_DEADLINE)
+		opt_fail("--policy", "deadline", "ipc supports fifo, rr, other");
+	common_finish(&c, argc, argv);
+	if (c.nthreads > IPC_MAX_PAIRS)
+		opt_fail("--threads", "", "at most %d pairs", IPC_MAX_PAIRS);
+	if (t->cfg.bandwidth) {
+		c.duration_ns = 0;
+		c.warmup_ns = 0;
+		c.loops = 0;
+	}
+	t->common = &c;
+	if (sched_getaffinity(0, sizeof(t->allowed), &t->allowed)) {
+		fprintf(stderr, "rtprobe: --peer-cpu: sched_getaffinity: %s\n",
+			strerror(errno));
+		return RTP_EXIT_ENV;
+	}
+
+	r = run_create(&c, argc, argv);
+	t->run = r;
+	t->npairs = c.nthreads;
+	if (t->cfg.transport == IPC_FIFO && !c.simulate) {
+		snprintf(tmpl, sizeof(tmpl), "%s/rtprobe-ipc-XXXXXX",
+			 t->cfg.fifo_dir);
+		if (!mkdtemp(tmpl)) {
+			fprintf(stderr, "rtprobe: --fifo-dir %s: cannot create "
+				"a directory there (%s); give a writable "
+				"directory\n", t->cfg.fifo_dir,
+				strerror(errno));
+			return RTP_EXIT_ENV;
+		}
+		snprintf(t->fifo_dir, sizeof(t->fifo_dir), "%s", tmpl);
+	}
+	for (i = 0; i < t->npairs; i++) {
+		struct ipc_pair *p = &t->pairs[i];
+		char label[32];
+
+		p->test = t;
+		p->index = i;
+		p->cpu = c.cpu_list[i];
+		p->my_in = p->my_out = p->peer_in = p->peer_out = -1;
+		if (!c.simulate && ipc_channel_create(t, p)) {
+			ipc_fifo_cleanup(t);
+			return RTP_EXIT_ENV;
+		}
+		if (!t->cfg.bandwidth) {
+			snprintf(label, sizeof(label), "cpu%d", p->cpu);
+			p->series = run_add_series(r, label, p->cpu);
+		}
+	}
+	run_set_params(r, ipc_write_params, t);
+	run_set_result_data(r, ipc_write_data, t);
+	run_set_verdicts(r, ipc_verdicts, t);
+	rc = run_begin(r);
+	if (rc) {
+		ipc_fifo_cleanup(t);
+		return rc;
+	}
+	for (i = 0; i < t->npairs; i++)
+		run_spawn(r, ipc_thread, &t->pairs[i], t->pairs[i].cpu,
+			  c.policy, c.priority);
+	rc = run_finish(r);
+	ipc_fifo_cleanup(t);
+	free(t);
+	return rc;
+}

@@ -17,6 +17,16 @@ struct command {
 static const struct command commands[] = {
 	{ "cyclic", cmd_cyclic, "timer wake-up latency (cyclictest-style)" },
 	{ "sysinfo", cmd_sysinfo, "print the target's real-time facts as JSON" },
+	{ "load", cmd_load, "standard loads defined by rates" },
+	{ "hackbench", cmd_hackbench, "scheduler benchmark (hackbench-style)" },
+	{ "periodic", cmd_periodic, "periodic drift (LTP sched_latency)" },
+	{ "clock", cmd_clock, "clock-read gaps and read cost (LTP gtod_latency)" },
+	{ "wakeup", cmd_wakeup, "waker -> wakee latency of a wake-up mechanism" },
+	{ "noise", cmd_noise, "busy-loop interruptions per CPU (oslat-style)" },
+	{ "ctx", cmd_ctx, "context-switch time through a pipe ring (lat_ctx)" },
+	{ "ipc", cmd_ipc, "pipe/fifo/unix round trip and pipe bandwidth" },
+	{ "event", cmd_event, "external event response (self, UIO, GPIO)" },
+	{ "pi", cmd_pi, "priority inheritance vs inversion (pi_perf)" },
 	{ NULL, NULL, NULL },
 };
 

@@ -1,0 +1,229 @@
+"""rtprobe load KIND: rates reached, records, strict input, clean-up, no orphans."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jsonschema.protocols import Validator
+from probe_support import ProbeRun, RunProbe
+
+KINDS = ["cpu", "sched", "mem", "io", "net", "timer"]
+
+# (kind, arguments, the rate must land within +-20 % of the target)
+MODERATE = [
+    ("cpu", ["--rate", "30", "--cpus", "1"], True),
+    ("mem", ["--rate", "200", "--cpus", "1"], True),
+    ("net", ["--rate", "5000"], True),
+    ("sched", ["--rate", "5000", "--groups", "1", "--fds", "2"], False),
+    ("io", ["--rate", "5", "--walk", "2000", "--file-size", "256K"], False),
+    ("timer", ["--rate", "5000", "--timers", "4"], False),
+]
+
+BAD_INPUT = [
+    (["cpu", "--rate", "0"], "--rate"),
+    (["cpu", "--rate", "101"], "--rate"),
+    (["cpu", "--rate", "-5"], "--rate"),
+    (["cpu", "--rate", "fast"], "--rate"),
+    (["cpu"], "--rate"),
+    (["mem", "--rate", "0"], "--rate"),
+    (["net", "--rate", "nan"], "--rate"),
+    (["net", "--rate", "100", "--target", "10.0.0.1:9"], "--target"),
+    (["net", "--rate", "100", "--target", "[2001:db8::1]:9"], "--target"),
+    (["net", "--rate", "100", "--target", "127.0.0.1"], "--target"),
+    (["net", "--rate", "100", "--target", "127.0.0.1:0"], "--target"),
+    (["net", "--rate", "100", "--target", "127.0.0.1:70000"], "--target"),
+    (["net", "--rate", "100", "--target", "localhost:9"], "--target"),
+    (["net", "--rate", "100", "--size", "70000"], "--size"),
+    (["io", "--rate", "1"], "--dir"),
+    (["io", "--rate", "1", "--dir", "/nonexistent/rtprobe"], "--dir"),
+    (["timer", "--rate", "10000000", "--timers", "2"], "--rate"),
+    (["cpu", "--rate", "10", "--dir", "/tmp"], "--dir"),
+    (["cpu", "--rate", "10", "--cpus", "0-4095"], "--cpus"),
+    (["cpu", "--rate", "10", "--duration", "0"], "--duration"),
+    (["cpu", "--rate", "10", "--period", "1ns"], "--period"),
+    (["sched", "--rate", "10", "--fds", "0"], "--fds"),
+    (["bogus", "--rate", "1"], "bogus"),
+]
+
+
+def assert_valid(run: ProbeRun, validator: Validator) -> None:
+    """Every record validates against the rtprobe/1 schema."""
+    assert run.records, run.stderr
+    for rec in run.records:
+        validator.validate(rec)
+
+
+def live_group_members(pgid: int) -> list[int]:
+    """Processes of a process group that are not zombies (zombies are dead)."""
+    alive = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        state, group = fields[0], int(fields[2])
+        if group == pgid and state not in ("Z", "X"):
+            alive.append(int(entry))
+    return alive
+
+
+def start_load(rtprobe: Path, *args: str) -> tuple[subprocess.Popen[str], dict[str, object]]:
+    """Start a load in its own session and return it once its start record is out."""
+    proc = subprocess.Popen([str(rtprobe), "load", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    assert proc.stdout is not None
+    start = json.loads(proc.stdout.readline())
+    assert start["type"] == "start"
+    return proc, start
+
+
+@pytest.mark.parametrize(("kind", "args", "within"), MODERATE,
+                         ids=[m[0] for m in MODERATE])
+def test_each_kind_reaches_a_moderate_rate(run_probe: RunProbe, validator: Validator,
+                                           tmp_path: Path, kind: str, args: list[str],
+                                           within: bool) -> None:
+    extra = ["--dir", str(tmp_path)] if kind == "io" else []
+    run = run_probe("load", kind, *args, *extra, "--duration", "3s", timeout=20)
+    assert run.rc == 0, run.stderr
+    assert_valid(run, validator)
+    assert run.start["test"] == "load" and run.start["load"] == kind
+    assert run.start["params"]["rate"] == float(args[1])
+    rates = run.by_type["rate"]
+    assert [r["index"] for r in rates] == list(range(len(rates)))
+    assert 2 <= len(rates) <= 3
+    assert all(r["load"] == kind and r["unit"] == run.result["unit"] for r in rates)
+    result = run.result
+    assert result["status"] == "ok" and result["exit_code"] == 0
+    assert result["target"] == float(args[1])
+    assert result["achieved"] > 0
+    assert sum(result["data"]["counters"].values()) > 0
+    assert 2.9e9 <= result["elapsed_ns"] <= 4e9
+    if within:
+        assert 0.8 * result["target"] <= result["achieved"] <= 1.2 * result["target"], result
+    if kind == "io":
+        assert result["data"]["walk"]["achieved"] > 0
+        assert list(tmp_path.iterdir()) == [], "io left files behind"
+
+
+def test_rate_counters_add_up_to_the_result(run_probe: RunProbe) -> None:
+    run = run_probe("load", "net", "--rate", "2000", "--duration", "2s", timeout=15)
+    assert run.rc == 0, run.stderr
+    per_second = sum(r["counters"]["packets_sent"] for r in run.by_type["rate"])
+    total = run.result["data"]["counters"]["packets_sent"]
+    assert per_second <= total
+    assert run.result["data"]["counters"]["packets_received"] > 0
+    assert run.start["params"]["own_receiver"] is True
+    assert run.start["params"]["target"].startswith("127.0.0.1:")
+
+
+def test_rate_max_runs_flat_out_without_a_target(run_probe: RunProbe,
+                                                 validator: Validator) -> None:
+    run = run_probe("load", "timer", "--rate", "max", "--timers", "2", "--duration", "1s",
+                    timeout=15)
+    assert run.rc == 0, run.stderr
+    assert_valid(run, validator)
+    assert run.start["params"]["rate"] is None and run.start["params"]["rate_max"] is True
+    assert "target" not in run.result and run.result["rate_max"] is True
+    assert run.result["achieved"] > 0
+
+
+def test_output_file_instead_of_stdout(run_probe: RunProbe, tmp_path: Path) -> None:
+    out = tmp_path / "load.ndjson"
+    run = run_probe("load", "cpu", "--rate", "10", "--cpus", "0", "--duration", "1s",
+                    "--output", str(out), parse=False, timeout=15)
+    assert run.rc == 0, run.stderr
+    assert run.stdout == ""
+    types = [json.loads(line)["type"] for line in out.read_text().splitlines()]
+    assert types[0] == "start" and types[-1] == "result" and "rate" in types
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["load.ndjson"]
+
+
+@pytest.mark.parametrize(("args", "option"), BAD_INPUT)
+def test_bad_input_exits_2_naming_what_was_wrong(run_probe: RunProbe, args: list[str],
+                                                 option: str) -> None:
+    run = run_probe("load", *args, "--duration", "1s", timeout=10)
+    assert run.rc == 2
+    assert run.records == []
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and option in lines[0], run.stderr
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.tuples(st.integers(1, 126), st.integers(0, 255), st.integers(0, 255),
+                 st.integers(1, 254), st.integers(1, 65535)))
+def test_non_loopback_targets_are_refused_before_sending(
+        rtprobe: Path, addr: tuple[int, int, int, int, int]) -> None:
+    # Refused while parsing: exit 2 before any socket exists, nothing is sent.
+    target = "{}.{}.{}.{}:{}".format(*addr)
+    done = subprocess.run([str(rtprobe), "load", "net", "--rate", "10", "--target", target],
+                          capture_output=True, text=True, timeout=10, check=False)
+    assert done.returncode == 2
+    assert "--allow-remote" in done.stderr and done.stdout == ""
+
+
+def test_help_lists_every_kind(run_probe: RunProbe) -> None:
+    run = run_probe("load", "--help", parse=False)
+    assert run.rc == 0
+    for kind in KINDS:
+        assert f"  {kind} " in run.stdout
+        kind_help = run_probe("load", kind, "--help", parse=False)
+        assert kind_help.rc == 0 and "--rate" in kind_help.stdout
+
+
+@pytest.mark.parametrize("kind_args", [
+    ["sched", "--rate", "2000", "--processes"],
+    ["sched", "--rate", "2000", "--threads", "--pipe"],
+    ["cpu", "--rate", "20"],
+    ["net", "--rate", "1000"],
+], ids=["sched-processes", "sched-threads", "cpu", "net"])
+def test_sigkill_of_the_load_leaves_no_process(rtprobe: Path, kind_args: list[str]) -> None:
+    proc, start = start_load(rtprobe, *kind_args, "--duration", "30s")
+    params = start["params"]
+    assert isinstance(params, dict)
+    pgid = params["pgid"]
+    assert pgid == proc.pid  # its own process group
+    time.sleep(0.5)
+    if kind_args[-1] == "--processes":
+        assert len(live_group_members(pgid)) > 1  # the forked workers exist
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=5)
+    deadline = time.monotonic() + 2.0
+    while live_group_members(pgid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert live_group_members(pgid) == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_io_signal_writes_interrupted_result_and_removes_its_files(
+        rtprobe: Path, validator: Validator, tmp_path: Path, sig: signal.Signals) -> None:
+    proc, start = start_load(rtprobe, "io", "--rate", "5", "--walk", "1000",
+                             "--dir", str(tmp_path))
+    params = start["params"]
+    assert isinstance(params, dict)
+    work_dir = Path(str(params["work_dir"]))
+    assert work_dir.parent == tmp_path
+    time.sleep(1.3)
+    assert work_dir.is_dir() and any(work_dir.iterdir())
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=10)
+    assert proc.returncode == 4, err
+    records = [json.loads(line) for line in out.splitlines()]
+    for rec in records:
+        validator.validate(rec)
+    result = records[-1]
+    assert result["type"] == "result"
+    assert result["status"] == "interrupted" and result["exit_code"] == 4
+    assert result["reason"] == sig.name
+    assert list(tmp_path.iterdir()) == []
+    assert live_group_members(proc.pid) == []

@@ -16,7 +16,15 @@ from rich.table import Table
 
 from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, __version__
 from rtbench.probe import ProbeNotFound, locate_probe
-from rtbench.suites import Suite, SuiteError, builtin_suites, check_options, load_suite
+from rtbench.suites import (
+    Suite,
+    SuiteError,
+    builtin_suites,
+    check_load_options,
+    check_options,
+    check_placement,
+    load_suite,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -129,7 +137,7 @@ def run(suite: str, scale: float, db_url: str | None, probe_path: str | None,
         fail(f"--scale {scale}: must be a number > 0", EXIT_USAGE)
     loaded = load_suite(suite, scale)
     target = LocalTarget(locate_probe(probe_path))
-    check_target(loaded, target)
+    check_target(loaded, target, simulate is not None)
     console = Console()
     store = open_store(db_url)
     try:
@@ -153,23 +161,34 @@ def run(suite: str, scale: float, db_url: str | None, probe_path: str | None,
     sys.exit(outcome.exit_code)
 
 
-def check_target(suite: Suite, target: Any) -> None:
-    """Before anything runs: the probe has every test kind, option and load kind used."""
+def check_target(suite: Suite, target: Any, simulate: bool = False) -> None:
+    """Before anything runs: the probe has every test kind, option and load kind used
+    (and --simulate for every test of a simulated run), and the CPUs the suite names
+    exist on the target."""
+    from rtbench.runner import allowed_cpus
+
     helps: dict[str, str] = {}
     for kind in sorted({t.test for t in suite.tests}):
         ok, text = target.supports(kind)
         if not ok:
             fail(f"suite {suite.source}: this rtprobe ({target.probe}) has no test {kind!r}; "
                  "update rtprobe or remove the test", EXIT_ENV)
+        if simulate and "--simulate" not in text:
+            fail(f"--simulate: rtprobe {kind} has no simulation, so the run would mix "
+                 f"synthetic and real results; remove the {kind} tests from "
+                 f"{suite.source} or run without --simulate", EXIT_USAGE)
         helps[kind] = text
     check_options(suite, helps)
     kinds = suite.load_kinds()
     if kinds:
-        missing = [k for k in sorted(kinds) if not target.supports("load", k)[0]]
+        load_helps = {k: target.supports("load", k) for k in sorted(kinds)}
+        missing = [k for k, (ok, _) in load_helps.items() if not ok]
         if missing:
             fail(f"suite {suite.source}: built-in load {', '.join(missing)} needs "
                  f"`rtprobe load`, which this rtprobe ({target.probe}) does not offer; "
                  "use an external command load (command = ...) instead", EXIT_ENV)
+        check_load_options(suite, {k: text for k, (_, text) in load_helps.items()})
+    check_placement(suite, allowed_cpus(target.sysinfo()))
 
 
 def write_report(detail: Any, path: Path) -> None:
@@ -212,19 +231,23 @@ def suites(name: str | None, scale: float) -> None:
     console.print(f"[bold]{suite.name}[/bold] ({suite.source}): {suite.description}",
                   highlight=False)
     console.print(f"scale {suite.scale:g}, about {suite.estimated_seconds():.0f} s")
-    scen = Table(title="scenarios")
+    scen = Table(title="scenarios", caption="auto: with loads in the suite and >= 4 CPUs, "
+                 "loads on the first half of the CPUs and tests on the rest; else shared",
+                 caption_justify="left")
     for column in ("name", "loads", "load cpus", "measure cpus", "settle s"):
         scen.add_column(column)
     for s in suite.scenarios:
         loads = "; ".join(json.dumps(ld.describe()) for ld in s.loads) or "none"
-        scen.add_row(s.name, loads, s.load_cpus or "-", s.measure_cpus or "all",
+        scen.add_row(s.name, loads, s.load_cpus or "auto", s.measure_cpus or "auto",
                      f"{s.settle_ns / 1e9:g}")
     console.print(scen)
     tests = Table(title="tests (run in every scenario)")
     for column in ("name", "test", "duration s", "warmup s", "thresholds us", "params"):
         tests.add_column(column)
     for t in suite.tests:
-        tests.add_row(t.name, t.test, f"{t.duration_ns / 1e9:g}", f"{t.warmup_ns / 1e9:g}",
+        duration = f"{t.duration_ns / 1e9:g}" if t.traits().timed \
+            else f"~{t.expected_seconds():g} (fixed work)"
+        tests.add_row(t.name, t.test, duration, f"{t.warmup_ns / 1e9:g}",
                       ",".join(f"{x / 1000:g}" for x in t.thresholds_ns) or "-",
                       " ".join(f"{k}={v}" for k, v in t.params.items()) or "-")
     console.print(tests)

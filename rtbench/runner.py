@@ -19,7 +19,7 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 from typing import Any, Protocol
@@ -40,12 +40,25 @@ from rtbench.records import (
     WindowRecord,
     parse_record,
 )
+from rtbench.resultdata import headline
 from rtbench.store import Store
-from rtbench.suites import LoadSpec, Scenario, Suite, TestSpec, params_to_args
+from rtbench.suites import (
+    LoadSpec,
+    Placement,
+    Scenario,
+    Suite,
+    TestSpec,
+    cpulist_to_set,
+    params_to_args,
+    plan_placement,
+)
 from rtbench.targets.procstat import IntensitySampler, steal_fraction
 
 # Time rtprobe may take beyond warm-up + duration before it is considered hung.
 HANG_GRACE_S = 60.0
+# The same for tests that run a fixed amount of work (ctx, pi, ...): their length is only
+# a nominal guess, and a large ctx sweep legitimately runs for minutes.
+HANG_GRACE_UNTIMED_S = 900.0
 # Time rtprobe gets to write its result after SIGINT before it is killed.
 INTERRUPT_GRACE_S = 5.0
 TICK_S = 0.25
@@ -60,7 +73,8 @@ class Target(Protocol):
     def hostname(self) -> str: ...
     def read_file(self, path: str) -> str: ...
     def sysinfo(self) -> dict[str, Any]: ...
-    def spawn_probe(self, args: list[str], cpus: str | None = None) -> subprocess.Popen[bytes]: ...
+    def spawn_probe(self, args: list[str],
+                    cpus: str | None = None) -> subprocess.Popen[bytes]: ...
     def spawn_load(self, command: str, cpus: str | None = None) -> subprocess.Popen[bytes]: ...
     def stop(self, proc: subprocess.Popen[bytes], grace_s: float = 2.0) -> None: ...
     def interrupt(self, proc: subprocess.Popen[bytes]) -> None: ...
@@ -177,6 +191,7 @@ class _Load:
 
     spec: LoadSpec
     proc: subprocess.Popen[bytes]
+    cpus: str | None
     output: ProbeOutput = field(default_factory=ProbeOutput)
     lines: LineBuffer = field(default_factory=LineBuffer)
     errors: list[str] = field(default_factory=list)
@@ -190,25 +205,26 @@ class LoadGroup:
         self.pump = pump
         self.loads: list[_Load] = []
 
-    def start(self, specs: tuple[LoadSpec, ...]) -> None:
-        """Start every instance of every load."""
+    def start(self, specs: tuple[LoadSpec, ...], load_cpus: str | None = None) -> None:
+        """Start every instance of every load; a load without its own `cpus` gets load_cpus."""
         for spec in specs:
+            cpus = spec.cpus if spec.cpus is not None else load_cpus
             for _ in range(spec.instances):
                 if spec.command is not None:
-                    proc = self.target.spawn_load(spec.command, spec.cpus)
-                    self.loads.append(_Load(spec, proc))
+                    proc = self.target.spawn_load(spec.command, cpus)
+                    self.loads.append(_Load(spec, proc, cpus))
                 else:
-                    self._start_builtin(spec)
+                    self._start_builtin(spec, cpus)
 
-    def _start_builtin(self, spec: LoadSpec) -> None:
+    def _start_builtin(self, spec: LoadSpec, cpus: str | None) -> None:
         """Start `rtprobe load KIND --rate R` and read its rate records."""
         rate = spec.rate if isinstance(spec.rate, str) else f"{spec.rate:g}"
         args = ["load", str(spec.kind), "--rate", rate]
-        if spec.cpus is not None:
-            args += ["--cpus", spec.cpus]
+        if cpus is not None:
+            args += ["--cpus", cpus]
         args += params_to_args(spec.options)
         proc = self.target.spawn_probe(args)
-        load = _Load(spec, proc)
+        load = _Load(spec, proc, cpus)
         self.loads.append(load)
         assert proc.stdout is not None and proc.stderr is not None
         self.pump.add(proc.stdout, lambda data: self._on_data(load, data))
@@ -255,19 +271,28 @@ class LoadGroup:
                     self.pump.remove(stream)
 
     def summary(self) -> list[dict[str, Any]]:
-        """Per load: the recipe, and for built-in kinds the achieved rate."""
+        """Per load instance: the recipe, its CPUs, for built-in kinds the achieved rate.
+
+        `target` is the rate asked for ("max": flat out), `achieved` the load's own mean
+        over the scenario (its result record, else the mean of its rate records).
+        """
         out: list[dict[str, Any]] = []
         for load in self.loads:
             entry = load.spec.describe()
             entry["instances"] = 1
+            entry["cpus"] = load.cpus
             if load.spec.kind is not None:
                 rates = [r.achieved for r in load.output.rates]
                 result = load.output.result
                 achieved = result.raw.get("achieved") if result else None
                 if achieved is None and rates:
                     achieved = sum(rates) / len(rates)
+                entry["target"] = load.spec.rate
                 entry["achieved"] = achieved
-                entry["unit"] = load.output.rates[-1].unit if load.output.rates else None
+                unit = result.raw.get("unit") if result else None
+                if unit is None and load.output.rates:
+                    unit = load.output.rates[-1].unit
+                entry["unit"] = unit
                 entry["rate_samples"] = len(rates)
                 if load.errors:
                     entry["errors"] = load.errors[-3:]
@@ -400,6 +425,19 @@ class _Measured:
     messages: list[str]
 
 
+def allowed_cpus(sysinfo: dict[str, Any]) -> set[int]:
+    """The CPUs rtprobe may use on the target (sysinfo cpus_allowed, else online)."""
+    for key in ("cpus_allowed", "cpus_online"):
+        text = sysinfo.get(key)
+        if isinstance(text, str) and text.strip():
+            try:
+                return cpulist_to_set(text.strip())
+            except ValueError:
+                continue
+    count = sysinfo.get("cpus_configured")
+    return set(range(count)) if isinstance(count, int) and count > 0 else {0}
+
+
 class Runner:
     """Runs a validated suite on a target into a store."""
 
@@ -425,6 +463,8 @@ class Runner:
             except OSError:
                 steal = None
         facts = run_preflight(sysinfo, steal)
+        allowed = allowed_cpus(sysinfo)
+        has_loads = any(s.loads for s in suite.scenarios)
         versions = {"rtbench": __version__, "rtprobe": probe_version(self.target.probe),
                     "python": platform.python_version()}
         with self.stop.installed():
@@ -438,7 +478,8 @@ class Runner:
                     for scenario in suite.scenarios:
                         if self.stop:
                             break
-                        self._run_scenario(run_id, suite, scenario, progress)
+                        placement = plan_placement(scenario, allowed, has_loads)
+                        self._run_scenario(run_id, suite, scenario, placement, progress)
             except BaseException:
                 self.store.finish_run(run_id, "interrupted" if self.stop else "error")
                 raise
@@ -467,15 +508,21 @@ class Runner:
                 next_sample += 1.0
 
     def _run_scenario(self, run_id: int, suite: Suite, scenario: Scenario,
-                      progress: Progress) -> None:
-        """Start the loads, run every test, stop the loads, store the intensity."""
+                      placement: Placement, progress: Progress) -> None:
+        """Start the loads, run every test, stop the loads, store the intensity.
+
+        The effective placement is stored with the scenario before anything starts.
+        """
+        scenario = replace(scenario, load_cpus=placement.load_cpus,
+                           measure_cpus=placement.measure_cpus)
         scenario_id = self.store.add_scenario(
             run_id, name=scenario.name, loads=[ld.describe() for ld in scenario.loads],
             load_cpus=scenario.load_cpus, measure_cpus=scenario.measure_cpus)
+        self.store.set_scenario_intensity(scenario_id, {"placement": placement.describe()})
         loads = LoadGroup(self.target, self.pump)
         sampler = IntensitySampler(self.target.read_file, time.monotonic)
         try:
-            loads.start(scenario.loads)
+            loads.start(scenario.loads, scenario.load_cpus)
             sampler.sample()
             if scenario.settle_ns:
                 progress.begin(f"{scenario.name}: loads settling", scenario.settle_ns / 1e9)
@@ -494,6 +541,7 @@ class Runner:
             sampler.sample()
             loads.stop()
             intensity = sampler.intensity()
+            intensity["placement"] = placement.describe()
             intensity["loads"] = loads.summary()
             self.store.set_scenario_intensity(scenario_id, intensity)
 
@@ -502,9 +550,11 @@ class Runner:
         """Run one test in scenario and store it."""
         args = test.probe_args(scenario, self.simulate)
         command = [str(self.target.probe), *args]
-        expected = (test.duration_ns + test.warmup_ns) / 1e9
+        expected = test.expected_seconds()
         progress.begin(f"{scenario.name} / {test.name}", expected)
-        measured = self._run_probe(args, expected, sampler, progress)
+        grace = HANG_GRACE_S if test.traits().timed else HANG_GRACE_UNTIMED_S
+        measured = self._run_probe(args, expected, sampler, progress,
+                                   test.affinity(scenario), grace)
         params = dict(measured.output.start.params) if measured.output.start \
             else dict(test.params)
         self.store.add_measurement(
@@ -530,14 +580,20 @@ class Runner:
             worst = max(maxima) if maxima else None
             count = sum(int(s.get("count", 0)) for s in result.series)
         colour = {"ok": "green", "fail": "red", "break": "red"}.get(measured.status, "yellow")
-        return (f"[{colour}]{measured.status:>11}[/{colour}]  {scenario.name} / {test.name}: "
-                f"{count} samples, max {_us(worst)} us, "
+        head = f"[{colour}]{measured.status:>11}[/{colour}]  {scenario.name} / {test.name}: "
+        if result is not None and not result.series:
+            return head + (headline(test.test, result.data) or "no latency series")
+        return (head + f"{count} samples, max {_us(worst)} us, "
                 f"{len(measured.output.windows)} windows")
 
     def _run_probe(self, args: list[str], expected_s: float, sampler: IntensitySampler,
-                   progress: Progress) -> _Measured:
-        """Run rtprobe, feeding its records to progress; handle SIGINT and hangs."""
-        proc = self.target.spawn_probe(args)
+                   progress: Progress, cpus: str | None = None,
+                   grace_s: float = HANG_GRACE_S) -> _Measured:
+        """Run rtprobe (pinned to cpus if given), feeding its records to progress.
+
+        Handles SIGINT and hangs.
+        """
+        proc = self.target.spawn_probe(args, cpus)
         assert proc.stdout is not None and proc.stderr is not None
         output = ProbeOutput()
         lines = LineBuffer()
@@ -566,7 +622,7 @@ class Runner:
 
         self.pump.add(proc.stdout, on_stdout)
         self.pump.add(proc.stderr, on_stderr)
-        deadline = time.monotonic() + expected_s + HANG_GRACE_S
+        deadline = time.monotonic() + expected_s + grace_s
         next_sample = time.monotonic() + 1.0
         interrupted_at: float | None = None
         try:
@@ -583,7 +639,8 @@ class Runner:
                     messages.append("rtprobe did not stop after SIGINT; killed")
                     break
                 if now > deadline:
-                    messages.append(f"rtprobe ran {HANG_GRACE_S:.0f} s past its duration; killed")
+                    messages.append(f"rtprobe ran {grace_s:.0f} s past its expected "
+                                    "length; killed")
                     break
                 progress.refresh()
         finally:

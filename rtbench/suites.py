@@ -29,6 +29,43 @@ TEST_KINDS = (
 )
 LOAD_KINDS = ("cpu", "sched", "mem", "io", "net", "timer")
 
+
+@dataclass(frozen=True)
+class TestKind:
+    """What a test kind takes of the options rtbench manages (see `rtprobe KIND --help`).
+
+    An untimed test runs a fixed amount of work (ctx's repetitions x hops, pi's
+    iterations, ipc --bandwidth's transfers, hackbench's loops); `nominal_s` is its
+    expected length for the ETA and the hang limit.  `cpus` is how the scenario's
+    measure_cpus reaches it: "--cpus LIST", "--cpu FIRST" (pi), or None (hackbench:
+    the process is pinned instead).
+    """
+
+    timed: bool = True
+    warmup: bool = True
+    thresholds: bool = True
+    cpus: str | None = "--cpus"
+    nominal_s: float = 0.0
+
+
+TIMED = TestKind()
+TEST_KIND_TRAITS = {
+    "cyclic": TIMED, "periodic": TIMED, "clock": TIMED, "wakeup": TIMED,
+    "event": TIMED, "noise": TIMED, "ipc": TIMED,
+    "ctx": TestKind(timed=False, warmup=False, thresholds=False, nominal_s=2.0),
+    "pi": TestKind(timed=False, cpus="--cpu", nominal_s=2.0),
+    "hackbench": TestKind(timed=False, warmup=False, thresholds=False, cpus=None,
+                          nominal_s=1.0),
+}
+# ipc with bandwidth = true measures transfers, not a latency series.
+IPC_BANDWIDTH = TestKind(timed=False, warmup=False, thresholds=False, nominal_s=1.0)
+UNTIMED_HINT = {
+    "ctx": "it runs --repetitions x --hops; set those in params",
+    "pi": "it runs --iterations; set that in params",
+    "hackbench": "it runs --loops; set that in params",
+    "ipc": "--bandwidth runs --repetitions transfers of --total bytes; set those in params",
+}
+
 # Options rtbench sets itself: a test's params may not name them.
 RESERVED_PARAMS = {
     "duration": "use the test's `duration` key",
@@ -39,6 +76,15 @@ RESERVED_PARAMS = {
     "output": "rtbench reads the probe's stdout",
     "simulate": "use `rtbench run --simulate`",
     "raw": "raw sample files are not collected by suites",
+    "help": "not a parameter",
+}
+# Options rtbench sets itself on a built-in load: `options` may not name them.
+RESERVED_LOAD_OPTIONS = {
+    "rate": "use the load's `rate` key",
+    "cpus": "use the load's `cpus` key or the scenario's `load_cpus`",
+    "duration": "a load runs as long as its scenario",
+    "output": "rtbench reads the load's stdout",
+    "verbose": "not a parameter",
     "help": "not a parameter",
 }
 
@@ -150,14 +196,45 @@ class TestSpec:
     own_params: frozenset[str] = frozenset()  # params set by the entry, not [defaults]
     sweep_keys: frozenset[str] = frozenset()
 
+    def traits(self) -> TestKind:
+        """What this test takes of the options rtbench manages."""
+        if self.test == "ipc" and self.params.get("bandwidth") is True:
+            return IPC_BANDWIDTH
+        return TEST_KIND_TRAITS.get(self.test, TIMED)
+
+    def expected_seconds(self) -> float:
+        """How long one measurement should take (nominal for untimed tests)."""
+        traits = self.traits()
+        if not traits.timed:
+            return traits.nominal_s + self.warmup_ns / 1e9
+        one = (self.duration_ns + self.warmup_ns) / 1e9
+        mechanisms = self.params.get("mechanism")
+        if self.test == "wakeup" and isinstance(mechanisms, str | list):
+            # wakeup runs warm-up + duration once per mechanism, one after the other.
+            count = len(mechanisms) if isinstance(mechanisms, list) \
+                else len(mechanisms.split(","))
+            return one * max(1, count)
+        return one
+
+    def affinity(self, scenario: Scenario) -> str | None:
+        """CPUs to pin the probe process to (tests without a CPU option only)."""
+        return scenario.measure_cpus if self.traits().cpus is None else None
+
     def probe_args(self, scenario: Scenario, simulate: str | None) -> list[str]:
         """Return the rtprobe arguments (after the binary) for this test in scenario."""
-        args = [self.test, "--duration", format_duration(self.duration_ns),
-                "--warmup", format_duration(self.warmup_ns)]
-        if self.thresholds_ns:
+        traits = self.traits()
+        args = [self.test]
+        if traits.timed:
+            args += ["--duration", format_duration(self.duration_ns)]
+        if traits.warmup:
+            args += ["--warmup", format_duration(self.warmup_ns)]
+        if self.thresholds_ns and traits.thresholds:
             args += ["--threshold", ",".join(format_duration(t) for t in self.thresholds_ns)]
         if scenario.measure_cpus is not None:
-            args += ["--cpus", scenario.measure_cpus]
+            if traits.cpus == "--cpus":
+                args += ["--cpus", scenario.measure_cpus]
+            elif traits.cpus == "--cpu" and "cpu" not in self.params:
+                args += ["--cpu", str(min(cpulist_to_set(scenario.measure_cpus)))]
         args += params_to_args(self.params)
         if simulate is not None:
             args += ["--simulate", simulate]
@@ -196,14 +273,105 @@ class Suite:
 
     def estimated_seconds(self, per_measurement_overhead_s: float = 0.3) -> float:
         """Expected wall time of the whole suite."""
-        per_test = sum(
-            (t.duration_ns + t.warmup_ns) / 1e9 + per_measurement_overhead_s for t in self.tests
-        )
+        per_test = sum(t.expected_seconds() + per_measurement_overhead_s for t in self.tests)
         return sum(s.settle_ns / 1e9 + per_test for s in self.scenarios)
 
     def load_kinds(self) -> set[str]:
         """Built-in load kinds the suite uses."""
         return {ld.kind for s in self.scenarios for ld in s.loads if ld.kind is not None}
+
+
+def cpulist_to_set(text: str) -> set[int]:
+    """Parse a CPU list such as "0-3,6" into a set of CPU numbers."""
+    cpus: set[int] = set()
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        cpus.update(range(int(first), int(last or first) + 1))
+    return cpus
+
+
+def format_cpulist(cpus: set[int] | list[int]) -> str:
+    """Format CPU numbers as a compact list such as "0-3,6"."""
+    ordered = sorted(set(cpus))
+    parts: list[str] = []
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
+# Below this many CPUs loads and tests share every CPU (nothing to spare).
+SPLIT_MIN_CPUS = 4
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a scenario's loads and tests run (rteval-style), as decided for a target.
+
+    None means "not restricted": loads may use every CPU, tests use their own default.
+    rule: "given" (the suite named CPUs), "split" (loads on the first half, tests on
+    the rest) or "shared" (fewer than SPLIT_MIN_CPUS CPUs, or a suite without loads).
+    """
+
+    load_cpus: str | None
+    measure_cpus: str | None
+    rule: str
+    cpus: str  # the CPUs the target allows
+
+    def describe(self) -> dict[str, Any]:
+        """The placement as stored with the scenario."""
+        return {"rule": self.rule, "cpus": self.cpus, "load_cpus": self.load_cpus,
+                "measure_cpus": self.measure_cpus}
+
+
+def plan_placement(scenario: Scenario, allowed: set[int], suite_has_loads: bool) -> Placement:
+    """Decide where scenario's loads and tests run on a target allowing CPUs `allowed`.
+
+    Given CPU lists win; when only one of load_cpus/measure_cpus is given the other gets
+    the remaining CPUs.  With neither, a suite with loads on a machine of at least
+    SPLIT_MIN_CPUS CPUs puts loads on the first half and tests on the rest, in every
+    scenario (idle ones too, so scenarios compare the same CPUs); otherwise all share.
+    """
+    everything = format_cpulist(allowed)
+    load, measure = scenario.load_cpus, scenario.measure_cpus
+    if load is not None or measure is not None:
+        if load is not None and measure is None:
+            rest = allowed - cpulist_to_set(load)
+            measure = format_cpulist(rest) if rest else None
+        elif measure is not None and load is None:
+            rest = allowed - cpulist_to_set(measure)
+            load = format_cpulist(rest) if rest else None
+        return Placement(load, measure, "given", everything)
+    if suite_has_loads and len(allowed) >= SPLIT_MIN_CPUS:
+        ordered = sorted(allowed)
+        half = len(ordered) // 2
+        return Placement(format_cpulist(ordered[:half]), format_cpulist(ordered[half:]),
+                         "split", everything)
+    return Placement(None, None, "shared", everything)
+
+
+def check_placement(suite: Suite, allowed: set[int]) -> None:
+    """Refuse load_cpus/measure_cpus naming CPUs the target does not offer."""
+    for i, scenario in enumerate(suite.scenarios):
+        for key in ("load_cpus", "measure_cpus"):
+            text = getattr(scenario, key)
+            if text is None:
+                continue
+            missing = cpulist_to_set(text) - allowed
+            if missing:
+                raise SuiteError(suite.source, f"scenarios[{i}].{key}",
+                                 f"CPU {format_cpulist(missing)} is not available on this "
+                                 f"target (allowed: {format_cpulist(allowed)})")
+        for j, load in enumerate(scenario.loads):
+            if load.cpus is not None and cpulist_to_set(load.cpus) - allowed:
+                missing = cpulist_to_set(load.cpus) - allowed
+                raise SuiteError(suite.source, f"scenarios[{i}].loads[{j}].cpus",
+                                 f"CPU {format_cpulist(missing)} is not available on this "
+                                 f"target (allowed: {format_cpulist(allowed)})")
 
 
 def params_to_args(params: Mapping[str, ParamValue]) -> list[str]:
@@ -291,7 +459,8 @@ class _Checker:
             raise self.fail(key, f"must be >= {minimum:g}")
         return float(value)
 
-    def params(self, value: object, key: str) -> dict[str, ParamValue]:
+    def params(self, value: object, key: str,
+               reserved: Mapping[str, str] = RESERVED_PARAMS) -> dict[str, ParamValue]:
         """Check a params table: option names with scalar or list values."""
         if not isinstance(value, dict):
             raise self.fail(key, "must be a table of option = value")
@@ -299,8 +468,8 @@ class _Checker:
             path = f"{key}.{name}"
             if not _PARAM_RE.match(name):
                 raise self.fail(path, "is not an option name (lower case letters, digits, - _)")
-            if name in RESERVED_PARAMS:
-                raise self.fail(path, f"not allowed here: {RESERVED_PARAMS[name]}")
+            if name in reserved:
+                raise self.fail(path, f"not allowed here: {reserved[name]}")
             self.param_value(item, path)
         return dict(value)
 
@@ -339,11 +508,17 @@ def _parse_load(check: _Checker, raw: object, key: str, load_cpus: str | None) -
     rate: float | str = table["rate"]
     if rate != "max":
         rate = check.number(rate, f"{key}.rate", integer=False, minimum=0)
-    options = check.params(table.get("options", {}), f"{key}.options")
+    options = check.params(table.get("options", {}), f"{key}.options",
+                           RESERVED_LOAD_OPTIONS)
+    if kind == "io" and "dir" not in options:
+        raise check.fail(f"{key}.options.dir",
+                         "missing: the io load writes and walks files in a directory you "
+                         "name (e.g. options = { dir = \"/var/tmp\" })")
     return LoadSpec(instances=instances, kind=kind, rate=rate, cpus=cpus, options=options)
 
 
-def _parse_scenario(check: _Checker, raw: object, key: str, settle_ns: int) -> Scenario:
+def _parse_scenario(check: _Checker, raw: object, key: str, settle_ns: int,
+                    defaults: dict[str, Any]) -> Scenario:
     """Validate one [[scenarios]] entry."""
     table = check.table(raw, key, ("name", "description", "loads", "load_cpus",
                                    "measure_cpus", "settle"))
@@ -351,9 +526,9 @@ def _parse_scenario(check: _Checker, raw: object, key: str, settle_ns: int) -> S
         raise check.fail(f"{key}.name", "missing")
     name = check.string(table["name"], f"{key}.name")
     load_cpus = check.cpulist(table["load_cpus"], f"{key}.load_cpus") \
-        if "load_cpus" in table else None
+        if "load_cpus" in table else defaults["load_cpus"]
     measure = check.cpulist(table["measure_cpus"], f"{key}.measure_cpus") \
-        if "measure_cpus" in table else None
+        if "measure_cpus" in table else defaults["measure_cpus"]
     loads_raw = table.get("loads", [])
     if not isinstance(loads_raw, list):
         raise check.fail(f"{key}.loads", "must be a list of load tables")
@@ -395,7 +570,7 @@ def _parse_tests(check: _Checker, raw: object, key: str, index: int,
                     thresholds_ns=thresholds, params=params, index=index,
                     own_params=frozenset(own))
     if not sweep:
-        return [base]
+        return [_fit_kind(check, base, table, key)]
     names = list(sweep)
     value_lists = [sweep[n] for n in names]
     specs = []
@@ -403,9 +578,25 @@ def _parse_tests(check: _Checker, raw: object, key: str, index: int,
         swept = dict(params)
         swept.update(zip(names, combo, strict=True))
         label = ",".join(f"{n}={_scalar_text(v)}" for n, v in zip(names, combo, strict=True))
-        specs.append(replace(base, name=f"{name}[{label}]", params=swept,
-                             sweep_keys=frozenset(names)))
+        specs.append(_fit_kind(check, replace(base, name=f"{name}[{label}]", params=swept,
+                                              sweep_keys=frozenset(names)), table, key))
     return specs
+
+
+def _fit_kind(check: _Checker, spec: TestSpec, table: dict[str, Any], key: str) -> TestSpec:
+    """Drop what the test kind does not take; refuse it when the entry set it itself.
+
+    Values from [defaults] simply do not apply to such a test (ctx has no duration).
+    """
+    traits = spec.traits()
+    hint = UNTIMED_HINT.get(spec.test, "see `rtprobe " + spec.test + " --help`")
+    for name, takes in (("duration", traits.timed), ("warmup", traits.warmup),
+                        ("thresholds", traits.thresholds)):
+        if name in table and not takes:
+            raise check.fail(f"{key}.{name}",
+                             f"{spec.test} takes no {name}: {hint}")
+    return replace(spec, warmup_ns=spec.warmup_ns if traits.warmup else 0,
+                   thresholds_ns=spec.thresholds_ns if traits.thresholds else ())
 
 
 def parse_suite(text: str, source: str) -> Suite:
@@ -426,7 +617,8 @@ def parse_suite(text: str, source: str) -> Suite:
     if scale == 0:
         raise check.fail("suite.scale", "must be greater than zero")
     dtable = check.table(doc.get("defaults", {}), "defaults",
-                         ("duration", "warmup", "thresholds", "params", "settle"))
+                         ("duration", "warmup", "thresholds", "params", "settle",
+                          "load_cpus", "measure_cpus"))
     defaults: dict[str, Any] = {
         "duration": check.duration(dtable.get("duration", "10s"), "defaults.duration", "s",
                                    zero_ok=False),
@@ -435,12 +627,16 @@ def parse_suite(text: str, source: str) -> Suite:
         "thresholds": check.thresholds(dtable["thresholds"], "defaults.thresholds")
         if "thresholds" in dtable else (),
         "params": check.params(dtable.get("params", {}), "defaults.params"),
+        "load_cpus": check.cpulist(dtable["load_cpus"], "defaults.load_cpus")
+        if "load_cpus" in dtable else None,
+        "measure_cpus": check.cpulist(dtable["measure_cpus"], "defaults.measure_cpus")
+        if "measure_cpus" in dtable else None,
     }
     settle = check.duration(dtable.get("settle", "1s"), "defaults.settle", "s", zero_ok=True)
     scen_raw = doc.get("scenarios", [{"name": "idle"}])
     if not isinstance(scen_raw, list) or not scen_raw:
         raise check.fail("scenarios", "must be a non-empty array of tables ([[scenarios]])")
-    scenarios = tuple(_parse_scenario(check, s, f"scenarios[{i}]", settle)
+    scenarios = tuple(_parse_scenario(check, s, f"scenarios[{i}]", settle, defaults)
                       for i, s in enumerate(scen_raw))
     _unique([s.name for s in scenarios], check, "scenarios", "scenario name")
     tests_raw = doc.get("tests")
@@ -518,3 +714,20 @@ def check_options(suite: Suite, help_texts: Mapping[str, str]) -> None:
                 raise SuiteError(suite.source, where,
                                  f"rtprobe {test.test} has no option {option} "
                                  f"(see `rtprobe {test.test} --help`)")
+
+
+def check_load_options(suite: Suite, help_texts: Mapping[str, str]) -> None:
+    """Refuse built-in load options that `rtprobe load KIND --help` does not list."""
+    for i, scenario in enumerate(suite.scenarios):
+        for j, load in enumerate(scenario.loads):
+            if load.kind is None:
+                continue
+            text = help_texts.get(load.kind, "")
+            if "--" not in text:
+                continue
+            for key in load.options:
+                option = "--" + key.replace("_", "-")
+                if not re.search(re.escape(option) + r"(?![A-Za-z0-9-])", text):
+                    raise SuiteError(suite.source, f"scenarios[{i}].loads[{j}].options.{key}",
+                                     f"rtprobe load {load.kind} has no option {option} "
+                                     f"(see `rtprobe load {load.kind} --help`)")

@@ -75,7 +75,7 @@ def fmt_exceed(stats: LatencyStats) -> str:
 
 
 def fmt_intensity(intensity: dict[str, Any] | None) -> str:
-    """The achieved load intensity in one short line."""
+    """The achieved load intensity in one short line (each load: achieved/target)."""
     if not intensity:
         return "-"
     parts = []
@@ -86,20 +86,54 @@ def fmt_intensity(intensity: dict[str, Any] | None) -> str:
     if intensity.get("irq_per_s") is not None:
         parts.append(f"{_si(intensity['irq_per_s'])} irq/s")
     for load in intensity.get("loads") or []:
-        if isinstance(load, dict) and load.get("achieved") is not None:
-            parts.append(f"{load.get('kind') or 'load'} "
-                         f"{float(load['achieved']):.3g}"
-                         f"{load.get('unit') or ''}")
+        text = fmt_load_rate(load) if isinstance(load, dict) else None
+        if text:
+            parts.append(text)
     return " · ".join(parts) if parts else "-"
 
 
+def fmt_per_s(value: object) -> str:
+    """A rate per second as a whole number with separators ('-' if unknown)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "-"
+    return f"{value:,.0f}"
+
+
+def fmt_load_rate(load: dict[str, Any]) -> str | None:
+    """A built-in load's achieved rate against its target: 'sched 19.9k/20k messages/s'."""
+    if load.get("achieved") is None:
+        return None
+    target = load.get("target", load.get("rate"))
+    if target == "max":
+        wanted = "max"
+    elif isinstance(target, (int, float)) and not isinstance(target, bool):
+        wanted = _si(float(target))
+    else:
+        wanted = "?"
+    unit = load.get("unit") or ""
+    return f"{load.get('kind') or 'load'} {_si(float(load['achieved']))}/{wanted} {unit}".rstrip()
+
+
+def fmt_placement(scenario: ScenarioDetail) -> str:
+    """Where the scenario's loads and tests ran: 'loads 0-1 | tests 2-3 (split)'."""
+    placement = (scenario.intensity or {}).get("placement")
+    rule = placement.get("rule") if isinstance(placement, dict) else None
+    everything = placement.get("cpus") if isinstance(placement, dict) else None
+    if scenario.load_cpus is None and scenario.measure_cpus is None:
+        where = f"all CPUs{' ' + str(everything) if everything else ''} shared"
+        return where if rule in (None, "shared") else f"{where} ({rule})"
+    text = (f"loads {scenario.load_cpus or 'any CPU'} | "
+            f"tests {scenario.measure_cpus or 'default CPUs'}")
+    return f"{text} ({rule})" if rule else text
+
+
 def _si(value: float) -> str:
-    """A rate with a k/M suffix."""
+    """A rate with a k/M suffix (3 significant digits below 1000)."""
     if value >= 1e6:
         return f"{value / 1e6:.1f}M"
     if value >= 1e3:
         return f"{value / 1e3:.1f}k"
-    return f"{value:.0f}"
+    return f"{value:.3g}"
 
 
 @dataclass

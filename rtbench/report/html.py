@@ -14,6 +14,7 @@ from rtbench.analysis.stats import PERCENTILES
 from rtbench.report import format as fmt
 from rtbench.report.plot import histogram_svg
 from rtbench.report.terminal import environment_rows
+from rtbench.resultdata import ctx_table, headline, key_values, table_keys
 from rtbench.store.models import RunDetail
 
 
@@ -25,7 +26,9 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True, lstrip_blocks=True)
     env.filters.update(us=fmt.fmt_us, count=fmt.fmt_count,
                        rate=fmt.fmt_rate, threshold=fmt.fmt_threshold,
-                       exceed=fmt.fmt_exceed, intensity=fmt.fmt_intensity)
+                       exceed=fmt.fmt_exceed, intensity=fmt.fmt_intensity,
+                       load_rate=fmt.fmt_load_rate, placement=fmt.fmt_placement,
+                       per_s=fmt.fmt_per_s)
     return env
 
 
@@ -37,8 +40,12 @@ def render_html(run: RunDetail) -> str:
         rows = list(ms.per_series)
         if ms.merged is not None and len(rows) > 1:
             rows.append(("all", ms.merged))
-        measurements.append({"ms": ms, "rows": rows,
-                             "svg": histogram_svg(ms.measurement, title)})
+        m = ms.measurement
+        measurements.append({
+            "ms": ms, "rows": rows, "svg": histogram_svg(m, title),
+            "headline": headline(m.test, m.data),
+            "ctx": ctx_table(m.data) if m.test == "ctx" else None,
+            "data": key_values(m.data, table_keys(m.test))})
     template = _environment().get_template("report.html.j2")
     return template.render(
         run=run, measurements=measurements,

@@ -13,20 +13,26 @@ from rtbench.report.format import (
     fmt_count,
     fmt_exceed,
     fmt_intensity,
+    fmt_load_rate,
+    fmt_per_s,
+    fmt_placement,
     fmt_rate,
     fmt_threshold,
     fmt_us,
     run_stats,
 )
-from rtbench.store.models import RunDetail
+from rtbench.resultdata import ctx_table, headline, key_values, table_keys
+from rtbench.store.models import MeasurementDetail, RunDetail
 
 
 def summary_table(run: RunDetail) -> Table:
     """One row per scenario x measurement (series merged), times in us.
 
     Columns: samples, min, avg, p99, p99.9, max, overruns and one column of
-    exceedances per threshold; the achieved load intensity, when stored,
-    is the second line of the first cell (keeps the table narrow).
+    exceedances per threshold; the achieved load intensity and the CPU
+    placement, when stored, are the second line of the first cell (keeps the
+    table narrow).  A test without a latency series shows its key figures
+    from the result's data there instead of numbers.
     """
     title = f"Run {run.id} · {run.suite} · {run.status}"
     if run.simulated:
@@ -36,8 +42,9 @@ def summary_table(run: RunDetail) -> Table:
                          for e in ms.merged.exceedances})
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD,
                   padding=(0, 1), collapse_padding=True, pad_edge=False,
-                  caption="times in µs, threads merged; "
-                  "second line: achieved load", caption_justify="left")
+                  caption="times in µs, threads merged; second line: achieved "
+                  "load (each load: achieved/target rate) and CPU placement",
+                  caption_justify="left")
     table.add_column("scenario / test", overflow="fold",
                      min_width=10)
     table.add_column("status", no_wrap=True)
@@ -56,9 +63,13 @@ def _summary_cells(ms: MeasurementStats, thresholds: list[int]) -> list[str]:
     m, s = ms.measurement, ms.merged
     name = f"{ms.scenario.name} / {m.name}"
     if ms.scenario.intensity:
-        name += f"\n[dim]{fmt_intensity(ms.scenario.intensity)}[/]"
+        name += (f"\n[dim]{fmt_intensity(ms.scenario.intensity)} · "
+                 f"{fmt_placement(ms.scenario)}[/]")
     status = m.status if m.status == "ok" else f"[bold red]{m.status}[/]"
     if s is None:
+        figures = headline(m.test, m.data)
+        if figures:
+            name += f"\n{m.test}: {figures}"
         return [name, status] + ["-"] * (7 + len(thresholds))
     exceed = {e.threshold_ns: e.count for e in s.exceedances}
     return [name, status, fmt_count(s.samples), fmt_us(s.min_ns),
@@ -119,11 +130,13 @@ def show_run(console: Console, run: RunDetail) -> None:
     if run.preflight:
         console.print(preflight_table(run))
     console.print(summary_table(run))
+    console.print(scenario_table(run))
     for ms in run_stats(run):
         m = ms.measurement
         console.print(f"\n[bold]{ms.scenario.name} / {m.name}[/]  "
                       f"loads: {_loads_text(ms.scenario.loads)}  "
-                      f"achieved: {fmt_intensity(ms.scenario.intensity)}")
+                      f"achieved: {fmt_intensity(ms.scenario.intensity)}  "
+                      f"CPUs: {fmt_placement(ms.scenario)}")
         console.print(f"command: {' '.join(m.command)}")
         if m.reason:
             console.print(f"reason: {m.reason}")
@@ -139,11 +152,57 @@ def show_run(console: Console, run: RunDetail) -> None:
         for v in m.verdicts:
             mark = "[green]pass[/]" if v.get("pass") else "[red]FAIL[/]"
             console.print(f"  {mark} {v.get('name')}: {v.get('detail')}")
-        if m.data:
-            console.print(f"  data: {m.data}")
+        for heading, table in data_tables(m):
+            console.print(heading)
+            console.print(table)
     console.print("\n[bold]Definitions[/]")
     for name, text in DEFINITIONS:
         console.print(f"  {name}: {text}")
+
+
+def scenario_table(run: RunDetail) -> Table:
+    """Per scenario: CPU placement and the achieved intensity, each load against its target."""
+    table = Table(title="Scenarios: placement and achieved load", title_justify="left")
+    for name in ("scenario", "placement", "cpu busy", "ctxt/s", "irq/s", "loadavg 1m",
+                 "loads: achieved/target"):
+        table.add_column(name, justify="left" if name in ("scenario", "placement") else "right")
+    for sc in run.scenarios:
+        it = sc.intensity or {}
+        busy = it.get("cpu_busy_pct")
+        per_load = [fmt_load_rate(ld) or _loads_text([ld]) for ld in it.get("loads") or []
+                    if isinstance(ld, dict)]
+        table.add_row(
+            sc.name, fmt_placement(sc), "-" if busy is None else f"{busy:.1f}%",
+            fmt_per_s(it.get("ctxt_per_s")), fmt_per_s(it.get("irq_per_s")),
+            "-" if it.get("loadavg_1m_max") is None else f"{it['loadavg_1m_max']:.2f} max",
+            "\n".join(per_load) or ("none" if not sc.loads else "-"))
+    return table
+
+
+def data_tables(m: MeasurementDetail) -> list[tuple[str, Table]]:
+    """The result's data as (heading, table): ctx's lmbench-shaped table, then the rest
+    as key/value rows."""
+    tables = []
+    ctx = ctx_table(m.data) if m.test == "ctx" else None
+    if ctx is not None:
+        headers, rows = ctx
+        table = Table()
+        for i, header in enumerate(headers):
+            table.add_column(header, justify="right" if i else "left")
+        for row in rows:
+            table.add_row(*row)
+        tables.append(("  ctx: per-switch time in µs, overhead subtracted, median of the "
+                       "repetitions (* flagged: <= 0)", table))
+    pairs = key_values(m.data, table_keys(m.test))
+    if pairs:
+        figures = headline(m.test, m.data)
+        table = Table()
+        table.add_column("key")
+        table.add_column("value", overflow="fold")
+        for key, value in pairs:
+            table.add_row(key, value)
+        tables.append((f"  result data: {figures}" if figures else "  result data", table))
+    return tables
 
 
 def _loads_text(loads: list[dict[str, object]]) -> str:

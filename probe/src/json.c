@@ -44,6 +44,33 @@ static void json_put(struct json *j, const char *s, size_t n)
 	j->buf[j->len] = '\0';
 }
 
+/*
+ * Write the decimal digits of value at out (room for 20), return the end.
+ * Written by hand because snprintf was most of the cost of a window record
+ * (one pair per histogram bucket).
+ */
+static char *json_digits(char *out, uint64_t value)
+{
+	char digits[20];
+	size_t n = 0;
+
+	do {
+		digits[sizeof(digits) - 1 - n++] = (char)('0' + value % 10);
+		value /= 10;
+	} while (value);
+	memcpy(out, digits + sizeof(digits) - n, n);
+	return out + n;
+}
+
+/* Append the decimal digits of value. */
+static void json_put_u64(struct json *j, uint64_t value)
+{
+	if (!json_reserve(j, 20))
+		return;
+	j->len = (size_t)(json_digits(j->buf + j->len, value) - j->buf);
+	j->buf[j->len] = '\0';
+}
+
 /* Append a NUL-terminated raw string. */
 static void json_puts(struct json *j, const char *s)
 {
@@ -156,7 +183,22 @@ size_t json_escape(const char *value, size_t n, char *out, size_t outlen)
 /* Append value as a quoted, escaped JSON string. */
 static void json_put_string(struct json *j, const char *value, size_t n)
 {
-	size_t need = json_escape(value, n, NULL, 0);
+	size_t need, i;
+
+	/* Fast path: printable ASCII without quote or backslash (every key). */
+	for (i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)value[i];
+
+		if (ch < 0x20 || ch >= 0x7f || ch == '"' || ch == '\\')
+			break;
+	}
+	if (i == n) {
+		json_put(j, "\"", 1);
+		json_put(j, value, n);
+		json_put(j, "\"", 1);
+		return;
+	}
+	need = json_escape(value, n, NULL, 0);
 
 	json_put(j, "\"", 1);
 	if (!json_reserve(j, need + 1))
@@ -269,21 +311,39 @@ void json_strn(struct json *j, const char *key, const char *value, size_t n)
 /* Write an unsigned 64-bit integer exactly. */
 void json_u64(struct json *j, const char *key, uint64_t value)
 {
-	char num[24];
-
 	json_prefix(j, key);
-	snprintf(num, sizeof(num), "%" PRIu64, value);
-	json_puts(j, num);
+	json_put_u64(j, value);
 }
 
 /* Write a signed 64-bit integer exactly. */
 void json_i64(struct json *j, const char *key, int64_t value)
 {
-	char num[24];
-
 	json_prefix(j, key);
-	snprintf(num, sizeof(num), "%" PRId64, value);
-	json_puts(j, num);
+	if (value < 0) {
+		json_put(j, "-", 1);
+		/* Negate in unsigned arithmetic: exact for INT64_MIN too. */
+		json_put_u64(j, 0 - (uint64_t)value);
+	} else {
+		json_put_u64(j, (uint64_t)value);
+	}
+}
+
+void json_pair_u64(struct json *j, uint64_t first, uint64_t second)
+{
+	char *p;
+
+	json_prefix(j, NULL);
+	/* One reservation for "[" 20 digits "," 20 digits "]". */
+	if (!json_reserve(j, 43))
+		return;
+	p = j->buf + j->len;
+	*p++ = '[';
+	p = json_digits(p, first);
+	*p++ = ',';
+	p = json_digits(p, second);
+	*p++ = ']';
+	*p = '\0';
+	j->len = (size_t)(p - j->buf);
 }
 
 /* Write a double with round-trip precision; NaN and infinities as null. */

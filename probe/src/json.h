@@ -60,6 +60,8 @@ void json_i64(struct json *j, const char *key, int64_t value);
 void json_double(struct json *j, const char *key, double value);
 void json_bool(struct json *j, const char *key, bool value);
 void json_null(struct json *j, const char *key);
+/* Write the array element [first,second] (inside an array): histogram pairs. */
+void json_pair_u64(struct json *j, uint64_t first, uint64_t second);
 
 /* Append '\n', write the record to f, flush, reset.  Returns 0 or -1 (errno set). */
 int json_emit(struct json *j, FILE *f);

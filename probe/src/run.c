@@ -774,7 +774,7 @@ static void run_take_window(struct run *r, struct run_series *rs, int idx,
 			    const struct series_window *w, struct hist32 *h)
 {
 	struct json *j = &r->j;
-	unsigned int b;
+	unsigned int b, b_first, b_last;
 	int i;
 
 	json_begin_object(j, NULL);
@@ -795,13 +795,13 @@ static void run_take_window(struct run *r, struct run_series *rs, int idx,
 		json_u64(j, NULL, w->exceed[i]);
 	json_end_array(j);
 	json_begin_array(j, "hist");
-	for (b = 0; b < HIST_BUCKETS; b++) {
+	/* Only buckets between the window's min and max can be non-zero. */
+	b_first = w->count ? hist_index(w->min_ns) : 1;
+	b_last = w->count ? hist_index(w->max_ns) : 0;
+	for (b = b_first; b <= b_last; b++) {
 		if (!h->count[b])
 			continue;
-		json_begin_array(j, NULL);
-		json_u64(j, NULL, b);
-		json_u64(j, NULL, h->count[b]);
-		json_end_array(j);
+		json_pair_u64(j, b, h->count[b]);
 		if (!w->warmup)
 			rs->hist->count[b] += h->count[b];
 		h->count[b] = 0;
@@ -1123,10 +1123,7 @@ static void run_write_series_result(struct run *r, int idx)
 	for (b = 0; b < HIST_BUCKETS; b++) {
 		if (!rs->hist->count[b])
 			continue;
-		json_begin_array(j, NULL);
-		json_u64(j, NULL, b);
-		json_u64(j, NULL, rs->hist->count[b]);
-		json_end_array(j);
+		json_pair_u64(j, b, rs->hist->count[b]);
 	}
 	json_end_array(j);
 	json_u64(j, "spikes_dropped", series_spikes_dropped(rs->s));

@@ -372,6 +372,7 @@ int cmd_clock(int argc, char **argv)
 	common_defaults(&c, "clock", CLOCK_DEFAULT_DURATION_NS);
 	common_options(table, sizeof(table) / sizeof(table[0]), own);
 	optind = 1;
+	opt_refuse_abbrev(argc, argv, table);
 	while ((id = getopt_long(argc, argv, "", table, NULL)) != -1) {
 		if (id == '?' || id == ':')
 			common_bad_option(argc, argv);

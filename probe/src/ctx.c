@@ -749,6 +749,7 @@ int cmd_ctx(int argc, char **argv)
 	t.cfg.repetitions = 5;
 	t.cfg.hops = CTX_DEFAULT_HOPS;
 	common_options(table, sizeof(table) / sizeof(table[0]), ctx_opts);
+	opt_refuse_abbrev(argc, argv, table);
 	while ((id = getopt_long(argc, argv, "h", table, &longindex)) != -1) {
 		if (common_handle(&c, id, optarg))
 			continue;

@@ -424,6 +424,7 @@ int cmd_cyclic(int argc, char **argv)
 
 	common_defaults(&c, "cyclic", CYCLIC_DEFAULT_DURATION_NS);
 	common_options(table, sizeof(table) / sizeof(table[0]), own);
+	opt_refuse_abbrev(argc, argv, table);
 	while ((id = getopt_long(argc, argv, "", table, NULL)) != -1) {
 		switch (id) {
 		case OPT_HELP:

@@ -888,6 +888,7 @@ int cmd_event(int argc, char **argv)
 	t->fd = -1;
 	t->out_fd = -1;
 	common_options(table, sizeof(table) / sizeof(table[0]), event_opts);
+	opt_refuse_abbrev(argc, argv, table);
 	while ((id = getopt_long(argc, argv, "h", table, NULL)) != -1) {
 		if (common_handle(&c, id, optarg))
 			continue;

@@ -112,6 +112,7 @@ static void hb_parse(int argc, char **argv, struct hb_cfg *cfg)
 	cfg->fds = 20;
 	opterr = 0;
 	optind = 1;
+	opt_refuse_abbrev(argc, argv, hb_options);
 	while ((id = getopt_long(argc, argv, ":g:l:s:f:TPp", hb_options,
 				 NULL)) != -1) {
 		switch (id) {

@@ -763,6 +763,7 @@ int cmd_ipc(int argc, char **argv)
 	t->cfg.peer_cpu = IPC_PEER_SAME;
 	t->cfg.fifo_dir = "/tmp";
 	common_options(table, sizeof(table) / sizeof(table[0]), ipc_opts);
+	opt_refuse_abbrev(argc, argv, table);
 	while ((id = getopt_long(argc, argv, "h", table, &longindex)) != -1) {
 		if (id >= COMMON_OPT_BASE && longindex >= 0 &&
 		    table[longindex].val == id &&

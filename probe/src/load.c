@@ -475,6 +475,7 @@ static const struct load_kind *load_parse(int argc, char **argv,
 
 	opterr = 0;
 	optind = 1;
+	opt_refuse_abbrev(argc - 1, argv + 1, table);
 	while ((id = getopt_long(argc - 1, argv + 1, ":", table, NULL)) != -1) {
 		switch (id) {
 		case LOPT_RATE:

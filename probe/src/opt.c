@@ -5,6 +5,7 @@
 #include "opt.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -456,5 +457,50 @@ void opt_cpulist_format(const cpu_set_t *set, char *buf, size_t buflen)
 							last);
 		}
 		cpu = last + 1;
+	}
+}
+
+/* Find the entry named exactly name[0..len) in table, or NULL. */
+static const struct option *opt_find_exact(const struct option *table,
+					   const char *name, size_t len)
+{
+	for (; table->name; table++)
+		if (strlen(table->name) == len && !strncmp(table->name, name, len))
+			return table;
+	return NULL;
+}
+
+void opt_refuse_abbrev(int argc, char **argv, const struct option *table)
+{
+	const struct option *o, *full;
+	const char *name, *eq;
+	size_t len;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			return;
+		if (strncmp(argv[i], "--", 2))
+			continue;
+		name = argv[i] + 2;
+		eq = strchr(name, '=');
+		len = eq ? (size_t)(eq - name) : strlen(name);
+		o = opt_find_exact(table, name, len);
+		if (o) {
+			/* Skip a separate value so "--on-spike --x" is fine. */
+			if (o->has_arg == required_argument && !eq)
+				i++;
+			continue;
+		}
+		for (full = table; full->name; full++)
+			if (len && !strncmp(full->name, name, len))
+				break;
+		if (full->name) {
+			fprintf(stderr, "rtprobe: unknown option '--%.*s' (options "
+				"are never abbreviated: did you mean '--%s'?)\n",
+				(int)len, name, full->name);
+			exit(RTP_EXIT_USAGE);
+		}
+		/* Wholly unknown: getopt_long reports it the usual way. */
 	}
 }

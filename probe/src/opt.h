@@ -70,6 +70,16 @@ void opt_cpulist(const char *option, const char *text, cpu_set_t *set);
 void opt_cpulist_allowed(const char *option, const char *text,
 			 const cpu_set_t *set);
 
+/*
+ * Refuse abbreviated long options: getopt_long accepts any unique prefix
+ * ("--dur" for "--duration"), which lets a typo or a future option change
+ * meaning silently.  Every "--name" before a lone "--" must be a full name in
+ * table; otherwise print one line naming it (and the option it abbreviates)
+ * and exit 2.  Call before the getopt_long loop.
+ */
+struct option;
+void opt_refuse_abbrev(int argc, char **argv, const struct option *table);
+
 /* Format a CPU set as "0-3,6" into buf. */
 void opt_cpulist_format(const cpu_set_t *set, char *buf, size_t buflen);
 

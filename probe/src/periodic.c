@@ -369,6 +369,7 @@ int cmd_periodic(int argc, char **argv)
 	c.threads_requested = 1;
 	common_options(table, sizeof(table) / sizeof(table[0]), own);
 	optind = 1;
+	opt_refuse_abbrev(argc, argv, table);
 	while ((id = getopt_long(argc, argv, "", table, NULL)) != -1) {
 		if (id == '?' || id == ':')
 			common_bad_option(argc, argv);

@@ -470,6 +470,7 @@ int cmd_pi(int argc, char **argv)
 	t->cfg.hogs = 2;
 	t->cfg.iterations = 50;
 	common_options(table, sizeof(table) / sizeof(table[0]), pi_opts);
+	opt_refuse_abbrev(argc, argv, table);
 	while ((id = getopt_long(argc, argv, "h", table, &longindex)) != -1) {
 		if (common_handle(&c, id, optarg))
 			continue;

@@ -610,6 +610,7 @@ int cmd_sysinfo(int argc, char **argv)
 	int id, rc;
 
 	opterr = 0;
+	opt_refuse_abbrev(argc, argv, opts);
 	while ((id = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (id) {
 		case 'o':

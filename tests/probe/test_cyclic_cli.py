@@ -19,6 +19,7 @@ BAD_INPUT = [
     (["--interval"], "--interval"),
     (["--simulate", "x"], "--simulate"),
     (["--threshold", "fast"], "--threshold"),
+    (["--dur", "1s"], "--duration"),  # abbreviations are refused, naming the full option
 ]
 
 
@@ -75,3 +76,12 @@ def test_schema_rejects_float_latency(validator: Validator) -> None:
     assert list(validator.iter_errors(bad))
     unknown_ok = dict(bad, latency_ns=2, future_member={"x": 1})
     assert not list(validator.iter_errors(unknown_ok))
+
+
+@pytest.mark.parametrize("command", [["cyclic"], ["wakeup"], ["load", "cpu"], ["hackbench"],
+                                     ["ctx"], ["sysinfo"]])
+def test_abbreviated_options_are_refused(run_probe: RunProbe, command: list[str]) -> None:
+    run = run_probe(*command, "--he", timeout=10)
+    assert run.rc == 2
+    assert "'--he'" in run.stderr and "'--help'" in run.stderr
+    assert run.stdout == ""

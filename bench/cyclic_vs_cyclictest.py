@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -51,17 +52,27 @@ def median_from_pairs(pairs: list[tuple[int, int]], width_ns: int | None = None)
     raise ValueError("empty histogram")
 
 
-def probe_binary(static: bool) -> Path:
-    """Build rtprobe (dynamic or musl/glibc static) and return its path."""
-    if not static:
-        subprocess.run(["make", "-s", "-C", str(REPO / "probe")], check=True)
-        return REPO / "probe/build/rtprobe"
-    if shutil.which("musl-gcc"):
-        subprocess.run(["make", "-s", "-C", str(REPO / "probe"), "musl"], check=True)
-        return REPO / "probe/build-musl/rtprobe"
-    subprocess.run(["make", "-s", "-C", str(REPO / "probe"), "STATIC=1",
-                    "BUILD=build-static"], check=True)
-    return REPO / "probe/build-static/rtprobe"
+def probe_binary(kind: str) -> Path | None:
+    """Build rtprobe as `dynamic`, `static` (glibc, what the package ships) or `musl`."""
+    probe = REPO / "probe"
+    if kind == "dynamic":
+        subprocess.run(["make", "-s", "-C", str(probe)], check=True)
+        return probe / "build/rtprobe"
+    if kind == "static":
+        subprocess.run(["make", "-s", "-C", str(probe), "STATIC=1", "BUILD=build-static"],
+                       check=True)
+        return probe / "build-static/rtprobe"
+    if not shutil.which("musl-gcc"):
+        return None
+    subprocess.run(["make", "-s", "-C", str(probe), "musl"], check=True)
+    return probe / "build-musl/rtprobe"
+
+
+def per_sample(count: Callable[[list[str]], int], cmd_lo: list[str], cmd_hi: list[str],
+               n: int, repeat: int) -> float:
+    """Median over `repeat` tries of (count(hi) - count(lo)) / n."""
+    values = sorted((count(cmd_hi) - count(cmd_lo)) / n for _ in range(repeat))
+    return values[len(values) // 2]
 
 
 def rtprobe_cmd(probe: Path, loops: int | None = None, seconds: int | None = None,
@@ -165,6 +176,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--loops", type=int, nargs=2, default=[1000, 3000])
+    ap.add_argument("--repeat", type=int, default=3, help="callgrind tries (median)")
     ap.add_argument("--cpu", type=int, default=1 if (os.cpu_count() or 1) > 1 else 0)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
@@ -175,28 +187,36 @@ def main() -> int:
         print("bench: cyclictest not found: apt-get install rt-tests", file=sys.stderr)
         return 3
 
-    probe = probe_binary(static=False)
-    static_probe = probe_binary(static=True)
+    probe = probe_binary("dynamic")
+    static_probe = probe_binary("static")
+    musl_probe = probe_binary("musl")
+    assert probe and static_probe
     lo, hi = args.loops
     n = hi - lo
     res: dict[str, object] = {"machine": f"{platform.node()} {platform.machine()} "
                               f"{platform.release()} ({os.cpu_count()} CPUs)"}
 
-    ir = {"rtprobe": (callgrind_ir(rtprobe_cmd(probe, hi, cpu=args.cpu))
-                      - callgrind_ir(rtprobe_cmd(probe, lo, cpu=args.cpu))) / n,
-          "cyclictest": (callgrind_ir(peer_cmd(hi, cpu=args.cpu))
-                         - callgrind_ir(peer_cmd(lo, cpu=args.cpu))) / n}
-    sc = {"rtprobe": (strace_calls(rtprobe_cmd(probe, hi, cpu=args.cpu))
-                      - strace_calls(rtprobe_cmd(probe, lo, cpu=args.cpu))) / n,
-          "cyclictest": (strace_calls(peer_cmd(hi, cpu=args.cpu))
-                         - strace_calls(peer_cmd(lo, cpu=args.cpu))) / n}
-    rss = {"rtprobe": peak_rss_kib(rtprobe_cmd(probe, lo, cpu=args.cpu)),
-           "rtprobe (static)": peak_rss_kib(rtprobe_cmd(static_probe, lo, cpu=args.cpu)),
+    # Instruction counts depend on how many histogram buckets each window touches (the
+    # per-second window record lists them), which varies with the latencies seen under
+    # valgrind: take the median of `repeat` tries.
+    ir = {"rtprobe": per_sample(callgrind_ir, rtprobe_cmd(probe, lo, cpu=args.cpu),
+                                rtprobe_cmd(probe, hi, cpu=args.cpu), n, args.repeat),
+          "cyclictest": per_sample(callgrind_ir, peer_cmd(lo, cpu=args.cpu),
+                                   peer_cmd(hi, cpu=args.cpu), n, args.repeat)}
+    sc = {"rtprobe": per_sample(strace_calls, rtprobe_cmd(probe, lo, cpu=args.cpu),
+                                rtprobe_cmd(probe, hi, cpu=args.cpu), n, 1),
+          "cyclictest": per_sample(strace_calls, peer_cmd(lo, cpu=args.cpu),
+                                   peer_cmd(hi, cpu=args.cpu), n, 1)}
+    rss = {"rtprobe (static)": peak_rss_kib(rtprobe_cmd(static_probe, lo, cpu=args.cpu)),
+           "rtprobe (dynamic)": peak_rss_kib(rtprobe_cmd(probe, lo, cpu=args.cpu)),
            "cyclictest": peak_rss_kib(peer_cmd(lo, cpu=args.cpu))}
     size = {"rtprobe (static, stripped)": stripped_size(static_probe),
             "rtprobe (dynamic, stripped)": stripped_size(probe),
             "cyclictest (dynamic, stripped)": stripped_size(Path(shutil.which("cyclictest")
                                                                  or "cyclictest"))}
+    if musl_probe:
+        rss["rtprobe (musl static)"] = peak_rss_kib(rtprobe_cmd(musl_probe, lo, cpu=args.cpu))
+        size["rtprobe (musl static, stripped)"] = stripped_size(musl_probe)
     med: dict[str, list[float]] = {"rtprobe": [], "cyclictest": []}
     for _ in range(args.rounds):
         med["rtprobe"].append(rtprobe_median_ns(probe, args.seconds, args.cpu))
@@ -208,18 +228,18 @@ def main() -> int:
     def ratio(d: dict[str, float], a: str = "rtprobe", b: str = "cyclictest") -> str:
         return f"{d[a] / d[b]:.2f}" if d[b] else "n/a"
 
-    print(f"Machine: {res['machine']}; static build with "
-          f"{'musl-gcc' if 'musl' in str(static_probe) else 'gcc'}.\n")
+    print(f"Machine: {res['machine']}.\n")
     print("| figure | rtprobe | cyclictest | ratio |")
     print("|---|---:|---:|---:|")
-    print(f"| user instructions / sample | {ir['rtprobe']:.0f} | {ir['cyclictest']:.0f} "
-          f"| {ratio(ir)} |")
+    print(f"| user instructions / sample (median of {args.repeat}) | {ir['rtprobe']:.0f} | "
+          f"{ir['cyclictest']:.0f} | {ratio(ir)} |")
     print(f"| syscalls / sample | {sc['rtprobe']:.2f} | {sc['cyclictest']:.2f} | {ratio(sc)} |")
-    print(f"| peak RSS, 1 thread (KiB) | {rss['rtprobe']} (static: {rss['rtprobe (static)']})"
-          f" | {rss['cyclictest']} | {rss['rtprobe'] / rss['cyclictest']:.2f} |")
-    print(f"| stripped binary (KiB) | {size['rtprobe (static, stripped)'] / 1024:.0f} static, "
-          f"{size['rtprobe (dynamic, stripped)'] / 1024:.0f} dynamic | "
-          f"{size['cyclictest (dynamic, stripped)'] / 1024:.0f} dynamic | |")
+    for key in [k for k in rss if k.startswith("rtprobe")]:
+        print(f"| peak RSS, 1 thread (KiB), {key} | {rss[key]} | {rss['cyclictest']} | "
+              f"{rss[key] / rss['cyclictest']:.2f} |")
+    for key in [k for k in size if k.startswith("rtprobe")]:
+        print(f"| binary size (KiB), {key} | {size[key] / 1024:.0f} | "
+              f"{size['cyclictest (dynamic, stripped)'] / 1024:.0f} (dynamic) | |")
     print(f"| median latency, {args.rounds} interleaved {args.seconds}s runs (us) | "
           f"{med_of['rtprobe'] / 1000:.1f} | {med_of['cyclictest'] / 1000:.1f} | "
           f"{ratio(med_of)} |")

@@ -51,15 +51,19 @@ static void json_put(struct json *j, const char *s, size_t n)
  */
 static char *json_digits(char *out, uint64_t value)
 {
-	char digits[20];
-	size_t n = 0;
+	uint64_t rest = value;
+	char *end = out + 1;
 
+	while (rest >= 10) {	/* count the digits, then fill from the right */
+		rest /= 10;
+		end++;
+	}
+	out = end;
 	do {
-		digits[sizeof(digits) - 1 - n++] = (char)('0' + value % 10);
+		*--out = (char)('0' + value % 10);
 		value /= 10;
 	} while (value);
-	memcpy(out, digits + sizeof(digits) - n, n);
-	return out + n;
+	return end;
 }
 
 /* Append the decimal digits of value. */
@@ -332,11 +336,15 @@ void json_pair_u64(struct json *j, uint64_t first, uint64_t second)
 {
 	char *p;
 
-	json_prefix(j, NULL);
-	/* One reservation for "[" 20 digits "," 20 digits "]". */
-	if (!json_reserve(j, 43))
+	/* One reservation for ",[" 20 digits "," 20 digits "]". */
+	if (!json_reserve(j, 44))
 		return;
 	p = j->buf + j->len;
+	if (j->depth > 0 && j->depth <= JSON_MAX_DEPTH) {
+		if (j->need_comma[j->depth - 1])
+			*p++ = ',';
+		j->need_comma[j->depth - 1] = true;
+	}
 	*p++ = '[';
 	p = json_digits(p, first);
 	*p++ = ',';

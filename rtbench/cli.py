@@ -42,6 +42,18 @@ class CliError(Exception):
         self.code = code
 
 
+
+def make_console() -> Console:
+    """A rich console; 120 columns when stdout is not a terminal (logs, CI, pipes).
+
+    rich assumes 80 columns without a terminal, which folds the summary table's
+    names and drops threshold columns; a log has no width limit to respect.
+    """
+    console = Console()
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(width=120)
+    return console
+
 def fail(message: str, code: int) -> NoReturn:
     """Raise a CliError."""
     raise CliError(message, code)
@@ -138,7 +150,7 @@ def run(suite: str, scale: float, db_url: str | None, probe_path: str | None,
     loaded = load_suite(suite, scale)
     target = LocalTarget(locate_probe(probe_path))
     check_target(loaded, target, simulate is not None)
-    console = Console()
+    console = make_console()
     store = open_store(db_url)
     try:
         console.print(f"rtbench {__version__}: suite [bold]{loaded.name}[/bold] "
@@ -150,9 +162,12 @@ def run(suite: str, scale: float, db_url: str | None, probe_path: str | None,
         detail = store.get_run(outcome.run_id)
     finally:
         store.close()
-    from rtbench.report.terminal import summary_table
+    from rtbench.report.terminal import load_table, summary_table
 
     console.print(summary_table(detail))
+    loads = load_table(detail)
+    if loads is not None:
+        console.print(loads)
     if not no_report:
         path = report_path or data_dir() / "reports" / f"run-{outcome.run_id}.html"
         write_report(detail, path)
@@ -216,7 +231,7 @@ def suites(name: str | None, scale: float) -> None:
       rtbench suites quick         # the scenarios and tests of quick
       rtbench suites ./my.toml     # validate a suite file
     """
-    console = Console()
+    console = make_console()
     if name is None:
         table = Table(title="built-in suites")
         for column in ("name", "description", "scenarios", "tests", "about"):
@@ -285,7 +300,7 @@ def preflight(probe_path: str | None, as_json: bool) -> None:
         style = SEVERITY_STYLE.get(fact["severity"], "")
         table.add_row(fact["name"], fact["value"], f"[{style}]{fact['severity']}[/{style}]",
                       fact["advice"])
-    Console().print(table)
+    make_console().print(table)
 
 
 @main.command(name="ls")
@@ -314,7 +329,7 @@ def list_runs(db_url: str | None, limit: int) -> None:
         suite = f"{r.suite} (simulated)" if r.simulated else r.suite
         table.add_row(str(r.id), r.started_at.strftime("%Y-%m-%d %H:%M:%S"), r.hostname,
                       r.kernel, suite, r.status, worst)
-    Console().print(table)
+    make_console().print(table)
 
 
 @main.command()
@@ -338,7 +353,7 @@ def show(run_id: int, db_url: str | None) -> None:
         fail(str(exc), EXIT_USAGE)
     finally:
         store.close()
-    show_run(Console(), detail)
+    show_run(make_console(), detail)
 
 
 @main.command()

@@ -29,10 +29,9 @@ def summary_table(run: RunDetail) -> Table:
     """One row per scenario x measurement (series merged), times in us.
 
     Columns: samples, min, avg, p99, p99.9, max, overruns and one column of
-    exceedances per threshold; the achieved load intensity and the CPU
-    placement, when stored, are the second line of the first cell (keeps the
-    table narrow).  A test without a latency series shows its key figures
-    from the result's data there instead of numbers.
+    exceedances per threshold.  A test without a latency series shows its key
+    figures from the result's data under its name instead of numbers.  The
+    achieved load of each scenario is in load_table().
     """
     title = f"Run {run.id} · {run.suite} · {run.status}"
     if run.simulated:
@@ -42,9 +41,7 @@ def summary_table(run: RunDetail) -> Table:
                          for e in ms.merged.exceedances})
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD,
                   padding=(0, 1), collapse_padding=True, pad_edge=False,
-                  caption="times in µs, threads merged; second line: achieved "
-                  "load (each load: achieved/target rate) and CPU placement",
-                  caption_justify="left")
+                  caption="times in µs, threads merged", caption_justify="left")
     table.add_column("scenario / test", overflow="fold",
                      min_width=10)
     table.add_column("status", no_wrap=True)
@@ -62,9 +59,6 @@ def _summary_cells(ms: MeasurementStats, thresholds: list[int]) -> list[str]:
     """The summary table's cells for one measurement."""
     m, s = ms.measurement, ms.merged
     name = f"{ms.scenario.name} / {m.name}"
-    if ms.scenario.intensity:
-        name += (f"\n[dim]{fmt_intensity(ms.scenario.intensity)} · "
-                 f"{fmt_placement(ms.scenario)}[/]")
     status = m.status if m.status == "ok" else f"[bold red]{m.status}[/]"
     if s is None:
         figures = headline(m.test, m.data)
@@ -76,6 +70,25 @@ def _summary_cells(ms: MeasurementStats, thresholds: list[int]) -> list[str]:
             fmt_us(s.mean_ns), fmt_us(s.pct("p99")), fmt_us(s.pct("p99.9")),
             fmt_us(s.max_ns), fmt_count(s.overruns)] + [
         fmt_count(exceed[th]) if th in exceed else "-" for th in thresholds]
+
+
+def load_table(run: RunDetail) -> Table | None:
+    """One row per scenario: the achieved load intensity and the CPU placement.
+
+    None when no scenario stored an intensity (e.g. an imported run).
+    """
+    scenarios = [sc for sc in run.scenarios if sc.intensity]
+    if not scenarios:
+        return None
+    table = Table(title="Achieved load (each load: achieved/target rate)",
+                  title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1),
+                  pad_edge=False)
+    table.add_column("scenario", no_wrap=True)
+    table.add_column("achieved load", overflow="fold", ratio=1)
+    table.add_column("CPUs", overflow="fold")
+    for sc in scenarios:
+        table.add_row(sc.name, fmt_intensity(sc.intensity), fmt_placement(sc))
+    return table
 
 
 def series_table(ms: MeasurementStats) -> Table:
@@ -130,6 +143,9 @@ def show_run(console: Console, run: RunDetail) -> None:
     if run.preflight:
         console.print(preflight_table(run))
     console.print(summary_table(run))
+    loads = load_table(run)
+    if loads is not None:
+        console.print(loads)
     console.print(scenario_table(run))
     for ms in run_stats(run):
         m = ms.measurement

@@ -11,7 +11,7 @@ from synth_probe import synth_lines
 
 from rtbench.records import ProbeOutput
 from rtbench.report.html import write_html_report
-from rtbench.report.terminal import show_run, summary_table
+from rtbench.report.terminal import load_table, show_run, summary_table
 from rtbench.store import Store
 from rtbench.store.models import RunDetail
 
@@ -64,8 +64,13 @@ def test_summary_table(run: RunDetail) -> None:
     assert table.row_count == 2
     text = render(table)
     for needle in ("idle", "cpu-load", "samples", "p99.9", "SIMULATED",
-                   "cpu 51%", "1.2k ctxt/s", "interrupted", "≥50us"):
+                   "interrupted", "≥50us"):
         assert needle in text
+    loads = load_table(run)
+    assert loads is not None
+    load_text = render(loads, width=80)
+    for needle in ("cpu-load", "cpu 51%", "1.2k ctxt/s"):
+        assert needle in load_text
     m = run.scenarios[0].measurements[0]
     assert f"{sum(s.count for s in m.series):,}" in text
     narrow = render(table, width=80)

@@ -21,9 +21,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "clocksleep.h"
 #include "commands.h"
 #include "common.h"
 #include "opt.h"
+#include "percpu.h"
 #include "rtprobe.h"
 #include "run.h"
 #include "series.h"
@@ -258,17 +260,8 @@ static void *clock_thread_fn(void *arg)
 		if (series_past_end(ct->series, due) || run_stopping(r))
 			break;
 		if (!ct->simulate) {
-			struct timespec ts = {
-				.tv_sec = (time_t)((t0 + due) / NSEC_PER_SEC),
-				.tv_nsec = (long)((t0 + due) % NSEC_PER_SEC),
-			};
-			int err;
+			int err = clock_sleep_until(sched_clock, t0 + due);
 
-			do
-				err = clock_nanosleep(sched_clock,
-						      TIMER_ABSTIME, &ts,
-						      NULL);
-			while (err == EINTR);
 			if (err) {
 				snprintf(ct->error, sizeof(ct->error),
 					 "clock_nanosleep: %s",
@@ -367,7 +360,7 @@ int cmd_clock(int argc, char **argv)
 		},
 	};
 	struct run *r;
-	int id, i, rc;
+	int id, i;
 
 	common_defaults(&c, "clock", CLOCK_DEFAULT_DURATION_NS);
 	common_options(table, sizeof(table) / sizeof(table[0]), own);
@@ -445,7 +438,6 @@ int cmd_clock(int argc, char **argv)
 	run_set_params(r, clock_write_params, &t);
 	run_set_result_data(r, clock_write_data, &t);
 	for (i = 0; i < c.nthreads; i++) {
-		char label[32];
 		uint64_t *stamps = NULL;
 
 		if (!c.simulate) {
@@ -457,20 +449,14 @@ int cmd_clock(int argc, char **argv)
 				return RTP_EXIT_ENV;
 			}
 		}
-		snprintf(label, sizeof(label), "cpu%d", c.cpu_list[i]);
 		t.threads[i] = (struct clock_thread){
 			.run = r,
-			.series = run_add_series(r, label, c.cpu_list[i]),
+			.series = percpu_add_series(r, &c, i),
 			.cfg = &t.cfg,
 			.simulate = c.simulate,
 			.stamps = stamps,
 		};
 	}
-	rc = run_begin(r);
-	if (rc)
-		return rc;
-	for (i = 0; i < c.nthreads; i++)
-		run_spawn(r, clock_thread_fn, &t.threads[i], c.cpu_list[i],
-			  c.policy, c.priority);
-	return run_finish(r);
+	return percpu_run(r, &c, clock_thread_fn, t.threads,
+			  sizeof(*t.threads));
 }

@@ -34,6 +34,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "fdio.h"
 #include "json.h"
 #include "opt.h"
 #include "rtprobe.h"
@@ -174,42 +175,6 @@ static uint64_t ctx_median(const uint64_t *v, unsigned int n)
 	return tmp[(n - 1) / 2];
 }
 
-/* Read exactly len bytes; returns len, 0 at EOF, -1 on error. */
-static ssize_t ctx_read_full(int fd, void *buf, size_t len)
-{
-	size_t done = 0;
-	ssize_t n;
-
-	while (done < len) {
-		n = read(fd, (char *)buf + done, len - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			return 0;
-		done += (size_t)n;
-	}
-	return (ssize_t)len;
-}
-
-/* Write exactly len bytes; 0 or -1. */
-static int ctx_write_full(int fd, const void *buf, size_t len)
-{
-	size_t done = 0;
-	ssize_t n;
-
-	while (done < len) {
-		n = write(fd, (const char *)buf + done, len - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		done += (size_t)n;
-	}
-	return 0;
-}
-
 /*
  * Idle between repetitions for an eighth of the repetition (+1 ms): a ring
  * of RT processes is 100 % busy while it runs, and the kernel's RT
@@ -293,14 +258,14 @@ ctx_overhead_child(const struct ctx_test *t, unsigned int size_kib,
 		/* rep 0 is a warm-up pass, not reported */
 		t1 = ctx_now_ns(clock);
 		for (i = 0; i < t->cfg.hops; i++) {
-			if (ctx_write_full(p[1], &tok, sizeof(tok)) ||
-			    ctx_read_full(p[0], &tok, sizeof(tok)) != sizeof(tok))
+			if (fdio_write_full(p[1], &tok, sizeof(tok)) ||
+			    fdio_read_full(p[0], &tok, sizeof(tok)) != sizeof(tok))
 				_exit(CTX_CHILD_IO);
 			ctx_touch(ws, words);
 		}
 		elapsed = ctx_now_ns(clock) - t1;
 		per_hop = elapsed / t->cfg.hops;
-		if (rep && ctx_write_full(result_fd, &per_hop, sizeof(per_hop)))
+		if (rep && fdio_write_full(result_fd, &per_hop, sizeof(per_hop)))
 			_exit(CTX_CHILD_IO);
 		ctx_pause(clock, elapsed);
 	}
@@ -326,10 +291,10 @@ ctx_ring_child(const struct ctx_test *t, unsigned int size_kib,
 
 	if (index) {
 		for (;;) {
-			if (ctx_read_full(in, &tok, sizeof(tok)) != sizeof(tok))
+			if (fdio_read_full(in, &tok, sizeof(tok)) != sizeof(tok))
 				_exit(CTX_CHILD_IO);
 			ctx_touch(ws, words);
-			if (ctx_write_full(out, &tok, sizeof(tok)))
+			if (fdio_write_full(out, &tok, sizeof(tok)))
 				_exit(CTX_CHILD_IO);
 			if (tok == CTX_TOKEN_STOP)
 				_exit(0);
@@ -339,20 +304,20 @@ ctx_ring_child(const struct ctx_test *t, unsigned int size_kib,
 		/* rep 0 warms every member's cache and page tables */
 		t1 = ctx_now_ns(clock);
 		for (r = 0; r < (rep ? rounds : 1); r++) {
-			if (ctx_write_full(out, &tok, sizeof(tok)) ||
-			    ctx_read_full(in, &tok, sizeof(tok)) != sizeof(tok))
+			if (fdio_write_full(out, &tok, sizeof(tok)) ||
+			    fdio_read_full(in, &tok, sizeof(tok)) != sizeof(tok))
 				_exit(CTX_CHILD_IO);
 			ctx_touch(ws, words);
 		}
 		elapsed = ctx_now_ns(clock) - t1;
 		per_hop = elapsed / (rounds * n);
-		if (rep && ctx_write_full(result_fd, &per_hop, sizeof(per_hop)))
+		if (rep && fdio_write_full(result_fd, &per_hop, sizeof(per_hop)))
 			_exit(CTX_CHILD_IO);
 		ctx_pause(clock, elapsed);
 	}
 	tok = CTX_TOKEN_STOP;
-	if (ctx_write_full(out, &tok, sizeof(tok)) ||
-	    ctx_read_full(in, &tok, sizeof(tok)) != sizeof(tok))
+	if (fdio_write_full(out, &tok, sizeof(tok)) ||
+	    fdio_read_full(in, &tok, sizeof(tok)) != sizeof(tok))
 		_exit(CTX_CHILD_IO);
 	_exit(0);
 }
@@ -461,7 +426,7 @@ static int ctx_measure(struct ctx_test *t, unsigned int size_kib,
 	close(result[1]);
 	result[1] = -1;
 	while (got < t->cfg.repetitions) {
-		if (ctx_read_full(result[0], &out[got], sizeof(*out)) !=
+		if (fdio_read_full(result[0], &out[got], sizeof(*out)) !=
 		    sizeof(*out))
 			break;
 		got++;

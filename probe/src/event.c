@@ -49,8 +49,10 @@
 #endif
 #endif
 
+#include "clocksleep.h"
 #include "commands.h"
 #include "common.h"
+#include "fdio.h"
 #include "json.h"
 #include "opt.h"
 #include "rtprobe.h"
@@ -184,25 +186,6 @@ static void event_usage(FILE *f)
 	common_usage(f);
 }
 
-/* Read exactly len bytes; returns len, 0 at end of file, -1 on error. */
-static ssize_t event_read_full(int fd, void *buf, size_t len)
-{
-	size_t done = 0;
-	ssize_t n;
-
-	while (done < len) {
-		n = read(fd, (char *)buf + done, len - done);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			return 0;
-		done += (size_t)n;
-	}
-	return (ssize_t)len;
-}
-
 /* Current CLOCK_MONOTONIC time in ns (the GPIO event clock). */
 static uint64_t event_mono_ns(void)
 {
@@ -221,18 +204,6 @@ static void event_busy(uint64_t ns)
 		return;
 	end = event_mono_ns() + ns;
 	while (event_mono_ns() < end)
-		;
-}
-
-/* Sleep until abs_ns on clock. */
-static void event_sleep_until(clockid_t clock, uint64_t abs_ns)
-{
-	struct timespec ts = {
-		.tv_sec = (time_t)(abs_ns / NSEC_PER_SEC),
-		.tv_nsec = (long)(abs_ns % NSEC_PER_SEC),
-	};
-
-	while (clock_nanosleep(clock, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
 }
 
@@ -382,7 +353,7 @@ static int event_take_uio(struct event_test *t, bool *have_last,
 	uint32_t count;
 	ssize_t n;
 
-	n = event_read_full(t->fd, &count, sizeof(count));
+	n = fdio_read_full(t->fd, &count, sizeof(count));
 	now = run_now_ns(t->run);
 	if (n == 0)
 		return 0;
@@ -419,7 +390,7 @@ static int event_take_gpio(struct event_test *t, uint32_t *last_seqno,
 	uint64_t now_mono, now;
 	ssize_t n;
 
-	n = event_read_full(t->fd, &ev, sizeof(ev));
+	n = fdio_read_full(t->fd, &ev, sizeof(ev));
 	now_mono = event_mono_ns();
 	now = run_now_ns(t->run);
 	if (n == 0)
@@ -495,7 +466,7 @@ static void *event_handler(void *arg)
 		event_simulate(t);
 		goto out;
 	}
-	event_sleep_until(t->common->clock, run_t0_ns(t->run));
+	(void)clock_sleep_until(t->common->clock, run_t0_ns(t->run));
 	while (!run_stopping(t->run)) {
 		rc = poll(&pfd, 1, EVENT_POLL_MS);
 		if (rc < 0 && errno != EINTR) {
@@ -567,7 +538,7 @@ static void *event_stimulus(void *arg)
 
 	while (!atomic_load(&t->shared.handler_done) &&
 	       !run_stopping(t->run)) {
-		event_sleep_until(t->common->clock, next);
+		(void)clock_sleep_until(t->common->clock, next);
 		now = run_now_ns(t->run);
 		t->sent++;
 		event_publish(&t->shared, t->sent, now);

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "fdio.h"
 #include "json.h"
 #include "load.h"
 #include "opt.h"
@@ -176,16 +177,13 @@ static void hb_parse(int argc, char **argv, struct hb_cfg *cfg)
 static int hb_wait_start(struct hb_bench *hb)
 {
 	char byte = 0;
-	ssize_t n;
 
-	while ((n = write(hb->ready[1], &byte, 1)) < 0 && errno == EINTR)
-		;
-	if (n != 1) {
+	if (fdio_write_full(hb->ready[1], &byte, 1)) {
 		load_fail(hb->shared, "ready pipe: %s", strerror(errno));
 		return -1;
 	}
-	while ((n = read(hb->wakeup[0], &byte, 1)) < 0 && errno == EINTR)
-		;
+	/* the start is a byte or the write end closing: either wakes us */
+	(void)fdio_read_full(hb->wakeup[0], &byte, 1);
 	return 0;
 }
 
@@ -224,8 +222,6 @@ static int hb_send(struct hb_task *t)
 {
 	struct hb_bench *hb = t->hb;
 	char *buf = calloc(1, hb->cfg.datasize);
-	size_t left;
-	ssize_t n;
 	int loop, j;
 
 	if (!buf) {
@@ -234,19 +230,12 @@ static int hb_send(struct hb_task *t)
 	}
 	for (loop = 0; loop < hb->cfg.loops; loop++) {
 		for (j = 0; j < hb->cfg.fds; j++) {
-			for (left = hb->cfg.datasize; left; left -= (size_t)n) {
-				n = write(t->write_fds[j],
-					  buf + hb->cfg.datasize - left, left);
-				if (n < 0 && errno == EINTR) {
-					n = 0;
-					continue;
-				}
-				if (n <= 0) {
-					load_fail(hb->shared, "sender write: %s",
-						  strerror(errno));
-					free(buf);
-					return -1;
-				}
+			if (fdio_write_full(t->write_fds[j], buf,
+					    hb->cfg.datasize)) {
+				load_fail(hb->shared, "sender write: %s",
+					  strerror(errno));
+				free(buf);
+				return -1;
 			}
 		}
 	}

@@ -40,6 +40,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "fdio.h"
 #include "json.h"
 #include "opt.h"
 #include "rtprobe.h"
@@ -146,42 +147,6 @@ static void ipc_usage(FILE *f)
 	common_usage(f);
 }
 
-/* Read exactly len bytes; returns len, 0 at EOF, -1 on error. */
-static ssize_t ipc_read_full(int fd, void *buf, size_t len)
-{
-	size_t done = 0;
-	ssize_t n;
-
-	while (done < len) {
-		n = read(fd, (char *)buf + done, len - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			return 0;
-		done += (size_t)n;
-	}
-	return (ssize_t)len;
-}
-
-/* Write exactly len bytes; 0 or -1. */
-static int ipc_write_full(int fd, const void *buf, size_t len)
-{
-	size_t done = 0;
-	ssize_t n;
-
-	while (done < len) {
-		n = write(fd, (const char *)buf + done, len - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		done += (size_t)n;
-	}
-	return 0;
-}
-
 /* Close fd if open and mark it closed. */
 static void ipc_close(int *fd)
 {
@@ -261,10 +226,10 @@ static __attribute__((noreturn)) void ipc_peer_echo(int in, int out)
 	ssize_t n;
 
 	for (;;) {
-		n = ipc_read_full(in, &word, sizeof(word));
+		n = fdio_read_full(in, &word, sizeof(word));
 		if (n == 0)
 			_exit(0);
-		if (n < 0 || ipc_write_full(out, &word, sizeof(word)))
+		if (n < 0 || fdio_write_full(out, &word, sizeof(word)))
 			_exit(IPC_PEER_IO);
 	}
 }
@@ -283,14 +248,14 @@ static __attribute__((noreturn)) void ipc_peer_stream(int in, int out,
 		_exit(IPC_PEER_MEM);
 	memset(buf, 'x', chunk);
 	for (;;) {
-		got = ipc_read_full(in, &want, sizeof(want));
+		got = fdio_read_full(in, &want, sizeof(want));
 		if (got == 0)
 			_exit(0);
 		if (got < 0)
 			_exit(IPC_PEER_IO);
 		for (; want; want -= n) {
 			n = want < chunk ? want : chunk;
-			if (ipc_write_full(out, buf, n))
+			if (fdio_write_full(out, buf, n))
 				_exit(IPC_PEER_IO);
 		}
 	}
@@ -422,8 +387,8 @@ static void ipc_latency_loop(struct ipc_pair *p)
 		t1 = run_now_ns(r);
 		word++;
 		errno = 0;
-		if (ipc_write_full(p->my_out, &word, sizeof(word)) ||
-		    ipc_read_full(p->my_in, &word, sizeof(word)) !=
+		if (fdio_write_full(p->my_out, &word, sizeof(word)) ||
+		    fdio_read_full(p->my_in, &word, sizeof(word)) !=
 		    sizeof(word)) {
 			ipc_error(p, "ipc: round trip on %s failed: %s",
 				  ipc_transport_names[p->test->cfg.transport],
@@ -461,7 +426,7 @@ static void ipc_bandwidth_loop(struct ipc_pair *p)
 			break;
 		t1 = run_now_ns(r);
 		errno = 0;
-		if (ipc_write_full(p->my_out, &want, sizeof(want)))
+		if (fdio_write_full(p->my_out, &want, sizeof(want)))
 			goto io;
 		for (left = want; left; left -= (uint64_t)n) {
 			n = read(p->my_in, buf, left < cfg->chunk_bytes ?

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clocksleep.h"
 #include "commands.h"
 #include "json.h"
 #include "load.h"
@@ -74,14 +75,7 @@ uint64_t load_now_ns(void)
 
 void load_sleep_until(uint64_t t_ns)
 {
-	struct timespec ts = {
-		.tv_sec = (time_t)(t_ns / NSEC_PER_SEC),
-		.tv_nsec = (long)(t_ns % NSEC_PER_SEC),
-	};
-
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
-	       EINTR)
-		;
+	(void)clock_sleep_until(CLOCK_MONOTONIC, t_ns);
 }
 
 struct load_shared *load_shared_create(void)

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "load.h"
 #include "opt.h"
 #include "rtprobe.h"
@@ -160,24 +161,6 @@ static void *sched_receiver(struct sched_task *t)
 	return NULL;
 }
 
-/* Write one whole message; 0 or an errno value. */
-static int sched_write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len) {
-		n = write(fd, buf, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Send paced messages to the group's receivers in turn until stop. */
 static void *sched_sender(struct sched_task *t)
 {
@@ -197,8 +180,8 @@ static void *sched_sender(struct sched_task *t)
 	load_pacer_init(&pacer, rate, 64);
 	while ((n = load_pacer_next(&pacer, sh))) {
 		for (i = 0; i < n; i++) {
-			e = sched_write_all(t->write_fds[next], buf,
-					    r->cfg.size);
+			e = fdio_write_full(t->write_fds[next], buf,
+					    r->cfg.size) ? errno : 0;
 			if (e) {
 				if (!load_stopping(sh))
 					load_fail(sh, "sender write: %s",

@@ -19,9 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clocksleep.h"
 #include "commands.h"
 #include "common.h"
 #include "opt.h"
+#include "percpu.h"
 #include "rtprobe.h"
 #include "run.h"
 #include "series.h"
@@ -194,10 +196,6 @@ static void *noise_thread_fn(void *arg)
 	struct run *r = nt->run;
 	clockid_t clock = run_common(r)->clock;
 	uint64_t t0 = run_t0_ns(r);
-	struct timespec ts = {
-		.tv_sec = (time_t)(t0 / NSEC_PER_SEC),
-		.tv_nsec = (long)(t0 % NSEC_PER_SEC),
-	};
 	char why[96];
 	int err;
 
@@ -207,9 +205,7 @@ static void *noise_thread_fn(void *arg)
 		series_finish(nt->series);
 		return NULL;
 	}
-	do
-		err = clock_nanosleep(clock, TIMER_ABSTIME, &ts, NULL);
-	while (err == EINTR);
+	err = clock_sleep_until(clock, t0);
 	if (err) {
 		snprintf(why, sizeof(why), "clock_nanosleep: %s",
 			 strerror(err));
@@ -410,7 +406,7 @@ int cmd_noise(int argc, char **argv)
 	const char *thr_text = "1us";
 	char dur[32];
 	struct run *r;
-	int id, i, rc;
+	int id, i;
 
 	common_defaults(&c, "noise", NOISE_DEFAULT_DURATION_NS);
 	common_options(table, sizeof(table) / sizeof(table[0]), own);
@@ -478,23 +474,14 @@ int cmd_noise(int argc, char **argv)
 	r = run_create(&c, argc, argv);
 	run_set_params(r, noise_write_params, &n);
 	run_set_result_data(r, noise_write_data, &n);
-	for (i = 0; i < c.nthreads; i++) {
-		char label[32];
-
-		snprintf(label, sizeof(label), "cpu%d", c.cpu_list[i]);
+	for (i = 0; i < c.nthreads; i++)
 		n.threads[i] = (struct noise_thread){
 			.run = r,
-			.series = run_add_series(r, label, c.cpu_list[i]),
+			.series = percpu_add_series(r, &c, i),
 			.cfg = &n.cfg,
 			.simulate = c.simulate,
 			.min_gap_ns = UINT64_MAX,
 		};
-	}
-	rc = run_begin(r);
-	if (rc)
-		return rc;
-	for (i = 0; i < c.nthreads; i++)
-		run_spawn(r, noise_thread_fn, &n.threads[i], c.cpu_list[i],
-			  c.policy, c.priority);
-	return run_finish(r);
+	return percpu_run(r, &c, noise_thread_fn, n.threads,
+			  sizeof(*n.threads));
 }

@@ -19,9 +19,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "clocksleep.h"
 #include "commands.h"
 #include "common.h"
 #include "opt.h"
+#include "percpu.h"
 #include "rtprobe.h"
 #include "run.h"
 #include "series.h"
@@ -109,21 +111,6 @@ static void periodic_usage(FILE *f)
 "  rtprobe periodic --period 5ms --busy 1ms --duration 5s\n"
 "  rtprobe periodic --cpus 1 --priority 90 --criterion 50us --loops 2000\n"
 "  rtprobe periodic --simulate 7:const,lat=20us --loops 100\n");
-}
-
-/* Sleep until the absolute time abs_ns on clock; 0 or an errno value. */
-static int sleep_until(clockid_t clock, uint64_t abs_ns)
-{
-	struct timespec ts = {
-		.tv_sec = (time_t)(abs_ns / NSEC_PER_SEC),
-		.tv_nsec = (long)(abs_ns % NSEC_PER_SEC),
-	};
-	int err;
-
-	do
-		err = clock_nanosleep(clock, TIMER_ABSTIME, &ts, NULL);
-	while (err == EINTR);
-	return err;
 }
 
 /* Spin until the run's clock reaches end_ns; returns the last reading. */
@@ -215,7 +202,7 @@ static void periodic_measure(struct periodic_thread *pt)
 
 		if (series_past_end(pt->series, due) || run_stopping(r))
 			break;
-		err = sleep_until(run_common(r)->clock, t0 + due);
+		err = clock_sleep_until(run_common(r)->clock, t0 + due);
 		if (err) {
 			snprintf(pt->error, sizeof(pt->error),
 				 "clock_nanosleep: %s", strerror(err));
@@ -363,7 +350,7 @@ int cmd_periodic(int argc, char **argv)
 	};
 	const char *busy_text = NULL;
 	struct run *r;
-	int id, i, rc;
+	int id, i;
 
 	common_defaults(&c, "periodic", PERIODIC_DEFAULT_DURATION_NS);
 	c.threads_requested = 1;
@@ -416,22 +403,13 @@ int cmd_periodic(int argc, char **argv)
 	run_set_params(r, periodic_write_params, &p);
 	run_set_result_data(r, periodic_write_data, &p);
 	run_set_verdicts(r, periodic_verdicts, &p);
-	for (i = 0; i < c.nthreads; i++) {
-		char label[32];
-
-		snprintf(label, sizeof(label), "cpu%d", c.cpu_list[i]);
+	for (i = 0; i < c.nthreads; i++)
 		p.threads[i] = (struct periodic_thread){
 			.run = r,
-			.series = run_add_series(r, label, c.cpu_list[i]),
+			.series = percpu_add_series(r, &c, i),
 			.cfg = &p.cfg,
 			.simulate = c.simulate,
 		};
-	}
-	rc = run_begin(r);
-	if (rc)
-		return rc;
-	for (i = 0; i < c.nthreads; i++)
-		run_spawn(r, periodic_thread_fn, &p.threads[i], c.cpu_list[i],
-			  c.policy, c.priority);
-	return run_finish(r);
+	return percpu_run(r, &c, periodic_thread_fn, p.threads,
+			  sizeof(*p.threads));
 }

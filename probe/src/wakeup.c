@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clocksleep.h"
 #include "commands.h"
 #include "common.h"
 #include "opt.h"
@@ -179,21 +180,6 @@ static void parse_mechanisms(struct wakeup_cfg *cfg, const char *arg)
 			return;
 		p = end + 1;
 	}
-}
-
-/* Sleep until abs_ns on clock; 0 or an errno value. */
-static int sleep_until(clockid_t clock, uint64_t abs_ns)
-{
-	struct timespec ts = {
-		.tv_sec = (time_t)(abs_ns / NSEC_PER_SEC),
-		.tv_nsec = (long)(abs_ns % NSEC_PER_SEC),
-	};
-	int err;
-
-	do
-		err = clock_nanosleep(clock, TIMER_ABSTIME, &ts, NULL);
-	while (err == EINTR);
-	return err;
 }
 
 /* Wakee loop, in a thread or a child process: wait, stamp, acknowledge. */
@@ -357,7 +343,7 @@ static void measure_pair(struct wakeup_pair *p, uint64_t start_abs)
 
 		if (series_past_end(p->series, due) || run_stopping(r))
 			return;
-		rc = sleep_until(clock, start_abs + due);
+		rc = clock_sleep_until(clock, start_abs + due);
 		if (rc) {
 			snprintf(why, sizeof(why), "clock_nanosleep: %s",
 				 strerror(rc));

@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "rtprobe.h"
 
 const char *const wake_mech_names[] = {
@@ -239,19 +240,6 @@ void wake_wakee_init(struct wake_channel *ch)
 	ch->futex_seen = atomic_load(&ch->futex_word);
 }
 
-/* Write one small message to fd, retrying on EINTR. */
-static int write_token(int fd, const void *buf, size_t len)
-{
-	ssize_t n;
-
-	do
-		n = write(fd, buf, len);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return errno;
-	return n == (ssize_t)len ? 0 : EIO;
-}
-
 /* Read one small message from fd; *t is taken right after read returns. */
 static int read_token(int fd, void *buf, size_t len, clockid_t clock,
 		      uint64_t *t)
@@ -293,10 +281,11 @@ int wake_post(struct wake_channel *ch, uint64_t *t_before_ns)
 	case MECH_PIPE:
 	case MECH_UNIX:
 		*t_before_ns = mech_now(ch->clock);
-		return write_token(ch->fds[1], "w", 1);
+		return fdio_write_full(ch->fds[1], "w", 1) ? errno : 0;
 	case MECH_EVENTFD:
 		*t_before_ns = mech_now(ch->clock);
-		return write_token(ch->fds[1], &one, sizeof(one));
+		return fdio_write_full(ch->fds[1], &one, sizeof(one)) ?
+		       errno : 0;
 	case MECH_SIGNAL:
 	case MECH_SIGWAIT:
 		*t_before_ns = mech_now(ch->clock);

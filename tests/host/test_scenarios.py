@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from suite_helpers import error_of, parse
 
 from rtbench.runner import allowed_cpus
 from rtbench.suites import (
@@ -15,23 +16,10 @@ from rtbench.suites import (
     check_placement,
     cpulist_to_set,
     format_cpulist,
-    parse_suite,
     plan_placement,
 )
 
 HEAD = "[suite]\nname='t'\n"
-
-
-def parse(text: str) -> Suite:
-    """Parse suite text named t.toml."""
-    return parse_suite(text, "t.toml")
-
-
-def error_of(text: str) -> SuiteError:
-    """The SuiteError that text raises."""
-    with pytest.raises(SuiteError) as info:
-        parse(text)
-    return info.value
 
 
 @settings(deadline=None)

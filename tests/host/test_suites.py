@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from suite_helpers import error_of, parse
 
 from rtbench.suites import (
     UNIT_NS,
-    Suite,
     SuiteError,
     builtin_suites,
     check_options,
@@ -16,7 +16,6 @@ from rtbench.suites import (
     load_suite,
     params_to_args,
     parse_duration_ns,
-    parse_suite,
 )
 
 MINIMAL = """
@@ -25,18 +24,6 @@ name = "t"
 [[tests]]
 test = "cyclic"
 """
-
-
-def parse(text: str) -> Suite:
-    """Parse suite text named t.toml."""
-    return parse_suite(text, "t.toml")
-
-
-def error_of(text: str) -> SuiteError:
-    """The SuiteError that text raises."""
-    with pytest.raises(SuiteError) as info:
-        parse(text)
-    return info.value
 
 
 def test_minimal_defaults() -> None:

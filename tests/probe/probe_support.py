@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema.protocols import Validator
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -87,3 +88,24 @@ def hist_index(value: int) -> int:
         return value
     k = value.bit_length() - 1
     return 128 + (k - 7) * 128 + ((value >> (k - 7)) & 127)
+
+
+def validate_records(records: list[Record], validator: Validator) -> None:
+    """Every record validates against the rtprobe/1 schema."""
+    for rec in records:
+        validator.validate(rec)
+
+
+def assert_valid(run: ProbeRun, validator: Validator) -> None:
+    """The run wrote records and every one validates against the rtprobe/1 schema."""
+    assert run.records, run.stderr
+    validate_records(run.records, validator)
+
+
+def assert_usage_error(run: ProbeRun, option: str) -> None:
+    """Bad input: exit 2, one stderr line naming the option, nothing measured or written."""
+    assert run.rc == 2
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run.stderr
+    assert option in lines[0]
+    assert run.stdout == "", "nothing may be measured or written on bad input"

@@ -8,7 +8,13 @@ from typing import Any
 
 import pytest
 from jsonschema.protocols import Validator
-from probe_support import ProbeRun, RunProbe, needs_root, sim_uniform
+from probe_support import (
+    RunProbe,
+    assert_usage_error,
+    assert_valid,
+    needs_root,
+    sim_uniform,
+)
 
 BAD_INPUT = [
     (["--bogus"], "--bogus"),
@@ -29,13 +35,6 @@ SIZE_LINE = re.compile(r'^"size=(\d+)k ovr=(-?\d+\.\d\d)$')
 CELL_LINE = re.compile(r"^(\d+) (-?\d+\.\d\d)")
 
 
-def assert_valid(run: ProbeRun, validator: Validator) -> None:
-    """Every record validates against the rtprobe/1 schema."""
-    assert run.records, run.stderr
-    for rec in run.records:
-        validator.validate(rec)
-
-
 def table(stderr: str) -> dict[int, tuple[float, dict[int, float]]]:
     """Parse the lmbench-shaped table: size -> (overhead us, {processes: us})."""
     out: dict[int, tuple[float, dict[int, float]]] = {}
@@ -53,11 +52,7 @@ def table(stderr: str) -> dict[int, tuple[float, dict[int, float]]]:
 def test_bad_input_exits_2_naming_the_option(run_probe: RunProbe, args: list[str],
                                               option: str) -> None:
     run = run_probe("ctx", *args, timeout=10)
-    assert run.rc == 2
-    lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1, run.stderr
-    assert option in lines[0]
-    assert run.stdout == ""
+    assert_usage_error(run, option)
 
 
 def test_help_documents_every_option(run_probe: RunProbe) -> None:

@@ -6,7 +6,7 @@ import os
 
 import pytest
 from jsonschema.protocols import Validator
-from probe_support import RunProbe
+from probe_support import RunProbe, assert_usage_error
 
 BAD_INPUT = [
     (["--bogus"], "--bogus"),
@@ -27,11 +27,7 @@ BAD_INPUT = [
 def test_bad_input_exits_2_with_one_line(run_probe: RunProbe, args: list[str],
                                           option: str) -> None:
     run = run_probe("cyclic", *args, timeout=10)
-    assert run.rc == 2
-    lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1, run.stderr
-    assert option in lines[0]
-    assert run.stdout == "", "nothing may be measured or written on bad input"
+    assert_usage_error(run, option)
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) > 99, reason="--cpus 0-99 is valid here")

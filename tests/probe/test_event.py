@@ -15,7 +15,15 @@ from pathlib import Path
 
 import pytest
 from jsonschema.protocols import Validator
-from probe_support import ProbeRun, RunProbe, needs_root, parse_ndjson, sim_uniform
+from probe_support import (
+    ProbeRun,
+    RunProbe,
+    assert_usage_error,
+    assert_valid,
+    needs_root,
+    parse_ndjson,
+    sim_uniform,
+)
 
 BAD_INPUT = [
     (["--bogus"], "--bogus"),
@@ -45,13 +53,6 @@ UIO_ENABLE = struct.pack("<I", 1)
 GPIO_EVENT = struct.Struct("<QIIII6I")  # struct gpio_v2_line_event, 48 bytes
 
 
-def assert_valid(run: ProbeRun, validator: Validator) -> None:
-    """Every record validates against the rtprobe/1 schema."""
-    assert run.records, run.stderr
-    for rec in run.records:
-        validator.validate(rec)
-
-
 def run_with_fd(rtprobe: Path, fd: int, source: str, feed: Callable[[], None],
                 *args: str) -> ProbeRun:
     """Start rtprobe event reading `source` from inherited fd, run feed(), collect."""
@@ -73,11 +74,7 @@ def run_with_fd(rtprobe: Path, fd: int, source: str, feed: Callable[[], None],
 def test_bad_input_exits_2_naming_the_option(run_probe: RunProbe, args: list[str],
                                               option: str) -> None:
     run = run_probe("event", *args, timeout=10)
-    assert run.rc == 2
-    lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1, run.stderr
-    assert option in lines[0]
-    assert run.stdout == ""
+    assert_usage_error(run, option)
 
 
 def test_missing_devices_exit_3_with_a_remedy(run_probe: RunProbe) -> None:

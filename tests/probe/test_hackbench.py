@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from jsonschema.protocols import Validator
-from probe_support import RunProbe
+from probe_support import RunProbe, parse_ndjson, validate_records
 
 TIME_LINE = re.compile(r"^Time: \d+\.\d{3}$", re.MULTILINE)
 
@@ -25,8 +25,7 @@ def test_small_run_prints_time_and_result(run_probe: RunProbe, validator: Valida
                     *transport, timeout=30)
     assert run.rc == 0, run.stderr
     assert TIME_LINE.search(run.stderr), run.stderr
-    for rec in run.records:
-        validator.validate(rec)
+    validate_records(run.records, validator)
     assert [r["type"] for r in run.records] == ["start", "result"]
     params = run.start["params"]
     threads = bool({"--threads", "-T"} & set(mode))
@@ -58,7 +57,7 @@ def test_output_file(run_probe: RunProbe, tmp_path: Path) -> None:
     run = run_probe("hackbench", "-g", "1", "-f", "2", "-l", "10", "--output", str(out),
                     parse=False)
     assert run.rc == 0 and run.stdout == ""
-    records = [json.loads(line) for line in out.read_text().splitlines()]
+    records = parse_ndjson(out.read_text())
     assert [r["type"] for r in records] == ["start", "result"]
 
 

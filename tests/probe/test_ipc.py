@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 from jsonschema.protocols import Validator
-from probe_support import ProbeRun, RunProbe, hist_index, needs_root, sim_uniform
+from probe_support import (
+    RunProbe,
+    assert_usage_error,
+    assert_valid,
+    hist_index,
+    needs_root,
+    sim_uniform,
+)
 
 BAD_INPUT = [
     (["--bogus"], "--bogus"),
@@ -25,22 +32,11 @@ BAD_INPUT = [
 ]
 
 
-def assert_valid(run: ProbeRun, validator: Validator) -> None:
-    """Every record validates against the rtprobe/1 schema."""
-    assert run.records, run.stderr
-    for rec in run.records:
-        validator.validate(rec)
-
-
 @pytest.mark.parametrize(("args", "option"), BAD_INPUT)
 def test_bad_input_exits_2_naming_the_option(run_probe: RunProbe, args: list[str],
                                               option: str) -> None:
     run = run_probe("ipc", *args, timeout=10)
-    assert run.rc == 2
-    lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1, run.stderr
-    assert option in lines[0]
-    assert run.stdout == ""
+    assert_usage_error(run, option)
 
 
 def test_help_documents_every_option(run_probe: RunProbe) -> None:

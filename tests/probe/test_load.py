@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema.protocols import Validator
-from probe_support import ProbeRun, RunProbe
+from probe_support import RunProbe, assert_valid, parse_ndjson, validate_records
 
 KINDS = ["cpu", "sched", "mem", "io", "net", "timer"]
 
@@ -52,13 +52,6 @@ BAD_INPUT = [
     (["sched", "--rate", "10", "--fds", "0"], "--fds"),
     (["bogus", "--rate", "1"], "bogus"),
 ]
-
-
-def assert_valid(run: ProbeRun, validator: Validator) -> None:
-    """Every record validates against the rtprobe/1 schema."""
-    assert run.records, run.stderr
-    for rec in run.records:
-        validator.validate(rec)
 
 
 def live_group_members(pgid: int) -> list[int]:
@@ -218,9 +211,8 @@ def test_io_signal_writes_interrupted_result_and_removes_its_files(
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=10)
     assert proc.returncode == 4, err
-    records = [json.loads(line) for line in out.splitlines()]
-    for rec in records:
-        validator.validate(rec)
+    records = parse_ndjson(out)
+    validate_records(records, validator)
     result = records[-1]
     assert result["type"] == "result"
     assert result["status"] == "interrupted" and result["exit_code"] == 4

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from jsonschema.protocols import Validator
-from probe_support import ProbeRun, RunProbe, needs_root
+from probe_support import RunProbe, assert_usage_error, assert_valid, needs_root
 
 ALLOWED = sorted(os.sched_getaffinity(0))
 ONLINE = Path("/sys/devices/system/cpu/online").read_text().strip()
@@ -22,22 +22,11 @@ BAD_INPUT = [
 ]
 
 
-def assert_valid(run: ProbeRun, validator: Validator) -> None:
-    """Every record validates against the rtprobe/1 schema."""
-    assert run.records, run.stderr
-    for rec in run.records:
-        validator.validate(rec)
-
-
 @pytest.mark.parametrize(("args", "option"), BAD_INPUT)
 def test_bad_input_exits_2_naming_the_option(run_probe: RunProbe, args: list[str],
                                               option: str) -> None:
     run = run_probe("noise", *args, timeout=10)
-    assert run.rc == 2
-    lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1, run.stderr
-    assert option in lines[0]
-    assert run.stdout == ""
+    assert_usage_error(run, option)
 
 
 def test_duration_cap_names_force(run_probe: RunProbe) -> None:

@@ -6,7 +6,7 @@ import os
 
 import pytest
 from jsonschema.protocols import Validator
-from probe_support import ProbeRun, RunProbe, needs_root
+from probe_support import RunProbe, assert_usage_error, assert_valid, needs_root
 
 BAD_INPUT = [
     (["--bogus"], "--bogus"),
@@ -27,13 +27,6 @@ BAD_INPUT = [
 ]
 
 
-def assert_valid(run: ProbeRun, validator: Validator) -> None:
-    """Every record validates against the rtprobe/1 schema."""
-    assert run.records, run.stderr
-    for rec in run.records:
-        validator.validate(rec)
-
-
 def test_help_documents_every_option(run_probe: RunProbe) -> None:
     run = run_probe("pi", "--help", parse=False)
     assert run.rc == 0
@@ -47,11 +40,7 @@ def test_help_documents_every_option(run_probe: RunProbe) -> None:
 def test_bad_input_exits_2_naming_the_option(run_probe: RunProbe, args: list[str],
                                               option: str) -> None:
     run = run_probe("pi", *args, timeout=10)
-    assert run.rc == 2
-    lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1, run.stderr
-    assert option in lines[0]
-    assert run.stdout == ""
+    assert_usage_error(run, option)
 
 
 @pytest.mark.parametrize(("lat", "rc"), [("50us", 0), ("2ms", 0), ("2001us", 1)])

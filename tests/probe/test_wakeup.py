@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 from jsonschema.protocols import Validator
-from probe_support import ProbeRun, RunProbe, needs_root, parse_ndjson, sim_uniform
+from probe_support import (
+    RunProbe,
+    assert_usage_error,
+    assert_valid,
+    needs_root,
+    parse_ndjson,
+    sim_uniform,
+    validate_records,
+)
 
 MECHANISMS = ["condvar", "futex", "pipe", "eventfd", "signal", "sigwait", "mq", "sem",
               "sysvsem", "unix"]
@@ -31,22 +39,11 @@ BAD_INPUT = [
 TWO_CPUS = len(os.sched_getaffinity(0)) >= 2
 
 
-def assert_valid(run: ProbeRun, validator: Validator) -> None:
-    """Every record validates against the rtprobe/1 schema."""
-    assert run.records, run.stderr
-    for rec in run.records:
-        validator.validate(rec)
-
-
 @pytest.mark.parametrize(("args", "option"), BAD_INPUT)
 def test_bad_input_exits_2_naming_the_option(run_probe: RunProbe, args: list[str],
                                               option: str) -> None:
     run = run_probe("wakeup", *args, timeout=10)
-    assert run.rc == 2
-    lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1, run.stderr
-    assert option in lines[0]
-    assert run.stdout == ""
+    assert_usage_error(run, option)
 
 
 def test_help_documents_every_option_and_mechanism(run_probe: RunProbe) -> None:
@@ -151,8 +148,7 @@ def test_sigint_stops_cleanly_and_leaves_no_wakee(rtprobe: Path, validator: Vali
     assert proc.returncode == 4, err
     assert not Path(f"/proc/{wakees[0]}").exists(), "the wakee outlived rtprobe"
     records = parse_ndjson(out)
-    for rec in records:
-        validator.validate(rec)
+    validate_records(records, validator)
     result = records[-1]
     assert result["type"] == "result" and result["status"] == "interrupted"
     mechs = result["data"]["mechanisms"]

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Time the host's ingest and statistics of 10^7 latency samples.
 
-The samples arrive as rtprobe does it: per-second window records with sparse
-histograms plus a result record (default: 2 series x 5000 windows x 1000
+The samples arrive as rtprobe writes them: compact NDJSON, per-second window
+records with sparse histograms (the `hist` member last) plus a result record (default: 2 series x 5000 windows x 1000
 samples = 10^7, an 83-minute 1 kHz run on two CPUs).  Timed separately:
 parsing the NDJSON, storing the measurement (one transaction, SQLite in a
 temporary directory), reading the run back, and the statistics (per series
@@ -32,10 +32,15 @@ from rtbench.store import Store  # noqa: E402
 S = "rtprobe/1"
 
 
+def dumps(obj: object) -> str:
+    """One record as rtprobe writes it (compact JSON, no spaces)."""
+    return json.dumps(obj, separators=(",", ":"))
+
+
 def make_lines(series: int, windows: int, per_window: int) -> list[str]:
     """A synthetic NDJSON stream holding series*windows*per_window samples."""
     rng = np.random.default_rng(42)
-    lines = [json.dumps({
+    lines = [dumps({
         "schema": S, "type": "start", "version": "bench", "test": "cyclic",
         "simulated": True, "t0_unix_ns": 0,
         "common": {"thresholds_ns": [100_000]},
@@ -59,7 +64,7 @@ def make_lines(series: int, windows: int, per_window: int) -> list[str]:
                 f["min"], int(lat.min()))
             f["max"] = max(f["max"], int(lat.max()))
             f["exc"] += exc
-            lines.append(json.dumps({
+            lines.append(dumps({
                 "schema": S, "type": "window", "series": s, "index": w,
                 "warmup": False, "start_ns": w * 10**9,
                 "end_ns": (w + 1) * 10**9, "count": per_window,
@@ -67,7 +72,7 @@ def make_lines(series: int, windows: int, per_window: int) -> list[str]:
                 "sum_ns": int(lat.sum()), "overruns": 0, "early": 0,
                 "exceed": [exc],
                 "hist": [[int(i), int(counts[i])] for i in nz]}))
-    lines.append(json.dumps({
+    lines.append(dumps({
         "schema": S, "type": "result", "test": "cyclic", "status": "ok",
         "exit_code": 0, "measured_ns": windows * 10**9,
         "series": [{
@@ -120,6 +125,12 @@ def main() -> int:
         per = [stats_of_series(s, m.measured_ns) for s in m.series]
         merged = merged_stats(m.series, m.measured_ns)
         times["statistics"] = time.perf_counter() - t
+        # the windows' histograms are kept as text and decoded on demand
+        # (e.g. by a report of the per-second series): not in the total
+        t = time.perf_counter()
+        window_samples = sum(int(w.hist_arrays()[1].sum())
+                             for w in m.windows)
+        decode_windows = time.perf_counter() - t
         # what `rtbench run` does once the probe has ended (the windows were
         # parsed and kept one a second while the run went on): parse the
         # result record, store the measurement, compute the statistics
@@ -138,11 +149,14 @@ def main() -> int:
         end_of_run = time.perf_counter() - t
         store.close()
     assert merged is not None and merged.samples == n
+    assert window_samples == n
     for name, secs in times.items():
         print(f"{name:20s} {secs * 1000:9.1f} ms")
     print(f"{'total':20s} {sum(times.values()) * 1000:9.1f} ms  "
           f"(p99.999 = {merged.pct('p99.999')} ns, {len(per)} series)")
     assert sum(st.samples for st in end_stats) == n
+    print(f"decoding every window histogram on demand: "
+          f"{decode_windows * 1000:.1f} ms")
     print(f"end of run (parse result, store, statistics) of "
           f"{n:,} samples: {end_of_run * 1000:.1f} ms")
     per_window = sum(times[k] for k in ("parse NDJSON", "store measurement"))

@@ -9,8 +9,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 SCHEMA_NAME = "rtprobe/1"
 HIST_BUCKETS = 7424  # loglin7, probe/src/hist.h
+
+# a window's count above this goes the slow way: the fast path sums int64
+# counts, and HIST_BUCKETS counts of at most this much cannot overflow
+_FAST_MAX_COUNT = 1 << 50
+_NO_DIGITS = str.maketrans("", "", "0123456789")
+_NO_BRACKETS = str.maketrans("[]", "  ")
+# 10^1 .. 10^18: searchsorted(value) + 1 is the number of decimal digits
+_POWERS_OF_TEN = 10 ** np.arange(1, 19, dtype=np.int64)
 
 
 class RecordError(ValueError):
@@ -57,8 +68,22 @@ class WindowRecord:
     sum_ns: int
     overruns: int
     exceed: list[int]
-    hist: list[tuple[int, int]]
+    # the sparse histogram as compact JSON text, "[[bucket,count],...]"
+    # (exactly what the database stores); decoded only when asked for, as
+    # a run of 10^7 samples holds millions of pairs nobody may look at
+    hist_json: str
     early: int = 0
+
+    @property
+    def hist(self) -> list[tuple[int, int]]:
+        """The sparse histogram as (bucket index, count) pairs."""
+        return [(int(i), int(c)) for i, c in json.loads(self.hist_json)]
+
+    def hist_arrays(self) -> tuple[npt.NDArray[np.int64],
+                                   npt.NDArray[np.int64]]:
+        """The sparse histogram as (indices, counts) numpy arrays."""
+        values = _hist_values(self.hist_json)
+        return values[0::2].copy(), values[1::2].copy()
 
 
 @dataclass
@@ -180,6 +205,92 @@ def _parse_hist(value: Any, where: str) -> list[tuple[int, int]]:
     return list(map(tuple, value))
 
 
+def _hist_values(hist_json: str) -> npt.NDArray[np.int64]:
+    """Flat [bucket, count, bucket, count ...] array of a compact hist text."""
+    if hist_json.count("[") <= 1:  # "[]": fromstring would read one 0
+        return np.zeros(0, dtype=np.int64)
+    return np.fromstring(hist_json.translate(_NO_BRACKETS),
+                         dtype=np.int64, sep=",")
+
+
+def _fast_hist(text: str, count: int) -> str | None:
+    """Canonical compact text of a window's hist member, checked, or None.
+
+    The fast path for the millions of pairs of a long run: the text is not
+    decoded into Python objects.  Its skeleton (the text without digits)
+    must be exactly "[[,],[,],...]", and the digits must be exactly those
+    of the numbers numpy read (an empty field reads as 0, one digit; a
+    zero-padded one has more digits than its value), so the text is a
+    JSON list of pairs of non-negative integers; numpy then checks the
+    indices and counts.  None means "not sure": the caller decodes the
+    member with json and checks it the slow way, which words the error.
+    """
+    if ", " in text:  # json.dumps' default separators
+        text = text.replace(", ", ",")
+    skeleton = text.translate(_NO_DIGITS)
+    pairs = (len(skeleton) - 1) // 4
+    if pairs == 0:
+        return text if skeleton == "[]" and count == 0 else None
+    if (skeleton != "[" + "[,]," * (pairs - 1) + "[,]]"
+            or not 0 < count < _FAST_MAX_COUNT):
+        return None
+    values = _hist_values(text)
+    digits = int(np.searchsorted(_POWERS_OF_TEN, values, side="right").sum())
+    if values.size != 2 * pairs or digits + values.size != len(text) - len(
+            skeleton):
+        return None
+    indices = values[0::2]
+    counts = values[1::2]
+    # a number too long for int64 reads as INT64_MAX and fails here
+    if (int(indices[-1]) >= HIST_BUCKETS or int(counts.max()) > count
+            or int(counts.sum()) != count
+            or (pairs > 1 and not bool((indices[1:] > indices[:-1]).all()))):
+        return None
+    return text
+
+
+def _split_hist(text: str) -> tuple[str, str] | None:
+    """(record without its hist member, hist text) when hist comes last.
+
+    rtprobe writes a window's "hist" as its last member; such a line is
+    cut there so that json decodes only the few other members.  None
+    when the line is shaped otherwise.
+    """
+    if not text.endswith("]}"):
+        return None
+    at = text.rfind('"hist"')
+    if at < 0:
+        return None
+    head = text[:at].rstrip()
+    tail = text[at + 6:].lstrip()
+    if not head.endswith(",") or not tail.startswith(":"):
+        return None
+    return head[:-1] + "}", tail[1:-1].strip()
+
+
+def _parse_window_fast(text: str, where: str) -> WindowRecord | None:
+    """A window line parsed without decoding its histogram, or None when
+    the line is not a plain window record (then parse it the usual way)."""
+    parts = _split_hist(text)
+    if parts is None:
+        return None
+    rest, hist_text = parts
+    try:
+        obj = _DECODER.decode(rest)
+    except ValueError:
+        return None
+    if (not isinstance(obj, dict) or obj.get("schema") != SCHEMA_NAME
+            or obj.get("type") != "window"):
+        return None
+    count = obj.get("count")
+    if type(count) is not int:
+        return None
+    hist_json = _fast_hist(hist_text, count)
+    if hist_json is None:
+        return None
+    return _parse_window(obj, where, hist_json)
+
+
 def _parse_start(obj: dict[str, Any], where: str) -> StartRecord:
     """Build a StartRecord from a decoded object."""
     return StartRecord(
@@ -200,8 +311,10 @@ def _parse_start(obj: dict[str, Any], where: str) -> StartRecord:
     )
 
 
-def _parse_window(obj: dict[str, Any], where: str) -> WindowRecord:
-    """Build a WindowRecord from a decoded object."""
+def _parse_window(obj: dict[str, Any], where: str,
+                  hist_json: str | None = None) -> WindowRecord:
+    """Build a WindowRecord from a decoded object (hist_json: its hist
+    member, already checked against 'count', or None to check obj's)."""
     exceed = _get(obj, "exceed", list, where, [])
     if not all(isinstance(x, int) and not isinstance(x, bool)
                for x in exceed):
@@ -218,15 +331,18 @@ def _parse_window(obj: dict[str, Any], where: str) -> WindowRecord:
         sum_ns=_get_int(obj, "sum_ns", where),
         overruns=_get_int(obj, "overruns", where),
         exceed=list(exceed),
-        hist=_parse_hist(obj.get("hist", []), where),
+        hist_json="" if hist_json is None else hist_json,
         early=_get(obj, "early", int, where, 0),
     )
     if rec.count < 0 or rec.series < 0 or rec.index < 0:
         raise RecordError(f"{where}'count', 'series' and 'index' must be >= 0")
-    total = sum([c for _, c in rec.hist])
-    if total != rec.count:
-        raise RecordError(f"{where}window histogram holds {total} samples "
-                          f"but 'count' is {rec.count}")
+    if hist_json is None:
+        pairs = _parse_hist(obj.get("hist", []), where)
+        total = sum([c for _, c in pairs])
+        if total != rec.count:
+            raise RecordError(f"{where}window histogram holds {total} "
+                              f"samples but 'count' is {rec.count}")
+        rec.hist_json = json.dumps(pairs, separators=(",", ":"))
     return rec
 
 
@@ -295,14 +411,20 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"non-finite number {name} is not allowed")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
 def parse_record(line: str, lineno: int | None = None) -> Record:
     """Parse one NDJSON line into its record; RecordError names the problem."""
     where = _where(lineno)
     text = line.strip()
     if not text:
         raise RecordError(f"{where}empty line")
+    window = _parse_window_fast(text, where)
+    if window is not None:
+        return window
     try:
-        obj = json.loads(text, parse_constant=_reject_constant)
+        obj = _DECODER.decode(text)
     except ValueError as exc:
         raise RecordError(f"{where}not valid JSON: {exc}") from None
     if not isinstance(obj, dict):

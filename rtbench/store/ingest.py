@@ -11,16 +11,20 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+import numpy as np
+
+from rtbench.analysis import hist
 from rtbench.records import ProbeOutput, WindowRecord
 
 
-def _merge_pairs(hists: list[list[tuple[int, int]]]) -> list[tuple[int, int]]:
-    """Add sparse histograms bucket by bucket."""
-    acc: dict[int, int] = defaultdict(int)
-    for hist in hists:
-        for index, count in hist:
-            acc[index] += count
-    return sorted((i, c) for i, c in acc.items() if c)
+def _merge_windows(wins: list[WindowRecord]) -> list[tuple[int, int]]:
+    """The windows' histograms added bucket by bucket, as sparse pairs."""
+    if not wins:
+        return []
+    arrays = [w.hist_arrays() for w in wins]
+    indices, counts = hist.merge((np.concatenate([a[0] for a in arrays]),
+                                  np.concatenate([a[1] for a in arrays])))
+    return [(int(i), int(c)) for i, c in zip(indices, counts, strict=True)]
 
 
 def _window_summary(wins: list[WindowRecord]) -> dict[str, Any]:
@@ -112,7 +116,7 @@ def _from_windows(output: ProbeOutput,
             # only spikes seen so far: a lower bound on the worst list
             "worst": sorted(spikes[index], key=lambda p: -p[1])[:64],
             "warmup": _window_summary(warm) if warm else {},
-            "hist": _merge_pairs([w.hist for w in measured]),
+            "hist": _merge_windows(measured),
             "spikes_dropped": 0,
             "raw_dropped": 0,
             "error": None,

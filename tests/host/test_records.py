@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from synth_probe import synth_lines
 
+from rtbench import records
 from rtbench.records import (
     ProbeOutput,
     RateRecord,
@@ -122,3 +123,105 @@ def test_window_hist_roundtrip(pairs: list[tuple[int, int]]) -> None:
         "hist": [list(p) for p in pairs], "count": total}))
     assert isinstance(rec, WindowRecord)
     assert rec.hist == pairs and rec.count == total
+
+
+def _reference(line: str) -> tuple[str, object]:
+    """What the json-decoding path makes of a window line: ("ok", record)
+    or ("error", message), with the fast path bypassed."""
+    obj = json.loads(line)
+    try:
+        return "ok", records._parse_window(obj, "line 1: ")
+    except RecordError as exc:
+        return "error", str(exc)
+
+
+def _outcome(line: str) -> tuple[str, object]:
+    """What parse_record makes of a line: ("ok", record) or ("error", msg)."""
+    try:
+        return "ok", parse_record(line, lineno=1)
+    except RecordError as exc:
+        return "error", str(exc)
+
+
+def _window_line(hist_text: str, count: int, compact: bool = True) -> str:
+    """A window record whose hist member (last, as rtprobe writes it) is
+    hist_text verbatim."""
+    head = json.dumps(WINDOW | {"count": count}, separators=(
+        (",", ":") if compact else (", ", ": ")))
+    head = head.replace(',"hist":[[260,12],[261,40]]}', "").replace(
+        ', "hist": [[260, 12], [261, 40]]}', "")
+    return head + (',"hist":' if compact else ', "hist": ') + hist_text + "}"
+
+
+@pytest.mark.parametrize("hist_text, count", [
+    ("[[260,12],[261,40]]", 52),          # plain
+    ("[]", 0),                            # empty window
+    ("[[0,3]]", 3),                       # bucket 0
+    ("[[7423,1]]", 1),                    # last bucket
+    ("[[260, 12], [261, 40]]", 52),       # json.dumps' default spacing
+    ("[[260,012],[261,40]]", 52),         # zero-padded: not JSON
+    ("[[260,],[261,40]]", 40),            # empty number
+    ("[[,12],[261,40]]", 52),
+    ("[[260,12],[261,40],]", 52),
+    ("[[260,12,1],[261,40]]", 53),
+    ("[[260,-12],[261,64]]", 52),
+    ("[[260,12.0],[261,40]]", 52),
+    ("[[260,1 2],[261,40]]", 52),
+    ("[[261,12],[260,40]]", 52),          # decreasing
+    ("[[260,12],[260,40]]", 52),          # repeated
+    ("[[7424,52]]", 52),                  # past the last bucket
+    ("[[260,12],[261,41]]", 52),          # count mismatch
+    ("[[260,0],[261,52]]", 52),           # zero count (allowed)
+    ("[[260,9999999999999999999],[261,1]]", 52),   # past int64
+    ("[[99999999999999999999,52]]", 52),
+    ("[[260,12],[261,40]", 52),           # unbalanced
+    ("[[260,12]],[[261,40]]", 52),
+    ("[[true,52]]", 52),
+])
+def test_fast_window_path_agrees_with_json(hist_text: str, count: int) -> None:
+    for compact in (True, False):
+        line = _window_line(hist_text, count, compact)
+        try:
+            json.loads(line)
+        except ValueError:
+            assert _outcome(line)[0] == "error"
+            continue
+        assert _outcome(line) == _reference(line), line
+
+
+@given(st.text(alphabet="[],0123456789 -", max_size=40),
+       st.integers(0, 200))
+def test_fast_window_path_agrees_on_any_hist_text(hist_text: str,
+                                                  count: int) -> None:
+    line = _window_line(hist_text, count)
+    try:
+        json.loads(line)
+    except ValueError:
+        assert _outcome(line)[0] == "error"
+        return
+    assert _outcome(line) == _reference(line)
+
+
+def test_window_hist_is_kept_as_compact_text() -> None:
+    rec = parse_record(json.dumps(WINDOW))  # spaced json: canonical text
+    assert isinstance(rec, WindowRecord)
+    assert rec.hist_json == "[[260,12],[261,40]]"
+    idx, cnt = rec.hist_arrays()
+    assert idx.tolist() == [260, 261] and cnt.tolist() == [12, 40]
+    assert str(idx.dtype) == "int64"
+    empty = parse_record(json.dumps(WINDOW | {"hist": [], "count": 0}))
+    assert isinstance(empty, WindowRecord)
+    assert empty.hist == [] and empty.hist_arrays()[0].size == 0
+    # hist not last: decoded the usual way, same record
+    moved = '{"hist":[[260,12],[261,40]],' + json.dumps(
+        {k: v for k, v in WINDOW.items() if k != "hist"})[1:]
+    assert parse_record(moved) == rec
+
+
+def test_rtprobe_shaped_windows_skip_json_decoding_of_hist() -> None:
+    for line in (_window_line("[[260,12],[261,40]]", 52),
+                 _window_line("[[260, 12], [261, 40]]", 52, compact=False)):
+        fast = records._parse_window_fast(line, "")
+        assert fast is not None and fast.hist_json == "[[260,12],[261,40]]"
+    assert records._parse_window_fast(
+        _window_line("[[260,012],[261,40]]", 52), "") is None

@@ -294,7 +294,7 @@ def preflight(probe_path: str | None, as_json: bool) -> None:
         click.echo(json.dumps(facts, indent=2))
         return
     table = Table(title=f"preflight: {target.hostname()}")
-    for column in ("knob", "value", "", "advice"):
+    for column in ("knob", "value", "severity", "advice"):
         table.add_column(column)
     for fact in facts:
         style = SEVERITY_STYLE.get(fact["severity"], "")

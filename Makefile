@@ -1,7 +1,8 @@
 # rtbench - top-level targets.  `make run` and `make test` are all most people need.
 #   make run     create .venv, install rtbench (which builds probe/), run the quick suite
 #   make test    C unit tests (make -C probe check) and pytest over tests/
-#   make bench   rtprobe vs cyclictest and host statistics benchmarks (root, quiet machine)
+#   make bench   rtprobe vs cyclictest, injected interference, host statistics and report
+#                benchmarks (root, quiet machine)
 #   make lint    ruff and mypy
 #   make dev     editable install with the dev tools into .venv (what CI uses)
 PYTHON ?= python3
@@ -54,6 +55,8 @@ test:
 bench: probe
 	$(PY) bench/cyclic_vs_cyclictest.py
 	$(PY) bench/host_stats.py
+	$(PY) bench/injected_interference.py
+	$(PY) bench/report_49.py
 
 lint:
 	$(PY) -m ruff check rtbench tests setup.py

@@ -2,8 +2,9 @@
 """Time the host's ingest and statistics of 10^7 latency samples.
 
 The samples arrive as rtprobe writes them: compact NDJSON, per-second window
-records with sparse histograms (the `hist` member last) plus a result record (default: 2 series x 5000 windows x 1000
-samples = 10^7, an 83-minute 1 kHz run on two CPUs).  Timed separately:
+records with sparse histograms (the `hist` member last) plus a result record
+(default: 2 series x 5000 windows x 1000 samples = 10^7, an 83-minute 1 kHz
+run on two CPUs).  Timed separately:
 parsing the NDJSON, storing the measurement (one transaction, SQLite in a
 temporary directory), reading the run back, and the statistics (per series
 and merged).  Generating the synthetic stream is not timed.

@@ -12,7 +12,7 @@ import jinja2
 from rtbench.analysis.hist import BUCKET_ERROR_BOUND
 from rtbench.analysis.stats import PERCENTILES
 from rtbench.report import format as fmt
-from rtbench.report.plot import histogram_svg
+from rtbench.report.plot import histogram_svgs
 from rtbench.report.terminal import environment_rows
 from rtbench.resultdata import ctx_table, headline, key_values, table_keys
 from rtbench.store.models import RunDetail
@@ -35,14 +35,16 @@ def _environment() -> jinja2.Environment:
 def render_html(run: RunDetail) -> str:
     """The report page as a string."""
     measurements = []
-    for ms in fmt.run_stats(run):
-        title = f"{ms.scenario.name} / {ms.measurement.name}"
+    stats = fmt.run_stats(run)
+    svgs = histogram_svgs([(ms.measurement, f"{ms.scenario.name} / {ms.measurement.name}")
+                           for ms in stats])
+    for ms, svg in zip(stats, svgs, strict=True):
         rows = list(ms.per_series)
         if ms.merged is not None and len(rows) > 1:
             rows.append(("all", ms.merged))
         m = ms.measurement
         measurements.append({
-            "ms": ms, "rows": rows, "svg": histogram_svg(m, title),
+            "ms": ms, "rows": rows, "svg": svg,
             "headline": headline(m.test, m.data),
             "ctx": ctx_table(m.data) if m.test == "ctx" else None,
             "data": key_values(m.data, table_keys(m.test))})

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import pickle
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -10,6 +16,7 @@ from rich.console import Console
 from synth_probe import synth_lines
 
 from rtbench.records import ProbeOutput
+from rtbench.report import plot
 from rtbench.report.html import write_html_report
 from rtbench.report.terminal import load_table, show_run, summary_table
 from rtbench.store import Store
@@ -106,6 +113,64 @@ def test_html_report(run: RunDetail, tmp_path: Path) -> None:
     assert "@import" not in page and "url(http" not in page
     assert "<script" not in page
     assert not list(tmp_path.glob(".report.html.*"))
+
+
+def test_histogram_svgs_pool_gives_the_same_figures(
+        run: RunDetail, monkeypatch: pytest.MonkeyPatch) -> None:
+    items = [(m, f"figure {i}") for i, m in enumerate(
+        [m for sc in run.scenarios for m in sc.measurements] * 3)]
+    one_by_one = [plot.histogram_svg(m, title) for m, title in items]
+    # two usable CPUs at least, so the worker pool draws them
+    monkeypatch.setattr(plot.os, "sched_getaffinity", lambda _pid: {0, 1})
+    pooled = plot.histogram_svgs(items)
+    assert pooled == one_by_one
+    assert all(svg is not None and svg.startswith("<svg") for svg in pooled)
+    assert len(set(pooled)) == len(items)  # titles differ: no figure reused
+
+
+def _children(pid: int) -> list[int]:
+    """Pids whose parent is pid (from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def test_histogram_svgs_workers_die_with_the_report(
+        run: RunDetail, tmp_path: Path) -> None:
+    data = tmp_path / "run.pickle"
+    data.write_bytes(pickle.dumps(run))
+    script = (
+        "import os, pickle, sys\n"
+        "from rtbench.report import plot\n"
+        "os.sched_getaffinity = lambda _pid: {0, 1}\n"
+        f"run = pickle.loads(open({str(data)!r}, 'rb').read())\n"
+        "ms = [m for sc in run.scenarios for m in sc.measurements]\n"
+        "print('ready', flush=True)\n"
+        "plot.histogram_svgs([(m, str(i)) for i, m in enumerate(ms * 200)])\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                            text=True, cwd=Path(__file__).resolve().parents[2])
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+        deadline = time.monotonic() + 20
+        while not (workers := _children(proc.pid)):
+            assert time.monotonic() < deadline, "no pool worker started"
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 5
+    while (alive := [w for w in workers if Path(f"/proc/{w}").exists()]) \
+            and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    assert not alive, f"workers {alive} outlived the report"
 
 
 def test_html_report_empty_run(tmp_path: Path) -> None:

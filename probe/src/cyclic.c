@@ -60,8 +60,6 @@ struct cyclic_thread {
 	struct series *s;
 	const struct cyclic_cfg *cfg;
 	clockid_t clock;
-	uint64_t warmup_ns;     /* schedule time where measuring starts */
-	uint64_t end_ns;        /* schedule time where it ends (UINT64_MAX: --loops) */
 };
 
 /* Convert ns to a timespec. */
@@ -101,31 +99,13 @@ static inline uint64_t cyclic_now(clockid_t clock)
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
-/*
- * Count the deadlines k+1 .. k+missed as overruns: those in the warm-up in the
- * window of sample k, those in the measured part in the window of the first
- * of them, and none past the measured end, so that per part samples plus
- * overruns equal the deadlines it holds.
- */
+/* Count the deadlines k+1 .. k+missed as overruns (see series.h). */
 static void cyclic_overruns(const struct cyclic_thread *t, uint64_t k,
 			    uint64_t missed)
 {
 	const uint64_t interval = t->cfg->interval_ns;
-	uint64_t first = k + 1, last = k + missed, n, j;
 
-	if (first * interval < t->warmup_ns) {
-		j = (t->warmup_ns - 1) / interval; /* last warm-up deadline */
-		n = (last < j ? last : j) - first + 1;
-		series_overrun(t->s, k * interval, n);
-		first += n;
-	}
-	if (t->end_ns != UINT64_MAX) {
-		j = (t->end_ns - 1) / interval;    /* last measured deadline */
-		if (last > j)
-			last = j;
-	}
-	if (first <= last)
-		series_overrun(t->s, first * interval, last - first + 1);
+	series_overrun_periods(t->s, (k + 1) * interval, interval, missed);
 }
 
 /*
@@ -164,12 +144,13 @@ static void cyclic_sleep_loop(struct cyclic_thread *t, bool relative)
 	const uint64_t interval = t->cfg->interval_ns;
 	const uint64_t t0 = run_t0_ns(t->run);
 	struct timespec ts;
+	const uint64_t end_ns = series_end_ns(t->s);
 	uint64_t k = 0, t_ns, due, now, step;
 	int rc;
 
 	for (;;) {
 		t_ns = k * interval;
-		if (t_ns >= t->end_ns)
+		if (t_ns >= end_ns)
 			return;
 		due = t0 + t_ns;
 		if (relative) {
@@ -469,9 +450,6 @@ int cmd_cyclic(int argc, char **argv)
 		threads[i].run = r;
 		threads[i].cfg = &cfg;
 		threads[i].clock = c.clock;
-		threads[i].warmup_ns = c.warmup_ns;
-		threads[i].end_ns = c.loops ? UINT64_MAX :
-				    c.warmup_ns + c.duration_ns;
 		threads[i].s = run_add_series(r, label, c.cpu_list[i]);
 	}
 	rc = run_begin(r);

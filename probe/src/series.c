@@ -39,7 +39,6 @@ struct series {
 	struct series_worst worst[COMMON_MAX_WORST]; /* min-heap on latency */
 	uint64_t spikes_dropped;
 	uint64_t raw_dropped;
-	unsigned int raw_pos;      /* producer's slot in the raw ring */
 	struct sim_stream sim;
 	char error[160];
 
@@ -55,8 +54,7 @@ struct series {
 
 	/* Raw ring (NULL without --raw). */
 	struct series_raw *raw;
-	unsigned int raw_cap;
-	unsigned int raw_rpos;     /* consumer's slot */
+	unsigned int raw_cap;      /* a power of two: slot = index & (cap - 1) */
 	atomic_uint raw_head;
 	atomic_uint raw_tail;
 
@@ -243,10 +241,8 @@ series_raw_push(struct series *s, uint64_t t_ns, int64_t latency_ns)
 		}
 		series_wait_raw(s, head);
 	}
-	s->raw[s->raw_pos].t_ns = t_ns;
-	s->raw[s->raw_pos].latency_ns = latency_ns;
-	if (++s->raw_pos == s->raw_cap)
-		s->raw_pos = 0;
+	s->raw[head & (s->raw_cap - 1)].t_ns = t_ns;
+	s->raw[head & (s->raw_cap - 1)].latency_ns = latency_ns;
 	atomic_store_explicit(&s->raw_head, head + 1, memory_order_release);
 }
 
@@ -380,6 +376,33 @@ void series_overrun(struct series *s, uint64_t t_ns, uint64_t n)
 	s->win.overruns += n;
 }
 
+void series_overrun_periods(struct series *s, uint64_t first_ns,
+			    uint64_t period_ns, uint64_t n)
+{
+	uint64_t in_warmup, before_end;
+
+	if (!n || first_ns >= s->end_ns)
+		return;
+	if (first_ns < s->warmup_ns) {
+		/* Deadlines first + j * period below warmup_ns (ceiling, no overflow). */
+		in_warmup = (s->warmup_ns - first_ns - 1) / period_ns + 1;
+		if (in_warmup > n)
+			in_warmup = n;
+		series_overrun(s, first_ns, in_warmup);
+		n -= in_warmup;
+		first_ns += in_warmup * period_ns;
+		if (!n || first_ns >= s->end_ns)
+			return;
+	}
+	before_end = (s->end_ns - first_ns - 1) / period_ns + 1;
+	series_overrun(s, first_ns, n < before_end ? n : before_end);
+}
+
+uint64_t series_end_ns(const struct series *s)
+{
+	return s->end_ns;
+}
+
 bool series_past_end(const struct series *s, uint64_t t_ns)
 {
 	return t_ns >= s->end_ns;
@@ -458,9 +481,8 @@ unsigned int series_raw_drain(struct series *s, struct series_raw *out,
 	tail = atomic_load_explicit(&s->raw_tail, memory_order_relaxed);
 	head = atomic_load_explicit(&s->raw_head, memory_order_acquire);
 	while (tail + n != head && n < max) {
-		out[n++] = s->raw[s->raw_rpos];
-		if (++s->raw_rpos == s->raw_cap)
-			s->raw_rpos = 0;
+		out[n] = s->raw[(tail + n) & (s->raw_cap - 1)];
+		n++;
 	}
 	atomic_store_explicit(&s->raw_tail, tail + n, memory_order_release);
 	return n;
@@ -480,10 +502,13 @@ static int series_worst_cmp(const void *a, const void *b)
 
 int series_worst_sorted(struct series *s, struct series_worst *out, int max)
 {
+	struct series_worst sorted[COMMON_MAX_WORST];
 	int n = s->nworst < max ? s->nworst : max;
 
-	memcpy(out, s->worst, (size_t)s->nworst * sizeof(*out));
-	qsort(out, (size_t)s->nworst, sizeof(*out), series_worst_cmp);
+	/* Sort a copy of the whole heap, then hand out at most max entries. */
+	memcpy(sorted, s->worst, (size_t)s->nworst * sizeof(sorted[0]));
+	qsort(sorted, (size_t)s->nworst, sizeof(sorted[0]), series_worst_cmp);
+	memcpy(out, sorted, (size_t)n * sizeof(*out));
 	return n;
 }
 

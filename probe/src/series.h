@@ -51,8 +51,20 @@ int series_add(struct series *s, uint64_t t_ns, int64_t latency_ns);
 /* Count n missed periods (overruns) in the window of t_ns. */
 void series_overrun(struct series *s, uint64_t t_ns, uint64_t n);
 
+/*
+ * Count the n periodic deadlines first_ns + j * period_ns (j < n) that the
+ * thread missed: those in the warm-up go to the warm-up, the others to the
+ * window of the first of them, none past the measured end.  So in each part
+ * samples plus overruns equal the deadlines it holds.
+ */
+void series_overrun_periods(struct series *s, uint64_t first_ns,
+			    uint64_t period_ns, uint64_t n);
+
 /* True when t_ns is past the measured end (duration mode). */
 bool series_past_end(const struct series *s, uint64_t t_ns);
+
+/* The measured end relative to t0 (UINT64_MAX with --loops): read it once. */
+uint64_t series_end_ns(const struct series *s);
 
 /* The producer is done: publish the last partial window (may wait; not RT). */
 void series_finish(struct series *s);

@@ -275,11 +275,12 @@ static void *clock_thread_fn(void *arg)
 			break;
 		/* A batch that ran into later batch starts skips them. */
 		end = ct->simulate ? due : run_now_ns(r) - t0;
+		if (end <= (k + 1) * interval) {
+			k++;
+			continue;
+		}
 		next = (end + interval - 1) / interval;
-		if (next > k + 1)
-			series_overrun(ct->series, due, next - (k + 1));
-		else
-			next = k + 1;
+		series_overrun(ct->series, due, next - (k + 1));
 		k = next;
 	}
 	series_finish(ct->series);
@@ -374,7 +375,7 @@ int cmd_clock(int argc, char **argv)
 		switch (id) {
 		case OPT_SOURCE:
 			t.cfg.source = (enum clock_source)opt_choice(
-				"clock-source", optarg, source_names);
+				"--clock-source", optarg, source_names);
 			break;
 		case OPT_READS:
 			t.cfg.reads = opt_u64("--reads", optarg, 2,

@@ -55,6 +55,7 @@
 #include "fdio.h"
 #include "json.h"
 #include "opt.h"
+#include "percpu.h"
 #include "rtprobe.h"
 #include "run.h"
 #include "series.h"
@@ -952,12 +953,7 @@ int cmd_event(int argc, char **argv)
 
 	r = run_create(&c, argc, argv);
 	t->run = r;
-	{
-		char label[32];
-
-		snprintf(label, sizeof(label), "cpu%d", c.cpu_list[0]);
-		t->series = run_add_series(r, label, c.cpu_list[0]);
-	}
+	t->series = percpu_add_series(r, &c, 0);
 	run_set_params(r, event_write_params, t);
 	run_set_result_data(r, event_write_data, t);
 	run_set_verdicts(r, event_verdicts, t);

@@ -38,11 +38,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clocksleep.h"
 #include "commands.h"
 #include "common.h"
 #include "fdio.h"
 #include "json.h"
 #include "opt.h"
+#include "percpu.h"
 #include "rtprobe.h"
 #include "run.h"
 #include "series.h"
@@ -371,16 +373,14 @@ static void ipc_latency_loop(struct ipc_pair *p)
 	struct run *r = p->test->run;
 	uint64_t t0 = run_t0_ns(r), t1, t2, burst = t0;
 	unsigned long word = 0;
-
-	struct timespec start = {
-		.tv_sec = (time_t)(t0 / NSEC_PER_SEC),
-		.tv_nsec = (long)(t0 % NSEC_PER_SEC),
-	};
+	int err;
 
 	/* t0 is a few ms ahead: start on it */
-	while (clock_nanosleep(p->test->common->clock, TIMER_ABSTIME, &start,
-			       NULL) == EINTR)
-		;
+	err = clock_sleep_until(p->test->common->clock, t0);
+	if (err) {
+		ipc_error(p, "ipc: clock_nanosleep: %s", strerror(err));
+		return;
+	}
 	for (;;) {
 		if (run_stopping(r))
 			return;
@@ -429,12 +429,9 @@ static void ipc_bandwidth_loop(struct ipc_pair *p)
 		if (fdio_write_full(p->my_out, &want, sizeof(want)))
 			goto io;
 		for (left = want; left; left -= (uint64_t)n) {
-			n = read(p->my_in, buf, left < cfg->chunk_bytes ?
-				 left : cfg->chunk_bytes);
-			if (n < 0 && errno == EINTR) {
-				n = 0;
-				continue;
-			}
+			n = fdio_read_full(p->my_in, buf,
+					   left < cfg->chunk_bytes ?
+					   left : cfg->chunk_bytes);
 			if (n <= 0)
 				goto io;
 		}
@@ -828,7 +825,6 @@ int cmd_ipc(int argc, char **argv)
 	}
 	for (i = 0; i < t->npairs; i++) {
 		struct ipc_pair *p = &t->pairs[i];
-		char label[32];
 
 		p->test = t;
 		p->index = i;
@@ -838,23 +834,13 @@ int cmd_ipc(int argc, char **argv)
 			ipc_fifo_cleanup(t);
 			return RTP_EXIT_ENV;
 		}
-		if (!t->cfg.bandwidth) {
-			snprintf(label, sizeof(label), "cpu%d", p->cpu);
-			p->series = run_add_series(r, label, p->cpu);
-		}
+		if (!t->cfg.bandwidth)
+			p->series = percpu_add_series(r, &c, i);
 	}
 	run_set_params(r, ipc_write_params, t);
 	run_set_result_data(r, ipc_write_data, t);
 	run_set_verdicts(r, ipc_verdicts, t);
-	rc = run_begin(r);
-	if (rc) {
-		ipc_fifo_cleanup(t);
-		return rc;
-	}
-	for (i = 0; i < t->npairs; i++)
-		run_spawn(r, ipc_thread, &t->pairs[i], t->pairs[i].cpu,
-			  c.policy, c.priority);
-	rc = run_finish(r);
+	rc = percpu_run(r, &c, ipc_thread, t->pairs, sizeof(t->pairs[0]));
 	ipc_fifo_cleanup(t);
 	free(t);
 	return rc;

@@ -132,11 +132,12 @@ static uint64_t busy_until(const struct run *r, uint64_t end_ns)
 static uint64_t next_release(struct periodic_thread *pt, uint64_t i,
 			     uint64_t due_ns, uint64_t end_rel_ns)
 {
-	uint64_t period = pt->cfg->period_ns;
-	uint64_t next = (end_rel_ns + period - 1) / period;
+	uint64_t period = pt->cfg->period_ns, next;
 
-	if (next <= i + 1)
+	/* the usual case, no release missed: no division */
+	if (end_rel_ns <= (i + 1) * period)
 		return i + 1;
+	next = (end_rel_ns + period - 1) / period;
 	pt->missed += next - (i + 1);
 	series_overrun(pt->series, due_ns, next - (i + 1));
 	return next;

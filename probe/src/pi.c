@@ -37,6 +37,7 @@
 #include "common.h"
 #include "json.h"
 #include "opt.h"
+#include "percpu.h"
 #include "rtprobe.h"
 #include "run.h"
 #include "series.h"
@@ -560,12 +561,7 @@ int cmd_pi(int argc, char **argv)
 
 	r = run_create(&c, argc, argv);
 	t->run = r;
-	{
-		char label[32];
-
-		snprintf(label, sizeof(label), "cpu%d", t->cfg.cpu);
-		t->series = run_add_series(r, label, t->cfg.cpu);
-	}
+	t->series = percpu_add_series(r, &c, 0); /* cpu_list[0] is --cpu */
 	run_set_params(r, pi_write_params, t);
 	run_set_result_data(r, pi_write_data, t);
 	run_set_verdicts(r, pi_verdicts, t);

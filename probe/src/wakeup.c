@@ -188,7 +188,14 @@ static void wakee_loop(struct wake_shared *sh)
 	uint64_t t_after;
 	int rc;
 
-	wake_wakee_init(&sh->ch);
+	rc = wake_wakee_init(&sh->ch);
+	if (rc) {
+		snprintf(sh->error, sizeof(sh->error),
+			 "%s: the wakee's signal mask: %s",
+			 wake_mech_names[sh->ch.mech], strerror(rc));
+		atomic_store(&sh->state, WAKEE_FAILED);
+		return;
+	}
 	atomic_store(&sh->state, WAKEE_READY);
 	for (;;) {
 		rc = wake_wait(&sh->ch, &t_after);
@@ -317,11 +324,12 @@ static void stop_wakee(struct wakeup_pair *p)
 static uint64_t next_wakeup(struct wakeup_pair *p, uint64_t i, uint64_t due,
 			    uint64_t end_ns)
 {
-	uint64_t interval = p->w->cfg.interval_ns;
-	uint64_t next = (end_ns + interval - 1) / interval;
+	uint64_t interval = p->w->cfg.interval_ns, next;
 
-	if (next <= i + 1)
+	/* the usual case, no wake-up time missed: no division */
+	if (end_ns <= (i + 1) * interval)
 		return i + 1;
+	next = (end_ns + interval - 1) / interval;
 	series_overrun(p->series, due, next - (i + 1));
 	return next;
 }

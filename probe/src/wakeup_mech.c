@@ -232,12 +232,27 @@ void wake_channel_close(struct wake_channel *ch)
 	ch->semid = -1;
 }
 
-/* Record who the wakee is (signals are directed at it). */
-void wake_wakee_init(struct wake_channel *ch)
+/*
+ * Record who the wakee is (signals are directed at it) and prepare the set
+ * its signal waits use, so no wait needs a sigprocmask call of its own.
+ */
+int wake_wakee_init(struct wake_channel *ch)
 {
+	int rc;
+
 	ch->wakee_thread = pthread_self();
 	ch->wakee_pid = getpid();
 	ch->futex_seen = atomic_load(&ch->futex_word);
+	if (ch->mech == MECH_SIGWAIT) {
+		sigemptyset(&ch->wait_set);
+		sigaddset(&ch->wait_set, ch->signo);
+	} else if (ch->mech == MECH_SIGNAL) {
+		rc = pthread_sigmask(SIG_BLOCK, NULL, &ch->wait_set);
+		if (rc)
+			return rc;
+		sigdelset(&ch->wait_set, ch->signo);
+	}
+	return 0;
 }
 
 /* Read one small message from fd; *t is taken right after read returns. */
@@ -349,24 +364,17 @@ static int wait_futex(struct wake_channel *ch, uint64_t *t)
 /* Wait for the wake signal (sigwait) or for its handler to run (signal). */
 static int wait_signal(struct wake_channel *ch, uint64_t *t)
 {
-	sigset_t set;
-
 	if (ch->mech == MECH_SIGWAIT) {
 		int got;
 
-		sigemptyset(&set);
-		sigaddset(&set, ch->signo);
 		do {
-			got = sigwaitinfo(&set, NULL);
+			got = sigwaitinfo(&ch->wait_set, NULL);
 			*t = mech_now(ch->clock);
 		} while (got < 0 && errno == EINTR);
 		return got < 0 ? errno : 0;
 	}
 	/* Atomically unblock the signal and sleep until a handler ran. */
-	if (pthread_sigmask(SIG_BLOCK, NULL, &set))
-		return EINVAL;
-	sigdelset(&set, ch->signo);
-	sigsuspend(&set);
+	sigsuspend(&ch->wait_set);
 	*t = mech_now(ch->clock);
 	return errno == EINTR ? 0 : errno;
 }

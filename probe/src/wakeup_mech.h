@@ -21,6 +21,7 @@
 #include <mqueue.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -59,6 +60,8 @@ struct wake_channel {
 	int signo;
 	pthread_t wakee_thread;
 	pid_t wakee_pid;
+	/* wakee side: sigwait's set, or sigsuspend's mask (signo unblocked) */
+	sigset_t wait_set;
 };
 
 /* Signals used by the signal and sigwait mechanisms. */
@@ -79,8 +82,8 @@ int wake_channel_open(struct wake_channel *ch, enum wake_mech mech,
 /* Release what wake_channel_open created; safe on a half-opened channel. */
 void wake_channel_close(struct wake_channel *ch);
 
-/* Called by the wakee (thread or process) before its first wait. */
-void wake_wakee_init(struct wake_channel *ch);
+/* Called by the wakee (thread or process) before its first wait; 0 or errno. */
+int wake_wakee_init(struct wake_channel *ch);
 
 /* Wake the wakee; *t_before_ns is taken just before the call. 0 or errno. */
 int wake_post(struct wake_channel *ch, uint64_t *t_before_ns);

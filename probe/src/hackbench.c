@@ -187,19 +187,14 @@ static int hb_wait_start(struct hb_bench *hb)
 	return 0;
 }
 
-/* Read loops x fds messages. */
-static int hb_receive(struct hb_task *t)
+/* Read loops x fds messages into buf (datasize bytes). */
+static int hb_receive(struct hb_task *t, char *buf)
 {
 	struct hb_bench *hb = t->hb;
 	uint64_t left = (uint64_t)hb->cfg.loops * (uint64_t)hb->cfg.fds *
 			hb->cfg.datasize;
-	char *buf = malloc(hb->cfg.datasize);
 	ssize_t n;
 
-	if (!buf) {
-		load_fail(hb->shared, "receiver: out of memory");
-		return -1;
-	}
 	while (left) {
 		n = read(t->read_fd, buf, left < hb->cfg.datasize ?
 				(size_t)left : hb->cfg.datasize);
@@ -208,38 +203,29 @@ static int hb_receive(struct hb_task *t)
 		if (n <= 0) {
 			load_fail(hb->shared, "receiver read: %s",
 				  n ? strerror(errno) : "end of file");
-			free(buf);
 			return -1;
 		}
 		left -= (uint64_t)n;
 	}
-	free(buf);
 	return 0;
 }
 
-/* Write loops messages to each receiver of the group, in turn. */
-static int hb_send(struct hb_task *t)
+/* Write loops messages of buf to each receiver of the group, in turn. */
+static int hb_send(struct hb_task *t, const char *buf)
 {
 	struct hb_bench *hb = t->hb;
-	char *buf = calloc(1, hb->cfg.datasize);
 	int loop, j;
 
-	if (!buf) {
-		load_fail(hb->shared, "sender: out of memory");
-		return -1;
-	}
 	for (loop = 0; loop < hb->cfg.loops; loop++) {
 		for (j = 0; j < hb->cfg.fds; j++) {
 			if (fdio_write_full(t->write_fds[j], buf,
 					    hb->cfg.datasize)) {
 				load_fail(hb->shared, "sender write: %s",
 					  strerror(errno));
-				free(buf);
 				return -1;
 			}
 		}
 	}
-	free(buf);
 	return 0;
 }
 
@@ -248,14 +234,26 @@ static void *hb_task_main(void *arg)
 {
 	struct hb_task *t = arg;
 	struct hb_bench *hb = t->hb;
+	char *buf;
 	int rc;
 
 	/* a child holds a copy of the start pipe's write end: drop it */
 	if (!hb->cfg.threads)
 		close(hb->wakeup[1]);
-	if (hb_wait_start(hb))
+	/* allocated and faulted in before the start: not part of the time */
+	buf = malloc(hb->cfg.datasize);
+	if (!buf) {
+		load_fail(hb->shared, "%s: out of memory",
+			  t->sender ? "sender" : "receiver");
 		return (void *)1;
-	rc = t->sender ? hb_send(t) : hb_receive(t);
+	}
+	memset(buf, 0, hb->cfg.datasize);
+	if (hb_wait_start(hb)) {
+		free(buf);
+		return (void *)1;
+	}
+	rc = t->sender ? hb_send(t, buf) : hb_receive(t, buf);
+	free(buf);
 	if (atomic_fetch_add(&hb->shared->done, 1) + 1 == hb->total_tasks &&
 	    hb->cfg.threads)
 		pthread_kill(hb->main_thread, SIGUSR1);
@@ -333,23 +331,9 @@ static void hb_write_start(FILE *out, const struct hb_bench *hb, int argc,
 			   char **argv)
 {
 	struct json j;
-	int i;
 
 	json_init(&j);
-	json_begin_object(&j, NULL);
-	json_str(&j, "schema", RTPROBE_SCHEMA);
-	json_str(&j, "type", "start");
-	json_str(&j, "tool", "rtprobe");
-	json_str(&j, "version", RTPROBE_VERSION);
-	json_str(&j, "test", "hackbench");
-	json_bool(&j, "simulated", false);
-	json_null(&j, "simulate");
-	json_begin_array(&j, "argv");
-	json_str(&j, NULL, "rtprobe");
-	for (i = 0; i < argc; i++)
-		json_str(&j, NULL, argv[i]);
-	json_end_array(&j);
-	json_str(&j, "clock", "monotonic");
+	load_start_header(&j, "hackbench", argc, argv);
 	json_begin_object(&j, "params");
 	json_i64(&j, "groups", hb->cfg.groups);
 	json_i64(&j, "fds", hb->cfg.fds);
@@ -433,11 +417,11 @@ int cmd_hackbench(int argc, char **argv)
 	struct hb_bench hb;
 	struct load_workers w;
 	const char *status = "ok", *reason = NULL;
-	char err[LOAD_ERROR_LEN + 64] = "", tmp[4096] = "";
+	char err[LOAD_ERROR_LEN + 64] = "";
 	uint64_t start = 0, end = 0;
 	bool human;
 	sigset_t sigs;
-	FILE *out = stdout;
+	struct load_output out;
 	int g, n, rc = RTP_EXIT_OK, sig;
 	char byte;
 
@@ -461,17 +445,9 @@ int cmd_hackbench(int argc, char **argv)
 	signal(SIGTERM, SIG_DFL);
 	load_raise_nofile();
 
-	if (hb.cfg.output_path) {
-		snprintf(tmp, sizeof(tmp), "%s.tmp.%d", hb.cfg.output_path,
-			 (int)getpid());
-		out = fopen(tmp, "w");
-		if (!out) {
-			fprintf(stderr, "rtprobe: --output '%s': cannot "
-					"create %s: %s\n", hb.cfg.output_path,
-				tmp, strerror(errno));
-			return RTP_EXIT_USAGE;
-		}
-	}
+	rc = load_output_open(&out, hb.cfg.output_path);
+	if (rc)
+		return rc;
 	hb.shared = load_shared_create();
 	hb.task = calloc((size_t)hb.total_tasks, sizeof(*hb.task));
 	hb.chan = malloc((size_t)hb.total_tasks * sizeof(int));
@@ -481,7 +457,7 @@ int cmd_hackbench(int argc, char **argv)
 			hb.total_tasks, strerror(errno));
 		return RTP_EXIT_ENV;
 	}
-	hb_write_start(out, &hb, argc, argv);
+	hb_write_start(out.f, &hb, argc, argv);
 	if (human)
 		fprintf(stderr, "Running in %s mode with %d groups using %d "
 				"file descriptors each (== %d tasks)\n"
@@ -539,20 +515,14 @@ int cmd_hackbench(int argc, char **argv)
 	} else if (rc == RTP_EXIT_OK) {
 		fprintf(stderr, "Time: %.3f\n", (double)(end - start) / 1e9);
 	}
-	if (hb_write_result(out, &hb, status, rc, reason,
+	if (hb_write_result(out.f, &hb, status, rc, reason,
 			    end > start ? end - start : 0) && !rc) {
 		fprintf(stderr, "rtprobe: hackbench: cannot write output: %s\n",
 			strerror(errno));
 		rc = RTP_EXIT_ENV;
 	}
-	if (hb.cfg.output_path) {
-		if (fclose(out) || rename(tmp, hb.cfg.output_path)) {
-			fprintf(stderr, "rtprobe: --output '%s': %s\n",
-				hb.cfg.output_path, strerror(errno));
-			if (!rc)
-				rc = RTP_EXIT_ENV;
-		}
-	}
+	if (load_output_close(&out) && !rc)
+		rc = RTP_EXIT_ENV;
 	if (w.count)
 		hb_release(&hb);
 	load_workers_free(&w);

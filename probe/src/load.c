@@ -53,8 +53,7 @@ struct load_main {
 	struct load_run *run;
 	int argc;
 	char **argv;
-	FILE *out;
-	char *tmp_path;
+	struct load_output out;
 	bool human;
 	uint64_t t0_ns;
 	uint64_t t0_unix_ns;
@@ -309,6 +308,7 @@ void load_pacer_init(struct load_pacer *p, double rate_per_s,
 		     uint64_t max_batch)
 {
 	p->ops_per_ns = rate_per_s > 0 ? rate_per_s / 1e9 : 0;
+	p->ns_per_op = rate_per_s > 0 ? 1e9 / rate_per_s : 0;
 	p->t0_ns = load_now_ns();
 	p->done = 0;
 	p->max_batch = max_batch ? max_batch : 1;
@@ -316,11 +316,17 @@ void load_pacer_init(struct load_pacer *p, double rate_per_s,
 	p->min_batch = rate_per_s > 1000 ? (uint64_t)(rate_per_s / 1000) : 1;
 	if (p->min_batch > p->max_batch)
 		p->max_batch = p->min_batch;
+	/*
+	 * A worker that was starved catches up at most a quarter of a second
+	 * of work, so that it does not burst for long; the rest is lost and
+	 * shows as a lower achieved rate.
+	 */
+	p->backlog_cap = 0.25e9 * p->ops_per_ns + (double)p->max_batch;
 }
 
 uint64_t load_pacer_next(struct load_pacer *p, const struct load_shared *sh)
 {
-	double allowed, due, backlog_cap;
+	double allowed, due;
 	uint64_t now, wake;
 
 	for (;;) {
@@ -331,21 +337,15 @@ uint64_t load_pacer_next(struct load_pacer *p, const struct load_shared *sh)
 		now = load_now_ns();
 		allowed = (double)(now - p->t0_ns) * p->ops_per_ns;
 		due = allowed - (double)p->done;
-		/*
-		 * A worker that was starved catches up at most a quarter of a
-		 * second of work, so that it does not burst for long; the
-		 * rest is lost and shows as a lower achieved rate.
-		 */
-		backlog_cap = 0.25e9 * p->ops_per_ns + (double)p->max_batch;
-		if (due > backlog_cap) {
-			p->done = (uint64_t)(allowed - backlog_cap);
-			due = backlog_cap;
+		if (due > p->backlog_cap) {
+			p->done = (uint64_t)(allowed - p->backlog_cap);
+			due = p->backlog_cap;
 		}
 		if (due >= (double)p->min_batch)
 			return due > (double)p->max_batch ? p->max_batch :
 							    (uint64_t)due;
-		wake = p->t0_ns + (uint64_t)((double)(p->done + p->min_batch) /
-					     p->ops_per_ns);
+		wake = p->t0_ns + (uint64_t)((double)(p->done + p->min_batch) *
+					     p->ns_per_op);
 		if (wake > now + LOAD_POLL_NS / 2)
 			wake = now + LOAD_POLL_NS / 2;
 		load_sleep_until(wake);
@@ -542,60 +542,61 @@ static const struct load_kind *load_parse(int argc, char **argv,
 }
 
 /* Open the output: stdout, or a temporary name renamed onto --output at the end. */
-static int load_open_output(struct load_main *m)
+int load_output_open(struct load_output *o, const char *path)
 {
-	const char *path = m->run->cfg.output_path;
 	size_t len;
 
-	if (!path) {
-		m->out = stdout;
+	o->path = path;
+	o->f = stdout;
+	o->tmp_path = NULL;
+	if (!path)
 		return 0;
-	}
 	len = strlen(path) + 32;
-	m->tmp_path = malloc(len);
-	if (!m->tmp_path) {
+	o->tmp_path = malloc(len);
+	if (!o->tmp_path) {
 		fprintf(stderr, "rtprobe: --output '%s': out of memory\n",
 			path);
 		return RTP_EXIT_ENV;
 	}
-	snprintf(m->tmp_path, len, "%s.tmp.%d", path, (int)getpid());
-	m->out = fopen(m->tmp_path, "w");
-	if (!m->out) {
+	snprintf(o->tmp_path, len, "%s.tmp.%d", path, (int)getpid());
+	o->f = fopen(o->tmp_path, "w");
+	if (!o->f) {
 		fprintf(stderr, "rtprobe: --output '%s': cannot create %s: %s\n",
-			path, m->tmp_path, strerror(errno));
+			path, o->tmp_path, strerror(errno));
+		free(o->tmp_path);
+		o->tmp_path = NULL;
 		return RTP_EXIT_USAGE;
 	}
 	return 0;
 }
 
 /* Close the output and move it onto --output; 0 or -1 (message printed). */
-static int load_close_output(struct load_main *m)
+int load_output_close(struct load_output *o)
 {
-	const char *path = m->run->cfg.output_path;
 	int rc = 0;
 
-	if (!path) {
+	if (!o->path) {
 		fflush(stdout);
 		return 0;
 	}
-	if (fclose(m->out)) {
-		fprintf(stderr, "rtprobe: --output '%s': %s\n", path,
+	if (fclose(o->f)) {
+		fprintf(stderr, "rtprobe: --output '%s': %s\n", o->path,
 			strerror(errno));
 		rc = -1;
-	} else if (rename(m->tmp_path, path)) {
+	} else if (rename(o->tmp_path, o->path)) {
 		fprintf(stderr, "rtprobe: --output '%s': rename from %s: %s\n",
-			path, m->tmp_path, strerror(errno));
+			o->path, o->tmp_path, strerror(errno));
 		rc = -1;
 	}
-	free(m->tmp_path);
-	m->tmp_path = NULL;
+	free(o->tmp_path);
+	o->tmp_path = NULL;
 	return rc;
 }
 
 /* Write one record; a failed write ends the load. */
 static void load_emit(struct load_main *m, struct json *j)
 {
-	if (json_emit(j, m->out) && !m->output_failed) {
+	if (json_emit(j, m->out.f) && !m->output_failed) {
 		m->output_failed = true;
 		fprintf(stderr, "rtprobe: cannot write output%s%s: %s\n",
 			m->run->cfg.output_path ? " " : "",
@@ -605,29 +606,36 @@ static void load_emit(struct load_main *m, struct json *j)
 	}
 }
 
+void load_start_header(struct json *j, const char *test, int argc,
+		       char **argv)
+{
+	int i;
+
+	json_begin_object(j, NULL);
+	json_str(j, "schema", RTPROBE_SCHEMA);
+	json_str(j, "type", "start");
+	json_str(j, "tool", "rtprobe");
+	json_str(j, "version", RTPROBE_VERSION);
+	json_str(j, "test", test);
+	json_bool(j, "simulated", false);
+	json_null(j, "simulate");
+	json_begin_array(j, "argv");
+	json_str(j, NULL, "rtprobe");
+	for (i = 0; i < argc; i++)
+		json_str(j, NULL, argv[i]);
+	json_end_array(j);
+	json_str(j, "clock", "monotonic");
+}
+
 /* Write the start record. */
 static void load_write_start(struct load_main *m)
 {
 	const struct load_run *r = m->run;
 	struct json j;
-	int i;
 
 	json_init(&j);
-	json_begin_object(&j, NULL);
-	json_str(&j, "schema", RTPROBE_SCHEMA);
-	json_str(&j, "type", "start");
-	json_str(&j, "tool", "rtprobe");
-	json_str(&j, "version", RTPROBE_VERSION);
-	json_str(&j, "test", "load");
+	load_start_header(&j, "load", m->argc, m->argv);
 	json_str(&j, "load", r->kind->name);
-	json_bool(&j, "simulated", false);
-	json_null(&j, "simulate");
-	json_begin_array(&j, "argv");
-	json_str(&j, NULL, "rtprobe");
-	for (i = 0; i < m->argc; i++)
-		json_str(&j, NULL, m->argv[i]);
-	json_end_array(&j);
-	json_str(&j, "clock", "monotonic");
 	json_u64(&j, "t0_ns", m->t0_ns);
 	json_u64(&j, "t0_unix_ns", m->t0_unix_ns);
 	json_u64(&j, "window_ns", NSEC_PER_SEC);
@@ -874,7 +882,7 @@ int cmd_load(int argc, char **argv)
 		load_shared_destroy(run.shared);
 		return rc;
 	}
-	rc = load_open_output(&m);
+	rc = load_output_open(&m.out, run.cfg.output_path);
 	if (rc) {
 		run.kind->cleanup(&run);
 		load_shared_destroy(run.shared);
@@ -910,7 +918,7 @@ int cmd_load(int argc, char **argv)
 			reason);
 	run.kind->cleanup(&run);
 	load_write_result(&m, status, rc, reason, end);
-	if (load_close_output(&m) && !rc)
+	if (load_output_close(&m.out) && !rc)
 		rc = RTP_EXIT_ENV;
 	if (m.output_failed && !rc)
 		rc = RTP_EXIT_ENV;

@@ -128,10 +128,19 @@ struct load_workers {
 /* Paces operations at a rate against CLOCK_MONOTONIC. */
 struct load_pacer {
 	double ops_per_ns;         /* 0: flat out */
+	double ns_per_op;
+	double backlog_cap;        /* most operations due at once (catch-up) */
 	uint64_t t0_ns;
 	uint64_t done;             /* operations accounted since t0 */
 	uint64_t min_batch;        /* wait until this many are due */
 	uint64_t max_batch;        /* never hand out more at once */
+};
+
+/* Where records go: stdout, or --output under a temporary name until closed. */
+struct load_output {
+	const char *path;          /* --output; NULL: stdout */
+	FILE *f;
+	char *tmp_path;
 };
 
 struct load_run;
@@ -242,6 +251,20 @@ void load_pacer_init(struct load_pacer *p, double rate_per_s,
  */
 uint64_t load_pacer_next(struct load_pacer *p, const struct load_shared *sh);
 void load_pacer_done(struct load_pacer *p, uint64_t n);
+
+/* Open o for path (NULL: stdout); 0 or an exit code (message printed). */
+int load_output_open(struct load_output *o, const char *path);
+
+/* Close o and rename it onto --output; 0 or -1 (message printed). */
+int load_output_close(struct load_output *o);
+
+/*
+ * Begin a start record in j: the members every load and hackbench share
+ * (schema, type, tool, version, test, simulated, argv, clock).  argv
+ * starts after "rtprobe".
+ */
+void load_start_header(struct json *j, const char *test, int argc,
+		       char **argv);
 
 /* Raise RLIMIT_NOFILE's soft limit to its hard limit (best effort). */
 void load_raise_nofile(void);

@@ -212,12 +212,12 @@ static void *io_walker(void *arg)
 	struct stat sb;
 	char name[32];
 	DIR *d = NULL;
-	uint64_t n;
+	uint64_t n, batch;
 	int dir_no = 0, fd;
 
 	load_pacer_init(&pacer, r->cfg.walk_rate, 64);
-	while ((n = load_pacer_next(&pacer, sh))) {
-		load_pacer_done(&pacer, n);
+	while ((batch = n = load_pacer_next(&pacer, sh))) {
+		load_pacer_done(&pacer, batch);
 		while (n) {
 			if (!d) {
 				snprintf(name, sizeof(name), "t%02d", dir_no);
@@ -230,10 +230,11 @@ static void *io_walker(void *arg)
 						  strerror(errno));
 					if (fd >= 0)
 						close(fd);
+					load_count(sh, IO_WALK_ENTRIES,
+						   batch - n);
 					return (void *)1;
 				}
 				n--;
-				load_count(sh, IO_WALK_ENTRIES, 1);
 				continue;
 			}
 			e = readdir(d);
@@ -249,9 +250,9 @@ static void *io_walker(void *arg)
 			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 				continue;
 			fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW);
-			load_count(sh, IO_WALK_ENTRIES, 1);
 			n--;
 		}
+		load_count(sh, IO_WALK_ENTRIES, batch);
 	}
 	if (d)
 		closedir(d);

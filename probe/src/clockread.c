@@ -149,15 +149,6 @@ static void clock_usage(FILE *f)
 "  rtprobe clock --simulate 3:uniform,min=20ns,max=40ns --loops 5000\n");
 }
 
-/* Current time on clock in ns. */
-static inline uint64_t clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Frequency of the CPU counter in Hz: ticks elapsed over CALIBRATE_NS of
  * CLOCK_MONOTONIC_RAW (not slewed by NTP).  Each end pairs a counter read
@@ -169,14 +160,14 @@ static int calibrate_counter(double *hz, char *err, size_t errlen)
 	uint64_t c0, c1, c2, c3, n0, n1;
 
 	c0 = counter_read();
-	n0 = clock_ns(CLOCK_MONOTONIC_RAW);
+	n0 = clock_now_ns(CLOCK_MONOTONIC_RAW);
 	c1 = counter_read();
 	if (nanosleep(&pause, NULL)) {
 		snprintf(err, errlen, "nanosleep: %s", strerror(errno));
 		return -1;
 	}
 	c2 = counter_read();
-	n1 = clock_ns(CLOCK_MONOTONIC_RAW);
+	n1 = clock_now_ns(CLOCK_MONOTONIC_RAW);
 	c3 = counter_read();
 	if (n1 <= n0 || c3 + c2 <= c1 + c0) {
 		snprintf(err, errlen, "the counter did not advance");
@@ -199,7 +190,7 @@ static void read_batch(const struct clock_cfg *cfg, uint64_t *stamps)
 		clockid_t id = source_ids[cfg->source];
 
 		for (k = 0; k < n; k++)
-			stamps[k] = clock_ns(id);
+			stamps[k] = clock_now_ns(id);
 	}
 }
 

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clocksleep.h"
 #include "commands.h"
 #include "common.h"
 #include "fdio.h"
@@ -192,15 +193,6 @@ static void ctx_pause(clockid_t clock, uint64_t busy_ns)
 		;
 }
 
-/* Current time on clock in ns (async-signal-safe: usable in children). */
-static uint64_t ctx_now_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Sum the working set word by word.  The empty asm consumes the sum so the
  * compiler cannot drop the loads.
@@ -256,14 +248,14 @@ ctx_overhead_child(const struct ctx_test *t, unsigned int size_kib,
 		_exit(CTX_CHILD_IO);
 	for (rep = 0; rep <= t->cfg.repetitions; rep++) {
 		/* rep 0 is a warm-up pass, not reported */
-		t1 = ctx_now_ns(clock);
+		t1 = clock_now_ns(clock);
 		for (i = 0; i < t->cfg.hops; i++) {
 			if (fdio_write_full(p[1], &tok, sizeof(tok)) ||
 			    fdio_read_full(p[0], &tok, sizeof(tok)) != sizeof(tok))
 				_exit(CTX_CHILD_IO);
 			ctx_touch(ws, words);
 		}
-		elapsed = ctx_now_ns(clock) - t1;
+		elapsed = clock_now_ns(clock) - t1;
 		per_hop = elapsed / t->cfg.hops;
 		if (rep && fdio_write_full(result_fd, &per_hop, sizeof(per_hop)))
 			_exit(CTX_CHILD_IO);
@@ -302,14 +294,14 @@ ctx_ring_child(const struct ctx_test *t, unsigned int size_kib,
 	}
 	for (rep = 0; rep <= t->cfg.repetitions; rep++) {
 		/* rep 0 warms every member's cache and page tables */
-		t1 = ctx_now_ns(clock);
+		t1 = clock_now_ns(clock);
 		for (r = 0; r < (rep ? rounds : 1); r++) {
 			if (fdio_write_full(out, &tok, sizeof(tok)) ||
 			    fdio_read_full(in, &tok, sizeof(tok)) != sizeof(tok))
 				_exit(CTX_CHILD_IO);
 			ctx_touch(ws, words);
 		}
-		elapsed = ctx_now_ns(clock) - t1;
+		elapsed = clock_now_ns(clock) - t1;
 		per_hop = elapsed / (rounds * n);
 		if (rep && fdio_write_full(result_fd, &per_hop, sizeof(per_hop)))
 			_exit(CTX_CHILD_IO);

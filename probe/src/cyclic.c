@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clocksleep.h"
 #include "commands.h"
 #include "common.h"
 #include "json.h"
@@ -90,15 +91,6 @@ static inline int cyclic_nanosleep(clockid_t clock, int flags,
 #endif
 }
 
-/* Read the run's clock in ns. */
-static inline uint64_t cyclic_now(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 /* Count the deadlines k+1 .. k+missed as overruns (see series.h). */
 static void cyclic_overruns(const struct cyclic_thread *t, uint64_t k,
 			    uint64_t missed)
@@ -154,7 +146,7 @@ static void cyclic_sleep_loop(struct cyclic_thread *t, bool relative)
 			return;
 		due = t0 + t_ns;
 		if (relative) {
-			now = cyclic_now(t->clock);
+			now = clock_now_ns(t->clock);
 			ts = cyclic_ts(due > now ? due - now : 0);
 			rc = cyclic_nanosleep(t->clock, 0, &ts);
 		} else {
@@ -167,7 +159,7 @@ static void cyclic_sleep_loop(struct cyclic_thread *t, bool relative)
 		}
 		if (rc == EINTR)
 			continue;
-		now = cyclic_now(t->clock);
+		now = clock_now_ns(t->clock);
 		step = cyclic_record(t, k, (int64_t)(now - due));
 		if (!step)
 			return;
@@ -222,7 +214,7 @@ static void cyclic_itimer_loop(struct cyclic_thread *t)
 			cyclic_fail(t->s, "sigwaitinfo", errno);
 			break;
 		}
-		now = cyclic_now(t->clock);
+		now = clock_now_ns(t->clock);
 		latency = (int64_t)(now - due);
 		if (series_add(t->s, t_ns, latency) == SERIES_DONE)
 			break;
@@ -269,7 +261,7 @@ static void cyclic_timerfd_loop(struct cyclic_thread *t)
 				    n < 0 ? errno : EIO);
 			break;
 		}
-		now = cyclic_now(t->clock);
+		now = clock_now_ns(t->clock);
 		if (series_add(t->s, t_ns, (int64_t)(now - due)) ==
 		    SERIES_DONE)
 			break;

@@ -187,15 +187,6 @@ static void event_usage(FILE *f)
 	common_usage(f);
 }
 
-/* Current CLOCK_MONOTONIC time in ns (the GPIO event clock). */
-static uint64_t event_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 /* Spin for ns nanoseconds (the deliberate handler work). */
 static void event_busy(uint64_t ns)
 {
@@ -203,8 +194,8 @@ static void event_busy(uint64_t ns)
 
 	if (!ns)
 		return;
-	end = event_mono_ns() + ns;
-	while (event_mono_ns() < end)
+	end = clock_now_ns(CLOCK_MONOTONIC) + ns;
+	while (clock_now_ns(CLOCK_MONOTONIC) < end)
 		;
 }
 
@@ -392,7 +383,7 @@ static int event_take_gpio(struct event_test *t, uint32_t *last_seqno,
 	ssize_t n;
 
 	n = fdio_read_full(t->fd, &ev, sizeof(ev));
-	now_mono = event_mono_ns();
+	now_mono = clock_now_ns(CLOCK_MONOTONIC);
 	now = run_now_ns(t->run);
 	if (n == 0)
 		return 0;

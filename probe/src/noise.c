@@ -104,15 +104,6 @@ static void noise_usage(FILE *f)
 "--duration 1s\n");
 }
 
-/* Current time on clock in ns. */
-static inline uint64_t noise_now(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Spin until the clock reaches end_abs (or a stop), recording gaps of at
  * least the threshold.  After recording, the loop restarts its reference
@@ -125,9 +116,9 @@ static void noise_spin(struct noise_thread *nt, clockid_t clock,
 	uint64_t prev, now, gap, loops = 0, start;
 	unsigned int check = NOISE_CHECK_EVERY;
 
-	prev = start = noise_now(clock);
+	prev = start = clock_now_ns(clock);
 	for (;;) {
-		now = noise_now(clock);
+		now = clock_now_ns(clock);
 		gap = now - prev;
 		if (gap >= thr) {
 			if (warm) {
@@ -139,7 +130,7 @@ static void noise_spin(struct noise_thread *nt, clockid_t clock,
 			if (series_add(nt->series, prev - t0, (int64_t)gap) ==
 			    SERIES_DONE)
 				break;
-			now = noise_now(clock);
+			now = clock_now_ns(clock);
 		} else if (gap < min_gap) {
 			min_gap = gap;
 		}
@@ -314,11 +305,11 @@ static void noise_default_cpus(struct rtp_common *c)
 /* The cheapest reading-to-reading step of the clock, measured now. */
 static uint64_t noise_read_cost(clockid_t clock)
 {
-	uint64_t prev = noise_now(clock), now, best = UINT64_MAX;
+	uint64_t prev = clock_now_ns(clock), now, best = UINT64_MAX;
 	int i;
 
 	for (i = 0; i < NOISE_CALIBRATE_READS; i++) {
-		now = noise_now(clock);
+		now = clock_now_ns(clock);
 		if (now - prev < best)
 			best = now - prev;
 		prev = now;

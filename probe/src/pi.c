@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clocksleep.h"
 #include "commands.h"
 #include "common.h"
 #include "json.h"
@@ -121,15 +122,6 @@ static void pi_usage(FILE *f)
 	common_usage(f);
 }
 
-/* Time in ns on clock. */
-static uint64_t pi_clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Wait for a semaphore in slices so a stop request or quit is noticed;
  * true when it was taken.
@@ -145,7 +137,7 @@ static bool pi_wait(struct pi_test *t, sem_t *sem)
 		if (atomic_load(&t->quit) || run_stopping(t->run))
 			return false;
 		/* sem_timedwait takes a CLOCK_REALTIME deadline */
-		abs = pi_clock_ns(CLOCK_REALTIME) + PI_WAIT_SLICE_NS;
+		abs = clock_now_ns(CLOCK_REALTIME) + PI_WAIT_SLICE_NS;
 		ts.tv_sec = (time_t)(abs / NSEC_PER_SEC);
 		ts.tv_nsec = (long)(abs % NSEC_PER_SEC);
 		if (!sem_timedwait(sem, &ts))
@@ -165,9 +157,9 @@ static void *pi_holder(void *arg)
 			break;
 		pthread_mutex_lock(&t->lock);
 		atomic_store(&t->locked_at_ns, run_now_ns(t->run));
-		start = pi_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		start = clock_now_ns(CLOCK_THREAD_CPUTIME_ID);
 		sem_post(&t->lock_taken);
-		while (pi_clock_ns(CLOCK_THREAD_CPUTIME_ID) - start <
+		while (clock_now_ns(CLOCK_THREAD_CPUTIME_ID) - start <
 		       t->cfg.hold_ns)
 			;
 		pthread_mutex_unlock(&t->lock);

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clocksleep.h"
 #include "engine.h"
 #include "hist.h"
 #include "opt.h"
@@ -124,15 +125,6 @@ struct run {
 	int nverdicts;
 	struct json j;
 };
-
-/* Read clock id in nanoseconds. */
-static uint64_t run_clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 /* Format ns as microseconds, without trailing zeros ("100us", "2.5us"). */
 static void run_fmt_us(char *buf, size_t len, uint64_t ns)
@@ -241,7 +233,7 @@ uint64_t run_t0_ns(const struct run *r)
 
 uint64_t run_now_ns(const struct run *r)
 {
-	return run_clock_ns(r->c->clock);
+	return clock_now_ns(r->c->clock);
 }
 
 const struct rtp_common *run_common(const struct run *r)
@@ -641,8 +633,8 @@ int run_begin(struct run *r)
 		return rc;
 	}
 	run_pin_collector(r);
-	now = run_clock_ns(c->clock);
-	unix_now = run_clock_ns(CLOCK_REALTIME);
+	now = clock_now_ns(c->clock);
+	unix_now = clock_now_ns(CLOCK_REALTIME);
 	r->t0_ns = now + (c->simulate ? 0 : RUN_T0_AHEAD_NS);
 	r->t0_unix_ns = unix_now + (r->t0_ns - now);
 	rc = run_open_raw(r);
@@ -1009,7 +1001,7 @@ static void run_timeout(const struct run *r, struct timespec *ts)
 		ts->tv_nsec = 100 * (long)NSEC_PER_MSEC;
 		return;
 	}
-	now = run_clock_ns(r->c->clock);
+	now = clock_now_ns(r->c->clock);
 	next = r->t0_ns + RUN_COLLECT_OFFSET_NS;
 	if (now >= next) {
 		k = (now - next) / NSEC_PER_SEC + 1;
@@ -1040,11 +1032,11 @@ static void run_wait(struct run *r)
 /* Let a still running on-spike child finish (bounded), then kill it. */
 static void run_wait_child(struct run *r)
 {
-	uint64_t deadline = run_clock_ns(CLOCK_MONOTONIC) + RUN_CHILD_GRACE_NS;
+	uint64_t deadline = clock_now_ns(CLOCK_MONOTONIC) + RUN_CHILD_GRACE_NS;
 	struct timespec ts = { 0, 50 * (long)NSEC_PER_MSEC };
 	siginfo_t info;
 
-	while (r->child > 0 && run_clock_ns(CLOCK_MONOTONIC) < deadline) {
+	while (r->child > 0 && clock_now_ns(CLOCK_MONOTONIC) < deadline) {
 		sigtimedwait(&r->sigs, &info, &ts);
 		run_reap(r);
 	}
@@ -1335,7 +1327,7 @@ int run_finish(struct run *r)
 	for (i = 0; i < r->nthreads; i++)
 		pthread_join(r->threads[i]->tid, NULL);
 	run_drain(r);
-	elapsed = run_clock_ns(r->c->clock);
+	elapsed = clock_now_ns(r->c->clock);
 	elapsed = elapsed > r->t0_ns ? elapsed - r->t0_ns : 0;
 	if (r->raw_started) {
 		atomic_store(&r->raw_stop, 1);

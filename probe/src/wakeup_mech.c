@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "clocksleep.h"
 #include "fdio.h"
 #include "rtprobe.h"
 
@@ -25,15 +26,6 @@ const char *const wake_mech_names[] = {
 	"condvar", "futex", "pipe", "eventfd", "signal", "sigwait", "mq",
 	"sem", "sysvsem", "unix", NULL,
 };
-
-/* Current time on clock in ns. */
-static inline uint64_t mech_now(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 /* Signals used by the signal and sigwait mechanisms. */
 int wake_signal_number(enum wake_mech mech)
@@ -263,7 +255,7 @@ static int read_token(int fd, void *buf, size_t len, clockid_t clock,
 
 	do {
 		n = read(fd, buf, len);
-		*t = mech_now(clock);
+		*t = clock_now_ns(clock);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return errno;
@@ -286,36 +278,36 @@ int wake_post(struct wake_channel *ch, uint64_t *t_before_ns)
 		rc = pthread_mutex_unlock(&ch->mutex);
 		if (rc)
 			return rc;
-		*t_before_ns = mech_now(ch->clock);
+		*t_before_ns = clock_now_ns(ch->clock);
 		return pthread_cond_signal(&ch->cond);
 	case MECH_FUTEX:
 		atomic_fetch_add(&ch->futex_word, 1);
-		*t_before_ns = mech_now(ch->clock);
+		*t_before_ns = clock_now_ns(ch->clock);
 		wake_futex_wake(&ch->futex_word, ch->processes);
 		return 0;
 	case MECH_PIPE:
 	case MECH_UNIX:
-		*t_before_ns = mech_now(ch->clock);
+		*t_before_ns = clock_now_ns(ch->clock);
 		return fdio_write_full(ch->fds[1], "w", 1) ? errno : 0;
 	case MECH_EVENTFD:
-		*t_before_ns = mech_now(ch->clock);
+		*t_before_ns = clock_now_ns(ch->clock);
 		return fdio_write_full(ch->fds[1], &one, sizeof(one)) ?
 		       errno : 0;
 	case MECH_SIGNAL:
 	case MECH_SIGWAIT:
-		*t_before_ns = mech_now(ch->clock);
+		*t_before_ns = clock_now_ns(ch->clock);
 		if (ch->processes)
 			return kill(ch->wakee_pid, ch->signo) ? errno : 0;
 		return pthread_kill(ch->wakee_thread, ch->signo);
 	case MECH_MQ:
-		*t_before_ns = mech_now(ch->clock);
+		*t_before_ns = clock_now_ns(ch->clock);
 		return mq_send(ch->mq, (const char *)&one, sizeof(one), 0) ?
 			       errno : 0;
 	case MECH_SEM:
-		*t_before_ns = mech_now(ch->clock);
+		*t_before_ns = clock_now_ns(ch->clock);
 		return sem_post(&ch->sem) ? errno : 0;
 	case MECH_SYSVSEM:
-		*t_before_ns = mech_now(ch->clock);
+		*t_before_ns = clock_now_ns(ch->clock);
 		return semop(ch->semid, &up, 1) ? errno : 0;
 	case MECH_COUNT:
 		break;
@@ -333,10 +325,10 @@ static int wait_condvar(struct wake_channel *ch, uint64_t *t)
 	*t = 0;
 	while (ch->posted == ch->taken && !rc) {
 		rc = pthread_cond_wait(&ch->cond, &ch->mutex);
-		*t = mech_now(ch->clock);
+		*t = clock_now_ns(ch->clock);
 	}
 	if (!*t)
-		*t = mech_now(ch->clock);
+		*t = clock_now_ns(ch->clock);
 	ch->taken = ch->posted;
 	pthread_mutex_unlock(&ch->mutex);
 	return rc;
@@ -351,12 +343,12 @@ static int wait_futex(struct wake_channel *ch, uint64_t *t)
 	while (atomic_load(&ch->futex_word) == ch->futex_seen) {
 		rc = wake_futex_wait(&ch->futex_word, ch->futex_seen,
 				     ch->processes, 0);
-		*t = mech_now(ch->clock);
+		*t = clock_now_ns(ch->clock);
 		if (rc && rc != EAGAIN && rc != EINTR)
 			return rc;
 	}
 	if (!*t)
-		*t = mech_now(ch->clock);
+		*t = clock_now_ns(ch->clock);
 	ch->futex_seen = atomic_load(&ch->futex_word);
 	return 0;
 }
@@ -369,13 +361,13 @@ static int wait_signal(struct wake_channel *ch, uint64_t *t)
 
 		do {
 			got = sigwaitinfo(&ch->wait_set, NULL);
-			*t = mech_now(ch->clock);
+			*t = clock_now_ns(ch->clock);
 		} while (got < 0 && errno == EINTR);
 		return got < 0 ? errno : 0;
 	}
 	/* Atomically unblock the signal and sleep until a handler ran. */
 	sigsuspend(&ch->wait_set);
-	*t = mech_now(ch->clock);
+	*t = clock_now_ns(ch->clock);
 	return errno == EINTR ? 0 : errno;
 }
 
@@ -402,19 +394,19 @@ int wake_wait(struct wake_channel *ch, uint64_t *t_after_ns)
 	case MECH_MQ:
 		do {
 			rc = (int)mq_receive(ch->mq, buf, sizeof(buf), NULL);
-			*t_after_ns = mech_now(ch->clock);
+			*t_after_ns = clock_now_ns(ch->clock);
 		} while (rc < 0 && errno == EINTR);
 		return rc < 0 ? errno : 0;
 	case MECH_SEM:
 		do {
 			rc = sem_wait(&ch->sem);
-			*t_after_ns = mech_now(ch->clock);
+			*t_after_ns = clock_now_ns(ch->clock);
 		} while (rc && errno == EINTR);
 		return rc ? errno : 0;
 	case MECH_SYSVSEM:
 		do {
 			rc = semop(ch->semid, &down, 1);
-			*t_after_ns = mech_now(ch->clock);
+			*t_after_ns = clock_now_ns(ch->clock);
 		} while (rc && errno == EINTR);
 		return rc ? errno : 0;
 	case MECH_COUNT:

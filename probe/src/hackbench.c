@@ -445,9 +445,6 @@ int cmd_hackbench(int argc, char **argv)
 	signal(SIGTERM, SIG_DFL);
 	load_raise_nofile();
 
-	rc = load_output_open(&out, hb.cfg.output_path);
-	if (rc)
-		return rc;
 	hb.shared = load_shared_create();
 	hb.task = calloc((size_t)hb.total_tasks, sizeof(*hb.task));
 	hb.chan = malloc((size_t)hb.total_tasks * sizeof(int));
@@ -457,6 +454,10 @@ int cmd_hackbench(int argc, char **argv)
 			hb.total_tasks, strerror(errno));
 		return RTP_EXIT_ENV;
 	}
+	/* Opened once set-up succeeded: a failure above leaves no temp file. */
+	rc = load_output_open(&out, hb.cfg.output_path);
+	if (rc)
+		return rc;
 	hb_write_start(out.f, &hb, argc, argv);
 	if (human)
 		fprintf(stderr, "Running in %s mode with %d groups using %d "

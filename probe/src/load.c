@@ -66,10 +66,7 @@ struct load_main {
 
 uint64_t load_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+	return clock_now_ns(CLOCK_MONOTONIC);
 }
 
 void load_sleep_until(uint64_t t_ns)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clocksleep.h"
 #include "load.h"
 #include "opt.h"
 #include "rtprobe.h"
@@ -66,15 +67,6 @@ static void cpu_finish(struct load_cfg *cfg)
 		cfg->workers = cfg->ncpus;
 }
 
-/* Read the calling thread's CPU time in ns. */
-static uint64_t cpu_thread_time_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 /* Spin at the duty cycle until stop is raised. */
 static void *cpu_worker_main(void *arg)
 {
@@ -89,9 +81,9 @@ static void *cpu_worker_main(void *arg)
 	while (!load_stopping(r->shared)) {
 		start = next;
 		next = start + period;
-		used0 = cpu_thread_time_ns();
+		used0 = clock_now_ns(CLOCK_THREAD_CPUTIME_ID);
 		do {
-			used = cpu_thread_time_ns() - used0;
+			used = clock_now_ns(CLOCK_THREAD_CPUTIME_ID) - used0;
 			now = load_now_ns();
 		} while (used < busy_target && now < next);
 		load_count(r->shared, CPU_BUSY_NS, used);

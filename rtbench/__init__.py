@@ -1,5 +1,8 @@
 """rtbench: run real-time latency suites with rtprobe, keep every run, analyse and report."""
 
+import os
+from pathlib import Path
+
 __version__ = "0.1.0"
 
 # Exit codes shared with rtprobe (DESIGN.md section 4).
@@ -8,3 +11,9 @@ EXIT_FAIL = 1
 EXIT_USAGE = 2
 EXIT_ENV = 3
 EXIT_INTERRUPTED = 4
+
+
+def data_dir() -> Path:
+    """$XDG_DATA_HOME/rtbench (default ~/.local/share/rtbench): database and reports."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "rtbench"

@@ -14,7 +14,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, __version__
+from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, __version__, data_dir
 from rtbench.probe import ProbeNotFound, locate_probe
 from rtbench.suites import (
     Suite,
@@ -42,7 +42,6 @@ class CliError(Exception):
         self.code = code
 
 
-
 def make_console() -> Console:
     """A rich console; 120 columns when stdout is not a terminal (logs, CI, pipes).
 
@@ -53,6 +52,7 @@ def make_console() -> Console:
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console = Console(width=120)
     return console
+
 
 def fail(message: str, code: int) -> NoReturn:
     """Raise a CliError."""
@@ -88,17 +88,24 @@ def handle_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def data_dir() -> Path:
-    """$XDG_DATA_HOME/rtbench (default ~/.local/share/rtbench)."""
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "rtbench"
-
-
 def open_store(url: str | None) -> Any:
     """Open the results database (created and migrated on first use)."""
     from rtbench.store import Store
 
     return Store.open(url)
+
+
+def stored_run(run_id: int, db_url: str | None) -> Any:
+    """Everything stored about run_id; a run not in the database is a usage error."""
+    from rtbench.store import StoreError
+
+    store = open_store(db_url)
+    try:
+        return store.get_run(run_id)
+    except StoreError as exc:
+        fail(str(exc), EXIT_USAGE)
+    finally:
+        store.close()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -282,14 +289,10 @@ def preflight(probe_path: str | None, as_json: bool) -> None:
     """
     from rtbench.preflight import run_preflight
     from rtbench.targets import LocalTarget
-    from rtbench.targets.procstat import steal_fraction
+    from rtbench.targets.procstat import read_steal
 
     target = LocalTarget(locate_probe(probe_path))
-    try:
-        steal = steal_fraction(target.read_file("/proc/stat"))
-    except OSError:
-        steal = None
-    facts = run_preflight(target.sysinfo(), steal)
+    facts = run_preflight(target.sysinfo(), read_steal(target.read_file))
     if as_json:
         click.echo(json.dumps(facts, indent=2))
         return
@@ -344,16 +347,8 @@ def show(run_id: int, db_url: str | None) -> None:
       rtbench show 3
     """
     from rtbench.report.terminal import show_run
-    from rtbench.store import StoreError
 
-    store = open_store(db_url)
-    try:
-        detail = store.get_run(run_id)
-    except StoreError as exc:
-        fail(str(exc), EXIT_USAGE)
-    finally:
-        store.close()
-    show_run(make_console(), detail)
+    show_run(make_console(), stored_run(run_id, db_url))
 
 
 @main.command()
@@ -369,17 +364,8 @@ def report(run_id: int, output: Path | None, db_url: str | None) -> None:
     Example:
       rtbench report 3 -o run3.html
     """
-    from rtbench.store import StoreError
-
-    store = open_store(db_url)
-    try:
-        detail = store.get_run(run_id)
-    except StoreError as exc:
-        fail(str(exc), EXIT_USAGE)
-    finally:
-        store.close()
     path = output or data_dir() / "reports" / f"run-{run_id}.html"
-    write_report(detail, path)
+    write_report(stored_run(run_id, db_url), path)
     click.echo(f"report: {path}")
 
 

@@ -48,11 +48,11 @@ from rtbench.suites import (
     Scenario,
     Suite,
     TestSpec,
-    cpulist_to_set,
     params_to_args,
     plan_placement,
 )
-from rtbench.targets.procstat import IntensitySampler, steal_fraction
+from rtbench.targets.local import parse_cpulist
+from rtbench.targets.procstat import IntensitySampler, read_steal
 
 # Time rtprobe may take beyond warm-up + duration before it is considered hung.
 HANG_GRACE_S = 60.0
@@ -431,7 +431,7 @@ def allowed_cpus(sysinfo: dict[str, Any]) -> set[int]:
         text = sysinfo.get(key)
         if isinstance(text, str) and text.strip():
             try:
-                return cpulist_to_set(text.strip())
+                return parse_cpulist(text.strip())
             except ValueError:
                 continue
     count = sysinfo.get("cpus_configured")
@@ -456,12 +456,7 @@ class Runner:
     def run(self, suite: Suite, command_line: list[str]) -> RunOutcome:
         """Run every scenario x test of suite; return the outcome (never raises on SIGINT)."""
         sysinfo = self.target.sysinfo()
-        steal = None
-        if self.target.name == "local":
-            try:
-                steal = steal_fraction(self.target.read_file("/proc/stat"))
-            except OSError:
-                steal = None
+        steal = read_steal(self.target.read_file) if self.target.name == "local" else None
         facts = run_preflight(sysinfo, steal)
         allowed = allowed_cpus(sysinfo)
         has_loads = any(s.loads for s in suite.scenarios)

@@ -16,6 +16,8 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+from rtbench.targets.local import parse_cpulist as cpulist_to_set
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
@@ -281,15 +283,6 @@ class Suite:
         return {ld.kind for s in self.scenarios for ld in s.loads if ld.kind is not None}
 
 
-def cpulist_to_set(text: str) -> set[int]:
-    """Parse a CPU list such as "0-3,6" into a set of CPU numbers."""
-    cpus: set[int] = set()
-    for part in text.split(","):
-        first, _, last = part.partition("-")
-        cpus.update(range(int(first), int(last or first) + 1))
-    return cpus
-
-
 def format_cpulist(cpus: set[int] | list[int]) -> str:
     """Format CPU numbers as a compact list such as "0-3,6"."""
     ordered = sorted(set(cpus))
@@ -355,21 +348,16 @@ def plan_placement(scenario: Scenario, allowed: set[int], suite_has_loads: bool)
 
 
 def check_placement(suite: Suite, allowed: set[int]) -> None:
-    """Refuse load_cpus/measure_cpus naming CPUs the target does not offer."""
+    """Refuse load_cpus/measure_cpus/a load's cpus naming CPUs the target does not offer."""
     for i, scenario in enumerate(suite.scenarios):
-        for key in ("load_cpus", "measure_cpus"):
-            text = getattr(scenario, key)
-            if text is None:
-                continue
-            missing = cpulist_to_set(text) - allowed
+        named = [(f"scenarios[{i}].{key}", getattr(scenario, key))
+                 for key in ("load_cpus", "measure_cpus")]
+        named += [(f"scenarios[{i}].loads[{j}].cpus", load.cpus)
+                  for j, load in enumerate(scenario.loads)]
+        for key, text in named:
+            missing = cpulist_to_set(text) - allowed if text is not None else set()
             if missing:
-                raise SuiteError(suite.source, f"scenarios[{i}].{key}",
-                                 f"CPU {format_cpulist(missing)} is not available on this "
-                                 f"target (allowed: {format_cpulist(allowed)})")
-        for j, load in enumerate(scenario.loads):
-            if load.cpus is not None and cpulist_to_set(load.cpus) - allowed:
-                missing = cpulist_to_set(load.cpus) - allowed
-                raise SuiteError(suite.source, f"scenarios[{i}].loads[{j}].cpus",
+                raise SuiteError(suite.source, key,
                                  f"CPU {format_cpulist(missing)} is not available on this "
                                  f"target (allowed: {format_cpulist(allowed)})")
 
@@ -697,23 +685,29 @@ def load_suite(name_or_path: str, scale: float = 1.0) -> Suite:
     return suite.scaled(scale) if scale != 1.0 else suite
 
 
+def _missing_option(help_text: str, key: str) -> str | None:
+    """The option `--key` when help_text (listing options) does not list it, else None."""
+    option = "--" + key.replace("_", "-")
+    if "--" not in help_text or re.search(re.escape(option) + r"(?![A-Za-z0-9-])", help_text):
+        return None
+    return option
+
+
 def check_options(suite: Suite, help_texts: Mapping[str, str]) -> None:
     """Refuse params that the probe's `KIND --help` does not list (when help lists options)."""
     for test in suite.tests:
-        text = help_texts.get(test.test, "")
-        if "--" not in text:
-            continue
         for key in test.params:
-            option = "--" + key.replace("_", "-")
-            if not re.search(re.escape(option) + r"(?![A-Za-z0-9-])", text):
-                where = f"defaults.params.{key}"
-                if key in test.sweep_keys:
-                    where = f"tests[{test.index}].sweep.{key}"
-                elif key in test.own_params:
-                    where = f"tests[{test.index}].params.{key}"
-                raise SuiteError(suite.source, where,
-                                 f"rtprobe {test.test} has no option {option} "
-                                 f"(see `rtprobe {test.test} --help`)")
+            option = _missing_option(help_texts.get(test.test, ""), key)
+            if option is None:
+                continue
+            where = f"defaults.params.{key}"
+            if key in test.sweep_keys:
+                where = f"tests[{test.index}].sweep.{key}"
+            elif key in test.own_params:
+                where = f"tests[{test.index}].params.{key}"
+            raise SuiteError(suite.source, where,
+                             f"rtprobe {test.test} has no option {option} "
+                             f"(see `rtprobe {test.test} --help`)")
 
 
 def check_load_options(suite: Suite, help_texts: Mapping[str, str]) -> None:
@@ -722,12 +716,9 @@ def check_load_options(suite: Suite, help_texts: Mapping[str, str]) -> None:
         for j, load in enumerate(scenario.loads):
             if load.kind is None:
                 continue
-            text = help_texts.get(load.kind, "")
-            if "--" not in text:
-                continue
             for key in load.options:
-                option = "--" + key.replace("_", "-")
-                if not re.search(re.escape(option) + r"(?![A-Za-z0-9-])", text):
+                option = _missing_option(help_texts.get(load.kind, ""), key)
+                if option is not None:
                     raise SuiteError(suite.source, f"scenarios[{i}].loads[{j}].options.{key}",
                                      f"rtprobe load {load.kind} has no option {option} "
                                      f"(see `rtprobe load {load.kind} --help`)")

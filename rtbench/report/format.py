@@ -136,6 +136,32 @@ def _si(value: float) -> str:
     return f"{value:.3g}"
 
 
+ENV_KEYS = (
+    ("kernel", ("uname", "release")), ("preempt", ("preempt_model",)),
+    ("PREEMPT_RT", ("preempt_rt",)), ("cpu model", ("cpu_model",)),
+    ("cpus online", ("cpus_online",)), ("isolated", ("cpus_isolated",)),
+    ("clocksource", ("clocksource",)), ("idle driver", ("idle_driver",)),
+    ("SMT active", ("smt_active",)), ("RT runtime us", ("rt_runtime_us",)),
+    ("THP", ("thp_enabled",)), ("virtualization", ("virtualization",)),
+    ("memory KiB", ("mem_total_kib",)), ("cmdline", ("cmdline",)),
+)
+
+
+def environment_rows(run: RunDetail) -> list[tuple[str, str]]:
+    """Key environment facts from the stored sysinfo (shown, not judged)."""
+    rows = []
+    for label, path in ENV_KEYS:
+        value: object = run.sysinfo
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        rows.append((label, "-" if value is None else str(value)))
+    governors = run.sysinfo.get("governors")
+    if isinstance(governors, dict) and governors:
+        rows.append(("governors", ", ".join(sorted(set(
+            str(g) for g in governors.values())))))
+    return rows
+
+
 @dataclass
 class MeasurementStats:
     """A measurement with the statistics of each series and of all merged."""
@@ -144,6 +170,13 @@ class MeasurementStats:
     measurement: MeasurementDetail
     per_series: list[tuple[str, LatencyStats]]
     merged: LatencyStats | None
+
+    def table_rows(self) -> list[tuple[str, LatencyStats]]:
+        """(label, stats) per series, then "all" (merged) when there are several."""
+        rows = list(self.per_series)
+        if self.merged is not None and len(rows) > 1:
+            rows.append(("all", self.merged))
+        return rows
 
 
 def run_stats(run: RunDetail) -> list[MeasurementStats]:

@@ -13,7 +13,6 @@ from rtbench.analysis.hist import BUCKET_ERROR_BOUND
 from rtbench.analysis.stats import PERCENTILES
 from rtbench.report import format as fmt
 from rtbench.report.plot import histogram_svgs
-from rtbench.report.terminal import environment_rows
 from rtbench.resultdata import ctx_table, headline, key_values, table_keys
 from rtbench.store.models import RunDetail
 
@@ -39,19 +38,16 @@ def render_html(run: RunDetail) -> str:
     svgs = histogram_svgs([(ms.measurement, f"{ms.scenario.name} / {ms.measurement.name}")
                            for ms in stats])
     for ms, svg in zip(stats, svgs, strict=True):
-        rows = list(ms.per_series)
-        if ms.merged is not None and len(rows) > 1:
-            rows.append(("all", ms.merged))
         m = ms.measurement
         measurements.append({
-            "ms": ms, "rows": rows, "svg": svg,
+            "ms": ms, "rows": ms.table_rows(), "svg": svg,
             "headline": headline(m.test, m.data),
             "ctx": ctx_table(m.data) if m.test == "ctx" else None,
             "data": key_values(m.data, table_keys(m.test))})
     template = _environment().get_template("report.html.j2")
     return template.render(
         run=run, measurements=measurements,
-        environment=environment_rows(run),
+        environment=fmt.environment_rows(run),
         percentiles=[label for label, _ in PERCENTILES],
         definitions=fmt.DEFINITIONS,
         bucket_error_pct=f"{BUCKET_ERROR_BOUND * 100:.2f}",

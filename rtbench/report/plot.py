@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import io
 import multiprocessing
 import os
@@ -18,6 +17,7 @@ from matplotlib.backends.backend_svg import FigureCanvasSVG
 from matplotlib.figure import Figure
 from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 
+from rtbench._pdeath import die_with_parent
 from rtbench.analysis import hist
 from rtbench.store.models import MeasurementDetail
 
@@ -25,7 +25,6 @@ _PROLOG = re.compile(r"^.*?(?=<svg)", re.S)
 _METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
 # Below this many figures a worker pool costs more than it saves.
 _POOL_MIN_FIGURES = 4
-_PR_SET_PDEATHSIG = 1
 
 
 def histogram_svg(m: MeasurementDetail, title: str) -> str | None:
@@ -73,14 +72,6 @@ def histogram_svg(m: MeasurementDetail, title: str) -> str | None:
     return text
 
 
-def _die_with_parent(parent: int) -> None:
-    """Pool worker start-up: get SIGKILL when the process that forked it dies."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if (libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) != 0
-            or os.getppid() != parent):
-        os._exit(1)
-
-
 def _histogram_svg_args(args: tuple[MeasurementDetail, str]) -> str | None:
     """histogram_svg() of one (measurement, title) pair, for a worker pool."""
     return histogram_svg(*args)
@@ -107,8 +98,8 @@ def histogram_svgs(items: list[tuple[MeasurementDetail, str]]) -> list[str | Non
     try:
         with ProcessPoolExecutor(max_workers=workers,
                                  mp_context=multiprocessing.get_context("fork"),
-                                 initializer=_die_with_parent,
-                                 initargs=(os.getpid(),)) as pool:
+                                 initializer=die_with_parent,
+                                 initargs=(int(signal.SIGKILL), os.getpid())) as pool:
             return list(pool.map(_histogram_svg_args, items,
                                  chunksize=max(1, len(items) // (4 * workers))))
     except (OSError, BrokenProcessPool):

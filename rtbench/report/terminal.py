@@ -10,6 +10,7 @@ from rtbench.analysis.stats import PERCENTILES
 from rtbench.report.format import (
     DEFINITIONS,
     MeasurementStats,
+    environment_rows,
     fmt_count,
     fmt_exceed,
     fmt_intensity,
@@ -101,10 +102,7 @@ def series_table(ms: MeasurementStats) -> Table:
             label for label, _ in PERCENTILES] + ["max", "overruns",
                                                  "exceedances", "rate"]:
         table.add_column(name, justify="right")
-    rows = list(ms.per_series)
-    if ms.merged is not None and len(rows) > 1:
-        rows.append(("all", ms.merged))
-    for label, s in rows:
+    for label, s in ms.table_rows():
         sd = "-" if s.stddev_ns is None else (
             f"{fmt_us(s.stddev_ns)}±{fmt_us(s.stddev_error_ns)}")
         rate = ", ".join(fmt_rate(e.rate_per_hour) for e in s.exceedances)
@@ -227,32 +225,6 @@ def _loads_text(loads: list[dict[str, object]]) -> str:
         return "none"
     return "; ".join(", ".join(f"{k}={v}" for k, v in load.items())
                      for load in loads)
-
-
-ENV_KEYS = (
-    ("kernel", ("uname", "release")), ("preempt", ("preempt_model",)),
-    ("PREEMPT_RT", ("preempt_rt",)), ("cpu model", ("cpu_model",)),
-    ("cpus online", ("cpus_online",)), ("isolated", ("cpus_isolated",)),
-    ("clocksource", ("clocksource",)), ("idle driver", ("idle_driver",)),
-    ("SMT active", ("smt_active",)), ("RT runtime us", ("rt_runtime_us",)),
-    ("THP", ("thp_enabled",)), ("virtualization", ("virtualization",)),
-    ("memory KiB", ("mem_total_kib",)), ("cmdline", ("cmdline",)),
-)
-
-
-def environment_rows(run: RunDetail) -> list[tuple[str, str]]:
-    """Key environment facts from the stored sysinfo (shown, not judged)."""
-    rows = []
-    for label, path in ENV_KEYS:
-        value: object = run.sysinfo
-        for key in path:
-            value = value.get(key) if isinstance(value, dict) else None
-        rows.append((label, "-" if value is None else str(value)))
-    governors = run.sysinfo.get("governors")
-    if isinstance(governors, dict) and governors:
-        rows.append(("governors", ", ".join(sorted(set(
-            str(g) for g in governors.values())))))
-    return rows
 
 
 def environment_table(run: RunDetail) -> Table:

@@ -28,6 +28,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
+from rtbench import data_dir
 from rtbench.records import ProbeOutput, SpikeRecord, WindowRecord, no_gc
 from rtbench.store import schema as t
 from rtbench.store.ingest import series_rows
@@ -56,9 +57,7 @@ def default_db_url() -> str:
     env = os.environ.get("RTBENCH_DB")
     if env:
         return env
-    data_home = os.environ.get("XDG_DATA_HOME") or str(
-        Path.home() / ".local" / "share")
-    return f"sqlite:///{Path(data_home) / 'rtbench' / 'results.db'}"
+    return f"sqlite:///{data_dir() / 'results.db'}"
 
 
 def _dumps(value: Any) -> str:

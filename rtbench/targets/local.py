@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rtbench.targets._pdeath import pdeathsig_preexec
+from rtbench._pdeath import pdeathsig_preexec
 
 
 class TargetError(Exception):

@@ -60,6 +60,14 @@ def steal_fraction(text: str) -> float | None:
     return None
 
 
+def read_steal(read_file: Callable[[str], str]) -> float | None:
+    """steal_fraction() of a target's /proc/stat (None when it cannot be read)."""
+    try:
+        return steal_fraction(read_file("/proc/stat"))
+    except OSError:
+        return None
+
+
 def parse_interrupts(text: str) -> tuple[int, ...]:
     """Sum /proc/interrupts per CPU column."""
     lines = text.splitlines()

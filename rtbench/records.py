@@ -12,8 +12,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from rtbench.loglin7 import BUCKETS as HIST_BUCKETS
+
 SCHEMA_NAME = "rtprobe/1"
-HIST_BUCKETS = 7424  # loglin7, probe/src/hist.h
 
 # a window's count above this goes the slow way: the fast path sums int64
 # counts, and HIST_BUCKETS counts of at most this much cannot overflow

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from rtbench.analysis import hist
+from rtbench import loglin7 as hist
 from rtbench.records import ProbeOutput, WindowRecord
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from rtbench import loglin7
 from rtbench.records import SpikeRecord, WindowRecord
 
 
@@ -50,11 +51,7 @@ class SeriesDetail:
     def hist_arrays(self) -> tuple[npt.NDArray[np.int64],
                                    npt.NDArray[np.int64]]:
         """The histogram as (indices, counts) numpy arrays."""
-        if not self.hist:
-            empty = np.zeros(0, dtype=np.int64)
-            return empty, empty.copy()
-        arr = np.asarray(self.hist, dtype=np.int64)
-        return arr[:, 0].copy(), arr[:, 1].copy()
+        return loglin7.to_arrays(self.hist)
 
 
 @dataclass

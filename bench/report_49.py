@@ -46,7 +46,7 @@ from rtbench.records import ProbeOutput  # noqa: E402
 from rtbench.report.html import write_html_report  # noqa: E402
 from rtbench.report.terminal import load_table, summary_table  # noqa: E402
 from rtbench.store import Store  # noqa: E402
-from rtbench.store.models import RunDetail  # noqa: E402
+from rtbench.bundle import RunDetail  # noqa: E402
 
 S = "rtprobe/1"
 INTERVAL_NS = 1_000_000

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rtbench.analysis.stats import LatencyStats, merged_stats, stats_of_series
-from rtbench.store.models import MeasurementDetail, RunDetail, ScenarioDetail
+from rtbench.bundle import MeasurementDetail, RunDetail, ScenarioDetail
 
 DEFINITIONS = (
     ("Latency", "time from the deadline (or stimulus) to the moment the "

@@ -11,10 +11,10 @@ import jinja2
 
 from rtbench.analysis.hist import BUCKET_ERROR_BOUND
 from rtbench.analysis.stats import PERCENTILES
+from rtbench.bundle import RunDetail
 from rtbench.report import format as fmt
 from rtbench.report.plot import histogram_svgs
 from rtbench.resultdata import ctx_table, headline, key_values, table_keys
-from rtbench.store.models import RunDetail
 
 
 def _environment() -> jinja2.Environment:

@@ -19,7 +19,7 @@ from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 
 from rtbench._pdeath import die_with_parent
 from rtbench.analysis import hist
-from rtbench.store.models import MeasurementDetail
+from rtbench.bundle import MeasurementDetail
 
 _PROLOG = re.compile(r"^.*?(?=<svg)", re.S)
 _METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)

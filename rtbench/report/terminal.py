@@ -7,6 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from rtbench.analysis.stats import PERCENTILES
+from rtbench.bundle import MeasurementDetail, RunDetail
 from rtbench.report.format import (
     DEFINITIONS,
     MeasurementStats,
@@ -23,7 +24,6 @@ from rtbench.report.format import (
     run_stats,
 )
 from rtbench.resultdata import ctx_table, headline, key_values, table_keys
-from rtbench.store.models import MeasurementDetail, RunDetail
 
 
 def summary_table(run: RunDetail) -> Table:

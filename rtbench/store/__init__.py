@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -29,23 +30,25 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from rtbench import data_dir
-from rtbench.records import ProbeOutput, SpikeRecord, WindowRecord, no_gc
-from rtbench.store import schema as t
-from rtbench.store.ingest import series_rows
-from rtbench.store.models import (
+from rtbench.bundle import (
     MeasurementDetail,
     RunDetail,
     RunSummary,
     ScenarioDetail,
     SeriesDetail,
 )
+from rtbench.records import ProbeOutput, SpikeRecord, WindowRecord, no_gc
+from rtbench.store import schema as t
+from rtbench.store.ingest import series_rows
 
 __all__ = [
     "MeasurementDetail", "RunDetail", "RunSummary", "ScenarioDetail",
     "SeriesDetail", "Store", "StoreError", "default_db_url",
 ]
 
-RUN_STATUSES = ("running", "ok", "fail", "interrupted", "error")
+# running: being measured; lost: the target went away mid-run (finished windows kept);
+# abandoned: the process that owned a running run is gone (found at a later start).
+RUN_STATUSES = ("running", "ok", "fail", "interrupted", "error", "lost", "abandoned")
 
 
 class StoreError(Exception):
@@ -206,7 +209,8 @@ class Store:
                    hostname: str, target: str, sysinfo: dict[str, Any],
                    preflight: list[dict[str, Any]],
                    tool_versions: dict[str, Any], command_line: list[str],
-                   simulated: bool) -> int:
+                   simulated: bool, tags: dict[str, str] | None = None,
+                   source: dict[str, Any] | None = None) -> int:
         """Record a new run (status 'running') and return its id."""
         uname = sysinfo.get("uname") or {}
         with self._tx("create the run") as conn:
@@ -219,8 +223,119 @@ class Store:
                 simulated=bool(simulated),
                 tool_versions=_dumps(tool_versions),
                 sysinfo=_dumps(sysinfo), preflight=_dumps(preflight),
-                command_line=_dumps(list(command_line))))
+                command_line=_dumps(list(command_line)),
+                uid=uuid.uuid4().hex, tags=_dumps(dict(tags or {})),
+                source=_dumps(dict(source or {"tool": "rtbench"}))))
             return _new_id(res)
+
+    def add_bundle(self, run: RunDetail) -> tuple[int, bool]:
+        """Store a whole run (import, upload) in one transaction.
+
+        Returns (run id, created).  A run whose uid is already stored is not
+        stored again: the existing id comes back with created False.  Ids inside
+        the bundle are ignored; the bundle is not changed.
+        """
+        uid = run.uid or uuid.uuid4().hex
+        uname = run.sysinfo.get("uname") if isinstance(run.sysinfo, dict) else None
+        sysinfo = dict(run.sysinfo)
+        if not isinstance(uname, dict) or "machine" not in uname:
+            # the hosts row is keyed by the arch the bundle states
+            sysinfo["uname"] = {**(uname or {}), "machine": run.arch}
+        with self._tx(f"store run {run.suite!r}") as conn, no_gc():
+            found = conn.execute(select(t.runs.c.id).where(
+                t.runs.c.uid == uid)).scalar()
+            if found is not None:
+                return int(found), False
+            host_id = self._host_id(conn, run.hostname, sysinfo)
+            res = conn.execute(insert(t.runs).values(
+                host_id=host_id, suite=run.suite, suite_source=run.suite_source,
+                scale=float(run.scale), status=run.status,
+                started_at=run.started_at, finished_at=run.finished_at,
+                target=run.target, kernel=run.kernel,
+                simulated=bool(run.simulated),
+                tool_versions=_dumps(run.tool_versions),
+                sysinfo=_dumps(run.sysinfo), preflight=_dumps(run.preflight),
+                command_line=_dumps(list(run.command_line)), uid=uid,
+                tags=_dumps(dict(run.tags)), source=_dumps(dict(run.source))))
+            run_id = _new_id(res)
+            for position, sc in enumerate(run.scenarios):
+                sres = conn.execute(insert(t.scenarios).values(
+                    run_id=run_id, position=position, name=sc.name,
+                    loads=_dumps(sc.loads), load_cpus=sc.load_cpus,
+                    measure_cpus=sc.measure_cpus,
+                    intensity=None if sc.intensity is None
+                    else _dumps(sc.intensity)))
+                scenario_id = _new_id(sres)
+                for mpos, m in enumerate(sc.measurements):
+                    self._insert_measurement_detail(conn, scenario_id, mpos, m)
+            return run_id, True
+
+    def _insert_measurement_detail(self, conn: Connection, scenario_id: int,
+                                   position: int, m: MeasurementDetail) -> None:
+        """Insert one measurement of a bundle with its series, windows, spikes."""
+        res = conn.execute(insert(t.measurements).values(
+            scenario_id=scenario_id, position=position, name=m.name,
+            test=m.test, params=_dumps(m.params), command=_dumps(m.command),
+            status=m.status, exit_code=m.exit_code, reason=m.reason,
+            thresholds_ns=_dumps([int(x) for x in m.thresholds_ns]),
+            simulated=bool(m.simulated), probe_version=m.probe_version,
+            t0_unix_ns=m.t0_unix_ns, measured_ns=m.measured_ns,
+            elapsed_ns=m.elapsed_ns, verdicts=_dumps(m.verdicts),
+            data=_dumps(m.data), start=_dumps(m.start), created_at=_now()))
+        mid = _new_id(res)
+        if m.series:
+            conn.execute(insert(t.series), [
+                {"measurement_id": mid, "series_index": s.index,
+                 "label": s.label, "cpu": s.cpu, "count": s.count,
+                 "min_ns": s.min_ns, "max_ns": s.max_ns, "sum_ns": s.sum_ns,
+                 "overruns": s.overruns, "early": s.early,
+                 "exceed": _dumps([list(p) for p in s.exceed]),
+                 "worst": _dumps([list(p) for p in s.worst]),
+                 "warmup": _dumps(s.warmup),
+                 "spikes_dropped": s.spikes_dropped,
+                 "raw_dropped": s.raw_dropped, "error": s.error}
+                for s in m.series])
+            buckets = [{"measurement_id": mid, "series_index": s.index,
+                        "bucket": b, "count": c}
+                       for s in m.series for b, c in s.hist if c]
+            if buckets:
+                conn.execute(insert(t.hist_buckets), buckets)
+        if m.windows:
+            _insert_many(conn, t.windows, _WINDOW_COLUMNS, [
+                (mid, w.series, w.index, w.warmup, w.start_ns, w.end_ns,
+                 w.count, w.min_ns, w.max_ns, w.sum_ns, w.overruns, w.early,
+                 _int_list(w.exceed), w.hist_json)
+                for w in m.windows])
+        if m.spikes:
+            conn.execute(insert(t.spikes), [
+                {"measurement_id": mid, "series_index": s.series,
+                 "t_ns": s.t_ns, "latency_ns": s.latency_ns,
+                 "threshold_ns": s.threshold_ns}
+                for s in m.spikes])
+
+    def run_id_by_uid(self, uid: str) -> int | None:
+        """The id of the stored run with this uid, or None."""
+        with self._tx("look up a run") as conn:
+            found = conn.execute(select(t.runs.c.id).where(
+                t.runs.c.uid == uid)).scalar()
+            return None if found is None else int(found)
+
+    def set_tags(self, run_id: int, tags: dict[str, str],
+                 remove: tuple[str, ...] = ()) -> dict[str, str]:
+        """Add (or overwrite) tags of run_id, drop the keys in remove; return all tags."""
+        with self._tx(f"tag run {run_id}") as conn:
+            row = conn.execute(select(t.runs.c.tags).where(
+                t.runs.c.id == run_id)).first()
+            if row is None:
+                raise StoreError(f"run {run_id} is not in {self.url}; "
+                                 "'rtbench ls' lists the stored runs")
+            merged = {str(k): str(v) for k, v in (_loads(row.tags) or {}).items()}
+            merged.update(tags)
+            for key in remove:
+                merged.pop(key, None)
+            conn.execute(update(t.runs).where(t.runs.c.id == run_id)
+                         .values(tags=_dumps(merged)))
+            return merged
 
     def add_scenario(self, run_id: int, *, name: str,
                      loads: list[dict[str, Any]], load_cpus: str | None,
@@ -336,7 +451,7 @@ class Store:
         query = (
             select(t.runs.c.id, t.runs.c.started_at, t.hosts.c.hostname,
                    t.runs.c.kernel, t.runs.c.suite, t.runs.c.status,
-                   worst.c.worst, t.runs.c.simulated)
+                   worst.c.worst, t.runs.c.simulated, t.runs.c.tags)
             .select_from(t.runs.join(t.hosts,
                                      t.hosts.c.id == t.runs.c.host_id)
                          .outerjoin(worst, worst.c.run_id == t.runs.c.id))
@@ -348,7 +463,8 @@ class Store:
                                status=r.status,
                                worst_max_ns=None if r.worst is None
                                else int(r.worst),
-                               simulated=bool(r.simulated))
+                               simulated=bool(r.simulated),
+                               tags=_loads(r.tags) or {})
                     for r in conn.execute(query)]
 
     def get_run(self, run_id: int) -> RunDetail:
@@ -370,7 +486,8 @@ class Store:
                 sysinfo=_loads(row.sysinfo), preflight=_loads(row.preflight),
                 tool_versions=_loads(row.tool_versions),
                 command_line=_loads(row.command_line),
-                simulated=bool(row.simulated))
+                simulated=bool(row.simulated), tags=_loads(row.tags) or {},
+                source=_loads(row.source) or {}, uid=row.uid)
             for sc in conn.execute(
                     select(t.scenarios).where(t.scenarios.c.run_id == run_id)
                     .order_by(t.scenarios.c.position, t.scenarios.c.id)):

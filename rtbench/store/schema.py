@@ -54,6 +54,10 @@ runs = Table(
     Column("sysinfo", Text, nullable=False),
     Column("preflight", Text, nullable=False),
     Column("command_line", Text, nullable=False),
+    Column("uid", String(64), nullable=False),
+    Column("tags", Text, nullable=False, server_default="{}"),
+    Column("source", Text, nullable=False, server_default="{}"),
+    UniqueConstraint("uid", name="uq_runs_uid"),
 )
 Index("ix_runs_started_at", runs.c.started_at)
 

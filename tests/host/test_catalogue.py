@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from rtbench.bundle import MeasurementDetail, RunDetail
 from rtbench.store import Store
-from rtbench.store.models import MeasurementDetail, RunDetail
 from tests.conftest import RunCli
 
 SCALE = "0.3"

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from rtbench.analysis import hist
 from rtbench.analysis.stats import PERCENTILES, merged_stats, min_samples, series_stats
-from rtbench.store.models import SeriesDetail
+from rtbench.bundle import SeriesDetail
 
 
 def stats_of(values: np.ndarray, thresholds: tuple[int, ...] = (),

@@ -69,7 +69,7 @@ def test_wal_mode_and_migrations_match_metadata(store: Store) -> None:
     with store.engine.connect() as conn:
         assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
         assert conn.execute(text("SELECT version_num FROM alembic_version")
-                            ).scalar() == "0001"
+                            ).scalar() == "0002"
         diff = compare_metadata(MigrationContext.configure(conn), t.metadata)
         assert diff == []
 

@@ -1,4 +1,11 @@
-"""Plain dataclasses the store returns (no SQLAlchemy objects leak out)."""
+"""The run bundle: one run in memory, typed, with everything the store keeps.
+
+The store returns these (no SQLAlchemy objects leak out) and takes them whole
+(`Store.add_bundle`); importers build them from other tools' files, the upload API
+from JSON (rtbench.interop.runjson), and exporters read them.  An `id` of 0 means
+"not stored yet"; `uid` names a run across databases (an import's or upload's
+identity), so storing the same run twice stores it once.
+"""
 
 from __future__ import annotations
 
@@ -25,6 +32,7 @@ class RunSummary:
     status: str
     worst_max_ns: int | None
     simulated: bool
+    tags: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -114,3 +122,10 @@ class RunDetail:
     command_line: list[str]
     simulated: bool
     scenarios: list[ScenarioDetail] = field(default_factory=list)
+    # k=v labels (`rtbench tag`, `--tag`, fleet ids)
+    tags: dict[str, str] = field(default_factory=dict)
+    # where the run came from: {"tool": "rtbench"} for a run measured here, else the
+    # importer's facts (tool, tool_version, command_line, file, sha256, format)
+    source: dict[str, Any] = field(default_factory=dict)
+    # stable identity across databases ("" until stored; the store then assigns one)
+    uid: str = ""

@@ -1,0 +1,370 @@
+"""The run bundle as a versioned JSON document ("schema": "rtbench-run/1").
+
+This is rtbench's own exchange form: `rtbench export RUN --format json`, `rtbench import`,
+and the body of an upload to `rtbench serve`.  Reading is strict: unknown fields, wrong
+types, NaN/Infinity, integers outside 64 bits and counts that do not add up are refused
+with one line naming the place.  A run written and read back is equal to the original
+(ids aside), so storing it again stores the same run (same uid: stored once).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from rtbench.bundle import MeasurementDetail, RunDetail, ScenarioDetail, SeriesDetail
+from rtbench.interop.base import Exporter, Importer, ImportFormatError
+from rtbench.records import SpikeRecord, WindowRecord
+
+SCHEMA = "rtbench-run/1"
+INT64_MAX = (1 << 63) - 1
+
+
+def run_to_json(run: RunDetail) -> dict[str, Any]:
+    """The run as a JSON-ready dict (schema rtbench-run/1)."""
+    return {
+        "schema": SCHEMA,
+        "uid": run.uid,
+        "suite": run.suite,
+        "suite_source": run.suite_source,
+        "scale": run.scale,
+        "status": run.status,
+        "started_at": run.started_at.isoformat(),
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "hostname": run.hostname,
+        "target": run.target,
+        "kernel": run.kernel,
+        "arch": run.arch,
+        "sysinfo": run.sysinfo,
+        "preflight": run.preflight,
+        "tool_versions": run.tool_versions,
+        "command_line": run.command_line,
+        "simulated": run.simulated,
+        "tags": run.tags,
+        "source": run.source,
+        "scenarios": [_scenario_to_json(sc) for sc in run.scenarios],
+    }
+
+
+def _scenario_to_json(sc: ScenarioDetail) -> dict[str, Any]:
+    """One scenario as a dict."""
+    return {
+        "name": sc.name, "loads": sc.loads, "load_cpus": sc.load_cpus,
+        "measure_cpus": sc.measure_cpus, "intensity": sc.intensity,
+        "measurements": [_measurement_to_json(m) for m in sc.measurements],
+    }
+
+
+def _measurement_to_json(m: MeasurementDetail) -> dict[str, Any]:
+    """One measurement as a dict."""
+    return {
+        "name": m.name, "test": m.test, "params": m.params, "command": m.command,
+        "status": m.status, "exit_code": m.exit_code, "reason": m.reason,
+        "thresholds_ns": m.thresholds_ns, "simulated": m.simulated,
+        "probe_version": m.probe_version, "t0_unix_ns": m.t0_unix_ns,
+        "measured_ns": m.measured_ns, "elapsed_ns": m.elapsed_ns,
+        "verdicts": m.verdicts, "data": m.data, "start": m.start,
+        "series": [{
+            "index": s.index, "label": s.label, "cpu": s.cpu, "count": s.count,
+            "min_ns": s.min_ns, "max_ns": s.max_ns, "sum_ns": s.sum_ns,
+            "overruns": s.overruns, "early": s.early,
+            "exceed": [list(p) for p in s.exceed], "worst": [list(p) for p in s.worst],
+            "warmup": s.warmup, "hist": [list(p) for p in s.hist],
+            "spikes_dropped": s.spikes_dropped, "raw_dropped": s.raw_dropped,
+            "error": s.error,
+        } for s in m.series],
+        "windows": [{
+            "series": w.series, "index": w.index, "warmup": w.warmup,
+            "start_ns": w.start_ns, "end_ns": w.end_ns, "count": w.count,
+            "min_ns": w.min_ns, "max_ns": w.max_ns, "sum_ns": w.sum_ns,
+            "overruns": w.overruns, "early": w.early, "exceed": w.exceed,
+            "hist": json.loads(w.hist_json),
+        } for w in m.windows],
+        "spikes": [{"series": s.series, "t_ns": s.t_ns, "latency_ns": s.latency_ns,
+                    "threshold_ns": s.threshold_ns} for s in m.spikes],
+    }
+
+
+def dumps(run: RunDetail) -> str:
+    """The run as compact JSON text (RFC 8259: no NaN or Infinity)."""
+    return json.dumps(run_to_json(run), separators=(",", ":"), allow_nan=False,
+                      ensure_ascii=False)
+
+
+class _Reader:
+    """Strict field access that names the place of every error."""
+
+    def __init__(self, obj: Any, where: str) -> None:
+        if not isinstance(obj, dict):
+            raise ImportFormatError(f"{where}: expected an object")
+        self.obj = obj
+        self.where = where
+        self.used: set[str] = set()
+
+    def _get(self, key: str, optional: bool) -> Any:
+        """The raw value of key (None when optional and absent)."""
+        self.used.add(key)
+        if key not in self.obj:
+            if optional:
+                return None
+            raise ImportFormatError(f"{self.where}: missing field {key!r}")
+        return self.obj[key]
+
+    def get_int(self, key: str, *, optional: bool = False, minimum: int | None = None) -> Any:
+        """An integer within 64 bits (None allowed when optional)."""
+        value = self._get(key, optional)
+        if value is None and optional:
+            return None
+        return _int(value, f"{self.where}.{key}", minimum)
+
+    def get_str(self, key: str, *, optional: bool = False) -> Any:
+        """A string (None allowed when optional)."""
+        value = self._get(key, optional)
+        if value is None and optional:
+            return None
+        if not isinstance(value, str):
+            raise ImportFormatError(f"{self.where}.{key}: expected a string")
+        return value
+
+    def get_bool(self, key: str) -> bool:
+        """A boolean."""
+        value = self._get(key, False)
+        if not isinstance(value, bool):
+            raise ImportFormatError(f"{self.where}.{key}: expected true or false")
+        return value
+
+    def get_float(self, key: str) -> float:
+        """A finite number."""
+        value = self._get(key, False)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or value != value or value in (float("inf"), float("-inf")):
+            raise ImportFormatError(f"{self.where}.{key}: expected a finite number")
+        return float(value)
+
+    def get_dict(self, key: str, *, optional: bool = False) -> Any:
+        """An object (None allowed when optional)."""
+        value = self._get(key, optional)
+        if value is None and optional:
+            return None
+        if not isinstance(value, dict):
+            raise ImportFormatError(f"{self.where}.{key}: expected an object")
+        return value
+
+    def get_list(self, key: str) -> list[Any]:
+        """An array."""
+        value = self._get(key, False)
+        if not isinstance(value, list):
+            raise ImportFormatError(f"{self.where}.{key}: expected an array")
+        return value
+
+    def get_time(self, key: str, *, optional: bool = False) -> datetime | None:
+        """An ISO 8601 time with its offset."""
+        value = self.get_str(key, optional=optional)
+        if value is None:
+            return None
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            raise ImportFormatError(f"{self.where}.{key}: not an ISO 8601 time") from None
+        if parsed.tzinfo is None:
+            raise ImportFormatError(f"{self.where}.{key}: the time needs its UTC offset")
+        return parsed
+
+    def done(self) -> None:
+        """Refuse fields nobody asked for."""
+        extra = sorted(set(self.obj) - self.used)
+        if extra:
+            raise ImportFormatError(f"{self.where}: unknown field {extra[0]!r}")
+
+
+def _int(value: Any, where: str, minimum: int | None = None) -> int:
+    """value as a 64-bit integer; ImportFormatError naming where otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ImportFormatError(f"{where}: expected an integer")
+    if not -INT64_MAX - 1 <= value <= INT64_MAX:
+        raise ImportFormatError(f"{where}: integer outside 64 bits")
+    if minimum is not None and value < minimum:
+        raise ImportFormatError(f"{where}: must be at least {minimum}")
+    return value
+
+
+def _pairs(value: Any, where: str) -> list[tuple[int, int]]:
+    """A list of [int, int] pairs."""
+    if not isinstance(value, list):
+        raise ImportFormatError(f"{where}: expected an array of pairs")
+    out = []
+    for i, pair in enumerate(value):
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise ImportFormatError(f"{where}[{i}]: expected a pair [a, b]")
+        out.append((_int(pair[0], f"{where}[{i}]"), _int(pair[1], f"{where}[{i}]")))
+    return out
+
+
+def _hist(value: Any, where: str) -> list[tuple[int, int]]:
+    """A sparse histogram: increasing bucket indices, non-negative counts."""
+    pairs = _pairs(value, where)
+    last = -1
+    for bucket, count in pairs:
+        if bucket <= last or count < 0:
+            raise ImportFormatError(f"{where}: buckets must increase and counts be >= 0")
+        last = bucket
+    return pairs
+
+
+def run_from_json(obj: Any, where: str = "run") -> RunDetail:
+    """A run bundle from a parsed rtbench-run/1 document (id 0); strict."""
+    r = _Reader(obj, where)
+    schema = r.get_str("schema")
+    if schema != SCHEMA:
+        raise ImportFormatError(f"{where}.schema: {schema!r} is not {SCHEMA!r}; "
+                                "a newer rtbench may be needed")
+    started = r.get_time("started_at")
+    assert started is not None
+    run = RunDetail(
+        id=0, suite=r.get_str("suite"), suite_source=r.get_str("suite_source"),
+        scale=r.get_float("scale"), status=r.get_str("status"), started_at=started,
+        finished_at=r.get_time("finished_at", optional=True), hostname=r.get_str("hostname"),
+        target=r.get_str("target"), kernel=r.get_str("kernel"), arch=r.get_str("arch"),
+        sysinfo=r.get_dict("sysinfo"), preflight=r.get_list("preflight"),
+        tool_versions=r.get_dict("tool_versions"),
+        command_line=[_text(v, f"{where}.command_line") for v in r.get_list("command_line")],
+        simulated=r.get_bool("simulated"),
+        tags={str(k): _text(v, f"{where}.tags") for k, v in r.get_dict("tags").items()},
+        source=r.get_dict("source"), uid=r.get_str("uid"))
+    for i, sc in enumerate(r.get_list("scenarios")):
+        run.scenarios.append(_scenario_from_json(sc, f"{where}.scenarios[{i}]"))
+    r.done()
+    return run
+
+
+def _text(value: Any, where: str) -> str:
+    """A string value."""
+    if not isinstance(value, str):
+        raise ImportFormatError(f"{where}: expected a string")
+    return value
+
+
+def _scenario_from_json(obj: Any, where: str) -> ScenarioDetail:
+    """One scenario, strictly."""
+    r = _Reader(obj, where)
+    sc = ScenarioDetail(id=0, name=r.get_str("name"), loads=r.get_list("loads"),
+                        load_cpus=r.get_str("load_cpus", optional=True),
+                        measure_cpus=r.get_str("measure_cpus", optional=True),
+                        intensity=r.get_dict("intensity", optional=True))
+    for i, m in enumerate(r.get_list("measurements")):
+        sc.measurements.append(_measurement_from_json(m, f"{where}.measurements[{i}]"))
+    r.done()
+    return sc
+
+
+def _measurement_from_json(obj: Any, where: str) -> MeasurementDetail:
+    """One measurement with its series, windows and spikes, strictly."""
+    r = _Reader(obj, where)
+    m = MeasurementDetail(
+        id=0, name=r.get_str("name"), test=r.get_str("test"), params=r.get_dict("params"),
+        command=[_text(v, f"{where}.command") for v in r.get_list("command")],
+        status=r.get_str("status"), exit_code=r.get_int("exit_code", optional=True),
+        reason=r.get_str("reason", optional=True),
+        thresholds_ns=[_int(v, f"{where}.thresholds_ns", 0)
+                       for v in r.get_list("thresholds_ns")],
+        simulated=r.get_bool("simulated"), probe_version=r.get_str("probe_version"),
+        t0_unix_ns=r.get_int("t0_unix_ns", optional=True),
+        measured_ns=r.get_int("measured_ns", optional=True),
+        elapsed_ns=r.get_int("elapsed_ns", optional=True), verdicts=r.get_list("verdicts"),
+        data=r.get_dict("data"), start=r.get_dict("start"))
+    for i, s in enumerate(r.get_list("series")):
+        m.series.append(_series_from_json(s, f"{where}.series[{i}]"))
+    indices = {s.index for s in m.series}
+    if len(indices) != len(m.series):
+        raise ImportFormatError(f"{where}.series: two series share an index")
+    for i, w in enumerate(r.get_list("windows")):
+        m.windows.append(_window_from_json(w, f"{where}.windows[{i}]"))
+    for i, sp in enumerate(r.get_list("spikes")):
+        s = _Reader(sp, f"{where}.spikes[{i}]")
+        m.spikes.append(SpikeRecord(series=s.get_int("series", minimum=0), t_ns=s.get_int("t_ns"),
+                                    latency_ns=s.get_int("latency_ns"),
+                                    threshold_ns=s.get_int("threshold_ns", minimum=0)))
+        s.done()
+    r.done()
+    return m
+
+
+def _series_from_json(obj: Any, where: str) -> SeriesDetail:
+    """One series; its histogram must add up to its count."""
+    r = _Reader(obj, where)
+    s = SeriesDetail(
+        index=r.get_int("index", minimum=0), label=r.get_str("label"),
+        cpu=r.get_int("cpu", optional=True), count=r.get_int("count", minimum=0),
+        min_ns=r.get_int("min_ns", optional=True), max_ns=r.get_int("max_ns", optional=True),
+        sum_ns=r.get_int("sum_ns"), overruns=r.get_int("overruns", minimum=0),
+        early=r.get_int("early", minimum=0), exceed=_pairs(r.get_list("exceed"), f"{where}.exceed"),
+        worst=_pairs(r.get_list("worst"), f"{where}.worst"), warmup=r.get_dict("warmup"),
+        hist=_hist(r.get_list("hist"), f"{where}.hist"),
+        spikes_dropped=r.get_int("spikes_dropped", minimum=0),
+        raw_dropped=r.get_int("raw_dropped", minimum=0), error=r.get_str("error", optional=True))
+    r.done()
+    if s.hist and sum(c for _, c in s.hist) != s.count:
+        raise ImportFormatError(f"{where}: histogram counts add up to "
+                                f"{sum(c for _, c in s.hist)}, not count {s.count}")
+    return s
+
+
+def _window_from_json(obj: Any, where: str) -> WindowRecord:
+    """One window; its histogram must add up to its count."""
+    r = _Reader(obj, where)
+    hist = _hist(r.get_list("hist"), f"{where}.hist")
+    w = WindowRecord(
+        series=r.get_int("series", minimum=0), index=r.get_int("index", minimum=0),
+        warmup=r.get_bool("warmup"), start_ns=r.get_int("start_ns"), end_ns=r.get_int("end_ns"),
+        count=r.get_int("count", minimum=0), min_ns=r.get_int("min_ns", optional=True),
+        max_ns=r.get_int("max_ns", optional=True), sum_ns=r.get_int("sum_ns"),
+        overruns=r.get_int("overruns", minimum=0),
+        exceed=[_int(v, f"{where}.exceed", 0) for v in r.get_list("exceed")],
+        hist_json=json.dumps([list(p) for p in hist], separators=(",", ":")),
+        early=r.get_int("early", minimum=0))
+    r.done()
+    if hist and sum(c for _, c in hist) != w.count:
+        raise ImportFormatError(f"{where}: histogram counts do not add up to count")
+    return w
+
+
+def loads(text: str | bytes, where: str = "run") -> RunDetail:
+    """A run bundle from rtbench-run/1 JSON text; ImportFormatError when invalid."""
+    def no_constant(name: str) -> Any:
+        raise ImportFormatError(f"{where}: {name} is not valid JSON")
+
+    try:
+        obj = json.loads(text, parse_constant=no_constant)
+    except (ValueError, RecursionError) as exc:
+        if isinstance(exc, ImportFormatError):
+            raise
+        raise ImportFormatError(f"{where}: not valid JSON ({exc})") from None
+    return run_from_json(obj, where)
+
+
+class RunJsonExporter(Exporter):
+    """rtbench's own JSON form of a run."""
+
+    name = "json"
+    summary = "rtbench-run/1 JSON: the whole run, re-importable and uploadable"
+    suffix = ".json"
+
+    def export(self, run: RunDetail) -> bytes:
+        """The run as rtbench-run/1 JSON."""
+        return (dumps(run) + "\n").encode("utf-8")
+
+
+class RunJsonImporter(Importer):
+    """Reads rtbench-run/1 JSON (one run)."""
+
+    name = "json"
+    summary = "rtbench-run/1 JSON written by `rtbench export --format json`"
+
+    def detect(self, head: bytes, filename: str) -> bool:
+        """The document names its schema near the start."""
+        return b'"schema"' in head[:200] and SCHEMA.encode() in head[:200]
+
+    def read(self, data: bytes, filename: str) -> list[RunDetail]:
+        """The one run in the file."""
+        return [loads(data, filename)]

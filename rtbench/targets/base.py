@@ -1,0 +1,194 @@
+"""The target interface: where rtprobe, its loads and short shell commands run.
+
+The runner, preflight and the /proc sampler talk only to this interface, so a board
+reached over ssh or a serial console is measured exactly like the local machine.  A
+target needs nothing but `/bin/sh` and (once pushed) the `rtprobe` binary: everything
+here is expressed as rtprobe invocations, shell commands and file reads.
+
+Adding a kind of target is adding one module to rtbench/targets/ that defines a
+`Target` subclass with its URI `schemes`; `open_target()` finds it by scheme.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+from urllib.parse import urlsplit
+
+
+class TargetError(Exception):
+    """The target cannot do what was asked; the message is one line (exit 3)."""
+
+
+class TargetUsageError(TargetError):
+    """The target was named wrongly (bad URI, unknown scheme): exit 2."""
+
+
+class TargetLost(TargetError):
+    """The connection to the target went away (exit 3, run status 'lost')."""
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What a short command on the target printed and how it ended."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class ProbeProcess(ABC):
+    """A process running on a target (rtprobe, a load, a shell-command load).
+
+    Output arrives through `read_available()`, which never blocks; `fds()` gives the
+    descriptors to select() on so that one loop can watch several processes.  `lost`
+    turns true when the target connection broke (the process may still be running
+    there; a well-behaved target makes it end when its stdin/stdout close).
+    """
+
+    @abstractmethod
+    def fds(self) -> list[int]:
+        """Descriptors that become readable when output (or EOF) is pending."""
+
+    @abstractmethod
+    def read_available(self) -> tuple[bytes, bytes]:
+        """(stdout, stderr) bytes that arrived since the last call; never blocks."""
+
+    @abstractmethod
+    def at_eof(self) -> bool:
+        """True once stdout and stderr are both closed."""
+
+    @abstractmethod
+    def poll(self) -> int | None:
+        """The exit code once the process ended, else None."""
+
+    @abstractmethod
+    def interrupt(self) -> None:
+        """Ask it to stop cleanly (SIGINT: rtprobe then writes its result)."""
+
+    @abstractmethod
+    def stop(self, grace_s: float = 2.0) -> None:
+        """End it and everything it started: SIGTERM, then SIGKILL after grace_s."""
+
+    @property
+    def lost(self) -> bool:
+        """True when the connection to the target broke while it ran."""
+        return False
+
+
+class Target(ABC):
+    """A machine that runs rtprobe.  Use as a context manager (open/close)."""
+
+    # URI schemes this class handles ("local", "ssh", "serial", ...)
+    schemes: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    @abstractmethod
+    def from_uri(cls, uri: str, *, probe: Path | None = None,
+                 options: dict[str, Any] | None = None) -> Target:
+        """Make a target from its URI; TargetUsageError names what is wrong."""
+
+    @property
+    @abstractmethod
+    def name(self) -> str:
+        """How the target is stored and shown: "local", "ssh://user@host:port", ..."""
+
+    def open(self) -> None:
+        """Connect (and push the probe when needed); a no-op for the local machine."""
+        return None
+
+    def close(self) -> None:
+        """Release the connection; stop nothing the caller still owns."""
+        return None
+
+    def __enter__(self) -> Target:
+        """Open the target."""
+        self.open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close the target."""
+        self.close()
+
+    @abstractmethod
+    def hostname(self) -> str:
+        """The target's host name (as it reports it)."""
+
+    def address(self) -> str | None:
+        """The target's network address as seen from the host (for host-side loads)."""
+        return None
+
+    @abstractmethod
+    def arch(self) -> str:
+        """The target's `uname -m` (e.g. x86_64, aarch64, armv7l, mips)."""
+
+    @abstractmethod
+    def read_file(self, path: str) -> str:
+        """A text file of the target (e.g. /proc/stat); TargetError if unreadable."""
+
+    @abstractmethod
+    def run(self, command: str, timeout_s: float = 30.0) -> CommandResult:
+        """Run a short /bin/sh command on the target to completion."""
+
+    @abstractmethod
+    def put_file(self, local: Path, remote: str, mode: int = 0o755) -> None:
+        """Copy a host file onto the target (checksum verified)."""
+
+    @abstractmethod
+    def run_probe(self, args: list[str], timeout_s: float = 30.0) -> CommandResult:
+        """Run `rtprobe ARGS` on the target to completion."""
+
+    @abstractmethod
+    def start_probe(self, args: list[str], cpus: str | None = None) -> ProbeProcess:
+        """Start `rtprobe ARGS` (pinned to cpus when given), streaming its output."""
+
+    @abstractmethod
+    def start_command(self, command: str, cpus: str | None = None) -> ProbeProcess:
+        """Start a shell-command load: restarted when it ends, its whole process group
+        killed with it; needs only /bin/sh on the target."""
+
+    @abstractmethod
+    def probe_version(self) -> str:
+        """The version rtprobe on the target reports."""
+
+
+def _target_classes() -> dict[str, type[Target]]:
+    """Every Target subclass in rtbench.targets, by URI scheme."""
+    import rtbench.targets as package
+
+    found: dict[str, type[Target]] = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.name.startswith("_") or info.name == "base":
+            continue
+        module = importlib.import_module(f"rtbench.targets.{info.name}")
+        for value in vars(module).values():
+            if isinstance(value, type) and issubclass(value, Target) \
+                    and value is not Target and value.schemes:
+                for scheme in value.schemes:
+                    found[scheme] = value
+    return found
+
+
+def target_schemes() -> list[str]:
+    """The URI schemes rtbench can reach."""
+    return sorted(_target_classes())
+
+
+def open_target(uri: str | None, *, probe: Path | None = None,
+                options: dict[str, Any] | None = None) -> Target:
+    """The target named by uri ("local" when None); not opened yet."""
+    text = uri or "local"
+    scheme = text.split(":", 1)[0] if ":" in text else text
+    classes = _target_classes()
+    cls = classes.get(scheme.lower())
+    if cls is None:
+        known = ", ".join(f"{s}:" if s != "local" else s for s in sorted(classes))
+        raise TargetUsageError(f"target {text!r}: unknown scheme {scheme!r}; "
+                               f"use one of {known}")
+    if scheme != "local" and not urlsplit(text).scheme:
+        raise TargetUsageError(f"target {text!r} is not a URI; e.g. ssh://user@host")
+    return cls.from_uri(text, probe=probe, options=options)

@@ -1,0 +1,93 @@
+"""The run bundle: Store.add_bundle and the rtbench-run/1 JSON form."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from rtbench.interop.base import ImportFormatError, exporters, importers
+from rtbench.interop.runjson import dumps, loads
+from rtbench.store import Store
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory, probe_path: Path) -> tuple[str, int]:
+    """A simulated smoke run stored in a fresh database: (url, run id)."""
+    import os
+    import subprocess
+    import sys
+
+    tmp = tmp_path_factory.mktemp("runjson")
+    url = f"sqlite:///{tmp / 'a.db'}"
+    env = dict(os.environ, RTBENCH_PROBE=str(probe_path), XDG_DATA_HOME=str(tmp))
+    done = subprocess.run([sys.executable, "-m", "rtbench", "run", "smoke", "--scale", "0.3",
+                           "--simulate", "7", "--db", url, "--no-report"],
+                          env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode in (0, 1), done.stderr
+    return url, 1
+
+
+def _plain(run: object) -> dict[str, object]:
+    """A run as a dict without database ids."""
+    data = asdict(run)  # type: ignore[call-overload]
+
+    def strip(value: object) -> object:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k != "id"}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    return strip(data)  # type: ignore[return-value]
+
+
+def test_round_trip_into_a_new_database(stored: tuple[str, int], tmp_path: Path) -> None:
+    url, run_id = stored
+    with Store.open(url) as store:
+        original = store.get_run(run_id)
+    assert original.uid and original.source == {"tool": "rtbench"}
+    text = dumps(original)
+    again = loads(text)
+    assert _plain(again) == _plain(original)
+    with Store.open(f"sqlite:///{tmp_path / 'b.db'}") as other:
+        new_id, created = other.add_bundle(again)
+        assert created
+        assert other.add_bundle(again) == (new_id, False)  # same uid: stored once
+        copy = other.get_run(new_id)
+    assert _plain(copy) == _plain(original)
+    assert dumps(copy) == text
+
+
+def test_registry_finds_the_json_format() -> None:
+    assert "json" in exporters() and "json" in importers()
+
+
+@pytest.mark.parametrize("mangle, message", [
+    (lambda d: d.update(schema="rtbench-run/9"), "a newer rtbench"),
+    (lambda d: d.update(extra=1), "unknown field 'extra'"),
+    (lambda d: d.pop("suite"), "missing field 'suite'"),
+    (lambda d: d.update(scale="x"), "run.scale"),
+    (lambda d: d["scenarios"][0]["measurements"][0]["series"][0].update(count=2**70),
+     "outside 64 bits"),
+    (lambda d: d["scenarios"][0]["measurements"][0]["series"][0].update(count=1),
+     "do not add up|add up to"),
+])
+def test_bad_documents_are_refused(stored: tuple[str, int], mangle, message: str) -> None:
+    import re
+
+    url, run_id = stored
+    with Store.open(url) as store:
+        doc = json.loads(dumps(store.get_run(run_id)))
+    mangle(doc)
+    with pytest.raises(ImportFormatError) as info:
+        loads(json.dumps(doc))
+    assert re.search(message, str(info.value))
+    assert "\n" not in str(info.value)
+
+
+def test_nan_is_refused() -> None:
+    with pytest.raises(ImportFormatError, match="NaN"):
+        loads('{"schema": "rtbench-run/1", "scale": NaN}')

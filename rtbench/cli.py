@@ -407,3 +407,13 @@ def db_migrate(db_url: str | None) -> None:
     store = open_store(db_url)
     store.close()
     click.echo(f"database {store.url} is up to date")
+
+
+def _register_commands() -> None:
+    """Add the command modules of rtbench/commands (one module per command family)."""
+    from rtbench.commands import register_all
+
+    register_all(main)
+
+
+_register_commands()

@@ -12,6 +12,7 @@ Adding a kind of target is adding one module to rtbench/targets/ that defines a
 from __future__ import annotations
 
 import importlib
+import json
 import pkgutil
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -154,6 +155,29 @@ class Target(ABC):
     @abstractmethod
     def probe_version(self) -> str:
         """The version rtprobe on the target reports."""
+
+    def probe_path(self) -> str:
+        """Where rtprobe is on the target (as stored command lines name it)."""
+        return "rtprobe"
+
+    def supports(self, *command: str) -> tuple[bool, str]:
+        """Whether `rtprobe COMMAND... --help` succeeds on the target, and its help text."""
+        done = self.run_probe([*command, "--help"], timeout_s=10.0)
+        return done.returncode == 0, done.stdout + done.stderr
+
+    def sysinfo(self) -> dict[str, Any]:
+        """The target's facts from `rtprobe sysinfo`; TargetError when it cannot say."""
+        done = self.run_probe(["sysinfo"])
+        if done.returncode != 0:
+            line = (done.stderr.strip().splitlines() or ["no message"])[-1]
+            raise TargetError(f"rtprobe sysinfo failed (exit {done.returncode}): {line}")
+        try:
+            info = json.loads(done.stdout)
+        except json.JSONDecodeError as exc:
+            raise TargetError(f"rtprobe sysinfo printed invalid JSON ({exc})") from exc
+        if not isinstance(info, dict):
+            raise TargetError("rtprobe sysinfo did not print a JSON object")
+        return info
 
 
 def _target_classes() -> dict[str, type[Target]]:

@@ -52,7 +52,7 @@ class LocalProcess(ProbeProcess):
 
     def _read(self, stream: IO[bytes] | None) -> bytes:
         """What is pending on one pipe; closes it at EOF."""
-        if stream is None or stream.fileno() not in self._open:
+        if stream is None or stream.closed or stream.fileno() not in self._open:
             return b""
         chunks = []
         while True:

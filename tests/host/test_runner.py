@@ -13,8 +13,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rtbench.runner import LineBuffer, Pump
 from rtbench.cpulist import parse_cpulist
+from rtbench.runner import LineBuffer, Pump
 from rtbench.targets import LocalTarget
 from rtbench.targets.local import LocalProcess
 from rtbench.targets.procstat import (

@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, __version__, data_dir
-from rtbench.probe import ProbeNotFound, locate_probe
+from rtbench.probe import ProbeNotFound
 from rtbench.suites import SuiteError, builtin_suites, load_suite
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -122,12 +122,10 @@ def main() -> None:
 
 
 def open_target(uri: str | None, probe_path: str | None) -> Any:
-    """The target named by uri (default local), with the host's rtprobe for `local`."""
+    """The target named by uri (default local); --probe, if given, is the rtprobe to use."""
     from rtbench.targets import open_target as open_uri
 
-    probe = locate_probe(probe_path) if (uri or "local") == "local" else \
-        (Path(probe_path) if probe_path else None)
-    return open_uri(uri, probe=probe)
+    return open_uri(uri, probe=Path(probe_path) if probe_path else None)
 
 
 @main.command()

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from rtbench.cpulist import parse_cpulist
+from rtbench.probe import locate_probe
 from rtbench.targets.base import (
     CommandResult,
     ProbeProcess,
@@ -141,13 +142,12 @@ class LocalTarget(Target):
     @classmethod
     def from_uri(cls, uri: str, *, probe: Path | None = None,
                  options: dict[str, Any] | None = None) -> LocalTarget:
-        """`local` (nothing else in the URI); probe is the host's rtprobe."""
+        """`local` (nothing else in the URI); probe is --probe, else locate_probe() finds
+        it (ProbeNotFound says how to get one)."""
         if uri != "local":
             raise TargetUsageError(f"target {uri!r}: the local target takes no address; "
                                    "use --target local")
-        if probe is None:
-            raise TargetUsageError("the local target needs the path of rtprobe")
-        return cls(probe)
+        return cls(locate_probe(str(probe) if probe is not None else None))
 
     @property
     def name(self) -> str:

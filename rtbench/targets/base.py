@@ -6,7 +6,9 @@ target needs nothing but `/bin/sh` and (once pushed) the `rtprobe` binary: every
 here is expressed as rtprobe invocations, shell commands and file reads.
 
 Adding a kind of target is adding one module to rtbench/targets/ that defines a
-`Target` subclass with its URI `schemes`; `open_target()` finds it by scheme.
+`Target` subclass with its URI `schemes`; `open_target()` finds it by scheme.  Processes
+start through the /bin/sh launchers of rtbench.targets.shell (pin, then open the gate;
+EOF on stdin kills the group), which is what makes them die with rtbench anywhere.
 """
 
 from __future__ import annotations
@@ -145,12 +147,13 @@ class Target(ABC):
 
     @abstractmethod
     def start_probe(self, args: list[str], cpus: str | None = None) -> ProbeProcess:
-        """Start `rtprobe ARGS` (pinned to cpus when given), streaming its output."""
+        """Start `rtprobe ARGS` (pinned to cpus when given), streaming its output, through
+        shell.PROBE_LAUNCHER."""
 
     @abstractmethod
     def start_command(self, command: str, cpus: str | None = None) -> ProbeProcess:
         """Start a shell-command load: restarted when it ends, its whole process group
-        killed with it; needs only /bin/sh on the target."""
+        killed with it; needs only /bin/sh on the target (shell.COMMAND_LAUNCHER)."""
 
     @abstractmethod
     def probe_version(self) -> str:

@@ -12,7 +12,7 @@ import pytest
 
 from rtbench.targets import LocalTarget, TargetError, TargetUsageError, open_target
 from rtbench.targets.base import target_schemes
-from tests.conftest import pids_with, wait_until_gone
+from tests.conftest import RunCli, pids_with, wait_until_gone
 
 LAST_CPU = max(os.sched_getaffinity(0))
 
@@ -104,3 +104,12 @@ def test_short_commands_files_and_probe_questions(tmp_path: Path) -> None:
     assert "cpu" in target.read_file("/proc/stat")
     with pytest.raises(TargetError, match="/no/such/file"):
         target.read_file("/no/such/file")
+
+
+def test_cli_target_option(run_cli: RunCli, tmp_path: Path) -> None:
+    done = run_cli("run", "smoke", "--target", "nosuch://board", "--db",
+                   f"sqlite:///{tmp_path / 'r.db'}")
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "unknown scheme 'nosuch'" in done.stderr
+    assert not (tmp_path / "r.db").exists()
+    assert "local" in run_cli("run", "--help").stdout

@@ -201,3 +201,21 @@ def test_a_lost_connection_keeps_the_finished_windows(store: Store) -> None:
     assert measurements(store) == [("first", "lost", 4)]
     assert store.list_runs()[0].status == "lost"
     assert any("connection to target fake lost" in m for m in runner.messages)
+
+
+def test_the_live_view_prints_one_line_per_measurement(store: Store) -> None:
+    import io
+
+    from rich.console import Console
+
+    from rtbench.report.live import LiveProgress
+
+    console = Console(file=io.StringIO(), width=120)
+    target = FakeTarget(lambda args: Script(lines(with_result=False), then="hang"))
+    with LiveProgress(console) as live:
+        Runner(target, on_event=live, hang_grace_s=0.2).run(suite(), store, ["rtbench"])
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    assert text.count("error  idle / ") == 2
+    assert "idle / first: 0 samples" in text and "windows" in text
+    assert text.count("past its expected length; killed") == 2
+    assert live.done == 2 and live.total == 2

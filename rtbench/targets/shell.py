@@ -7,7 +7,9 @@ its own session), with stdin a pipe from rtbench:
 
 - The first line on stdin is a gate: the target pins the launcher to its CPUs (when
   asked) before it writes that line, so everything started after it inherits the CPU
-  mask, and no code has to run between fork and exec on the host.
+  mask, and no code has to run between fork and exec on the host.  (Pinning this way
+  needs neither a preexec_fn nor `taskset` on the target, and it pins command loads and
+  tests without a CPU option, such as hackbench, which rtprobe's own --cpus cannot.)
 - After the gate, stdin is the lifeline: when it reaches EOF (rtbench stopped the
   process, died, or the connection to the target broke) the launcher SIGKILLs its whole
   process group, so nothing it started outlives rtbench.

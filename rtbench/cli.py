@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
@@ -18,6 +18,9 @@ from rich.table import Table
 from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, __version__, data_dir
 from rtbench.probe import ProbeNotFound
 from rtbench.suites import SuiteError, builtin_suites, load_suite
+
+if TYPE_CHECKING:
+    from rtbench.targets.base import Target
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -121,7 +124,7 @@ def main() -> None:
     """
 
 
-def open_target(uri: str | None, probe_path: str | None) -> Any:
+def open_target(uri: str | None, probe_path: str | None) -> Target:
     """The target named by uri (default local); --probe, if given, is the rtprobe to use."""
     from rtbench.targets import open_target as open_uri
 

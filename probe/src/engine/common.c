@@ -13,72 +13,91 @@
 #include "opt.h"
 #include "rtprobe.h"
 
-enum common_id {
-	C_CPUS = COMMON_OPT_BASE,
-	C_THREADS,
-	C_PRIORITY,
-	C_POLICY,
-	C_DURATION,
-	C_LOOPS,
-	C_WARMUP,
-	C_THRESHOLD,
-	C_WORST,
-	C_OUTPUT,
-	C_RAW,
-	C_RAW_BUFFER,
-	C_SIMULATE,
-	C_BREAK_ON,
-	C_BREAK_ACTION,
-	C_ON_SPIKE,
-	C_CLOCK,
-	C_NO_MLOCK,
-	C_NO_PMQOS,
-	C_PMQOS_US,
-	C_VERBOSE,
-	C_HELP,
-	C_END
-};
-
-#define GIVEN(id) (1ULL << ((id) - COMMON_OPT_BASE))
+#define GIVEN(id) COMMON_BIT(id)
 #define RAW_BUFFER_MIN 1024ULL
 #define RAW_BUFFER_MAX (1ULL << 24)
-
-static const struct option common_table[] = {
-	{ "cpus", required_argument, NULL, C_CPUS },
-	{ "threads", required_argument, NULL, C_THREADS },
-	{ "priority", required_argument, NULL, C_PRIORITY },
-	{ "policy", required_argument, NULL, C_POLICY },
-	{ "duration", required_argument, NULL, C_DURATION },
-	{ "loops", required_argument, NULL, C_LOOPS },
-	{ "warmup", required_argument, NULL, C_WARMUP },
-	{ "threshold", required_argument, NULL, C_THRESHOLD },
-	{ "worst", required_argument, NULL, C_WORST },
-	{ "output", required_argument, NULL, C_OUTPUT },
-	{ "raw", required_argument, NULL, C_RAW },
-	{ "raw-buffer", required_argument, NULL, C_RAW_BUFFER },
-	{ "simulate", required_argument, NULL, C_SIMULATE },
-	{ "break-on", required_argument, NULL, C_BREAK_ON },
-	{ "break-action", required_argument, NULL, C_BREAK_ACTION },
-	{ "on-spike", required_argument, NULL, C_ON_SPIKE },
-	{ "clock", required_argument, NULL, C_CLOCK },
-	{ "no-mlock", no_argument, NULL, C_NO_MLOCK },
-	{ "no-pmqos", no_argument, NULL, C_NO_PMQOS },
-	{ "pmqos-us", required_argument, NULL, C_PMQOS_US },
-	{ "verbose", no_argument, NULL, C_VERBOSE },
-	{ "help", no_argument, NULL, C_HELP },
-	{ NULL, 0, NULL, 0 },
-};
 
 static const char *const policy_names[] = { "fifo", "rr", "other",
 					    "deadline", NULL };
 static const char *const clock_names[] = { "monotonic", "realtime",
 					   "monotonic_raw", "boottime", "tai",
 					   NULL };
+static const char *const break_actions[] = { "stop", "continue", NULL };
+
+/* The common options: their table, --help lines and describe entries. */
+static const struct opt_desc common_descs[] = {
+	{ .name = "cpus", .id = C_CPUS, .type = OPT_CPULIST,
+	  .help = "measuring CPUs, one thread each, e.g. 0-3,6\n"
+		  "(default: every CPU this process may use)" },
+	{ .name = "threads", .id = C_THREADS, .type = OPT_INTEGER,
+	  .help = "measuring threads (default: one per CPU of --cpus;\n"
+		  "fewer uses the first N CPUs)" },
+	{ .name = "policy", .id = C_POLICY, .type = OPT_CHOICE, .def = "fifo",
+	  .metavar = "P", .choices = policy_names,
+	  .help = "fifo | rr | other | deadline (default fifo)" },
+	{ .name = "priority", .id = C_PRIORITY, .type = OPT_INTEGER,
+	  .def = "80", .help = "1..99 for fifo and rr (default 80)" },
+	{ .name = "duration", .id = C_DURATION, .type = OPT_DURATION,
+	  .unit = "s", .help = "measured time after warm-up, e.g. 10s, 5m\n"
+			       "(bare number: seconds)" },
+	{ .name = "loops", .id = C_LOOPS, .type = OPT_INTEGER,
+	  .help = "measured samples per thread instead of --duration" },
+	{ .name = "warmup", .id = C_WARMUP, .type = OPT_DURATION, .def = "1s",
+	  .unit = "s",
+	  .help = "measured but kept out of the statistics (default 1s)" },
+	{ .name = "threshold", .id = C_THRESHOLD, .type = OPT_LIST,
+	  .unit = "us",
+	  .help = "latency limits, e.g. 50us,100us (bare number: us);\n"
+		  "any exceedance fails the run (exit 1)" },
+	{ .name = "worst", .id = C_WORST, .type = OPT_INTEGER, .def = "10",
+	  .help = "keep the N worst samples with times (default 10,\n"
+		  "max 64)" },
+	{ .name = "output", .id = C_OUTPUT, .type = OPT_TEXT,
+	  .metavar = "FILE",
+	  .help = "write NDJSON to FILE instead of stdout" },
+	{ .name = "json", .id = C_JSON, .type = OPT_FLAG,
+	  .help = "NDJSON on stdout even when it is a terminal (which\n"
+		  "otherwise gets a summary on stderr only)" },
+	{ .name = "raw", .id = C_RAW, .type = OPT_TEXT, .metavar = "FILE",
+	  .help = "also write every sample to FILE (binary)" },
+	{ .name = "raw-buffer", .id = C_RAW_BUFFER, .type = OPT_INTEGER,
+	  .def = "65536",
+	  .help = "raw ring records per thread, a power of two\n"
+		  ">= 1024 (default 65536)" },
+	{ .name = "simulate", .id = C_SIMULATE, .type = OPT_TEXT,
+	  .metavar = "SPEC",
+	  .help = "synthetic latencies, SEED[:DIST], e.g.\n"
+		  "7:uniform,min=1us,max=9us (no RT set-up needed)" },
+	{ .name = "break-on", .id = C_BREAK_ON, .type = OPT_DURATION,
+	  .unit = "us",
+	  .help = "stop ftrace when a sample reaches D (bare number: us)" },
+	{ .name = "break-action", .id = C_BREAK_ACTION, .type = OPT_CHOICE,
+	  .def = "stop", .metavar = "A", .choices = break_actions,
+	  .help = "stop | continue the run after --break-on\n"
+		  "(default stop)" },
+	{ .name = "on-spike", .id = C_ON_SPIKE, .type = OPT_TEXT,
+	  .metavar = "CMD",
+	  .help = "run CMD with /bin/sh -c when the lowest --threshold\n"
+		  "is crossed (one at a time)" },
+	{ .name = "clock", .id = C_CLOCK, .type = OPT_CHOICE,
+	  .def = "monotonic", .metavar = "C", .choices = clock_names,
+	  .help = "monotonic | realtime | monotonic_raw | boottime | tai\n"
+		  "(default monotonic)" },
+	{ .name = "no-mlock", .id = C_NO_MLOCK, .type = OPT_FLAG,
+	  .help = "do not lock memory (recorded)" },
+	{ .name = "no-pmqos", .id = C_NO_PMQOS, .type = OPT_FLAG,
+	  .help = "do not hold /dev/cpu_dma_latency (recorded)" },
+	{ .name = "pmqos-us", .id = C_PMQOS_US, .type = OPT_INTEGER,
+	  .def = "0",
+	  .help = "value held in /dev/cpu_dma_latency (default 0)" },
+	{ .name = "verbose", .id = C_VERBOSE, .type = OPT_FLAG,
+	  .help = "progress on stderr even when it is not a terminal" },
+	{ .name = NULL },
+};
+
 static const clockid_t clock_ids[] = { CLOCK_MONOTONIC, CLOCK_REALTIME,
 				       CLOCK_MONOTONIC_RAW, CLOCK_BOOTTIME,
 				       CLOCK_TAI };
-static const char *const break_actions[] = { "stop", "continue", NULL };
-
 /* Fill defaults: fifo 80, 1 s warm-up, worst 10, monotonic clock, mlock, pmqos 0. */
 void common_defaults(struct rtp_common *c, const char *test,
 		     uint64_t default_duration_ns)
@@ -98,29 +117,9 @@ void common_defaults(struct rtp_common *c, const char *test,
 	c->pmqos_us = 0;
 }
 
-/* Concatenate the test's option entries and the common ones into out. */
-struct option *common_options(struct option *out, size_t cap,
-			      const struct option *test_opts)
+const struct opt_desc *common_descriptors(void)
 {
-	size_t ntest = 0, ncommon = 0, i;
-
-	while (test_opts && test_opts[ntest].name)
-		ntest++;
-	while (common_table[ncommon].name)
-		ncommon++;
-	if (ntest + ncommon + 1 > cap) {
-		fprintf(stderr, "rtprobe: internal error: option table of "
-			"%zu entries too small (need %zu)\n", cap,
-			ntest + ncommon + 1);
-		abort();
-	}
-	for (i = 0; i < ntest; i++)
-		out[i] = test_opts[i];
-	for (i = 0; i <= ncommon; i++)
-		out[ntest + i] = common_table[i];
-	/* We print our own one-line errors (common_bad_option). */
-	opterr = 0;
-	return out;
+	return common_descs;
 }
 
 /* Parse a duration that must be greater than zero, or exit 2. */
@@ -259,38 +258,43 @@ bool common_handle(struct rtp_common *c, int id, const char *arg)
 	case C_VERBOSE:
 		c->verbose = true;
 		break;
-	case C_HELP:
-		printf("usage: rtprobe %s [options]\n\nCommon options:\n",
-		       c->test);
-		common_usage(stdout);
-		exit(RTP_EXIT_OK);
+	case C_JSON:
+		c->json = true;
+		break;
 	case C_END:
 		return false;
 	}
 	return true;
 }
 
-/* Report getopt's '?' (unknown option or missing argument) and exit 2. */
-void common_bad_option(int argc, char **argv)
+/*
+ * Report getopt's '?' or ':' and exit 2, saying which it was: an unknown
+ * option, a missing value, or a value given to a flag.  Short options are
+ * all unknown to the tests (every option has a long form only).
+ */
+void common_bad_option(const char *test, int argc, char **argv, int id)
 {
-	const char *test = argc > 0 ? argv[0] : "TEST";
 	const char *bad = optind > 0 && optind <= argc ? argv[optind - 1] : "";
 	const char *eq = strchr(bad, '=');
 	int namelen = eq ? (int)(eq - bad) : (int)strlen(bad);
 
 	if (strncmp(bad, "--", 2)) {
-		/* A short option: getopt does not tell unknown from missing. */
-		fprintf(stderr, "rtprobe: unknown option '-%c' or it needs a "
-			"value (see rtprobe %s --help)\n",
-			optopt ? optopt : '?', test);
-	} else if (!optopt) {
-		fprintf(stderr, "rtprobe: unknown option '%.*s' (see rtprobe "
-			"%s --help)\n", namelen, bad, test);
-	} else if (eq) {
+		if (id == ':')
+			fprintf(stderr, "rtprobe: option '-%c' needs a value\n",
+				optopt);
+		else
+			fprintf(stderr, "rtprobe: unknown option '-%c' (rtprobe "
+				"%s takes long options only: see rtprobe %s "
+				"--help)\n", optopt ? optopt : '?', test, test);
+	} else if (id == ':' || (optopt && !eq)) {
+		fprintf(stderr, "rtprobe: option '%.*s' needs a value\n",
+			namelen, bad);
+	} else if (optopt) {
 		fprintf(stderr, "rtprobe: option '%.*s' takes no value\n",
 			namelen, bad);
 	} else {
-		fprintf(stderr, "rtprobe: option '%s' needs a value\n", bad);
+		fprintf(stderr, "rtprobe: unknown option '%.*s' (see rtprobe "
+			"%s --help)\n", namelen, bad, test);
 	}
 	exit(RTP_EXIT_USAGE);
 }
@@ -406,39 +410,8 @@ void common_finish(struct rtp_common *c, int argc, char **argv)
 /* Print the common options' help. */
 void common_usage(FILE *f)
 {
-	fputs(
-"  --cpus LIST         measuring CPUs, one thread each, e.g. 0-3,6\n"
-"                      (default: every CPU this process may use)\n"
-"  --threads N         measuring threads (default: one per CPU of --cpus;\n"
-"                      fewer uses the first N CPUs)\n"
-"  --policy P          fifo | rr | other | deadline (default fifo)\n"
-"  --priority N        1..99 for fifo and rr (default 80)\n"
-"  --duration D        measured time after warm-up, e.g. 10s, 5m\n"
-"                      (bare number: seconds)\n"
-"  --loops N           measured samples per thread instead of --duration\n"
-"  --warmup D          measured but kept out of the statistics (default 1s)\n"
-"  --threshold LIST    latency limits, e.g. 50us,100us (bare number: us);\n"
-"                      any exceedance fails the run (exit 1)\n"
-"  --worst N           keep the N worst samples with times (default 10,\n"
-"                      max 64)\n"
-"  --output FILE       write NDJSON to FILE instead of stdout\n"
-"  --raw FILE          also write every sample to FILE (binary)\n"
-"  --raw-buffer N      raw ring records per thread, a power of two\n"
-"                      >= 1024 (default 65536)\n"
-"  --simulate SPEC     synthetic latencies, SEED[:DIST], e.g.\n"
-"                      7:uniform,min=1us,max=9us (no RT set-up needed)\n"
-"  --break-on D        stop ftrace when a sample reaches D (bare number: us)\n"
-"  --break-action A    stop | continue the run after --break-on\n"
-"                      (default stop)\n"
-"  --on-spike CMD      run CMD with /bin/sh -c when the lowest --threshold\n"
-"                      is crossed (one at a time)\n"
-"  --clock C           monotonic | realtime | monotonic_raw | boottime | tai\n"
-"                      (default monotonic)\n"
-"  --no-mlock          do not lock memory (recorded)\n"
-"  --no-pmqos          do not hold /dev/cpu_dma_latency (recorded)\n"
-"  --pmqos-us N        value held in /dev/cpu_dma_latency (default 0)\n"
-"  --verbose           progress on stderr even when it is not a terminal\n"
-"  --help              this text\n", f);
+	opt_desc_usage(f, common_descs);
+	fputs("  --help              this text\n", f);
 }
 
 /* Name of a scheduling policy as written in the start record. */

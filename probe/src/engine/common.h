@@ -21,6 +21,7 @@
  *                        exceedances counted; any exceedance fails (exit 1)
  *   --worst N            keep the N worst samples with timestamps (default 10, max 64)
  *   --output FILE        NDJSON to FILE instead of stdout (temp name + rename)
+ *   --json               NDJSON on stdout even when it is a terminal
  *   --raw FILE           raw samples file (see run.h)
  *   --raw-buffer N       raw ring records per thread (default 65536)
  *   --simulate SPEC      synthetic latencies (see sim.h); no RT set-up needed
@@ -51,6 +52,34 @@
 #include "sim.h"
 
 #define COMMON_OPT_BASE 1000
+#define COMMON_BIT(id) (1ULL << ((id) - COMMON_OPT_BASE))
+
+/* Option ids of the common options (getopt_long val). */
+enum common_id {
+	C_CPUS = COMMON_OPT_BASE,
+	C_THREADS,
+	C_PRIORITY,
+	C_POLICY,
+	C_DURATION,
+	C_LOOPS,
+	C_WARMUP,
+	C_THRESHOLD,
+	C_WORST,
+	C_OUTPUT,
+	C_JSON,
+	C_RAW,
+	C_RAW_BUFFER,
+	C_SIMULATE,
+	C_BREAK_ON,
+	C_BREAK_ACTION,
+	C_ON_SPIKE,
+	C_CLOCK,
+	C_NO_MLOCK,
+	C_NO_PMQOS,
+	C_PMQOS_US,
+	C_VERBOSE,
+	C_END
+};
 #define COMMON_MAX_THRESHOLDS 8
 #define COMMON_MAX_WORST 64
 #define COMMON_MAX_THREADS CPU_SETSIZE
@@ -86,6 +115,7 @@ struct rtp_common {
 	bool pmqos;
 	int pmqos_us;
 	bool verbose;
+	bool json;                  /* --json: NDJSON on a terminal stdout too */
 	/* deadline policy parameters (runtime/deadline/period), set by the test */
 	uint64_t dl_runtime_ns, dl_deadline_ns, dl_period_ns;
 	uint64_t given;             /* internal: bit per common option seen */
@@ -95,19 +125,17 @@ struct rtp_common {
 void common_defaults(struct rtp_common *c, const char *test,
 		     uint64_t default_duration_ns);
 
-/*
- * Build a getopt_long table: the test's own entries (terminated by a zero
- * entry) followed by the common ones.  Returns the table (static storage is
- * not allowed: out must hold at least ntest + 32 entries).
- */
-struct option *common_options(struct option *out, size_t cap,
-			      const struct option *test_opts);
+/* The common options' descriptors (see opt.h), NULL-name terminated. */
+struct opt_desc;
+const struct opt_desc *common_descriptors(void);
 
 /* Handle a common option id; returns true if it was one. Exits 2 on bad values. */
 bool common_handle(struct rtp_common *c, int id, const char *arg);
 
-/* Report getopt's '?' (unknown option or missing argument) and exit 2. */
-__attribute__((noreturn)) void common_bad_option(int argc, char **argv);
+/* Report getopt's '?' or ':' (unknown option, missing value) and exit 2;
+ * test is the command named in the hint ("cyclic", "load cpu"). */
+__attribute__((noreturn)) void common_bad_option(const char *test, int argc,
+						 char **argv, int id);
 
 /* Validate combinations, resolve CPUs/threads; exits 2 on contradictions. */
 void common_finish(struct rtp_common *c, int argc, char **argv);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "rtprobe.h"
 
 struct unit {
@@ -470,11 +471,23 @@ static const struct option *opt_find_exact(const struct option *table,
 	return NULL;
 }
 
-void opt_refuse_abbrev(int argc, char **argv, const struct option *table)
+/* Refuse abbreviated and repeated long options (see opt.h). */
+/* Whether name is one of the NULL-terminated names (list may be NULL). */
+static bool opt_in_list(const char *name, const char *const *list)
+{
+	for (; list && *list; list++)
+		if (!strcmp(name, *list))
+			return true;
+	return false;
+}
+
+void opt_check_args(int argc, char **argv, const struct option *table,
+		    const char *const *repeatable)
 {
 	const struct option *o, *full;
+	unsigned char seen[128] = { 0 };
 	const char *name, *eq;
-	size_t len;
+	size_t len, k;
 	int i;
 
 	for (i = 1; i < argc; i++) {
@@ -487,6 +500,13 @@ void opt_refuse_abbrev(int argc, char **argv, const struct option *table)
 		len = eq ? (size_t)(eq - name) : strlen(name);
 		o = opt_find_exact(table, name, len);
 		if (o) {
+			k = (size_t)(o - table);
+			if (k < sizeof(seen) && seen[k]++ &&
+			    !opt_in_list(o->name, repeatable)) {
+				fprintf(stderr, "rtprobe: option '--%s' given "
+					"twice: give it once\n", o->name);
+				exit(RTP_EXIT_USAGE);
+			}
 			/* Skip a separate value so "--on-spike --x" is fine. */
 			if (o->has_arg == required_argument && !eq)
 				i++;
@@ -502,5 +522,156 @@ void opt_refuse_abbrev(int argc, char **argv, const struct option *table)
 			exit(RTP_EXIT_USAGE);
 		}
 		/* Wholly unknown: getopt_long reports it the usual way. */
+	}
+}
+
+void opt_refuse(const char *option, const char *text, const char *what,
+		const char *why)
+{
+	opt_fail(option, text ? text : "", "does not apply to %s: %s", what,
+		 why);
+}
+
+static const char *const opt_type_names[] = {
+	[OPT_FLAG] = "flag",         [OPT_DURATION] = "duration",
+	[OPT_INTEGER] = "integer",   [OPT_NUMBER] = "number",
+	[OPT_SIZE] = "size",         [OPT_CHOICE] = "choice",
+	[OPT_CHOICES] = "choices",   [OPT_CPULIST] = "cpulist",
+	[OPT_CPU] = "cpu",           [OPT_LIST] = "list",
+	[OPT_TEXT] = "text",
+};
+
+const char *opt_type_name(enum opt_type type)
+{
+	if ((size_t)type < sizeof(opt_type_names) / sizeof(opt_type_names[0]))
+		return opt_type_names[type];
+	return "text";
+}
+
+void opt_desc_table(struct option *out, size_t cap, size_t *n,
+		    const struct opt_desc *descs)
+{
+	const struct opt_desc *d;
+
+	for (d = descs; d && d->name; d++) {
+		if (*n + 2 > cap) {
+			fprintf(stderr, "rtprobe: internal error: option table "
+				"of %zu entries too small\n", cap);
+			abort();
+		}
+		out[*n] = (struct option){
+			d->name,
+			d->type == OPT_FLAG ? no_argument : required_argument,
+			NULL, d->id,
+		};
+		(*n)++;
+	}
+	out[*n] = (struct option){ NULL, 0, NULL, 0 };
+}
+
+/* The placeholder of a value in --help. */
+static const char *opt_metavar(const struct opt_desc *d)
+{
+	static const char *const by_type[] = {
+		[OPT_FLAG] = "",      [OPT_DURATION] = "D",
+		[OPT_INTEGER] = "N",  [OPT_NUMBER] = "X",
+		[OPT_SIZE] = "SIZE",  [OPT_CHOICE] = "NAME",
+		[OPT_CHOICES] = "LIST", [OPT_CPULIST] = "LIST",
+		[OPT_CPU] = "CPU",    [OPT_LIST] = "LIST",
+		[OPT_TEXT] = "TEXT",
+	};
+
+	if (d->metavar)
+		return d->metavar;
+	return by_type[d->type];
+}
+
+void opt_desc_usage(FILE *f, const struct opt_desc *descs)
+{
+	const struct opt_desc *d;
+	const char *line, *nl;
+	char head[48];
+	int col;
+
+	for (d = descs; d && d->name; d++) {
+		if (d->short_name)
+			col = snprintf(head, sizeof(head), "  -%c, --%s %s",
+				       d->short_name, d->name, opt_metavar(d));
+		else
+			col = snprintf(head, sizeof(head), "  --%s %s", d->name,
+				       opt_metavar(d));
+		fputs(head, f);
+		if (col >= 22) {
+			fputc('\n', f);
+			col = 0;
+		}
+		for (line = d->help; line; line = nl ? nl + 1 : NULL) {
+			nl = strchr(line, '\n');
+			fprintf(f, "%*s%.*s\n", 22 - col, "",
+				(int)(nl ? nl - line : (long)strlen(line)),
+				line);
+			col = 0;
+		}
+	}
+}
+
+const struct opt_desc *opt_desc_find(const struct opt_desc *descs, int id)
+{
+	const struct opt_desc *d;
+
+	for (d = descs; d && d->name; d++)
+		if (d->id == id)
+			return d;
+	return NULL;
+}
+
+/* The help text on one line (newlines and their indentation as one space). */
+static void opt_help_json(struct json *j, const char *help)
+{
+	char buf[1024];
+	size_t n = 0;
+	const char *p;
+
+	for (p = help ? help : ""; *p && n + 1 < sizeof(buf); p++) {
+		if (*p == '\n') {
+			buf[n++] = ' ';
+			while (p[1] == ' ')
+				p++;
+		} else {
+			buf[n++] = *p;
+		}
+	}
+	buf[n] = '\0';
+	json_str(j, "help", buf);
+}
+
+void opt_desc_json(struct json *j, const struct opt_desc *descs)
+{
+	const struct opt_desc *d;
+	const char *const *c;
+	char flag[3] = "-";
+
+	for (d = descs; d && d->name; d++) {
+		json_begin_object(j, NULL);
+		json_str(j, "name", d->name);
+		if (d->short_name) {
+			flag[1] = d->short_name;
+			json_str(j, "short", flag);
+		}
+		json_str(j, "type", opt_type_name(d->type));
+		if (d->type == OPT_FLAG)
+			json_bool(j, "default", false);
+		else
+			json_str(j, "default", d->def);
+		if (d->unit)
+			json_str(j, "unit", d->unit);
+		if (d->choices) {
+			json_begin_array(j, "choices");
+			for (c = d->choices; *c; c++)
+				json_str(j, NULL, *c);
+			json_end_array(j);
+		}
+		opt_help_json(j, d->help);
+		json_end_object(j);
 	}
 }

@@ -29,6 +29,7 @@
 #include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Print "rtprobe: --OPTION 'TEXT': REASON" and exit 2. */
 __attribute__((noreturn, format(printf, 3, 4)))
@@ -71,14 +72,73 @@ void opt_cpulist_allowed(const char *option, const char *text,
 			 const cpu_set_t *set);
 
 /*
- * Refuse abbreviated long options: getopt_long accepts any unique prefix
- * ("--dur" for "--duration"), which lets a typo or a future option change
- * meaning silently.  Every "--name" before a lone "--" must be a full name in
- * table; otherwise print one line naming it (and the option it abbreviates)
- * and exit 2.  Call before the getopt_long loop.
+ * Check the command line before getopt_long sees it, so that nothing it
+ * accepts silently changes meaning:
+ *   - abbreviated long options are refused: getopt_long accepts any unique
+ *     prefix ("--dur" for "--duration"), which lets a typo or a future option
+ *     change meaning silently;
+ *   - an option given twice is refused (the second would silently win),
+ *     except those named in repeatable (NULL-terminated, may be NULL):
+ *     list options whose values add up (--threshold 50us --threshold 1ms).
+ * Every "--name" before a lone "--" must be a full name in table, given
+ * once; otherwise print one line naming it and exit 2.
  */
 struct option;
-void opt_refuse_abbrev(int argc, char **argv, const struct option *table);
+void opt_check_args(int argc, char **argv, const struct option *table,
+		    const char *const *repeatable);
+
+/* Print "rtprobe: --OPTION 'TEXT': does not apply to WHAT: WHY" and exit 2. */
+__attribute__((noreturn))
+void opt_refuse(const char *option, const char *text, const char *what,
+		const char *why);
+
+/*
+ * Option descriptors: one entry per option a command takes, the single
+ * source of its getopt_long table, its --help lines and its entry in
+ * `rtprobe describe --json`.
+ */
+enum opt_type {
+	OPT_FLAG,      /* no value */
+	OPT_DURATION,  /* number + unit; bare number in `unit` */
+	OPT_INTEGER,   /* decimal integer */
+	OPT_NUMBER,    /* decimal number */
+	OPT_SIZE,      /* bytes, K/M/G suffixes (1024-based) */
+	OPT_CHOICE,    /* one of `choices` */
+	OPT_CHOICES,   /* comma list of `choices` */
+	OPT_CPULIST,   /* e.g. 0-3,6 */
+	OPT_CPU,       /* one CPU number */
+	OPT_LIST,      /* comma list of integers or durations */
+	OPT_TEXT,      /* free text: a path, command, address */
+};
+
+struct opt_desc {
+	const char *name;           /* long name without "--"; NULL ends */
+	int id;                     /* getopt_long val */
+	enum opt_type type;
+	const char *def;            /* default as written; NULL: none or derived */
+	const char *help;           /* lines separated by '\n' */
+	const char *metavar;        /* shown in --help; NULL: from the type */
+	const char *unit;           /* default unit of a bare number (durations) */
+	const char *const *choices; /* OPT_CHOICE(S): NULL-terminated */
+	char short_name;            /* e.g. 'g' for -g (hackbench only) */
+};
+
+/* Name of a type as written in `rtprobe describe --json`. */
+const char *opt_type_name(enum opt_type type);
+
+/* Append the descriptors' getopt_long entries at out[*n] (no terminator). */
+void opt_desc_table(struct option *out, size_t cap, size_t *n,
+		    const struct opt_desc *descs);
+
+/* Print the descriptors' --help lines. */
+void opt_desc_usage(FILE *f, const struct opt_desc *descs);
+
+/* Find a descriptor by id (NULL if none). */
+const struct opt_desc *opt_desc_find(const struct opt_desc *descs, int id);
+
+struct json;
+/* Write one JSON object per descriptor into an array the caller opened. */
+void opt_desc_json(struct json *j, const struct opt_desc *descs);
 
 /* Format a CPU set as "0-3,6" into buf. */
 void opt_cpulist_format(const cpu_set_t *set, char *buf, size_t buflen);

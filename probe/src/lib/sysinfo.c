@@ -610,8 +610,8 @@ int cmd_sysinfo(int argc, char **argv)
 	int id, rc;
 
 	opterr = 0;
-	opt_refuse_abbrev(argc, argv, opts);
-	while ((id = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	opt_check_args(argc, argv, opts, NULL);
+	while ((id = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (id) {
 		case 'o':
 			if (!*optarg)
@@ -622,7 +622,7 @@ int cmd_sysinfo(int argc, char **argv)
 			sysinfo_usage(stdout);
 			return RTP_EXIT_OK;
 		default:
-			common_bad_option(argc, argv);
+			common_bad_option("sysinfo", argc, argv, id);
 		}
 	}
 	if (optind < argc) {

@@ -23,6 +23,7 @@
 
 #include "clocksleep.h"
 #include "commands.h"
+#include "common.h"
 #include "json.h"
 #include "load.h"
 #include "opt.h"
@@ -33,19 +34,33 @@
 #define LOAD_POLL_NS (200 * NSEC_PER_MSEC)
 #define LOAD_GRACE_NS (2 * NSEC_PER_SEC)
 
-static const struct load_kind *const load_kinds[] = {
+const struct load_kind *const load_kinds[] = {
 	&load_kind_cpu, &load_kind_sched, &load_kind_mem,
 	&load_kind_io, &load_kind_net, &load_kind_timer, NULL,
 };
 
-static const struct option load_common_options[] = {
-	{ "rate", required_argument, NULL, LOPT_RATE },
-	{ "cpus", required_argument, NULL, LOPT_CPUS },
-	{ "duration", required_argument, NULL, LOPT_DURATION },
-	{ "output", required_argument, NULL, LOPT_OUTPUT },
-	{ "verbose", no_argument, NULL, LOPT_VERBOSE },
-	{ "help", no_argument, NULL, LOPT_HELP },
-	{ NULL, 0, NULL, 0 },
+const struct opt_desc load_common_options[] = {
+	{ .name = "rate", .id = LOPT_RATE, .type = OPT_NUMBER, .metavar = "R|max",
+	  .help = "target rate in the kind's unit, or max: flat out\n"
+		  "(required)" },
+	{ .name = "cpus", .id = LOPT_CPUS, .type = OPT_CPULIST,
+	  .help = "CPUs the load may use, e.g. 0-3,6 (default: all\n"
+		  "allowed)" },
+	{ .name = "duration", .id = LOPT_DURATION, .type = OPT_DURATION,
+	  .unit = "s",
+	  .help = "run time (ns us ms s m h d; default unit s);\n"
+		  "default: until SIGINT/SIGTERM (exit 4)" },
+	{ .name = "output", .id = LOPT_OUTPUT, .type = OPT_TEXT,
+	  .metavar = "FILE", .help = "NDJSON to FILE instead of stdout" },
+	{ .name = "verbose", .id = LOPT_VERBOSE, .type = OPT_FLAG,
+	  .help = "achieved rate on stderr each second" },
+	{ .name = NULL },
+};
+
+static const struct opt_desc load_help_option[] = {
+	{ .name = "help", .id = LOPT_HELP, .type = OPT_FLAG,
+	  .help = "this text" },
+	{ .name = NULL },
 };
 
 /* State of the main thread while a load runs. */
@@ -385,17 +400,12 @@ static void load_usage(FILE *f, const struct load_kind *kind)
 	}
 	fprintf(f,
 		"usage: rtprobe load %s --rate R|max [options]\n\n"
-		"%s.\n\nOptions:\n"
-		"  --rate R|max       target rate in %s (%g..%g), or max: flat out\n"
-		"  --cpus LIST        CPUs the load may use, e.g. 0-3,6 "
-		"(default: all allowed)\n"
-		"  --duration D       run time (ns us ms s m h d; default unit s);\n"
-		"                     default: until SIGINT/SIGTERM (exit 4)\n"
-		"  --output FILE      NDJSON to FILE instead of stdout\n"
-		"  --verbose          achieved rate on stderr each second\n"
-		"  --help             this text\n",
+		"%s; --rate in %s (%g..%g) or max.\n\nOptions:\n",
 		kind->name, kind->summary, kind->unit, kind->rate_lo,
 		kind->rate_hi);
+	opt_desc_usage(f, load_common_options);
+	opt_desc_usage(f, kind->options);
+	opt_desc_usage(f, load_help_option);
 	kind->usage(f);
 	fprintf(f, "\nExit codes: 0 ran for --duration, 2 bad usage, "
 		   "3 the load could not run, 4 interrupted.\n");
@@ -410,15 +420,6 @@ static const struct load_kind *load_find_kind(const char *name)
 		if (!strcmp((*k)->name, name))
 			return *k;
 	return NULL;
-}
-
-/* Append the zero-terminated table src to out at *n. */
-static void load_append_options(struct option *out, int *n,
-				const struct option *src)
-{
-	for (; src->name; src++)
-		if (*n < LOAD_MAX_OPTIONS - 1)
-			out[(*n)++] = *src;
 }
 
 /* Resolve the CPU list (default: all allowed) into cfg. */
@@ -446,7 +447,9 @@ static const struct load_kind *load_parse(int argc, char **argv,
 {
 	struct option table[LOAD_MAX_OPTIONS];
 	const struct load_kind *kind;
-	int n = 0, id;
+	size_t n = 0;
+	char what[32];
+	int id;
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		load_usage(argc < 2 ? stderr : stdout, NULL);
@@ -460,13 +463,13 @@ static const struct load_kind *load_parse(int argc, char **argv,
 	}
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->kind = kind->name;
-	load_append_options(table, &n, load_common_options);
-	load_append_options(table, &n, kind->options);
-	memset(&table[n], 0, sizeof(table[n]));
+	opt_desc_table(table, LOAD_MAX_OPTIONS, &n, load_common_options);
+	opt_desc_table(table, LOAD_MAX_OPTIONS, &n, kind->options);
+	opt_desc_table(table, LOAD_MAX_OPTIONS, &n, load_help_option);
 
 	opterr = 0;
 	optind = 1;
-	opt_refuse_abbrev(argc - 1, argv + 1, table);
+	opt_check_args(argc - 1, argv + 1, table, NULL);
 	while ((id = getopt_long(argc - 1, argv + 1, ":", table, NULL)) != -1) {
 		switch (id) {
 		case LOPT_RATE:
@@ -507,15 +510,9 @@ static const struct load_kind *load_parse(int argc, char **argv,
 			load_usage(stdout, kind);
 			exit(RTP_EXIT_OK);
 		case ':':
-			fprintf(stderr, "rtprobe: option '%s' needs a value "
-					"(see rtprobe load %s --help)\n",
-				argv[optind], kind->name);
-			exit(RTP_EXIT_USAGE);
 		case '?':
-			fprintf(stderr, "rtprobe: load %s: unknown option '%s' "
-					"(see rtprobe load %s --help)\n",
-				kind->name, argv[optind], kind->name);
-			exit(RTP_EXIT_USAGE);
+			snprintf(what, sizeof(what), "load %s", kind->name);
+			common_bad_option(what, argc - 1, argv + 1, id);
 		default:
 			kind->handle(cfg, id, optarg);
 			break;

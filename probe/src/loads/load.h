@@ -36,6 +36,7 @@
 #include <sys/types.h>
 
 #include "json.h"
+#include "opt.h"
 
 #define LOAD_MAX_COUNTERS 6
 #define LOAD_ERROR_LEN 200
@@ -152,7 +153,8 @@ struct load_kind {
 	const char *summary;
 	double rate_lo, rate_hi;   /* accepted numeric --rate range */
 	const char *const *counter_names; /* NULL-terminated, <= LOAD_MAX_COUNTERS */
-	const struct option *options;     /* the kind's own, zero-terminated */
+	const struct opt_desc *options;   /* the kind's own, NULL-name ended */
+	/* Print what --help says after the options (an example). */
 	void (*usage)(FILE *f);
 	/* Parse one of the kind's options; exits 2 on a bad value. */
 	void (*handle)(struct load_cfg *cfg, int id, const char *arg);
@@ -192,6 +194,12 @@ extern const struct load_kind load_kind_mem;
 extern const struct load_kind load_kind_io;
 extern const struct load_kind load_kind_net;
 extern const struct load_kind load_kind_timer;
+
+/* Every load kind, NULL-terminated. */
+extern const struct load_kind *const load_kinds[];
+
+/* The options every load kind shares (--rate, --cpus, ...). */
+extern const struct opt_desc load_common_options[];
 
 /* Read CLOCK_MONOTONIC in nanoseconds. */
 uint64_t load_now_ns(void);

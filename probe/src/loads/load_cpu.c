@@ -24,10 +24,14 @@ static const char *const cpu_counters[] = {
 	"busy_ns", "periods", "missed_periods", NULL,
 };
 
-static const struct option cpu_options[] = {
-	{ "workers", required_argument, NULL, LOPT_WORKERS },
-	{ "period", required_argument, NULL, LOPT_PERIOD },
-	{ NULL, 0, NULL, 0 },
+static const struct opt_desc cpu_options[] = {
+	{ .name = "workers", .id = LOPT_WORKERS, .type = OPT_INTEGER,
+	  .help = "busy threads (default: one per CPU in --cpus), pinned\n"
+		  "round robin" },
+	{ .name = "period", .id = LOPT_PERIOD, .type = OPT_DURATION,
+	  .def = "10ms", .unit = "us",
+	  .help = "duty-cycle period (default 10ms, default unit us)" },
+	{ .name = NULL },
 };
 
 /* One busy worker. */
@@ -36,14 +40,10 @@ struct cpu_worker {
 	int cpu;
 };
 
-/* Print the cpu kind's own options. */
+/* Print the cpu kind's example. */
 static void cpu_usage(FILE *f)
 {
 	fprintf(f,
-		"  --workers N        busy threads (default: one per CPU in "
-		"--cpus), pinned round robin\n"
-		"  --period D         duty-cycle period (default 10ms, "
-		"default unit us)\n"
 		"Example: rtprobe load cpu --rate 30 --cpus 1 --duration 10s\n");
 }
 

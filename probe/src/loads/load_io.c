@@ -34,11 +34,17 @@ static const char *const io_counters[] = {
 	"bytes_written", "fsyncs", "files", "walk_entries", "walks", NULL,
 };
 
-static const struct option io_options[] = {
-	{ "dir", required_argument, NULL, LOPT_DIR },
-	{ "walk", required_argument, NULL, LOPT_WALK },
-	{ "file-size", required_argument, NULL, LOPT_FILE_SIZE },
-	{ NULL, 0, NULL, 0 },
+static const struct opt_desc io_options[] = {
+	{ .name = "dir", .id = LOPT_DIR, .type = OPT_TEXT, .metavar = "DIR",
+	  .help = "directory to work in (required); the load creates\n"
+		  "DIR/rtprobe-io-XXXXXX and removes it when it ends" },
+	{ .name = "walk", .id = LOPT_WALK, .type = OPT_NUMBER, .def = "0",
+	  .metavar = "R",
+	  .help = "also walk a directory tree at R entries/s\n"
+		  "(default: no walks)" },
+	{ .name = "file-size", .id = LOPT_FILE_SIZE, .type = OPT_SIZE,
+	  .def = "1M", .help = "size of each written file (default 1M)" },
+	{ .name = NULL },
 };
 
 /* The io kind's state. */
@@ -48,17 +54,10 @@ struct io_state {
 	char *chunk;
 };
 
-/* Print the io kind's own options. */
+/* Print the io kind's example. */
 static void io_usage(FILE *f)
 {
 	fprintf(f,
-		"  --dir DIR          directory to work in (required); the load "
-		"creates\n"
-		"                     DIR/rtprobe-io-XXXXXX and removes it when "
-		"it ends\n"
-		"  --walk R           also walk a directory tree at R entries/s "
-		"(default: no walks)\n"
-		"  --file-size SIZE   size of each written file (default 1M)\n"
 		"Example: rtprobe load io --rate 20 --walk 5000 --dir /tmp "
 		"--duration 10s\n");
 }

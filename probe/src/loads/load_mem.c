@@ -26,10 +26,13 @@ enum { MEM_BYTES, MEM_CHUNKS };
 
 static const char *const mem_counters[] = { "bytes", "chunks", NULL };
 
-static const struct option mem_options[] = {
-	{ "workers", required_argument, NULL, LOPT_WORKERS },
-	{ "buffer", required_argument, NULL, LOPT_BUFFER },
-	{ NULL, 0, NULL, 0 },
+static const struct opt_desc mem_options[] = {
+	{ .name = "workers", .id = LOPT_WORKERS, .type = OPT_INTEGER,
+	  .help = "copying threads (default: one per CPU in --cpus)" },
+	{ .name = "buffer", .id = LOPT_BUFFER, .type = OPT_SIZE,
+	  .help = "total buffer, e.g. 128M (default: 4x the last-level\n"
+		  "cache of cpu0, or 32 MiB when sysfs does not tell it)" },
+	{ .name = NULL },
 };
 
 /* One copying worker and its share of the buffer. */
@@ -50,16 +53,10 @@ struct mem_state {
 	struct mem_worker *worker;
 };
 
-/* Print the mem kind's own options. */
+/* Print the mem kind's example. */
 static void mem_usage(FILE *f)
 {
 	fprintf(f,
-		"  --workers N        copying threads (default: one per CPU in "
-		"--cpus)\n"
-		"  --buffer SIZE      total buffer, e.g. 128M (default: 4x the "
-		"last-level cache\n"
-		"                     of cpu0, or 32 MiB when sysfs does not "
-		"tell it)\n"
 		"Example: rtprobe load mem --rate 200 --cpus 1 --duration 10s\n");
 }
 

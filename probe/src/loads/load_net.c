@@ -31,11 +31,16 @@ static const char *const net_counters[] = {
 	"packets_sent", "bytes_sent", "send_errors", "packets_received", NULL,
 };
 
-static const struct option net_options[] = {
-	{ "target", required_argument, NULL, LOPT_TARGET },
-	{ "size", required_argument, NULL, LOPT_SIZE },
-	{ "allow-remote", no_argument, NULL, LOPT_ALLOW_REMOTE },
-	{ NULL, 0, NULL, 0 },
+static const struct opt_desc net_options[] = {
+	{ .name = "target", .id = LOPT_TARGET, .type = OPT_TEXT,
+	  .metavar = "ADDR:PORT",
+	  .help = "numeric IPv4 a.b.c.d:port or IPv6 [addr]:port (default:\n"
+		  "127.0.0.1 and a port of the load's own receiver)" },
+	{ .name = "allow-remote", .id = LOPT_ALLOW_REMOTE, .type = OPT_FLAG,
+	  .help = "allow a target outside loopback (floods that host!)" },
+	{ .name = "size", .id = LOPT_SIZE, .type = OPT_SIZE, .def = "64",
+	  .metavar = "BYTES", .help = "UDP payload per packet (default 64)" },
+	{ .name = NULL },
 };
 
 /* The net kind's state. */
@@ -49,17 +54,10 @@ struct net_state {
 	char *payload;
 };
 
-/* Print the net kind's own options. */
+/* Print the net kind's example. */
 static void net_usage(FILE *f)
 {
 	fprintf(f,
-		"  --target ADDR:PORT numeric IPv4 a.b.c.d:port or IPv6 [addr]:port "
-		"(default:\n"
-		"                     127.0.0.1 and a port of the load's own "
-		"receiver)\n"
-		"  --allow-remote     allow a target outside loopback (floods "
-		"that host!)\n"
-		"  --size BYTES       UDP payload per packet (default 64)\n"
 		"Example: rtprobe load net --rate 5000 --duration 10s\n");
 }
 

@@ -29,15 +29,23 @@ static const char *const sched_counters[] = {
 	"messages_sent", "bytes_received", "reads", NULL,
 };
 
-static const struct option sched_options[] = {
-	{ "groups", required_argument, NULL, LOPT_GROUPS },
-	{ "fds", required_argument, NULL, LOPT_FDS },
-	{ "pipe", no_argument, NULL, LOPT_PIPE },
-	{ "socket", no_argument, NULL, LOPT_SOCKET },
-	{ "threads", no_argument, NULL, LOPT_THREADS },
-	{ "processes", no_argument, NULL, LOPT_PROCESSES },
-	{ "size", required_argument, NULL, LOPT_SIZE },
-	{ NULL, 0, NULL, 0 },
+static const struct opt_desc sched_options[] = {
+	{ .name = "groups", .id = LOPT_GROUPS, .type = OPT_INTEGER,
+	  .def = "1", .help = "groups of senders and receivers (default 1)" },
+	{ .name = "fds", .id = LOPT_FDS, .type = OPT_INTEGER,
+	  .help = "senders and receivers per group (default: 2 per CPU\n"
+		  "in --cpus, at most 10, hackbench's default)" },
+	{ .name = "pipe", .id = LOPT_PIPE, .type = OPT_FLAG,
+	  .help = "pipes (default: UNIX stream sockets)" },
+	{ .name = "socket", .id = LOPT_SOCKET, .type = OPT_FLAG,
+	  .help = "UNIX stream sockets (the default)" },
+	{ .name = "threads", .id = LOPT_THREADS, .type = OPT_FLAG,
+	  .help = "workers are threads (default: processes)" },
+	{ .name = "processes", .id = LOPT_PROCESSES, .type = OPT_FLAG,
+	  .help = "workers are processes (the default)" },
+	{ .name = "size", .id = LOPT_SIZE, .type = OPT_SIZE, .def = "100",
+	  .metavar = "BYTES", .help = "message size (default 100)" },
+	{ .name = NULL },
 };
 
 /* One sender or receiver. */
@@ -59,17 +67,10 @@ struct sched_state {
 	int ntasks;
 };
 
-/* Print the sched kind's own options. */
+/* Print the sched kind's example. */
 static void sched_usage(FILE *f)
 {
 	fprintf(f,
-		"  --groups N         groups of senders and receivers (default 1)\n"
-		"  --fds N            senders and receivers per group (default: "
-		"2 per CPU in\n"
-		"                     --cpus, at most 10, hackbench's default)\n"
-		"  --pipe | --socket  transport (default: UNIX stream sockets)\n"
-		"  --processes | --threads  workers (default: processes)\n"
-		"  --size BYTES       message size (default 100)\n"
 		"Example: rtprobe load sched --rate 20000 --duration 10s\n");
 }
 

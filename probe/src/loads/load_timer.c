@@ -30,10 +30,13 @@ static const char *const timer_counters[] = {
 	"expirations", "wakeups", NULL,
 };
 
-static const struct option timer_options[] = {
-	{ "timers", required_argument, NULL, LOPT_TIMERS },
-	{ "workers", required_argument, NULL, LOPT_WORKERS },
-	{ NULL, 0, NULL, 0 },
+static const struct opt_desc timer_options[] = {
+	{ .name = "timers", .id = LOPT_TIMERS, .type = OPT_INTEGER,
+	  .def = "8", .help = "timerfds sharing the rate (default 8)" },
+	{ .name = "workers", .id = LOPT_WORKERS, .type = OPT_INTEGER,
+	  .help = "threads waiting for them (default: one per CPU in\n"
+		  "--cpus)" },
+	{ .name = NULL },
 };
 
 /* One worker and its timers. */
@@ -53,13 +56,10 @@ struct timer_state {
 	struct timer_worker *worker;
 };
 
-/* Print the timer kind's own options. */
+/* Print the timer kind's example. */
 static void timer_usage(FILE *f)
 {
 	fprintf(f,
-		"  --timers N         timerfds sharing the rate (default 8)\n"
-		"  --workers N        threads waiting for them (default: one "
-		"per CPU in --cpus)\n"
 		"Each timer's interval is timers/rate, at least 10us "
 		"(--rate max uses 10us).\n"
 		"Example: rtprobe load timer --rate 20000 --timers 16 "

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * clockread.c - `rtprobe clock`: clock-read gaps (after LTP gtod_latency).
+ * clock.c - `rtprobe clock`: clock-read gaps (after LTP gtod_latency).
  *
  * Each measuring thread wakes every --interval and reads the chosen clock
  * --reads times back to back into a buffer; the gaps between consecutive
@@ -14,7 +14,6 @@
  * against CLOCK_MONOTONIC_RAW before the run (CALIBRATE_NS long).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +21,6 @@
 #include <time.h>
 
 #include "clocksleep.h"
-#include "commands.h"
 #include "common.h"
 #include "opt.h"
 #include "percpu.h"
@@ -30,6 +28,7 @@
 #include "run.h"
 #include "series.h"
 #include "sim.h"
+#include "testdesc.h"
 
 #define CLOCK_DEFAULT_READS 1000
 #define CLOCK_MAX_READS 1000000
@@ -73,7 +72,6 @@ enum {
 	OPT_SOURCE = 1,
 	OPT_READS,
 	OPT_INTERVAL,
-	OPT_HELP,
 };
 
 enum clock_source { SRC_MONOTONIC, SRC_REALTIME, SRC_MONOTONIC_RAW,
@@ -117,37 +115,6 @@ struct clock_test {
 	struct clock_thread *threads;
 	int nthreads;
 };
-
-/* Print the help text. */
-static void clock_usage(FILE *f)
-{
-	fprintf(f,
-"usage: rtprobe clock [options]\n"
-"\n"
-"Clock-read gaps, after LTP gtod_latency: every --interval each thread reads\n"
-"the clock --reads times back to back; each gap between consecutive readings\n"
-"is a sample (a large gap: the thread lost the CPU or the clock jumped).\n"
-"The result's data gives the read cost (mean ns per read).\n"
-"\n"
-"Test options:\n"
-"  --clock-source S  monotonic | realtime | monotonic_raw | boottime |\n"
-"                    counter (default monotonic).  counter is the CPU\n"
-"                    counter (x86 TSC, arm64 cntvct_el0) converted with a\n"
-"                    frequency calibrated against monotonic_raw; refused\n"
-"                    (exit 3) where the architecture has none\n"
-"  --reads N         back-to-back reads per batch, 2..%d (default %d)\n"
-"  --interval D      time between batch starts (default 1ms; bare number: us)\n"
-"  --help            this text\n"
-"--loops counts gaps; --clock sets the clock of the schedule, not the one\n"
-"measured.  Default --duration 3s.\n"
-"\n", CLOCK_MAX_READS, CLOCK_DEFAULT_READS);
-	common_usage(f);
-	fprintf(f,
-"\nExamples:\n"
-"  rtprobe clock --clock-source counter --duration 5s\n"
-"  rtprobe clock --clock-source realtime --reads 10000 --cpus 1 --threshold 10us\n"
-"  rtprobe clock --simulate 3:uniform,min=20ns,max=40ns --loops 5000\n");
-}
 
 /*
  * Frequency of the CPU counter in Hz: ticks elapsed over CALIBRATE_NS of
@@ -333,122 +300,145 @@ static void clock_write_data(struct json *j, void *ctx)
 }
 
 /* Entry point of `rtprobe clock`. */
-int cmd_clock(int argc, char **argv)
+static const struct opt_desc clock_opts[] = {
+	{ .name = "clock-source", .id = OPT_SOURCE, .type = OPT_CHOICE,
+	  .def = "monotonic", .metavar = "S", .choices = source_names,
+	  .help = "monotonic | realtime | monotonic_raw | boottime |\n"
+		  "counter (default monotonic).  counter is the CPU\n"
+		  "counter (x86 TSC, arm64 cntvct_el0) converted with a\n"
+		  "frequency calibrated against monotonic_raw; refused\n"
+		  "(exit 3) where the architecture has none" },
+	{ .name = "reads", .id = OPT_READS, .type = OPT_INTEGER, .def = "1000",
+	  .help = "back-to-back reads per batch, 2..1000000 (default 1000)" },
+	{ .name = "interval", .id = OPT_INTERVAL, .type = OPT_DURATION,
+	  .def = "1ms", .unit = "us",
+	  .help = "time between batch starts (default 1ms; bare number: us)" },
+	{ .name = NULL },
+};
+
+/* Defaults: monotonic, 1000 reads every 1 ms. */
+static void clock_defaults(void *ctx, struct rtp_common *c)
 {
-	static const struct option own[] = {
-		{ "clock-source", required_argument, NULL, OPT_SOURCE },
-		{ "reads", required_argument, NULL, OPT_READS },
-		{ "interval", required_argument, NULL, OPT_INTERVAL },
-		{ "help", no_argument, NULL, OPT_HELP },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct option table[64];
-	struct rtp_common c;
-	struct clock_test t = {
-		.cfg = {
-			.source = SRC_MONOTONIC,
-			.reads = CLOCK_DEFAULT_READS,
-			.interval_ns = CLOCK_DEFAULT_INTERVAL_NS,
-		},
-	};
-	struct run *r;
-	int id, i;
+	struct clock_test *t = ctx;
 
-	common_defaults(&c, "clock", CLOCK_DEFAULT_DURATION_NS);
-	common_options(table, sizeof(table) / sizeof(table[0]), own);
-	optind = 1;
-	opt_refuse_abbrev(argc, argv, table);
-	while ((id = getopt_long(argc, argv, "", table, NULL)) != -1) {
-		if (id == '?' || id == ':')
-			common_bad_option(argc, argv);
-		if (common_handle(&c, id, optarg))
-			continue;
-		switch (id) {
-		case OPT_SOURCE:
-			t.cfg.source = (enum clock_source)opt_choice(
-				"--clock-source", optarg, source_names);
-			break;
-		case OPT_READS:
-			t.cfg.reads = opt_u64("--reads", optarg, 2,
-					      CLOCK_MAX_READS);
-			break;
-		case OPT_INTERVAL:
-			t.cfg.interval_ns = opt_duration("--interval", optarg,
-							 "us");
-			if (!t.cfg.interval_ns)
-				opt_fail("--interval", optarg,
-					 "must be above 0");
-			break;
-		case OPT_HELP:
-			clock_usage(stdout);
-			return RTP_EXIT_OK;
-		default:
-			common_bad_option(argc, argv);
-		}
+	(void)c;
+	t->cfg.source = SRC_MONOTONIC;
+	t->cfg.reads = CLOCK_DEFAULT_READS;
+	t->cfg.interval_ns = CLOCK_DEFAULT_INTERVAL_NS;
+}
+
+/* Parse one of clock's own options. */
+static void clock_option(void *ctx, struct rtp_common *c, int id,
+			 const char *arg)
+{
+	struct clock_test *t = ctx;
+
+	(void)c;
+	switch (id) {
+	case OPT_SOURCE:
+		t->cfg.source = (enum clock_source)opt_choice(
+			"--clock-source", arg, source_names);
+		break;
+	case OPT_READS:
+		t->cfg.reads = opt_u64("--reads", arg, 2, CLOCK_MAX_READS);
+		break;
+	default:
+		t->cfg.interval_ns = opt_duration("--interval", arg, "us");
+		if (!t->cfg.interval_ns)
+			opt_fail("--interval", arg, "must be above 0");
 	}
-	common_finish(&c, argc, argv);
-	if (c.policy == POLICY_DEADLINE)
-		opt_fail("--policy", "deadline", "%s does not set the runtime "
-			 "and period SCHED_DEADLINE needs; use fifo, rr or other",
-			 c.test);
-	t.cfg.warmup_ns = c.warmup_ns;
+}
 
-	if (t.cfg.source == SRC_COUNTER && !HAVE_COUNTER) {
+/* Measure: batches of back-to-back clock reads. */
+static int clock_run(void *ctx, struct rtp_common *c, int argc, char **argv)
+{
+	struct clock_test *t = ctx;
+	struct run *r;
+	int i;
+
+	t->cfg.warmup_ns = c->warmup_ns;
+
+	if (t->cfg.source == SRC_COUNTER && !HAVE_COUNTER) {
 		fprintf(stderr, "rtprobe: --clock-source counter: this "
 			"architecture has no user-readable CPU counter; use "
 			"--clock-source monotonic_raw\n");
 		return RTP_EXIT_ENV;
 	}
-	if (t.cfg.source == SRC_COUNTER && !c.simulate) {
+	if (t->cfg.source == SRC_COUNTER && !c->simulate) {
 		char err[96];
 
-		if (calibrate_counter(&t.cfg.counter_hz, err, sizeof(err))) {
+		if (calibrate_counter(&t->cfg.counter_hz, err, sizeof(err))) {
 			fprintf(stderr, "rtprobe: --clock-source counter: "
 				"cannot calibrate the %s: %s; use "
 				"--clock-source monotonic_raw\n",
 				COUNTER_NAME ? COUNTER_NAME : "counter", err);
 			return RTP_EXIT_ENV;
 		}
-		t.cfg.ns_per_tick = 1e9 / t.cfg.counter_hz;
-		t.cfg.resolution_ns = 0;
-	} else if (t.cfg.source != SRC_COUNTER) {
+		t->cfg.ns_per_tick = 1e9 / t->cfg.counter_hz;
+		t->cfg.resolution_ns = 0;
+	} else if (t->cfg.source != SRC_COUNTER) {
 		struct timespec res;
 
-		if (!clock_getres(source_ids[t.cfg.source], &res))
-			t.cfg.resolution_ns = (uint64_t)res.tv_sec *
+		if (!clock_getres(source_ids[t->cfg.source], &res))
+			t->cfg.resolution_ns = (uint64_t)res.tv_sec *
 					      NSEC_PER_SEC +
 					      (uint64_t)res.tv_nsec;
 	}
 
-	t.nthreads = c.nthreads;
-	t.threads = calloc((size_t)c.nthreads, sizeof(*t.threads));
-	if (!t.threads) {
+	t->nthreads = c->nthreads;
+	t->threads = calloc((size_t)c->nthreads, sizeof(*t->threads));
+	if (!t->threads) {
 		fprintf(stderr, "rtprobe: clock: out of memory\n");
 		return RTP_EXIT_ENV;
 	}
-	r = run_create(&c, argc, argv);
-	run_set_params(r, clock_write_params, &t);
-	run_set_result_data(r, clock_write_data, &t);
-	for (i = 0; i < c.nthreads; i++) {
+	r = run_create(c, argc, argv);
+	run_set_params(r, clock_write_params, t);
+	run_set_result_data(r, clock_write_data, t);
+	for (i = 0; i < c->nthreads; i++) {
 		uint64_t *stamps = NULL;
 
-		if (!c.simulate) {
-			stamps = calloc(t.cfg.reads, sizeof(*stamps));
+		if (!c->simulate) {
+			stamps = calloc(t->cfg.reads, sizeof(*stamps));
 			if (!stamps) {
 				fprintf(stderr, "rtprobe: --reads %" PRIu64
 					": out of memory for the read buffer; "
-					"use fewer reads\n", t.cfg.reads);
+					"use fewer reads\n", t->cfg.reads);
 				return RTP_EXIT_ENV;
 			}
 		}
-		t.threads[i] = (struct clock_thread){
+		t->threads[i] = (struct clock_thread){
 			.run = r,
-			.series = percpu_add_series(r, &c, i),
-			.cfg = &t.cfg,
-			.simulate = c.simulate,
+			.series = percpu_add_series(r, c, i),
+			.cfg = &t->cfg,
+			.simulate = c->simulate,
 			.stamps = stamps,
 		};
 	}
-	return percpu_run(r, &c, clock_thread_fn, t.threads,
-			  sizeof(*t.threads));
+	return percpu_run(r, c, clock_thread_fn, t->threads,
+			  sizeof(*t->threads));
 }
+
+const struct test_desc test_clock = {
+	.name = "clock",
+	.summary = "clock-read gaps and read cost (LTP gtod_latency)",
+	.intro =
+"Clock-read gaps, after LTP gtod_latency: every --interval each thread reads\n"
+"the clock --reads times back to back; each gap between consecutive readings\n"
+"is a sample (a large gap: the thread lost the CPU or the clock jumped).\n"
+"The result's data gives the read cost (mean ns per read).\n"
+"--loops counts gaps; --clock sets the clock of the schedule, not the one\n"
+"measured.  Default --duration 3s.\n",
+	.examples =
+"  rtprobe clock --clock-source counter --duration 5s\n"
+"  rtprobe clock --clock-source realtime --reads 10000 --cpus 1 --threshold 10us\n"
+"  rtprobe clock --simulate 3:uniform,min=20ns,max=40ns --loops 5000\n",
+	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE |
+		  TEST_NO_DEADLINE,
+	.default_duration_ns = CLOCK_DEFAULT_DURATION_NS,
+	.cpu_option = "cpus",
+	.options = clock_opts,
+	.ctx_size = sizeof(struct clock_test),
+	.defaults = clock_defaults,
+	.option = clock_option,
+	.run = clock_run,
+};

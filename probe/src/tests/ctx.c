@@ -33,7 +33,6 @@
 #include <unistd.h>
 
 #include "clocksleep.h"
-#include "commands.h"
 #include "common.h"
 #include "fdio.h"
 #include "json.h"
@@ -41,6 +40,7 @@
 #include "rtprobe.h"
 #include "run.h"
 #include "sim.h"
+#include "testdesc.h"
 
 #define CTX_MAX_LIST 32
 #define CTX_MAX_PROCESSES 512
@@ -92,46 +92,6 @@ struct ctx_test {
 	struct ctx_overhead *overheads; /* one per size */
 	char error[200];
 };
-
-/* Print the help text of `rtprobe ctx`. */
-static void ctx_usage(FILE *f)
-{
-	fprintf(f,
-"usage: rtprobe ctx [options]\n"
-"\n"
-"Context-switch time (lmbench lat_ctx semantics): N processes pass a token\n"
-"round a ring of pipes, each summing a private working set of S KiB per hop.\n"
-"per-switch = median time per hop - overhead, where the overhead is the same\n"
-"pipe write+read and sum done by one process alone.  Prints an lmbench-shaped\n"
-"table on stderr (a block per size: \"size=Sk ovr=X\" then \"N value\" lines,\n"
-"microseconds) and every cell in the result record's data.\n"
-"\n"
-"Test options:\n"
-"  --processes LIST   ring sizes, comma separated, each 2..%d (default 2,4,8,16)\n"
-"  --sizes LIST       working sets in KiB, comma separated, 0..%u (default 0,1,16)\n"
-"  --repetitions N    repetitions per cell; the median is reported (default 5)\n"
-"  --hops N           token hops timed per repetition, rounded up to a multiple\n"
-"                     of the ring size (default %d)\n"
-"  --max-switch D     criterion: every cell's per-switch time <= D (default\n"
-"                     unit us; default: no limit).  A cell whose per-switch\n"
-"                     time is <= 0 (noise larger than a switch) is flagged and\n"
-"                     fails the run: raise --hops.\n"
-"\n"
-"Runs unpinned by default; --cpus LIST confines every process to LIST\n"
-"(--cpus 0 puts the whole ring on one CPU, as lmbench's uniprocessor boards).\n"
-"--policy/--priority apply to every ring process (--policy other: as lmbench).\n"
-"--duration, --loops, --warmup, --threshold, --threads, --raw and --break-on\n"
-"do not apply (no latency series) and are refused.\n"
-"--simulate SEED[:DIST]: no processes; per size the overhead is one draw and\n"
-"each repetition's per-switch time the next draw (in that order).\n"
-"\n"
-"Examples:\n"
-"  rtprobe ctx\n"
-"  rtprobe ctx --cpus 0 --processes 2,8 --sizes 0,16 --repetitions 7\n"
-"  rtprobe ctx --policy other --hops 20000 --output ctx.ndjson\n"
-"\n", CTX_MAX_PROCESSES, CTX_MAX_SIZE_KIB, CTX_DEFAULT_HOPS);
-	common_usage(f);
-}
 
 /* Parse a comma list of integers in [min, max] into out; exits 2 on error. */
 static int ctx_parse_list(const char *option, const char *text,
@@ -656,143 +616,171 @@ enum {
 	CTX_OPT_REPETITIONS,
 	CTX_OPT_HOPS,
 	CTX_OPT_MAX_SWITCH,
-	CTX_OPT_HELP,
-	CTX_OPT_REFUSED,  /* a common option without meaning here */
 };
 
-int cmd_ctx(int argc, char **argv)
+static const struct opt_desc ctx_opts[] = {
+	{ .name = "processes", .id = CTX_OPT_PROCESSES, .type = OPT_LIST,
+	  .def = "2,4,8,16",
+	  .help = "ring sizes, comma separated, each 2..512\n"
+		  "(default 2,4,8,16)" },
+	{ .name = "sizes", .id = CTX_OPT_SIZES, .type = OPT_LIST,
+	  .def = "0,1,16",
+	  .help = "working sets in KiB, comma separated, 0..65536\n"
+		  "(default 0,1,16)" },
+	{ .name = "repetitions", .id = CTX_OPT_REPETITIONS,
+	  .type = OPT_INTEGER, .def = "5",
+	  .help = "repetitions per cell; the median is reported\n"
+		  "(default 5)" },
+	{ .name = "hops", .id = CTX_OPT_HOPS, .type = OPT_INTEGER,
+	  .def = "3000",
+	  .help = "token hops timed per repetition, rounded up to a\n"
+		  "multiple of the ring size (default 3000)" },
+	{ .name = "max-switch", .id = CTX_OPT_MAX_SWITCH, .type = OPT_DURATION,
+	  .unit = "us",
+	  .help = "criterion: every cell's per-switch time <= D (default\n"
+		  "unit us; default: no limit).  A cell whose per-switch\n"
+		  "time is <= 0 (noise larger than a switch) is flagged and\n"
+		  "fails the run: raise --hops." },
+	{ .name = NULL },
+};
+
+/* Defaults: rings of 2..16 processes, 0/1/16 KiB, 5 x 3000 hops. */
+static void ctx_defaults(void *ctxp, struct rtp_common *c)
 {
-	static const struct option ctx_opts[] = {
-		{ "processes", required_argument, NULL, CTX_OPT_PROCESSES },
-		{ "sizes", required_argument, NULL, CTX_OPT_SIZES },
-		{ "repetitions", required_argument, NULL, CTX_OPT_REPETITIONS },
-		{ "hops", required_argument, NULL, CTX_OPT_HOPS },
-		{ "max-switch", required_argument, NULL, CTX_OPT_MAX_SWITCH },
-		{ "help", no_argument, NULL, CTX_OPT_HELP },
-		/* listed before the common table, so these entries win */
-		{ "duration", required_argument, NULL, CTX_OPT_REFUSED },
-		{ "loops", required_argument, NULL, CTX_OPT_REFUSED },
-		{ "warmup", required_argument, NULL, CTX_OPT_REFUSED },
-		{ "threads", required_argument, NULL, CTX_OPT_REFUSED },
-		{ "threshold", required_argument, NULL, CTX_OPT_REFUSED },
-		{ "worst", required_argument, NULL, CTX_OPT_REFUSED },
-		{ "raw", required_argument, NULL, CTX_OPT_REFUSED },
-		{ "raw-buffer", required_argument, NULL, CTX_OPT_REFUSED },
-		{ "break-on", required_argument, NULL, CTX_OPT_REFUSED },
-		{ "break-action", required_argument, NULL, CTX_OPT_REFUSED },
-		{ "on-spike", required_argument, NULL, CTX_OPT_REFUSED },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct option table[64];
-	struct rtp_common c;
-	struct ctx_test t;
+	struct ctx_test *t = ctxp;
+
+	/* a nominal duration satisfies common_finish; cleared after it */
+	c->warmup_ns = 0;
+	t->cfg.processes[0] = 2;
+	t->cfg.processes[1] = 4;
+	t->cfg.processes[2] = 8;
+	t->cfg.processes[3] = 16;
+	t->cfg.nprocesses = 4;
+	t->cfg.sizes_kib[0] = 0;
+	t->cfg.sizes_kib[1] = 1;
+	t->cfg.sizes_kib[2] = 16;
+	t->cfg.nsizes = 3;
+	t->cfg.repetitions = 5;
+	t->cfg.hops = CTX_DEFAULT_HOPS;
+}
+
+/* Parse one of ctx's own options. */
+static void ctx_option(void *ctxp, struct rtp_common *c, int id,
+		       const char *arg)
+{
+	struct ctx_test *t = ctxp;
+
+	(void)c;
+	switch (id) {
+	case CTX_OPT_PROCESSES:
+		t->cfg.nprocesses = ctx_parse_list("--processes", arg, 2,
+			CTX_MAX_PROCESSES, t->cfg.processes, CTX_MAX_LIST);
+		break;
+	case CTX_OPT_SIZES:
+		t->cfg.nsizes = ctx_parse_list("--sizes", arg, 0,
+			CTX_MAX_SIZE_KIB, t->cfg.sizes_kib, CTX_MAX_LIST);
+		break;
+	case CTX_OPT_REPETITIONS:
+		t->cfg.repetitions = (unsigned int)opt_u64("--repetitions", arg,
+			1, CTX_MAX_REPETITIONS);
+		break;
+	case CTX_OPT_HOPS:
+		t->cfg.hops = opt_u64("--hops", arg, 1, 100000000);
+		break;
+	default:
+		t->cfg.max_switch_ns = opt_duration("--max-switch", arg, "us");
+		if (!t->cfg.max_switch_ns)
+			opt_fail("--max-switch", arg, "must be > 0");
+	}
+}
+
+/* Measure the table of rings x working sets. */
+static int ctx_run(void *ctxp, struct rtp_common *c, int argc, char **argv)
+{
+	struct ctx_test *t = ctxp;
 	struct run *r;
 	uint64_t *buf;
-	int id, longindex, s, p, ncells, rc;
+	int s, p, ncells, rc;
 
-	memset(&t, 0, sizeof(t));
-	/* a nominal duration satisfies common_finish; cleared after it */
-	common_defaults(&c, "ctx", NSEC_PER_SEC);
-	c.warmup_ns = 0;
-	t.cfg.processes[0] = 2;
-	t.cfg.processes[1] = 4;
-	t.cfg.processes[2] = 8;
-	t.cfg.processes[3] = 16;
-	t.cfg.nprocesses = 4;
-	t.cfg.sizes_kib[0] = 0;
-	t.cfg.sizes_kib[1] = 1;
-	t.cfg.sizes_kib[2] = 16;
-	t.cfg.nsizes = 3;
-	t.cfg.repetitions = 5;
-	t.cfg.hops = CTX_DEFAULT_HOPS;
-	common_options(table, sizeof(table) / sizeof(table[0]), ctx_opts);
-	opt_refuse_abbrev(argc, argv, table);
-	while ((id = getopt_long(argc, argv, "h", table, &longindex)) != -1) {
-		if (common_handle(&c, id, optarg))
-			continue;
-		switch (id) {
-		case 'h':
-		case CTX_OPT_HELP:
-			ctx_usage(stdout);
-			return RTP_EXIT_OK;
-		case CTX_OPT_REFUSED:
-			opt_fail(table[longindex].name, optarg,
-				 "ctx has no latency series; use "
-				 "--repetitions, --hops and --max-switch");
-		case CTX_OPT_PROCESSES:
-			t.cfg.nprocesses = ctx_parse_list("--processes", optarg,
-				2, CTX_MAX_PROCESSES, t.cfg.processes,
-				CTX_MAX_LIST);
-			break;
-		case CTX_OPT_SIZES:
-			t.cfg.nsizes = ctx_parse_list("--sizes", optarg, 0,
-				CTX_MAX_SIZE_KIB, t.cfg.sizes_kib,
-				CTX_MAX_LIST);
-			break;
-		case CTX_OPT_REPETITIONS:
-			t.cfg.repetitions = (unsigned int)opt_u64(
-				"--repetitions", optarg, 1,
-				CTX_MAX_REPETITIONS);
-			break;
-		case CTX_OPT_HOPS:
-			t.cfg.hops = opt_u64("--hops", optarg, 1, 100000000);
-			break;
-		case CTX_OPT_MAX_SWITCH:
-			t.cfg.max_switch_ns = opt_duration("--max-switch",
-							   optarg, "us");
-			if (!t.cfg.max_switch_ns)
-				opt_fail("--max-switch", optarg,
-					 "must be > 0");
-			break;
-		default:
-			common_bad_option(argc, argv);
-		}
-	}
-	if (c.policy == POLICY_DEADLINE)
-		opt_fail("--policy", "deadline", "ctx supports fifo, rr, other");
-	common_finish(&c, argc, argv);
-	c.duration_ns = 0;
-	t.common = &c;
+	c->duration_ns = 0;
+	t->common = c;
 
-	ncells = t.cfg.nsizes * t.cfg.nprocesses;
-	t.cells = calloc((size_t)ncells, sizeof(*t.cells));
-	t.overheads = calloc((size_t)t.cfg.nsizes, sizeof(*t.overheads));
-	buf = calloc((size_t)(ncells + t.cfg.nsizes) * t.cfg.repetitions,
+	ncells = t->cfg.nsizes * t->cfg.nprocesses;
+	t->cells = calloc((size_t)ncells, sizeof(*t->cells));
+	t->overheads = calloc((size_t)t->cfg.nsizes, sizeof(*t->overheads));
+	buf = calloc((size_t)(ncells + t->cfg.nsizes) * t->cfg.repetitions,
 		     sizeof(uint64_t));
-	if (!t.cells || !t.overheads || !buf) {
+	if (!t->cells || !t->overheads || !buf) {
 		fprintf(stderr, "rtprobe: ctx: out of memory\n");
 		return RTP_EXIT_ENV;
 	}
-	for (s = 0; s < t.cfg.nsizes; s++) {
-		t.overheads[s].rep_ns = buf + (size_t)s * t.cfg.repetitions;
-		for (p = 0; p < t.cfg.nprocesses; p++) {
-			struct ctx_cell *cell = &t.cells[s * t.cfg.nprocesses + p];
-			unsigned int n = t.cfg.processes[p];
+	for (s = 0; s < t->cfg.nsizes; s++) {
+		t->overheads[s].rep_ns = buf + (size_t)s * t->cfg.repetitions;
+		for (p = 0; p < t->cfg.nprocesses; p++) {
+			struct ctx_cell *cell = &t->cells[s * t->cfg.nprocesses + p];
+			unsigned int n = t->cfg.processes[p];
 
-			cell->size_kib = t.cfg.sizes_kib[s];
+			cell->size_kib = t->cfg.sizes_kib[s];
 			cell->processes = n;
-			cell->hops = (t.cfg.hops + n - 1) / n * n;
-			cell->rep_ns = (int64_t *)(buf + (size_t)(t.cfg.nsizes +
-				s * t.cfg.nprocesses + p) * t.cfg.repetitions);
+			cell->hops = (t->cfg.hops + n - 1) / n * n;
+			cell->rep_ns = (int64_t *)(buf + (size_t)(t->cfg.nsizes +
+				s * t->cfg.nprocesses + p) * t->cfg.repetitions);
 		}
 	}
 
-	r = run_create(&c, argc, argv);
-	t.run = r;
-	run_set_params(r, ctx_write_params, &t);
-	run_set_result_data(r, ctx_write_data, &t);
-	run_set_verdicts(r, ctx_verdicts, &t);
+	r = run_create(c, argc, argv);
+	t->run = r;
+	run_set_params(r, ctx_write_params, t);
+	run_set_result_data(r, ctx_write_data, t);
+	run_set_verdicts(r, ctx_verdicts, t);
 	rc = run_begin(r);
 	if (rc)
 		return rc;
 	fprintf(stderr, "rtprobe ctx: per-switch time in microseconds "
 		"(overhead subtracted), median of %u repetitions\n",
-		t.cfg.repetitions);
-	run_spawn(r, ctx_worker, &t, -1, c.policy, c.priority);
+		t->cfg.repetitions);
+	run_spawn(r, ctx_worker, t, -1, c->policy, c->priority);
 	rc = run_finish(r);
 	fprintf(stderr, "\n");
 	free(buf);
-	free(t.cells);
-	free(t.overheads);
+	free(t->cells);
+	free(t->overheads);
 	return rc;
 }
+
+const struct test_desc test_ctx = {
+	.name = "ctx",
+	.summary = "context-switch time through a pipe ring (lat_ctx)",
+	.intro =
+"Context-switch time (lmbench lat_ctx semantics): N processes pass a token\n"
+"round a ring of pipes, each summing a private working set of S KiB per hop.\n"
+"per-switch = median time per hop - overhead, where the overhead is the same\n"
+"pipe write+read and sum done by one process alone.  Prints an lmbench-shaped\n"
+"table on stderr (a block per size: \"size=Sk ovr=X\" then \"N value\" lines,\n"
+"microseconds) and every cell in the result record's data.\n"
+"Runs unpinned by default; --cpus LIST confines every process to LIST\n"
+"(--cpus 0 puts the whole ring on one CPU, as lmbench's uniprocessor boards).\n"
+"--policy/--priority apply to every ring process (--policy other: as lmbench).\n"
+"--simulate SEED[:DIST]: no processes; per size the overhead is one draw and\n"
+"each repetition's per-switch time the next draw (in that order).\n",
+	.examples =
+"  rtprobe ctx\n"
+"  rtprobe ctx --cpus 0 --processes 2,8 --sizes 0,16 --repetitions 7\n"
+"  rtprobe ctx --policy other --hops 20000 --output ctx.ndjson\n",
+	.traits = TEST_SIMULATE | TEST_NO_DEADLINE,
+	.default_duration_ns = 2 * NSEC_PER_SEC,
+	.cpu_option = "cpus",
+	.options = ctx_opts,
+	.refused = COMMON_BIT(C_DURATION) | COMMON_BIT(C_LOOPS) |
+		   COMMON_BIT(C_WARMUP) | COMMON_BIT(C_THREADS) |
+		   COMMON_BIT(C_THRESHOLD) | COMMON_BIT(C_WORST) |
+		   COMMON_BIT(C_RAW) | COMMON_BIT(C_RAW_BUFFER) |
+		   COMMON_BIT(C_BREAK_ON) | COMMON_BIT(C_BREAK_ACTION) |
+		   COMMON_BIT(C_ON_SPIKE),
+	.refused_why = "ctx has no latency series; use --repetitions, --hops "
+		       "and --max-switch",
+	.ctx_size = sizeof(struct ctx_test),
+	.defaults = ctx_defaults,
+	.option = ctx_option,
+	.run = ctx_run,
+};

@@ -15,7 +15,6 @@
  * expiration count); those are the overruns in their modes.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,7 +26,6 @@
 #include <unistd.h>
 
 #include "clocksleep.h"
-#include "commands.h"
 #include "common.h"
 #include "json.h"
 #include "opt.h"
@@ -35,6 +33,7 @@
 #include "run.h"
 #include "series.h"
 #include "sim.h"
+#include "testdesc.h"
 
 #ifndef sigev_notify_thread_id
 #define sigev_notify_thread_id _sigev_un._tid
@@ -47,7 +46,7 @@ enum cyclic_mode { MODE_ABS, MODE_REL, MODE_ITIMER, MODE_TIMERFD };
 static const char *const cyclic_modes[] = { "abs", "rel", "itimer", "timerfd",
 					    NULL };
 
-enum cyclic_opt { OPT_INTERVAL = 1, OPT_MODE, OPT_HELP };
+enum cyclic_opt { OPT_INTERVAL = 1, OPT_MODE };
 
 /* The test's own parameters. */
 struct cyclic_cfg {
@@ -315,43 +314,6 @@ static void cyclic_params(struct json *j, void *ctx)
 	json_str(j, "mode", cyclic_modes[cfg->mode]);
 }
 
-/* Print the help text. */
-static void cyclic_usage(FILE *f)
-{
-	fputs(
-"usage: rtprobe cyclic [options]\n"
-"\n"
-"Timer wake-up latency: each thread sleeps until d_k = t0 + k*interval and\n"
-"measures now - d_k on waking; skipped periods are counted as overruns.\n"
-"Output: NDJSON records (start, window, spike, result) on stdout.\n"
-"\n"
-"Options of cyclic:\n"
-"  --interval D        period, equal for every thread (default 1000us;\n"
-"                      bare number: us)\n"
-"  --mode M            abs | rel | itimer | timerfd (default abs):\n"
-"                      abs: clock_nanosleep to the absolute deadline;\n"
-"                      rel: relative sleep to the same deadline;\n"
-"                      itimer: periodic POSIX timer, signal per period;\n"
-"                      timerfd: periodic timerfd\n"
-"  --duration D        measured time after warm-up (default 10s)\n"
-"\n"
-"Common options:\n", f);
-	common_usage(f);
-	fputs(
-"\n"
-"Examples:\n"
-"  rtprobe cyclic --duration 5m --threshold 100us\n"
-"  rtprobe cyclic --cpus 1 --interval 200us --priority 95 --output run.ndjson\n"
-"  rtprobe cyclic --mode timerfd --loops 100000 --raw samples.bin\n"
-"  rtprobe cyclic --break-on 150us --duration 1h   (stops ftrace on a spike)\n"
-"  rtprobe cyclic --simulate 7:uniform,min=1us,max=9us --loops 1000\n"
-"\n"
-"Exit codes: 0 ok, 1 a threshold was crossed or --break-on fired, 2 bad\n"
-"usage, 3 environment cannot run it (no RT permission: the message names\n"
-"the remedy), 4 interrupted (SIGINT/SIGTERM; the result is still written).\n",
-	      f);
-}
-
 /* Refuse a --clock that cannot drive the chosen timer mode (exit 2). */
 static void cyclic_check_clock(const struct rtp_common *c,
 			       const struct cyclic_cfg *cfg)
@@ -380,80 +342,121 @@ static void cyclic_check_clock(const struct rtp_common *c,
 	}
 }
 
-int cmd_cyclic(int argc, char **argv)
+static const struct opt_desc cyclic_opts[] = {
+	{ .name = "interval", .id = OPT_INTERVAL, .type = OPT_DURATION,
+	  .def = "1000us", .unit = "us",
+	  .help = "period, equal for every thread (default 1000us;\n"
+		  "bare number: us)" },
+	{ .name = "mode", .id = OPT_MODE, .type = OPT_CHOICE, .def = "abs",
+	  .metavar = "M", .choices = cyclic_modes,
+	  .help = "abs | rel | itimer | timerfd (default abs):\n"
+		  "abs: clock_nanosleep to the absolute deadline;\n"
+		  "rel: relative sleep to the same deadline;\n"
+		  "itimer: periodic POSIX timer, signal per period;\n"
+		  "timerfd: periodic timerfd" },
+	{ .name = NULL },
+};
+
+/* Defaults: 1000 us, abs. */
+static void cyclic_defaults(void *ctx, struct rtp_common *c)
 {
-	static const struct option own[] = {
-		{ "help", no_argument, NULL, OPT_HELP },
-		{ "interval", required_argument, NULL, OPT_INTERVAL },
-		{ "mode", required_argument, NULL, OPT_MODE },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct cyclic_cfg cfg = { 1000 * NSEC_PER_USEC, MODE_ABS };
-	struct cyclic_thread *threads;
-	struct option table[64];
-	struct rtp_common c;
-	struct run *r;
-	int id, i, rc;
+	struct cyclic_cfg *cfg = ctx;
 
-	common_defaults(&c, "cyclic", CYCLIC_DEFAULT_DURATION_NS);
-	common_options(table, sizeof(table) / sizeof(table[0]), own);
-	opt_refuse_abbrev(argc, argv, table);
-	while ((id = getopt_long(argc, argv, "", table, NULL)) != -1) {
-		switch (id) {
-		case OPT_HELP:
-			cyclic_usage(stdout);
-			return RTP_EXIT_OK;
-		case OPT_INTERVAL:
-			cfg.interval_ns = opt_duration("--interval", optarg,
-						       "us");
-			if (!cfg.interval_ns)
-				opt_fail("--interval", optarg,
-					 "must be greater than zero");
-			break;
-		case OPT_MODE:
-			cfg.mode = (enum cyclic_mode)opt_choice("--mode",
-								optarg,
-								cyclic_modes);
-			break;
-		default:
-			if (!common_handle(&c, id, optarg))
-				common_bad_option(argc, argv);
-		}
+	(void)c;
+	cfg->interval_ns = 1000 * NSEC_PER_USEC;
+	cfg->mode = MODE_ABS;
+}
+
+/* Parse one of cyclic's own options. */
+static void cyclic_option(void *ctx, struct rtp_common *c, int id,
+			  const char *arg)
+{
+	struct cyclic_cfg *cfg = ctx;
+
+	(void)c;
+	if (id == OPT_INTERVAL) {
+		cfg->interval_ns = opt_duration("--interval", arg, "us");
+		if (!cfg->interval_ns)
+			opt_fail("--interval", arg, "must be greater than zero");
+	} else {
+		cfg->mode = (enum cyclic_mode)opt_choice("--mode", arg,
+							 cyclic_modes);
 	}
-	/* SCHED_DEADLINE: one job per period, a tenth of it as budget. */
-	c.dl_period_ns = cfg.interval_ns;
-	c.dl_deadline_ns = cfg.interval_ns;
-	c.dl_runtime_ns = cfg.interval_ns / 10 > 1024 ? cfg.interval_ns / 10 :
-			  1024;
-	common_finish(&c, argc, argv);
-	cyclic_check_clock(&c, &cfg);
+}
 
-	threads = calloc((size_t)c.nthreads, sizeof(*threads));
+/* SCHED_DEADLINE: one job per period, a tenth of it as budget. */
+static void cyclic_check(void *ctx, struct rtp_common *c)
+{
+	const struct cyclic_cfg *cfg = ctx;
+
+	c->dl_period_ns = cfg->interval_ns;
+	c->dl_deadline_ns = cfg->interval_ns;
+	c->dl_runtime_ns = cfg->interval_ns / 10 > 1024 ?
+			   cfg->interval_ns / 10 : 1024;
+}
+
+/* Measure: one thread per CPU, each sleeping to its deadlines. */
+static int cyclic_run(void *ctx, struct rtp_common *cp, int argc,
+		      char **argv)
+{
+	const struct rtp_common *c = cp;
+	struct cyclic_cfg *cfg = ctx;
+	struct cyclic_thread *threads;
+	struct run *r;
+	int i, rc;
+
+	cyclic_check_clock(c, cfg);
+
+	threads = calloc((size_t)c->nthreads, sizeof(*threads));
 	if (!threads) {
 		fprintf(stderr, "rtprobe: out of memory\n");
 		return RTP_EXIT_ENV;
 	}
-	r = run_create(&c, argc, argv);
-	run_set_params(r, cyclic_params, &cfg);
-	for (i = 0; i < c.nthreads; i++) {
+	r = run_create(c, argc, argv);
+	run_set_params(r, cyclic_params, cfg);
+	for (i = 0; i < c->nthreads; i++) {
 		char label[24];
 
-		snprintf(label, sizeof(label), "cpu%d", c.cpu_list[i]);
+		snprintf(label, sizeof(label), "cpu%d", c->cpu_list[i]);
 		threads[i].run = r;
-		threads[i].cfg = &cfg;
-		threads[i].clock = c.clock;
-		threads[i].s = run_add_series(r, label, c.cpu_list[i]);
+		threads[i].cfg = cfg;
+		threads[i].clock = c->clock;
+		threads[i].s = run_add_series(r, label, c->cpu_list[i]);
 	}
 	rc = run_begin(r);
 	if (rc) {
 		free(threads);
 		return rc;
 	}
-	for (i = 0; i < c.nthreads; i++)
+	for (i = 0; i < c->nthreads; i++)
 		if (run_spawn(r, cyclic_thread_main, &threads[i],
-			      c.cpu_list[i], c.policy, c.priority))
+			      c->cpu_list[i], c->policy, c->priority))
 			break;
 	rc = run_finish(r);
 	free(threads);
 	return rc;
 }
+
+const struct test_desc test_cyclic = {
+	.name = "cyclic",
+	.summary = "timer wake-up latency (cyclictest-style)",
+	.intro =
+"Timer wake-up latency: each thread sleeps until d_k = t0 + k*interval and\n"
+"measures now - d_k on waking; skipped periods are counted as overruns.\n"
+"Output: NDJSON records (start, window, spike, result) on stdout.\n",
+	.examples =
+"  rtprobe cyclic --duration 5m --threshold 100us\n"
+"  rtprobe cyclic --cpus 1 --interval 200us --priority 95 --output run.ndjson\n"
+"  rtprobe cyclic --mode timerfd --loops 100000 --raw samples.bin\n"
+"  rtprobe cyclic --break-on 150us --duration 1h   (stops ftrace on a spike)\n"
+"  rtprobe cyclic --simulate 7:uniform,min=1us,max=9us --loops 1000\n",
+	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE,
+	.default_duration_ns = CYCLIC_DEFAULT_DURATION_NS,
+	.cpu_option = "cpus",
+	.options = cyclic_opts,
+	.ctx_size = sizeof(struct cyclic_cfg),
+	.defaults = cyclic_defaults,
+	.option = cyclic_option,
+	.check = cyclic_check,
+	.run = cyclic_run,
+};

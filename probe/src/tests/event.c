@@ -50,7 +50,6 @@
 #endif
 
 #include "clocksleep.h"
-#include "commands.h"
 #include "common.h"
 #include "fdio.h"
 #include "json.h"
@@ -60,6 +59,7 @@
 #include "run.h"
 #include "series.h"
 #include "sim.h"
+#include "testdesc.h"
 
 #define EVENT_POLL_MS 100
 #define EVENT_MAX_RATE_HZ 100000.0
@@ -130,62 +130,6 @@ struct event_test {
 	/* stimulus results */
 	uint64_t sent, stimulus_overruns;
 };
-
-/* Print the help text of `rtprobe event`. */
-static void event_usage(FILE *f)
-{
-	fputs(
-"usage: rtprobe event --source SOURCE [options]\n"
-"\n"
-"Response of a user thread (the handler) to external events.  Sources:\n"
-"  self                       a stimulus thread at --rate Hz stamps the time\n"
-"                             and signals an eventfd; latency = handler wake\n"
-"                             time - stimulus stamp; missed events from the\n"
-"                             stimulus' sequence numbers\n"
-"  uio:/dev/uioN              UIO interrupt: 4-byte blocking read of the\n"
-"                             interrupt count, write 1 to re-enable; missed =\n"
-"                             count jumps; no event timestamp exists, so the\n"
-"                             series is the interval between events (or its\n"
-"                             deviation from --period)\n"
-"  gpio:/dev/gpiochipN:LINE[,out=LINE]\n"
-"                             GPIO v2 edge events; latency = CLOCK_MONOTONIC\n"
-"                             now - kernel event timestamp; missed = line\n"
-"                             sequence gaps; out=LINE toggles at each event\n"
-"  uio-fd:N, gpio-fd:N        for testing: the same formats read from the\n"
-"                             already open descriptor N; end of file ends\n"
-"                             the run\n"
-"\n"
-"Test options:\n"
-"  --source SOURCE    event source (default self)\n"
-"  --rate HZ          self: stimulus rate, 0.1..100000 (default 1000)\n"
-"  --stimulus-priority N\n"
-"                     self: stimulus priority (default: handler's + 1,\n"
-"                     at most 99, so it keeps its schedule when the\n"
-"                     handler is slow, as a real interrupt would)\n"
-"  --stimulus-cpu N   self: stimulus CPU (default: an allowed CPU other\n"
-"                     than the handler's, else the handler's)\n"
-"  --handler-work D   busy time the handler spends per event (default 0;\n"
-"                     bare number: us); a handler slower than the events\n"
-"                     misses some, and says so\n"
-"  --period D         uio: expected interrupt period; the series is then\n"
-"                     |interval - (1 + missed) x period| (bare number: us)\n"
-"  --edge E           gpio: rising | falling | both (default rising)\n"
-"  --max-missed N     criterion: missed events after warm-up <= N (default 0)\n"
-"\n"
-"The handler runs on the first CPU of --cpus with --policy/--priority; one\n"
-"handler only (--threads is refused).  Default --duration 3s after a 1 s\n"
-"warm-up.  --simulate works with --source self only: latencies are draws,\n"
-"events exactly 1/rate apart, none missed.\n"
-"\n"
-"Examples:\n"
-"  rtprobe event --source self --rate 1000 --duration 5s\n"
-"  rtprobe event --source self --rate 1000 --handler-work 2ms --max-missed 10\n"
-"  rtprobe event --source uio:/dev/uio0 --period 1ms --duration 60s\n"
-"  rtprobe event --source gpio:/dev/gpiochip0:17,out=18 --edge both\n"
-"\n"
-"Common options:\n", f);
-	common_usage(f);
-}
 
 /* Spin for ns nanoseconds (the deliberate handler work). */
 static void event_busy(uint64_t ns)
@@ -781,8 +725,6 @@ enum {
 	EVENT_OPT_PERIOD,
 	EVENT_OPT_EDGE,
 	EVENT_OPT_MAX_MISSED,
-	EVENT_OPT_HELP,
-	EVENT_OPT_THREADS,
 };
 
 /* An option given for one kind of source only, with its value. */
@@ -805,136 +747,165 @@ static void event_check_source_options(const struct event_config *cfg,
 
 	for (k = EVENT_SELF; k <= EVENT_GPIO; k++)
 		if ((int)cfg->kind != k && only[k].option)
-			opt_fail(only[k].option, only[k].value, "%s", what[k]);
+			opt_fail(only[k].option, only[k].value ?
+				 only[k].value : "", "%s", what[k]);
 	if (cfg->kind != EVENT_SELF && c->simulate)
 		opt_fail("--simulate", c->sim.text, "works with --source self "
 			 "only (device sources are real or emulated)");
-	if (c->policy == POLICY_DEADLINE)
-		opt_fail("--policy", "deadline", "event supports fifo, rr, "
-			 "other");
 }
 
-int cmd_event(int argc, char **argv)
-{
-	static const struct option event_opts[] = {
-		{ "source", required_argument, NULL, EVENT_OPT_SOURCE },
-		{ "rate", required_argument, NULL, EVENT_OPT_RATE },
-		{ "stimulus-priority", required_argument, NULL,
-		  EVENT_OPT_STIM_PRIO },
-		{ "stimulus-cpu", required_argument, NULL, EVENT_OPT_STIM_CPU },
-		{ "handler-work", required_argument, NULL, EVENT_OPT_WORK },
-		{ "period", required_argument, NULL, EVENT_OPT_PERIOD },
-		{ "edge", required_argument, NULL, EVENT_OPT_EDGE },
-		{ "max-missed", required_argument, NULL, EVENT_OPT_MAX_MISSED },
-		{ "help", no_argument, NULL, EVENT_OPT_HELP },
-		{ "threads", required_argument, NULL, EVENT_OPT_THREADS },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct option table[64];
-	struct rtp_common c;
-	struct event_test *t;
-	struct event_only only[3] = { { NULL, NULL } };
-	bool stim_prio_given = false, stim_cpu_given = false;
-	cpu_set_t one;
-	struct run *r;
-	int id, rc;
+static const struct opt_desc event_opts[] = {
+	{ .name = "source", .id = EVENT_OPT_SOURCE, .type = OPT_TEXT,
+	  .def = "self", .metavar = "SOURCE",
+	  .help = "event source (default self)" },
+	{ .name = "rate", .id = EVENT_OPT_RATE, .type = OPT_NUMBER,
+	  .def = "1000", .metavar = "HZ",
+	  .help = "self: stimulus rate, 0.1..100000 (default 1000)" },
+	{ .name = "stimulus-priority", .id = EVENT_OPT_STIM_PRIO,
+	  .type = OPT_INTEGER,
+	  .help = "self: stimulus priority (default: handler's + 1,\n"
+		  "at most 99, so it keeps its schedule when the\n"
+		  "handler is slow, as a real interrupt would)" },
+	{ .name = "stimulus-cpu", .id = EVENT_OPT_STIM_CPU, .type = OPT_CPU,
+	  .help = "self: stimulus CPU (default: an allowed CPU other\n"
+		  "than the handler's, else the handler's)" },
+	{ .name = "handler-work", .id = EVENT_OPT_WORK, .type = OPT_DURATION,
+	  .def = "0", .unit = "us",
+	  .help = "busy time the handler spends per event (default 0;\n"
+		  "bare number: us); a handler slower than the events\n"
+		  "misses some, and says so" },
+	{ .name = "period", .id = EVENT_OPT_PERIOD, .type = OPT_DURATION,
+	  .unit = "us",
+	  .help = "uio: expected interrupt period; the series is then\n"
+		  "|interval - (1 + missed) x period| (bare number: us)" },
+	{ .name = "edge", .id = EVENT_OPT_EDGE, .type = OPT_CHOICE,
+	  .def = "rising", .metavar = "E", .choices = event_edge_names,
+	  .help = "gpio: rising | falling | both (default rising)" },
+	{ .name = "max-missed", .id = EVENT_OPT_MAX_MISSED,
+	  .type = OPT_INTEGER, .def = "0",
+	  .help = "criterion: missed events after warm-up <= N\n"
+		  "(default 0)" },
+	{ .name = NULL },
+};
 
-	t = calloc(1, sizeof(*t));
-	if (!t) {
+/* event's parse state: the test and what was given for which source. */
+struct event_parse {
+	struct event_test *t;
+	struct event_only only[3];
+	bool stim_prio_given, stim_cpu_given;
+};
+
+/* Defaults: source self at 1000 Hz, one handler. */
+static void event_defaults(void *ctx, struct rtp_common *c)
+{
+	struct event_parse *ep = ctx;
+
+	ep->t = calloc(1, sizeof(*ep->t));
+	if (!ep->t) {
 		fprintf(stderr, "rtprobe: event: out of memory\n");
-		return RTP_EXIT_ENV;
+		exit(RTP_EXIT_ENV);
 	}
-	common_defaults(&c, "event", 3 * NSEC_PER_SEC);
-	c.threads_requested = 1;
-	event_parse_source(&t->cfg, "self");
-	t->cfg.rate_hz = 1000.0;
-	t->fd = -1;
-	t->out_fd = -1;
-	common_options(table, sizeof(table) / sizeof(table[0]), event_opts);
-	opt_refuse_abbrev(argc, argv, table);
-	while ((id = getopt_long(argc, argv, "h", table, NULL)) != -1) {
-		if (common_handle(&c, id, optarg))
-			continue;
-		switch (id) {
-		case 'h':
-		case EVENT_OPT_HELP:
-			event_usage(stdout);
-			free(t);
-			return RTP_EXIT_OK;
-		case EVENT_OPT_SOURCE:
-			event_parse_source(&t->cfg, optarg);
-			break;
-		case EVENT_OPT_RATE:
-			t->cfg.rate_hz = opt_double("--rate", optarg, 0.1,
-						    EVENT_MAX_RATE_HZ);
-			only[EVENT_SELF].option = "--rate";
-			only[EVENT_SELF].value = optarg;
-			break;
-		case EVENT_OPT_STIM_PRIO:
-			t->cfg.stimulus_priority =
-				(int)opt_u64("--stimulus-priority", optarg,
-					     1, 99);
-			stim_prio_given = true;
-			only[EVENT_SELF].option = "--stimulus-priority";
-			only[EVENT_SELF].value = optarg;
-			break;
-		case EVENT_OPT_STIM_CPU:
-			t->cfg.stimulus_cpu = (int)opt_u64("--stimulus-cpu",
-				optarg, 0, CPU_SETSIZE - 1);
-			CPU_ZERO(&one);
-			CPU_SET((size_t)t->cfg.stimulus_cpu, &one);
-			opt_cpulist_allowed("--stimulus-cpu", optarg, &one);
-			stim_cpu_given = true;
-			only[EVENT_SELF].option = "--stimulus-cpu";
-			only[EVENT_SELF].value = optarg;
-			break;
-		case EVENT_OPT_WORK:
-			t->cfg.handler_work_ns = opt_duration("--handler-work",
-							      optarg, "us");
-			break;
-		case EVENT_OPT_PERIOD:
-			t->cfg.period_ns = opt_duration("--period", optarg,
-							"us");
-			if (!t->cfg.period_ns)
-				opt_fail("--period", optarg, "must be > 0");
-			only[EVENT_UIO].option = "--period";
-			only[EVENT_UIO].value = optarg;
-			break;
-		case EVENT_OPT_EDGE:
-			t->cfg.edge = (enum event_edge)opt_choice("--edge",
-				optarg, event_edge_names);
-			only[EVENT_GPIO].option = "--edge";
-			only[EVENT_GPIO].value = optarg;
-			break;
-		case EVENT_OPT_MAX_MISSED:
-			t->cfg.max_missed = opt_u64("--max-missed", optarg, 0,
-						    UINT64_MAX);
-			break;
-		case EVENT_OPT_THREADS:
-			opt_fail("--threads", optarg, "event has one handler "
-				 "thread; pick its CPU with --cpus");
-		default:
-			common_bad_option(argc, argv);
-		}
+	c->threads_requested = 1;
+	event_parse_source(&ep->t->cfg, "self");
+	ep->t->cfg.rate_hz = 1000.0;
+	ep->t->fd = -1;
+	ep->t->out_fd = -1;
+}
+
+/* Note that option (with its value) applies to one kind of source only. */
+static void event_only_to(struct event_parse *ep, int kind,
+			  const char *option, const char *arg)
+{
+	ep->only[kind].option = option;
+	ep->only[kind].value = arg;
+}
+
+/* Parse one of event's own options. */
+static void event_option(void *ctx, struct rtp_common *c, int id,
+			 const char *arg)
+{
+	struct event_parse *ep = ctx;
+	struct event_test *t = ep->t;
+	cpu_set_t one;
+
+	(void)c;
+	switch (id) {
+	case EVENT_OPT_SOURCE:
+		event_parse_source(&t->cfg, arg);
+		break;
+	case EVENT_OPT_RATE:
+		t->cfg.rate_hz = opt_double("--rate", arg, 0.1,
+					    EVENT_MAX_RATE_HZ);
+		event_only_to(ep, EVENT_SELF, "--rate", arg);
+		break;
+	case EVENT_OPT_STIM_PRIO:
+		t->cfg.stimulus_priority = (int)opt_u64("--stimulus-priority",
+							arg, 1, 99);
+		ep->stim_prio_given = true;
+		event_only_to(ep, EVENT_SELF, "--stimulus-priority", arg);
+		break;
+	case EVENT_OPT_STIM_CPU:
+		t->cfg.stimulus_cpu = (int)opt_u64("--stimulus-cpu", arg, 0,
+						   CPU_SETSIZE - 1);
+		CPU_ZERO(&one);
+		CPU_SET((size_t)t->cfg.stimulus_cpu, &one);
+		opt_cpulist_allowed("--stimulus-cpu", arg, &one);
+		ep->stim_cpu_given = true;
+		event_only_to(ep, EVENT_SELF, "--stimulus-cpu", arg);
+		break;
+	case EVENT_OPT_WORK:
+		t->cfg.handler_work_ns = opt_duration("--handler-work", arg,
+						      "us");
+		break;
+	case EVENT_OPT_PERIOD:
+		t->cfg.period_ns = opt_duration("--period", arg, "us");
+		if (!t->cfg.period_ns)
+			opt_fail("--period", arg, "must be > 0");
+		event_only_to(ep, EVENT_UIO, "--period", arg);
+		break;
+	case EVENT_OPT_EDGE:
+		t->cfg.edge = (enum event_edge)opt_choice("--edge", arg,
+							  event_edge_names);
+		event_only_to(ep, EVENT_GPIO, "--edge", arg);
+		break;
+	default:
+		t->cfg.max_missed = opt_u64("--max-missed", arg, 0,
+					    UINT64_MAX);
 	}
-	event_check_source_options(&t->cfg, only, &c);
-	common_finish(&c, argc, argv);
-	t->common = &c;
+}
+
+/* Refuse options of another kind of source. */
+static void event_check(void *ctx, struct rtp_common *c)
+{
+	struct event_parse *ep = ctx;
+
+	event_check_source_options(&ep->t->cfg, ep->only, c);
+}
+
+/* Run the handler (and the stimulus of source self). */
+static int event_run(void *ctx, struct rtp_common *c, int argc, char **argv)
+{
+	struct event_parse *ep = ctx;
+	struct event_test *t = ep->t;
+	struct run *r;
+	int rc;
+
+	t->common = c;
 	if (t->cfg.kind == EVENT_SELF) {
 		t->cfg.period_ns = (uint64_t)(1e9 / t->cfg.rate_hz + 0.5);
-		if (!stim_cpu_given)
+		if (!ep->stim_cpu_given)
 			t->cfg.stimulus_cpu =
-				event_default_stimulus_cpu(c.cpu_list[0]);
-		if (!stim_prio_given)
-			t->cfg.stimulus_priority = c.priority < 99 ?
-						   c.priority + 1 : 99;
-		if (c.policy == POLICY_OTHER && stim_prio_given)
+				event_default_stimulus_cpu(c->cpu_list[0]);
+		if (!ep->stim_prio_given)
+			t->cfg.stimulus_priority = c->priority < 99 ?
+						   c->priority + 1 : 99;
+		if (c->policy == POLICY_OTHER && ep->stim_prio_given)
 			opt_fail("--stimulus-priority", "", "applies to "
 				 "--policy fifo or rr only");
-		if (c.policy == POLICY_OTHER)
+		if (c->policy == POLICY_OTHER)
 			t->cfg.stimulus_priority = 0;
 	}
-	if (!c.simulate) {
+	if (!c->simulate) {
 		rc = event_open_source(t);
 		if (rc) {
 			free(t);
@@ -942,19 +913,19 @@ int cmd_event(int argc, char **argv)
 		}
 	}
 
-	r = run_create(&c, argc, argv);
+	r = run_create(c, argc, argv);
 	t->run = r;
-	t->series = percpu_add_series(r, &c, 0);
+	t->series = percpu_add_series(r, c, 0);
 	run_set_params(r, event_write_params, t);
 	run_set_result_data(r, event_write_data, t);
 	run_set_verdicts(r, event_verdicts, t);
 	rc = run_begin(r);
 	if (!rc) {
-		run_spawn(r, event_handler, t, c.cpu_list[0], c.policy,
-			  c.priority);
-		if (t->cfg.kind == EVENT_SELF && !c.simulate)
+		run_spawn(r, event_handler, t, c->cpu_list[0], c->policy,
+			  c->priority);
+		if (t->cfg.kind == EVENT_SELF && !c->simulate)
 			run_spawn(r, event_stimulus, t, t->cfg.stimulus_cpu,
-				  c.policy, t->cfg.stimulus_priority);
+				  c->policy, t->cfg.stimulus_priority);
 		rc = run_finish(r);
 	}
 	if (t->cfg.kind == EVENT_SELF && t->fd >= 0)
@@ -964,3 +935,47 @@ int cmd_event(int argc, char **argv)
 	free(t);
 	return rc;
 }
+
+const struct test_desc test_event = {
+	.name = "event",
+	.summary = "external event response (self, UIO, GPIO)",
+	.intro =
+"Response of a user thread (the handler) to external events.  Sources:\n"
+"  self                       a stimulus thread at --rate Hz stamps the time\n"
+"                             and signals an eventfd; latency = handler wake\n"
+"                             time - stimulus stamp; missed events from the\n"
+"                             stimulus' sequence numbers\n"
+"  uio:/dev/uioN              UIO interrupt: 4-byte blocking read of the\n"
+"                             interrupt count, write 1 to re-enable; missed =\n"
+"                             count jumps; no event timestamp exists, so the\n"
+"                             series is the interval between events (or its\n"
+"                             deviation from --period)\n"
+"  gpio:/dev/gpiochipN:LINE[,out=LINE]\n"
+"                             GPIO v2 edge events; latency = CLOCK_MONOTONIC\n"
+"                             now - kernel event timestamp; missed = line\n"
+"                             sequence gaps; out=LINE toggles at each event\n"
+"  uio-fd:N, gpio-fd:N        for testing: the same formats read from the\n"
+"                             already open descriptor N; end of file ends\n"
+"                             the run\n"
+"The handler runs on the first CPU of --cpus with --policy/--priority; one\n"
+"handler only (--threads is refused).  Default --duration 3s after a 1 s\n"
+"warm-up.  --simulate works with --source self only: latencies are draws,\n"
+"events exactly 1/rate apart, none missed.\n",
+	.examples =
+"  rtprobe event --source self --rate 1000 --duration 5s\n"
+"  rtprobe event --source self --rate 1000 --handler-work 2ms --max-missed 10\n"
+"  rtprobe event --source uio:/dev/uio0 --period 1ms --duration 60s\n"
+"  rtprobe event --source gpio:/dev/gpiochip0:17,out=18 --edge both\n",
+	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE |
+		  TEST_NO_DEADLINE,
+	.default_duration_ns = 3 * NSEC_PER_SEC,
+	.cpu_option = "cpus",
+	.options = event_opts,
+	.refused = COMMON_BIT(C_THREADS),
+	.refused_why = "event has one handler thread; pick its CPU with --cpus",
+	.ctx_size = sizeof(struct event_parse),
+	.defaults = event_defaults,
+	.option = event_option,
+	.check = event_check,
+	.run = event_run,
+};

@@ -20,13 +20,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "commands.h"
+#include "common.h"
 #include "fdio.h"
 #include "json.h"
 #include "load.h"
 #include "opt.h"
 #include "rtprobe.h"
 #include "sysinfo.h"
+#include "testdesc.h"
 
 /* The benchmark's parameters. */
 struct hb_cfg {
@@ -61,19 +62,34 @@ struct hb_bench {
 	int nchan;
 };
 
-static const struct option hb_options[] = {
-	{ "groups", required_argument, NULL, 'g' },
-	{ "loops", required_argument, NULL, 'l' },
-	{ "datasize", required_argument, NULL, 's' },
-	{ "fds", required_argument, NULL, 'f' },
-	{ "threads", no_argument, NULL, 'T' },
-	{ "processes", no_argument, NULL, 'P' },
-	{ "pipe", no_argument, NULL, 'p' },
-	{ "socket", no_argument, NULL, 'S' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+static const struct opt_desc hb_options[] = {
+	{ .name = "groups", .id = 'g', .short_name = 'g', .type = OPT_INTEGER,
+	  .def = "10", .help = "groups (default 10)" },
+	{ .name = "fds", .id = 'f', .short_name = 'f', .type = OPT_INTEGER,
+	  .def = "20",
+	  .help = "senders and receivers per group (default 20)" },
+	{ .name = "loops", .id = 'l', .short_name = 'l', .type = OPT_INTEGER,
+	  .def = "100",
+	  .help = "messages each sender sends to each receiver\n"
+		  "(default 100)" },
+	{ .name = "datasize", .id = 's', .short_name = 's',
+	  .type = OPT_INTEGER, .def = "100", .metavar = "B",
+	  .help = "message size in bytes (default 100)" },
+	{ .name = "processes", .id = 'P', .short_name = 'P', .type = OPT_FLAG,
+	  .help = "workers are processes (default)" },
+	{ .name = "threads", .id = 'T', .short_name = 'T', .type = OPT_FLAG,
+	  .help = "workers are threads" },
+	{ .name = "pipe", .id = 'p', .short_name = 'p', .type = OPT_FLAG,
+	  .help = "pipes instead of UNIX stream sockets" },
+	{ .name = "socket", .id = 'S', .type = OPT_FLAG,
+	  .help = "UNIX stream sockets (default)" },
+	{ .name = "output", .id = 'o', .type = OPT_TEXT, .metavar = "FILE",
+	  .help = "NDJSON to FILE instead of stdout" },
+	{ .name = "verbose", .id = 'v', .type = OPT_FLAG,
+	  .help = "the classic header lines on stderr" },
+	{ .name = "help", .id = 'h', .short_name = 'h', .type = OPT_FLAG,
+	  .help = "this text" },
+	{ .name = NULL },
 };
 
 /* Print the usage of `rtprobe hackbench`. */
@@ -83,20 +99,9 @@ static void hb_usage(FILE *f)
 		"usage: rtprobe hackbench [options]\n\n"
 		"Scheduler benchmark after hackbench: groups of senders and "
 		"receivers pass\nmessages; prints \"Time: S.SSS\" on stderr and "
-		"NDJSON (start, result) on stdout.\n\n"
-		"  -g, --groups N      groups (default 10)\n"
-		"  -f, --fds N         senders and receivers per group "
-		"(default 20)\n"
-		"  -l, --loops N       messages each sender sends to each "
-		"receiver (default 100)\n"
-		"  -s, --datasize B    message size in bytes (default 100)\n"
-		"  -P, --processes     workers are processes (default)\n"
-		"  -T, --threads       workers are threads\n"
-		"  -p, --pipe          pipes instead of UNIX stream sockets\n"
-		"      --socket        UNIX stream sockets (default)\n"
-		"      --output FILE   NDJSON to FILE instead of stdout\n"
-		"      --verbose       the classic header lines on stderr\n\n"
-		"Example: rtprobe hackbench -g 4 -l 200 --pipe --threads\n"
+		"NDJSON (start, result) on stdout.\n\n");
+	opt_desc_usage(f, hb_options);
+	fprintf(f, "\nExample: rtprobe hackbench -g 4 -l 200 --pipe --threads\n"
 		"Exit codes: 0 ran, 2 bad usage, 3 could not run (fds, "
 		"fork), 4 interrupted.\n");
 }
@@ -104,6 +109,8 @@ static void hb_usage(FILE *f)
 /* Parse argv into cfg; exits 2 on bad input. */
 static void hb_parse(int argc, char **argv, struct hb_cfg *cfg)
 {
+	struct option table[16];
+	size_t n = 0;
 	int id;
 
 	memset(cfg, 0, sizeof(*cfg));
@@ -113,8 +120,10 @@ static void hb_parse(int argc, char **argv, struct hb_cfg *cfg)
 	cfg->fds = 20;
 	opterr = 0;
 	optind = 1;
-	opt_refuse_abbrev(argc, argv, hb_options);
-	while ((id = getopt_long(argc, argv, ":g:l:s:f:TPp", hb_options,
+	opt_desc_table(table, sizeof(table) / sizeof(table[0]), &n,
+		       hb_options);
+	opt_check_args(argc, argv, table, NULL);
+	while ((id = getopt_long(argc, argv, ":g:l:s:f:TPph", table,
 				 NULL)) != -1) {
 		switch (id) {
 		case 'g':
@@ -153,16 +162,8 @@ static void hb_parse(int argc, char **argv, struct hb_cfg *cfg)
 		case 'h':
 			hb_usage(stdout);
 			exit(RTP_EXIT_OK);
-		case ':':
-			fprintf(stderr, "rtprobe: option '%s' needs a value "
-					"(see rtprobe hackbench --help)\n",
-				argv[optind - 1]);
-			exit(RTP_EXIT_USAGE);
 		default:
-			fprintf(stderr, "rtprobe: hackbench: unknown option "
-					"'%s' (see rtprobe hackbench --help)\n",
-				argv[optind - 1]);
-			exit(RTP_EXIT_USAGE);
+			common_bad_option("hackbench", argc, argv, id);
 		}
 	}
 	if (optind < argc) {
@@ -412,7 +413,7 @@ static int hb_wait_done(struct hb_bench *hb, struct load_workers *w,
 	}
 }
 
-int cmd_hackbench(int argc, char **argv)
+static int hb_main(int argc, char **argv)
 {
 	struct hb_bench hb;
 	struct load_workers w;
@@ -529,3 +530,12 @@ int cmd_hackbench(int argc, char **argv)
 	load_workers_free(&w);
 	return rc;
 }
+
+const struct test_desc test_hackbench = {
+	.name = "hackbench",
+	.summary = "scheduler benchmark (hackbench-style)",
+	.traits = 0,
+	.default_duration_ns = NSEC_PER_SEC,
+	.options = hb_options,
+	.main = hb_main,
+};

@@ -39,7 +39,6 @@
 #include <unistd.h>
 
 #include "clocksleep.h"
-#include "commands.h"
 #include "common.h"
 #include "fdio.h"
 #include "json.h"
@@ -49,6 +48,7 @@
 #include "run.h"
 #include "series.h"
 #include "sim.h"
+#include "testdesc.h"
 
 #define IPC_MAX_PAIRS 64
 #define IPC_MAX_REPETITIONS 1000
@@ -109,45 +109,6 @@ struct ipc_test {
 	struct ipc_pair pairs[IPC_MAX_PAIRS];
 	int npairs;
 };
-
-/* Print the help text of `rtprobe ipc`. */
-static void ipc_usage(FILE *f)
-{
-	fputs(
-"usage: rtprobe ipc [options]\n"
-"\n"
-"Round-trip latency between two processes (lmbench lat_pipe, lat_fifo,\n"
-"lat_unix): the measuring thread writes one word, a peer process echoes it;\n"
-"latency = the round trip.  Reported as a latency series per measuring\n"
-"thread (default: one thread, on the first CPU of --cpus).\n"
-"With --bandwidth: pipe bandwidth (lmbench bw_pipe): the peer writes --total\n"
-"bytes in --chunk writes, the thread reads them; MB/s (10^6 bytes/s; also\n"
-"MiB/s as lmbench prints) in the result's data, median of --repetitions.\n"
-"\n"
-"Test options:\n"
-"  --transport T      pipe | fifo | unix (default pipe)\n"
-"  --peer-cpu C       CPU of the peer process: a number, 'same' as its\n"
-"                     measuring thread (default), or 'any' (unpinned)\n"
-"  --fifo-dir DIR     where --transport fifo makes its FIFOs (default /tmp)\n"
-"  --bandwidth        measure bandwidth instead of latency\n"
-"  --chunk SIZE       bandwidth: bytes per read/write, e.g. 64K (default 64K)\n"
-"  --total SIZE       bandwidth: bytes per transfer, e.g. 64M (default 64M)\n"
-"  --repetitions N    bandwidth: transfers; the median is reported (default 5)\n"
-"\n"
-"Latency mode defaults to --duration 2s after the 1 s warm-up; --threshold\n"
-"limits the round trip.  --bandwidth refuses the latency-only options\n"
-"(--duration --loops --warmup --threshold --raw --break-on --on-spike).\n"
-"--simulate SEED[:DIST]: latency samples are draws, back to back in\n"
-"simulated time; in bandwidth mode each transfer's time is one draw.\n"
-"\n"
-"Examples:\n"
-"  rtprobe ipc --transport unix --duration 5s\n"
-"  rtprobe ipc --transport pipe --cpus 1 --peer-cpu 0 --threshold 100us\n"
-"  rtprobe ipc --bandwidth --chunk 64K --total 256M --repetitions 3\n"
-"\n"
-"Common options:\n", f);
-	common_usage(f);
-}
 
 /* Close fd if open and mark it closed. */
 static void ipc_close(int *fd)
@@ -653,7 +614,6 @@ enum {
 	IPC_OPT_CHUNK,
 	IPC_OPT_TOTAL,
 	IPC_OPT_REPETITIONS,
-	IPC_OPT_HELP,
 };
 
 /* Parse --peer-cpu: same | any | a CPU number this process may use. */
@@ -673,145 +633,157 @@ static int ipc_parse_peer_cpu(const char *text)
 	return (int)cpu;
 }
 
-/* Options a bandwidth run cannot use (they shape a latency series). */
-static bool ipc_latency_only(const char *name)
-{
-	static const char *const names[] = {
-		"duration", "loops", "warmup", "threshold", "raw",
-		"raw-buffer", "break-on", "break-action", "on-spike",
-		"worst", NULL,
-	};
-	int i;
+static const struct opt_desc ipc_opts[] = {
+	{ .name = "transport", .id = IPC_OPT_TRANSPORT, .type = OPT_CHOICE,
+	  .def = "pipe", .metavar = "T", .choices = ipc_transport_names,
+	  .help = "pipe | fifo | unix (default pipe)" },
+	{ .name = "peer-cpu", .id = IPC_OPT_PEER_CPU, .type = OPT_TEXT,
+	  .def = "same", .metavar = "C",
+	  .help = "CPU of the peer process: a number, 'same' as its\n"
+		  "measuring thread (default), or 'any' (unpinned)" },
+	{ .name = "fifo-dir", .id = IPC_OPT_FIFO_DIR, .type = OPT_TEXT,
+	  .def = "/tmp", .metavar = "DIR",
+	  .help = "where --transport fifo makes its FIFOs (default /tmp)" },
+	{ .name = "bandwidth", .id = IPC_OPT_BANDWIDTH, .type = OPT_FLAG,
+	  .help = "measure bandwidth instead of latency" },
+	{ .name = "chunk", .id = IPC_OPT_CHUNK, .type = OPT_SIZE,
+	  .def = "64K",
+	  .help = "bandwidth: bytes per read/write, e.g. 64K (default 64K)" },
+	{ .name = "total", .id = IPC_OPT_TOTAL, .type = OPT_SIZE, .def = "64M",
+	  .help = "bandwidth: bytes per transfer, e.g. 64M (default 64M)" },
+	{ .name = "repetitions", .id = IPC_OPT_REPETITIONS,
+	  .type = OPT_INTEGER, .def = "5",
+	  .help = "bandwidth: transfers; the median is reported\n"
+		  "(default 5)" },
+	{ .name = NULL },
+};
 
-	for (i = 0; names[i]; i++)
-		if (!strcmp(names[i], name))
-			return true;
-	return false;
-}
+/* Common options that shape a latency series: refused with --bandwidth. */
+#define IPC_LATENCY_ONLY (COMMON_BIT(C_DURATION) | COMMON_BIT(C_LOOPS) | \
+			  COMMON_BIT(C_WARMUP) | COMMON_BIT(C_THRESHOLD) | \
+			  COMMON_BIT(C_RAW) | COMMON_BIT(C_RAW_BUFFER) | \
+			  COMMON_BIT(C_BREAK_ON) | \
+			  COMMON_BIT(C_BREAK_ACTION) | \
+			  COMMON_BIT(C_ON_SPIKE) | COMMON_BIT(C_WORST))
 
-int cmd_ipc(int argc, char **argv)
-{
-	static const struct option ipc_opts[] = {
-		{ "transport", required_argument, NULL, IPC_OPT_TRANSPORT },
-		{ "peer-cpu", required_argument, NULL, IPC_OPT_PEER_CPU },
-		{ "fifo-dir", required_argument, NULL, IPC_OPT_FIFO_DIR },
-		{ "bandwidth", no_argument, NULL, IPC_OPT_BANDWIDTH },
-		{ "chunk", required_argument, NULL, IPC_OPT_CHUNK },
-		{ "total", required_argument, NULL, IPC_OPT_TOTAL },
-		{ "repetitions", required_argument, NULL, IPC_OPT_REPETITIONS },
-		{ "help", no_argument, NULL, IPC_OPT_HELP },
-		{ NULL, 0, NULL, 0 },
-	};
+/* ipc's parse state: the test and the last bandwidth-only option given. */
+struct ipc_parse {
 	struct ipc_test *t;
-	struct option table[64];
-	struct rtp_common c;
-	const char *latency_opt = NULL, *latency_val = "", *bw_opt = NULL;
-	const char *bw_val = "";
-	char tmpl[PATH_MAX - 32];
-	struct run *r;
-	int id, longindex = 0, i, rc;
+	const char *bw_opt, *bw_val;
+};
+
+/* Defaults: pipe, one pair, peer on the same CPU; 64 MiB in 64 KiB x 5. */
+static void ipc_defaults(void *ctx, struct rtp_common *c)
+{
+	struct ipc_parse *ip = ctx;
+	struct ipc_test *t;
 
 	t = calloc(1, sizeof(*t)); /* large: 64 pairs with paths */
 	if (!t) {
 		fprintf(stderr, "rtprobe: ipc: out of memory\n");
-		return RTP_EXIT_ENV;
+		exit(RTP_EXIT_ENV);
 	}
-	common_defaults(&c, "ipc", 2 * NSEC_PER_SEC);
-	c.threads_requested = 1;
+	ip->t = t;
+	c->threads_requested = 1;
 	t->cfg.transport = IPC_PIPE;
 	t->cfg.chunk_bytes = 64 * 1024;
 	t->cfg.total_bytes = 64 * 1024 * 1024;
 	t->cfg.repetitions = 5;
 	t->cfg.peer_cpu = IPC_PEER_SAME;
 	t->cfg.fifo_dir = "/tmp";
-	common_options(table, sizeof(table) / sizeof(table[0]), ipc_opts);
-	opt_refuse_abbrev(argc, argv, table);
-	while ((id = getopt_long(argc, argv, "h", table, &longindex)) != -1) {
-		if (id >= COMMON_OPT_BASE && longindex >= 0 &&
-		    table[longindex].val == id &&
-		    ipc_latency_only(table[longindex].name))
-		{
-			latency_opt = table[longindex].name;
-			latency_val = optarg ? optarg : "";
-		}
-		longindex = -1;
-		if (common_handle(&c, id, optarg))
-			continue;
-		switch (id) {
-		case 'h':
-		case IPC_OPT_HELP:
-			ipc_usage(stdout);
-			return RTP_EXIT_OK;
-		case IPC_OPT_TRANSPORT:
-			t->cfg.transport = (enum ipc_transport)opt_choice(
-				"--transport", optarg, ipc_transport_names);
-			break;
-		case IPC_OPT_PEER_CPU:
-			t->cfg.peer_cpu = ipc_parse_peer_cpu(optarg);
-			break;
-		case IPC_OPT_FIFO_DIR:
-			if (!*optarg || strlen(optarg) > PATH_MAX - 64)
-				opt_fail("--fifo-dir", optarg,
-					 "must be a directory path of 1 .. %d "
-					 "characters", PATH_MAX - 64);
-			t->cfg.fifo_dir = optarg;
-			break;
-		case IPC_OPT_BANDWIDTH:
-			t->cfg.bandwidth = true;
-			break;
-		case IPC_OPT_CHUNK:
-			t->cfg.chunk_bytes = opt_size("--chunk", optarg);
-			if (!t->cfg.chunk_bytes ||
-			    t->cfg.chunk_bytes > 64ULL * 1024 * 1024)
-				opt_fail("--chunk", optarg,
-					 "must be 1 byte .. 64M");
-			bw_opt = "--chunk";
-			bw_val = optarg;
-			break;
-		case IPC_OPT_TOTAL:
-			t->cfg.total_bytes = opt_size("--total", optarg);
-			if (!t->cfg.total_bytes)
-				opt_fail("--total", optarg, "must be > 0");
-			bw_opt = "--total";
-			bw_val = optarg;
-			break;
-		case IPC_OPT_REPETITIONS:
-			t->cfg.repetitions = (unsigned int)opt_u64(
-				"--repetitions", optarg, 1,
-				IPC_MAX_REPETITIONS);
-			bw_opt = "--repetitions";
-			bw_val = optarg;
-			break;
-		default:
-			common_bad_option(argc, argv);
-		}
+}
+
+/* Parse one of ipc's own options. */
+static void ipc_option(void *ctx, struct rtp_common *c, int id,
+		       const char *arg)
+{
+	struct ipc_parse *ip = ctx;
+	struct ipc_test *t = ip->t;
+
+	(void)c;
+	switch (id) {
+	case IPC_OPT_TRANSPORT:
+		t->cfg.transport = (enum ipc_transport)opt_choice(
+			"--transport", arg, ipc_transport_names);
+		return;
+	case IPC_OPT_PEER_CPU:
+		t->cfg.peer_cpu = ipc_parse_peer_cpu(arg);
+		return;
+	case IPC_OPT_FIFO_DIR:
+		if (!*arg || strlen(arg) > PATH_MAX - 64)
+			opt_fail("--fifo-dir", arg, "must be a directory path "
+				 "of 1 .. %d characters", PATH_MAX - 64);
+		t->cfg.fifo_dir = arg;
+		return;
+	case IPC_OPT_BANDWIDTH:
+		t->cfg.bandwidth = true;
+		return;
+	case IPC_OPT_CHUNK:
+		t->cfg.chunk_bytes = opt_size("--chunk", arg);
+		if (!t->cfg.chunk_bytes ||
+		    t->cfg.chunk_bytes > 64ULL * 1024 * 1024)
+			opt_fail("--chunk", arg, "must be 1 byte .. 64M");
+		ip->bw_opt = "--chunk";
+		break;
+	case IPC_OPT_TOTAL:
+		t->cfg.total_bytes = opt_size("--total", arg);
+		if (!t->cfg.total_bytes)
+			opt_fail("--total", arg, "must be > 0");
+		ip->bw_opt = "--total";
+		break;
+	default:
+		t->cfg.repetitions = (unsigned int)opt_u64("--repetitions",
+			arg, 1, IPC_MAX_REPETITIONS);
+		ip->bw_opt = "--repetitions";
 	}
-	if (t->cfg.bandwidth && latency_opt)
-		opt_fail(latency_opt, latency_val, "does not apply to --bandwidth "
-			 "(no latency series); use --repetitions and --total");
-	if (!t->cfg.bandwidth && bw_opt)
-		opt_fail(bw_opt, bw_val, "applies to --bandwidth only");
-	if (c.policy == POLICY_DEADLINE)
-		opt_fail("--policy", "deadline", "ipc supports fifo, rr, other");
-	common_finish(&c, argc, argv);
-	if (c.nthreads > IPC_MAX_PAIRS)
+	ip->bw_val = arg;
+}
+
+/* Latency-only options with --bandwidth, bandwidth ones without it. */
+static void ipc_check(void *ctx, struct rtp_common *c)
+{
+	struct ipc_parse *ip = ctx;
+	const struct opt_desc *d;
+	char name[40];
+
+	if (ip->t->cfg.bandwidth && (c->given & IPC_LATENCY_ONLY)) {
+		for (d = common_descriptors(); d->name; d++)
+			if (c->given & IPC_LATENCY_ONLY & COMMON_BIT(d->id))
+				break;
+		snprintf(name, sizeof(name), "--%s", d->name);
+		opt_refuse(name, "", "--bandwidth", "no latency series; use "
+			   "--repetitions and --total");
+	}
+	if (!ip->t->cfg.bandwidth && ip->bw_opt)
+		opt_fail(ip->bw_opt, ip->bw_val, "applies to --bandwidth only");
+}
+
+/* Measure round trips (or transfers) between each thread and its peer. */
+static int ipc_run(void *ctx, struct rtp_common *c, int argc, char **argv)
+{
+	struct ipc_test *t = ((struct ipc_parse *)ctx)->t;
+	char tmpl[PATH_MAX - 32];
+	struct run *r;
+	int i, rc;
+
+	if (c->nthreads > IPC_MAX_PAIRS)
 		opt_fail("--threads", "", "at most %d pairs", IPC_MAX_PAIRS);
 	if (t->cfg.bandwidth) {
-		c.duration_ns = 0;
-		c.warmup_ns = 0;
-		c.loops = 0;
+		c->duration_ns = 0;
+		c->warmup_ns = 0;
+		c->loops = 0;
 	}
-	t->common = &c;
+	t->common = c;
 	if (sched_getaffinity(0, sizeof(t->allowed), &t->allowed)) {
 		fprintf(stderr, "rtprobe: --peer-cpu: sched_getaffinity: %s\n",
 			strerror(errno));
 		return RTP_EXIT_ENV;
 	}
 
-	r = run_create(&c, argc, argv);
+	r = run_create(c, argc, argv);
 	t->run = r;
-	t->npairs = c.nthreads;
-	if (t->cfg.transport == IPC_FIFO && !c.simulate) {
+	t->npairs = c->nthreads;
+	if (t->cfg.transport == IPC_FIFO && !c->simulate) {
 		snprintf(tmpl, sizeof(tmpl), "%s/rtprobe-ipc-XXXXXX",
 			 t->cfg.fifo_dir);
 		if (!mkdtemp(tmpl)) {
@@ -828,20 +800,53 @@ int cmd_ipc(int argc, char **argv)
 
 		p->test = t;
 		p->index = i;
-		p->cpu = c.cpu_list[i];
+		p->cpu = c->cpu_list[i];
 		p->my_in = p->my_out = p->peer_in = p->peer_out = -1;
-		if (!c.simulate && ipc_channel_create(t, p)) {
+		if (!c->simulate && ipc_channel_create(t, p)) {
 			ipc_fifo_cleanup(t);
 			return RTP_EXIT_ENV;
 		}
 		if (!t->cfg.bandwidth)
-			p->series = percpu_add_series(r, &c, i);
+			p->series = percpu_add_series(r, c, i);
 	}
 	run_set_params(r, ipc_write_params, t);
 	run_set_result_data(r, ipc_write_data, t);
 	run_set_verdicts(r, ipc_verdicts, t);
-	rc = percpu_run(r, &c, ipc_thread, t->pairs, sizeof(t->pairs[0]));
+	rc = percpu_run(r, c, ipc_thread, t->pairs, sizeof(t->pairs[0]));
 	ipc_fifo_cleanup(t);
 	free(t);
 	return rc;
 }
+
+const struct test_desc test_ipc = {
+	.name = "ipc",
+	.summary = "pipe/fifo/unix round trip and pipe bandwidth",
+	.intro =
+"Round-trip latency between two processes (lmbench lat_pipe, lat_fifo,\n"
+"lat_unix): the measuring thread writes one word, a peer process echoes it;\n"
+"latency = the round trip.  Reported as a latency series per measuring\n"
+"thread (default: one thread, on the first CPU of --cpus).\n"
+"With --bandwidth: pipe bandwidth (lmbench bw_pipe): the peer writes --total\n"
+"bytes in --chunk writes, the thread reads them; MB/s (10^6 bytes/s; also\n"
+"MiB/s as lmbench prints) in the result's data, median of --repetitions.\n"
+"Latency mode defaults to --duration 2s after the 1 s warm-up; --threshold\n"
+"limits the round trip.  --bandwidth refuses the latency-only options\n"
+"(--duration --loops --warmup --threshold --raw --break-on --on-spike).\n"
+"--simulate SEED[:DIST]: latency samples are draws, back to back in\n"
+"simulated time; in bandwidth mode each transfer's time is one draw.\n",
+	.examples =
+"  rtprobe ipc --transport unix --duration 5s\n"
+"  rtprobe ipc --transport pipe --cpus 1 --peer-cpu 0 --threshold 100us\n"
+"  rtprobe ipc --bandwidth --chunk 64K --total 256M --repetitions 3\n",
+	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE |
+		  TEST_NO_DEADLINE,
+	.default_duration_ns = 2 * NSEC_PER_SEC,
+	.untimed_flag = "bandwidth",
+	.cpu_option = "cpus",
+	.options = ipc_opts,
+	.ctx_size = sizeof(struct ipc_parse),
+	.defaults = ipc_defaults,
+	.option = ipc_option,
+	.check = ipc_check,
+	.run = ipc_run,
+};

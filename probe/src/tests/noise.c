@@ -11,7 +11,6 @@
  * end of the run is checked every NOISE_CHECK_EVERY iterations.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +19,6 @@
 #include <unistd.h>
 
 #include "clocksleep.h"
-#include "commands.h"
 #include "common.h"
 #include "opt.h"
 #include "percpu.h"
@@ -28,6 +26,7 @@
 #include "run.h"
 #include "series.h"
 #include "sim.h"
+#include "testdesc.h"
 
 #define NOISE_DEFAULT_THRESHOLD_NS NSEC_PER_USEC
 #define NOISE_DEFAULT_DURATION_NS (3 * NSEC_PER_SEC)
@@ -38,7 +37,6 @@
 enum {
 	OPT_GAP_THRESHOLD = 1,
 	OPT_FORCE,
-	OPT_HELP,
 };
 
 struct noise_cfg {
@@ -70,39 +68,6 @@ struct noise {
 	struct noise_thread *threads;
 	int nthreads;
 };
-
-/* Print the help text. */
-static void noise_usage(FILE *f)
-{
-	fprintf(f,
-"usage: rtprobe noise [options]\n"
-"\n"
-"OS noise, after oslat: one pinned thread per CPU spins reading the clock;\n"
-"a gap between two readings of at least --gap-threshold is an interruption\n"
-"(interrupt, tick, kernel thread, hypervisor).  Samples are the gaps; the\n"
-"result's data gives the time stolen per CPU and the number of gaps.\n"
-"\n"
-"Test options:\n"
-"  --gap-threshold D  smallest gap counted as an interruption (default 1us;\n"
-"                     bare number: us); must be at least twice the cost of\n"
-"                     a clock read here\n"
-"  --force            allow fifo/rr busy loops on every online CPU at once\n"
-"                     (starves the machine) and --duration above 1h\n"
-"  --help             this text\n"
-"Defaults differing from other tests: --cpus is every allowed CPU but the\n"
-"first (it is left to the system); --duration 3s; --loops is refused.\n"
-"With RT throttling on (sched_rt_runtime_us), fifo/rr loops are stopped for\n"
-"part of each period: a warning is printed and the setting recorded.\n"
-"\n");
-	common_usage(f);
-	fprintf(f,
-"\nExamples:\n"
-"  rtprobe noise --duration 10s\n"
-"  rtprobe noise --cpus 1 --gap-threshold 5us --threshold 50us\n"
-"  rtprobe noise --policy other --cpus 0-1 --duration 30s\n"
-"  rtprobe noise --simulate 1:const,lat=500ns,spike=20us,every=1000 "
-"--duration 1s\n");
-}
 
 /*
  * Spin until the clock reaches end_abs (or a stop), recording gaps of at
@@ -381,98 +346,136 @@ static void noise_write_data(struct json *j, void *ctx)
 }
 
 /* Entry point of `rtprobe noise`. */
-int cmd_noise(int argc, char **argv)
+static const struct opt_desc noise_opts[] = {
+	{ .name = "gap-threshold", .id = OPT_GAP_THRESHOLD,
+	  .type = OPT_DURATION, .def = "1us", .unit = "us",
+	  .help = "smallest gap counted as an interruption (default 1us;\n"
+		  "bare number: us); must be at least twice the cost of\n"
+		  "a clock read here" },
+	{ .name = "force", .id = OPT_FORCE, .type = OPT_FLAG,
+	  .help = "allow fifo/rr busy loops on every online CPU at once\n"
+		  "(starves the machine) and --duration above 1h" },
+	{ .name = NULL },
+};
+
+/* noise's parse state: the test and the text of --gap-threshold. */
+struct noise_parse {
+	struct noise n;
+	const char *thr_text;
+};
+
+/* Defaults: 1 us gap threshold. */
+static void noise_defaults(void *ctx, struct rtp_common *c)
 {
-	static const struct option own[] = {
-		{ "gap-threshold", required_argument, NULL, OPT_GAP_THRESHOLD },
-		{ "force", no_argument, NULL, OPT_FORCE },
-		{ "help", no_argument, NULL, OPT_HELP },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct option table[64];
-	struct rtp_common c;
-	struct noise n = {
-		.cfg = { .threshold_ns = NOISE_DEFAULT_THRESHOLD_NS },
-	};
-	const char *thr_text = "1us";
+	struct noise_parse *np = ctx;
+
+	(void)c;
+	np->n.cfg.threshold_ns = NOISE_DEFAULT_THRESHOLD_NS;
+	np->thr_text = "1us";
+}
+
+/* Parse one of noise's own options. */
+static void noise_option(void *ctx, struct rtp_common *c, int id,
+			 const char *arg)
+{
+	struct noise_parse *np = ctx;
+
+	(void)c;
+	if (id == OPT_FORCE) {
+		np->n.cfg.force = true;
+		return;
+	}
+	np->thr_text = arg;
+	np->n.cfg.threshold_ns = opt_duration("--gap-threshold", arg, "us");
+	if (!np->n.cfg.threshold_ns)
+		opt_fail("--gap-threshold", arg, "must be greater than zero");
+}
+
+/* Default CPUs: every allowed one but the first. */
+static void noise_check(void *ctx, struct rtp_common *c)
+{
+	(void)ctx;
+	noise_default_cpus(c);
+}
+
+/* Measure: busy loops reading the clock on each CPU. */
+static int noise_run(void *ctx, struct rtp_common *c, int argc, char **argv)
+{
+	struct noise_parse *np = ctx;
+	struct noise *n = &np->n;
 	char dur[32];
 	struct run *r;
-	int id, i;
+	int i;
 
-	common_defaults(&c, "noise", NOISE_DEFAULT_DURATION_NS);
-	common_options(table, sizeof(table) / sizeof(table[0]), own);
-	optind = 1;
-	opt_refuse_abbrev(argc, argv, table);
-	while ((id = getopt_long(argc, argv, "", table, NULL)) != -1) {
-		if (id == '?' || id == ':')
-			common_bad_option(argc, argv);
-		if (common_handle(&c, id, optarg))
-			continue;
-		switch (id) {
-		case OPT_GAP_THRESHOLD:
-			thr_text = optarg;
-			n.cfg.threshold_ns = opt_duration("--gap-threshold",
-							  optarg, "us");
-			if (!n.cfg.threshold_ns)
-				opt_fail("--gap-threshold", optarg,
-					 "must be greater than zero");
-			break;
-		case OPT_FORCE:
-			n.cfg.force = true;
-			break;
-		case OPT_HELP:
-			noise_usage(stdout);
-			return RTP_EXIT_OK;
-		default:
-			common_bad_option(argc, argv);
-		}
-	}
-	if (c.loops) {
-		snprintf(dur, sizeof(dur), "%" PRIu64, c.loops);
-		opt_fail("--loops", dur, "noise runs for a time, not a number "
-			 "of samples: give --duration");
-	}
-	if (c.policy == POLICY_DEADLINE)
-		opt_fail("--policy", "deadline", "a busy loop exhausts any "
-			 "runtime; use fifo, rr or other");
-	noise_default_cpus(&c);
-	common_finish(&c, argc, argv);
-	if (c.duration_ns > NOISE_MAX_DURATION_NS && !n.cfg.force) {
+	if (c->duration_ns > NOISE_MAX_DURATION_NS && !n->cfg.force) {
 		snprintf(dur, sizeof(dur), "%" PRIu64 "s",
-			 (uint64_t)(c.duration_ns / NSEC_PER_SEC));
+			 (uint64_t)(c->duration_ns / NSEC_PER_SEC));
 		opt_fail("--duration", dur, "noise is capped at 1h (its busy "
 			 "loops hold their CPUs); add --force to run longer");
 	}
-	noise_check_cpus(&n.cfg, &c);
-	n.cfg.warmup_ns = c.warmup_ns;
-	n.cfg.end_ns = c.warmup_ns + c.duration_ns;
-	if (!c.simulate) {
-		n.cfg.read_cost_ns = noise_read_cost(c.clock);
-		if (n.cfg.read_cost_ns * 2 > n.cfg.threshold_ns)
-			opt_fail("--gap-threshold", thr_text, "a clock read "
+	noise_check_cpus(&n->cfg, c);
+	n->cfg.warmup_ns = c->warmup_ns;
+	n->cfg.end_ns = c->warmup_ns + c->duration_ns;
+	if (!c->simulate) {
+		n->cfg.read_cost_ns = noise_read_cost(c->clock);
+		if (n->cfg.read_cost_ns * 2 > n->cfg.threshold_ns)
+			opt_fail("--gap-threshold", np->thr_text, "a clock read "
 				 "alone takes %" PRIu64 " ns here; use at "
-				 "least %" PRIu64 " ns", n.cfg.read_cost_ns,
-				 n.cfg.read_cost_ns * 2);
+				 "least %" PRIu64 " ns", n->cfg.read_cost_ns,
+				 n->cfg.read_cost_ns * 2);
 	}
-	noise_check_throttling(&n.cfg, &c);
+	noise_check_throttling(&n->cfg, c);
 
-	n.nthreads = c.nthreads;
-	n.threads = calloc((size_t)c.nthreads, sizeof(*n.threads));
-	if (!n.threads) {
+	n->nthreads = c->nthreads;
+	n->threads = calloc((size_t)c->nthreads, sizeof(*n->threads));
+	if (!n->threads) {
 		fprintf(stderr, "rtprobe: noise: out of memory\n");
 		return RTP_EXIT_ENV;
 	}
-	r = run_create(&c, argc, argv);
-	run_set_params(r, noise_write_params, &n);
-	run_set_result_data(r, noise_write_data, &n);
-	for (i = 0; i < c.nthreads; i++)
-		n.threads[i] = (struct noise_thread){
+	r = run_create(c, argc, argv);
+	run_set_params(r, noise_write_params, n);
+	run_set_result_data(r, noise_write_data, n);
+	for (i = 0; i < c->nthreads; i++)
+		n->threads[i] = (struct noise_thread){
 			.run = r,
-			.series = percpu_add_series(r, &c, i),
-			.cfg = &n.cfg,
-			.simulate = c.simulate,
+			.series = percpu_add_series(r, c, i),
+			.cfg = &n->cfg,
+			.simulate = c->simulate,
 			.min_gap_ns = UINT64_MAX,
 		};
-	return percpu_run(r, &c, noise_thread_fn, n.threads,
-			  sizeof(*n.threads));
+	return percpu_run(r, c, noise_thread_fn, n->threads,
+			  sizeof(*n->threads));
 }
+
+const struct test_desc test_noise = {
+	.name = "noise",
+	.summary = "busy-loop interruptions per CPU (oslat-style)",
+	.intro =
+"OS noise, after oslat: one pinned thread per CPU spins reading the clock;\n"
+"a gap between two readings of at least --gap-threshold is an interruption\n"
+"(interrupt, tick, kernel thread, hypervisor).  Samples are the gaps; the\n"
+"result's data gives the time stolen per CPU and the number of gaps.\n"
+"Defaults differing from other tests: --cpus is every allowed CPU but the\n"
+"first (it is left to the system); --duration 3s; --loops is refused.\n"
+"With RT throttling on (sched_rt_runtime_us), fifo/rr loops are stopped for\n"
+"part of each period: a warning is printed and the setting recorded.\n",
+	.examples =
+"  rtprobe noise --duration 10s\n"
+"  rtprobe noise --cpus 1 --gap-threshold 5us --threshold 50us\n"
+"  rtprobe noise --policy other --cpus 0-1 --duration 30s\n"
+"  rtprobe noise --simulate 1:const,lat=500ns,spike=20us,every=1000 "
+"--duration 1s\n",
+	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE |
+		  TEST_NO_DEADLINE,
+	.default_duration_ns = NOISE_DEFAULT_DURATION_NS,
+	.cpu_option = "cpus",
+	.options = noise_opts,
+	.refused = COMMON_BIT(C_LOOPS),
+	.refused_why = "noise runs for a time, not a number of samples: "
+		       "give --duration",
+	.ctx_size = sizeof(struct noise_parse),
+	.defaults = noise_defaults,
+	.option = noise_option,
+	.check = noise_check,
+	.run = noise_run,
+};

@@ -12,7 +12,6 @@
  * iteration fails the verdict (exit 1).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +19,6 @@
 #include <time.h>
 
 #include "clocksleep.h"
-#include "commands.h"
 #include "common.h"
 #include "opt.h"
 #include "percpu.h"
@@ -28,6 +26,7 @@
 #include "run.h"
 #include "series.h"
 #include "sim.h"
+#include "testdesc.h"
 
 #define PERIODIC_DEFAULT_PERIOD_NS (5 * NSEC_PER_MSEC)
 #define PERIODIC_DEFAULT_CRITERION_NS (100 * NSEC_PER_USEC)
@@ -37,7 +36,6 @@ enum {
 	OPT_PERIOD = 1,
 	OPT_BUSY,
 	OPT_CRITERION,
-	OPT_HELP,
 };
 
 struct periodic_cfg {
@@ -81,36 +79,6 @@ static const char *fmt_duration(uint64_t ns, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%" PRIu64 "ns", ns);
 	return buf;
-}
-
-/* Print the help text. */
-static void periodic_usage(FILE *f)
-{
-	fprintf(f,
-"usage: rtprobe periodic [options]\n"
-"\n"
-"Periodic drift, after LTP sched_latency: a thread released every --period\n"
-"(absolute clock_nanosleep) does --busy work after each wake-up.\n"
-"delay_i = now - start - i*period; delay_0 is the start latency.  Work that\n"
-"runs past later releases misses them (counted as overruns, then skipped).\n"
-"Every delay >= --criterion is a failed iteration: any fails the run (exit 1),\n"
-"as does a start latency >= --criterion (LTP judges it separately).\n"
-"\n"
-"Test options:\n"
-"  --period D       release period (default 5ms; bare number: us)\n"
-"  --busy D         busy work after each wake-up, < period (default 0; us)\n"
-"  --criterion D    failed iteration when delay >= D; 'off' disables the\n"
-"                   verdict (default 100us, as LTP; bare number: us)\n"
-"  --help           this text\n"
-"Defaults differing from other tests: one thread (--threads N for more),\n"
-"--duration 3s.\n"
-"\n");
-	common_usage(f);
-	fprintf(f,
-"\nExamples:\n"
-"  rtprobe periodic --period 5ms --busy 1ms --duration 5s\n"
-"  rtprobe periodic --cpus 1 --priority 90 --criterion 50us --loops 2000\n"
-"  rtprobe periodic --simulate 7:const,lat=20us --loops 100\n");
 }
 
 /* Spin until the run's clock reaches end_ns; returns the last reading. */
@@ -332,85 +300,125 @@ static uint64_t parse_criterion(const char *text)
 }
 
 /* Entry point of `rtprobe periodic`. */
-int cmd_periodic(int argc, char **argv)
+static const struct opt_desc periodic_opts[] = {
+	{ .name = "period", .id = OPT_PERIOD, .type = OPT_DURATION,
+	  .def = "5ms", .unit = "us",
+	  .help = "release period (default 5ms; bare number: us)" },
+	{ .name = "busy", .id = OPT_BUSY, .type = OPT_DURATION, .def = "0",
+	  .unit = "us",
+	  .help = "busy work after each wake-up, < period (default 0; us)" },
+	{ .name = "criterion", .id = OPT_CRITERION, .type = OPT_DURATION,
+	  .def = "100us", .unit = "us",
+	  .help = "failed iteration when delay >= D; 'off' disables the\n"
+		  "verdict (default 100us, as LTP; bare number: us)" },
+	{ .name = NULL },
+};
+
+/* periodic's parse state: the test and the text of --busy. */
+struct periodic_parse {
+	struct periodic p;
+	const char *busy_text;
+};
+
+/* Defaults: 5 ms period, 100 us criterion, one thread. */
+static void periodic_defaults(void *ctx, struct rtp_common *c)
 {
-	static const struct option own[] = {
-		{ "period", required_argument, NULL, OPT_PERIOD },
-		{ "busy", required_argument, NULL, OPT_BUSY },
-		{ "criterion", required_argument, NULL, OPT_CRITERION },
-		{ "help", no_argument, NULL, OPT_HELP },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct option table[64];
-	struct rtp_common c;
-	struct periodic p = {
-		.cfg = {
-			.period_ns = PERIODIC_DEFAULT_PERIOD_NS,
-			.criterion_ns = PERIODIC_DEFAULT_CRITERION_NS,
-		},
-	};
-	const char *busy_text = NULL;
-	struct run *r;
-	int id, i;
+	struct periodic_parse *pp = ctx;
 
-	common_defaults(&c, "periodic", PERIODIC_DEFAULT_DURATION_NS);
-	c.threads_requested = 1;
-	common_options(table, sizeof(table) / sizeof(table[0]), own);
-	optind = 1;
-	opt_refuse_abbrev(argc, argv, table);
-	while ((id = getopt_long(argc, argv, "", table, NULL)) != -1) {
-		if (id == '?' || id == ':')
-			common_bad_option(argc, argv);
-		if (common_handle(&c, id, optarg))
-			continue;
-		switch (id) {
-		case OPT_PERIOD:
-			p.cfg.period_ns = opt_duration("--period", optarg, "us");
-			if (!p.cfg.period_ns)
-				opt_fail("--period", optarg, "must be above 0");
-			break;
-		case OPT_BUSY:
-			busy_text = optarg;
-			p.cfg.busy_ns = opt_duration("--busy", optarg, "us");
-			break;
-		case OPT_CRITERION:
-			p.cfg.criterion_ns = parse_criterion(optarg);
-			break;
-		case OPT_HELP:
-			periodic_usage(stdout);
-			return RTP_EXIT_OK;
-		default:
-			common_bad_option(argc, argv);
-		}
+	pp->p.cfg.period_ns = PERIODIC_DEFAULT_PERIOD_NS;
+	pp->p.cfg.criterion_ns = PERIODIC_DEFAULT_CRITERION_NS;
+	c->threads_requested = 1;
+}
+
+/* Parse one of periodic's own options. */
+static void periodic_option(void *ctx, struct rtp_common *c, int id,
+			    const char *arg)
+{
+	struct periodic_parse *pp = ctx;
+
+	(void)c;
+	switch (id) {
+	case OPT_PERIOD:
+		pp->p.cfg.period_ns = opt_duration("--period", arg, "us");
+		if (!pp->p.cfg.period_ns)
+			opt_fail("--period", arg, "must be above 0");
+		break;
+	case OPT_BUSY:
+		pp->busy_text = arg;
+		pp->p.cfg.busy_ns = opt_duration("--busy", arg, "us");
+		break;
+	default:
+		pp->p.cfg.criterion_ns = parse_criterion(arg);
 	}
-	if (p.cfg.busy_ns >= p.cfg.period_ns)
-		opt_fail("--busy", busy_text,
-			 "must be shorter than --period (%" PRIu64 " ns)",
-			 p.cfg.period_ns);
-	common_finish(&c, argc, argv);
-	if (c.policy == POLICY_DEADLINE)
-		opt_fail("--policy", "deadline", "%s does not set the runtime "
-			 "and period SCHED_DEADLINE needs; use fifo, rr or other",
-			 c.test);
-	p.cfg.warmup_ns = c.warmup_ns;
+}
 
-	p.nthreads = c.nthreads;
-	p.threads = calloc((size_t)c.nthreads, sizeof(*p.threads));
-	if (!p.threads) {
+/* --busy must leave time in each period. */
+static void periodic_check(void *ctx, struct rtp_common *c)
+{
+	struct periodic_parse *pp = ctx;
+
+	(void)c;
+	if (pp->p.cfg.busy_ns >= pp->p.cfg.period_ns)
+		opt_fail("--busy", pp->busy_text,
+			 "must be shorter than --period (%" PRIu64 " ns)",
+			 pp->p.cfg.period_ns);
+}
+
+/* Measure: released every period, busy work after each wake-up. */
+static int periodic_run(void *ctx, struct rtp_common *c, int argc,
+			char **argv)
+{
+	struct periodic *p = &((struct periodic_parse *)ctx)->p;
+	struct run *r;
+	int i;
+
+	p->cfg.warmup_ns = c->warmup_ns;
+
+	p->nthreads = c->nthreads;
+	p->threads = calloc((size_t)c->nthreads, sizeof(*p->threads));
+	if (!p->threads) {
 		fprintf(stderr, "rtprobe: periodic: out of memory\n");
 		return RTP_EXIT_ENV;
 	}
-	r = run_create(&c, argc, argv);
-	run_set_params(r, periodic_write_params, &p);
-	run_set_result_data(r, periodic_write_data, &p);
-	run_set_verdicts(r, periodic_verdicts, &p);
-	for (i = 0; i < c.nthreads; i++)
-		p.threads[i] = (struct periodic_thread){
+	r = run_create(c, argc, argv);
+	run_set_params(r, periodic_write_params, p);
+	run_set_result_data(r, periodic_write_data, p);
+	run_set_verdicts(r, periodic_verdicts, p);
+	for (i = 0; i < c->nthreads; i++)
+		p->threads[i] = (struct periodic_thread){
 			.run = r,
-			.series = percpu_add_series(r, &c, i),
-			.cfg = &p.cfg,
-			.simulate = c.simulate,
+			.series = percpu_add_series(r, c, i),
+			.cfg = &p->cfg,
+			.simulate = c->simulate,
 		};
-	return percpu_run(r, &c, periodic_thread_fn, p.threads,
-			  sizeof(*p.threads));
+	return percpu_run(r, c, periodic_thread_fn, p->threads,
+			  sizeof(*p->threads));
 }
+
+const struct test_desc test_periodic = {
+	.name = "periodic",
+	.summary = "periodic drift (LTP sched_latency)",
+	.intro =
+"Periodic drift, after LTP sched_latency: a thread released every --period\n"
+"(absolute clock_nanosleep) does --busy work after each wake-up.\n"
+"delay_i = now - start - i*period; delay_0 is the start latency.  Work that\n"
+"runs past later releases misses them (counted as overruns, then skipped).\n"
+"Every delay >= --criterion is a failed iteration: any fails the run (exit 1),\n"
+"as does a start latency >= --criterion (LTP judges it separately).\n"
+"Defaults differing from other tests: one thread (--threads N for more),\n"
+"--duration 3s.\n",
+	.examples =
+"  rtprobe periodic --period 5ms --busy 1ms --duration 5s\n"
+"  rtprobe periodic --cpus 1 --priority 90 --criterion 50us --loops 2000\n"
+"  rtprobe periodic --simulate 7:const,lat=20us --loops 100\n",
+	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE |
+		  TEST_NO_DEADLINE,
+	.default_duration_ns = PERIODIC_DEFAULT_DURATION_NS,
+	.cpu_option = "cpus",
+	.options = periodic_opts,
+	.ctx_size = sizeof(struct periodic_parse),
+	.defaults = periodic_defaults,
+	.option = periodic_option,
+	.check = periodic_check,
+	.run = periodic_run,
+};

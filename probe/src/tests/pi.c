@@ -34,7 +34,6 @@
 #include <unistd.h>
 
 #include "clocksleep.h"
-#include "commands.h"
 #include "common.h"
 #include "json.h"
 #include "opt.h"
@@ -43,6 +42,7 @@
 #include "run.h"
 #include "series.h"
 #include "sim.h"
+#include "testdesc.h"
 
 #define PI_MAX_HOGS 16
 #define PI_HOLDER_BELOW 20
@@ -76,51 +76,6 @@ struct pi_test {
 	uint64_t done, max_excess_ns, sum_excess_ns;
 	char error[160];
 };
-
-/* Print the help text of `rtprobe pi`. */
-static void pi_usage(FILE *f)
-{
-	fprintf(f,
-"usage: rtprobe pi [options]\n"
-"\n"
-"Priority inheritance (LTP pi_perf semantics) on one CPU: a holder at\n"
-"priority P-%d takes a mutex and keeps it for --hold of its own CPU time; a\n"
-"waiter at P (--priority) then releases --hogs busy threads at P-%d and\n"
-"blocks on the mutex.  With priority inheritance the holder is boosted\n"
-"above the hogs and the waiter waits about --hold; with --no-pi (a plain\n"
-"mutex) the hogs starve the holder and the waiter waits about --hog-time\n"
-"more.  Sample: the waiter's wait beyond the hold time (excess).\n"
-"\n"
-"Test options:\n"
-"  --cpu N            the CPU shared by all threads (default: the first\n"
-"                     allowed CPU); never every CPU: a one-CPU machine\n"
-"                     needs --force\n"
-"  --hold D           holder's CPU time with the lock (default 1ms; bare\n"
-"                     number: us)\n"
-"  --hogs N           medium-priority busy threads, 1..%d (default 2)\n"
-"  --hog-time D       how long the hogs stay busy after their release;\n"
-"                     bounds the starvation (default 20ms, at most 200ms)\n"
-"  --iterations N     measured iterations (default 50)\n"
-"  --max-excess D     criterion: largest excess <= D (default: 2 x --hold,\n"
-"                     at least 100us); exit 1 when exceeded\n"
-"  --no-pi            plain mutex (PTHREAD_PRIO_NONE): shows the inversion\n"
-"  --force            allow running on a machine with a single CPU\n"
-"\n"
-"Policy fifo or rr only; --priority must be > %d.  Each iteration is\n"
-"followed by an idle pause as long as its busy part (RT duty <= ~50%%).\n"
-"--duration, --loops and --threads are refused (use --iterations); --cpus\n"
-"is refused (use --cpu).  --simulate SEED[:DIST]: each iteration's excess\n"
-"is one draw; no threads are started.\n"
-"\n"
-"Examples:\n"
-"  rtprobe pi --cpu 1\n"
-"  rtprobe pi --cpu 1 --no-pi      (fails: exit 1, waiter starved)\n"
-"  rtprobe pi --hold 500us --hog-time 50ms --max-excess 5ms --iterations 20\n"
-"\n"
-"Common options:\n", PI_HOLDER_BELOW, PI_HOG_BELOW, PI_MAX_HOGS,
-		PI_HOLDER_BELOW);
-	common_usage(f);
-}
 
 /*
  * Wait for a semaphore in slices so a stop request or quit is noticed;
@@ -383,8 +338,6 @@ enum {
 	PI_OPT_MAX_EXCESS,
 	PI_OPT_NO_PI,
 	PI_OPT_FORCE,
-	PI_OPT_HELP,
-	PI_OPT_REFUSED,
 };
 
 /* Resolve --cpu and refuse using the only CPU without --force; 0 or exit code. */
@@ -420,140 +373,153 @@ static int pi_resolve_cpu(struct pi_test *t, struct rtp_common *c,
 	return 0;
 }
 
-int cmd_pi(int argc, char **argv)
-{
-	static const struct option pi_opts[] = {
-		{ "cpu", required_argument, NULL, PI_OPT_CPU },
-		{ "hold", required_argument, NULL, PI_OPT_HOLD },
-		{ "hogs", required_argument, NULL, PI_OPT_HOGS },
-		{ "hog-time", required_argument, NULL, PI_OPT_HOG_TIME },
-		{ "iterations", required_argument, NULL, PI_OPT_ITERATIONS },
-		{ "max-excess", required_argument, NULL, PI_OPT_MAX_EXCESS },
-		{ "no-pi", no_argument, NULL, PI_OPT_NO_PI },
-		{ "force", no_argument, NULL, PI_OPT_FORCE },
-		{ "help", no_argument, NULL, PI_OPT_HELP },
-		/* listed before the common table, so these entries win */
-		{ "duration", required_argument, NULL, PI_OPT_REFUSED },
-		{ "loops", required_argument, NULL, PI_OPT_REFUSED },
-		{ "threads", required_argument, NULL, PI_OPT_REFUSED },
-		{ "cpus", required_argument, NULL, PI_OPT_REFUSED },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct option table[64];
-	struct rtp_common c;
+static const struct opt_desc pi_opts[] = {
+	{ .name = "cpu", .id = PI_OPT_CPU, .type = OPT_CPU,
+	  .help = "the CPU shared by all threads (default: the first\n"
+		  "allowed CPU); never every CPU: a one-CPU machine\n"
+		  "needs --force" },
+	{ .name = "hold", .id = PI_OPT_HOLD, .type = OPT_DURATION,
+	  .def = "1ms", .unit = "us",
+	  .help = "holder's CPU time with the lock (default 1ms; bare\n"
+		  "number: us)" },
+	{ .name = "hogs", .id = PI_OPT_HOGS, .type = OPT_INTEGER, .def = "2",
+	  .help = "medium-priority busy threads, 1..16 (default 2)" },
+	{ .name = "hog-time", .id = PI_OPT_HOG_TIME, .type = OPT_DURATION,
+	  .def = "20ms", .unit = "us",
+	  .help = "how long the hogs stay busy after their release;\n"
+		  "bounds the starvation (default 20ms, at most 200ms)" },
+	{ .name = "iterations", .id = PI_OPT_ITERATIONS, .type = OPT_INTEGER,
+	  .def = "50", .help = "measured iterations (default 50)" },
+	{ .name = "max-excess", .id = PI_OPT_MAX_EXCESS, .type = OPT_DURATION,
+	  .unit = "us",
+	  .help = "criterion: largest excess <= D (default: 2 x --hold,\n"
+		  "at least 100us); exit 1 when exceeded" },
+	{ .name = "no-pi", .id = PI_OPT_NO_PI, .type = OPT_FLAG,
+	  .help = "plain mutex (PTHREAD_PRIO_NONE): shows the inversion" },
+	{ .name = "force", .id = PI_OPT_FORCE, .type = OPT_FLAG,
+	  .help = "allow running on a machine with a single CPU" },
+	{ .name = NULL },
+};
+
+/* pi's parse state: the test and which defaults were overridden. */
+struct pi_parse {
 	struct pi_test *t;
-	struct run *r;
+	bool cpu_given, max_given;
+};
+
+/* Defaults: 1 ms hold, 2 hogs busy 20 ms, 50 iterations. */
+static void pi_defaults(void *ctx, struct rtp_common *c)
+{
+	struct pi_parse *pp = ctx;
+
+	pp->t = calloc(1, sizeof(*pp->t));
+	if (!pp->t) {
+		fprintf(stderr, "rtprobe: pi: out of memory\n");
+		exit(RTP_EXIT_ENV);
+	}
+	c->warmup_ns = 0;
+	c->threads_requested = 1;
+	pp->t->cfg.hold_ns = NSEC_PER_MSEC;
+	pp->t->cfg.hog_time_ns = 20 * NSEC_PER_MSEC;
+	pp->t->cfg.hogs = 2;
+	pp->t->cfg.iterations = 50;
+}
+
+/* Parse one of pi's own options. */
+static void pi_option(void *ctx, struct rtp_common *c, int id,
+		      const char *arg)
+{
+	struct pi_parse *pp = ctx;
+	struct pi_test *t = pp->t;
 	cpu_set_t one;
-	bool cpu_given = false, max_given = false;
-	unsigned int i;
-	int id, longindex = 0, rc;
+
+	(void)c;
+	switch (id) {
+	case PI_OPT_CPU:
+		t->cfg.cpu = (int)opt_u64("--cpu", arg, 0, CPU_SETSIZE - 1);
+		CPU_ZERO(&one);
+		CPU_SET((size_t)t->cfg.cpu, &one);
+		opt_cpulist_allowed("--cpu", arg, &one);
+		pp->cpu_given = true;
+		break;
+	case PI_OPT_HOLD:
+		t->cfg.hold_ns = opt_duration("--hold", arg, "us");
+		if (!t->cfg.hold_ns || t->cfg.hold_ns > 100 * NSEC_PER_MSEC)
+			opt_fail("--hold", arg, "must be > 0 and <= 100ms");
+		break;
+	case PI_OPT_HOGS:
+		t->cfg.hogs = (unsigned int)opt_u64("--hogs", arg, 1,
+						    PI_MAX_HOGS);
+		break;
+	case PI_OPT_HOG_TIME:
+		t->cfg.hog_time_ns = opt_duration("--hog-time", arg, "us");
+		if (!t->cfg.hog_time_ns ||
+		    t->cfg.hog_time_ns > 200 * NSEC_PER_MSEC)
+			opt_fail("--hog-time", arg, "must be > 0 and <= 200ms "
+				 "(it starves the CPU)");
+		break;
+	case PI_OPT_ITERATIONS:
+		t->cfg.iterations = opt_u64("--iterations", arg, 1, 1000000);
+		break;
+	case PI_OPT_MAX_EXCESS:
+		t->cfg.max_excess_ns = opt_duration("--max-excess", arg, "us");
+		pp->max_given = true;
+		break;
+	case PI_OPT_NO_PI:
+		t->cfg.no_pi = true;
+		break;
+	default:
+		t->cfg.force = true;
+	}
+}
+
+/* fifo or rr with room below --priority; the default criterion. */
+static void pi_check(void *ctx, struct rtp_common *c)
+{
+	struct pi_parse *pp = ctx;
+	struct pi_test *t = pp->t;
 	char prio_text[16];
 
-	t = calloc(1, sizeof(*t));
-	if (!t) {
-		fprintf(stderr, "rtprobe: pi: out of memory\n");
-		return RTP_EXIT_ENV;
-	}
-	/* a nominal duration satisfies common_finish; --iterations counts */
-	common_defaults(&c, "pi", NSEC_PER_SEC);
-	c.warmup_ns = 0;
-	c.threads_requested = 1;
-	t->cfg.hold_ns = NSEC_PER_MSEC;
-	t->cfg.hog_time_ns = 20 * NSEC_PER_MSEC;
-	t->cfg.hogs = 2;
-	t->cfg.iterations = 50;
-	common_options(table, sizeof(table) / sizeof(table[0]), pi_opts);
-	opt_refuse_abbrev(argc, argv, table);
-	while ((id = getopt_long(argc, argv, "h", table, &longindex)) != -1) {
-		if (common_handle(&c, id, optarg))
-			continue;
-		switch (id) {
-		case 'h':
-		case PI_OPT_HELP:
-			pi_usage(stdout);
-			free(t);
-			return RTP_EXIT_OK;
-		case PI_OPT_CPU:
-			t->cfg.cpu = (int)opt_u64("--cpu", optarg, 0,
-						  CPU_SETSIZE - 1);
-			CPU_ZERO(&one);
-			CPU_SET((size_t)t->cfg.cpu, &one);
-			opt_cpulist_allowed("--cpu", optarg, &one);
-			cpu_given = true;
-			break;
-		case PI_OPT_HOLD:
-			t->cfg.hold_ns = opt_duration("--hold", optarg, "us");
-			if (!t->cfg.hold_ns || t->cfg.hold_ns > 100 *
-			    NSEC_PER_MSEC)
-				opt_fail("--hold", optarg, "must be > 0 and "
-					 "<= 100ms");
-			break;
-		case PI_OPT_HOGS:
-			t->cfg.hogs = (unsigned int)opt_u64("--hogs", optarg,
-							    1, PI_MAX_HOGS);
-			break;
-		case PI_OPT_HOG_TIME:
-			t->cfg.hog_time_ns = opt_duration("--hog-time", optarg,
-							  "us");
-			if (!t->cfg.hog_time_ns ||
-			    t->cfg.hog_time_ns > 200 * NSEC_PER_MSEC)
-				opt_fail("--hog-time", optarg, "must be > 0 "
-					 "and <= 200ms (it starves the CPU)");
-			break;
-		case PI_OPT_ITERATIONS:
-			t->cfg.iterations = opt_u64("--iterations", optarg, 1,
-						    1000000);
-			break;
-		case PI_OPT_MAX_EXCESS:
-			t->cfg.max_excess_ns = opt_duration("--max-excess",
-							    optarg, "us");
-			max_given = true;
-			break;
-		case PI_OPT_NO_PI:
-			t->cfg.no_pi = true;
-			break;
-		case PI_OPT_FORCE:
-			t->cfg.force = true;
-			break;
-		case PI_OPT_REFUSED:
-			opt_fail(table[longindex].name, optarg,
-				 !strcmp(table[longindex].name, "cpus") ?
-				 "pi runs on one CPU: use --cpu N" :
-				 "pi counts iterations: use --iterations");
-		default:
-			common_bad_option(argc, argv);
-		}
-	}
-	snprintf(prio_text, sizeof(prio_text), "%d", c.priority);
-	if (c.policy != POLICY_FIFO && c.policy != POLICY_RR)
-		opt_fail("--policy", common_policy_name(c.policy),
+	snprintf(prio_text, sizeof(prio_text), "%d", c->priority);
+	if (c->policy != POLICY_FIFO && c->policy != POLICY_RR)
+		opt_fail("--policy", common_policy_name(c->policy),
 			 "pi needs fifo or rr (priorities decide the test)");
-	if (c.priority <= PI_HOLDER_BELOW)
-		opt_fail("--priority", prio_text, "must be > %d (the holder runs "
-			 "%d below the waiter)", PI_HOLDER_BELOW,
+	if (c->priority <= PI_HOLDER_BELOW)
+		opt_fail("--priority", prio_text, "must be > %d (the holder "
+			 "runs %d below the waiter)", PI_HOLDER_BELOW,
 			 PI_HOLDER_BELOW);
-	if (!max_given) {
+	if (!pp->max_given) {
 		t->cfg.max_excess_ns = 2 * t->cfg.hold_ns;
 		if (t->cfg.max_excess_ns < 100 * NSEC_PER_USEC)
 			t->cfg.max_excess_ns = 100 * NSEC_PER_USEC;
 	}
-	common_finish(&c, argc, argv);
-	c.duration_ns = 0;
-	c.loops = t->cfg.iterations;
-	rc = pi_resolve_cpu(t, &c, cpu_given);
-	if (!rc && !c.simulate)
+}
+
+/* Run the waiter, holder and hogs on one CPU. */
+static int pi_run(void *ctx, struct rtp_common *c, int argc, char **argv)
+{
+	struct pi_parse *pp = ctx;
+	struct pi_test *t = pp->t;
+	struct run *r;
+	unsigned int i;
+	int rc;
+
+	c->duration_ns = 0;
+	c->loops = t->cfg.iterations;
+	rc = pi_resolve_cpu(t, c, pp->cpu_given);
+	if (!rc && !c->simulate)
 		rc = pi_init_sync(t);
 	if (rc) {
 		free(t);
 		return rc;
 	}
-	t->common = &c;
-	t->holder_priority = c.priority - PI_HOLDER_BELOW;
-	t->hog_priority = c.priority - PI_HOG_BELOW;
+	t->common = c;
+	t->holder_priority = c->priority - PI_HOLDER_BELOW;
+	t->hog_priority = c->priority - PI_HOG_BELOW;
 
-	r = run_create(&c, argc, argv);
+	r = run_create(c, argc, argv);
 	t->run = r;
-	t->series = percpu_add_series(r, &c, 0); /* cpu_list[0] is --cpu */
+	t->series = percpu_add_series(r, c, 0); /* cpu_list[0] is --cpu */
 	run_set_params(r, pi_write_params, t);
 	run_set_result_data(r, pi_write_data, t);
 	run_set_verdicts(r, pi_verdicts, t);
@@ -563,17 +529,51 @@ int cmd_pi(int argc, char **argv)
 		return rc;
 	}
 	/* the waiter first: the engine ties the series to it */
-	run_spawn(r, pi_waiter, t, t->cfg.cpu, c.policy, c.priority);
-	if (!c.simulate) {
-		run_spawn(r, pi_holder, t, t->cfg.cpu, c.policy,
+	run_spawn(r, pi_waiter, t, t->cfg.cpu, c->policy, c->priority);
+	if (!c->simulate) {
+		run_spawn(r, pi_holder, t, t->cfg.cpu, c->policy,
 			  t->holder_priority);
 		for (i = 0; i < t->cfg.hogs; i++)
-			run_spawn(r, pi_hog, t, t->cfg.cpu, c.policy,
+			run_spawn(r, pi_hog, t, t->cfg.cpu, c->policy,
 				  t->hog_priority);
 	}
 	rc = run_finish(r);
-	if (!c.simulate)
+	if (!c->simulate)
 		pthread_mutex_destroy(&t->lock);
 	free(t);
 	return rc;
 }
+
+const struct test_desc test_pi = {
+	.name = "pi",
+	.summary = "priority inheritance vs inversion (pi_perf)",
+	.intro =
+"Priority inheritance (LTP pi_perf semantics) on one CPU: a holder at\n"
+"priority P-20 takes a mutex and keeps it for --hold of its own CPU time; a\n"
+"waiter at P (--priority) then releases --hogs busy threads at P-10 and\n"
+"blocks on the mutex.  With priority inheritance the holder is boosted\n"
+"above the hogs and the waiter waits about --hold; with --no-pi (a plain\n"
+"mutex) the hogs starve the holder and the waiter waits about --hog-time\n"
+"more.  Sample: the waiter's wait beyond the hold time (excess).\n"
+"Policy fifo or rr only; --priority must be > 20.  Each iteration is\n"
+"followed by an idle pause as long as its busy part (RT duty <= ~50%).\n"
+"--simulate SEED[:DIST]: each iteration's excess is one draw; no threads\n"
+"are started.\n",
+	.examples =
+"  rtprobe pi --cpu 1\n"
+"  rtprobe pi --cpu 1 --no-pi      (fails: exit 1, waiter starved)\n"
+"  rtprobe pi --hold 500us --hog-time 50ms --max-excess 5ms --iterations 20\n",
+	.traits = TEST_SERIES | TEST_WARMUP | TEST_SIMULATE | TEST_NO_DEADLINE,
+	.default_duration_ns = 2 * NSEC_PER_SEC,
+	.cpu_option = "cpu",
+	.options = pi_opts,
+	.refused = COMMON_BIT(C_DURATION) | COMMON_BIT(C_LOOPS) |
+		   COMMON_BIT(C_THREADS) | COMMON_BIT(C_CPUS),
+	.refused_why = "pi runs --iterations on one CPU: use --iterations "
+		       "and --cpu N",
+	.ctx_size = sizeof(struct pi_parse),
+	.defaults = pi_defaults,
+	.option = pi_option,
+	.check = pi_check,
+	.run = pi_run,
+};

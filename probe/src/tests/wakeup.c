@@ -16,7 +16,6 @@
  * wake-up times skips them; they are counted as overruns.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -30,7 +29,6 @@
 #include <unistd.h>
 
 #include "clocksleep.h"
-#include "commands.h"
 #include "common.h"
 #include "opt.h"
 #include "rt.h"
@@ -38,6 +36,7 @@
 #include "run.h"
 #include "series.h"
 #include "sim.h"
+#include "testdesc.h"
 #include "wakeup_mech.h"
 
 #define WAKEUP_DEFAULT_INTERVAL_NS NSEC_PER_MSEC
@@ -53,7 +52,6 @@ enum {
 	OPT_WAKER_PRIORITY,
 	OPT_WAKEE_PRIORITY,
 	OPT_INTERVAL,
-	OPT_HELP,
 };
 
 enum wakee_state { WAKEE_STARTING, WAKEE_READY, WAKEE_FAILED, WAKEE_DONE };
@@ -107,52 +105,6 @@ struct wakeup {
 	_Atomic uint32_t turn;     /* index of the pair allowed to run */
 	struct wake_shared *shared; /* npairs entries */
 };
-
-/* Print the help text. */
-static void wakeup_usage(FILE *f)
-{
-	fprintf(f,
-"usage: rtprobe wakeup [options]\n"
-"\n"
-"Wake-up latency of a mechanism: the waker reads the clock immediately\n"
-"before the wake call, the wakee immediately after its blocking call\n"
-"returns; latency is the difference.  One wake-up every --interval.\n"
-"\n"
-"Test options:\n"
-"  --mechanism LIST     comma list, run one after the other, one series\n"
-"                       each (default condvar):\n"
-"                       condvar  pthread condition variable (LTP async_handler)\n"
-"                       futex    FUTEX_WAIT / FUTEX_WAKE on a counter\n"
-"                       pipe     one byte through a pipe\n"
-"                       eventfd  eventfd write / read\n"
-"                       signal   pthread_kill (kill) to a handler, wakee in\n"
-"                                sigsuspend\n"
-"                       sigwait  pthread_kill (kill), wakee in sigwaitinfo\n"
-"                       mq       POSIX message queue send / receive\n"
-"                       sem      POSIX semaphore post / wait\n"
-"                       sysvsem  SysV semaphore semop +1 / -1\n"
-"                       unix     one byte over a unix socket pair\n"
-"  --mode M             threads | processes (default threads); processes\n"
-"                       share the timestamps through a shared mapping\n"
-"  --placement P        same | cross: wakee on the waker's CPU (the first\n"
-"                       of --cpus) or on the second CPU of --cpus\n"
-"                       (default same)\n"
-"  --waker-priority N   1..99 (default: --priority minus 1, at least 1)\n"
-"  --wakee-priority N   1..99 (default: --priority)\n"
-"  --interval D         time between wake-ups (default 1ms; bare number: us)\n"
-"  --help               this text\n"
-"--threads does not apply (one pair); --policy deadline is refused.  Each\n"
-"mechanism runs --warmup plus --duration (default 3s) or --loops wake-ups.\n"
-"\n");
-	common_usage(f);
-	fprintf(f,
-"\nExamples:\n"
-"  rtprobe wakeup --mechanism condvar,futex,pipe --duration 3s\n"
-"  rtprobe wakeup --mechanism sigwait,mq,sem --mode processes \\\n"
-"          --placement cross --cpus 0,1 --threshold 100us\n"
-"  rtprobe wakeup --mechanism mq --simulate 5:uniform,min=3us,max=9us "
-"--loops 500\n");
-}
 
 /* Parse the comma list of --mechanism. */
 static void parse_mechanisms(struct wakeup_cfg *cfg, const char *arg)
@@ -530,12 +482,6 @@ static void wakeup_resolve(struct wakeup *w, struct rtp_common *c,
 {
 	struct wakeup_cfg *cfg = &w->cfg;
 
-	if (c->threads_requested)
-		opt_fail("--threads", "", "wakeup runs one waker/wakee pair; "
-			 "place it with --cpus and --placement");
-	if (c->policy == POLICY_DEADLINE)
-		opt_fail("--policy", "deadline", "wakeup's threads block on "
-			 "each other; use fifo, rr or other");
 	if (c->policy == POLICY_OTHER && (waker_prio || wakee_prio))
 		opt_fail(waker_prio ? "--waker-priority" : "--wakee-priority",
 			 waker_prio ? waker_prio : wakee_prio,
@@ -607,87 +553,109 @@ static void wakeup_close(struct wakeup *w, const struct rtp_common *c)
 }
 
 /* Entry point of `rtprobe wakeup`. */
-int cmd_wakeup(int argc, char **argv)
-{
-	static const struct option own[] = {
-		{ "mechanism", required_argument, NULL, OPT_MECHANISM },
-		{ "mode", required_argument, NULL, OPT_MODE },
-		{ "placement", required_argument, NULL, OPT_PLACEMENT },
-		{ "waker-priority", required_argument, NULL,
-		  OPT_WAKER_PRIORITY },
-		{ "wakee-priority", required_argument, NULL,
-		  OPT_WAKEE_PRIORITY },
-		{ "interval", required_argument, NULL, OPT_INTERVAL },
-		{ "help", no_argument, NULL, OPT_HELP },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct option table[64];
-	struct rtp_common c;
-	struct wakeup *w;
-	const char *waker_prio = NULL, *wakee_prio = NULL;
-	int id, i, rc;
+static const struct opt_desc wakeup_opts[] = {
+	{ .name = "mechanism", .id = OPT_MECHANISM, .type = OPT_CHOICES,
+	  .def = "condvar", .choices = wake_mech_names,
+	  .help = "comma list, run one after the other, one series\n"
+		  "each (default condvar):\n"
+		  "condvar  pthread condition variable (LTP async_handler)\n"
+		  "futex    FUTEX_WAIT / FUTEX_WAKE on a counter\n"
+		  "pipe     one byte through a pipe\n"
+		  "eventfd  eventfd write / read\n"
+		  "signal   pthread_kill (kill) to a handler, wakee in\n"
+		  "         sigsuspend\n"
+		  "sigwait  pthread_kill (kill), wakee in sigwaitinfo\n"
+		  "mq       POSIX message queue send / receive\n"
+		  "sem      POSIX semaphore post / wait\n"
+		  "sysvsem  SysV semaphore semop +1 / -1\n"
+		  "unix     one byte over a unix socket pair" },
+	{ .name = "mode", .id = OPT_MODE, .type = OPT_CHOICE,
+	  .def = "threads", .metavar = "M", .choices = mode_names,
+	  .help = "threads | processes (default threads); processes\n"
+		  "share the timestamps through a shared mapping" },
+	{ .name = "placement", .id = OPT_PLACEMENT, .type = OPT_CHOICE,
+	  .def = "same", .metavar = "P", .choices = placement_names,
+	  .help = "same | cross: wakee on the waker's CPU (the first\n"
+		  "of --cpus) or on the second CPU of --cpus\n"
+		  "(default same)" },
+	{ .name = "waker-priority", .id = OPT_WAKER_PRIORITY,
+	  .type = OPT_INTEGER,
+	  .help = "1..99 (default: --priority minus 1, at least 1)" },
+	{ .name = "wakee-priority", .id = OPT_WAKEE_PRIORITY,
+	  .type = OPT_INTEGER, .help = "1..99 (default: --priority)" },
+	{ .name = "interval", .id = OPT_INTERVAL, .type = OPT_DURATION,
+	  .def = "1ms", .unit = "us",
+	  .help = "time between wake-ups (default 1ms; bare number: us)" },
+	{ .name = NULL },
+};
 
-	w = calloc(1, sizeof(*w));
-	if (!w) {
-		fprintf(stderr, "rtprobe: wakeup: out of memory\n");
-		return RTP_EXIT_ENV;
+/* wakeup's parse state: the test and the priorities as given. */
+struct wakeup_parse {
+	struct wakeup w;
+	const char *waker_prio, *wakee_prio;
+};
+
+/* Defaults: condvar, one wake-up a millisecond. */
+static void wakeup_defaults(void *ctx, struct rtp_common *c)
+{
+	struct wakeup_parse *wp = ctx;
+
+	(void)c;
+	wp->w.cfg.mechs[0] = MECH_CONDVAR;
+	wp->w.cfg.nmechs = 1;
+	wp->w.cfg.interval_ns = WAKEUP_DEFAULT_INTERVAL_NS;
+}
+
+/* Parse one of wakeup's own options. */
+static void wakeup_option(void *ctx, struct rtp_common *c, int id,
+			  const char *arg)
+{
+	struct wakeup_parse *wp = ctx;
+	struct wakeup_cfg *cfg = &wp->w.cfg;
+
+	(void)c;
+	switch (id) {
+	case OPT_MECHANISM:
+		parse_mechanisms(cfg, arg);
+		break;
+	case OPT_MODE:
+		cfg->processes = opt_choice("--mode", arg, mode_names) == 1;
+		break;
+	case OPT_PLACEMENT:
+		cfg->cross = opt_choice("--placement", arg,
+					placement_names) == 1;
+		break;
+	case OPT_WAKER_PRIORITY:
+		wp->waker_prio = arg;
+		cfg->waker_priority = (int)opt_u64("--waker-priority", arg, 1,
+						   99);
+		break;
+	case OPT_WAKEE_PRIORITY:
+		wp->wakee_prio = arg;
+		cfg->wakee_priority = (int)opt_u64("--wakee-priority", arg, 1,
+						   99);
+		break;
+	default:
+		cfg->interval_ns = opt_duration("--interval", arg, "us");
+		if (!cfg->interval_ns)
+			opt_fail("--interval", arg, "must be greater than zero");
 	}
-	w->cfg.mechs[0] = MECH_CONDVAR;
-	w->cfg.nmechs = 1;
-	w->cfg.interval_ns = WAKEUP_DEFAULT_INTERVAL_NS;
-	common_defaults(&c, "wakeup", WAKEUP_DEFAULT_DURATION_NS);
-	common_options(table, sizeof(table) / sizeof(table[0]), own);
-	optind = 1;
-	opt_refuse_abbrev(argc, argv, table);
-	while ((id = getopt_long(argc, argv, "", table, NULL)) != -1) {
-		if (id == '?' || id == ':')
-			common_bad_option(argc, argv);
-		if (common_handle(&c, id, optarg))
-			continue;
-		switch (id) {
-		case OPT_MECHANISM:
-			parse_mechanisms(&w->cfg, optarg);
-			break;
-		case OPT_MODE:
-			w->cfg.processes =
-				opt_choice("--mode", optarg, mode_names) == 1;
-			break;
-		case OPT_PLACEMENT:
-			w->cfg.cross = opt_choice("--placement", optarg,
-						  placement_names) == 1;
-			break;
-		case OPT_WAKER_PRIORITY:
-			waker_prio = optarg;
-			w->cfg.waker_priority = (int)opt_u64(
-				"--waker-priority", optarg, 1, 99);
-			break;
-		case OPT_WAKEE_PRIORITY:
-			wakee_prio = optarg;
-			w->cfg.wakee_priority = (int)opt_u64(
-				"--wakee-priority", optarg, 1, 99);
-			break;
-		case OPT_INTERVAL:
-			w->cfg.interval_ns = opt_duration("--interval", optarg,
-							  "us");
-			if (!w->cfg.interval_ns)
-				opt_fail("--interval", optarg,
-					 "must be greater than zero");
-			break;
-		case OPT_HELP:
-			wakeup_usage(stdout);
-			return RTP_EXIT_OK;
-		default:
-			common_bad_option(argc, argv);
-		}
-	}
-	common_finish(&c, argc, argv);
-	wakeup_resolve(w, &c, waker_prio, wakee_prio);
-	w->c = &c;
-	rc = wakeup_open(w, &c);
+}
+
+/* Measure each mechanism in turn with one waker/wakee pair. */
+static int wakeup_run(void *ctx, struct rtp_common *c, int argc, char **argv)
+{
+	struct wakeup_parse *wp = ctx;
+	struct wakeup *w = &wp->w;
+	int i, rc;
+
+	wakeup_resolve(w, c, wp->waker_prio, wp->wakee_prio);
+	w->c = c;
+	rc = wakeup_open(w, c);
 	if (rc)
 		return rc;
 
-	w->run = run_create(&c, argc, argv);
+	w->run = run_create(c, argc, argv);
 	run_set_params(w->run, wakeup_write_params, w);
 	run_set_result_data(w->run, wakeup_write_data, w);
 	w->npairs = w->cfg.nmechs;
@@ -703,13 +671,42 @@ int cmd_wakeup(int argc, char **argv)
 	}
 	rc = run_begin(w->run);
 	if (rc) {
-		wakeup_close(w, &c);
+		wakeup_close(w, c);
 		return rc;
 	}
 	for (i = 0; i < w->npairs; i++)
 		run_spawn(w->run, waker_thread_fn, &w->pairs[i],
-			  w->cfg.waker_cpu, c.policy, w->cfg.waker_priority);
+			  w->cfg.waker_cpu, c->policy, w->cfg.waker_priority);
 	rc = run_finish(w->run);
-	wakeup_close(w, &c);
+	wakeup_close(w, c);
 	return rc;
 }
+
+const struct test_desc test_wakeup = {
+	.name = "wakeup",
+	.summary = "waker -> wakee latency of a wake-up mechanism",
+	.intro =
+"Wake-up latency of a mechanism: the waker reads the clock immediately\n"
+"before the wake call, the wakee immediately after its blocking call\n"
+"returns; latency is the difference.  One wake-up every --interval.\n"
+"Each mechanism runs --warmup plus --duration (default 3s) or --loops\n"
+"wake-ups.\n",
+	.examples =
+"  rtprobe wakeup --mechanism condvar,futex,pipe --duration 3s\n"
+"  rtprobe wakeup --mechanism sigwait,mq,sem --mode processes \\\n"
+"          --placement cross --cpus 0,1 --threshold 100us\n"
+"  rtprobe wakeup --mechanism mq --simulate 5:uniform,min=3us,max=9us "
+"--loops 500\n",
+	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE |
+		  TEST_NO_DEADLINE,
+	.default_duration_ns = WAKEUP_DEFAULT_DURATION_NS,
+	.cpu_option = "cpus",
+	.options = wakeup_opts,
+	.refused = COMMON_BIT(C_THREADS),
+	.refused_why = "wakeup runs one waker/wakee pair; place it with "
+		       "--cpus and --placement",
+	.ctx_size = sizeof(struct wakeup_parse),
+	.defaults = wakeup_defaults,
+	.option = wakeup_option,
+	.run = wakeup_run,
+};

@@ -30,7 +30,21 @@
 #define SERIES_SPIKE_RING 64u
 #define SERIES_WINDOW_NS 1000000000ULL
 
-struct run;
+/*
+ * What a series reports to the run that owns it.  The run (run.c) fills
+ * one in; the series calls back through it, so series.c needs nothing of
+ * run.h and the two do not include each other.
+ */
+struct series_owner {
+	void *ctx;
+	/* Wake the collector (not for hot paths: one syscall). */
+	void (*notify)(void *ctx);
+	/* Ask every thread to stop; why as run_request_stop(). */
+	void (*stop)(void *ctx, const char *why);
+	/* A sample crossed --break-on (called from the producer). */
+	void (*break_hit)(void *ctx, int series_index, uint64_t t_ns,
+			  uint64_t latency_ns);
+};
 
 /* One window's counters (the histogram travels separately). */
 struct series_window {
@@ -61,8 +75,9 @@ struct series_worst {
 };
 
 /* Allocate a series; raw ring of raw_cap entries when raw_cap > 0.  NULL on ENOMEM. */
-struct series *series_create(struct run *run, const struct rtp_common *c,
-			     atomic_int *stop, int index, int cpu);
+struct series *series_create(const struct series_owner *owner,
+			     const struct rtp_common *c, atomic_int *stop,
+			     int index, int cpu);
 
 /* Free a series (after its producer ended). */
 void series_destroy(struct series *s);
@@ -90,12 +105,5 @@ uint64_t series_raw_dropped(const struct series *s);
 
 /* The error a measuring thread reported with series_fail(), or NULL. */
 const char *series_error(const struct series *s);
-
-/* run.c: a sample crossed --break-on (called from the producer). */
-void run_break_hit(struct run *r, int series_index, uint64_t t_ns,
-		   uint64_t latency_ns);
-
-/* run.c: wake the collector (not for hot paths: one syscall). */
-void run_notify(struct run *r);
 
 #endif /* RTP_ENGINE_H */

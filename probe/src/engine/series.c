@@ -12,12 +12,11 @@
 #include <time.h>
 
 #include "engine.h"
-#include "run.h"
 #include "sim.h"
 
 struct series {
 	/* Read-only after creation. */
-	struct run *run;
+	const struct series_owner *owner;
 	atomic_int *stop;
 	int index;
 	int cpu;
@@ -86,8 +85,9 @@ static void series_slot(const struct series *s, uint64_t t_ns,
 	w->end_ns = w->start_ns + SERIES_WINDOW_NS;
 }
 
-struct series *series_create(struct run *run, const struct rtp_common *c,
-			     atomic_int *stop, int index, int cpu)
+struct series *series_create(const struct series_owner *owner,
+			     const struct rtp_common *c, atomic_int *stop,
+			     int index, int cpu)
 {
 	struct series *s;
 	int i;
@@ -95,7 +95,7 @@ struct series *series_create(struct run *run, const struct rtp_common *c,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	s->run = run;
+	s->owner = owner;
 	s->stop = stop;
 	s->index = index;
 	s->cpu = cpu;
@@ -149,7 +149,7 @@ static void series_wait_collector(struct series *s)
 {
 	struct timespec ts = { 0, 100000 };
 
-	run_notify(s->run);
+	s->owner->notify(s->owner->ctx);
 	while (atomic_load_explicit(&s->mbox_full, memory_order_acquire))
 		nanosleep(&ts, NULL);
 }
@@ -162,7 +162,7 @@ static void series_publish(struct series *s)
 	atomic_store_explicit(&s->mbox_full, 1, memory_order_release);
 	s->cur = s->cur == &s->buf[0] ? &s->buf[1] : &s->buf[0];
 	if (s->simulated)
-		run_notify(s->run);
+		s->owner->notify(s->owner->ctx);
 }
 
 /* True when the current window holds anything worth a record. */
@@ -215,7 +215,7 @@ static void series_wait_spikes(struct series *s, unsigned int head)
 {
 	struct timespec ts = { 0, 100000 };
 
-	run_notify(s->run);
+	s->owner->notify(s->owner->ctx);
 	while (head - atomic_load_explicit(&s->spike_tail,
 					   memory_order_acquire) >=
 	       SERIES_SPIKE_RING)
@@ -358,7 +358,7 @@ int series_add(struct series *s, uint64_t t_ns, int64_t latency_ns)
 	if (w->warmup)
 		return SERIES_CONTINUE;
 	if (lat >= s->break_on_ns)
-		run_break_hit(s->run, s->index, t_ns, lat);
+		s->owner->break_hit(s->owner->ctx, s->index, t_ns, lat);
 	if (s->worst_cap &&
 	    (s->nworst < s->worst_cap || lat > s->worst[0].latency_ns))
 		series_worst_add(s, t_ns, lat);
@@ -417,14 +417,14 @@ void series_finish(struct series *s)
 		series_slot(s, s->win.end_ns, &s->win);
 		s->win.count = 0;
 	}
-	run_notify(s->run);
+	s->owner->notify(s->owner->ctx);
 }
 
 void series_fail(struct series *s, const char *what)
 {
 	snprintf(s->error, sizeof(s->error), "%s", what);
-	run_request_stop(s->run, "error");
-	run_notify(s->run);
+	s->owner->stop(s->owner->ctx, "error");
+	s->owner->notify(s->owner->ctx);
 }
 
 struct sim_stream *series_sim(struct series *s)

@@ -18,6 +18,7 @@
 
 #include "common.h"
 #include "opt.h"
+#include "output.h"
 #include "rtprobe.h"
 
 #define SYS_CPU "/sys/devices/system/cpu"
@@ -606,7 +607,7 @@ int cmd_sysinfo(int argc, char **argv)
 	};
 	const char *output = NULL;
 	struct json j;
-	FILE *out = stdout;
+	struct output out;
 	int id, rc;
 
 	opterr = 0;
@@ -631,28 +632,14 @@ int cmd_sysinfo(int argc, char **argv)
 			argv[optind]);
 		return RTP_EXIT_USAGE;
 	}
-	if (output) {
-		out = fopen(output, "we");
-		if (!out)
-			opt_fail("--output", output, "cannot create it (%s); "
-				 "check the directory exists and is writable",
-				 strerror(errno));
-	}
+	rc = output_open(&out, "--output", output);
+	if (rc)
+		return rc;
 	json_init(&j);
 	sysinfo_write(&j, NULL);
-	rc = json_emit(&j, out);
+	output_emit(&out, &j);
 	json_free(&j);
-	if (rc) {
-		fprintf(stderr, "rtprobe: writing %s failed: %s\n",
-			output ? output : "stdout", strerror(errno));
-		if (out != stdout)
-			fclose(out);
+	if (output_close(&out))
 		return RTP_EXIT_ENV;
-	}
-	if (out != stdout && fclose(out)) {
-		fprintf(stderr, "rtprobe: closing %s failed: %s\n", output,
-			strerror(errno));
-		return RTP_EXIT_ENV;
-	}
 	return RTP_EXIT_OK;
 }

@@ -68,7 +68,7 @@ struct load_main {
 	struct load_run *run;
 	int argc;
 	char **argv;
-	struct load_output out;
+	struct output out;
 	bool human;
 	uint64_t t0_ns;
 	uint64_t t0_unix_ns;
@@ -535,67 +535,12 @@ static const struct load_kind *load_parse(int argc, char **argv,
 	return kind;
 }
 
-/* Open the output: stdout, or a temporary name renamed onto --output at the end. */
-int load_output_open(struct load_output *o, const char *path)
-{
-	size_t len;
-
-	o->path = path;
-	o->f = stdout;
-	o->tmp_path = NULL;
-	if (!path)
-		return 0;
-	len = strlen(path) + 32;
-	o->tmp_path = malloc(len);
-	if (!o->tmp_path) {
-		fprintf(stderr, "rtprobe: --output '%s': out of memory\n",
-			path);
-		return RTP_EXIT_ENV;
-	}
-	snprintf(o->tmp_path, len, "%s.tmp.%d", path, (int)getpid());
-	o->f = fopen(o->tmp_path, "w");
-	if (!o->f) {
-		fprintf(stderr, "rtprobe: --output '%s': cannot create %s: %s\n",
-			path, o->tmp_path, strerror(errno));
-		free(o->tmp_path);
-		o->tmp_path = NULL;
-		return RTP_EXIT_USAGE;
-	}
-	return 0;
-}
-
-/* Close the output and move it onto --output; 0 or -1 (message printed). */
-int load_output_close(struct load_output *o)
-{
-	int rc = 0;
-
-	if (!o->path) {
-		fflush(stdout);
-		return 0;
-	}
-	if (fclose(o->f)) {
-		fprintf(stderr, "rtprobe: --output '%s': %s\n", o->path,
-			strerror(errno));
-		rc = -1;
-	} else if (rename(o->tmp_path, o->path)) {
-		fprintf(stderr, "rtprobe: --output '%s': rename from %s: %s\n",
-			o->path, o->tmp_path, strerror(errno));
-		rc = -1;
-	}
-	free(o->tmp_path);
-	o->tmp_path = NULL;
-	return rc;
-}
-
 /* Write one record; a failed write ends the load. */
 static void load_emit(struct load_main *m, struct json *j)
 {
-	if (json_emit(j, m->out.f) && !m->output_failed) {
+	if (!output_emit(&m->out, j) && !m->output_failed) {
+		/* output_close() prints the one line naming the file */
 		m->output_failed = true;
-		fprintf(stderr, "rtprobe: cannot write output%s%s: %s\n",
-			m->run->cfg.output_path ? " " : "",
-			m->run->cfg.output_path ? m->run->cfg.output_path : "",
-			strerror(errno));
 		atomic_store(&m->run->shared->stop, 1);
 	}
 }
@@ -603,21 +548,8 @@ static void load_emit(struct load_main *m, struct json *j)
 void load_start_header(struct json *j, const char *test, int argc,
 		       char **argv)
 {
-	int i;
-
-	json_begin_object(j, NULL);
-	json_str(j, "schema", RTPROBE_SCHEMA);
-	json_str(j, "type", "start");
-	json_str(j, "tool", "rtprobe");
-	json_str(j, "version", RTPROBE_VERSION);
-	json_str(j, "test", test);
-	json_bool(j, "simulated", false);
-	json_null(j, "simulate");
-	json_begin_array(j, "argv");
-	json_str(j, NULL, "rtprobe");
-	for (i = 0; i < argc; i++)
-		json_str(j, NULL, argv[i]);
-	json_end_array(j);
+	record_begin(j, "start");
+	record_start_header(j, test, false, NULL, argc, argv);
 	json_str(j, "clock", "monotonic");
 }
 
@@ -683,9 +615,7 @@ static void load_write_rate(struct load_main *m, uint64_t now)
 	}
 	achieved = seconds > 0 ? r->kind->achieved(r, delta, seconds) : 0;
 	json_init(&j);
-	json_begin_object(&j, NULL);
-	json_str(&j, "schema", RTPROBE_SCHEMA);
-	json_str(&j, "type", "rate");
+	record_begin(&j, "rate");
 	json_str(&j, "load", r->kind->name);
 	json_u64(&j, "index", m->windows);
 	json_u64(&j, "t_ns", now - m->t0_ns);
@@ -724,9 +654,7 @@ static void load_write_result(struct load_main *m, const char *status,
 	for (i = 0; i < m->ncounters; i++)
 		total[i] = atomic_load(&r->shared->counter[i]);
 	json_init(&j);
-	json_begin_object(&j, NULL);
-	json_str(&j, "schema", RTPROBE_SCHEMA);
-	json_str(&j, "type", "result");
+	record_begin(&j, "result");
 	json_str(&j, "test", "load");
 	json_str(&j, "load", r->kind->name);
 	json_str(&j, "status", status);
@@ -876,7 +804,7 @@ int cmd_load(int argc, char **argv)
 		load_shared_destroy(run.shared);
 		return rc;
 	}
-	rc = load_output_open(&m.out, run.cfg.output_path);
+	rc = output_open(&m.out, "--output", run.cfg.output_path);
 	if (rc) {
 		run.kind->cleanup(&run);
 		load_shared_destroy(run.shared);
@@ -912,9 +840,7 @@ int cmd_load(int argc, char **argv)
 			reason);
 	run.kind->cleanup(&run);
 	load_write_result(&m, status, rc, reason, end);
-	if (load_output_close(&m.out) && !rc)
-		rc = RTP_EXIT_ENV;
-	if (m.output_failed && !rc)
+	if (output_close(&m.out))
 		rc = RTP_EXIT_ENV;
 	load_workers_free(&run.workers);
 	load_shared_destroy(run.shared);

@@ -37,6 +37,7 @@
 
 #include "json.h"
 #include "opt.h"
+#include "output.h"
 
 #define LOAD_MAX_COUNTERS 6
 #define LOAD_ERROR_LEN 200
@@ -135,13 +136,6 @@ struct load_pacer {
 	uint64_t done;             /* operations accounted since t0 */
 	uint64_t min_batch;        /* wait until this many are due */
 	uint64_t max_batch;        /* never hand out more at once */
-};
-
-/* Where records go: stdout, or --output under a temporary name until closed. */
-struct load_output {
-	const char *path;          /* --output; NULL: stdout */
-	FILE *f;
-	char *tmp_path;
 };
 
 struct load_run;
@@ -259,12 +253,6 @@ void load_pacer_init(struct load_pacer *p, double rate_per_s,
  */
 uint64_t load_pacer_next(struct load_pacer *p, const struct load_shared *sh);
 void load_pacer_done(struct load_pacer *p, uint64_t n);
-
-/* Open o for path (NULL: stdout); 0 or an exit code (message printed). */
-int load_output_open(struct load_output *o, const char *path);
-
-/* Close o and rename it onto --output; 0 or -1 (message printed). */
-int load_output_close(struct load_output *o);
 
 /*
  * Begin a start record in j: the members every load and hackbench share

@@ -328,8 +328,8 @@ static void hb_release(struct hb_bench *hb)
 }
 
 /* Write the start record. */
-static void hb_write_start(FILE *out, const struct hb_bench *hb, int argc,
-			   char **argv)
+static void hb_write_start(struct output *out, const struct hb_bench *hb,
+			   int argc, char **argv)
 {
 	struct json j;
 
@@ -348,14 +348,12 @@ static void hb_write_start(FILE *out, const struct hb_bench *hb, int argc,
 	json_end_array(&j);
 	sysinfo_write(&j, "sysinfo");
 	json_end_object(&j);
-	if (json_emit(&j, out))
-		fprintf(stderr, "rtprobe: hackbench: cannot write output: %s\n",
-			strerror(errno));
+	output_emit(out, &j); /* a failure: output_close() says so */
 	json_free(&j);
 }
 
-/* Write the result record; 0 or -1. */
-static int hb_write_result(FILE *out, const struct hb_bench *hb,
+/* Write the result record; 0 or -1 (output_close() reports it). */
+static int hb_write_result(struct output *out, const struct hb_bench *hb,
 			   const char *status, int exit_code,
 			   const char *reason, uint64_t elapsed_ns)
 {
@@ -365,9 +363,7 @@ static int hb_write_result(FILE *out, const struct hb_bench *hb,
 	int rc;
 
 	json_init(&j);
-	json_begin_object(&j, NULL);
-	json_str(&j, "schema", RTPROBE_SCHEMA);
-	json_str(&j, "type", "result");
+	record_begin(&j, "result");
 	json_str(&j, "test", "hackbench");
 	json_str(&j, "status", status);
 	json_i64(&j, "exit_code", exit_code);
@@ -390,7 +386,7 @@ static int hb_write_result(FILE *out, const struct hb_bench *hb,
 		json_null(&j, "messages_per_s");
 	json_end_object(&j);
 	json_end_object(&j);
-	rc = json_emit(&j, out);
+	rc = output_emit(out, &j) ? 0 : -1;
 	json_free(&j);
 	return rc;
 }
@@ -422,7 +418,7 @@ static int hb_main(int argc, char **argv)
 	uint64_t start = 0, end = 0;
 	bool human;
 	sigset_t sigs;
-	struct load_output out;
+	struct output out;
 	int g, n, rc = RTP_EXIT_OK, sig;
 	char byte;
 
@@ -456,10 +452,10 @@ static int hb_main(int argc, char **argv)
 		return RTP_EXIT_ENV;
 	}
 	/* Opened once set-up succeeded: a failure above leaves no temp file. */
-	rc = load_output_open(&out, hb.cfg.output_path);
+	rc = output_open(&out, "--output", hb.cfg.output_path);
 	if (rc)
 		return rc;
-	hb_write_start(out.f, &hb, argc, argv);
+	hb_write_start(&out, &hb, argc, argv);
 	if (human)
 		fprintf(stderr, "Running in %s mode with %d groups using %d "
 				"file descriptors each (== %d tasks)\n"
@@ -517,13 +513,9 @@ static int hb_main(int argc, char **argv)
 	} else if (rc == RTP_EXIT_OK) {
 		fprintf(stderr, "Time: %.3f\n", (double)(end - start) / 1e9);
 	}
-	if (hb_write_result(out.f, &hb, status, rc, reason,
-			    end > start ? end - start : 0) && !rc) {
-		fprintf(stderr, "rtprobe: hackbench: cannot write output: %s\n",
-			strerror(errno));
-		rc = RTP_EXIT_ENV;
-	}
-	if (load_output_close(&out) && !rc)
+	hb_write_result(&out, &hb, status, rc, reason,
+			end > start ? end - start : 0);
+	if (output_close(&out))
 		rc = RTP_EXIT_ENV;
 	if (w.count)
 		hb_release(&hb);

@@ -17,13 +17,14 @@ from rich.table import Table
 from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, __version__, data_dir
 from rtbench.probe import ProbeNotFound, locate_probe
 from rtbench.suites import (
+    ProbeMismatch,
     Suite,
     SuiteError,
     builtin_suites,
-    check_load_options,
-    check_options,
     check_placement,
     load_suite,
+    target_catalogue,
+    validate_for_probe,
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -184,32 +185,15 @@ def run(suite: str, scale: float, db_url: str | None, probe_path: str | None,
 
 
 def check_target(suite: Suite, target: Any, simulate: bool = False) -> None:
-    """Before anything runs: the probe has every test kind, option and load kind used
-    (and --simulate for every test of a simulated run), and the CPUs the suite names
-    exist on the target."""
+    """Before anything runs: the target's rtprobe (its `describe --json`) has every test
+    kind, option and load kind used (and --simulate for every test of a simulated run),
+    and the CPUs the suite names exist on the target."""
     from rtbench.runner import allowed_cpus
 
-    helps: dict[str, str] = {}
-    for kind in sorted({t.test for t in suite.tests}):
-        ok, text = target.supports(kind)
-        if not ok:
-            fail(f"suite {suite.source}: this rtprobe ({target.probe}) has no test {kind!r}; "
-                 "update rtprobe or remove the test", EXIT_ENV)
-        if simulate and "--simulate" not in text:
-            fail(f"--simulate: rtprobe {kind} has no simulation, so the run would mix "
-                 f"synthetic and real results; remove the {kind} tests from "
-                 f"{suite.source} or run without --simulate", EXIT_USAGE)
-        helps[kind] = text
-    check_options(suite, helps)
-    kinds = suite.load_kinds()
-    if kinds:
-        load_helps = {k: target.supports("load", k) for k in sorted(kinds)}
-        missing = [k for k, (ok, _) in load_helps.items() if not ok]
-        if missing:
-            fail(f"suite {suite.source}: built-in load {', '.join(missing)} needs "
-                 f"`rtprobe load`, which this rtprobe ({target.probe}) does not offer; "
-                 "use an external command load (command = ...) instead", EXIT_ENV)
-        check_load_options(suite, {k: text for k, (_, text) in load_helps.items()})
+    try:
+        validate_for_probe(suite, target_catalogue(target), simulate)
+    except ProbeMismatch as exc:
+        fail(str(exc), exc.exit_code)
     check_placement(suite, allowed_cpus(target.sysinfo()))
 
 

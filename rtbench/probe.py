@@ -16,6 +16,10 @@ class ProbeNotFound(Exception):
     """No usable rtprobe; the message is one line saying what to do (exit 3)."""
 
 
+class ProbeDescribeError(ProbeNotFound):
+    """`rtprobe describe --json` failed: no usable rtprobe; one line (exit 3)."""
+
+
 def _usable(path: Path) -> bool:
     """True when path is an executable regular file."""
     return path.is_file() and os.access(path, os.X_OK)
@@ -59,3 +63,17 @@ def probe_version(probe: Path) -> str:
         return "unknown"
     words = out.stdout.split()
     return words[-1] if out.returncode == 0 and words else "unknown"
+
+
+def probe_describe(probe: Path) -> str:
+    """Return what `rtprobe describe --json` prints (its tests, loads and options)."""
+    try:
+        out = subprocess.run([str(probe), "describe", "--json"], capture_output=True,
+                             text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ProbeDescribeError(f"{probe} describe --json: cannot run it ({exc})") from None
+    if out.returncode != 0:
+        raise ProbeDescribeError(
+            f"{probe} describe --json failed (exit {out.returncode}): this rtprobe is "
+            "older than rtbench; rebuild it (make -C probe) or reinstall rtbench")
+    return out.stdout

@@ -59,11 +59,6 @@ class LocalTarget:
         except OSError as exc:
             raise TargetError(f"{self.probe}: cannot run ({exc.strerror})") from exc
 
-    def supports(self, *command: str) -> tuple[bool, str]:
-        """Return whether `rtprobe COMMAND... --help` succeeds, and its help text."""
-        done = self.run_probe([*command, "--help"], timeout_s=10.0)
-        return done.returncode == 0, done.stdout + done.stderr
-
     def sysinfo(self) -> dict[str, Any]:
         """Return the target's facts from `rtprobe sysinfo`."""
         done = self.run_probe(["sysinfo"])

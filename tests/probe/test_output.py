@@ -107,8 +107,9 @@ def test_temporary_output_is_not_inherited_and_follows_the_umask(rtprobe: Path,
                                                                  tmp_path: Path) -> None:
     target = tmp_path / "run.ndjson"
     fds = tmp_path / "fds.txt"
-    done = run(rtprobe, ["cyclic", *SIM, "--loops", "300", "--threshold", "800us", "--policy", "other",
-                "--on-spike", f"ls -l /proc/self/fd >> {fds}", "--output", str(target)],
+    done = run(rtprobe, ["cyclic", *SIM, "--loops", "300", "--threshold", "800us",
+                         "--policy", "other", "--on-spike", f"ls -l /proc/self/fd >> {fds}",
+                         "--output", str(target)],
                preexec_fn=lambda: os.umask(0o077))
     assert done.returncode == 1, done.stderr  # spikes crossed the threshold
     assert fds.exists() and "run.ndjson" not in fds.read_text()

@@ -133,3 +133,18 @@ def test_terminal_gets_a_summary_instead_of_ndjson(rtprobe: Path) -> None:
                                capture_output=True, text=True, timeout=60, check=False)
     assert '"type":"result"' in with_json.stdout and "stdout is a terminal" not in \
         with_json.stdout
+
+
+@pytest.mark.skipif(shutil.which("script") is None, reason="util-linux script missing")
+@pytest.mark.parametrize(("args", "summary"), [
+    (["load", "cpu", "--rate", "5", "--duration", "1s"], "rtprobe load cpu summary: achieved"),
+    (["hackbench", "-g", "1", "-f", "2", "-l", "5"], "Time: "),
+], ids=["load", "hackbench"])
+def test_loads_and_hackbench_on_a_terminal_too(rtprobe: Path, args: list[str],
+                                               summary: str) -> None:
+    cmd = " ".join([str(rtprobe), *args])
+    done = subprocess.run(["script", "-qec", cmd, "/dev/null"], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stdout
+    assert '"schema"' not in done.stdout and summary in done.stdout
+    assert done.stdout.count("stdout is a terminal") == 1

@@ -163,11 +163,8 @@ static int run_open_output(struct run *r)
 	const struct rtp_common *c = r->c;
 	int rc;
 
-	if (!c->output_path && !c->json && isatty(STDOUT_FILENO)) {
+	if (output_is_terminal(c->output_path, c->json)) {
 		r->out_discard = true;
-		fprintf(stderr, "rtprobe: stdout is a terminal: the NDJSON "
-			"records are not shown (give --output FILE, a pipe or "
-			"--json); a summary follows at the end\n");
 		return 0;
 	}
 	rc = output_open(&r->out, "--output", c->output_path);

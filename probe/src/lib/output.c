@@ -69,6 +69,8 @@ int output_open(struct output *o, const char *option, const char *path)
 
 bool output_write(struct output *o, const void *buf, size_t n)
 {
+	if (o->discard)
+		return true;
 	if (o->err)
 		return false;
 	if (n && fwrite(buf, 1, n, o->f) != n) {
@@ -80,6 +82,10 @@ bool output_write(struct output *o, const void *buf, size_t n)
 
 bool output_emit(struct output *o, struct json *j)
 {
+	if (o->discard) {
+		json_reset(j);
+		return true;
+	}
 	if (o->err) {
 		json_reset(j);
 		return false;
@@ -143,6 +149,16 @@ int output_close(struct output *o)
 	free(o->tmp_path);
 	o->tmp_path = NULL;
 	return err ? output_report(o, err) : 0;
+}
+
+bool output_is_terminal(const char *path, bool json)
+{
+	if (path || json || !isatty(STDOUT_FILENO))
+		return false;
+	fprintf(stderr, "rtprobe: stdout is a terminal: the NDJSON records are "
+		"not shown (give --output FILE, a pipe or --json); a summary "
+		"follows at the end\n");
+	return true;
 }
 
 void output_discard(struct output *o)

@@ -31,6 +31,7 @@ struct output {
 	FILE *f;
 	char *tmp_path;       /* temporary file until output_close() */
 	int err;              /* first errno of a failed write; 0: none */
+	bool discard;         /* write nothing (a terminal, output_is_terminal) */
 	bool closed;
 };
 
@@ -58,6 +59,13 @@ const char *output_name(const struct output *o);
  * one line printed when anything failed; FILE is then left as it was.
  */
 int output_close(struct output *o);
+
+/*
+ * Whether the records would go to a terminal: no path, stdout a TTY and no
+ * --json (json).  NDJSON is for pipes and files, so the caller then writes
+ * none and prints a summary on stderr at the end; this says so, once.
+ */
+bool output_is_terminal(const char *path, bool json);
 
 /* Give up (a run that never started): remove the temporary file. */
 void output_discard(struct output *o);

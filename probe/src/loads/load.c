@@ -54,6 +54,9 @@ const struct opt_desc load_common_options[] = {
 	  .metavar = "FILE", .help = "NDJSON to FILE instead of stdout" },
 	{ .name = "verbose", .id = LOPT_VERBOSE, .type = OPT_FLAG,
 	  .help = "achieved rate on stderr each second" },
+	{ .name = "json", .id = LOPT_JSON, .type = OPT_FLAG,
+	  .help = "NDJSON on stdout even when it is a terminal (which\n"
+		  "otherwise gets a summary on stderr only)" },
 	{ .name = NULL },
 };
 
@@ -69,6 +72,7 @@ struct load_main {
 	int argc;
 	char **argv;
 	struct output out;
+	bool terminal;             /* stdout a terminal: no records, a summary */
 	bool human;
 	uint64_t t0_ns;
 	uint64_t t0_unix_ns;
@@ -506,6 +510,9 @@ static const struct load_kind *load_parse(int argc, char **argv,
 		case LOPT_VERBOSE:
 			cfg->verbose = true;
 			break;
+		case LOPT_JSON:
+			cfg->json = true;
+			break;
 		case LOPT_HELP:
 			load_usage(stdout, kind);
 			exit(RTP_EXIT_OK);
@@ -538,6 +545,10 @@ static const struct load_kind *load_parse(int argc, char **argv,
 /* Write one record; a failed write ends the load. */
 static void load_emit(struct load_main *m, struct json *j)
 {
+	if (m->terminal) {
+		json_reset(j);
+		return;
+	}
 	if (!output_emit(&m->out, j) && !m->output_failed) {
 		/* output_close() prints the one line naming the file */
 		m->output_failed = true;
@@ -641,6 +652,27 @@ static void load_write_rate(struct load_main *m, uint64_t now)
 	m->windows++;
 }
 
+/* The summary a terminal gets instead of the records (stderr). */
+static void load_summary(const struct load_main *m, const uint64_t *total,
+			 double seconds, const char *status, int exit_code,
+			 const char *reason)
+{
+	const struct load_run *r = m->run;
+
+	fprintf(stderr, "\nrtprobe load %s summary: ", r->kind->name);
+	if (seconds > 0)
+		fprintf(stderr, "achieved %.1f %s over %.1f s", r->kind->achieved(
+			r, total, seconds), r->kind->unit, seconds);
+	else
+		fprintf(stderr, "nothing achieved");
+	if (r->cfg.rate_max)
+		fprintf(stderr, " (--rate max)\n");
+	else
+		fprintf(stderr, " (target %g)\n", r->cfg.rate);
+	fprintf(stderr, "status: %s%s%s (exit %d)\n", status, reason ? ": " : "",
+		reason ? reason : "", exit_code);
+}
+
 /* Write the result record. */
 static void load_write_result(struct load_main *m, const char *status,
 			      int exit_code, const char *reason, uint64_t end)
@@ -653,6 +685,8 @@ static void load_write_result(struct load_main *m, const char *status,
 
 	for (i = 0; i < m->ncounters; i++)
 		total[i] = atomic_load(&r->shared->counter[i]);
+	if (m->terminal)
+		load_summary(m, total, seconds, status, exit_code, reason);
 	json_init(&j);
 	record_begin(&j, "result");
 	json_str(&j, "test", "load");
@@ -804,6 +838,7 @@ int cmd_load(int argc, char **argv)
 		load_shared_destroy(run.shared);
 		return rc;
 	}
+	m.terminal = output_is_terminal(run.cfg.output_path, run.cfg.json);
 	rc = output_open(&m.out, "--output", run.cfg.output_path);
 	if (rc) {
 		run.kind->cleanup(&run);

@@ -50,6 +50,7 @@ enum load_opt_id {
 	LOPT_WORKERS,
 	LOPT_OUTPUT,
 	LOPT_VERBOSE,
+	LOPT_JSON,
 	LOPT_HELP,
 	LOPT_PERIOD,
 	LOPT_GROUPS,
@@ -91,6 +92,7 @@ struct load_cfg {
 	int workers;               /* 0: the kind's default */
 	const char *output_path;
 	bool verbose;
+	bool json;                 /* --json: NDJSON on a terminal stdout too */
 	/* cpu */
 	uint64_t period_ns;
 	/* sched */

@@ -38,6 +38,7 @@ struct hb_cfg {
 	bool threads;
 	bool pipe;
 	bool verbose;
+	bool json;             /* --json: NDJSON on a terminal stdout too */
 	const char *output_path;
 };
 
@@ -87,6 +88,9 @@ static const struct opt_desc hb_options[] = {
 	  .help = "NDJSON to FILE instead of stdout" },
 	{ .name = "verbose", .id = 'v', .type = OPT_FLAG,
 	  .help = "the classic header lines on stderr" },
+	{ .name = "json", .id = 'j', .type = OPT_FLAG,
+	  .help = "NDJSON on stdout even when it is a terminal (which\n"
+		  "otherwise gets the Time: line on stderr only)" },
 	{ .name = "help", .id = 'h', .short_name = 'h', .type = OPT_FLAG,
 	  .help = "this text" },
 	{ .name = NULL },
@@ -158,6 +162,9 @@ static void hb_parse(int argc, char **argv, struct hb_cfg *cfg)
 			break;
 		case 'v':
 			cfg->verbose = true;
+			break;
+		case 'j':
+			cfg->json = true;
 			break;
 		case 'h':
 			hb_usage(stdout);
@@ -455,6 +462,8 @@ static int hb_main(int argc, char **argv)
 	rc = output_open(&out, "--output", hb.cfg.output_path);
 	if (rc)
 		return rc;
+	/* a terminal gets the Time: line, not the records */
+	out.discard = output_is_terminal(hb.cfg.output_path, hb.cfg.json);
 	hb_write_start(&out, &hb, argc, argv);
 	if (human)
 		fprintf(stderr, "Running in %s mode with %d groups using %d "

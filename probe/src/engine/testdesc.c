@@ -40,6 +40,7 @@ void test_refuse(const struct test_desc *t, const char *option,
 void test_usage(const struct test_desc *t, FILE *f)
 {
 	const struct opt_desc *d;
+	int col;
 
 	fprintf(f, "usage: rtprobe %s [options]\n\n%s\n", t->name, t->intro);
 	fprintf(f, "Options of %s:\n", t->name);
@@ -52,13 +53,17 @@ void test_usage(const struct test_desc *t, FILE *f)
 			opt_desc_usage(f, one);
 	}
 	opt_desc_usage(f, test_help_desc);
-	if (t->refused)
-		fprintf(f, "\nNot taken by %s (%s):", t->name, t->refused_why);
-	for (d = common_descriptors(); d->name; d++)
-		if (!test_takes_common(t, d->id))
-			fprintf(f, " --%s", d->name);
-	if (t->refused)
-		fputc('\n', f);
+	if (t->refused) {
+		col = fprintf(f, "\nNot taken by %s:", t->name);
+		for (d = common_descriptors(); d->name; d++) {
+			if (test_takes_common(t, d->id))
+				continue;
+			if (col + (int)strlen(d->name) + 3 > 78)
+				col = fprintf(f, "\n ") - 1;
+			col += fprintf(f, " --%s", d->name);
+		}
+		fprintf(f, "\n(%s)\n", t->refused_why);
+	}
 	if (t->examples)
 		fprintf(f, "\nExamples:\n%s", t->examples);
 	fputs("\nExit codes: 0 ok, 1 a threshold or criterion failed, 2 bad "

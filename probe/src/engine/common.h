@@ -2,13 +2,14 @@
 /*
  * common.h - the options every latency test shares, parsed one way.
  *
- * A test builds its getopt_long table with common_options(), which appends
- * the common entries to its own, then passes each returned id to
- * common_handle() before its own switch.  After parsing, common_finish()
- * validates combinations and resolves defaults (CPU list = every allowed CPU),
- * exiting 2 with one line on any error.
+ * The common options are descriptors (common_descriptors(), see opt.h);
+ * the one parsing path of every test (testdesc.c) appends them to the
+ * test's own, passes each common id to common_handle() (or refuses it when
+ * the test does not take it), and after parsing calls common_finish(),
+ * which validates combinations and resolves defaults (CPU list = every
+ * allowed CPU), exiting 2 with one line on any error.
  *
- * Common options (ids >= COMMON_OPT_BASE):
+ * Common options (ids >= COMMON_OPT_BASE, enum common_id):
  *   --cpus LIST          measuring CPUs, one thread each (default: all allowed)
  *   --threads N          number of measuring threads (default: one per CPU in
  *                        --cpus; N > CPUs is refused, N < CPUs uses the first N)

@@ -2,10 +2,10 @@
 /*
  * run.h - one measurement run: output, RT set-up, threads, collection.
  *
- * Every test subcommand follows the same life cycle:
+ * Every test follows the same life cycle; its run() hook (testdesc.h) gets
+ * the parsed options c:
  *
- *   struct rtp_common c; ... parse options, common_finish(&c, argc, argv);
- *   struct run *r = run_create(&c, argc, argv);
+ *   struct run *r = run_create(c, argc, argv);
  *   run_set_params(r, write_my_params, &my_cfg);      -- "params" in start
  *   for each measuring thread:
  *           s[i] = run_add_series(r, "cpu0", cpu);    -- before run_begin
@@ -15,8 +15,9 @@
  *
  * run_begin() blocks SIGINT/SIGTERM/SIGHUP in the process (threads inherit the
  * mask; only the main thread receives them, through sigtimedwait), ignores
- * SIGPIPE, performs rt_prepare() unless simulated, opens the output (a
- * temporary name renamed onto --output at the end; stdout by default),
+ * SIGPIPE, performs rt_prepare() unless simulated, opens the output
+ * (output.h: a temporary file renamed onto --output at the end; stdout by
+ * default; nothing on a terminal, which gets a summary at the end),
  * fixes t0 (an absolute time on the run's clock a few ms ahead, so threads
  * are ready) and writes the start record.
  *

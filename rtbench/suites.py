@@ -30,7 +30,6 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 BUILTIN_DIRS = (PACKAGE_DIR / "_suites", PACKAGE_DIR.parent / "suites")
 
 
-
 @dataclass(frozen=True)
 class TestKind:
     """What a test kind takes of the options rtbench manages, as `rtprobe describe` says.

@@ -31,10 +31,7 @@ int test_takes_common(const struct test_desc *t, int id)
 void test_refuse(const struct test_desc *t, const char *option,
 		 const char *value, const char *why)
 {
-	char what[48];
-
-	snprintf(what, sizeof(what), "%s", t->name);
-	opt_refuse(option, value, what, why);
+	opt_refuse(option, value, t->name, why);
 }
 
 void test_usage(const struct test_desc *t, FILE *f)

@@ -739,16 +739,16 @@ static void event_check_source_options(const struct event_config *cfg,
 				       const struct rtp_common *c)
 {
 	static const char *const what[] = {
-		[EVENT_SELF] = "applies to --source self only",
-		[EVENT_UIO] = "applies to uio sources only",
-		[EVENT_GPIO] = "applies to gpio sources only",
+		[EVENT_SELF] = "it applies to --source self only",
+		[EVENT_UIO] = "it applies to uio sources only",
+		[EVENT_GPIO] = "it applies to gpio sources only",
 	};
 	int k;
 
 	for (k = EVENT_SELF; k <= EVENT_GPIO; k++)
 		if ((int)cfg->kind != k && only[k].option)
-			opt_fail(only[k].option, only[k].value ?
-				 only[k].value : "", "%s", what[k]);
+			opt_refuse(only[k].option, only[k].value,
+				   "this --source", what[k]);
 	if (cfg->kind != EVENT_SELF && c->simulate)
 		opt_fail("--simulate", c->sim.text, "works with --source self "
 			 "only (device sources are real or emulated)");
@@ -900,8 +900,8 @@ static int event_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 			t->cfg.stimulus_priority = c->priority < 99 ?
 						   c->priority + 1 : 99;
 		if (c->policy == POLICY_OTHER && ep->stim_prio_given)
-			opt_fail("--stimulus-priority", "", "applies to "
-				 "--policy fifo or rr only");
+			opt_refuse("--stimulus-priority", "", "--policy other",
+				   "priorities apply to fifo or rr only");
 		if (c->policy == POLICY_OTHER)
 			t->cfg.stimulus_priority = 0;
 	}

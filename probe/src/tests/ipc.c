@@ -755,7 +755,8 @@ static void ipc_check(void *ctx, struct rtp_common *c)
 			   "--repetitions and --total");
 	}
 	if (!ip->t->cfg.bandwidth && ip->bw_opt)
-		opt_fail(ip->bw_opt, ip->bw_val, "applies to --bandwidth only");
+		opt_refuse(ip->bw_opt, ip->bw_val, "latency mode",
+			   "it applies to --bandwidth only");
 }
 
 /* Measure round trips (or transfers) between each thread and its peer. */

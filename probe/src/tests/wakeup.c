@@ -483,9 +483,9 @@ static void wakeup_resolve(struct wakeup *w, struct rtp_common *c,
 	struct wakeup_cfg *cfg = &w->cfg;
 
 	if (c->policy == POLICY_OTHER && (waker_prio || wakee_prio))
-		opt_fail(waker_prio ? "--waker-priority" : "--wakee-priority",
-			 waker_prio ? waker_prio : wakee_prio,
-			 "applies to --policy fifo or rr only");
+		opt_refuse(waker_prio ? "--waker-priority" : "--wakee-priority",
+			   waker_prio ? waker_prio : wakee_prio, "--policy other",
+			   "priorities apply to fifo or rr only");
 	if (c->policy == POLICY_OTHER) {
 		cfg->waker_priority = cfg->wakee_priority = 0;
 	} else {

@@ -1,4 +1,4 @@
-"""Find the rtprobe binary the host runs, and ask it what it supports."""
+"""Find the rtprobe binary the local target runs, and read what it offers (describe)."""
 
 from __future__ import annotations
 
@@ -53,20 +53,12 @@ def locate_probe(option: str | None = None) -> Path:
     )
 
 
-def probe_version(probe: Path) -> str:
-    """Return the version rtprobe reports (`rtprobe --version`), or 'unknown'."""
-    try:
-        out = subprocess.run(
-            [str(probe), "--version"], capture_output=True, text=True, timeout=10, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
-    words = out.stdout.split()
-    return words[-1] if out.returncode == 0 and words else "unknown"
-
-
 def probe_describe(probe: Path) -> str:
-    """Return what `rtprobe describe --json` prints (its tests, loads and options)."""
+    """Return what `rtprobe describe --json` prints (its tests, loads and options).
+
+    Suite parsing uses the local probe's catalogue; a run checks the target's own
+    (suites.target_catalogue through the target's run_probe).
+    """
     try:
         out = subprocess.run([str(probe), "describe", "--json"], capture_output=True,
                              text=True, timeout=30, check=False)

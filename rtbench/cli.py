@@ -12,6 +12,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, __version__, data_dir
@@ -28,7 +29,9 @@ from rtbench.suites import (
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-DB_HELP = "Results database URL (default: RTBENCH_DB, else SQLite in the XDG data dir)."
+DB_HELP = ("Results database: a URL (sqlite:////path/x.db, postgresql+psycopg://...) or a "
+           "file path, which means SQLite (default: RTBENCH_DB, else SQLite in the XDG "
+           "data dir).")
 PROBE_HELP = ("rtprobe binary to use (default: RTBENCH_PROBE, the packaged one, "
               "./probe/build, PATH).")
 SEVERITY_STYLE = {"ok": "green", "info": "cyan", "warn": "yellow", "bad": "bold red"}
@@ -134,9 +137,13 @@ def main() -> None:
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the HTML report here (default: <data dir>/reports/run-ID.html).")
 @click.option("--no-report", is_flag=True, help="Do not write the HTML report.")
+@click.option("--policy", type=click.Choice(["other"]),
+              help="Run every test as SCHED_OTHER (no real-time permission needed; the "
+                   "results are then not real-time latencies and are marked so).")
 @handle_errors
 def run(suite: str, scale: float, db_url: str | None, probe_path: str | None,
-        simulate: str | None, report_path: Path | None, no_report: bool) -> None:
+        simulate: str | None, report_path: Path | None, no_report: bool,
+        policy: str | None) -> None:
     """Run a suite (built-in name or TOML file; default: quick) on this machine.
 
     \b
@@ -145,6 +152,7 @@ def run(suite: str, scale: float, db_url: str | None, probe_path: str | None,
       rtbench run smoke --scale 0.5        # half-length smoke suite
       rtbench run my-suite.toml --db sqlite:////tmp/lab.db
       rtbench run smoke --simulate 1:const,lat=5us --no-report
+      rtbench run --policy other           # as a user without RT permission
 
     Exit codes: 0 ok, 1 a threshold failed, 2 bad suite or usage, 3 the
     environment cannot run it, 4 interrupted (the partial run is kept).
@@ -157,30 +165,102 @@ def run(suite: str, scale: float, db_url: str | None, probe_path: str | None,
     loaded = load_suite(suite, scale)
     target = LocalTarget(locate_probe(probe_path))
     check_target(loaded, target, simulate is not None)
+    check_policy(loaded, policy)
+    if simulate is None:
+        check_rt_permission(loaded, target, policy)
     console = make_console()
     store = open_store(db_url)
     try:
-        console.print(f"rtbench {__version__}: suite [bold]{loaded.name}[/bold] "
-                      f"({len(loaded.scenarios)} scenarios x {len(loaded.tests)} tests, "
-                      f"about {loaded.estimated_seconds():.0f} s), database {store.url}",
-                      highlight=False)
-        runner = Runner(target, store, console, simulate=simulate)
+        console.print(f"rtbench {__version__}: suite [bold]{escape(loaded.name)}[/bold] "
+                      f"({plural(len(loaded.scenarios), 'scenario')} x "
+                      f"{plural(len(loaded.tests), 'test')}, "
+                      f"about {fmt_seconds(loaded.estimated_seconds())}), "
+                      f"database {escape(store.url)}", highlight=False)
+        if policy == "other":
+            console.print("[yellow]--policy other: every test runs as SCHED_OTHER; the "
+                          "results are not real-time latencies[/yellow]")
+        runner = Runner(target, store, console, simulate=simulate, policy=policy)
         outcome = runner.run(loaded, sys.argv)
         detail = store.get_run(outcome.run_id)
     finally:
         store.close()
+    from rtbench.analysis.verdict import run_verdict
     from rtbench.report.terminal import load_table, summary_table
+    from rtbench.report.verdict import verdict_text
 
     console.print(summary_table(detail))
     loads = load_table(detail)
     if loads is not None:
         console.print(loads)
+    console.print(verdict_text(run_verdict(detail, outcome.warnings)))
     if not no_report:
         path = report_path or data_dir() / "reports" / f"run-{outcome.run_id}.html"
         write_report(detail, path)
         console.print(f"report: {path}", highlight=False)
     console.print(f"run {outcome.run_id}: {outcome.status}", highlight=False)
     sys.exit(outcome.exit_code)
+
+
+def plural(n: int, word: str) -> str:
+    """'1 test', '2 tests'."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def fmt_seconds(seconds: float) -> str:
+    """An expected length: '45 s', '3 min 20 s'."""
+    total = int(round(seconds))
+    if total < 120:
+        return f"{total} s"
+    return f"{total // 60} min {total % 60} s" if total % 60 else f"{total // 60} min"
+
+
+def expected_text(test: Any) -> str:
+    """A test's expected length per scenario, saying when it runs several times."""
+    runs = test.runs()
+    total = f"{test.expected_seconds():g}"
+    if runs > 1:
+        return f"{total} ({runs} mechanisms x {test.expected_seconds() / runs:g})"
+    return total
+
+
+def check_policy(suite: Suite, policy: str | None) -> None:
+    """--policy other cannot run a test that needs RT priorities (pi): refuse it up front."""
+    if policy is None:
+        return
+    for test in suite.tests:
+        if test.traits().policy == "rt":
+            fail(f"--policy {policy}: test {test.name!r} ({test.test}) needs SCHED_FIFO or "
+                 f"SCHED_RR (priorities are what it measures); remove it from "
+                 f"{suite.source} or run without --policy", EXIT_USAGE)
+
+
+# Priority rtprobe's tests use unless their params say otherwise.
+DEFAULT_PRIORITY = 80
+
+
+def check_rt_permission(suite: Suite, target: Any, policy: str | None) -> None:
+    """Once, before anything starts or is stored: may this user use the RT priority the
+    suite's tests need?  A short `rtprobe cyclic` asks the kernel (exit 3 if not)."""
+    needs_rt = [t for t in suite.tests if t.traits().policy == "rt"
+                or (policy is None and t.traits().policy == "any")]
+    if not needs_rt:
+        return
+    priorities = [p for p in (t.params.get("priority", DEFAULT_PRIORITY) for t in needs_rt)
+                  if isinstance(p, int) and not isinstance(p, bool)]
+    priority = max(priorities, default=DEFAULT_PRIORITY)
+    done = target.run_probe(["cyclic", "--duration", "10ms", "--warmup", "0",
+                             "--threads", "1", "--priority", str(priority), "--no-pmqos"],
+                            timeout_s=30.0)
+    if done.returncode != EXIT_ENV:
+        return
+    why = (done.stderr.strip().splitlines() or ["no message"])[-1].removeprefix("rtprobe: ")
+    if "not permitted" not in why:
+        fail(f"real-time scheduling does not work here: {why}", EXIT_ENV)
+    fail(f"SCHED_FIFO priority {priority} is not permitted for this user, so no test can "
+         f"run: run as root, grant CAP_SYS_NICE (setcap cap_sys_nice+ep on rtprobe) or an "
+         f"rtprio limit (ulimit -r {priority}; /etc/security/limits.conf), or pass "
+         "--policy other to measure without real-time scheduling (the results are then "
+         "not real-time)", EXIT_ENV)
 
 
 def check_target(suite: Suite, target: Any, simulate: bool = False) -> None:
@@ -238,6 +318,8 @@ def suites(name: str | None, scale: float) -> None:
       rtbench suites quick         # the scenarios and tests of quick
       rtbench suites ./my.toml     # validate a suite file
     """
+    from rtbench.report.suitetext import load_text, params_text
+
     console = make_console()
     if name is None:
         table = Table(title="built-in suites")
@@ -259,19 +341,20 @@ def suites(name: str | None, scale: float) -> None:
     for column in ("name", "loads", "load cpus", "measure cpus", "settle s"):
         scen.add_column(column)
     for s in suite.scenarios:
-        loads = "; ".join(json.dumps(ld.describe()) for ld in s.loads) or "none"
+        loads = "\n".join(load_text(ld.describe()) for ld in s.loads) or "none"
         scen.add_row(s.name, loads, s.load_cpus or "auto", s.measure_cpus or "auto",
                      f"{s.settle_ns / 1e9:g}")
     console.print(scen)
     tests = Table(title="tests (run in every scenario)")
-    for column in ("name", "test", "duration s", "warmup s", "thresholds us", "params"):
-        tests.add_column(column)
+    for column in ("name", "test", "duration s", "warmup s", "expected s", "thresholds us",
+                   "params"):
+        tests.add_column(column, overflow="fold")
     for t in suite.tests:
         duration = f"{t.duration_ns / 1e9:g}" if t.traits().timed \
             else f"~{t.expected_seconds():g} (fixed work)"
-        tests.add_row(t.name, t.test, duration, f"{t.warmup_ns / 1e9:g}",
+        tests.add_row(t.name, t.test, duration, f"{t.warmup_ns / 1e9:g}", expected_text(t),
                       ",".join(f"{x / 1000:g}" for x in t.thresholds_ns) or "-",
-                      " ".join(f"{k}={v}" for k, v in t.params.items()) or "-")
+                      params_text(t.params))
     console.print(tests)
 
 
@@ -310,45 +393,70 @@ def preflight(probe_path: str | None, as_json: bool) -> None:
 @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
               help="Show at most this many runs, newest first.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the runs as a JSON array (shape in docs/commands.md).")
 @handle_errors
-def list_runs(db_url: str | None, limit: int) -> None:
+def list_runs(db_url: str | None, limit: int, as_json: bool) -> None:
     """List stored runs, newest first.
 
     \b
     Examples:
       rtbench ls
-      rtbench ls --limit 5 --db sqlite:////tmp/lab.db
+      rtbench ls --limit 5 --db /tmp/lab.db
+      rtbench ls --json
     """
+    from rtbench.report.layout import Column, FittedTable
+
     store = open_store(db_url)
     try:
         runs = store.list_runs(limit)
     finally:
         store.close()
-    table = Table(title=f"runs in {store.url}")
-    for column in ("id", "started (UTC)", "host", "kernel", "suite", "status", "worst max us"):
-        table.add_column(column)
+    if as_json:
+        click.echo(json.dumps([run_summary_json(r) for r in runs], indent=1))
+        return
+    columns = [Column("id"), Column("started (UTC)", "left"), Column("host", "left", True),
+               Column("kernel", "left", True), Column("suite", "left", True),
+               Column("status", "left"), Column("worst max us")]
+    rows = []
     for r in runs:
-        worst = "-" if r.worst_max_ns is None else f"{r.worst_max_ns / 1000:.1f}"
+        worst = "-" if r.worst_max_ns is None else f"{r.worst_max_ns / 1000:,.1f}"
         suite = f"{r.suite} (simulated)" if r.simulated else r.suite
-        table.add_row(str(r.id), r.started_at.strftime("%Y-%m-%d %H:%M:%S"), r.hostname,
-                      r.kernel, suite, r.status, worst)
-    make_console().print(table)
+        rows.append([str(r.id), r.started_at.strftime("%Y-%m-%d %H:%M:%S"), r.hostname,
+                     r.kernel, suite, r.status, worst])
+    make_console().print(FittedTable(columns, rows, title=f"runs in {store.url}"))
+
+
+def run_summary_json(r: Any) -> dict[str, Any]:
+    """One line of `ls --json`: a stored run's summary (documented in docs/commands.md)."""
+    return {"id": r.id, "started_at": r.started_at.isoformat(), "hostname": r.hostname,
+            "kernel": r.kernel, "suite": r.suite, "status": r.status,
+            "worst_max_ns": r.worst_max_ns, "simulated": r.simulated, "tags": r.tags}
 
 
 @main.command()
 @click.argument("run_id", metavar="RUN", type=int)
 @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the whole run as an rtbench-run/1 JSON document.")
 @handle_errors
-def show(run_id: int, db_url: str | None) -> None:
+def show(run_id: int, db_url: str | None, as_json: bool) -> None:
     """Print everything stored about a run.
 
     \b
-    Example:
+    Examples:
       rtbench show 3
+      rtbench show 3 --json > run3.json
     """
     from rtbench.report.terminal import show_run
 
-    show_run(make_console(), stored_run(run_id, db_url))
+    detail = stored_run(run_id, db_url)
+    if as_json:
+        from rtbench.interop.runjson import dumps
+
+        click.echo(dumps(detail))
+        return
+    show_run(make_console(), detail)
 
 
 @main.command()
@@ -389,9 +497,9 @@ def db_path(db_url: str | None) -> None:
     Example:
       RTBENCH_DB=sqlite:////tmp/x.db rtbench db path
     """
-    from rtbench.store import default_db_url
+    from rtbench.store import db_url_of, default_db_url
 
-    click.echo(db_url or default_db_url())
+    click.echo(db_url_of(db_url or default_db_url()))
 
 
 @db.command(name="migrate")

@@ -89,6 +89,7 @@ class RunOutcome:
     exit_code: int
     measurements: int = 0
     messages: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # rtprobe's own, each once
 
 
 class StopFlag:
@@ -442,11 +443,13 @@ class Runner:
     """Runs a validated suite on a target into a store."""
 
     def __init__(self, target: Target, store: Store, console: Console, *,
-                 simulate: str | None = None) -> None:
+                 simulate: str | None = None, policy: str | None = None) -> None:
         self.target = target
         self.store = store
         self.console = console
         self.simulate = simulate
+        self.policy = policy  # "other": every test as SCHED_OTHER (rtbench run --policy)
+        self.warnings: list[str] = []
         self.stop = StopFlag()
         self.pump = Pump()
         self.statuses: list[str] = []
@@ -480,7 +483,16 @@ class Runner:
                 raise
             status, code = self._verdict()
             self.store.finish_run(run_id, status)
-        return RunOutcome(run_id, status, code, len(self.statuses), self.messages)
+        return RunOutcome(run_id, status, code, len(self.statuses), self.messages,
+                          self.warnings)
+
+    def _on_probe_stderr(self, line: str) -> None:
+        """Pass rtprobe's own warnings through (each distinct one once per run)."""
+        text = "".join(ch for ch in line.strip() if ch.isprintable())
+        if "warning:" not in text or text in self.warnings:
+            return
+        self.warnings.append(text)
+        self.console.print(Text(text, style="yellow"))
 
     def _verdict(self) -> tuple[str, int]:
         """The run's status and exit code from the measurements' statuses."""
@@ -543,10 +555,13 @@ class Runner:
     def _measure(self, scenario_id: int, scenario: Scenario, test: TestSpec,
                  sampler: IntensitySampler, progress: Progress) -> None:
         """Run one test in scenario and store it."""
-        args = test.probe_args(scenario, self.simulate)
+        args = test.probe_args(scenario, self.simulate, self.policy)
         command = [str(self.target.probe), *args]
         expected = test.expected_seconds()
-        progress.begin(f"{scenario.name} / {test.name}", expected)
+        step = f"{scenario.name} / {test.name}"
+        if test.runs() > 1:  # wakeup: warm-up + duration once per mechanism
+            step += f" ({test.runs()} mechanisms, ~{expected:.0f} s)"
+        progress.begin(step, expected)
         grace = HANG_GRACE_S if test.traits().timed else HANG_GRACE_UNTIMED_S
         measured = self._run_probe(args, expected, sampler, progress,
                                    test.affinity(scenario), grace)
@@ -593,6 +608,7 @@ class Runner:
         output = ProbeOutput()
         lines = LineBuffer()
         stderr = bytearray()
+        stderr_lines = LineBuffer()
         messages: list[str] = []
 
         def on_stdout(data: bytes) -> None:
@@ -614,6 +630,8 @@ class Runner:
         def on_stderr(data: bytes) -> None:
             stderr.extend(data)
             del stderr[:-4096]
+            for _, line in stderr_lines.feed(data):
+                self._on_probe_stderr(line)
 
         self.pump.add(proc.stdout, on_stdout)
         self.pump.add(proc.stderr, on_stderr)

@@ -48,6 +48,9 @@ class TestKind:
     thresholds: bool = True
     cpus: str | None = "--cpus"
     nominal_s: float = 0.0
+    # "any": takes --policy fifo|rr|other; "rt": needs fifo or rr (pi: priorities are the
+    # test); "none": no --policy option (hackbench runs as its caller, SCHED_OTHER)
+    policy: str = "any"
 
 
 TIMED = TestKind()
@@ -55,9 +58,9 @@ TEST_KIND_TRAITS = {
     "cyclic": TIMED, "periodic": TIMED, "clock": TIMED, "wakeup": TIMED,
     "event": TIMED, "noise": TIMED, "ipc": TIMED,
     "ctx": TestKind(timed=False, warmup=False, thresholds=False, nominal_s=2.0),
-    "pi": TestKind(timed=False, cpus="--cpu", nominal_s=2.0),
+    "pi": TestKind(timed=False, cpus="--cpu", nominal_s=2.0, policy="rt"),
     "hackbench": TestKind(timed=False, warmup=False, thresholds=False, cpus=None,
-                          nominal_s=1.0),
+                          nominal_s=1.0, policy="none"),
 }
 # ipc with bandwidth = true measures transfers, not a latency series.
 IPC_BANDWIDTH = TestKind(timed=False, warmup=False, thresholds=False, nominal_s=1.0)
@@ -209,22 +212,32 @@ class TestSpec:
         traits = self.traits()
         if not traits.timed:
             return traits.nominal_s + self.warmup_ns / 1e9
-        one = (self.duration_ns + self.warmup_ns) / 1e9
+        return (self.duration_ns + self.warmup_ns) / 1e9 * self.runs()
+
+    def runs(self) -> int:
+        """How many times rtprobe runs warm-up + duration: wakeup once per mechanism."""
         mechanisms = self.params.get("mechanism")
-        if self.test == "wakeup" and isinstance(mechanisms, str | list):
-            # wakeup runs warm-up + duration once per mechanism, one after the other.
-            count = len(mechanisms) if isinstance(mechanisms, list) \
-                else len(mechanisms.split(","))
-            return one * max(1, count)
-        return one
+        if self.test != "wakeup" or not isinstance(mechanisms, str | list):
+            return 1
+        count = len(mechanisms) if isinstance(mechanisms, list) \
+            else len([m for m in mechanisms.split(",") if m.strip()])
+        return max(1, count)
 
     def affinity(self, scenario: Scenario) -> str | None:
         """CPUs to pin the probe process to (tests without a CPU option only)."""
         return scenario.measure_cpus if self.traits().cpus is None else None
 
-    def probe_args(self, scenario: Scenario, simulate: str | None) -> list[str]:
-        """Return the rtprobe arguments (after the binary) for this test in scenario."""
+    def probe_args(self, scenario: Scenario, simulate: str | None,
+                   policy: str | None = None) -> list[str]:
+        """Return the rtprobe arguments (after the binary) for this test in scenario.
+
+        policy "other" (rtbench run --policy other) runs the test as SCHED_OTHER: its own
+        policy and priority params give way, as rtprobe takes no priority with it.
+        """
         traits = self.traits()
+        params = self.params
+        if policy is not None and traits.policy == "any":
+            params = {k: v for k, v in params.items() if k not in ("policy", "priority")}
         args = [self.test]
         if traits.timed:
             args += ["--duration", format_duration(self.duration_ns)]
@@ -237,7 +250,9 @@ class TestSpec:
                 args += ["--cpus", scenario.measure_cpus]
             elif traits.cpus == "--cpu" and "cpu" not in self.params:
                 args += ["--cpu", str(min(cpulist_to_set(scenario.measure_cpus)))]
-        args += params_to_args(self.params)
+        args += params_to_args(params)
+        if policy is not None and traits.policy == "any":
+            args += ["--policy", policy]
         if simulate is not None:
             args += ["--simulate", simulate]
         return args

@@ -43,7 +43,7 @@ from rtbench.store.ingest import series_rows
 
 __all__ = [
     "MeasurementDetail", "RunDetail", "RunSummary", "ScenarioDetail",
-    "SeriesDetail", "Store", "StoreError", "default_db_url",
+    "SeriesDetail", "Store", "StoreError", "db_url_of", "default_db_url",
 ]
 
 # running: being measured; lost: the target went away mid-run (finished windows kept);
@@ -61,6 +61,17 @@ def default_db_url() -> str:
     if env:
         return env
     return f"sqlite:///{data_dir() / 'results.db'}"
+
+
+def db_url_of(text: str) -> str:
+    """A database URL from what a user gave: a URL as is, a plain file path as SQLite.
+
+    Anything without "://" is a path (relative to the working directory, ~ expanded),
+    so `--db /tmp/x.db` and `--db results.db` mean SQLite files.
+    """
+    if "://" in text or text.startswith("sqlite:"):
+        return text
+    return f"sqlite:///{Path(text).expanduser().resolve()}"
 
 
 def _dumps(value: Any) -> str:
@@ -156,7 +167,7 @@ class Store:
     @classmethod
     def open(cls, url: str | None = None, *, migrate: bool = True) -> Store:
         """Open (and by default create/upgrade) the database at url."""
-        url = url or default_db_url()
+        url = db_url_of(url or default_db_url())
         engine = _make_engine(url)
         if migrate:
             try:

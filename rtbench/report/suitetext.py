@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,14 +21,31 @@ def toml_value(value: Any) -> str:
         return inline_table(value)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    # JSON string escaping is valid in TOML basic strings (\" \\ \n \uXXXX).
-    return json.dumps(str(value), ensure_ascii=False)
+    return toml_string(str(value))
+
+
+def toml_string(text: str) -> str:
+    """A TOML basic string: quotes, backslashes and control characters escaped."""
+    out = []
+    for ch in text:
+        if ch in ('"', "\\"):
+            out.append("\\" + ch)
+        elif ch in _SHORT_ESCAPES:
+            out.append(_SHORT_ESCAPES[ch])
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+_SHORT_ESCAPES = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 
 def _key(name: str) -> str:
     """A TOML key: bare when it can be, else quoted."""
     bare = name and all(ch.isascii() and (ch.isalnum() or ch in "-_") for ch in name)
-    return name if bare else json.dumps(name, ensure_ascii=False)
+    return name if bare else toml_string(name)
 
 
 def inline_table(table: Mapping[str, Any]) -> str:

@@ -59,6 +59,9 @@ run: $(VENV)/.installed
 	if [ $$rc -eq 1 ]; then \
 		echo "make run: thresholds were crossed on this machine (rtbench exit 1); see above"; \
 		rc=0; \
+	elif [ $$rc -eq 3 ]; then \
+		echo "make run: rtbench cannot run here (exit 3, see above); options such as" \
+			"--policy other go in RUN_ARGS=\"...\""; \
 	fi; exit $$rc
 
 $(VENV)/.dev: pyproject.toml setup.py | prereqs

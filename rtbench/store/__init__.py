@@ -63,15 +63,24 @@ def default_db_url() -> str:
     return f"sqlite:///{data_dir() / 'results.db'}"
 
 
-def db_url_of(text: str) -> str:
-    """A database URL from what a user gave: a URL as is, a plain file path as SQLite.
+# A file name with one of these suffixes is an SQLite database even without a "/".
+SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 
-    Anything without "://" is a path (relative to the working directory, ~ expanded),
-    so `--db /tmp/x.db` and `--db results.db` mean SQLite files.
+
+def db_url_of(text: str) -> str:
+    """A database URL from what a user gave: a URL as is, a file path as SQLite.
+
+    A path is text without "://" that names a directory ("/" in it, or ~), ends in
+    .db/.sqlite/.sqlite3, or is an existing file: `--db /tmp/x.db` and `--db results.db`
+    mean SQLite files (relative to the working directory).  Anything else is passed on
+    as a URL, so a mistyped URL is reported as one.
     """
     if "://" in text or text.startswith("sqlite:"):
         return text
-    return f"sqlite:///{Path(text).expanduser().resolve()}"
+    path = Path(text).expanduser()
+    if "/" in text or text.startswith("~") or text.endswith(SQLITE_SUFFIXES) or path.is_file():
+        return f"sqlite:///{path.resolve()}"
+    return text
 
 
 def _dumps(value: Any) -> str:
@@ -118,8 +127,8 @@ def _make_engine(url: str) -> Engine:
         parsed = make_url(url)
     except ArgumentError:
         raise StoreError(f"database URL {url!r} is not valid; use e.g. "
-                         "sqlite:////path/results.db or "
-                         "postgresql+psycopg://user@host/db") from None
+                         "sqlite:////path/results.db, a file path such as "
+                         "./results.db, or postgresql+psycopg://user@host/db") from None
     if parsed.get_backend_name() == "sqlite":
         db = parsed.database
         if db and db != ":memory:" and not db.startswith("file:"):

@@ -431,3 +431,12 @@ def test_wakeup_length_counts_every_mechanism() -> None:
     assert wakeup.runs() == 3 and wakeup.expected_seconds() == 18
     assert expected_text(wakeup) == "18 (3 mechanisms x 6)"
     assert suite.estimated_seconds() >= 18
+
+
+def test_db_text_that_is_no_path_stays_a_url(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert db_url_of("::nonsense::") == "::nonsense::"
+    assert db_url_of("results.db") == f"sqlite:///{tmp_path / 'results.db'}"
+    assert db_url_of("~/x.sqlite").startswith("sqlite:///") and "~" not in db_url_of("~/x")
+    assert list(tmp_path.iterdir()) == []

@@ -593,8 +593,9 @@ class Runner:
         head = f"[{colour}]{measured.status:>11}[/{colour}]  {scenario.name} / {test.name}: "
         if result is not None and not result.series:
             return head + (headline(test.test, result.data) or "no latency series")
-        return (head + f"{count} samples, max {_us(worst)} us, "
-                f"{len(measured.output.windows)} windows")
+        windows = len(measured.output.windows)
+        return (head + f"{count:,} sample{'' if count == 1 else 's'}, max {_us(worst)} us, "
+                f"{windows} window{'' if windows == 1 else 's'}")
 
     def _run_probe(self, args: list[str], expected_s: float, sampler: IntensitySampler,
                    progress: Progress, cpus: str | None = None,

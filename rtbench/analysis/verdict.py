@@ -193,6 +193,33 @@ def policy_other(run: RunDetail) -> bool:
     return "other" in policies
 
 
+def probe_setup_warnings(run: RunDetail) -> list[str]:
+    """What rtprobe could not set up (stored in each start record's `rt`), each once.
+
+    rtprobe prints these only on a terminal, so under rtbench the stored record is
+    where they show: memory not locked, or /dev/cpu_dma_latency not held.
+    """
+    found: list[str] = []
+    for sc in run.scenarios:
+        for m in sc.measurements:
+            rt = m.start.get("rt")
+            if not isinstance(rt, dict):
+                continue
+            raw_pmqos = rt.get("pmqos")
+            pmqos: dict[str, Any] = raw_pmqos if isinstance(raw_pmqos, dict) else {}
+            texts = []
+            if rt.get("mlockall") is False and rt.get("mlock_error"):
+                texts.append(f"memory not locked ({rt['mlock_error']}): page faults can "
+                             "add latency")
+            if pmqos.get("held") is False and pmqos.get("error"):
+                texts.append(f"PM-QoS not held ({pmqos['error']}): deep idle states can "
+                             "add wake-up latency")
+            for text in texts:
+                if "not done:" not in text and text not in found:
+                    found.append(text)
+    return found
+
+
 def likely_causes(run: RunDetail, throttled: Sequence[Throttled]) -> list[Cause]:
     """Preflight facts that warn (or worse), most likely cause first.
 
@@ -211,6 +238,8 @@ def likely_causes(run: RunDetail, throttled: Sequence[Throttled]) -> list[Cause]
             continue
         causes.append(Cause(name, str(fact.get("value", "")), why,
                             str(fact.get("advice") or "")))
+    if throttled:  # confirmed by the gaps' shape: the first cause
+        causes.sort(key=lambda c: c.name != "rt_throttling")
     return causes[:MAX_CAUSES]
 
 
@@ -280,7 +309,7 @@ def run_verdict(run: RunDetail, warnings: Sequence[str] = ()) -> Verdict:
                              "real-time latencies; run as root (or with CAP_SYS_NICE) "
                              "without --policy for real-time figures")
     seen: set[str] = set()
-    for line in warnings:
+    for line in [*probe_setup_warnings(run), *warnings]:
         if line not in seen:
             seen.add(line)
             verdict.notes.append(line)

@@ -271,6 +271,7 @@ def test_verdict_blames_throttling_for_a_failed_noise_test() -> None:
     run = a_run("fail", [noise], preflight=run_preflight(STOCK_KERNEL), sysinfo=STOCK_KERNEL)
     verdict = run_verdict(run)
     assert [t.label for t in verdict.throttled] == ["idle / noise"]
+    assert verdict.causes[0].name == "rt_throttling"
     text = "\n".join(line for _, line in verdict_lines(verdict))
     assert "RT throttling stopped its busy loop" in text and "8 gaps of ~49 ms" in text
     # a failed cyclic test is not a throttling victim
@@ -440,3 +441,17 @@ def test_db_text_that_is_no_path_stays_a_url(tmp_path: Path,
     assert db_url_of("results.db") == f"sqlite:///{tmp_path / 'results.db'}"
     assert db_url_of("~/x.sqlite").startswith("sqlite:///") and "~" not in db_url_of("~/x")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_verdict_notes_what_rtprobe_could_not_set_up() -> None:
+    m = measurement("c", "cyclic", "ok", [series(50_000, [(MS, 0)])])
+    m.start["rt"] = {"mlockall": False, "mlock_error": "mlockall: Cannot allocate memory",
+                     "pmqos": {"held": False, "error": "open /dev/cpu_dma_latency: EACCES"}}
+    same = measurement("d", "cyclic", "ok", [series(50_000, [(MS, 0)])])
+    same.start["rt"] = m.start["rt"]
+    skipped = measurement("e", "cyclic", "ok", [series(50_000, [(MS, 0)])])
+    skipped.start["rt"] = {"mlockall": True, "pmqos": {"held": False,
+                                                       "error": "not done: --no-pmqos"}}
+    notes = run_verdict(a_run("ok", [m, same, skipped])).notes
+    assert len(notes) == 2
+    assert "memory not locked" in notes[0] and "PM-QoS not held" in notes[1]

@@ -164,6 +164,13 @@ def run(suite: str, scale: float, db_url: str | None, probe_path: str | None,
         fail(f"--scale {scale}: must be a number > 0", EXIT_USAGE)
     loaded = load_suite(suite, scale)
     target = LocalTarget(locate_probe(probe_path))
+    from rtbench.commands._run_support import (
+        check_policy,
+        check_rt_permission,
+        fmt_seconds,
+        plural,
+    )
+
     check_target(loaded, target, simulate is not None)
     check_policy(loaded, policy)
     if simulate is None:
@@ -199,68 +206,6 @@ def run(suite: str, scale: float, db_url: str | None, probe_path: str | None,
         console.print(f"report: {path}", highlight=False)
     console.print(f"run {outcome.run_id}: {outcome.status}", highlight=False)
     sys.exit(outcome.exit_code)
-
-
-def plural(n: int, word: str) -> str:
-    """'1 test', '2 tests'."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def fmt_seconds(seconds: float) -> str:
-    """An expected length: '45 s', '3 min 20 s'."""
-    total = int(round(seconds))
-    if total < 120:
-        return f"{total} s"
-    return f"{total // 60} min {total % 60} s" if total % 60 else f"{total // 60} min"
-
-
-def expected_text(test: Any) -> str:
-    """A test's expected length per scenario, saying when it runs several times."""
-    runs = test.runs()
-    total = f"{test.expected_seconds():g}"
-    if runs > 1:
-        return f"{total} ({runs} mechanisms x {test.expected_seconds() / runs:g})"
-    return total
-
-
-def check_policy(suite: Suite, policy: str | None) -> None:
-    """--policy other cannot run a test that needs RT priorities (pi): refuse it up front."""
-    if policy is None:
-        return
-    for test in suite.tests:
-        if test.traits().policy == "rt":
-            fail(f"--policy {policy}: test {test.name!r} ({test.test}) needs SCHED_FIFO or "
-                 f"SCHED_RR (priorities are what it measures); remove it from "
-                 f"{suite.source} or run without --policy", EXIT_USAGE)
-
-
-# Priority rtprobe's tests use unless their params say otherwise.
-DEFAULT_PRIORITY = 80
-
-
-def check_rt_permission(suite: Suite, target: Any, policy: str | None) -> None:
-    """Once, before anything starts or is stored: may this user use the RT priority the
-    suite's tests need?  A short `rtprobe cyclic` asks the kernel (exit 3 if not)."""
-    needs_rt = [t for t in suite.tests if t.traits().policy == "rt"
-                or (policy is None and t.traits().policy == "any")]
-    if not needs_rt:
-        return
-    priorities = [p for p in (t.params.get("priority", DEFAULT_PRIORITY) for t in needs_rt)
-                  if isinstance(p, int) and not isinstance(p, bool)]
-    priority = max(priorities, default=DEFAULT_PRIORITY)
-    done = target.run_probe(["cyclic", "--duration", "10ms", "--warmup", "0",
-                             "--threads", "1", "--priority", str(priority), "--no-pmqos"],
-                            timeout_s=30.0)
-    if done.returncode != EXIT_ENV:
-        return
-    why = (done.stderr.strip().splitlines() or ["no message"])[-1].removeprefix("rtprobe: ")
-    if "not permitted" not in why:
-        fail(f"real-time scheduling does not work here: {why}", EXIT_ENV)
-    fail(f"SCHED_FIFO priority {priority} is not permitted for this user, so no test can "
-         f"run: run as root, grant CAP_SYS_NICE (setcap cap_sys_nice+ep on rtprobe) or an "
-         f"rtprio limit (ulimit -r {priority}; /etc/security/limits.conf), or pass "
-         "--policy other to measure without real-time scheduling (the results are then "
-         "not real-time)", EXIT_ENV)
 
 
 def check_target(suite: Suite, target: Any, simulate: bool = False) -> None:
@@ -318,6 +263,7 @@ def suites(name: str | None, scale: float) -> None:
       rtbench suites quick         # the scenarios and tests of quick
       rtbench suites ./my.toml     # validate a suite file
     """
+    from rtbench.commands._run_support import expected_text
     from rtbench.report.suitetext import load_text, params_text
 
     console = make_console()
@@ -405,6 +351,7 @@ def list_runs(db_url: str | None, limit: int, as_json: bool) -> None:
       rtbench ls --limit 5 --db /tmp/lab.db
       rtbench ls --json
     """
+    from rtbench.commands._run_support import run_summary_json
     from rtbench.report.layout import Column, FittedTable
 
     store = open_store(db_url)
@@ -425,13 +372,6 @@ def list_runs(db_url: str | None, limit: int, as_json: bool) -> None:
         rows.append([str(r.id), r.started_at.strftime("%Y-%m-%d %H:%M:%S"), r.hostname,
                      r.kernel, suite, r.status, worst])
     make_console().print(FittedTable(columns, rows, title=f"runs in {store.url}"))
-
-
-def run_summary_json(r: Any) -> dict[str, Any]:
-    """One line of `ls --json`: a stored run's summary (documented in docs/commands.md)."""
-    return {"id": r.id, "started_at": r.started_at.isoformat(), "hostname": r.hostname,
-            "kernel": r.kernel, "suite": r.suite, "status": r.status,
-            "worst_max_ns": r.worst_max_ns, "simulated": r.simulated, "tags": r.tags}
 
 
 @main.command()

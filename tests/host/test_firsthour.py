@@ -20,7 +20,8 @@ from synth_probe import synth_lines
 
 from rtbench.analysis.verdict import run_verdict, throttling_gaps
 from rtbench.bundle import MeasurementDetail, RunDetail, ScenarioDetail, SeriesDetail
-from rtbench.cli import CliError, check_policy, expected_text
+from rtbench.cli import CliError
+from rtbench.commands._run_support import check_policy, expected_text
 from rtbench.interop.runjson import loads as runjson_loads
 from rtbench.preflight import run_preflight
 from rtbench.records import ProbeOutput

@@ -19,7 +19,7 @@ else
 PY := $(PYTHON)
 endif
 
-.PHONY: all probe run test bench lint dev clean prereqs
+.PHONY: all probe run test bench lint dev clean prereqs prereqs-cc
 
 all: probe
 
@@ -27,11 +27,14 @@ all: probe
 PROBE_CC := $(if $(filter default,$(origin CC)),$(CROSS_COMPILE)gcc,$(CC))
 
 # What a build needs, checked before pip prints a page of output: one line each, naming
-# the fix.  The venv module is only needed while .venv does not exist yet.
-prereqs:
+# the fix.  probe/ needs only the compiler; the venv module is only needed while .venv
+# does not exist yet.
+prereqs-cc:
 	@command -v $(firstword $(PROBE_CC)) >/dev/null 2>&1 || { echo "make: no C compiler \
 	'$(PROBE_CC)' to build probe/: install one (Debian/Ubuntu: apt-get install \
 	build-essential) or name it with CC=..." >&2; exit 1; }
+
+prereqs: prereqs-cc
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "make: no '$(PYTHON)': install \
 	Python 3.10 or newer (Debian/Ubuntu: apt-get install python3) or name it with \
 	PYTHON=..." >&2; exit 1; }
@@ -42,7 +45,7 @@ prereqs:
 	$(PYTHON) has no venv/ensurepip module to create $(VENV): install it (Debian/Ubuntu: \
 	apt-get install python3-venv)" >&2; exit 1; }
 
-probe: prereqs
+probe: prereqs-cc
 	$(MAKE) -C probe
 
 # --system-site-packages reuses numpy/scipy/matplotlib already on the machine, which keeps

@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from rtbench.analysis.stats import PERCENTILES
-from rtbench.analysis.verdict import policy_other
+from rtbench.analysis.verdict import policy_other, run_verdict
 from rtbench.bundle import MeasurementDetail, RunDetail
 from rtbench.report.format import (
     DEFINITIONS,
@@ -27,6 +27,7 @@ from rtbench.report.format import (
 )
 from rtbench.report.layout import Column, FittedTable
 from rtbench.report.suitetext import load_text
+from rtbench.report.verdict import verdict_text
 from rtbench.resultdata import ctx_table, headline, key_values, table_keys
 
 
@@ -138,6 +139,7 @@ def show_run(console: Console, run: RunDetail) -> None:
     if run.preflight:
         console.print(preflight_table(run))
     console.print(summary_table(run))
+    console.print(verdict_text(run_verdict(run)))
     loads = load_table(run)
     if loads is not None:
         console.print(loads)

@@ -342,7 +342,7 @@ def test_show_at_narrow_terminals(wide_run: tuple[str, RunDetail], run_cli: RunC
     rtbench_env["COLUMNS"] = columns
     done = run_cli("show", str(run.id), "--db", url)
     assert done.returncode == 0, done.stderr
-    assert "…" not in done.stdout
+    assert "…" not in done.stdout and "verdict: FAIL" in done.stdout
     worst = max(s.max_ns for sc in run.scenarios for m in sc.measurements for s in m.series
                 if s.max_ns is not None)
     from rtbench.report.format import fmt_us
@@ -458,3 +458,9 @@ def test_verdict_notes_what_rtprobe_could_not_set_up() -> None:
     notes = run_verdict(a_run("ok", [m, same, skipped])).notes
     assert len(notes) == 2
     assert "memory not locked" in notes[0] and "PM-QoS not held" in notes[1]
+
+
+def test_building_only_the_probe_needs_no_python(tmp_path: Path) -> None:
+    done = make("-n", "probe", f"PYTHON={tmp_path / 'no-python'}")
+    assert done.returncode == 0, done.stderr
+    assert "no-python" not in done.stdout

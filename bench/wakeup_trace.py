@@ -17,6 +17,7 @@ in the tools' averages that E->X does not show comes from the user-space side; a
 difference in W->S is time the woken task waits for the CPU.
 
 Usage (root): python3 bench/wakeup_trace.py [ROUNDS]   (default 3)
+Environment: CPU (1), PRIO (80), INTERVAL_US (1000), LOOPS (2000).
 Prints a Markdown table on stdout.  Uses only the tracefs instance it creates
 (instances/rtbench-wakeup-PID, removed at the end), never the global trace buffer.
 """
@@ -36,7 +37,10 @@ from pathlib import Path
 TRACEFS = Path("/sys/kernel/tracing")
 HERE = Path(__file__).resolve().parent.parent
 RTPROBE = Path(os.environ.get("RTPROBE", HERE / "probe" / "build" / "rtprobe"))
-CPU, PRIO, INTERVAL_US, LOOPS = 1, 80, 1000, 2000
+CPU = int(os.environ.get("CPU", "1"))
+PRIO = int(os.environ.get("PRIO", "80"))
+INTERVAL_US = int(os.environ.get("INTERVAL_US", "1000"))
+LOOPS = int(os.environ.get("LOOPS", "2000"))
 
 # (ours: rtprobe wakeup mechanism, theirs: rt-tests program)
 PAIRS = (("sigwait", "sigwaittest"), ("mq", "pmqtest"), ("sem", "ptsematest"))

@@ -175,7 +175,7 @@ def own_average(output: str, is_ours: bool) -> float:
         for line in output.splitlines():
             if '"type":"result"' in line.replace(" ", ""):
                 s = json.loads(line)["series"][0]
-                return float(s["sum_ns"]) / s["count"] / 1000.0
+                return float(s["sum_ns"]) / float(s["count"]) / 1000.0
         raise SystemExit("wakeup_trace: rtprobe printed no result record")
     found = re.findall(r"Avg:?\s+(\d+(?:\.\d+)?)", output)
     if not found:

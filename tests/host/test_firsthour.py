@@ -8,6 +8,8 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -130,16 +132,31 @@ def test_make_checks_the_python_version(tmp_path: Path) -> None:
 
 # ---- item 4: RT permission checked once; --policy other --------------------------------
 
-def nobody_probe(tmp_path: Path, probe_path: Path) -> Path:
-    """An rtprobe that runs as the user nobody (no RT permission), for rtbench as root."""
+@pytest.fixture()
+def nobody_probe(probe_path: Path) -> Iterator[Path]:
+    """An rtprobe that runs as the user nobody (no RT permission), for rtbench as root.
+
+    The binary is copied to a directory anyone may enter (the checkout or pytest's
+    temporary directory may be private to root), and removed after.
+    """
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         pytest.skip("needs root and setpriv to act as an unprivileged user")
-    wrapper = tmp_path / "rtprobe-nobody"
-    wrapper.write_text("#!/bin/sh\nexec setpriv --reuid=nobody --regid=nogroup "
-                       f"--clear-groups {probe_path} \"$@\"\n")
-    wrapper.chmod(0o755)
-    tmp_path.chmod(0o755)
-    return wrapper
+    shared = Path(tempfile.mkdtemp(prefix="rtbench-nobody-", dir="/tmp"))
+    try:
+        shared.chmod(0o755)
+        probe = shared / "rtprobe"
+        shutil.copy2(probe_path, probe)
+        probe.chmod(0o755)
+        wrapper = shared / "rtprobe-nobody"
+        wrapper.write_text("#!/bin/sh\nexec setpriv --reuid=nobody --regid=nogroup "
+                           f"--clear-groups {probe} \"$@\"\n")
+        wrapper.chmod(0o755)
+        if subprocess.run([str(wrapper), "--version"], capture_output=True,
+                          check=False).returncode != 0:
+            pytest.skip("the user nobody cannot run a copy of rtprobe here")
+        yield wrapper
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
 
 
 TINY = """[suite]
@@ -156,8 +173,8 @@ params = { interval = "1ms", priority = 90 }
 
 
 def test_no_rt_permission_stops_before_anything(run_cli: RunCli, tmp_path: Path,
-                                                probe_path: Path) -> None:
-    probe = nobody_probe(tmp_path, probe_path)
+                                                nobody_probe: Path) -> None:
+    probe = nobody_probe
     url = f"sqlite:///{tmp_path / 'r.db'}"
     done = run_cli("run", "quick", "--db", url, "--probe", str(probe))
     assert done.returncode == 3, done.stdout + done.stderr
@@ -170,8 +187,8 @@ def test_no_rt_permission_stops_before_anything(run_cli: RunCli, tmp_path: Path,
 
 
 def test_policy_other_runs_every_test_as_sched_other(run_cli: RunCli, tmp_path: Path,
-                                                     probe_path: Path) -> None:
-    probe = nobody_probe(tmp_path, probe_path)
+                                                     nobody_probe: Path) -> None:
+    probe = nobody_probe
     suite = tmp_path / "tiny.toml"
     suite.write_text(TINY)
     url = f"sqlite:///{tmp_path / 'r.db'}"

@@ -1,7 +1,9 @@
-"""The verdict of a run: what failed, its worst figure, the likely causes, what to do.
+"""The verdict of a run (pure functions, no I/O).
 
-Pure functions over a RunDetail (no I/O): the run's end and the top of its report both
-render the same Verdict (rtbench.report.verdict).  Causes come from the preflight facts
+run_verdict() gives a run's status and exit code from its measurements' statuses (the
+runner uses it).  verdict_of() explains a stored run to a person: what failed, its worst
+figure, the likely causes, what to do; the run's end and the top of its report both
+render that Verdict (rtbench.report.verdict).  Causes come from the preflight facts
 stored with the run, ordered by how often they decide latency; RT throttling is named
 only when a busy-loop test failed, and confirmed when its gaps have throttling's shape
 (about period - runtime long, one per period).
@@ -13,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rtbench import EXIT_ENV, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from rtbench.bundle import MeasurementDetail, RunDetail
 
 # Preflight knobs in the order they usually decide a failed run, each with the reason a
@@ -80,6 +83,24 @@ class Verdict:
     causes: list[Cause] = field(default_factory=list)
     throttled: list[Throttled] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+
+def run_verdict(statuses: Sequence[str], *, interrupted: bool = False, lost: bool = False,
+                usage_error: bool = False) -> tuple[str, int]:
+    """(status, exit code) of a run whose measurements ended with statuses.
+
+    Interrupted wins (4), then a lost target (3), then any error (2 when rtprobe called
+    it bad usage, else 3), then a failed threshold or criterion (1), else ok (0).
+    """
+    if interrupted:
+        return "interrupted", EXIT_INTERRUPTED
+    if lost:
+        return "lost", EXIT_ENV
+    if "error" in statuses:
+        return "error", EXIT_USAGE if usage_error else EXIT_ENV
+    if "fail" in statuses or "break" in statuses:
+        return "fail", EXIT_FAIL
+    return "ok", EXIT_OK
 
 
 def _label(scenario: str, m: MeasurementDetail) -> str:
@@ -283,7 +304,7 @@ def headline_of(status: str, total: int, failed: int, errors: int,
     return f"{head}; {worst_text}" if worst_text else head
 
 
-def run_verdict(run: RunDetail, warnings: Sequence[str] = ()) -> Verdict:
+def verdict_of(run: RunDetail, warnings: Sequence[str] = ()) -> Verdict:
     """The verdict of run; warnings are rtprobe's own warning lines of this run, if known."""
     measurements = [(sc.name, m) for sc in run.scenarios for m in sc.measurements]
     failed = [_label(name, m) for name, m in measurements if m.status in STATUS_FAILED]

@@ -9,15 +9,17 @@ from pathlib import Path
 
 import jinja2
 
-from rtbench.analysis.hist import BUCKET_ERROR_BOUND
+from rtbench.analysis.environment import environment_rows
+from rtbench.analysis.measurement import run_stats
 from rtbench.analysis.stats import PERCENTILES
-from rtbench.analysis.verdict import run_verdict
+from rtbench.analysis.verdict import verdict_of
 from rtbench.bundle import RunDetail
 from rtbench.report import format as fmt
 from rtbench.report.plot import histogram_svgs
+from rtbench.report.resultdata import ctx_table, headline, key_values, table_keys
 from rtbench.report.suitetext import load_text
 from rtbench.report.verdict import actions
-from rtbench.resultdata import ctx_table, headline, key_values, table_keys
+from rtbench.wire.loglin7 import BUCKET_ERROR_BOUND
 
 
 def _environment() -> jinja2.Environment:
@@ -37,7 +39,7 @@ def _environment() -> jinja2.Environment:
 def render_html(run: RunDetail) -> str:
     """The report page as a string."""
     measurements = []
-    stats = fmt.run_stats(run)
+    stats = run_stats(run)
     svgs = histogram_svgs([(ms.measurement, f"{ms.scenario.name} / {ms.measurement.name}")
                            for ms in stats])
     for ms, svg in zip(stats, svgs, strict=True):
@@ -47,12 +49,12 @@ def render_html(run: RunDetail) -> str:
             "headline": headline(m.test, m.data),
             "ctx": ctx_table(m.data) if m.test == "ctx" else None,
             "data": key_values(m.data, table_keys(m.test))})
-    verdict = run_verdict(run)
+    verdict = verdict_of(run)
     template = _environment().get_template("report.html.j2")
     return template.render(
         run=run, measurements=measurements, verdict=verdict,
         verdict_actions=actions(verdict),
-        environment=fmt.environment_rows(run),
+        environment=environment_rows(run),
         percentiles=[label for label, _ in PERCENTILES],
         definitions=fmt.DEFINITIONS,
         bucket_error_pct=f"{BUCKET_ERROR_BOUND * 100:.2f}",

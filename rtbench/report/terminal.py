@@ -7,13 +7,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from rtbench.analysis.environment import environment_rows
+from rtbench.analysis.measurement import MeasurementStats, run_stats
 from rtbench.analysis.stats import PERCENTILES
-from rtbench.analysis.verdict import policy_other, run_verdict
+from rtbench.analysis.verdict import policy_other, verdict_of
 from rtbench.bundle import MeasurementDetail, RunDetail
 from rtbench.report.format import (
     DEFINITIONS,
-    MeasurementStats,
-    environment_rows,
     fmt_count,
     fmt_exceed,
     fmt_intensity,
@@ -23,12 +23,11 @@ from rtbench.report.format import (
     fmt_rate,
     fmt_threshold,
     fmt_us,
-    run_stats,
 )
 from rtbench.report.layout import Column, FittedTable
+from rtbench.report.resultdata import ctx_table, headline, key_values, table_keys
 from rtbench.report.suitetext import load_text
 from rtbench.report.verdict import verdict_text
-from rtbench.resultdata import ctx_table, headline, key_values, table_keys
 
 
 def summary_table(run: RunDetail) -> FittedTable:
@@ -139,7 +138,7 @@ def show_run(console: Console, run: RunDetail) -> None:
     if run.preflight:
         console.print(preflight_table(run))
     console.print(summary_table(run))
-    console.print(verdict_text(run_verdict(run)))
+    console.print(verdict_text(verdict_of(run)))
     loads = load_table(run)
     if loads is not None:
         console.print(loads)

@@ -20,21 +20,21 @@ from hypothesis import strategies as st
 from rich.console import Console
 from synth_probe import synth_lines
 
-from rtbench.analysis.verdict import run_verdict, throttling_gaps
+from rtbench.analysis.verdict import throttling_gaps, verdict_of
 from rtbench.bundle import MeasurementDetail, RunDetail, ScenarioDetail, SeriesDetail
-from rtbench.cli import CliError
-from rtbench.commands._run_support import check_policy, expected_text
+from rtbench.commands._run_support import expected_text
+from rtbench.events import Event, ProbeWarning
 from rtbench.interop.runjson import loads as runjson_loads
 from rtbench.preflight import run_preflight
-from rtbench.records import ProbeOutput
 from rtbench.report.html import render_html
 from rtbench.report.plot import histogram_svg
 from rtbench.report.suitetext import inline_table, load_text
 from rtbench.report.terminal import series_table, summary_table
 from rtbench.report.verdict import verdict_lines
-from rtbench.runner import Runner
+from rtbench.runner import RunError, Runner
 from rtbench.store import Store, db_url_of
 from rtbench.suites import Scenario, builtin_suites, load_suite
+from rtbench.wire.records import ProbeOutput
 from tests.conftest import REPO, RunCli
 from tests.host.suite_helpers import parse
 
@@ -207,10 +207,10 @@ def test_policy_other_runs_every_test_as_sched_other(run_cli: RunCli, tmp_path: 
 
 def test_policy_other_refuses_tests_that_need_rt() -> None:
     suite = parse("[suite]\nname='x'\n[[tests]]\ntest='pi'\nparams={iterations=5}\n")
-    with pytest.raises(CliError) as err:
-        check_policy(suite, "other")
+    with pytest.raises(RunError) as err:
+        Runner(None, policy="other")._check_policy(suite)  # type: ignore[arg-type]
     assert err.value.code == 2 and "pi" in str(err.value)
-    check_policy(suite, None)
+    Runner(None)._check_policy(suite)  # type: ignore[arg-type]
 
 
 def test_policy_other_args() -> None:
@@ -233,7 +233,7 @@ def test_verdict_names_worst_threshold_causes_and_remedies() -> None:
         measurement("cyclic-250us", "cyclic", "ok", [series(80_000, [(100_000, 0),
                                                                      (MS, 0)])])],
         preflight=facts, sysinfo=STOCK_KERNEL)
-    verdict = run_verdict(run, ["rtprobe: warning: PM-QoS not held: open: EACCES"] * 2)
+    verdict = verdict_of(run, ["rtprobe: warning: PM-QoS not held: open: EACCES"] * 2)
     assert verdict.headline.startswith("FAIL: 1 of 2 measurements crossed a threshold")
     assert "worst 14,933.2 µs in idle / cyclic-1ms" in verdict.headline
     assert "3 samples at or above the 1ms threshold" in verdict.headline
@@ -248,19 +248,29 @@ def test_verdict_names_worst_threshold_causes_and_remedies() -> None:
 def test_verdict_of_a_passing_run_lists_no_causes() -> None:
     run = a_run("ok", [measurement("c", "cyclic", "ok", [series(50_000, [(MS, 0)])])],
                 preflight=run_preflight(STOCK_KERNEL), sysinfo=STOCK_KERNEL)
-    verdict = run_verdict(run)
+    verdict = verdict_of(run)
     assert verdict.headline.startswith("PASS: 1 measurement within every threshold")
     assert verdict.causes == [] and not any("what to do" in line
                                             for _, line in verdict_lines(verdict))
 
 
 def test_runner_passes_rtprobe_warnings_through_once() -> None:
+    from rtbench.report.live import LiveProgress
+
     console = Console(record=True, width=200, force_terminal=False)
-    runner = Runner(None, None, console)  # type: ignore[arg-type]
+    live = LiveProgress(console)
+    events: list[Event] = []
+
+    def watch(event: Event) -> None:
+        events.append(event)
+        live(event)
+
+    runner = Runner(None, on_event=watch)  # type: ignore[arg-type]
     for line in ("rtprobe: noise: warning: RT throttling is on", "cyclic: 3 samples",
                  "rtprobe: noise: warning: RT throttling is on"):
         runner._on_probe_stderr(line)
     assert runner.warnings == ["rtprobe: noise: warning: RT throttling is on"]
+    assert events == [ProbeWarning("rtprobe: noise: warning: RT throttling is on")]
     assert console.export_text().count("RT throttling is on") == 1
 
 
@@ -289,14 +299,14 @@ def test_verdict_blames_throttling_for_a_failed_noise_test() -> None:
     worst = [(k * 1_000_000_000 + 500, 49 * MS + k) for k in range(1, 9)]
     noise = measurement("noise", "noise", "fail", [series(49 * MS + 8, [(MS, 8)], worst)])
     run = a_run("fail", [noise], preflight=run_preflight(STOCK_KERNEL), sysinfo=STOCK_KERNEL)
-    verdict = run_verdict(run)
+    verdict = verdict_of(run)
     assert [t.label for t in verdict.throttled] == ["idle / noise"]
     assert verdict.causes[0].name == "rt_throttling"
     text = "\n".join(line for _, line in verdict_lines(verdict))
     assert "RT throttling stopped its busy loop" in text and "8 gaps of ~49 ms" in text
     # a failed cyclic test is not a throttling victim
     cyclic = measurement("c", "cyclic", "fail", [series(49 * MS, [(MS, 8)], worst)])
-    verdict = run_verdict(a_run("fail", [cyclic], preflight=run_preflight(STOCK_KERNEL),
+    verdict = verdict_of(a_run("fail", [cyclic], preflight=run_preflight(STOCK_KERNEL),
                                 sysinfo=STOCK_KERNEL))
     assert verdict.throttled == [] and "rt_throttling" not in [c.name for c in verdict.causes]
 
@@ -337,7 +347,7 @@ def wide_run(tmp_path: Path) -> tuple[str, RunDetail]:
 
 @pytest.mark.parametrize("width", [80, 60])
 def test_tables_print_every_number_whole(wide_run: tuple[str, RunDetail], width: int) -> None:
-    from rtbench.report.format import run_stats
+    from rtbench.analysis.measurement import run_stats
 
     _, run = wide_run
     tables = [summary_table(run), *[series_table(ms) for ms in run_stats(run)]]
@@ -472,7 +482,7 @@ def test_verdict_notes_what_rtprobe_could_not_set_up() -> None:
     skipped = measurement("e", "cyclic", "ok", [series(50_000, [(MS, 0)])])
     skipped.start["rt"] = {"mlockall": True, "pmqos": {"held": False,
                                                        "error": "not done: --no-pmqos"}}
-    notes = run_verdict(a_run("ok", [m, same, skipped])).notes
+    notes = verdict_of(a_run("ok", [m, same, skipped])).notes
     assert len(notes) == 2
     assert "memory not locked" in notes[0] and "PM-QoS not held" in notes[1]
 

@@ -95,11 +95,17 @@ class FittedTable:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         """Render as one table, or as several stacked ones when too wide."""
         chunks = self.chunks(console, options)
+        if len(chunks) == 1:
+            yield self._table(chunks[0], self.title, self.caption)
+            return
+        # Stacked: title and caption span the width, not the (narrower) part tables.
         for n, indices in enumerate(chunks):
-            title = self.title if n == 0 else (
-                f"{self.title} (continued)" if self.title else None)
-            caption = self.caption if n == len(chunks) - 1 else None
-            yield self._table(indices, title, caption)
+            if self.title:
+                title = self.title if n == 0 else f"{self.title} (continued)"
+                yield Text(title, style="table.title")
+            yield self._table(indices, None, None)
+        if self.caption:
+            yield Text(self.caption, style="table.caption")
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         """As wide as the whole table, down to what its widest stacked part needs."""

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
+from rich import box
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
 from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, __version__, data_dir
 from rtbench.probe import ProbeNotFound
@@ -237,44 +238,47 @@ def suites(name: str | None, scale: float) -> None:
       rtbench suites ./my.toml     # validate a suite file
     """
     from rtbench.commands._run_support import expected_text
+    from rtbench.report.layout import Column, FittedTable
     from rtbench.report.suitetext import load_text, params_text
 
     console = make_console()
     if name is None:
-        table = Table(title="built-in suites")
-        for column in ("name", "description", "scenarios", "tests", "about"):
-            table.add_column(column)
+        rows = []
         for suite_name, path in builtin_suites().items():
             suite = load_suite(str(path), scale)
-            table.add_row(suite_name, suite.description, str(len(suite.scenarios)),
-                          str(len(suite.tests)), f"{suite.estimated_seconds():.0f} s")
-        console.print(table)
+            rows.append([suite_name, suite.description, str(len(suite.scenarios)),
+                         str(len(suite.tests)), f"{suite.estimated_seconds():.0f} s"])
+        console.print(FittedTable(
+            [Column("name", "left", True), Column("description", "left", True),
+             Column("scenarios"), Column("tests"), Column("about")], rows,
+            title="built-in suites", box=box.HEAVY_HEAD))
         return
     suite = load_suite(name, scale)
     console.print(f"[bold]{suite.name}[/bold] ({suite.source}): {suite.description}",
                   highlight=False)
     console.print(f"scale {suite.scale:g}, about {suite.estimated_seconds():.0f} s")
-    scen = Table(title="scenarios", caption="auto: with loads in the suite and >= 4 CPUs, "
-                 "loads on the first half of the CPUs and tests on the rest; else shared",
-                 caption_justify="left")
-    for column in ("name", "loads", "load cpus", "measure cpus", "settle s"):
-        scen.add_column(column)
-    for s in suite.scenarios:
-        loads = "\n".join(load_text(ld.describe()) for ld in s.loads) or "none"
-        scen.add_row(s.name, loads, s.load_cpus or "auto", s.measure_cpus or "auto",
-                     f"{s.settle_ns / 1e9:g}")
-    console.print(scen)
-    tests = Table(title="tests (run in every scenario)")
-    for column in ("name", "test", "duration s", "warmup s", "expected s", "thresholds us",
-                   "params"):
-        tests.add_column(column, overflow="fold")
+    scen_rows = [[s.name, "\n".join(load_text(ld.describe()) for ld in s.loads) or "none",
+                  s.load_cpus or "auto", s.measure_cpus or "auto", f"{s.settle_ns / 1e9:g}"]
+                 for s in suite.scenarios]
+    console.print(FittedTable(
+        [Column("name", "left", True), Column("loads", "left", True),
+         Column("load cpus", "left", True), Column("measure cpus", "left", True),
+         Column("settle s")], scen_rows, title="scenarios", box=box.HEAVY_HEAD,
+        caption="auto: with loads in the suite and >= 4 CPUs, loads on the first half of "
+                "the CPUs and tests on the rest; else shared"))
+    test_rows = []
     for t in suite.tests:
         duration = f"{t.duration_ns / 1e9:g}" if t.traits().timed \
             else f"~{t.expected_seconds():g} (fixed work)"
-        tests.add_row(t.name, t.test, duration, f"{t.warmup_ns / 1e9:g}", expected_text(t),
-                      ",".join(f"{x / 1000:g}" for x in t.thresholds_ns) or "-",
-                      params_text(t.params))
-    console.print(tests)
+        test_rows.append([t.name, t.test, duration, f"{t.warmup_ns / 1e9:g}",
+                          expected_text(t),
+                          ",".join(f"{x / 1000:g}" for x in t.thresholds_ns) or "-",
+                          params_text(t.params)])
+    console.print(FittedTable(
+        [Column("name", "left", True), Column("test", "left"), Column("duration s", "left"),
+         Column("warmup s"), Column("expected s", "left", True),
+         Column("thresholds us", "left", True), Column("params", "left", True)],
+        test_rows, title="tests (run in every scenario)", box=box.HEAVY_HEAD))
 
 
 @main.command()
@@ -300,14 +304,16 @@ def preflight(target_uri: str | None, probe_path: str | None, as_json: bool) -> 
     if as_json:
         click.echo(json.dumps(facts, indent=2))
         return
-    table = Table(title=f"preflight: {escape(hostname)}")
-    for column in ("knob", "value", "severity", "advice"):
-        table.add_column(column)
-    for fact in facts:
-        style = SEVERITY_STYLE.get(fact["severity"], "")
-        table.add_row(fact["name"], fact["value"], f"[{style}]{fact['severity']}[/{style}]",
-                      fact["advice"])
-    make_console().print(table)
+    from rtbench.report.layout import Column, FittedTable
+
+    rows: list[list[str | Text]] = [
+        [str(fact["name"]), str(fact["value"]),
+         Text(str(fact["severity"]), style=SEVERITY_STYLE.get(fact["severity"], "")),
+         str(fact["advice"])] for fact in facts]
+    make_console().print(FittedTable(
+        [Column("knob", "left", True), Column("value", "left", True),
+         Column("severity", "left"), Column("advice", "left", True)], rows,
+        title=f"preflight: {hostname}", box=box.HEAVY_HEAD))
 
 
 @main.command(name="ls")

@@ -21,6 +21,8 @@ from rich.table import Table
 from rich.text import Text
 
 Cell = str | Text
+# A text column is never squeezed below this many characters (longer words fold).
+WRAP_MIN_WIDTH = 12
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,8 @@ class FittedTable:
             justify: Literal["left", "right"] = "left" if col.justify == "left" else "right"
             if col.wrap:
                 table.add_column(col.header, justify=justify, overflow="fold",
-                                 min_width=min(10, _widest(col.header, self._cells(i))))
+                                 min_width=min(WRAP_MIN_WIDTH,
+                                               _widest(col.header, self._cells(i))))
             else:
                 table.add_column(col.header, justify=justify, no_wrap=True,
                                  min_width=_widest(col.header, self._cells(i)))
@@ -73,20 +76,25 @@ class FittedTable:
         """The cells of one column."""
         return [row[index] for row in self.rows if index < len(row)]
 
+    def min_width(self, indices: Sequence[int]) -> int:
+        """The narrowest the columns can be shown: number columns whole, text columns
+        down to WRAP_MIN_WIDTH (their words fold), plus borders and padding."""
+        total = 1
+        for i in indices:
+            widest = _widest(self.columns[i].header, self._cells(i))
+            total += (min(WRAP_MIN_WIDTH, widest) if self.columns[i].wrap else widest) + 3
+        return total
+
     def chunks(self, console: Console, options: ConsoleOptions) -> list[list[int]]:
         """Column indices of each stacked table: as many columns as fit per table."""
         rest = list(range(1, len(self.columns)))
         if not rest:
             return [[0]]
-        # Measurement.get clamps to the width it is offered: offer plenty, compare after.
-        unbounded = options.update_width(1_000_000)
         out: list[list[int]] = []
         while rest:
             take = 1
-            while take < len(rest):
-                table = self._table([0, *rest[:take + 1]], None, None)
-                if Measurement.get(console, unbounded, table).minimum > options.max_width:
-                    break
+            while take < len(rest) and \
+                    self.min_width([0, *rest[:take + 1]]) <= options.max_width:
                 take += 1
             out.append([0, *rest[:take]])
             rest = rest[take:]

@@ -192,28 +192,23 @@ def scenario_table(run: RunDetail) -> FittedTable:
                        box=box.HEAVY_HEAD)
 
 
-def data_tables(m: MeasurementDetail) -> list[tuple[str, Table]]:
+def data_tables(m: MeasurementDetail) -> list[tuple[str, FittedTable]]:
     """The result's data as (heading, table): ctx's lmbench-shaped table, then the rest
     as key/value rows."""
     tables = []
     ctx = ctx_table(m.data) if m.test == "ctx" else None
     if ctx is not None:
         headers, rows = ctx
-        table = Table()
-        for i, header in enumerate(headers):
-            table.add_column(header, justify="right" if i else "left")
-        for row in rows:
-            table.add_row(*row)
+        columns = [Column(h, "right" if i else "left", wrap=not i)
+                   for i, h in enumerate(headers)]
         tables.append(("  ctx: per-switch time in µs, overhead subtracted, median of the "
-                       "repetitions (* flagged: <= 0)", table))
+                       "repetitions (* flagged: <= 0)",
+                       FittedTable(columns, rows, box=box.HEAVY_HEAD)))
     pairs = key_values(m.data, table_keys(m.test))
     if pairs:
         figures = headline(m.test, m.data)
-        table = Table()
-        table.add_column("key")
-        table.add_column("value", overflow="fold")
-        for key, value in pairs:
-            table.add_row(key, value)
+        table = FittedTable([Column("key", "left", True), Column("value", "left", True)],
+                            [list(pair) for pair in pairs], box=box.HEAVY_HEAD)
         tables.append((f"  result data: {figures}" if figures else "  result data", table))
     return tables
 

@@ -491,3 +491,13 @@ def test_building_only_the_probe_needs_no_python(tmp_path: Path) -> None:
     done = make("-n", "probe", f"PYTHON={tmp_path / 'no-python'}")
     assert done.returncode == 0, done.stderr
     assert "no-python" not in done.stdout
+
+
+@pytest.mark.parametrize("command", [["preflight"], ["suites"], ["suites", "catalogue"]])
+def test_text_tables_wrap_instead_of_cutting(run_cli: RunCli, rtbench_env: dict[str, str],
+                                             command: list[str]) -> None:
+    rtbench_env["COLUMNS"] = "70"
+    done = run_cli(*command)
+    assert done.returncode == 0, done.stderr
+    assert "…" not in done.stdout
+    assert max(len(line.rstrip()) for line in done.stdout.splitlines()) <= 70

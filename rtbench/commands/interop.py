@@ -12,6 +12,7 @@ import hashlib
 import os
 import sys
 import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +81,7 @@ def read_runs(data: bytes, label: str, importer: Any) -> list[RunDetail]:
     if len(data) > MAX_FILE_BYTES:
         fail(f"{label}: larger than {MAX_FILE_BYTES >> 20} MiB", EXIT_USAGE)
     try:
-        runs = importer.read(data, os.path.basename(label))
+        runs: list[RunDetail] = importer.read(data, os.path.basename(label))
     except ImportFormatError as exc:
         fail(_one_line(str(exc)), EXIT_USAGE)
     except (ValueError, TypeError, KeyError, IndexError, OverflowError,
@@ -96,7 +97,21 @@ def read_runs(data: bytes, label: str, importer: Any) -> list[RunDetail]:
         run.source = {**run.source, "format": importer.name,
                       "file": os.path.basename(label), "sha256": sha}
         run.uid = run_uid(sha, index)
+        if run.source.get("started_at") == "unknown":
+            run.started_at = _file_time(label)
+            run.source["started_at"] = "file modification time" if label != "<stdin>" \
+                else "import time"
     return runs
+
+
+def _file_time(label: str) -> datetime:
+    """The file's modification time (now for stdin), for files that state no time."""
+    if label != "<stdin>":
+        try:
+            return datetime.fromtimestamp(os.stat(label).st_mtime, timezone.utc)
+        except OSError:
+            pass
+    return datetime.now(timezone.utc)
 
 
 def _one_line(text: str) -> str:

@@ -38,8 +38,8 @@ class ToolSeries:
     label: str
     cpu: int | None
     count: int
-    min_ns: int | None
-    max_ns: int | None
+    min_ns: float | None
+    max_ns: float | None
     avg_ns: float | None
     # (value, count) in the tool's unit; None: the format has no distribution
     hist: list[tuple[int, int]] | None = None
@@ -108,7 +108,12 @@ def _series(index: int, ts: ToolSeries, where: str) -> SeriesDetail:
         if hist and total != count:
             raise ImportFormatError(f"{where}: the histogram holds {total} samples but "
                                     f"the tool counted {count}")
-    sum_ns = 0 if avg is None else int(round(avg * count))
+    if avg is not None:
+        sum_ns = int(round(avg * count))
+    elif ts.samples_ns is not None:
+        sum_ns = sum(int(v) for v in ts.samples_ns)
+    else:
+        sum_ns = 0
     return SeriesDetail(index=index, label=ts.label, cpu=ts.cpu, count=count, min_ns=min_ns,
                         max_ns=max_ns, sum_ns=sum_ns, overruns=0, early=0, exceed=[],
                         worst=[], warmup={}, hist=hist)
@@ -145,13 +150,12 @@ def tool_run(*, tool: str, tool_version: str, command_line: str | list[str] | No
              finished_at: datetime | None = None, sysinfo: dict[str, Any] | None = None
              ) -> RunDetail:
     """A run bundle for one imported file (the import command adds file and sha256)."""
-    if isinstance(command_line, str):
-        argv = command_line.split()
-    else:
-        argv = list(command_line or [])
+    argv = command_line.split() if isinstance(command_line, str) else list(command_line or [])
     source: dict[str, Any] = {"tool": tool, "format": fmt}
     if tool_version:
         source["tool_version"] = tool_version
+    if started_at is None:
+        source["started_at"] = "unknown"  # the import command uses the file's mtime
     if command_line:
         source["command_line"] = command_line if isinstance(command_line, str) \
             else " ".join(command_line)

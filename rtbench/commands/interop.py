@@ -21,6 +21,7 @@ import click
 from rtbench import EXIT_USAGE
 from rtbench.bundle import RunDetail
 from rtbench.cli import DB_HELP, fail, handle_errors, open_store
+from rtbench.interop._build import run_uid
 
 HEAD_BYTES = 4096
 MAX_FILE_BYTES = 1 << 30
@@ -35,12 +36,6 @@ def resolve_run(store: Any, text: str) -> int:
     if run_id < 1:
         fail(f"RUN {text!r}: run ids start at 1", EXIT_USAGE)
     return run_id
-
-
-def run_uid(sha256_hex: str, index: int) -> str:
-    """The uid of the index-th run of a file: "sha256-" and 56 hex digits."""
-    digest = hashlib.sha256(f"{sha256_hex}:{index}".encode()).hexdigest()
-    return f"sha256-{digest[:56]}"
 
 
 def _read_input(name: str) -> tuple[bytes, str]:

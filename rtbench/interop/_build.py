@@ -14,6 +14,7 @@ distribution leaves the histogram empty: no percentile is invented.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -28,6 +29,7 @@ from rtbench.interop.base import ImportFormatError
 # the largest latency an import accepts: one day in ns (anything above is a broken file)
 MAX_NS = 86_400 * 10**9
 MAX_COUNT = 1 << 53
+MAX_CPU = 1 << 20
 NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 
 
@@ -80,6 +82,8 @@ def number(text: str, what: str) -> float:
 def _series(index: int, ts: ToolSeries, where: str) -> SeriesDetail:
     """A SeriesDetail from one ToolSeries, with the mapped histogram."""
     count = check_count(ts.count, f"{where}: count")
+    if ts.cpu is not None and not 0 <= ts.cpu < MAX_CPU:
+        raise ImportFormatError(f"{where}: CPU {ts.cpu} is not a CPU number")
     min_ns = None if ts.min_ns is None else check_ns(ts.min_ns, f"{where}: min")
     max_ns = None if ts.max_ns is None else check_ns(ts.max_ns, f"{where}: max")
     if min_ns is not None and max_ns is not None and min_ns > max_ns:
@@ -114,6 +118,9 @@ def _series(index: int, ts: ToolSeries, where: str) -> SeriesDetail:
         sum_ns = sum(int(v) for v in ts.samples_ns)
     else:
         sum_ns = 0
+    if sum_ns >= 1 << 62:
+        raise ImportFormatError(f"{where}: {count} samples of {avg} ns is more than "
+                                "rtbench can store")
     return SeriesDetail(index=index, label=ts.label, cpu=ts.cpu, count=count, min_ns=min_ns,
                         max_ns=max_ns, sum_ns=sum_ns, overruns=0, early=0, exceed=[],
                         worst=[], warmup={}, hist=hist)
@@ -126,6 +133,8 @@ def tool_measurement(*, name: str, test: str, series: list[ToolSeries], where: s
                      tool_version: str = "") -> MeasurementDetail:
     """A measurement holding one series per ToolSeries and the tool's own figures."""
     out = [_series(i, ts, f"{where}: {ts.label}") for i, ts in enumerate(series)]
+    if measured_ns is not None and not 0 <= measured_ns < 1 << 62:
+        raise ImportFormatError(f"{where}: a duration of {measured_ns} ns is not a duration")
     extra: dict[str, Any] = dict(data or {})
     extra["tool_avg_ns"] = [ts.avg_ns for ts in series]
     if any(ts.hist is not None for ts in series):
@@ -222,3 +231,9 @@ def member(obj: Any, *names: str) -> Any:
         if name + ":" in obj:
             return obj[name + ":"]
     return None
+
+
+def run_uid(sha256_hex: str, index: int) -> str:
+    """The uid of the index-th run of a file: "sha256-" and 56 hex digits (63 chars)."""
+    digest = hashlib.sha256(f"{sha256_hex}:{index}".encode()).hexdigest()
+    return f"sha256-{digest[:56]}"

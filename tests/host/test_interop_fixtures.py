@@ -84,3 +84,14 @@ def test_ltp_realtime_logs() -> None:
     _, runs = _read("ltp-pi_perf.txt")
     m = runs[0].scenarios[0].measurements[0]
     assert m.data["count_printed"] is False and m.data["tool_figures_us"]["max"] == 31
+
+
+def test_cyclictest_json_nan_average_of_an_idle_thread() -> None:
+    fmt, runs = _read("cyclictest-nan.json")
+    assert fmt == "cyclictest-json"
+    m = runs[0].scenarios[0].measurements[0]
+    busy, idle = m.series
+    assert (busy.count, busy.min_ns, busy.max_ns) == (500, 15_000, 1_116_000)
+    assert (idle.count, idle.min_ns, idle.max_ns) == (0, None, None)
+    assert m.data["tool_avg_ns"] == [48270.0, None]
+    assert runs[0].source["tool_version"] == "1.10"

@@ -117,7 +117,7 @@ def test_openmetrics_parses(runs: dict[str, RunDetail]) -> None:
     from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
     for key, run in runs.items():
-        families = {f.name: f for f in text_string_to_metric_families(
+        families = {f.name: f for f in text_string_to_metric_families(  # type: ignore[no-untyped-call]
             export("openmetrics", run).decode())}
         hist = families["rtbench_latency_seconds"]
         series = [s for sc in run.scenarios for m in sc.measurements for s in m.series]
@@ -189,8 +189,8 @@ def test_ndjson_holds_every_record(runs: dict[str, RunDetail]) -> None:
                                         for m in sc.measurements)
 
 
-def test_cli_export_to_a_file(runs: dict[str, RunDetail], tmp_path: Path,
-                              run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_cli_export_to_a_file(runs: dict[str, RunDetail], tmp_path: Path,  # type: ignore
+                              run_cli) -> None:
     db = f"sqlite:///{tmp_path / 'x.db'}"
     with Store.open(db) as store:
         store.add_bundle(runs["hist"])

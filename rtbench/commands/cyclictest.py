@@ -75,11 +75,9 @@ def register(main: click.Group) -> None:
             opts = parse_cyclictest_args(argv)
             from rtbench.probe import locate_probe
             from rtbench.targets import LocalTarget
-            from rtbench.targets.local import parse_cpulist
 
             target = LocalTarget(locate_probe(probe_path))
-            allowed = sorted(parse_cpulist(",".join(str(c) for c in sorted(
-                os.sched_getaffinity(0)))))
+            allowed = sorted(os.sched_getaffinity(0))
             plan = plan_probe(opts, allowed)
         except CyclictestUsage as exc:
             fail(str(exc), EXIT_USAGE)

@@ -149,7 +149,7 @@ def register(main: click.Group) -> None:
     """Add `import` and `export` to the CLI."""
 
     @main.command(name="import")
-    @click.argument("files", nargs=-1, required=True, metavar="FILE...|-")
+    @click.argument("files", nargs=-1, metavar="FILE...|-")
     @click.option("--format", "fmt", metavar="F",
                   help="Read every file as this format (default: detected from content).")
     @click.option("--host", "host", metavar="NAME", help="Host name to store the runs under.")
@@ -178,6 +178,8 @@ def register(main: click.Group) -> None:
             for name, imp in sorted(importers().items()):
                 click.echo(f"{name:22} {imp.summary}")
             return
+        if not files:
+            fail("give at least one FILE (or - for stdin)", EXIT_USAGE)
         extra_tags = _parse_tags(tags)
         if files.count("-") > 1:
             fail("'-' (stdin) can be given once", EXIT_USAGE)

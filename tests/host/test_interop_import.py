@@ -92,35 +92,43 @@ def test_cyclictest_json_and_quiet_summary(tmp_path: Path) -> None:
     assert run.kernel == doc["sysinfo"]["release"]
 
 
-def test_cyclictest_histogram_text_json_and_histfile(tmp_path: Path) -> None:
+def test_cyclictest_histogram_text_and_json(tmp_path: Path) -> None:
     out = tool(["cyclictest", "-m", "-p", "1", "-t2", "-i", "1000", "-l", "300", "-q",
                 "-h", "40", "--json=h.json"], tmp_path)
     (tmp_path / "h.txt").write_text(out)
     doc = json.loads((tmp_path / "h.json").read_text())
     text_run = only(read(tmp_path / "h.txt"))
     json_run = only(read(tmp_path / "h.json"))
-    overflows = [int(v) for v in re.search(r"# Histogram Overflows:(.*)", out)
-                 .group(1).split()]  # type: ignore[union-attr]
+    # what the text block printed, per thread
+    rows = [[int(v) for v in line.split()] for line in out.splitlines()
+            if re.match(r"^\d{6}\s", line)]
+    sums = {key: [int(v) for v in re.search(rf"# {key}:(.*)", out).group(1).split()]  # type: ignore
+            for key in ("Total", "Min Latencies", "Max Latencies", "Histogram Overflows")}
     for t in range(2):
         thread = doc["thread"][str(t)]
-        tool_hist = sorted((int(k), v) for k, v in thread["histogram"].items())
-        for m in (text_run, json_run):
+        printed = {
+            "json": (thread["cycles"], thread["min"], thread["max"],
+                     sorted((int(k), v) for k, v in thread["histogram"].items() if v),
+                     thread["cycles"] - sum(thread["histogram"].values())),
+            "text": (sums["Total"][t] + sums["Histogram Overflows"][t],
+                     sums["Min Latencies"][t], sums["Max Latencies"][t],
+                     [(row[0], row[1 + t]) for row in rows if row[1 + t]],
+                     sums["Histogram Overflows"][t])}
+        for name, m in (("json", json_run), ("text", text_run)):
+            count, lo, hi, tool_hist, overflow = printed[name]
             s = m.series[t]
-            assert s.count == thread["cycles"] == 300
-            assert s.min_ns == thread["min"] * 1000 and s.max_ns == thread["max"] * 1000
-            kept = [(v, c) for v, c in m.data["tool_hist"][t] if c]
-            assert kept == tool_hist  # the tool's own histogram, exactly
-            assert m.data["tool_overflow"][t] == overflows[t]
+            assert (s.count, s.min_ns, s.max_ns) == (count, lo * 1000, hi * 1000)
+            assert [(v, c) for v, c in m.data["tool_hist"][t] if c] == tool_hist  # exactly
+            assert m.data["tool_overflow"][t] == overflow
             # every count is in our histogram: the buckets map 1:1 below the limit
             expected: dict[int, int] = {}
-            for value, count in tool_hist:
+            for value, n in tool_hist:
                 i = loglin7.index_one(value * 1000)
-                expected[i] = expected.get(i, 0) + count
-            if overflows[t]:
+                expected[i] = expected.get(i, 0) + n
+            if overflow:
                 i = loglin7.index_one(40 * 1000)
-                expected[i] = expected.get(i, 0) + overflows[t]
-            assert dict(s.hist) == expected
-            assert sum(c for _, c in s.hist) == 300
+                expected[i] = expected.get(i, 0) + overflow
+            assert dict(s.hist) == expected and sum(expected.values()) == count
 
 
 def test_cyclictest_histfile(tmp_path: Path) -> None:

@@ -136,15 +136,16 @@ def tool_measurement(*, name: str, test: str, series: list[ToolSeries], where: s
     if measured_ns is not None and not 0 <= measured_ns < 1 << 62:
         raise ImportFormatError(f"{where}: a duration of {measured_ns} ns is not a duration")
     extra: dict[str, Any] = dict(data or {})
+    extra["summary_only"] = summary_only or not any(s.hist for s in out)
     extra["tool_avg_ns"] = [ts.avg_ns for ts in series]
-    if any(ts.hist is not None for ts in series):
-        extra["tool_hist"] = [None if ts.hist is None else [list(p) for p in ts.hist]
-                              for ts in series]
-        extra["tool_hist_unit_ns"] = series[0].hist_unit_ns if series else 1000
-        extra["tool_overflow"] = [ts.overflow for ts in series]
     if any(ts.extra for ts in series):
         extra["tool_series"] = [ts.extra for ts in series]
-    extra["summary_only"] = summary_only or not any(s.hist for s in out)
+    if any(ts.hist is not None for ts in series):
+        # last: the longest entry, so `rtbench show` lists the short facts first
+        extra["tool_overflow"] = [ts.overflow for ts in series]
+        extra["tool_hist_unit_ns"] = series[0].hist_unit_ns if series else 1000
+        extra["tool_hist"] = [None if ts.hist is None else [list(p) for p in ts.hist]
+                              for ts in series]
     return MeasurementDetail(
         id=0, name=name, test=test, params=dict(params or {}), command=list(command or []),
         status=status, exit_code=0 if status == "ok" else 1, reason=None, thresholds_ns=[],

@@ -84,7 +84,7 @@ def test_verbose_samples_in_nanoseconds(tmp_path: Path, run_cli) -> None:  # typ
     db = f"sqlite:///{tmp_path / 'c.db'}"
     done = run_cli("cyclictest", "-p1", "-t1", "-v", "-N", "-l20", "--db", db)
     assert done.returncode == 0, done.stderr
-    samples = re.findall(r"^\s+0:\s+(\d+):\s+(\d+)$", done.stdout, re.M)
+    samples = re.findall(r"^\s*0:\s*(\d+):\s*(\d+)$", done.stdout, re.M)
     assert [int(c) for c, _ in samples] == list(range(20))
 
 

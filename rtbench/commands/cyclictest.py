@@ -11,10 +11,8 @@ honour is refused by name (exit 2).
 from __future__ import annotations
 
 import json
-import os
 import platform
-import signal
-import subprocess
+import select
 import sys
 import tempfile
 from datetime import datetime, timezone
@@ -24,8 +22,16 @@ from typing import Any
 import click
 
 from rtbench import EXIT_USAGE, __version__
-from rtbench.cli import DB_HELP, PROBE_HELP, fail, handle_errors, open_store
-from rtbench.interop._cyclictest_cli import (
+from rtbench.cli import (
+    DB_HELP,
+    PROBE_HELP,
+    TARGET_HELP,
+    fail,
+    handle_errors,
+    open_store,
+    open_target,
+)
+from rtbench.commands._cyclictest_args import (
     NOTE,
     CyclictestUsage,
     ProbePlan,
@@ -53,10 +59,11 @@ def register(main: click.Group) -> None:
         "ignore_unknown_options": True, "allow_extra_args": True,
         "help_option_names": ["--help"]})
     @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
+    @click.option("--target", "target_uri", metavar="URI", help=TARGET_HELP)
     @click.option("--probe", "probe_path", metavar="PATH", help=PROBE_HELP)
     @click.argument("cyclictest_args", nargs=-1, type=click.UNPROCESSED)
     @handle_errors
-    def cyclictest_cmd(db_url: str | None, probe_path: str | None,
+    def cyclictest_cmd(db_url: str | None, target_uri: str | None, probe_path: str | None,
                        cyclictest_args: tuple[str, ...]) -> None:
         """Run cyclictest's command line with rtprobe; print and store what it measured.
 
@@ -70,49 +77,70 @@ def register(main: click.Group) -> None:
           rtbench cyclictest -p80 -t1 -n -i1000 -l10000
           rtbench cyclictest -m -p 90 -t -a -q -D 10m -h 400 --json=ct.json
         """
+        from rtbench.runner import allowed_cpus
+
         argv = list(cyclictest_args)
         try:
             opts = parse_cyclictest_args(argv)
-            from rtbench.probe import locate_probe
-            from rtbench.targets import LocalTarget
-
-            target = LocalTarget(locate_probe(probe_path))
-            allowed = sorted(os.sched_getaffinity(0))
-            plan = plan_probe(opts, allowed)
         except CyclictestUsage as exc:
             fail(str(exc), EXIT_USAGE)
-        click.echo(NOTE, err=True)
-        run_and_store(plan, argv, target, db_url)
+        with open_target(target_uri, probe_path) as target:
+            sysinfo = target.sysinfo()
+            try:
+                plan = plan_probe(opts, sorted(allowed_cpus(sysinfo)))
+            except CyclictestUsage as exc:
+                fail(str(exc), EXIT_USAGE)
+            if plan.need_raw and target.name != "local":
+                fail("-h/-H/-v need every sample, which rtbench cyclictest reads only on the "
+                     "local target so far; drop them or run without --target", EXIT_USAGE)
+            click.echo(NOTE, err=True)
+            run_and_store(plan, argv, target, sysinfo, db_url)
 
 
-def run_and_store(plan: ProbePlan, argv: list[str], target: Any, db_url: str | None) -> None:
+def _pump(proc: Any) -> tuple[bytes, bytes, int]:
+    """All stdout and stderr of a target process and its exit code; Ctrl-C interrupts it
+    (rtprobe then writes its result and exits 4)."""
+    out, err = bytearray(), bytearray()
+    interrupted = False
+    while True:
+        try:
+            fds = proc.fds()
+            if fds:
+                select.select(fds, [], [], 0.5)
+            chunk_out, chunk_err = proc.read_available()
+            out += chunk_out
+            err += chunk_err
+            code = proc.poll()
+            if code is not None and proc.at_eof():
+                return bytes(out), bytes(err), int(code)
+            if not fds and code is None:
+                select.select([], [], [], 0.1)
+        except KeyboardInterrupt:
+            if interrupted:
+                proc.stop()
+            else:
+                proc.interrupt()
+                interrupted = True
+
+
+def run_and_store(plan: ProbePlan, argv: list[str], target: Any, sysinfo: dict[str, Any],
+                  db_url: str | None) -> None:
     """Run rtprobe, print cyclictest's output, store the run, exit with rtprobe's code."""
     from rtbench.preflight import run_preflight
-    from rtbench.records import ProbeOutput, RecordError
     from rtbench.targets.procstat import read_steal
+    from rtbench.wire.records import ProbeOutput, RecordError
 
-    sysinfo = target.sysinfo()
     facts = run_preflight(sysinfo, read_steal(target.read_file))
     with tempfile.TemporaryDirectory(prefix="rtbench-cyclictest-") as tmp:
-        out_path = Path(tmp) / "out.ndjson"
         raw_path = Path(tmp) / "raw.bin"
-        command = [str(target.probe), *plan.args, "--output", str(out_path)]
-        if plan.need_raw:
-            command += ["--raw", str(raw_path)]
+        args = list(plan.args) + (["--raw", str(raw_path)] if plan.need_raw else [])
+        command = [target.probe_path(), *args]
         started = datetime.now(timezone.utc)
-        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE)
-        try:
-            _, err = proc.communicate()
-        except KeyboardInterrupt:
-            proc.send_signal(signal.SIGINT)
-            _, err = proc.communicate()
+        out, err, code = _pump(target.start_probe(args))
         ended = datetime.now(timezone.utc)
-        code = proc.returncode
         try:
-            lines = out_path.read_text().splitlines() if out_path.exists() else []
-            output = ProbeOutput.from_lines(lines)
-        except (RecordError, OSError, UnicodeDecodeError) as exc:
+            output = ProbeOutput.from_lines(out.decode("utf-8", "replace").splitlines())
+        except RecordError as exc:
             fail(f"rtprobe's output could not be read: {exc}", 3)
         if output.result is None:
             message = err.decode(errors="replace").strip().splitlines()
@@ -127,7 +155,7 @@ def run_and_store(plan: ProbePlan, argv: list[str], target: Any, db_url: str | N
             act[index] = float(samples[index][-1])
         else:
             last = [w for w in output.windows if w.series == index and w.count]
-            act[index] = last[-1].sum_ns / last[-1].count if last else 0
+            act[index] = last[-1].sum_ns / last[-1].count if last else 0.0
     text: list[str] = []
     if "--no-pmqos" not in plan.args:
         held = plan.args[plan.args.index("--pmqos-us") + 1] if "--pmqos-us" in plan.args \
@@ -160,7 +188,7 @@ def run_and_store(plan: ProbePlan, argv: list[str], target: Any, db_url: str | N
     try:
         run_id = store.create_run(
             suite="cyclictest", suite_source=" ".join(["rtbench", "cyclictest", *argv]),
-            scale=1.0, hostname=target.hostname(), target="local", sysinfo=sysinfo,
+            scale=1.0, hostname=target.hostname(), target=target.name, sysinfo=sysinfo,
             preflight=facts, tool_versions={"rtbench": __version__,
                                             "rtprobe": output.start.version
                                             if output.start else "",

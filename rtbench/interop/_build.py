@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from rtbench import loglin7
 from rtbench.bundle import MeasurementDetail, RunDetail, ScenarioDetail, SeriesDetail
 from rtbench.interop.base import ImportFormatError
+from rtbench.wire import loglin7
 
 # the largest latency an import accepts: one day in ns (anything above is a broken file)
 MAX_NS = 86_400 * 10**9

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from rtbench import loglin7
 from rtbench.bundle import RunDetail
 from rtbench.interop._cells import cells
 from rtbench.interop.base import Exporter
+from rtbench.wire import loglin7
 
 
 def _label(value: object) -> str:

@@ -15,9 +15,9 @@ import json
 from collections import Counter
 from typing import Any
 
-from rtbench import loglin7
 from rtbench.bundle import MeasurementDetail, RunDetail, SeriesDetail
 from rtbench.interop.base import Exporter
+from rtbench.wire import loglin7
 
 
 def _histogram(m: MeasurementDetail, position: int, s: SeriesDetail) -> dict[str, int]:

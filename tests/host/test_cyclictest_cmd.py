@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rtbench.interop._cyclictest_cli import CyclictestUsage, parse_cyclictest_args, plan_probe
+from rtbench.commands._cyclictest_args import CyclictestUsage, parse_cyclictest_args, plan_probe
 from rtbench.interop.base import importers
 
 T_LINE = re.compile(r"^T: ?\d+ \( *\d+\) P: ?\d+ I:\d+ C: *\d+ Min: *\d+ Act: *\d+ "

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from rtbench import loglin7
 from rtbench.bundle import MeasurementDetail, RunDetail
 from rtbench.interop.base import importers
+from rtbench.wire import loglin7
 
 
 def tool(argv: list[str], cwd: Path, timeout: float = 60) -> str:

@@ -1,6 +1,7 @@
 """cyclictest's command line mapped onto rtprobe cyclic, and cyclictest's output printed.
 
-The pure half of `rtbench cyclictest` (rtbench/commands/cyclictest.py runs it):
+The pure half of `rtbench cyclictest` (rtbench/commands/cyclictest.py runs it; the
+leading underscore keeps this module out of the command registry):
 parse rt-tests 2.x cyclictest options as getopt_long would, refuse by name what
 rtprobe cannot do, build the rtprobe arguments, and format the T: summary lines,
 the -h/-H histogram block, -v samples and the --json document.
@@ -160,9 +161,12 @@ def plan_probe(opts: CyclictestOptions, cpus_allowed: list[int]) -> ProbePlan:
     affinity = opts.optional.get("affinity")
     cpus = cpus_allowed
     if affinity:
-        from rtbench.targets.local import parse_cpulist
+        from rtbench.cpulist import parse_cpulist
 
-        cpus = sorted(parse_cpulist(affinity))
+        try:
+            cpus = sorted(parse_cpulist(affinity))
+        except ValueError:
+            raise CyclictestUsage(f"-a {affinity}: not a CPU list like 0-3,6") from None
         if not set(cpus) <= set(cpus_allowed):
             raise CyclictestUsage(f"-a {affinity}: CPUs this process may not use")
     if threads_opt is None or "smp" in opts.flags:

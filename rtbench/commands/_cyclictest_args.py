@@ -288,7 +288,10 @@ def histogram_block(plan: ProbePlan, series: list[dict[str, Any]],
         if plan.histofall and len(order) > 1:
             cells += f"\t{sum(row):06d}"
         lines.append(cells)
-    lines.append("# Total:" + "".join(f" {sum(hists[i].values()):09d}" for i in order))
+    every = plan.histofall and len(order) > 1  # -H: a column for all threads together
+    totals = [sum(hists[i].values()) for i in order]
+    lines.append("# Total:" + "".join(f" {v:09d}" for v in totals)
+                 + (f" {sum(totals):09d}" if every else ""))
     for label, key in (("Min", "min_ns"), ("Avg", None), ("Max", "max_ns")):
         values = []
         for s in series:
@@ -299,9 +302,11 @@ def histogram_block(plan: ProbePlan, series: list[dict[str, Any]],
             else:
                 ns = float(s.get(key) or 0)
             values.append(unit(ns, plan.nsecs))
-        lines.append(f"# {label} Latencies:" + "".join(f" {v:05d}" for v in values))
-    lines.append("# Histogram Overflows:" + "".join(f" {len(overflow_at[i]):05d}"
-                                                     for i in order))
+        extra = f" {max(values):05d}" if every and label == "Max" else ""
+        lines.append(f"# {label} Latencies:" + "".join(f" {v:05d}" for v in values) + extra)
+    overflows = [len(overflow_at[i]) for i in order]
+    lines.append("# Histogram Overflows:" + "".join(f" {v:05d}" for v in overflows)
+                 + (f" {sum(overflows):05d}" if every else ""))
     lines.append("# Histogram Overflow at cycle number:")
     for i in order:
         shown = overflow_at[i][:size]

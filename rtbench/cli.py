@@ -12,6 +12,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, __version__, data_dir
@@ -307,65 +308,119 @@ def preflight(probe_path: str | None, as_json: bool) -> None:
 
 
 @main.command(name="ls")
+@click.argument("selector", required=False)
 @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
               help="Show at most this many runs, newest first.")
 @handle_errors
-def list_runs(db_url: str | None, limit: int) -> None:
-    """List stored runs, newest first.
+def list_runs(selector: str | None, db_url: str | None, limit: int) -> None:
+    """List stored runs, newest first; SELECTOR keeps the matching ones
+    (host=box,kernel~rt,board=imx31: = equal, ~ contains, != / !~ the opposite).
 
     \b
     Examples:
       rtbench ls
       rtbench ls --limit 5 --db sqlite:////tmp/lab.db
+      rtbench ls kernel~rt,board=imx31
     """
+    from rtbench.analysis.select import SelectError, matches, parse_spec
+
+    conditions: tuple[tuple[str, str, str], ...] = ()
+    if selector is not None:
+        try:
+            spec = parse_spec(selector)
+        except SelectError as exc:
+            fail(str(exc), EXIT_USAGE)
+        if spec.kind != "selector":
+            fail(f"ls {selector!r}: give a selector such as host=box,kernel~rt", EXIT_USAGE)
+        conditions = spec.conditions
     store = open_store(db_url)
     try:
-        runs = store.list_runs(limit)
+        runs = store.list_runs(2**62 if conditions else limit)
     finally:
         store.close()
+    runs = [r for r in runs if matches(r, conditions)][:limit]
     table = Table(title=f"runs in {store.url}")
-    for column in ("id", "started (UTC)", "host", "kernel", "suite", "status", "worst max us"):
+    for column in ("id", "started (UTC)", "host", "kernel", "suite", "status", "worst max us",
+                   "tags"):
         table.add_column(column)
     for r in runs:
         worst = "-" if r.worst_max_ns is None else f"{r.worst_max_ns / 1000:.1f}"
         suite = f"{r.suite} (simulated)" if r.simulated else r.suite
-        table.add_row(str(r.id), r.started_at.strftime("%Y-%m-%d %H:%M:%S"), r.hostname,
-                      r.kernel, suite, r.status, worst)
+        table.add_row(str(r.id), r.started_at.strftime("%Y-%m-%d %H:%M:%S"),
+                      escape(r.hostname), escape(r.kernel), escape(suite), r.status, worst,
+                      escape(" ".join(f"{k}={v}" for k, v in sorted(r.tags.items()))))
     make_console().print(table)
 
 
-@main.command()
-@click.argument("run_id", metavar="RUN", type=int)
+RUN_ARG_HELP = ("RUN: an id, latest, latest~N, a selector such as host=box,kernel~rt, "
+                "or ref:NAME for a published reference run (rtbench ref ls).")
+
+
+@main.command(epilog=RUN_ARG_HELP)
+@click.argument("run", metavar="RUN")
 @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
 @handle_errors
-def show(run_id: int, db_url: str | None) -> None:
+def show(run: str, db_url: str | None) -> None:
     """Print everything stored about a run.
 
     \b
-    Example:
+    Examples:
       rtbench show 3
+      rtbench show latest
     """
+    from rtbench.commands._runs import stored_id
     from rtbench.report.terminal import show_run
 
-    show_run(make_console(), stored_run(run_id, db_url))
+    store = open_store(db_url)
+    try:
+        detail = store.get_run(stored_id(store, run))
+    finally:
+        store.close()
+    show_run(make_console(), detail)
 
 
-@main.command()
-@click.argument("run_id", metavar="RUN", type=int)
+@main.command(epilog=RUN_ARG_HELP)
+@click.argument("runs", metavar="RUN...", nargs=-1, required=True)
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False, path_type=Path),
-              help="HTML file to write (default: <data dir>/reports/run-RUN.html).")
+              help="HTML file to write (default: <data dir>/reports/run-RUN.html, or "
+                   "compare-RUN-RUN....html for several runs).")
 @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
 @handle_errors
-def report(run_id: int, output: Path | None, db_url: str | None) -> None:
-    """Write a self-contained HTML report of a run.
+def report(runs: tuple[str, ...], output: Path | None, db_url: str | None) -> None:
+    """Write a self-contained HTML report of a run, or of several runs compared
+    (differences with intervals, environment differences, advisor, figures).
 
     \b
-    Example:
+    Examples:
       rtbench report 3 -o run3.html
+      rtbench report latest~1 latest ref:loongson2f -o compare.html
     """
-    path = output or data_dir() / "reports" / f"run-{run_id}.html"
-    write_report(stored_run(run_id, db_url), path)
+    from rtbench.commands._runs import views
+
+    if output is not None:
+        from rtbench.commands._output import check_writable
+
+        check_writable(output, (".html", ".htm"))
+    store = open_store(db_url)
+    try:
+        chosen = views(store, runs)
+    finally:
+        store.close()
+    if len(chosen) == 1 and chosen[0].run is not None:
+        path = output or data_dir() / "reports" / f"run-{chosen[0].run.id}.html"
+        write_report(chosen[0].run, path)
+    else:
+        from rtbench.analysis.compare import compare
+        from rtbench.report import compare_html
+
+        if all(v.published for v in chosen):
+            fail("a report needs at least one measured run; 'rtbench ref show NAME' shows "
+                 "a published one", EXIT_USAGE)
+        name = "-".join(v.label.replace("run ", "").replace(":", "_") for v in chosen)
+        path = output or data_dir() / "reports" / f"compare-{name}.html"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        compare_html.write(compare(chosen), path)
     click.echo(f"report: {path}")
 
 

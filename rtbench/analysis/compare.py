@@ -126,8 +126,10 @@ def env_facts(run: RunDetail) -> dict[str, str]:
         + (" (PREEMPT_RT)" if si.get("preempt_rt") else ""),
         "CPU model": str(si.get("cpu_model") or "-"),
         "governor": gov,
-        "isolcpus": str(si.get("cpus_isolated") or "-"),
-        "nohz_full": nohz_full(str(si.get("cmdline") or "")) or "-",
+        "isolcpus": "-" if si.get("cpus_isolated") is None
+        else str(si.get("cpus_isolated") or "none"),
+        "nohz_full": "-" if si.get("cmdline") is None
+        else nohz_full(str(si.get("cmdline"))) or "none",
         "SMT": "-" if smt is None else ("on" if smt else "off"),
         "clocksource": str(si.get("clocksource") or "-"),
         "probe version": ", ".join(probes) or str((run.tool_versions or {}).get("rtprobe", "-")),

@@ -51,6 +51,9 @@ def parse_spec(text: str) -> RunSpec:
     m = re.fullmatch(r"latest~(\d+)", spec)
     if m:
         return RunSpec(spec, "latest", back=int(m.group(1)))
+    if spec.startswith("latest"):
+        raise SelectError(f"{spec!r}: write latest or latest~N with N a whole number "
+                          "(latest~1 is the run before the newest)")
     if spec.startswith("ref:"):
         if not spec[4:]:
             raise SelectError(f"{spec!r}: name the reference run, e.g. ref:loongson2f "

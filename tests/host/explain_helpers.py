@@ -52,7 +52,7 @@ def simulated_runs(tmp: Path, probe: Path, simulate: list[str],
         done = subprocess.run([sys.executable, "-m", "rtbench", "run", str(suite), "--db", url,
                                "--simulate", spec, "--no-report"], env=env, cwd=REPO,
                               capture_output=True, text=True, timeout=120, check=False)
-        assert done.returncode == 0, done.stderr
+        assert done.returncode in (0, 1), done.stderr  # 1: a threshold was crossed
     return url
 
 

@@ -71,15 +71,31 @@ def _clamp(values: F64, m: WindowMatrix) -> F64:
     return values
 
 
+def quantiles_of_counts(m: WindowMatrix, totals: F64, qs: Sequence[float]) -> F64:
+    """The q-quantiles of each row of totals (replicates x buckets) -> (rows x len(qs)).
+
+    Rows are cumulated once; each row's rank is found by one searchsorted over all rows
+    laid end to end (row r's cumulative counts plus r * (largest total + 1), exact
+    integers in float64)."""
+    cum = np.cumsum(totals, axis=1)
+    n = cum[:, -1:]
+    stride = float(n.max()) + 1.0 if n.size else 1.0
+    rows = np.arange(cum.shape[0], dtype=np.float64)[:, None]
+    flat = (cum + rows * stride).ravel()
+    k = m.buckets.size
+    out = np.empty((cum.shape[0], len(qs)), dtype=np.float64)
+    for j, q in enumerate(qs):
+        ranks = np.clip(np.ceil(q * n - 1e-9 * n), 1, None)
+        pos = np.searchsorted(flat, (ranks + rows * stride).ravel(), side="left") \
+            - np.arange(cum.shape[0]) * k
+        pos = np.clip(pos, 0, k - 1)
+        out[:, j] = _clamp(hist.lower(m.buckets[pos]).astype(np.float64), m)
+    return out
+
+
 def quantile_of_counts(m: WindowMatrix, totals: F64, q: float) -> F64:
     """The q-quantile of each row of totals (replicates x buckets)."""
-    cum = np.cumsum(totals, axis=1)
-    n = cum[:, -1]
-    ranks = np.clip(np.ceil(q * n - 1e-9 * n), 1, None)
-    pos = (cum < ranks[:, None]).sum(axis=1)
-    pos = np.minimum(pos, m.buckets.size - 1)
-    values = hist.lower(m.buckets[pos]).astype(np.float64)
-    return _clamp(values, m)
+    return quantiles_of_counts(m, totals, [q])[:, 0]
 
 
 def point_quantile(m: WindowMatrix, q: float) -> float | None:
@@ -95,8 +111,7 @@ def replicates(m: WindowMatrix, qs: Sequence[float], reps: int = REPLICATES,
     rng = np.random.default_rng(seed)
     w = m.windows
     draws = rng.multinomial(w, np.full(w, 1.0 / w), size=reps).astype(np.float64)
-    totals = draws @ m.counts
-    return np.stack([quantile_of_counts(m, totals, q) for q in qs], axis=1)
+    return quantiles_of_counts(m, draws @ m.counts, qs)
 
 
 @dataclass
@@ -132,8 +147,12 @@ def difference_interval(a: WindowMatrix, b: WindowMatrix, q: float,
     if min(a.windows, b.windows) < MIN_WINDOWS:
         return Interval(pb - pa, None, None,
                         f"{min(a.windows, b.windows)} windows; an interval needs {MIN_WINDOWS}")
-    ra = replicates(a, [q], reps, seed)[:, 0]
-    rb = replicates(b, [q], reps, seed + 1)[:, 0]
+    return difference_of_replicates(pa, pb, replicates(a, [q], reps, seed)[:, 0],
+                                    replicates(b, [q], reps, seed + 1)[:, 0])
+
+
+def difference_of_replicates(pa: float, pb: float, ra: F64, rb: F64) -> Interval:
+    """b - a with the interval of the replicate differences (independent bootstraps)."""
     diff = rb - ra
     tail = (1.0 - LEVEL) / 2.0
     return Interval(pb - pa, float(np.quantile(diff, tail)), float(np.quantile(diff, 1 - tail)))

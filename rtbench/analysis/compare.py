@@ -35,6 +35,16 @@ class CellData:
     matrix: bootstrap.WindowMatrix | None  # None for published cells
     measurement: MeasurementDetail | None = None
     reference: ReferenceCell | None = None
+    replicates: dict[int, Any] = field(default_factory=dict)  # seed -> bootstrap (reps x 3)
+
+
+def cell_replicates(cell: CellData, reps: int, seed: int) -> Any:
+    """Bootstrap replicates of p50, p99, p99.9 of a cell (computed once per seed)."""
+    assert cell.matrix is not None
+    if seed not in cell.replicates:
+        cell.replicates[seed] = bootstrap.replicates(cell.matrix, [q for _, q in METRICS],
+                                                     reps, seed)
+    return cell.replicates[seed]
 
 
 @dataclass
@@ -217,8 +227,10 @@ class Comparison:
         return all(d.intended for d in self.env)
 
 
-def diff_metric(a: CellData, b: CellData, metric: str, reps: int, seed: int) -> MetricDiff:
-    """One metric of b against a, with an interval where both have windows."""
+def diff_metric(a: CellData, b: CellData, metric: str, reps: int,
+                seeds: tuple[int, int]) -> MetricDiff:
+    """One metric of b against a, with an interval where both have windows (seeds: of
+    a's and b's bootstrap; each cell is resampled once for every metric and run)."""
     va, vb = a.figures.get(metric), b.figures.get(metric)
     diff = None if va is None or vb is None else vb - va
     if metric not in QUANTILE:
@@ -227,7 +239,19 @@ def diff_metric(a: CellData, b: CellData, metric: str, reps: int, seed: int) -> 
     if a.matrix is None or b.matrix is None:
         return MetricDiff(metric, va, vb, diff, None, None, "no interval",
                           "published figure: no distribution to resample")
-    iv = bootstrap.difference_interval(a.matrix, b.matrix, QUANTILE[metric], reps, seed)
+    q = QUANTILE[metric]
+    pa, pb = bootstrap.point_quantile(a.matrix, q), bootstrap.point_quantile(b.matrix, q)
+    if pa is None or pb is None:
+        iv = bootstrap.Interval(None, None, None, "not enough samples")
+    elif min(a.matrix.windows, b.matrix.windows) < bootstrap.MIN_WINDOWS:
+        iv = bootstrap.Interval(pb - pa, None, None,
+                                f"{min(a.matrix.windows, b.matrix.windows)} windows; an "
+                                f"interval needs {bootstrap.MIN_WINDOWS}")
+    else:
+        k = [label for label, _ in METRICS].index(metric)
+        iv = bootstrap.difference_of_replicates(
+            pa, pb, cell_replicates(a, reps, seeds[0])[:, k],
+            cell_replicates(b, reps, seeds[1])[:, k])
     return MetricDiff(metric, va, vb, diff, iv.lo, iv.hi, bootstrap.verdict(iv), iv.note)
 
 
@@ -321,7 +345,8 @@ def _row(match: CellMatch, base: int, metrics: tuple[str, ...], reps: int,
         if i == base or a is None or b is None:
             diffs.append([])
         else:
-            diffs.append([diff_metric(a, b, metric, reps, seed + 17 * i) for metric in metrics])
+            diffs.append([diff_metric(a, b, metric, reps, (seed + 17 * base, seed + 17 * i))
+                          for metric in metrics])
     return CellComparison(match.key, cells, diffs)
 
 

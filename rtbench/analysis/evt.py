@@ -29,7 +29,7 @@ _XI_EPS = 1e-6
 _INVALID = 1e300  # nll outside the support (finite, so the simplex stays finite)
 
 
-def gev_nll(params: Sequence[float], x: F64) -> float:
+def gev_nll(params: Sequence[float] | F64, x: F64) -> float:
     """Negative log-likelihood of the GEV (mu, log sigma, xi) for maxima x."""
     mu, log_sigma, xi = params
     sigma = math.exp(log_sigma)
@@ -68,10 +68,11 @@ class GevFit:
     nll: float
 
 
-def _minimize(fun: Callable[[Any], float], start: Sequence[float]) -> optimize.OptimizeResult:
-    """Nelder-Mead with tolerances fit for latencies in microseconds."""
+def _minimize(fun: Callable[[Any], float], start: Sequence[float],
+              tol: float = 1e-6) -> optimize.OptimizeResult:
+    """Nelder-Mead on standardised maxima (tol: on the negative log-likelihood)."""
     return optimize.minimize(fun, np.asarray(start, dtype=np.float64), method="Nelder-Mead",
-                             options={"xatol": 1e-5, "fatol": 1e-6, "maxiter": 2000,
+                             options={"xatol": tol * 10, "fatol": tol, "maxiter": 2000,
                                       "maxfev": 4000})
 
 
@@ -85,69 +86,104 @@ def fit_gev(maxima: Sequence[float], m: float) -> GevFit | None:
     spread = float(np.std(raw)) or 1.0
     x = (raw - centre) / spread
     best = None
+    s0 = math.sqrt(6) / math.pi
     for xi0 in (0.1, -0.1, 0.3):
-        s0 = math.sqrt(6) / math.pi
         res = _minimize(lambda p: gev_nll(p, x), (float(np.mean(x)) - 0.5772 * s0,
                                                   math.log(s0), xi0))
         if res.fun < _INVALID / 2 and (best is None or res.fun < best.fun):
             best = res
+        if best is not None and best.success:
+            break
     if best is None:
         return None
-    mu, log_sigma, xi = (float(v) for v in best.x)
+    mle = tuple(float(v) for v in best.x)
+    mu, log_sigma, xi = mle
     nll = float(best.fun)
-    xi_lo, xi_hi = _profile_xi(x, mu, log_sigma, xi, nll)
     level = return_level(mu, math.exp(log_sigma), xi, m)
-    lo, hi = _profile_level(x, (mu, log_sigma, xi), level, m, nll)
+    se_xi, se_level = _standard_errors(x, mle, m)
+    xi_lo, xi_hi = _profile_xi(x, mle, nll, se_xi)
+    lo, hi = _profile_level(x, mle, level, m, nll, se_level)
     return GevFit(centre + spread * mu, spread * math.exp(log_sigma), xi, xi_lo, xi_hi,
                   int(x.size), m, centre + spread * level, centre + spread * lo,
                   centre + spread * hi, nll + x.size * math.log(spread))
 
 
-def _profile_xi(x: F64, mu: float, log_sigma: float, xi: float,
-                nll: float) -> tuple[float, float]:
+def _standard_errors(x: F64, mle: Sequence[float], m: float) -> tuple[float, float]:
+    """Approximate standard errors of the shape and the return level (inverse of the
+    numerical Hessian, delta method); only used to start the profile searches."""
+    p0 = np.asarray(mle, dtype=np.float64)
+    h = 1e-3
+    hess = np.zeros((3, 3))
+    f0 = gev_nll(p0, x)
+    for i in range(3):
+        for j in range(i, 3):
+            ei, ej = np.eye(3)[i] * h, np.eye(3)[j] * h
+            if i == j:
+                value = (gev_nll(p0 + ei, x) - 2 * f0 + gev_nll(p0 - ei, x)) / h ** 2
+            else:
+                value = (gev_nll(p0 + ei + ej, x) - gev_nll(p0 + ei - ej, x)
+                         - gev_nll(p0 - ei + ej, x) + gev_nll(p0 - ei - ej, x)) / (4 * h * h)
+            hess[i, j] = hess[j, i] = value
+    try:
+        cov = np.linalg.inv(hess)
+    except np.linalg.LinAlgError:
+        return 0.1, 0.5
+    grad = np.zeros(3)
+    for i in range(3):
+        e = np.eye(3)[i] * h
+        hi_p, lo_p = p0 + e, p0 - e
+        grad[i] = (return_level(hi_p[0], math.exp(hi_p[1]), hi_p[2], m)
+                   - return_level(lo_p[0], math.exp(lo_p[1]), lo_p[2], m)) / (2 * h)
+    var_xi, var_level = float(cov[2, 2]), float(grad @ cov @ grad)
+    se_xi = math.sqrt(var_xi) if var_xi > 0 and math.isfinite(var_xi) else 0.1
+    se_level = math.sqrt(var_level) if var_level > 0 and math.isfinite(var_level) else 0.5
+    return min(max(se_xi, 1e-3), 1.0), min(max(se_level, 1e-3), 100.0)
+
+
+def _profile_xi(x: F64, mle: Sequence[float], nll: float, se: float) -> tuple[float, float]:
     """95 % profile-likelihood interval of the shape."""
+    start = [mle[0], mle[1]]
 
     def prof(xi_fixed: float) -> float:
-        res = _minimize(lambda p: gev_nll((p[0], p[1], xi_fixed), x), (mu, log_sigma))
+        res = _minimize(lambda p: gev_nll((p[0], p[1], xi_fixed), x), start, 1e-4)
         return float(res.fun) - nll - CHI2_95 / 2.0
 
-    return (_root(prof, xi, -1.0, -2.0), _root(prof, xi, 1.0, 2.0))
+    xi = mle[2]
+    return (_root(prof, xi, -2.0 * se, 8.0), _root(prof, xi, 2.0 * se, 8.0))
 
 
 def _root(f: Callable[[float], float], at: float, step: float, limit: float) -> float:
-    """Where f crosses zero going from at (f(at) < 0) in the direction of step."""
+    """Where f crosses zero going from at (f(at) < 0) in the direction of step; +-inf
+    when it does not within limit."""
     lo = at
-    for k in range(1, 40):
-        hi = at + step * (0.05 * 1.6 ** k)
-        if (step > 0 and hi > at + abs(limit) * 4) or (step < 0 and hi < at - abs(limit) * 4):
-            return math.inf if step > 0 else -math.inf
+    hi = at + step
+    for _ in range(30):
+        if abs(hi - at) > limit:
+            break
         if f(hi) > 0:
-            return float(optimize.brentq(f, lo, hi, xtol=1e-3))
-        lo = hi
+            return float(optimize.brentq(f, lo, hi, xtol=abs(step) * 0.03))
+        lo, hi = hi, hi + (hi - at) * 0.8
     return math.inf if step > 0 else -math.inf
 
 
-def _profile_level(x: F64, mle: tuple[float, float, float], level: float, m: float,
-                   nll: float) -> tuple[float, float]:
+def _profile_level(x: F64, mle: Sequence[float], level: float, m: float,
+                   nll: float, se: float) -> tuple[float, float]:
     """95 % profile-likelihood interval of the m-block return level.
 
     The GEV is re-parametrised by (level, log sigma, xi): mu = level - (the
     return-level offset of sigma and xi); for each fixed level the other two are
     optimised."""
-    _, log_sigma0, xi0 = mle
+    start = [mle[1], mle[2]]
 
     def prof(z: float) -> float:
         def nll_at(p: Sequence[float]) -> float:
-            sigma = math.exp(p[0])
-            mu = z - (return_level(0.0, sigma, p[1], m))
+            mu = z - return_level(0.0, math.exp(p[0]), p[1], m)
             return gev_nll((mu, p[0], p[1]), x)
-        res = _minimize(nll_at, (log_sigma0, xi0))
+        res = _minimize(nll_at, start, 1e-4)
         return float(res.fun) - nll - CHI2_95 / 2.0
 
-    span = max(level - float(np.median(x)), 1e-9)
-    lo = _root(prof, level, -span * 0.05, span)
-    hi = _root(prof, level, span * 0.05, span * 50)
-    return lo, hi
+    width = 100.0 * max(abs(level), 1.0) + 100.0 * se
+    return _root(prof, level, -1.5 * se, width), _root(prof, level, 3.0 * se, width)
 
 
 def trend_p(maxima: Sequence[float]) -> float:

@@ -3,18 +3,20 @@ the advisor's findings and figures (inline SVG)."""
 
 from __future__ import annotations
 
-import contextlib
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import jinja2
 
 from rtbench.analysis.advise import CellAdvice, advise_cell
-from rtbench.analysis.compare import Comparison
+from rtbench.analysis.compare import Comparison, RunView
 from rtbench.analysis.select import CellKey
 from rtbench.report import compare_text as ct
 from rtbench.report import figures
 from rtbench.report.format import fmt_us
 from rtbench.report.html import write_text
+from rtbench.report.parallel import run_all
 
 BUDGET = 0.25
 HORIZON_S = 3600.0
@@ -33,43 +35,43 @@ def _environment() -> jinja2.Environment:
 
 def advice_of(comp: Comparison) -> list[tuple[str, list[CellAdvice]]]:
     """The advisor (25 % budget, 1 h horizon, no cycle) for each measured run's cells."""
-    out = []
+    tasks: list[Callable[[], CellAdvice | None]] = []
+    owners: list[str] = []
     for v in comp.runs:
-        if v.published:
-            continue
-        cells = []
         for cell in v.cells:
-            if cell.measurement is None:
+            if v.published or cell.measurement is None:
                 continue
-            a = advise_cell(cell.key.label(), cell.measurement, budget=BUDGET,
-                            horizon_s=HORIZON_S, cycle_ns=None)
-            if a is not None:
-                cells.append(a)
-        out.append((v.label, cells))
-    return out
+            tasks.append(partial(advise_cell, cell.key.label(), cell.measurement,
+                                 budget=BUDGET, horizon_s=HORIZON_S, cycle_ns=None))
+            owners.append(v.label)
+    results = run_all(tasks)
+    out: dict[str, list[CellAdvice]] = {v.label: [] for v in comp.runs if not v.published}
+    for owner, advice in zip(owners, results, strict=True):
+        if advice is not None:
+            out[owner].append(advice)
+    return list(out.items())
+
+
+def _figure_svg(kind: str, views: list[RunView], key: CellKey | None) -> str | None:
+    """One figure as SVG text, None when it cannot be drawn."""
+    try:
+        return figures.svg_text(figures.build(kind, views, key, "p99"))
+    except figures.FigureError:
+        return None
 
 
 def figure_svgs(comp: Comparison) -> list[tuple[str, str]]:
     """(caption, svg) of the report's figures: a CCDF per matched cell, a p99 sweep per
     test, the achieved load."""
-    out = []
-    for row in comp.rows:
-        try:
-            fig = figures.build("ccdf", comp.runs, row.key, "p99")
-        except figures.FigureError:
-            continue
-        out.append((f"Complementary CDF, {row.key.label()}: share of samples above each "
-                    "latency; dashed: published figures", figures.svg_text(fig)))
-    for test in dict.fromkeys(row.key.test for row in comp.rows):
-        try:
-            fig = figures.build("sweep", comp.runs, CellKey("", test, ""), "p99")
-        except figures.FigureError:
-            continue
-        out.append((f"p99 of every {test} cell of each run", figures.svg_text(fig)))
-    with contextlib.suppress(figures.FigureError):
-        out.append(("Achieved load intensity per scenario",
-                    figures.svg_text(figures.build("load", comp.runs, None, "p99"))))
-    return out
+    jobs: list[tuple[str, str, CellKey | None]] = [
+        (f"Complementary CDF, {row.key.label()}: share of samples above each latency; "
+         "dashed: published figures", "ccdf", row.key) for row in comp.rows]
+    jobs += [(f"p99 of every {test} cell of each run", "sweep", CellKey("", test, ""))
+             for test in dict.fromkeys(row.key.test for row in comp.rows)]
+    jobs.append(("Achieved load intensity per scenario", "load", None))
+    svgs = run_all([partial(_figure_svg, kind, comp.runs, key) for _, kind, key in jobs])
+    return [(caption, svg) for (caption, _, _), svg in zip(jobs, svgs, strict=True)
+            if svg is not None]
 
 
 def render(comp: Comparison) -> str:

@@ -98,6 +98,8 @@ def diff_table(comp: Comparison, run_index: int) -> Table:
         for d in diffs:
             style = VERDICT_STYLE.get(d.verdict, "")
             verdict = f"[{style}]{d.verdict}[/]" if style else d.verdict
+            if d.note and d.metric != "max":
+                verdict += f" ({clean(d.note)})"
             table.add_row(label, d.metric, fmt_figure(a, d.metric), fmt_figure(b, d.metric),
                           fmt_signed_us(d.diff), fmt_interval(d), verdict)
             label = ""

@@ -16,7 +16,9 @@ median of --repeat tries.
 from __future__ import annotations
 
 import argparse
+import os
 import platform
+import resource
 import sys
 import tempfile
 import time
@@ -31,6 +33,13 @@ from report_49 import build_run  # noqa: E402
 from rtbench.analysis.compare import compare, view_of_run  # noqa: E402
 from rtbench.report import compare_html  # noqa: E402
 from rtbench.store import Store  # noqa: E402
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of its reaped children (the report's workers)."""
+    own = time.process_time()
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own + kids.ru_utime + kids.ru_stime
 
 
 def main(argv: list[str]) -> int:
@@ -53,24 +62,29 @@ def main(argv: list[str]) -> int:
         build_s = time.perf_counter() - t
         out = Path(tmp) / "compare.html"
         steps: dict[str, list[float]] = {"read": [], "compare": [], "html": [], "total": []}
+        cpu: dict[str, list[float]] = {k: [] for k in steps}
+        load = []
         for _ in range(args.repeat):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), cpu_seconds()
             views = [view_of_run(store.get_run(i)) for i in ids]
-            t1 = time.perf_counter()
+            t1, c1 = time.perf_counter(), cpu_seconds()
             comp = compare(views)
-            t2 = time.perf_counter()
+            t2, c2 = time.perf_counter(), cpu_seconds()
             compare_html.write(comp, out)
-            t3 = time.perf_counter()
-            for key, value in (("read", t1 - t0), ("compare", t2 - t1), ("html", t3 - t2),
-                               ("total", t3 - t0)):
+            t3, c3 = time.perf_counter(), cpu_seconds()
+            load.append(os.getloadavg()[0])
+            for key, value, used in (("read", t1 - t0, c1 - c0), ("compare", t2 - t1, c2 - c1),
+                                     ("html", t3 - t2, c3 - c2), ("total", t3 - t0, c3 - c0)):
                 steps[key].append(value)
+                cpu[key].append(used)
         size = out.stat().st_size
         store.close()
 
-    def fig(times: list[float]) -> str:
-        """best / median seconds."""
-        s = sorted(times)
-        return f"{s[0]:.2f} / {s[len(s) // 2]:.2f}"
+    def fig(key: str) -> str:
+        """best / median wall seconds | median CPU seconds."""
+        s = sorted(steps[key])
+        c = sorted(cpu[key])
+        return f"{s[0]:.2f} / {s[len(s) // 2]:.2f} | {c[len(c) // 2]:.2f}"
 
     cells = args.scenarios * args.tests
     print(f"Comparison report of {args.runs} runs x {cells} cells: `python3 "
@@ -78,14 +92,16 @@ def main(argv: list[str]) -> int:
           f"{args.tests} --windows {args.windows} --repeat {args.repeat}` (runs built with "
           f"bench/report_49.py's generator, 2 series x {args.windows} windows x 1000 "
           f"samples per cell; building not timed: {build_s:.1f} s). Python "
-          f"{platform.python_version()}; best / median of {args.repeat} (s):\n")
-    print("| step | seconds |\n|---|---:|")
-    print(f"| read the runs back and index their windows | {fig(steps['read'])} |")
+          f"{platform.python_version()}, {os.cpu_count()} CPUs, 1-minute load average "
+          f"{min(load):.1f}-{max(load):.1f} while timing; wall best / median of "
+          f"{args.repeat} and median CPU seconds (this process and its workers):\n")
+    print("| step | wall s | CPU s |\n|---|---:|---:|")
+    print(f"| read the runs back and index their windows | {fig('read')} |")
     print(f"| compare: bootstrap intervals, {cells} cells x {args.runs - 1} runs x 3 "
-          f"percentiles | {fig(steps['compare'])} |")
+          f"percentiles | {fig('compare')} |")
     print(f"| HTML: advisor ({cells * args.runs} GEV fits) and figures, "
-          f"{size / 1e6:.1f} MB | {fig(steps['html'])} |")
-    print(f"| total (`rtbench report` of {args.runs} runs) | {fig(steps['total'])} |")
+          f"{size / 1e6:.1f} MB | {fig('html')} |")
+    print(f"| total (`rtbench report` of {args.runs} runs) | {fig('total')} |")
     return 0
 
 

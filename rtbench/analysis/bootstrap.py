@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from rtbench.analysis import hist
 from rtbench.analysis.stats import min_samples
+from rtbench.wire import loglin7 as hist
 
 F64 = npt.NDArray[np.float64]
 REPLICATES = 1000

@@ -25,9 +25,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from rtbench.analysis import hist
 from rtbench.analysis.compare import CellData, RunView
 from rtbench.analysis.select import CellKey, ref_matches
+from rtbench.wire import loglin7 as hist
 
 KINDS = ("hist", "timeline", "ccdf", "sweep", "load")
 FORMATS = ("svg", "png", "pdf")

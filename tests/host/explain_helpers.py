@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 from click.testing import CliRunner, Result
 
-from rtbench.analysis import hist
 from rtbench.bundle import MeasurementDetail, RunDetail, ScenarioDetail, SeriesDetail
 from rtbench.cli import main
-from rtbench.records import WindowRecord
+from rtbench.wire import loglin7 as hist
+from rtbench.wire.records import WindowRecord
 from tests.conftest import REPO
 
 SUITE = """

@@ -381,7 +381,7 @@ def report(runs: tuple[str, ...], output: Path | None, db_url: str | None) -> No
       rtbench report 3 -o run3.html
       rtbench report latest~1 latest ref:loongson2f -o compare.html
     """
-    from rtbench.commands._runs import views
+    from rtbench.commands._runs import resolve_all, views
 
     if output is not None:
         from rtbench.commands._output import check_writable
@@ -389,12 +389,15 @@ def report(runs: tuple[str, ...], output: Path | None, db_url: str | None) -> No
         check_writable(output, (".html", ".htm"))
     store = open_store(db_url)
     try:
-        chosen = views(store, runs)
+        named = resolve_all(store, runs)
+        single = store.get_run(named[0]) if len(named) == 1 and isinstance(named[0], int) \
+            else None
+        chosen = [] if single is not None else views(store, runs)
     finally:
         store.close()
-    if len(chosen) == 1 and chosen[0].run is not None:
-        path = output or data_dir() / "reports" / f"run-{chosen[0].run.id}.html"
-        write_report(chosen[0].run, path)
+    if single is not None:
+        path = output or data_dir() / "reports" / f"run-{single.id}.html"
+        write_report(single, path)
     else:
         from rtbench.analysis.compare import compare
         from rtbench.report import compare_html

@@ -10,7 +10,6 @@ prints are kept (in nanoseconds); everything else is absent, never invented.
 from __future__ import annotations
 
 import csv
-import io
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -56,7 +55,7 @@ def read_csv(text: str) -> tuple[list[str], list[dict[str, str]]]:
             comments.append(stripped.lstrip("#").strip())
         elif stripped:
             data.append(line)
-    rows = list(csv.DictReader(io.StringIO("\n".join(data))))
+    rows = list(csv.DictReader(data))
     return comments, [{k: (v or "").strip() for k, v in r.items() if k} for r in rows]
 
 

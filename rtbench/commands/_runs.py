@@ -32,10 +32,10 @@ def stored_id(store: Any, text: str) -> int:
         fail(str(exc), EXIT_USAGE)
 
 
-def views(store: Any, texts: tuple[str, ...] | list[str]) -> list[RunView]:
-    """RunViews of every run the texts name, in order (a selector adds all its matches,
-    oldest first); the same run named twice is kept once."""
-    out: list[RunView] = []
+def resolve_all(store: Any, texts: tuple[str, ...] | list[str]) -> list[Any]:
+    """Stored run ids and ReferenceRuns the texts name, in order (a selector adds all its
+    matches, oldest first); the same run named twice is kept once."""
+    out: list[Any] = []
     seen: set[str] = set()
     summaries: list[Any] | None = None
     for text in texts:
@@ -55,9 +55,13 @@ def views(store: Any, texts: tuple[str, ...] | list[str]) -> list[RunView]:
             fail(str(exc), EXIT_USAGE)
         for item in found:
             label = f"run {item}" if isinstance(item, int) else f"ref:{item.name}"
-            if label in seen:
-                continue
-            seen.add(label)
-            out.append(view_of_run(store.get_run(item)) if isinstance(item, int)
-                       else view_of_reference(item))
+            if label not in seen:
+                seen.add(label)
+                out.append(item)
     return out
+
+
+def views(store: Any, texts: tuple[str, ...] | list[str]) -> list[RunView]:
+    """RunViews of every run the texts name (see resolve_all)."""
+    return [view_of_run(store.get_run(item)) if isinstance(item, int)
+            else view_of_reference(item) for item in resolve_all(store, texts)]

@@ -241,7 +241,9 @@ def diff_metric(a: CellData, b: CellData, metric: str, reps: int,
                           "published figure: no distribution to resample")
     q = QUANTILE[metric]
     pa, pb = bootstrap.point_quantile(a.matrix, q), bootstrap.point_quantile(b.matrix, q)
-    if pa is None or pb is None:
+    if min(a.matrix.windows, b.matrix.windows) == 0:
+        iv = bootstrap.Interval(diff, None, None, "no per-window histograms stored")
+    elif pa is None or pb is None:
         iv = bootstrap.Interval(None, None, None, "not enough samples")
     elif min(a.matrix.windows, b.matrix.windows) < bootstrap.MIN_WINDOWS:
         iv = bootstrap.Interval(pb - pa, None, None,

@@ -176,11 +176,13 @@ def ccdf_figure(views: Sequence[RunView], key: CellKey) -> Figure:
         cell = cell_of(v, key)
         if cell is None:
             continue
-        if cell.matrix is not None and cell.matrix.samples:
-            m = cell.matrix
-            x, p = _ccdf(m.buckets, m.counts.sum(axis=0).astype(np.int64))
+        series = [s for s in cell.measurement.series if s.hist] \
+            if cell.measurement is not None else []
+        if series:
+            idx, cnt = hist.merge(*(s.hist_arrays() for s in series))
+            x, p = _ccdf(idx, cnt)
             ax.step(x, p, where="post", linewidth=1.0,
-                    label=literal(f"{v.label} (n={m.samples:,})"))
+                    label=literal(f"{v.label} (n={int(cnt.sum()):,})"))
             drawn += 1
         elif cell.reference is not None and cell.reference.hist:
             lows = np.array([int(lo) for lo, _ in cell.reference.hist], dtype=np.int64)

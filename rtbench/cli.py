@@ -410,9 +410,14 @@ def show(run: str, db_url: str | None, as_json: bool) -> None:
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False, path_type=Path),
               help="HTML file to write (default: <data dir>/reports/run-RUN.html, or "
                    "compare-RUN-RUN....html for several runs).")
+@click.option("--layout", "layout", metavar="STUDY",
+              help="Also print (and put in the HTML) a published study's own table with "
+                   "these runs beside the published figures: loongson2f, s3c24a0, "
+                   "arm-preemptrt, celleb, lrtai.")
 @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
 @handle_errors
-def report(runs: tuple[str, ...], output: Path | None, db_url: str | None) -> None:
+def report(runs: tuple[str, ...], output: Path | None, layout: str | None,
+           db_url: str | None) -> None:
     """Write a self-contained HTML report of a run, or of several runs compared
     (differences with intervals, environment differences, advisor, figures).
 
@@ -420,6 +425,8 @@ def report(runs: tuple[str, ...], output: Path | None, db_url: str | None) -> No
     Examples:
       rtbench report 3 -o run3.html
       rtbench report latest~1 latest ref:loongson2f -o compare.html
+      rtbench report latest --layout loongson2f    # the Loongson table, ours beside theirs
+      rtbench report 4 5 --layout celleb           # vanilla vs PREEMPT_RT, the IBM table
     """
     from rtbench.commands._runs import resolve_all, views
 
@@ -427,6 +434,9 @@ def report(runs: tuple[str, ...], output: Path | None, db_url: str | None) -> No
         from rtbench.commands._output import check_writable
 
         check_writable(output, (".html", ".htm"))
+    if layout is not None:
+        report_layout(runs, layout, output, db_url)
+        return
     store = open_store(db_url)
     try:
         named = resolve_all(store, runs)
@@ -449,6 +459,42 @@ def report(runs: tuple[str, ...], output: Path | None, db_url: str | None) -> No
         path = output or data_dir() / "reports" / f"compare-{name}.html"
         path.parent.mkdir(parents=True, exist_ok=True)
         compare_html.write(compare(chosen), path)
+    click.echo(f"report: {path}")
+
+
+def report_layout(runs: tuple[str, ...], name: str, output: Path | None,
+                  db_url: str | None) -> None:
+    """`report --layout`: print a study's table for stored runs and write the HTML."""
+    from rtbench.analysis.layouts import LayoutError, build_layout
+    from rtbench.commands._runs import resolve_all
+    from rtbench.reference import reference_runs
+    from rtbench.report.html import write_html_report, write_layout_page
+    from rtbench.report.layouts import layout_html, layout_renderable
+
+    store = open_store(db_url)
+    try:
+        named = resolve_all(store, runs)
+        if not all(isinstance(n, int) for n in named):
+            fail(f"--layout {name}: name stored runs only; the study's published figures "
+                 "are added beside them", EXIT_USAGE)
+        details = [store.get_run(n) for n in named]
+    finally:
+        store.close()
+    try:
+        built = build_layout(name, details, reference_runs())
+    except LayoutError as exc:
+        fail(str(exc), EXIT_USAGE)
+    make_console().print(layout_renderable(built))
+    section = layout_html(built)
+    if len(details) == 1:
+        path = output or data_dir() / "reports" / f"run-{details[0].id}-{name}.html"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_html_report(details[0], path, [section])
+    else:
+        ids = "-".join(str(d.id) for d in details)
+        path = output or data_dir() / "reports" / f"{name}-{ids}.html"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_layout_page(built.title, [section], path)
     click.echo(f"report: {path}")
 
 

@@ -151,7 +151,9 @@ def _loongson(runs: Sequence[RunDetail], refs: dict[str, ReferenceRun]) -> Layou
         "cyclic latency per load, every interval pooled (cyclictest -p80 -t1 -n)",
         columns, rows,
         ["display and decode are rate-defined stand-ins for the study's X and mplayer "
-         "(suites/loongson2f.toml)"])
+         "(suites/loongson2f.toml)",
+         "the study's latency-over-the-run figure: rtbench plot RUN --kind timeline "
+         "--cell 'ping+display+find+decode / cyclic interval=1ms' -o timeline.svg"])
     return Layout("loongson2f", "PREEMPT_RT on a Loongson 2F: cyclictest under seven loads",
                   [table], [_source_line(ref)] if ref else [])
 

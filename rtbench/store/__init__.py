@@ -112,9 +112,11 @@ def _now() -> datetime:
 
 
 def _utc(value: datetime | None) -> datetime | None:
-    """Mark naive datetimes (SQLite) as UTC."""
-    if value is None or value.tzinfo is not None:
+    """Datetimes in UTC: naive ones (SQLite) marked so, others (PostgreSQL) converted."""
+    if value is None:
         return value
+    if value.tzinfo is not None:
+        return value.astimezone(timezone.utc)
     return value.replace(tzinfo=timezone.utc)
 
 

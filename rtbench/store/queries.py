@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, func, or_, select
+from sqlalchemy import ColumnElement, and_, func, or_, select, true
 
 from rtbench.bundle import RunSummary, SeriesDetail
 from rtbench.store import RUN_STATUSES, Store
@@ -121,7 +121,7 @@ def list_runs_page(store: Store, flt: RunFilter, page: int = 1,
     per_page = max(1, min(per_page, MAX_PER_PAGE))
     page = max(1, page)
     joined = t.runs.join(t.hosts, t.hosts.c.id == t.runs.c.host_id)
-    where = and_(*_conditions(flt))
+    where = and_(true(), *_conditions(flt))
     with store.transaction("list runs") as conn:
         total = int(conn.execute(select(func.count()).select_from(joined).where(where))
                     .scalar_one())
@@ -169,7 +169,7 @@ def matrix_cells(store: Store, flt: RunFilter, per_cell: int = 5) -> list[Matrix
     per_cell runs (the ones the caller computes percentiles over).
     """
     joined = t.runs.join(t.hosts, t.hosts.c.id == t.runs.c.host_id)
-    where = and_(*_conditions(flt))
+    where = and_(true(), *_conditions(flt))
     worst_of_run = (
         select(t.scenarios.c.run_id.label("run_id"),
                func.max(t.series.c.max_ns).label("worst"))

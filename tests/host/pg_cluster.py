@@ -70,7 +70,7 @@ class PgCluster:
 
     def stop(self) -> None:
         """Stop the server now (connections are cut)."""
-        self._run([str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w",
+        self._run([str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w",
                    "stop"])
 
     def url(self, database: str = "postgres") -> str:

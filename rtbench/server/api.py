@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime, timezone
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi import Path as PathParam
@@ -34,8 +34,6 @@ READ_ERRORS: dict[int | str, dict[str, Any]] = {
     422: {"description": "a parameter is not valid", **_ERROR},
     503: {"description": "the database is not available", **_ERROR}}
 Text = Annotated[str | None, Query(max_length=255)]
-Status = Literal["running", "ok", "fail", "interrupted", "error", "lost", "abandoned"]
-assert set(Status.__args__) == set(RUN_STATUSES)  # type: ignore[attr-defined]
 # a NUL or other control character never names anything stored
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -62,17 +60,37 @@ def _utc(value: datetime | None) -> datetime | None:
     return value
 
 
+def _when(value: str | None, name: str) -> datetime | None:
+    """An ISO date or date-time query value ('' counts as absent); naive is UTC."""
+    if not value:
+        return None
+    try:
+        when = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise HTTPException(422, f"{name}: {value[:40]!r} is not a date "
+                                 "(YYYY-MM-DD or YYYY-MM-DDTHH:MM)") from None
+    if not 1900 <= when.year <= 9000:
+        raise HTTPException(422, f"{name}: the year must be between 1900 and 9000")
+    return _utc(when)
+
+
 def run_filter(host: Text = None, kernel: Text = None, suite: Text = None,
-               tag: Text = None, status: Status | None = None,
-               since: Annotated[datetime | None, Query()] = None,
-               until: Annotated[datetime | None, Query()] = None) -> RunFilter:
+               tag: Text = None,
+               status: Annotated[str | None, Query(
+                   max_length=32, description="one of " + ", ".join(RUN_STATUSES))] = None,
+               since: Annotated[str | None, Query(
+                   max_length=40, description="started at or after (ISO date)")] = None,
+               until: Annotated[str | None, Query(
+                   max_length=40, description="started before (ISO date)")] = None
+               ) -> RunFilter:
     """The runs-list filter from query parameters (shared by pages and API)."""
-    for bound in (since, until):
-        if bound is not None and not 1900 <= bound.year <= 9000:
-            raise HTTPException(422, "since/until: the year must be between 1900 and 9000")
+    if status and status not in RUN_STATUSES:
+        raise HTTPException(422, f"status: {status[:32]!r} is not one of "
+                                 f"{', '.join(RUN_STATUSES)}")
     return RunFilter(host=_clean(host, "host"), kernel=_clean(kernel, "kernel"),
-                     suite=_clean(suite, "suite"), tag=_clean(tag, "tag"), status=status,
-                     since=_utc(since), until=_utc(until))
+                     suite=_clean(suite, "suite"), tag=_clean(tag, "tag"),
+                     status=status or None, since=_when(since, "since"),
+                     until=_when(until, "until"))
 
 
 Filter = Annotated[RunFilter, Depends(run_filter)]

@@ -10,6 +10,7 @@ stopped and removed when the session ends.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import glob
 import os
 import shutil
@@ -89,10 +90,8 @@ class PgCluster:
 
     def destroy(self) -> None:
         """Stop the server and remove its directory."""
-        try:
+        with contextlib.suppress(RuntimeError, OSError, subprocess.SubprocessError):
             self.stop()
-        except (RuntimeError, OSError, subprocess.SubprocessError):
-            pass
         shutil.rmtree(self.dir, ignore_errors=True)
 
 

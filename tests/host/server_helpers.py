@@ -43,10 +43,10 @@ def store_synthetic(store: Store, *, suite: str = "smoke", hostname: str = "box"
 @lru_cache(maxsize=8)
 def _base_json(windows: int, per_window: int) -> str:
     """A stored-and-exported synthetic run as rtbench-run/1 text (cached)."""
-    with tempfile.TemporaryDirectory(prefix="rtbench-bundle-") as tmp:
-        with Store.open(f"sqlite:///{Path(tmp) / 'b.db'}") as store:
-            run_id = store_synthetic(store, windows=windows, per_window=per_window)
-            return dumps(store.get_run(run_id))
+    with tempfile.TemporaryDirectory(prefix="rtbench-bundle-") as tmp, \
+            Store.open(f"sqlite:///{Path(tmp) / 'b.db'}") as store:
+        run_id = store_synthetic(store, windows=windows, per_window=per_window)
+        return dumps(store.get_run(run_id))
 
 
 def bundle(*, suite: str = "smoke", hostname: str = "box", kernel: str = "6.1.0-test",

@@ -10,8 +10,8 @@ with one line naming the place.  A run written and read back is equal to the ori
 from __future__ import annotations
 
 import json
-from operator import itemgetter
 from datetime import datetime
+from operator import itemgetter
 from typing import Any
 
 from rtbench.bundle import MeasurementDetail, RunDetail, ScenarioDetail, SeriesDetail
@@ -196,7 +196,7 @@ def _pairs(value: Any, where: str) -> list[tuple[int, int]]:
         raise ImportFormatError(f"{where}: expected an array of pairs")
     fast = _fast_pairs(value)
     if fast is not None:
-        return list(zip(fast[0], fast[1]))
+        return list(zip(fast[0], fast[1], strict=True))
     out = []
     for i, pair in enumerate(value):
         if not isinstance(pair, list) or len(pair) != 2:
@@ -233,7 +233,7 @@ def _hist(value: Any, where: str) -> list[tuple[int, int]]:
             buckets, counts = fast
             if (not buckets or (min(buckets) >= 0 and min(counts) >= 0
                                 and buckets == sorted(set(buckets)))):
-                return list(zip(buckets, counts))
+                return list(zip(buckets, counts, strict=True))
     pairs = _pairs(value, where)
     last = -1
     for bucket, count in pairs:

@@ -128,9 +128,8 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {
             responses={**READ_ERRORS, **NOT_FOUND})
 def run(request: Request, run_id: Annotated[int, PathParam(ge=1, le=INT32_MAX)]
         ) -> dict[str, Any]:
-    """The whole run as rtbench-run/1 JSON (what `rtbench export --format json` writes)."""
-    detail = _store(request).get_run(run_id)
-    return run_to_json(detail) | {"id": detail.id}
+    """The whole run as rtbench-run/1 JSON (can be uploaded to another server as it is)."""
+    return run_to_json(_store(request).get_run(run_id))
 
 
 @router.get("/runs/{run_id}/stats", dependencies=[Depends(require_read)],

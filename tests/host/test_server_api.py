@@ -45,7 +45,7 @@ def test_upload_idempotent_and_equal(app_store) -> None:
     stored = store.get_run(first.json()["id"])
     assert stored.suite == "nightly" and stored.tags == {"ci": "1"}
     body = client.get(f"/api/v1/runs/{stored.id}").json()
-    assert body["uid"] == run.uid and body["id"] == stored.id
+    assert body["uid"] == run.uid and body["schema"] == "rtbench-run/1"
     assert checksum(stored) == checksum(store.get_run(stored.id))
 
 

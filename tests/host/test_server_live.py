@@ -133,7 +133,7 @@ def test_schemathesis(live, tmp_path: Path) -> None:
         [str(cli), "run", f"{base}/api/v1/openapi.json", "--checks",
          "not_a_server_error,status_code_conformance,content_type_conformance",
          "--max-examples", "12", "--workers", "2", "--phases", "examples,coverage,fuzzing",
-         "--max-time", "45", "--suppress-health-check", "all"],
+         "--max-time", "30", "--suppress-health-check", "all"],
         capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,
         env=dict(os.environ, SCHEMATHESIS_HOOKS=""))
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
@@ -229,3 +229,40 @@ def test_push_command(live, tmp_path: Path, rtbench_env: dict[str, str]) -> None
     down = subprocess.run([*cmd[:6], "http://127.0.0.1:1", *cmd[7:]], env=dict(
         env, RTBENCH_TOKEN=token), capture_output=True, text=True, timeout=60)
     assert down.returncode == 3 and "cannot reach" in down.stderr
+
+
+def test_run_push_and_token_commands(live, tmp_path: Path, rtbench_env: dict[str, str]
+                                     ) -> None:
+    base, url, _, _ = live
+    local = f"sqlite:///{tmp_path / 'local.db'}"
+
+    def rtbench(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "rtbench", *args],
+                              env=dict(rtbench_env, **env), capture_output=True, text=True,
+                              timeout=180, check=False)
+
+    created = rtbench("token", "create", "run-push", "--db", url)
+    assert created.returncode == 0 and created.stdout.startswith("rtb_")
+    token = created.stdout.strip()
+    listed = rtbench("token", "list", "--db", url)
+    assert "run-push" in listed.stdout and "active" in listed.stdout
+    assert rtbench("token", "create", "run-push", "--db", url).returncode == 2
+    # without a token nothing runs and nothing is stored
+    refused = rtbench("run", "smoke", "--scale", "0.3", "--simulate", "7", "--no-report",
+                      "--db", local, "--push", base)
+    assert refused.returncode == 2 and "RTBENCH_TOKEN" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    ran = rtbench("run", "smoke", "--scale", "0.3", "--simulate", "7", "--no-report",
+                  "--db", local, "--push", base, RTBENCH_TOKEN=token)
+    assert ran.returncode in (0, 1), ran.stderr
+    assert f"pushed run 1 -> {base}/runs/" in ran.stdout
+    with Store.open(local) as mine, Store.open(url) as server:
+        uid = mine.get_run(1).uid
+        server_id = server.run_id_by_uid(uid)
+        assert server_id is not None
+        assert checksum(server.get_run(server_id)) == checksum(mine.get_run(1))
+    revoked = rtbench("token", "revoke", "run-push", "--db", url)
+    assert revoked.returncode == 0
+    assert "revoked" in rtbench("token", "list", "--db", url).stdout
+    assert rtbench("push", "1", "--server", base, "--db", local,
+                   RTBENCH_TOKEN=token).returncode == 2

@@ -14,6 +14,7 @@ import contextlib
 import glob
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 import uuid
@@ -56,6 +57,16 @@ class PgCluster:
         """Run a PostgreSQL tool as the cluster's owner; fail the test run on error."""
         if self.as_root:
             argv = ["runuser", "-u", "nobody", "--", *argv]
+            if not stat.S_ISCHR(os.stat("/dev/null").st_mode):
+                # something on this machine replaced /dev/null by a file (a tool renaming
+                # its output onto it): give PostgreSQL's shell commands a private, working
+                # one in a mount namespace of their own
+                null = self.dir / "null"
+                if not null.exists():
+                    os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+                    os.chmod(null, 0o666)
+                argv = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
+                        'mount --bind "$0" /dev/null && exec "$@"', str(null), *argv]
         done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False,
                               cwd=self.dir)
         if done.returncode != 0:

@@ -64,7 +64,7 @@ def _first_use(url: str, worker: int, queue: multiprocessing.Queue) -> None:
 
 def _run_children(target: object, args: list[tuple[object, ...]]) -> list[object]:
     """Start one process per args tuple at once; return everything they queued."""
-    ctx = multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("fork")  # no re-import: quick to start
     queue = ctx.Queue()
     procs = [ctx.Process(target=target, args=(*a, queue)) for a in args]  # type: ignore
     for p in procs:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import click
@@ -51,7 +52,8 @@ def serve(db_url: str | None, bind: str, read_token_required: bool) -> None:
     config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                             server_header=False, proxy_headers=True)
     server = uvicorn.Server(config)
-    server.run()
+    with contextlib.suppress(SystemExit):  # uvicorn exits 1 when it cannot bind
+        server.run()
     if not server.started:
         fail(f"cannot listen on {bind}: the address is in use or not allowed", EXIT_ENV)
 

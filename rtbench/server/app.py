@@ -9,6 +9,7 @@ database that is down answers 503 and the next request after it is back works.
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
@@ -97,6 +98,7 @@ def create_app(db_url: str | None = None, *, store: Store | None = None,
     app.state.store = store or Store.open(db_url)
     app.state.read_token_required = read_token_required
     app.state.max_upload_bytes = max_upload_bytes
+    app.state.report_cache = OrderedDict()  # run id -> rendered report (finished runs)
     app.include_router(api.router)
     app.include_router(pages.router)
 

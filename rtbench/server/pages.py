@@ -27,7 +27,6 @@ from rtbench.store.queries import MAX_PER_PAGE, facets, list_runs_page
 
 router = APIRouter(include_in_schema=False)
 _render_lock = threading.Lock()  # matplotlib figures are built one at a time
-_report_cache: OrderedDict[int, str] = OrderedDict()
 _CACHE_SIZE = 32
 
 
@@ -63,19 +62,21 @@ def runs_page(request: Request, flt: Filter,
                        if result.page < result.pages else None)
 
 
-def _report(store: Store, run_id: int) -> str:
-    """The run's HTML report (cached once the run is finished)."""
-    cached = _report_cache.get(run_id)
-    if cached is not None:
-        _report_cache.move_to_end(run_id)
-        return cached
-    detail = store.get_run(run_id)
+def _report(request: Request, run_id: int) -> str:
+    """The run's HTML report (cached per application once the run is finished)."""
+    cache: OrderedDict[int, str] = request.app.state.report_cache
+    with _render_lock:
+        cached = cache.get(run_id)
+        if cached is not None:
+            cache.move_to_end(run_id)
+            return cached
+    detail = _store(request).get_run(run_id)
     with _render_lock:
         html = render_html(detail)
-    if detail.status != "running":
-        _report_cache[run_id] = html
-        while len(_report_cache) > _CACHE_SIZE:
-            _report_cache.popitem(last=False)
+        if detail.status != "running":
+            cache[run_id] = html
+            while len(cache) > _CACHE_SIZE:
+                cache.popitem(last=False)
     return html
 
 
@@ -84,8 +85,7 @@ def _report(store: Store, run_id: int) -> str:
 def run_page(request: Request,
              run_id: Annotated[int, PathParam(ge=1, le=INT32_MAX)]) -> str:
     """One run: the HTML report with the dashboard's navigation on top."""
-    store = _store(request)
-    html = _report(store, run_id)
+    html = _report(request, run_id)
     nav = render_page("nav.html.j2", run_id=run_id)
     # the report is one full page; the navigation goes right after its <body>
     # (user text in the report is escaped, so this tag occurs once)

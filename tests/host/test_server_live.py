@@ -266,3 +266,6 @@ def test_run_push_and_token_commands(live, tmp_path: Path, rtbench_env: dict[str
     assert "revoked" in rtbench("token", "list", "--db", url).stdout
     assert rtbench("push", "1", "--server", base, "--db", local,
                    RTBENCH_TOKEN=token).returncode == 2
+    busy = rtbench("serve", "--db", local, "--bind", base.removeprefix("http://"))
+    assert busy.returncode == 3 and "cannot listen" in busy.stderr
+    assert "Traceback" not in busy.stderr

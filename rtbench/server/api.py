@@ -25,6 +25,7 @@ from rtbench.server import views
 from rtbench.server.app import require_read, require_write
 from rtbench.store import RUN_STATUSES, Store
 from rtbench.store.queries import MAX_PER_PAGE, RunFilter, facets, list_runs_page
+from rtbench.wire.records import no_gc
 
 INT32_MAX = (1 << 31) - 1
 _ERROR = {"content": {"application/json": {"schema": {
@@ -190,11 +191,13 @@ def parse_upload(body: bytes) -> RunDetail:
         raise ValueError(f"{name} is not valid JSON")
 
     try:
-        obj = json.loads(body, parse_constant=no_constant)
+        with no_gc():  # millions of small lists, no cycles: the collector only slows it
+            obj = json.loads(body, parse_constant=no_constant)
     except (ValueError, RecursionError) as exc:
         raise HTTPException(400, f"the body is not valid JSON: {str(exc)[:120]}") from None
     try:
-        return run_from_json(obj, "run")
+        with no_gc():
+            return run_from_json(obj, "run")
     except ImportFormatError as exc:
         raise HTTPException(422, str(exc)) from None
     except RecursionError:

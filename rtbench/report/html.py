@@ -63,8 +63,12 @@ def render_html(run: RunDetail) -> str:
 
 def write_html_report(run: RunDetail, path: Path) -> None:
     """Write the report to path (via a temporary name, then rename)."""
+    write_text(render_html(run), path)
+
+
+def write_text(text: str, path: Path) -> None:
+    """Write text to path via a temporary name in the same directory, then rename."""
     path = Path(path)
-    text = render_html(run)
     directory = path.parent if str(path.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
                                dir=directory)

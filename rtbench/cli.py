@@ -150,10 +150,16 @@ def open_target(uri: str | None, probe_path: str | None) -> Target:
 @click.option("--policy", type=click.Choice(["other"]),
               help="Run every test as SCHED_OTHER (no real-time permission needed; the "
                    "results are then not real-time latencies and are marked so).")
+@click.option("--push", "push_url", metavar="URL",
+              help="Upload the stored run to this rtbench serve afterwards (token: "
+                   "RTBENCH_TOKEN or --token-file).")
+@click.option("--token-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="File holding the upload token for --push.")
 @handle_errors
 def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
         probe_path: str | None, simulate: str | None, report_path: Path | None,
-        no_report: bool, policy: str | None) -> None:
+        no_report: bool, policy: str | None, push_url: str | None,
+        token_file: Path | None) -> None:
     """Run a suite (built-in name or TOML file; default: quick) on a target
     (default: this machine).
 
@@ -174,6 +180,7 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
 
     if not scale > 0:
         fail(f"--scale {scale}: must be a number > 0", EXIT_USAGE)
+    push_token = _push_token(push_url, token_file)
     loaded = load_suite(suite, scale)
     with open_target(target_uri, probe_path) as target:
         console = make_console()
@@ -209,7 +216,35 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
         write_report(detail, path)
         console.print(f"report: {path}", highlight=False)
     console.print(f"run {outcome.run_id}: {outcome.status}", highlight=False)
+    if push_url and push_token:
+        _push_after_run(detail, push_url, push_token)
     sys.exit(outcome.exit_code)
+
+
+def _push_token(push_url: str | None, token_file: Path | None) -> str | None:
+    """The upload token for --push, checked before anything runs (None without --push)."""
+    if not push_url:
+        if token_file is not None:
+            fail("--token-file is only used with --push URL", EXIT_USAGE)
+        return None
+    from rtbench.server.client import PushError, read_token
+
+    try:
+        return read_token(token_file)
+    except PushError as exc:
+        fail(f"--push: {exc}", exc.code)
+
+
+def _push_after_run(detail: Any, push_url: str, token: str) -> None:
+    """Upload the finished run; a failure keeps it stored here and exits 3."""
+    from rtbench.server.client import PushError, push_run
+
+    try:
+        pushed = push_run(detail, push_url, token)
+    except PushError as exc:
+        fail(f"{exc}; the run is stored here, retry with 'rtbench push {detail.id} "
+             f"--server {push_url}'", EXIT_ENV)
+    click.echo(f"pushed run {detail.id} -> {pushed.url}")
 
 
 def write_report(detail: Any, path: Path) -> None:

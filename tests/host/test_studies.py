@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import RunCli
 
 from rtbench.analysis.layouts import LayoutError, build_layout, layout_names
 from rtbench.reference import reference_runs
 from rtbench.store import Store
+from tests.conftest import RunCli
 
 STUDIES = ["loongson2f", "s3c24a0", "arm-preemptrt", "celleb", "lrtai"]
 

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C co
 
 def _result(run: object) -> dict[str, object]:
     """The result record of a run."""
-    records = getattr(run, "records")
+    records = run.records
     return next(r for r in records if r["type"] == "result")
 
 

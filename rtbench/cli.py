@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -16,6 +18,7 @@ from rich.table import Table
 
 from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, __version__, data_dir
 from rtbench.probe import ProbeNotFound, locate_probe
+from rtbench.report.text import for_rich, for_terminal
 from rtbench.suites import (
     Suite,
     SuiteError,
@@ -60,7 +63,11 @@ def fail(message: str, code: int) -> NoReturn:
 
 
 def handle_errors(func: F) -> F:
-    """Turn known errors into one line on stderr and the matching exit code."""
+    """Turn known errors into one line on stderr and the matching exit code.
+
+    Whatever else escapes a command is still one line (exit 3, "internal error"),
+    never a traceback; RTBENCH_DEBUG=1 shows the traceback instead.
+    """
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -70,29 +77,99 @@ def handle_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except CliError as exc:
-            click.echo(f"rtbench: {exc}", err=True)
+            _say(str(exc))
             sys.exit(exc.code)
         except SuiteError as exc:
-            click.echo(f"rtbench: suite {exc}", err=True)
+            _say(f"suite {exc}")
             sys.exit(EXIT_USAGE)
         except (ProbeNotFound, TargetError) as exc:
-            click.echo(f"rtbench: {exc}", err=True)
+            _say(str(exc))
             sys.exit(EXIT_ENV)
         except StoreError as exc:
-            click.echo(f"rtbench: {exc}", err=True)
-            sys.exit(EXIT_ENV)
+            _say(str(exc))
+            sys.exit(getattr(exc, "code", EXIT_ENV))
         except KeyboardInterrupt:
-            click.echo("rtbench: interrupted", err=True)
+            _say("interrupted")
             sys.exit(EXIT_INTERRUPTED)
+        except (SystemExit, click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except OSError as exc:
+            if os.environ.get("RTBENCH_DEBUG"):
+                raise
+            name = f" {exc.filename}" if exc.filename else ""
+            _say(f"cannot access{name}: {exc.strerror or exc}")
+            sys.exit(EXIT_ENV)
+        except Exception as exc:  # the last net: one line, never a traceback
+            if os.environ.get("RTBENCH_DEBUG"):
+                raise
+            _say(f"internal error ({type(exc).__name__}: {_one_line(exc)}); "
+                 "please report it (RTBENCH_DEBUG=1 shows the traceback)")
+            sys.exit(EXIT_ENV)
 
     return wrapper  # type: ignore[return-value]
 
 
-def open_store(url: str | None) -> Any:
-    """Open the results database (created and migrated on first use)."""
-    from rtbench.store import Store
+def _one_line(exc: BaseException) -> str:
+    """The first line of an exception's text, at most 300 characters."""
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:300]
 
-    return Store.open(url)
+
+def _say(message: str) -> None:
+    """Print one error line on stderr, its text stripped of terminal controls."""
+    line = " ".join(for_terminal(message).split("\n"))
+    click.echo(f"rtbench: {line[:2000]}", err=True)
+
+
+class RtbenchGroup(click.Group):
+    """The top-level group: click's usage errors become one line and exit 2."""
+
+    def main(self, args: Any = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
+        """Run the command line; a usage error is one `rtbench: ...` line, exit 2."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, **extra)
+        except click.ClickException as exc:
+            ctx = getattr(exc, "ctx", None)
+            where = " ".join(["rtbench", *(ctx.command_path.split()[1:] if ctx else [])])
+            line = " ".join(for_terminal(exc.format_message()).split())
+            click.echo(f"{where}: {line} (see --help)", err=True)
+            sys.exit(EXIT_USAGE)
+        except click.Abort:
+            click.echo("rtbench: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+# A stored run's id, or a count: what fits a 64-bit signed database integer.
+RUN_ID = click.IntRange(min=1, max=2**63 - 1)
+
+
+def open_store(url: str | None) -> Any:
+    """Open the results database (created and migrated on first use).
+
+    Runs whose rtbench died (SIGKILL, power loss, a closed terminal) are marked
+    `abandoned` on the way, and what such a process left behind is cleaned up.
+    """
+    from rtbench.store import Store, StoreError
+
+    store = Store.open(url)
+    recover_stale(store, StoreError)
+    return store
+
+
+def recover_stale(store: Any, store_error: type[Exception]) -> None:
+    """Mark the runs of dead owners abandoned; kill their loads; remove their io dirs."""
+    from rtbench.owner import clean_stale_load_dirs, kill_orphaned_loads, owner_dead
+
+    kill_orphaned_loads()
+    clean_stale_load_dirs(data_dir() / "loads")
+    # a read-only database: nothing can be marked, the command still works
+    with contextlib.suppress(store_error):
+        store.mark_abandoned(owner_dead)
 
 
 def stored_run(run_id: int, db_url: str | None) -> Any:
@@ -108,7 +185,7 @@ def stored_run(run_id: int, db_url: str | None) -> Any:
         store.close()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=RtbenchGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="rtbench")
 def main() -> None:
     """rtbench: measure real-time latency with rtprobe, keep every run, report it.
@@ -152,17 +229,20 @@ def run(suite: str, scale: float, db_url: str | None, probe_path: str | None,
     from rtbench.runner import Runner
     from rtbench.targets import LocalTarget
 
-    if not scale > 0:
-        fail(f"--scale {scale}: must be a number > 0", EXIT_USAGE)
+    if not (math.isfinite(scale) and scale > 0):
+        fail(f"--scale {scale}: must be a finite number > 0", EXIT_USAGE)
+    if no_report and report_path is not None:
+        fail("--no-report and --report contradict each other; give one of them", EXIT_USAGE)
     loaded = load_suite(suite, scale)
     target = LocalTarget(locate_probe(probe_path))
-    check_target(loaded, target, simulate is not None)
+    check_target(loaded, target, simulate)
     console = make_console()
     store = open_store(db_url)
     try:
-        console.print(f"rtbench {__version__}: suite [bold]{loaded.name}[/bold] "
+        console.print(f"rtbench {__version__}: suite [bold]{for_rich(loaded.name)}[/bold] "
                       f"({len(loaded.scenarios)} scenarios x {len(loaded.tests)} tests, "
-                      f"about {loaded.estimated_seconds():.0f} s), database {store.url}",
+                      f"about {loaded.estimated_seconds():.0f} s), "
+                      f"database {for_rich(store.url)}",
                       highlight=False)
         runner = Runner(target, store, console, simulate=simulate)
         outcome = runner.run(loaded, sys.argv)
@@ -178,12 +258,12 @@ def run(suite: str, scale: float, db_url: str | None, probe_path: str | None,
     if not no_report:
         path = report_path or data_dir() / "reports" / f"run-{outcome.run_id}.html"
         write_report(detail, path)
-        console.print(f"report: {path}", highlight=False)
+        console.print(f"report: {for_rich(path)}", highlight=False)
     console.print(f"run {outcome.run_id}: {outcome.status}", highlight=False)
     sys.exit(outcome.exit_code)
 
 
-def check_target(suite: Suite, target: Any, simulate: bool = False) -> None:
+def check_target(suite: Suite, target: Any, simulate: str | None = None) -> None:
     """Before anything runs: the probe has every test kind, option and load kind used
     (and --simulate for every test of a simulated run), and the CPUs the suite names
     exist on the target."""
@@ -195,10 +275,17 @@ def check_target(suite: Suite, target: Any, simulate: bool = False) -> None:
         if not ok:
             fail(f"suite {suite.source}: this rtprobe ({target.probe}) has no test {kind!r}; "
                  "update rtprobe or remove the test", EXIT_ENV)
-        if simulate and "--simulate" not in text:
+        if simulate is not None and "--simulate" not in text:
             fail(f"--simulate: rtprobe {kind} has no simulation, so the run would mix "
                  f"synthetic and real results; remove the {kind} tests from "
                  f"{suite.source} or run without --simulate", EXIT_USAGE)
+        if simulate is not None:
+            # rtprobe checks the options before --help, so this validates the value
+            done = target.run_probe([kind, "--simulate", simulate, "--help"], timeout_s=10.0)
+            if done.returncode != 0:
+                why = (done.stderr.strip().splitlines() or ["refused by rtprobe"])[-1]
+                fail(f"--simulate {simulate!r}: {why.removeprefix('rtprobe: ')}",
+                     EXIT_USAGE)
         helps[kind] = text
     check_options(suite, helps)
     kinds = suite.load_kinds()
@@ -245,12 +332,14 @@ def suites(name: str | None, scale: float) -> None:
             table.add_column(column)
         for suite_name, path in builtin_suites().items():
             suite = load_suite(str(path), scale)
-            table.add_row(suite_name, suite.description, str(len(suite.scenarios)),
+            table.add_row(for_rich(suite_name), for_rich(suite.description),
+                          str(len(suite.scenarios)),
                           str(len(suite.tests)), f"{suite.estimated_seconds():.0f} s")
         console.print(table)
         return
     suite = load_suite(name, scale)
-    console.print(f"[bold]{suite.name}[/bold] ({suite.source}): {suite.description}",
+    console.print(f"[bold]{for_rich(suite.name)}[/bold] ({for_rich(suite.source)}): "
+                  f"{for_rich(suite.description)}",
                   highlight=False)
     console.print(f"scale {suite.scale:g}, about {suite.estimated_seconds():.0f} s")
     scen = Table(title="scenarios", caption="auto: with loads in the suite and >= 4 CPUs, "
@@ -260,7 +349,8 @@ def suites(name: str | None, scale: float) -> None:
         scen.add_column(column)
     for s in suite.scenarios:
         loads = "; ".join(json.dumps(ld.describe()) for ld in s.loads) or "none"
-        scen.add_row(s.name, loads, s.load_cpus or "auto", s.measure_cpus or "auto",
+        scen.add_row(for_rich(s.name), for_rich(loads), for_rich(s.load_cpus or "auto"),
+                     for_rich(s.measure_cpus or "auto"),
                      f"{s.settle_ns / 1e9:g}")
     console.print(scen)
     tests = Table(title="tests (run in every scenario)")
@@ -269,9 +359,9 @@ def suites(name: str | None, scale: float) -> None:
     for t in suite.tests:
         duration = f"{t.duration_ns / 1e9:g}" if t.traits().timed \
             else f"~{t.expected_seconds():g} (fixed work)"
-        tests.add_row(t.name, t.test, duration, f"{t.warmup_ns / 1e9:g}",
+        tests.add_row(for_rich(t.name), t.test, duration, f"{t.warmup_ns / 1e9:g}",
                       ",".join(f"{x / 1000:g}" for x in t.thresholds_ns) or "-",
-                      " ".join(f"{k}={v}" for k, v in t.params.items()) or "-")
+                      for_rich(" ".join(f"{k}={v}" for k, v in t.params.items()) or "-"))
     console.print(tests)
 
 
@@ -296,19 +386,20 @@ def preflight(probe_path: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(facts, indent=2))
         return
-    table = Table(title=f"preflight: {target.hostname()}")
+    table = Table(title=f"preflight: {for_rich(target.hostname())}")
     for column in ("knob", "value", "severity", "advice"):
         table.add_column(column)
     for fact in facts:
         style = SEVERITY_STYLE.get(fact["severity"], "")
-        table.add_row(fact["name"], fact["value"], f"[{style}]{fact['severity']}[/{style}]",
-                      fact["advice"])
+        table.add_row(for_rich(fact["name"]), for_rich(fact["value"]),
+                      f"[{style}]{for_rich(fact['severity'])}[/{style}]",
+                      for_rich(fact["advice"]))
     make_console().print(table)
 
 
 @main.command(name="ls")
 @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
+@click.option("--limit", type=RUN_ID, default=50, show_default=True,
               help="Show at most this many runs, newest first.")
 @handle_errors
 def list_runs(db_url: str | None, limit: int) -> None:
@@ -324,19 +415,20 @@ def list_runs(db_url: str | None, limit: int) -> None:
         runs = store.list_runs(limit)
     finally:
         store.close()
-    table = Table(title=f"runs in {store.url}")
+    table = Table(title=f"runs in {for_rich(store.url)}")
     for column in ("id", "started (UTC)", "host", "kernel", "suite", "status", "worst max us"):
         table.add_column(column)
     for r in runs:
         worst = "-" if r.worst_max_ns is None else f"{r.worst_max_ns / 1000:.1f}"
         suite = f"{r.suite} (simulated)" if r.simulated else r.suite
-        table.add_row(str(r.id), r.started_at.strftime("%Y-%m-%d %H:%M:%S"), r.hostname,
-                      r.kernel, suite, r.status, worst)
+        table.add_row(str(r.id), r.started_at.strftime("%Y-%m-%d %H:%M:%S"),
+                      for_rich(r.hostname), for_rich(r.kernel), for_rich(suite),
+                      for_rich(r.status), worst)
     make_console().print(table)
 
 
 @main.command()
-@click.argument("run_id", metavar="RUN", type=int)
+@click.argument("run_id", metavar="RUN", type=RUN_ID)
 @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
 @handle_errors
 def show(run_id: int, db_url: str | None) -> None:
@@ -352,7 +444,7 @@ def show(run_id: int, db_url: str | None) -> None:
 
 
 @main.command()
-@click.argument("run_id", metavar="RUN", type=int)
+@click.argument("run_id", metavar="RUN", type=RUN_ID)
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False, path_type=Path),
               help="HTML file to write (default: <data dir>/reports/run-RUN.html).")
 @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
@@ -366,7 +458,7 @@ def report(run_id: int, output: Path | None, db_url: str | None) -> None:
     """
     path = output or data_dir() / "reports" / f"run-{run_id}.html"
     write_report(stored_run(run_id, db_url), path)
-    click.echo(f"report: {path}")
+    click.echo(f"report: {for_terminal(path)}")
 
 
 @main.group()

@@ -11,6 +11,7 @@ PR_SET_PDEATHSIG, so none outlives a killed rtbench.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import select
@@ -29,7 +30,16 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from rtbench import EXIT_ENV, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, __version__
+from rtbench import (
+    EXIT_ENV,
+    EXIT_FAIL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    __version__,
+    data_dir,
+)
+from rtbench.owner import LoadDirRegistry, current_owner
 from rtbench.preflight import run_preflight
 from rtbench.probe import probe_version
 from rtbench.records import (
@@ -40,8 +50,15 @@ from rtbench.records import (
     WindowRecord,
     parse_record,
 )
+from rtbench.report.text import for_rich
 from rtbench.resultdata import headline
-from rtbench.store import Store
+from rtbench.runsave import (
+    measurement_detail,
+    recovery_bundle,
+    with_retries,
+    write_recovery_file,
+)
+from rtbench.store import Store, StoreError
 from rtbench.suites import (
     LoadSpec,
     Placement,
@@ -91,8 +108,11 @@ class RunOutcome:
     messages: list[str] = field(default_factory=list)
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 class StopFlag:
-    """Set by SIGINT/SIGTERM while a run is in progress."""
+    """Set by SIGINT, SIGTERM or SIGHUP while a run is in progress."""
 
     def __init__(self) -> None:
         self.signal_name: str | None = None
@@ -107,8 +127,8 @@ class StopFlag:
 
     @contextmanager
     def installed(self) -> Iterator[StopFlag]:
-        """Install the handlers for SIGINT and SIGTERM, restoring the old ones after."""
-        old = {s: signal.signal(s, self.handle) for s in (signal.SIGINT, signal.SIGTERM)}
+        """Install the handlers for STOP_SIGNALS, restoring the old ones after."""
+        old = {s: signal.signal(s, self.handle) for s in STOP_SIGNALS}
         try:
             yield self
         finally:
@@ -117,16 +137,26 @@ class StopFlag:
 
 
 class LineBuffer:
-    """Split a byte stream into lines as data arrives."""
+    """Split a byte stream into lines as data arrives, in time linear in its length.
+
+    The unfinished line is kept as a list of chunks and joined once, when its newline
+    arrives (appending to one bytes object would copy it again for every chunk).
+    """
 
     def __init__(self) -> None:
-        self._pending = b""
+        self._pending: list[bytes] = []
         self.lineno = 0
 
     def feed(self, data: bytes) -> list[tuple[int, str]]:
         """Add data; return the complete lines (numbered from 1)."""
-        self._pending += data
-        *lines, self._pending = self._pending.split(b"\n")
+        if b"\n" not in data:
+            if data:
+                self._pending.append(data)
+            return []
+        first, *lines = data.split(b"\n")
+        tail = lines.pop()
+        lines.insert(0, b"".join([*self._pending, first]))
+        self._pending = [tail] if tail else []
         out = []
         for raw in lines:
             self.lineno += 1
@@ -135,7 +165,7 @@ class LineBuffer:
 
     def rest(self) -> str:
         """Text left without a newline (a line cut short by a killed process)."""
-        return self._pending.decode("utf-8", errors="replace")
+        return b"".join(self._pending).decode("utf-8", errors="replace")
 
 
 class Pump:
@@ -195,15 +225,19 @@ class _Load:
     output: ProbeOutput = field(default_factory=ProbeOutput)
     lines: LineBuffer = field(default_factory=LineBuffer)
     errors: list[str] = field(default_factory=list)
+    work_dir: str | None = None
 
 
 class LoadGroup:
     """The loads of one scenario: started together, watched, stopped on every path."""
 
-    def __init__(self, target: Target, pump: Pump) -> None:
+    def __init__(self, target: Target, pump: Pump,
+                 registry: LoadDirRegistry | None = None) -> None:
         self.target = target
         self.pump = pump
         self.loads: list[_Load] = []
+        # the io loads' work directories, so that a killed rtbench's are found later
+        self.registry = registry
 
     def start(self, specs: tuple[LoadSpec, ...], load_cpus: str | None = None) -> None:
         """Start every instance of every load; a load without its own `cpus` gets load_cpus."""
@@ -230,16 +264,22 @@ class LoadGroup:
         self.pump.add(proc.stdout, lambda data: self._on_data(load, data))
         self.pump.add(proc.stderr, lambda data: self._on_stderr(load, data))
 
-    @staticmethod
-    def _on_data(load: _Load, data: bytes) -> None:
+    def _on_data(self, load: _Load, data: bytes) -> None:
         """Parse rate and result records of a built-in load."""
         for lineno, line in load.lines.feed(data):
             if not line.strip():
                 continue
             try:
-                load.output.add(parse_record(line, lineno))
+                record = parse_record(line, lineno)
             except RecordError as exc:
                 load.errors.append(f"rtprobe load {load.spec.kind}: {exc}")
+                continue
+            load.output.add(record)
+            if isinstance(record, StartRecord):
+                work_dir = record.params.get("work_dir")
+                if isinstance(work_dir, str) and self.registry is not None:
+                    load.work_dir = work_dir
+                    self.registry.add(work_dir)
 
     @staticmethod
     def _on_stderr(load: _Load, data: bytes) -> None:
@@ -269,6 +309,9 @@ class LoadGroup:
             for stream in (load.proc.stdout, load.proc.stderr):
                 if stream is not None:
                     self.pump.remove(stream)
+            if load.work_dir is not None and self.registry is not None:
+                # a load killed (or dead) before its clean-up leaves its directory
+                self.registry.remove_dead(load.work_dir)
 
     def summary(self) -> list[dict[str, Any]]:
         """Per load instance: the recipe, its CPUs, for built-in kinds the achieved rate.
@@ -423,6 +466,7 @@ class _Measured:
     status: str
     returncode: int | None
     messages: list[str]
+    reason: str | None = None
 
 
 def allowed_cpus(sysinfo: dict[str, Any]) -> set[int]:
@@ -452,6 +496,10 @@ class Runner:
         self.statuses: list[str] = []
         self.usage_error = False
         self.messages: list[str] = []
+        self.run_id = 0
+        self.registry: LoadDirRegistry | None = None
+        # what the run was created with, for a recovery file when the store fails
+        self._facts: dict[str, Any] = {}
 
     def run(self, suite: Suite, command_line: list[str]) -> RunOutcome:
         """Run every scenario x test of suite; return the outcome (never raises on SIGINT)."""
@@ -460,14 +508,23 @@ class Runner:
         facts = run_preflight(sysinfo, steal)
         allowed = allowed_cpus(sysinfo)
         has_loads = any(s.loads for s in suite.scenarios)
+        owner = current_owner()
+        # the owner lets a later rtbench tell that this process is gone (run abandoned)
         versions = {"rtbench": __version__, "rtprobe": probe_version(self.target.probe),
-                    "python": platform.python_version()}
+                    "python": platform.python_version(), "owner": owner}
+        raw_uname = sysinfo.get("uname")
+        uname: dict[str, Any] = raw_uname if isinstance(raw_uname, dict) else {}
+        self._facts = dict(
+            suite=suite.name, suite_source=suite.text or suite.source, scale=suite.scale,
+            hostname=self.target.hostname(), target=self.target.name, sysinfo=sysinfo,
+            preflight=facts, tool_versions=versions, command_line=list(command_line),
+            simulated=self.simulate is not None)
         with self.stop.installed():
-            run_id = self.store.create_run(
-                suite=suite.name, suite_source=suite.text or suite.source, scale=suite.scale,
-                hostname=self.target.hostname(), target=self.target.name, sysinfo=sysinfo,
-                preflight=facts, tool_versions=versions, command_line=command_line,
-                simulated=self.simulate is not None)
+            run_id = with_retries(lambda: self.store.create_run(**self._facts))
+            self.run_id = run_id
+            self._facts.update(kernel=str(uname.get("release") or ""),
+                               arch=str(uname.get("machine") or ""))
+            self.registry = LoadDirRegistry(data_dir() / "loads", owner)
             try:
                 with Progress(self.console, suite) as progress:
                     for scenario in suite.scenarios:
@@ -476,10 +533,13 @@ class Runner:
                         placement = plan_placement(scenario, allowed, has_loads)
                         self._run_scenario(run_id, suite, scenario, placement, progress)
             except BaseException:
-                self.store.finish_run(run_id, "interrupted" if self.stop else "error")
+                with contextlib.suppress(StoreError):
+                    self.store.finish_run(run_id, "interrupted" if self.stop else "error")
                 raise
+            finally:
+                self.registry.close()
             status, code = self._verdict()
-            self.store.finish_run(run_id, status)
+            with_retries(lambda: self.store.finish_run(run_id, status))
         return RunOutcome(run_id, status, code, len(self.statuses), self.messages)
 
     def _verdict(self) -> tuple[str, int]:
@@ -514,7 +574,7 @@ class Runner:
             run_id, name=scenario.name, loads=[ld.describe() for ld in scenario.loads],
             load_cpus=scenario.load_cpus, measure_cpus=scenario.measure_cpus)
         self.store.set_scenario_intensity(scenario_id, {"placement": placement.describe()})
-        loads = LoadGroup(self.target, self.pump)
+        loads = LoadGroup(self.target, self.pump, self.registry)
         sampler = IntensitySampler(self.target.read_file, time.monotonic)
         try:
             loads.start(scenario.loads, scenario.load_cpus)
@@ -528,21 +588,33 @@ class Runner:
                     break
                 failures = loads.failures()
                 if failures:
+                    # the scenario's stress is gone: its remaining tests would lie
                     self.messages += failures
                     self.statuses.append("error")
+                    for failure in failures:
+                        self.console.print(f"  [yellow]{for_rich(scenario.name)}: "
+                                           f"{for_rich(failure)}; its remaining tests "
+                                           "are skipped[/yellow]", highlight=False)
                     break
-                self._measure(scenario_id, scenario, test, sampler, progress)
+                self._measure(scenario_id, scenario, test, sampler, progress, loads)
         finally:
             sampler.sample()
             loads.stop()
             intensity = sampler.intensity()
             intensity["placement"] = placement.describe()
             intensity["loads"] = loads.summary()
-            self.store.set_scenario_intensity(scenario_id, intensity)
+            with contextlib.suppress(StoreError):
+                with_retries(lambda: self.store.set_scenario_intensity(scenario_id,
+                                                                       intensity))
 
     def _measure(self, scenario_id: int, scenario: Scenario, test: TestSpec,
-                 sampler: IntensitySampler, progress: Progress) -> None:
-        """Run one test in scenario and store it."""
+                 sampler: IntensitySampler, progress: Progress,
+                 loads: LoadGroup | None = None) -> None:
+        """Run one test in scenario and store it.
+
+        A load that ended while the test ran makes the test an error (it did not run
+        under its scenario), with the load's last message as the reason.
+        """
         args = test.probe_args(scenario, self.simulate)
         command = [str(self.target.probe), *args]
         expected = test.expected_seconds()
@@ -550,19 +622,72 @@ class Runner:
         grace = HANG_GRACE_S if test.traits().timed else HANG_GRACE_UNTIMED_S
         measured = self._run_probe(args, expected, sampler, progress,
                                    test.affinity(scenario), grace)
+        load_failures = loads.failures() if loads is not None else []
+        if load_failures and measured.status not in ("interrupted",):
+            measured.status = "error"
+            measured.reason = "; ".join(load_failures)
+            measured.messages += load_failures
         params = dict(measured.output.start.params) if measured.output.start \
             else dict(test.params)
-        self.store.add_measurement(
-            scenario_id, name=test.name, test=test.test, params=params, command=command,
-            output=measured.output, status=measured.status,
-            thresholds_ns=list(test.thresholds_ns))
+        self._store_measurement(scenario_id, scenario.name, name=test.name, test=test.test,
+                                params=params, command=command, output=measured.output,
+                                status=measured.status,
+                                thresholds_ns=list(test.thresholds_ns),
+                                reason=measured.reason)
         self.statuses.append(measured.status)
         if measured.returncode == EXIT_USAGE:
             self.usage_error = True
         self.messages += [f"{scenario.name} / {test.name}: {m}" for m in measured.messages]
         progress.end(self._line(scenario, test, measured))
         for message in measured.messages:
-            self.console.print(f"  [yellow]{message}[/yellow]", highlight=False)
+            self.console.print(f"  [yellow]{for_rich(message)}[/yellow]", highlight=False)
+
+    def _store_measurement(self, scenario_id: int, scenario_name: str,
+                           **fields: Any) -> None:
+        """Store a measurement, waiting out a locked database.
+
+        Records that the store cannot take (numbers beyond 64 bits in totals) leave the
+        measurement stored from its windows alone, as an error with the reason.  When the
+        database refuses for good, the run so far and this measurement go to a recovery
+        file, and the StoreError raised names it.
+        """
+        try:
+            with_retries(lambda: self.store.add_measurement(scenario_id, **fields))
+            return
+        except (OverflowError, ValueError, KeyError, TypeError) as exc:
+            output: ProbeOutput = fields["output"]
+            fields["output"] = ProbeOutput(start=output.start, windows=output.windows,
+                                           spikes=output.spikes)
+            fields["status"] = "error"
+            fields["reason"] = f"rtprobe's result could not be stored ({exc})"
+        except StoreError as exc:
+            self._recover(exc, scenario_id, scenario_name, fields)
+        try:
+            with_retries(lambda: self.store.add_measurement(scenario_id, **fields))
+        except StoreError as exc:
+            self._recover(exc, scenario_id, scenario_name, fields)
+        except (OverflowError, ValueError, KeyError, TypeError):
+            fields["output"] = ProbeOutput(start=fields["output"].start)
+            with_retries(lambda: self.store.add_measurement(scenario_id, **fields))
+
+    def _recover(self, exc: StoreError, scenario_id: int, scenario_name: str,
+                 fields: dict[str, Any]) -> None:
+        """Write the run so far and this measurement to a recovery file; raise naming it."""
+        try:
+            stored = self.store.get_run(self.run_id)
+        except StoreError:
+            stored = None
+        run = recovery_bundle(stored, dict(self._facts), scenario_id, scenario_name,
+                              measurement_detail(**fields))
+        if stored is None:
+            run.tags["recovered_from"] = str(self.run_id)
+        path = write_recovery_file(run, [data_dir() / "recovered",
+                                         Path(os.environ.get("TMPDIR", "/var/tmp"))])
+        if path is None:
+            raise StoreError(f"{exc}; the measurement could not be kept in a file "
+                             "either (no writable directory)") from None
+        raise StoreError(f"{exc}; the finished measurements are kept in {path} "
+                         f"(`rtbench import {path}` stores them)") from None
 
     @staticmethod
     def _line(scenario: Scenario, test: TestSpec, measured: _Measured) -> str:
@@ -594,6 +719,7 @@ class Runner:
         lines = LineBuffer()
         stderr = bytearray()
         messages: list[str] = []
+        bad_records: list[str] = []
 
         def on_stdout(data: bytes) -> None:
             for lineno, line in lines.feed(data):
@@ -602,8 +728,9 @@ class Runner:
                 try:
                     record = parse_record(line, lineno)
                 except RecordError as exc:
+                    bad_records.append(str(exc)[:300])
                     if len(messages) < 5:
-                        messages.append(f"rtprobe output: {exc}")
+                        messages.append(f"rtprobe output: {str(exc)[:300]}")
                     continue
                 output.add(record)
                 if isinstance(record, StartRecord):
@@ -646,10 +773,18 @@ class Runner:
             messages.append("rtprobe's last line was cut short (process killed?)")
         status = output.result.status if output.result is not None else \
             ("interrupted" if self.stop else "error")
+        reason = None
         if status == "error" or proc.returncode not in (0, 1, 4):
             text = stderr.decode("utf-8", errors="replace").strip().splitlines()
             if text:
                 messages.append(text[-1])
+                reason = text[-1]
             elif output.result is None:
-                messages.append(f"rtprobe ended without a result (exit {proc.returncode})")
-        return _Measured(output, status, proc.returncode, messages)
+                reason = f"rtprobe ended without a result (exit {proc.returncode})"
+                messages.append(reason)
+        if bad_records and status != "interrupted":
+            # the valid windows are kept; the measurement cannot be trusted as a whole
+            status = "error"
+            more = f" (and {len(bad_records) - 1} more)" if len(bad_records) > 1 else ""
+            reason = f"invalid rtprobe output: {bad_records[0]}{more}"
+        return _Measured(output, status, proc.returncode, messages, reason)

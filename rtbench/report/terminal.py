@@ -23,6 +23,7 @@ from rtbench.report.format import (
     fmt_us,
     run_stats,
 )
+from rtbench.report.text import for_rich
 from rtbench.resultdata import ctx_table, headline, key_values, table_keys
 
 
@@ -34,7 +35,7 @@ def summary_table(run: RunDetail) -> Table:
     figures from the result's data under its name instead of numbers.  The
     achieved load of each scenario is in load_table().
     """
-    title = f"Run {run.id} · {run.suite} · {run.status}"
+    title = f"Run {run.id} · {for_rich(run.suite)} · {for_rich(run.status)}"
     if run.simulated:
         title += " · SIMULATED"
     stats = run_stats(run)
@@ -59,12 +60,12 @@ def summary_table(run: RunDetail) -> Table:
 def _summary_cells(ms: MeasurementStats, thresholds: list[int]) -> list[str]:
     """The summary table's cells for one measurement."""
     m, s = ms.measurement, ms.merged
-    name = f"{ms.scenario.name} / {m.name}"
-    status = m.status if m.status == "ok" else f"[bold red]{m.status}[/]"
+    name = for_rich(f"{ms.scenario.name} / {m.name}")
+    status = m.status if m.status == "ok" else f"[bold red]{for_rich(m.status)}[/]"
     if s is None:
         figures = headline(m.test, m.data)
         if figures:
-            name += f"\n{m.test}: {figures}"
+            name += for_rich(f"\n{m.test}: {figures}")
         return [name, status] + ["-"] * (7 + len(thresholds))
     exceed = {e.threshold_ns: e.count for e in s.exceedances}
     return [name, status, fmt_count(s.samples), fmt_us(s.min_ns),
@@ -88,15 +89,16 @@ def load_table(run: RunDetail) -> Table | None:
     table.add_column("achieved load", overflow="fold", ratio=1)
     table.add_column("CPUs", overflow="fold")
     for sc in scenarios:
-        table.add_row(sc.name, fmt_intensity(sc.intensity), fmt_placement(sc))
+        table.add_row(for_rich(sc.name), for_rich(fmt_intensity(sc.intensity)),
+                      for_rich(fmt_placement(sc)))
     return table
 
 
 def series_table(ms: MeasurementStats) -> Table:
     """Every statistic of every series of one measurement (and merged)."""
     m = ms.measurement
-    table = Table(title=f"{ms.scenario.name} / {m.name} ({m.test}, "
-                  f"{m.status}) — µs", title_justify="left")
+    table = Table(title=for_rich(f"{ms.scenario.name} / {m.name} ({m.test}, "
+                                 f"{m.status}) — µs"), title_justify="left")
     table.add_column("series")
     for name in ["samples", "min", "mean", "stddev"] + [
             label for label, _ in PERCENTILES] + ["max", "overruns",
@@ -106,7 +108,7 @@ def series_table(ms: MeasurementStats) -> Table:
         sd = "-" if s.stddev_ns is None else (
             f"{fmt_us(s.stddev_ns)}±{fmt_us(s.stddev_error_ns)}")
         rate = ", ".join(fmt_rate(e.rate_per_hour) for e in s.exceedances)
-        table.add_row(label, fmt_count(s.samples), fmt_us(s.min_ns),
+        table.add_row(for_rich(label), fmt_count(s.samples), fmt_us(s.min_ns),
                       fmt_us(s.mean_ns), sd,
                       *[fmt_us(s.pct(lb)) for lb, _ in PERCENTILES],
                       fmt_us(s.max_ns), fmt_count(s.overruns),
@@ -135,7 +137,7 @@ def show_run(console: Console, run: RunDetail) -> None:
             ("command", " ".join(run.command_line)),
             ("tools", ", ".join(f"{k} {v}" for k, v in
                                 sorted(run.tool_versions.items())))):
-        head.add_row(key, value)
+        head.add_row(key, for_rich(value))
     console.print(head)
     console.print(environment_table(run))
     if run.preflight:
@@ -147,27 +149,27 @@ def show_run(console: Console, run: RunDetail) -> None:
     console.print(scenario_table(run))
     for ms in run_stats(run):
         m = ms.measurement
-        console.print(f"\n[bold]{ms.scenario.name} / {m.name}[/]  "
-                      f"loads: {_loads_text(ms.scenario.loads)}  "
-                      f"achieved: {fmt_intensity(ms.scenario.intensity)}  "
-                      f"CPUs: {fmt_placement(ms.scenario)}")
-        console.print(f"command: {' '.join(m.command)}")
+        console.print(f"\n[bold]{for_rich(ms.scenario.name)} / {for_rich(m.name)}[/]  "
+                      f"loads: {for_rich(_loads_text(ms.scenario.loads))}  "
+                      f"achieved: {for_rich(fmt_intensity(ms.scenario.intensity))}  "
+                      f"CPUs: {for_rich(fmt_placement(ms.scenario))}")
+        console.print(f"command: {for_rich(' '.join(map(str, m.command)))}")
         if m.reason:
-            console.print(f"reason: {m.reason}")
+            console.print(f"reason: {for_rich(m.reason)}")
         if m.series:
             console.print(series_table(ms))
         for label, s in ms.per_series:
             if s.worst:
                 worst = ", ".join(f"{fmt_us(v)} at {t / 1e9:.3f}s"
                                   for t, v in s.worst[:5])
-                console.print(f"  worst {label}: {worst}")
+                console.print(f"  worst {for_rich(label)}: {worst}")
             for note in s.notes:
-                console.print(f"  note {label}: {note}")
+                console.print(f"  note {for_rich(label)}: {for_rich(note)}")
         for v in m.verdicts:
             mark = "[green]pass[/]" if v.get("pass") else "[red]FAIL[/]"
-            console.print(f"  {mark} {v.get('name')}: {v.get('detail')}")
+            console.print(f"  {mark} {for_rich(v.get('name'))}: {for_rich(v.get('detail'))}")
         for heading, table in data_tables(m):
-            console.print(heading)
+            console.print(for_rich(heading))
             console.print(table)
     console.print("\n[bold]Definitions[/]")
     for name, text in DEFINITIONS:
@@ -186,10 +188,10 @@ def scenario_table(run: RunDetail) -> Table:
         per_load = [fmt_load_rate(ld) or _loads_text([ld]) for ld in it.get("loads") or []
                     if isinstance(ld, dict)]
         table.add_row(
-            sc.name, fmt_placement(sc), "-" if busy is None else f"{busy:.1f}%",
+            for_rich(sc.name), for_rich(fmt_placement(sc)), "-" if busy is None else f"{busy:.1f}%",
             fmt_per_s(it.get("ctxt_per_s")), fmt_per_s(it.get("irq_per_s")),
             "-" if it.get("loadavg_1m_max") is None else f"{it['loadavg_1m_max']:.2f} max",
-            "\n".join(per_load) or ("none" if not sc.loads else "-"))
+            for_rich("\n".join(per_load)) or ("none" if not sc.loads else "-"))
     return table
 
 
@@ -204,7 +206,7 @@ def data_tables(m: MeasurementDetail) -> list[tuple[str, Table]]:
         for i, header in enumerate(headers):
             table.add_column(header, justify="right" if i else "left")
         for row in rows:
-            table.add_row(*row)
+            table.add_row(*map(for_rich, row))
         tables.append(("  ctx: per-switch time in µs, overhead subtracted, median of the "
                        "repetitions (* flagged: <= 0)", table))
     pairs = key_values(m.data, table_keys(m.test))
@@ -214,7 +216,7 @@ def data_tables(m: MeasurementDetail) -> list[tuple[str, Table]]:
         table.add_column("key")
         table.add_column("value", overflow="fold")
         for key, value in pairs:
-            table.add_row(key, value)
+            table.add_row(for_rich(key), for_rich(value))
         tables.append((f"  result data: {figures}" if figures else "  result data", table))
     return tables
 
@@ -233,7 +235,7 @@ def environment_table(run: RunDetail) -> Table:
     table.add_column("fact")
     table.add_column("value")
     for key, value in environment_rows(run):
-        table.add_row(key, value)
+        table.add_row(for_rich(key), for_rich(value))
     return table
 
 
@@ -243,8 +245,8 @@ def preflight_table(run: RunDetail) -> Table:
     for name in ("check", "severity", "value", "advice"):
         table.add_column(name)
     for item in run.preflight:
-        table.add_row(str(item.get("name", item.get("check", "?"))),
-                      str(item.get("severity", item.get("status", "-"))),
-                      str(item.get("value", "-")),
-                      str(item.get("advice") or ""))
+        table.add_row(for_rich(item.get("name", item.get("check", "?"))),
+                      for_rich(item.get("severity", item.get("status", "-"))),
+                      for_rich(item.get("value", "-")),
+                      for_rich(item.get("advice") or ""))
     return table

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -29,7 +29,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-from rtbench import data_dir
+from rtbench import __version__, data_dir
 from rtbench.bundle import (
     MeasurementDetail,
     RunDetail,
@@ -159,12 +159,22 @@ class Store:
         url = url or default_db_url()
         engine = _make_engine(url)
         if migrate:
+            from alembic.util.exc import CommandError
+
             try:
                 _migrate(engine)
             except SQLAlchemyError as exc:
                 engine.dispose()
                 raise StoreError(f"cannot open database {url}: "
                                  f"{_first_line(exc)}") from None
+            except CommandError as exc:
+                written_by = _newest_writer(engine)
+                engine.dispose()
+                raise StoreError(
+                    f"database {url} has a newer schema than rtbench {__version__} "
+                    f"knows ({_first_line(exc)}); it was written by rtbench "
+                    f"{written_by or 'of a newer version'}: upgrade rtbench to at least "
+                    "that version, or use another --db") from None
         return cls(engine, url)
 
     @property
@@ -366,8 +376,11 @@ class Store:
     def add_measurement(self, scenario_id: int, *, name: str, test: str,
                         params: dict[str, Any], command: list[str],
                         output: ProbeOutput, status: str,
-                        thresholds_ns: list[int]) -> int:
-        """Store one measurement and everything it produced, atomically."""
+                        thresholds_ns: list[int], reason: str | None = None) -> int:
+        """Store one measurement and everything it produced, atomically.
+
+        reason, when given, replaces the result's own (why the host judged it an error).
+        """
         start = output.start
         result = output.result
         start_raw = dict(start.raw) if start else {}
@@ -383,7 +396,8 @@ class Store:
                 test=test, params=_dumps(params), command=_dumps(command),
                 status=status,
                 exit_code=result.exit_code if result else None,
-                reason=result.reason if result else None,
+                reason=reason if reason is not None
+                else (result.reason if result else None),
                 thresholds_ns=_dumps([int(x) for x in thresholds_ns]),
                 simulated=bool(start.simulated if start else False),
                 probe_version=start.version if start else "",
@@ -436,6 +450,31 @@ class Store:
         with self._tx(f"finish run {run_id}") as conn:
             conn.execute(update(t.runs).where(t.runs.c.id == run_id)
                          .values(status=status, finished_at=_now()))
+
+    def mark_abandoned(self, owner_dead: Callable[[object], bool]) -> list[int]:
+        """Mark `running` runs whose owner process is gone as `abandoned`; their ids.
+
+        A run's owner is tool_versions["owner"] (pid, start time, boot id, host
+        name); owner_dead(owner) decides.  Runs without an owner are left alone.
+        Their finished measurements stay as they are.
+        """
+        with self._tx("look for abandoned runs") as conn:
+            rows = conn.execute(select(t.runs.c.id, t.runs.c.tool_versions).where(
+                t.runs.c.status == "running")).all()
+        dead = []
+        for row in rows:
+            try:
+                owner = (_loads(row.tool_versions) or {}).get("owner")
+            except (ValueError, AttributeError):
+                continue
+            if owner is not None and owner_dead(owner):
+                dead.append(int(row.id))
+        if dead:
+            with self._tx("mark abandoned runs") as conn:
+                conn.execute(update(t.runs).where(t.runs.c.id.in_(dead),
+                                                  t.runs.c.status == "running")
+                             .values(status="abandoned", finished_at=_now()))
+        return dead
 
     def list_runs(self, limit: int = 50) -> list[RunSummary]:
         """The newest runs first, with their worst max latency."""
@@ -608,6 +647,18 @@ def _new_id(res: Any) -> int:
     if key is None:  # pragma: no cover - every table has an integer key
         raise StoreError("the database did not return the new row's id")
     return int(key[0])
+
+
+def _newest_writer(engine: Engine) -> str | None:
+    """The rtbench version that stored the newest run, if it can be read."""
+    try:
+        with engine.connect() as conn:
+            text = conn.exec_driver_sql(
+                "SELECT tool_versions FROM runs ORDER BY id DESC LIMIT 1").scalar()
+        version = json.loads(text).get("rtbench") if text else None
+    except (SQLAlchemyError, ValueError, AttributeError):
+        return None
+    return str(version) if version else None
 
 
 def _first_line(exc: BaseException) -> str:

@@ -14,18 +14,34 @@ from pathlib import Path
 from typing import Any
 
 from rtbench._pdeath import pdeathsig_preexec
+from rtbench.owner import LOAD_OWNER_VAR, current_owner, kill_tagged, owner_tag
 
 
 class TargetError(Exception):
     """The target cannot do what was asked; the message is one line (exit 3)."""
 
 
+# The highest CPU number Linux can have (NR_CPUS is at most 8192).
+MAX_CPU = 8191
+
+
 def parse_cpulist(text: str) -> set[int]:
-    """Parse "0-3,6" into a set of CPU numbers."""
+    """Parse "0-3,6" into a set of CPU numbers; ValueError names a bad part.
+
+    Ranges must go upwards and stay within MAX_CPU (so a typo cannot ask for
+    billions of CPUs).
+    """
     cpus: set[int] = set()
     for part in text.split(","):
-        first, _, last = part.partition("-")
-        cpus.update(range(int(first), int(last or first) + 1))
+        first, _, last = part.strip().partition("-")
+        if not first.isdigit() or not (last or first).isdigit():
+            raise ValueError(f"{part!r} is not a CPU number or range such as 0-3")
+        low, high = int(first), int(last or first)
+        if high < low:
+            raise ValueError(f"range {part} goes backwards")
+        if high > MAX_CPU:
+            raise ValueError(f"CPU {high} is above {MAX_CPU}, the highest Linux supports")
+        cpus.update(range(low, high + 1))
     return cpus
 
 
@@ -36,6 +52,9 @@ class LocalTarget:
 
     def __init__(self, probe: Path) -> None:
         self.probe = probe
+        self._owner = current_owner()
+        # pid of each command load's wrapper -> the tag its whole process tree carries
+        self._load_tags: dict[int, str] = {}
 
     def hostname(self) -> str:
         """Return this machine's host name."""
@@ -56,8 +75,9 @@ class LocalTarget:
         except subprocess.TimeoutExpired as exc:
             raise TargetError(
                 f"{self.probe} {' '.join(args)}: no answer in {timeout_s:g} s") from exc
-        except OSError as exc:
-            raise TargetError(f"{self.probe}: cannot run ({exc.strerror})") from exc
+        except (OSError, ValueError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else str(exc)
+            raise TargetError(f"{self.probe}: cannot run ({why})") from exc
 
     def supports(self, *command: str) -> tuple[bool, str]:
         """Return whether `rtprobe COMMAND... --help` succeeds, and its help text."""
@@ -90,8 +110,9 @@ class LocalTarget:
                 preexec_fn=pdeathsig_preexec(signal.SIGKILL,
                                              parse_cpulist(cpus) if cpus else None),
             )
-        except OSError as exc:
-            raise TargetError(f"{self.probe}: cannot start ({exc.strerror})") from exc
+        except (OSError, ValueError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else str(exc)
+            raise TargetError(f"{self.probe}: cannot start ({why})") from exc
 
     def spawn_load(self, command: str, cpus: str | None = None) -> subprocess.Popen[bytes]:
         """Start an external command load through the loadwrap supervisor.
@@ -101,16 +122,20 @@ class LocalTarget:
         rtbench dies (PR_SET_PDEATHSIG).
         """
         argv = [sys.executable, "-m", "rtbench.targets.loadwrap", str(os.getpid()), command]
+        tag = owner_tag(self._owner, len(self._load_tags))
         try:
-            return subprocess.Popen(
+            proc = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL, start_new_session=True,
                 preexec_fn=pdeathsig_preexec(signal.SIGTERM,
                                              parse_cpulist(cpus) if cpus else None),
-                env={**os.environ, "PYTHONPATH": _package_root()},
+                env={**os.environ, "PYTHONPATH": _package_root(), LOAD_OWNER_VAR: tag},
             )
-        except OSError as exc:
-            raise TargetError(f"load {command!r}: cannot start ({exc.strerror})") from exc
+        except (OSError, ValueError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else str(exc)
+            raise TargetError(f"load {command!r}: cannot start ({why})") from exc
+        self._load_tags[proc.pid] = tag
+        return proc
 
     def stop(self, proc: subprocess.Popen[bytes], grace_s: float = 2.0) -> None:
         """Stop a child's process group: SIGTERM, then SIGKILL after grace_s."""
@@ -130,6 +155,10 @@ class LocalTarget:
             os.killpg(proc.pid, signal.SIGKILL)
         if proc.poll() is None:
             proc.wait()
+        # and what a command load moved out of its group (setsid, daemons)
+        tag = self._load_tags.pop(proc.pid, None)
+        if tag is not None:
+            kill_tagged(tag)
 
     def interrupt(self, proc: subprocess.Popen[bytes]) -> None:
         """Send SIGINT to a child (rtprobe then writes its result as interrupted)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import os
@@ -51,9 +52,10 @@ def make_console() -> Console:
     rich assumes 80 columns without a terminal, which folds the summary table's
     names and drops threshold columns; a log has no width limit to respect.
     """
-    console = Console()
+    # emoji=False: a name such as ":smile:" is text, not a picture
+    console = Console(emoji=False)
     if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(width=120)
+        console = Console(width=120, emoji=False)
     return console
 
 
@@ -130,6 +132,12 @@ class RtbenchGroup(click.Group):
         """Run the command line; a usage error is one `rtbench: ...` line, exit 2."""
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, False, **extra)
+        argv = sys.argv[1:] if args is None else list(args)
+        for arg in argv:
+            if isinstance(arg, str) and "\x00" in arg:
+                click.echo(f"rtbench: argument {for_terminal(arg)!r} contains a NUL byte",
+                           err=True)
+                sys.exit(EXIT_USAGE)
         try:
             code = super().main(args, prog_name, complete_var, False, **extra)
         except click.ClickException as exc:
@@ -234,6 +242,8 @@ def run(suite: str, scale: float, db_url: str | None, probe_path: str | None,
     if no_report and report_path is not None:
         fail("--no-report and --report contradict each other; give one of them", EXIT_USAGE)
     loaded = load_suite(suite, scale)
+    if report_path is not None:
+        check_report_path(report_path)
     target = LocalTarget(locate_probe(probe_path))
     check_target(loaded, target, simulate)
     console = make_console()
@@ -257,7 +267,12 @@ def run(suite: str, scale: float, db_url: str | None, probe_path: str | None,
         console.print(loads)
     if not no_report:
         path = report_path or data_dir() / "reports" / f"run-{outcome.run_id}.html"
-        write_report(detail, path)
+        try:
+            write_report(detail, path)
+        except CliError as exc:
+            console.print(f"run {outcome.run_id}: {outcome.status}", highlight=False)
+            fail(f"{exc}; run {outcome.run_id} is stored (`rtbench report "
+                 f"{outcome.run_id} -o FILE` writes its report elsewhere)", exc.code)
         console.print(f"report: {for_rich(path)}", highlight=False)
     console.print(f"run {outcome.run_id}: {outcome.status}", highlight=False)
     sys.exit(outcome.exit_code)
@@ -300,15 +315,53 @@ def check_target(suite: Suite, target: Any, simulate: str | None = None) -> None
     check_placement(suite, allowed_cpus(target.sysinfo()))
 
 
-def write_report(detail: Any, path: Path) -> None:
-    """Write the HTML report of a run to path."""
-    from rtbench.report.html import write_html_report
+# errno values that mean the report path itself is wrong (usage), not the machine
+_BAD_PATH_ERRNOS = {errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.ENAMETOOLONG,
+                    errno.EINVAL, errno.ELOOP, errno.EEXIST}
 
+
+def _path_error(what: str, path: Path, exc: OSError) -> NoReturn:
+    """Fail naming path: exit 2 for a wrong path, 3 for a refusing machine (EACCES...)."""
+    code = EXIT_USAGE if exc.errno in _BAD_PATH_ERRNOS else EXIT_ENV
+    fail(f"{what} {path}: {exc.strerror or exc}", code)
+
+
+def _make_parent(what: str, path: Path) -> None:
+    """Create path's directory; an ancestor that is a file is a wrong path (exit 2)."""
+    for ancestor in path.parents:
+        if ancestor.exists() or ancestor.is_symlink():
+            if not ancestor.is_dir():
+                fail(f"{what} {path}: {ancestor} is not a directory", EXIT_USAGE)
+            break
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        fail(f"cannot create the report directory {path.parent}: {exc.strerror}", EXIT_ENV)
-    write_html_report(detail, path)
+        _path_error(f"{what}: cannot create the directory", path.parent, exc)
+
+
+def check_report_path(path: Path) -> None:
+    """Before a run: the report path is usable (its directory creatable and writable)."""
+    if "\x00" in str(path):
+        fail(f"--report {path!r}: contains a NUL byte", EXIT_USAGE)
+    if path.is_dir():
+        fail(f"--report {path}: is a directory; give a file name", EXIT_USAGE)
+    directory = path.parent
+    _make_parent("--report", path)
+    if not os.access(directory, os.W_OK | os.X_OK):
+        fail(f"--report {path}: directory {directory} is not writable", EXIT_ENV)
+
+
+def write_report(detail: Any, path: Path) -> None:
+    """Write the HTML report of a run to path; OS errors are one line (exit 2 or 3)."""
+    from rtbench.report.html import write_html_report
+
+    if "\x00" in str(path):
+        fail(f"report path {path!r}: contains a NUL byte", EXIT_USAGE)
+    _make_parent("report", path)
+    try:
+        write_html_report(detail, path)
+    except OSError as exc:
+        _path_error("cannot write the report", path, exc)
 
 
 @main.command()

@@ -50,7 +50,7 @@ from rtbench.records import (
     WindowRecord,
     parse_record,
 )
-from rtbench.report.text import for_rich
+from rtbench.report.text import for_rich, for_terminal
 from rtbench.resultdata import headline
 from rtbench.runsave import (
     measurement_detail,
@@ -435,8 +435,8 @@ class Progress:
     def render(self) -> Group:
         """The live display."""
         eta = int(self.eta_s())
-        head = Text(f"{self.suite.name}: {self.step}   "
-                    f"[{self.done}/{self.total} done, ETA {eta // 60}:{eta % 60:02d}]")
+        head = Text(for_terminal(f"{self.suite.name}: {self.step}   ")
+                    + f"[{self.done}/{self.total} done, ETA {eta // 60}:{eta % 60:02d}]")
         table = Table(box=None, padding=(0, 1))
         for column in ("series", "windows", "last min", "last avg", "last max",
                        "min us", "avg us", "max us", "overruns"):
@@ -445,7 +445,7 @@ class Progress:
             last = sp.last
             last_avg = last.sum_ns / last.count if last and last.count else None
             table.add_row(
-                sp.label, str(sp.windows),
+                for_rich(sp.label), str(sp.windows),
                 _us(last.min_ns if last else None), _us(last_avg),
                 _us(last.max_ns if last else None),
                 _us(sp.min_ns), _us(sp.sum_ns / sp.count if sp.count else None),
@@ -700,9 +700,10 @@ class Runner:
             worst = max(maxima) if maxima else None
             count = sum(int(s.get("count", 0)) for s in result.series)
         colour = {"ok": "green", "fail": "red", "break": "red"}.get(measured.status, "yellow")
-        head = f"[{colour}]{measured.status:>11}[/{colour}]  {scenario.name} / {test.name}: "
+        head = (f"[{colour}]{measured.status:>11}[/{colour}]  "
+                f"{for_rich(scenario.name)} / {for_rich(test.name)}: ")
         if result is not None and not result.series:
-            return head + (headline(test.test, result.data) or "no latency series")
+            return head + for_rich(headline(test.test, result.data) or "no latency series")
         return (head + f"{count} samples, max {_us(worst)} us, "
                 f"{len(measured.output.windows)} windows")
 

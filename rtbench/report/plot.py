@@ -20,6 +20,7 @@ from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 from rtbench._pdeath import die_with_parent
 from rtbench.analysis import hist
 from rtbench.bundle import MeasurementDetail
+from rtbench.report.text import for_matplotlib
 
 _PROLOG = re.compile(r"^.*?(?=<svg)", re.S)
 _METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
@@ -51,7 +52,7 @@ def histogram_svg(m: MeasurementDetail, title: str) -> str | None:
         # so raw counts per bucket would show false steps there
         density = counts / np.diff(edges)
         ax.stairs(density, np.maximum(edges, 1e-3), linewidth=0.9,
-                  label=f"{s.label} (n={s.count:,})")
+                  label=for_matplotlib(f"{s.label} (n={s.count:,})"))
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
@@ -59,7 +60,7 @@ def histogram_svg(m: MeasurementDetail, title: str) -> str | None:
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("latency (µs)")
     ax.set_ylabel("samples per µs")
-    ax.set_title(title, fontsize=10)
+    ax.set_title(for_matplotlib(title), fontsize=10)
     ax.grid(True, which="major", linewidth=0.3)
     if len(series) <= 8:
         ax.legend(fontsize=7, loc="upper right")

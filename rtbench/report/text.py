@@ -18,10 +18,18 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _ESCAPE_SEQUENCE = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?)")
 
 
+# Longer text is cut for display (a table cannot show a megabyte name anyway).
+MAX_DISPLAY = 2000
+
+
 def for_terminal(value: object) -> str:
-    """str(value) without escape sequences and control characters (tab, newline kept)."""
+    """str(value) without escape sequences and control characters (tab, newline kept),
+    cut to MAX_DISPLAY characters."""
     text = str(value)
-    return _CONTROL.sub("", _ESCAPE_SEQUENCE.sub("", text))
+    if len(text) > 4 * MAX_DISPLAY:
+        text = text[:4 * MAX_DISPLAY]
+    text = _CONTROL.sub("", _ESCAPE_SEQUENCE.sub("", text))
+    return text if len(text) <= MAX_DISPLAY else text[:MAX_DISPLAY - 1] + "…"
 
 
 def for_rich(value: object) -> str:

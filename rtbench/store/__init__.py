@@ -6,8 +6,10 @@ accepts; the schema is created and upgraded by Alembic (store/migrations).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sqlite3
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -94,7 +96,9 @@ def _utc(value: datetime | None) -> datetime | None:
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     """Per-connection SQLite settings: WAL, foreign keys, busy wait."""
     cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA journal_mode=WAL")
+    # a read-only database keeps its journal mode and stays readable
+    with contextlib.suppress(sqlite3.DatabaseError):
+        cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA foreign_keys=ON")
     cur.execute("PRAGMA busy_timeout=10000")
     cur.execute("PRAGMA synchronous=NORMAL")

@@ -748,6 +748,7 @@ class Runner:
         deadline = time.monotonic() + expected_s + grace_s
         next_sample = time.monotonic() + 1.0
         interrupted_at: float | None = None
+        killed_why: str | None = None
         try:
             while self.pump.watching(proc.stdout) or self.pump.watching(proc.stderr):
                 self.pump.poll(TICK_S)
@@ -759,11 +760,13 @@ class Runner:
                     self.target.interrupt(proc)
                     interrupted_at = now
                 if interrupted_at is not None and now - interrupted_at > INTERRUPT_GRACE_S:
-                    messages.append("rtprobe did not stop after SIGINT; killed")
+                    killed_why = "rtprobe did not stop after SIGINT; killed"
+                    messages.append(killed_why)
                     break
                 if now > deadline:
-                    messages.append(f"rtprobe ran {grace_s:.0f} s past its expected "
-                                    "length; killed")
+                    killed_why = (f"rtprobe ran {grace_s:g} s past its expected length "
+                                  "(hung?); killed")
+                    messages.append(killed_why)
                     break
                 progress.refresh()
         finally:
@@ -783,6 +786,8 @@ class Runner:
             elif output.result is None:
                 reason = f"rtprobe ended without a result (exit {proc.returncode})"
                 messages.append(reason)
+        if killed_why is not None and status == "error":
+            reason = killed_why
         if bad_records and status != "interrupted":
             # the valid windows are kept; the measurement cannot be trusted as a whole
             status = "error"

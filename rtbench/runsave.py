@@ -35,9 +35,9 @@ def is_busy(exc: StoreError) -> bool:
     return "locked" in text or "busy" in text
 
 
-def with_retries(write: Callable[[], T], delays: tuple[float, ...] = RETRY_DELAYS_S) -> T:
-    """write(), tried again after each delay while the database is locked."""
-    for delay in delays:
+def with_retries(write: Callable[[], T], delays: tuple[float, ...] | None = None) -> T:
+    """write(), tried again after each delay (RETRY_DELAYS_S) while the database is locked."""
+    for delay in RETRY_DELAYS_S if delays is None else delays:
         try:
             return write()
         except StoreError as exc:

@@ -53,6 +53,10 @@ __all__ = [
 RUN_STATUSES = ("running", "ok", "fail", "interrupted", "error", "lost", "abandoned")
 
 
+# How long a write waits for another process's lock before SQLite gives up.
+BUSY_TIMEOUT_MS = 10000
+
+
 class StoreError(Exception):
     """A database problem, worded as one line for the user."""
 
@@ -100,7 +104,7 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     with contextlib.suppress(sqlite3.DatabaseError):
         cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA foreign_keys=ON")
-    cur.execute("PRAGMA busy_timeout=10000")
+    cur.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_MS)}")
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.close()
 

@@ -30,7 +30,7 @@ def one_test_suite(name: str = "robust", scenario: str = "idle", test: str = "cy
 
 
 def fake_probe(directory: Path, real: Path, lines: list[str | bytes], *, exit_code: int = 0,
-               stderr: str = "", sleep_s: float = 0.0) -> Path:
+               stderr: str = "", sleep_s: int = 0) -> Path:
     """A probe that is the real rtprobe for sysinfo, --version, load and --help, and for
     a test prints the given lines (then stderr, sleeps, and exits with exit_code)."""
     data = directory / "fake-lines.bin"

@@ -33,8 +33,8 @@ def parse_cpulist(text: str) -> set[int]:
     """
     cpus: set[int] = set()
     for part in text.split(","):
-        first, _, last = part.strip().partition("-")
-        if not first.isdigit() or not (last or first).isdigit():
+        first, dash, last = part.strip().partition("-")
+        if not first.isdigit() or (dash and not last.isdigit()):
             raise ValueError(f"{part!r} is not a CPU number or range such as 0-3")
         low, high = int(first), int(last or first)
         if high < low:

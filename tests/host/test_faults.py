@@ -330,3 +330,34 @@ def test_locked_database(run_env: dict[str, Any], probe_path: Path,
     with Store.open(run_env["url"]) as store:
         # the cut-short run is stored as what it is
         assert store.list_runs(1)[0].status == "error"
+
+
+@pytest.mark.parametrize("settle", ["0s", "1s"])
+def test_load_that_never_runs(run_env: dict[str, Any], settle: str) -> None:
+    """An io load whose directory does not exist: not `ok` — the test (or, after a settle,
+    the scenario) is an error and the load's own message is printed and stored."""
+    missing = run_env["tmp"] / "no-such-dir"
+    suite = write_suite(run_env["tmp"], f"""
+[suite]
+name = "dead-load"
+[defaults]
+duration = "1s"
+warmup = "0s"
+settle = "{settle}"
+[[scenarios]]
+name = "io"
+loads = [{{ kind = "io", rate = 1, options = {{ dir = "{missing}" }} }}]
+[[tests]]
+name = "cyclic"
+test = "cyclic"
+""")
+    result = CliRunner().invoke(main, ["run", str(suite), "--simulate", "1", "--no-report"],
+                                env=run_env["env"])
+    assert result.exit_code == 3, result.output
+    assert "no-such-dir" in result.output
+    run = newest_run(run_env["url"])
+    assert run.status == "error"
+    loads = run.scenarios[0].intensity["loads"]
+    assert any("no-such-dir" in " ".join(ld.get("errors", [])) for ld in loads)
+    for m in run.scenarios[0].measurements:
+        assert m.status == "error" and m.reason and "no-such-dir" in m.reason

@@ -311,7 +311,7 @@ def test_locked_database(run_env: dict[str, Any], probe_path: Path,
         raise rtbench.store.StoreError(f"database {self.url}: cannot store measurement "
                                        "'cyclic-1': database is locked")
 
-    monkeypatch.setattr(Store, "add_measurement", locked)
+    monkeypatch.setattr(Store, "add_measurement_detail", locked)
     fake = fake_probe(run_env["tmp"], probe_path, GOOD)
     suite = write_suite(run_env["tmp"], one_test_suite())
     env = {**run_env["env"], "RTBENCH_PROBE": str(fake)}

@@ -17,7 +17,7 @@ from rich.text import Text
 from rtbench.owner import current_owner, owner_dead
 from rtbench.report.text import MAX_DISPLAY, for_matplotlib, for_rich, for_terminal
 from rtbench.runner import LineBuffer
-from rtbench.targets.local import parse_cpulist
+from rtbench.cpulist import parse_cpulist
 
 
 def rendered(markup: str) -> str:

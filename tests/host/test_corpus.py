@@ -119,6 +119,11 @@ for _args, _code, _culprit in (
         (("show", "1", "--db"), 2, ("--db",)), (("report", "1", "-o"), 2, ("-o",)),
         (("run", "--report"), 2, ("--report",)),
         (("-x",), 2, ("-x",)), (("db", "path", "--bogus"), 2, ("--bogus",)),
+        (("run", "smoke", "--target", "bogus://x"), 2, ("bogus",)),
+        (("run", "smoke", "--target", "local:extra"), 2, ("local:extra",)),
+        (("run", "smoke", "--target", "ssh://"), 2, ("ssh",)),
+        (("preflight", "--target", "bogus://x"), 2, ("bogus",)),
+        (("run", "smoke", "--target"), 2, ("--target",)),
 ):
     add(Case("cli-" + "_".join(a.replace("\x00", "NUL")[:24] for a in _args), "cli", _code,
              _culprit, args=_args))

@@ -31,7 +31,7 @@ def one_test_suite(name: str = "robust", scenario: str = "idle", test: str = "cy
 
 def fake_probe(directory: Path, real: Path, lines: list[str | bytes], *, exit_code: int = 0,
                stderr: str = "", sleep_s: int = 0) -> Path:
-    """A probe that is the real rtprobe for sysinfo, --version, load and --help, and for
+    """A probe that is the real rtprobe for sysinfo, describe, --version, load and --help; for
     a test prints the given lines (then stderr, sleeps, and exits with exit_code)."""
     data = directory / "fake-lines.bin"
     with data.open("wb") as out:
@@ -42,7 +42,7 @@ def fake_probe(directory: Path, real: Path, lines: list[str | bytes], *, exit_co
     path = directory / "fake-rtprobe"
     path.write_text(
         "#!/bin/sh\n"
-        f'case "$1" in sysinfo|--version|load|"") exec "{real}" "$@";; esac\n'
+        f'case "$1" in sysinfo|--version|load|describe|"") exec "{real}" "$@";; esac\n'
         f'for a in "$@"; do [ "$a" = --help ] && exec "{real}" "$@"; done\n'
         f'cat "{data}"\n'
         f'cat "{directory / "fake-stderr.txt"}" >&2\n'

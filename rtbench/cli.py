@@ -321,7 +321,7 @@ def keep_recovery(exc: Any) -> NoReturn:
                     os.unlink(tmp)
             continue
         fail(f"{exc}; the finished measurements are kept in {directory / name} "
-             "(rtbench-run/1 JSON)", EXIT_ENV)
+             f"(`rtbench import {directory / name}` stores them)", EXIT_ENV)
     fail(f"{exc}; the measurement could not be kept in a file either "
          "(no writable directory)", EXIT_ENV)
 

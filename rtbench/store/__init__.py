@@ -430,6 +430,9 @@ class Store:
 
     def get_run(self, run_id: int) -> RunDetail:
         """Everything stored about run_id; StoreError when it does not exist."""
+        if not 0 < run_id < 2**63:  # no such row can exist (and SQLite cannot bind it)
+            raise StoreError(f"run {run_id} is not in {self.url}; "
+                             "'rtbench ls' lists the stored runs")
         with self._tx(f"read run {run_id}") as conn, no_gc():
             row = conn.execute(
                 select(t.runs, t.hosts.c.hostname, t.hosts.c.arch)

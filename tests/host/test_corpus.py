@@ -124,6 +124,16 @@ for _args, _code, _culprit in (
         (("run", "smoke", "--target", "ssh://"), 2, ("ssh",)),
         (("preflight", "--target", "bogus://x"), 2, ("bogus",)),
         (("run", "smoke", "--target"), 2, ("--target",)),
+        (("export", BIG, "--format", "json"), 2, ("RUN",)),
+        (("export", "999", "--format", "json"), 2, ("run 999",)),
+        (("export", "1", "--format", "bogus"), 2, ("--format",)),
+        (("export", "x", "--format", "json"), 2, ("RUN",)),
+        (("import", "/nonexistent.json"), 2, ("/nonexistent.json",)),
+        (("import", "/etc/hostname"), 2, ("/etc/hostname",)),
+        (("import",), 2, ("FILE",)),
+        (("cyclictest", "--bogus"), 2, ("--bogus",)),
+        (("cyclictest", "-i", "abc"), 2, ("--interval",)),
+        (("cyclictest", "-p", "100"), 2, ("priority", "-p")),
 ):
     add(Case("cli-" + "_".join(a.replace("\x00", "NUL")[:24] for a in _args), "cli", _code,
              _culprit, args=_args))

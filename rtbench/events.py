@@ -70,6 +70,13 @@ class MeasurementDone:
 
 
 @dataclass(frozen=True)
+class ProbeWarning:
+    """rtprobe printed a warning of its own (a stderr line with "warning:"), first time."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class RunFinished:
     """The run is closed with its status and exit code."""
 
@@ -86,7 +93,7 @@ class Notice:
 
 
 Event = (RunStarted | StepStarted | ProbeStarted | WindowDone | Tick | SettleDone
-         | MeasurementDone | RunFinished | Notice)
+         | MeasurementDone | ProbeWarning | RunFinished | Notice)
 OnEvent = Callable[[Event], None]
 
 

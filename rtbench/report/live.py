@@ -20,6 +20,7 @@ from rtbench.events import (
     MeasurementDone,
     Notice,
     ProbeStarted,
+    ProbeWarning,
     RunStarted,
     SettleDone,
     StepStarted,
@@ -64,8 +65,9 @@ def measurement_line(done: MeasurementDone) -> str:
             f"{for_rich(done.scenario)} / {for_rich(done.name)}: ")
     if result is not None and not result.series:
         return head + for_rich(headline(done.test, result.data) or "no latency series")
-    return (head + f"{count} samples, max {_us(worst)} us, "
-            f"{len(done.output.windows)} windows")
+    windows = len(done.output.windows)
+    return (head + f"{count:,} sample{'' if count == 1 else 's'}, max {_us(worst)} us, "
+            f"{windows} window{'' if windows == 1 else 's'}")
 
 
 class LiveProgress:
@@ -111,6 +113,8 @@ class LiveProgress:
             self.on_window(event.window)
         elif isinstance(event, SettleDone):
             self.end(None)
+        elif isinstance(event, ProbeWarning):
+            self.console.print(Text(event.text, style="yellow"))
         elif isinstance(event, MeasurementDone):
             self.end(measurement_line(event))
             for message in event.messages:

@@ -43,7 +43,10 @@ def fake_probe(directory: Path, real: Path, lines: list[str | bytes], *, exit_co
     path.write_text(
         "#!/bin/sh\n"
         f'case "$1" in sysinfo|--version|load|describe|"") exec "{real}" "$@";; esac\n'
-        f'for a in "$@"; do [ "$a" = --help ] && exec "{real}" "$@"; done\n'
+        # --help, and the checks before a run (--no-pmqos: the RT permission check,
+        # --loops: the --simulate check) go to the real probe too
+        f'for a in "$@"; do case "$a" in --help|--no-pmqos|--loops) exec "{real}" "$@";; '
+        'esac; done\n'
         f'cat "{data}"\n'
         f'cat "{directory / "fake-stderr.txt"}" >&2\n'
         f"sleep {sleep_s}\n"

@@ -105,7 +105,8 @@ def handle_errors(func: F) -> F:
                 raise
             name = f" {exc.filename}" if exc.filename else ""
             _say(f"cannot access{name}: {exc.strerror or exc}")
-            sys.exit(EXIT_ENV)
+            # a path that cannot exist is the user's to fix; a refusing machine is not
+            sys.exit(EXIT_USAGE if exc.errno in _BAD_PATH_ERRNOS else EXIT_ENV)
         except Exception as exc:  # the last net: one line, never a traceback
             if os.environ.get("RTBENCH_DEBUG"):
                 raise

@@ -354,8 +354,8 @@ for _i, _text in enumerate(HOSTILE):
 
 # ---------------------------------------------------------------- report paths
 for _name, _code, _culprit in (
-        ("is-a-directory", 2, ("directory",)), ("under-a-file", 2, ("Not a directory",)),
-        ("name-too-long", 2, ("too long",)), ("read-only-fs", 3, ("Read-only",)),
+        ("is-a-directory", 2, ("directory",)), ("under-a-file", 2, ("afile",)),
+        ("name-too-long", 2, ("too long",)), ("read-only-fs", 2, ("not writable",)),
         ("full-fs", 3, ("No space",)), ("run-report-dir", 2, ("directory",)),
         ("run-report-under-file", 2, ("Not a directory",)),
         ("run-report-read-only", 3, ("Read-only", "not writable")),
@@ -517,12 +517,13 @@ def _text_case(case: Case, ctx: dict[str, Any], probe_path: Path) -> None:
     try:
         bundle = store.get_run(1)
         bundle.uid = uuid.uuid4().hex
-        bundle.hostname = text
-        bundle.kernel = text
-        bundle.suite = text
-        bundle.scenarios[0].name = text
-        bundle.scenarios[0].measurements[0].name = text
-        bundle.scenarios[0].measurements[0].reason = text
+        stored = text.replace("\x00", "")[:255]  # what the store takes (BundleInvalid)
+        bundle.hostname = stored
+        bundle.kernel = stored
+        bundle.suite = stored
+        bundle.scenarios[0].name = stored
+        bundle.scenarios[0].measurements[0].name = stored
+        bundle.scenarios[0].measurements[0].reason = text.replace("\x00", "")
         stored_id, _ = store.add_bundle(bundle)
     finally:
         store.close()

@@ -159,16 +159,16 @@ class BoardTarget(Target):
         return self._start_remote(f"echo RTBENCH-PID $$; {command}")
 
     def start_command(self, command: str, cpus: str | None = None) -> ProbeProcess:
-        """Start a shell-command load, restarted when it ends; its group dies with the
-        session (a watcher kills it when the session's parent goes away)."""
+        """Start a shell-command load, restarted when it ends; its whole group dies when
+        stopped, and by itself when the session's stdin closes (connection closed or lost)."""
         inner = f"/bin/sh -c {shlex.quote(command)} </dev/null"
         if cpus:
             inner = (f"if command -v taskset >/dev/null 2>&1; then taskset -c "
                      f"{shlex.quote(cpus)} {inner}; else {inner}; fi")
-        line = ("echo RTBENCH-PID $$; p=$PPID; "
-                "( while kill -0 $p 2>/dev/null; do sleep 1; done; kill -KILL -$$ ) "
-                ">/dev/null 2>&1 & "
-                f"while :; do {inner}; sleep 1; done")
+        # fd 3 keeps the session's stdin for the watcher (an async list's fd 0 is /dev/null).
+        line = ("echo RTBENCH-PID $$; exec 3<&0; "
+                "( cat <&3 >/dev/null 2>&1; kill -KILL -$$ ) >/dev/null 2>&1 & "
+                f"exec 3<&-; while :; do {inner}; sleep 1; done")
         return self._start_remote(line)
 
     def probe_version(self) -> str:

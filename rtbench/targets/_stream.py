@@ -11,6 +11,7 @@ import contextlib
 import fcntl
 import os
 import subprocess
+import time
 from collections.abc import Callable
 
 from rtbench.targets.base import ProbeProcess
@@ -38,6 +39,7 @@ class RemoteProcess(ProbeProcess):
         self._lost_fn = lost_fn
         self._lost: bool | None = None
         self._pending = b""
+        self._held = (b"", b"")
         self.remote_pid: int | None = None
         self._eof = {"out": False, "err": False}
         for stream in (client.stdout, client.stderr):
@@ -74,8 +76,9 @@ class RemoteProcess(ProbeProcess):
 
     def read_available(self) -> tuple[bytes, bytes]:
         """(stdout, stderr) since the last call, the pid line taken off stdout."""
-        out = self._read("out")
-        err = self._read("err")
+        out = self._held[0] + self._read("out")
+        err = self._held[1] + self._read("err")
+        self._held = (b"", b"")
         if self.remote_pid is None:
             self._pending += out
             out = b""
@@ -100,13 +103,25 @@ class RemoteProcess(ProbeProcess):
         """The remote exit code (through the client) once it ended."""
         return self.client.poll()
 
+    def _await_pid(self, wait_s: float = 5.0) -> None:
+        """Read until the pid line came (output kept for read_available) or wait_s passed."""
+        deadline = time.monotonic() + wait_s
+        while self.remote_pid is None and self.client.poll() is None \
+                and time.monotonic() < deadline:
+            out, err = self.read_available()
+            self._held = (self._held[0] + out, self._held[1] + err)
+            if self.remote_pid is None:
+                time.sleep(0.02)
+
     def interrupt(self) -> None:
         """SIGINT to the remote process (rtprobe then writes its result)."""
+        self._await_pid()
         if self.client.poll() is None and self.remote_pid:
             self._signal(self.remote_pid, "INT", False)
 
     def stop(self, grace_s: float = 2.0) -> None:
         """SIGTERM then SIGKILL to the remote process group, then end the client."""
+        self._await_pid()
         for signame, wait_s in (("TERM", grace_s), ("KILL", 3.0)):
             if self.client.poll() is not None:
                 break

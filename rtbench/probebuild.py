@@ -45,12 +45,15 @@ class ProbeArch:
     cpu: str | None
     qemu: str
     summary: str
+    cflags: str = ""
 
     def cc(self) -> str:
         """The CC value for the probe Makefile (Zig's clang through this Python)."""
         parts = [sys.executable, "-m", "ziglang", "cc", "-target", self.zig_target]
         if self.cpu:
             parts.append(f"-mcpu={self.cpu}")
+        if self.cflags:
+            parts.append(self.cflags)
         return " ".join(parts)
 
 
@@ -60,7 +63,7 @@ ARCHES: dict[str, ProbeArch] = {a.name: a for a in (
     ProbeArch("i386", "x86-linux-musl", "i686", "qemu-i386-static", "32-bit PC, i686 and up"),
     ProbeArch("aarch64", "aarch64-linux-musl", "generic", "qemu-aarch64-static", "64-bit ARM"),
     ProbeArch("armhf", "arm-linux-musleabihf", "generic+v7a+vfp3d16", "qemu-arm-static",
-              "ARMv7 with VFPv3 (hard float)"),
+              "ARMv7 with VFPv3 (hard float), Thumb-2 code", "-mthumb"),
     ProbeArch("armel", "arm-linux-musleabi", "arm926ej_s", "qemu-arm-static",
               "ARMv5TE and up, soft float (ARM926 class)"),
     ProbeArch("mips", "mips-linux-musleabi", "mips32", "qemu-mips-static",
@@ -104,6 +107,7 @@ def source_digest(source: Path = PROBE_SOURCE) -> str:
     for path in files:
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     digest.update((SMALL_CFLAGS + SMALL_LDFLAGS).encode())
+    digest.update(repr(sorted(ARCHES.items())).encode())
     return digest.hexdigest()[:12]
 
 

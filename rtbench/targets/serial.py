@@ -15,6 +15,7 @@ import os
 import random
 import re
 import shlex
+import termios
 import time
 from pathlib import Path
 from typing import Any, ClassVar
@@ -57,7 +58,7 @@ class SerialLink:
         try:
             self.port.write(data)
             self.port.flush()
-        except OSError as exc:
+        except (OSError, termios.error) as exc:
             raise TargetLost(f"serial line: write failed ({exc})") from exc
 
     def read(self) -> bytes:
@@ -65,7 +66,7 @@ class SerialLink:
         try:
             waiting = self.port.in_waiting
             return bytes(self.port.read(waiting)) if waiting else b""
-        except OSError as exc:
+        except (OSError, termios.error) as exc:
             raise TargetLost(f"serial line: read failed ({exc})") from exc
 
     def fileno(self) -> int:
@@ -102,6 +103,7 @@ class SerialTarget(BoardTarget):
         self.baud = baud
         self.link: SerialLink | None = None
         self._busy = False
+        self.shell_timeout_s = SHELL_TIMEOUT_S
 
     @classmethod
     def from_uri(cls, uri: str, *, probe: Path | None = None,
@@ -157,46 +159,51 @@ class SerialTarget(BoardTarget):
             raise
 
     def _find_shell(self) -> None:
-        """Get to a shell prompt (logging in if asked), then echo and prompts off."""
+        """Get to a shell prompt (logging in if asked), then echo and prompts off.
+
+        The sync line is only sent while no login or password prompt is showing, so it
+        is never taken for a user name."""
         link = self._link()
         link.write(b"\x03\n")
         k = random.randrange(10**6, 10**7)
         said, want = _marker(k, 1, "S")
-        deadline = time.monotonic() + SHELL_TIMEOUT_S
-        next_try = 0.0
+        start = time.monotonic()
+        deadline = start + self.shell_timeout_s
+        next_sync = start + 1.0
         seen = b""
         sent_user = sent_password = False
         while time.monotonic() < deadline:
             now = time.monotonic()
-            if now >= next_try:
-                link.write(f"stty -echo 2>/dev/null; PS1=''; PS2=''; echo {said}\n".encode())
-                next_try = now + 3.0
             chunk = link.read()
             seen = (seen + chunk)[-4096:]
             if want in seen:
                 self._drain_after(want)
                 return
             low = seen.lower()
+            tail = low.rstrip()
             if b"incorrect" in low or b"denied" in low:
                 raise TargetError(f"{self.name}: login refused; check RTBENCH_SERIAL_USER "
                                   "and RTBENCH_SERIAL_PASSWORD")
-            if low.rstrip().endswith(b"login:") and not sent_user:
+            if tail.endswith(b"login:") and not sent_user:
                 user = os.environ.get("RTBENCH_SERIAL_USER")
                 if not user:
                     raise TargetError(f"{self.name}: the board asks for a login; set "
                                       "RTBENCH_SERIAL_USER (and RTBENCH_SERIAL_PASSWORD)")
                 link.write(user.encode() + b"\n")
-                sent_user, seen, next_try = True, b"", now + 5.0
-            elif low.rstrip().endswith(b"password:") and not sent_password:
+                sent_user, seen, next_sync = True, b"", now + 5.0
+            elif tail.endswith(b"password:") and not sent_password:
                 link.write(os.environ.get("RTBENCH_SERIAL_PASSWORD", "").encode() + b"\n")
-                sent_password, seen, next_try = True, b"", now + 5.0
+                sent_password, seen, next_sync = True, b"", now + 2.0
+            elif now >= next_sync and not tail.endswith((b"login:", b"password:")):
+                link.write(f"stty -echo 2>/dev/null; PS1=''; PS2=''; echo {said}\n".encode())
+                next_sync = now + 3.0
             if not chunk:
                 time.sleep(0.02)
         printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in seen)
         if seen and printable < 0.8 * len(seen):
             raise TargetError(f"{self.name}: only garbage on the line; is the baud rate "
                               f"right (?baud=...)?")
-        raise TargetError(f"{self.name}: no shell answered in {SHELL_TIMEOUT_S:g} s")
+        raise TargetError(f"{self.name}: no shell answered in {self.shell_timeout_s:g} s")
 
     def _drain_after(self, want: bytes) -> None:
         """Drop what is left of the line holding want and anything right behind it."""

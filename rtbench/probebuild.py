@@ -46,6 +46,8 @@ class ProbeArch:
     qemu: str
     summary: str
     cflags: str = ""
+    # C files of probe/port/ linked in (what the CPU lacks, e.g. ARMv5's atomics)
+    port: tuple[str, ...] = ()
 
     def cc(self) -> str:
         """The CC value for the probe Makefile (Zig's clang through this Python)."""
@@ -65,7 +67,8 @@ ARCHES: dict[str, ProbeArch] = {a.name: a for a in (
     ProbeArch("armhf", "arm-linux-musleabihf", "generic+v7a+vfp3d16", "qemu-arm-static",
               "ARMv7 with VFPv3 (hard float), Thumb-2 code", "-mthumb"),
     ProbeArch("armel", "arm-linux-musleabi", "arm926ej_s", "qemu-arm-static",
-              "ARMv5TE and up, soft float (ARM926 class)"),
+              "ARMv5TE and up, soft float (ARM926 class)", "-Wno-atomic-alignment",
+              ("armv5_atomics.c",)),
     ProbeArch("mips", "mips-linux-musleabi", "mips32", "qemu-mips-static",
               "MIPS32 big-endian, soft float"),
     ProbeArch("mipsel", "mipsel-linux-musleabi", "mips32", "qemu-mipsel-static",
@@ -103,7 +106,8 @@ def probe_version(source: Path = PROBE_SOURCE) -> str:
 def source_digest(source: Path = PROBE_SOURCE) -> str:
     """A short digest of the probe sources and Makefile (a changed source is a new build)."""
     digest = hashlib.sha256()
-    files = sorted((source / "src").glob("*.[ch]")) + [source / "Makefile"]
+    files = sorted((source / "src").rglob("*.[ch]")) + sorted((source / "port").glob("*.c")) \
+        + [source / "Makefile"]
     for path in files:
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     digest.update((SMALL_CFLAGS + SMALL_LDFLAGS).encode())
@@ -147,6 +151,8 @@ def build_probe(arch: str, *, source: Path = PROBE_SOURCE, force: bool = False,
     command = ["make", "-C", str(source), f"-j{jobs or os.cpu_count() or 1}",
                "STATIC=1", f"CC={spec.cc()}", f"BUILD={build_dir}",
                f"CFLAGS={SMALL_CFLAGS}", f"LDFLAGS={SMALL_LDFLAGS}",
+               "LDLIBS=" + " ".join(["-lpthread -lm -lrt",
+                                     *(str(source / "port" / f) for f in spec.port)]),
                f"{build_dir}/rtprobe"]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s,

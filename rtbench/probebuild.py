@@ -106,13 +106,19 @@ def probe_version(source: Path = PROBE_SOURCE) -> str:
 def source_digest(source: Path = PROBE_SOURCE) -> str:
     """A short digest of the probe sources and Makefile (a changed source is a new build)."""
     digest = hashlib.sha256()
-    files = sorted((source / "src").rglob("*.[ch]")) + sorted((source / "port").glob("*.c")) \
-        + [source / "Makefile"]
+    files = sorted((source / "src").rglob("*.[ch]")) + [source / "Makefile"]
     for path in files:
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     digest.update((SMALL_CFLAGS + SMALL_LDFLAGS).encode())
-    digest.update(repr(sorted(ARCHES.items())).encode())
     return digest.hexdigest()[:12]
+
+
+def arch_digest(spec: ProbeArch, source: Path = PROBE_SOURCE) -> str:
+    """A short digest of how one arch is built (target, CPU, flags, port files)."""
+    digest = hashlib.sha256(repr(spec).encode())
+    for name in spec.port:
+        digest.update((source / "port" / name).read_bytes())
+    return digest.hexdigest()[:8]
 
 
 def cache_root() -> Path:
@@ -123,9 +129,9 @@ def cache_root() -> Path:
 
 def cached_path(arch: str, source: Path = PROBE_SOURCE) -> Path:
     """Where the probe for arch is (or will be) cached for the current sources."""
-    get_arch(arch)
+    spec = get_arch(arch)
     key = f"{probe_version(source)}-{source_digest(source)}"
-    return cache_root() / key / arch / "rtprobe"
+    return cache_root() / key / f"{arch}-{arch_digest(spec, source)}" / "rtprobe"
 
 
 def zig_available() -> bool:

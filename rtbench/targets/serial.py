@@ -11,6 +11,7 @@ kept as the board's log lines, never parse errors.
 from __future__ import annotations
 
 import base64
+import gzip
 import os
 import random
 import re
@@ -278,27 +279,37 @@ class SerialTarget(BoardTarget):
         raise TargetError(f"{self.name}: `{command[:60]}` gave no answer in {timeout_s:g} s")
 
     def _send_file(self, data: bytes, remote: str) -> None:
-        """Write data to remote in base64 lines (printf octal where base64 is missing)."""
+        """Write data to remote in base64 lines, gzip-compressed where the board has
+        gunzip (printf octal escapes where it lacks base64)."""
         q = shlex.quote(remote)
-        first = self.run(f": > {q} && command -v base64 >/dev/null && echo b64")
-        if first.returncode != 0 and "b64" not in first.stdout:
-            check = self.run(f": > {q}")
-            if check.returncode != 0:
-                raise TargetError(f"{self.name}: cannot write {remote} "
-                                  f"({check.stderr.strip()[:160]})")
-        use_b64 = "b64" in first.stdout
+        tools = self.run(f": > {q} && for t in base64 gunzip; do command -v $t >/dev/null "
+                         f"&& echo $t; done")
+        if tools.returncode != 0 and not tools.stdout:
+            raise TargetError(f"{self.name}: cannot write {remote} "
+                              f"({tools.stderr.strip()[:160]})")
+        have = set(tools.stdout.split())
+        use_b64 = "base64" in have
+        packed = use_b64 and "gunzip" in have
+        payload = gzip.compress(data, mtime=0) if packed else data
+        into = shlex.quote(f"{remote}.gz") if packed else q
+        if packed:
+            self.run(f": > {into}")
         step = PUSH_CHUNK if use_b64 else PUSH_CHUNK // 4
-        for start in range(0, len(data), step):
-            chunk = data[start:start + step]
+        for start in range(0, len(payload), step):
+            chunk = payload[start:start + step]
             if use_b64:
-                text = base64.b64encode(chunk).decode()
-                command = f"echo {text} | base64 -d >> {q}"
+                command = f"echo {base64.b64encode(chunk).decode()} | base64 -d >> {into}"
             else:
                 text = "".join(f"\\{b:03o}" for b in chunk)
-                command = f"printf '{text}' >> {q}"
+                command = f"printf '{text}' >> {into}"
             done = self.run(command)
             if done.returncode != 0:
                 raise TargetError(f"{self.name}: writing {remote} failed "
+                                  f"({done.stderr.strip()[:160]})")
+        if packed:
+            done = self.run(f"gunzip -c {into} > {q}; rc=$?; rm -f {into}; exit $rc")
+            if done.returncode != 0:
+                raise TargetError(f"{self.name}: unpacking {remote} failed "
                                   f"({done.stderr.strip()[:160]})")
 
     def _start_remote(self, command: str) -> ProbeProcess:

@@ -25,10 +25,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rtbench.analysis import hist  # noqa: E402
 from rtbench.analysis.stats import merged_stats, series_stats, stats_of_series  # noqa: E402
-from rtbench.records import ProbeOutput  # noqa: E402
 from rtbench.store import Store  # noqa: E402
+from rtbench.wire import loglin7 as hist  # noqa: E402
+from rtbench.wire.records import ProbeOutput  # noqa: E402
 
 S = "rtprobe/1"
 

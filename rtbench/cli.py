@@ -8,29 +8,27 @@ import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, __version__, data_dir
-from rtbench.probe import ProbeNotFound, locate_probe
-from rtbench.suites import (
-    Suite,
-    SuiteError,
-    builtin_suites,
-    check_load_options,
-    check_options,
-    check_placement,
-    load_suite,
-)
+from rtbench.probe import ProbeNotFound
+from rtbench.suites import SuiteError, builtin_suites, load_suite
+
+if TYPE_CHECKING:
+    from rtbench.targets.base import Target
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 DB_HELP = "Results database URL (default: RTBENCH_DB, else SQLite in the XDG data dir)."
 PROBE_HELP = ("rtprobe binary to use (default: RTBENCH_PROBE, the packaged one, "
               "./probe/build, PATH).")
+TARGET_HELP = ("Where to measure, as a URI (default: local, this machine; "
+               "`local` is the only kind so far).")
 SEVERITY_STYLE = {"ok": "green", "info": "cyan", "warn": "yellow", "bad": "bold red"}
 
 
@@ -64,14 +62,18 @@ def handle_errors(func: F) -> F:
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from rtbench.runner import RunError
         from rtbench.store import StoreError
-        from rtbench.targets import TargetError
+        from rtbench.targets import TargetError, TargetUsageError
 
         try:
             return func(*args, **kwargs)
-        except CliError as exc:
+        except (CliError, RunError) as exc:
             click.echo(f"rtbench: {exc}", err=True)
             sys.exit(exc.code)
+        except TargetUsageError as exc:
+            click.echo(f"rtbench: {exc}", err=True)
+            sys.exit(EXIT_USAGE)
         except SuiteError as exc:
             click.echo(f"rtbench: suite {exc}", err=True)
             sys.exit(EXIT_USAGE)
@@ -122,11 +124,19 @@ def main() -> None:
     """
 
 
+def open_target(uri: str | None, probe_path: str | None) -> Target:
+    """The target named by uri (default local); --probe, if given, is the rtprobe to use."""
+    from rtbench.targets import open_target as open_uri
+
+    return open_uri(uri, probe=Path(probe_path) if probe_path else None)
+
+
 @main.command()
 @click.argument("suite", default="quick")
 @click.option("--scale", type=float, default=1.0, show_default=True,
               help="Multiply every duration (duration, warmup, settle) by this factor.")
 @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
+@click.option("--target", "target_uri", metavar="URI", help=TARGET_HELP)
 @click.option("--probe", "probe_path", metavar="PATH", help=PROBE_HELP)
 @click.option("--simulate", metavar="SEED[:DIST]",
               help="Synthetic latencies from rtprobe (e.g. 7 or '1:const,lat=5us'); "
@@ -135,9 +145,11 @@ def main() -> None:
               help="Write the HTML report here (default: <data dir>/reports/run-ID.html).")
 @click.option("--no-report", is_flag=True, help="Do not write the HTML report.")
 @handle_errors
-def run(suite: str, scale: float, db_url: str | None, probe_path: str | None,
-        simulate: str | None, report_path: Path | None, no_report: bool) -> None:
-    """Run a suite (built-in name or TOML file; default: quick) on this machine.
+def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
+        probe_path: str | None, simulate: str | None, report_path: Path | None,
+        no_report: bool) -> None:
+    """Run a suite (built-in name or TOML file; default: quick) on a target
+    (default: this machine).
 
     \b
     Examples:
@@ -149,26 +161,28 @@ def run(suite: str, scale: float, db_url: str | None, probe_path: str | None,
     Exit codes: 0 ok, 1 a threshold failed, 2 bad suite or usage, 3 the
     environment cannot run it, 4 interrupted (the partial run is kept).
     """
+    from rtbench.report.live import LiveProgress
     from rtbench.runner import Runner
-    from rtbench.targets import LocalTarget
 
     if not scale > 0:
         fail(f"--scale {scale}: must be a number > 0", EXIT_USAGE)
     loaded = load_suite(suite, scale)
-    target = LocalTarget(locate_probe(probe_path))
-    check_target(loaded, target, simulate is not None)
-    console = make_console()
-    store = open_store(db_url)
-    try:
-        console.print(f"rtbench {__version__}: suite [bold]{loaded.name}[/bold] "
-                      f"({len(loaded.scenarios)} scenarios x {len(loaded.tests)} tests, "
-                      f"about {loaded.estimated_seconds():.0f} s), database {store.url}",
-                      highlight=False)
-        runner = Runner(target, store, console, simulate=simulate)
-        outcome = runner.run(loaded, sys.argv)
-        detail = store.get_run(outcome.run_id)
-    finally:
-        store.close()
+    with open_target(target_uri, probe_path) as target:
+        console = make_console()
+        live = LiveProgress(console)
+        runner = Runner(target, simulate=simulate, on_event=live)
+        runner.validate(loaded)
+        store = open_store(db_url)
+        try:
+            console.print(f"rtbench {__version__}: suite [bold]{escape(loaded.name)}[/bold] "
+                          f"({len(loaded.scenarios)} scenarios x {len(loaded.tests)} tests, "
+                          f"about {loaded.estimated_seconds():.0f} s), database {store.url}",
+                          highlight=False)
+            with live:
+                outcome = runner.run(loaded, store, sys.argv)
+            detail = store.get_run(outcome.run_id)
+        finally:
+            store.close()
     from rtbench.report.terminal import load_table, summary_table
 
     console.print(summary_table(detail))
@@ -181,36 +195,6 @@ def run(suite: str, scale: float, db_url: str | None, probe_path: str | None,
         console.print(f"report: {path}", highlight=False)
     console.print(f"run {outcome.run_id}: {outcome.status}", highlight=False)
     sys.exit(outcome.exit_code)
-
-
-def check_target(suite: Suite, target: Any, simulate: bool = False) -> None:
-    """Before anything runs: the probe has every test kind, option and load kind used
-    (and --simulate for every test of a simulated run), and the CPUs the suite names
-    exist on the target."""
-    from rtbench.runner import allowed_cpus
-
-    helps: dict[str, str] = {}
-    for kind in sorted({t.test for t in suite.tests}):
-        ok, text = target.supports(kind)
-        if not ok:
-            fail(f"suite {suite.source}: this rtprobe ({target.probe}) has no test {kind!r}; "
-                 "update rtprobe or remove the test", EXIT_ENV)
-        if simulate and "--simulate" not in text:
-            fail(f"--simulate: rtprobe {kind} has no simulation, so the run would mix "
-                 f"synthetic and real results; remove the {kind} tests from "
-                 f"{suite.source} or run without --simulate", EXIT_USAGE)
-        helps[kind] = text
-    check_options(suite, helps)
-    kinds = suite.load_kinds()
-    if kinds:
-        load_helps = {k: target.supports("load", k) for k in sorted(kinds)}
-        missing = [k for k, (ok, _) in load_helps.items() if not ok]
-        if missing:
-            fail(f"suite {suite.source}: built-in load {', '.join(missing)} needs "
-                 f"`rtprobe load`, which this rtprobe ({target.probe}) does not offer; "
-                 "use an external command load (command = ...) instead", EXIT_ENV)
-        check_load_options(suite, {k: text for k, (_, text) in load_helps.items()})
-    check_placement(suite, allowed_cpus(target.sysinfo()))
 
 
 def write_report(detail: Any, path: Path) -> None:
@@ -276,11 +260,13 @@ def suites(name: str | None, scale: float) -> None:
 
 
 @main.command()
+@click.option("--target", "target_uri", metavar="URI", help=TARGET_HELP)
 @click.option("--probe", "probe_path", metavar="PATH", help=PROBE_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON.")
 @handle_errors
-def preflight(probe_path: str | None, as_json: bool) -> None:
-    """Check the system knobs that decide real-time results on this machine.
+def preflight(target_uri: str | None, probe_path: str | None, as_json: bool) -> None:
+    """Check the system knobs that decide real-time results on a target
+    (default: this machine).
 
     \b
     Examples:
@@ -288,15 +274,15 @@ def preflight(probe_path: str | None, as_json: bool) -> None:
       rtbench preflight --json > facts.json
     """
     from rtbench.preflight import run_preflight
-    from rtbench.targets import LocalTarget
     from rtbench.targets.procstat import read_steal
 
-    target = LocalTarget(locate_probe(probe_path))
-    facts = run_preflight(target.sysinfo(), read_steal(target.read_file))
+    with open_target(target_uri, probe_path) as target:
+        facts = run_preflight(target.sysinfo(), read_steal(target.read_file))
+        hostname = target.hostname()
     if as_json:
         click.echo(json.dumps(facts, indent=2))
         return
-    table = Table(title=f"preflight: {target.hostname()}")
+    table = Table(title=f"preflight: {escape(hostname)}")
     for column in ("knob", "value", "severity", "advice"):
         table.add_column(column)
     for fact in facts:

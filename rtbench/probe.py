@@ -1,10 +1,9 @@
-"""Find the rtprobe binary the host runs, and ask it what it supports."""
+"""Find the rtprobe binary the local target runs (the target asks it what it supports)."""
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -48,14 +47,3 @@ def locate_probe(option: str | None = None) -> Path:
         "or pass --probe PATH / set RTBENCH_PROBE"
     )
 
-
-def probe_version(probe: Path) -> str:
-    """Return the version rtprobe reports (`rtprobe --version`), or 'unknown'."""
-    try:
-        out = subprocess.run(
-            [str(probe), "--version"], capture_output=True, text=True, timeout=10, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
-    words = out.stdout.split()
-    return words[-1] if out.returncode == 0 and words else "unknown"

@@ -1,58 +1,68 @@
-"""Run a suite on a target: scenarios x tests, live progress, every measurement stored.
+"""Run a suite on a target: scenarios x tests, every measurement stored as it ends.
 
 For each scenario the runner starts its loads, lets them settle, then runs rtprobe once per
 test, reading its NDJSON as it arrives, and stores the measurement as soon as it ends.
-While a scenario runs it samples /proc once a second and stores the achieved intensity.
-SIGINT and SIGTERM are forwarded to rtprobe as SIGINT (it then writes its result with
-status 'interrupted'); loads are stopped, the partial measurement is stored and the run is
-finished as 'interrupted' (exit 4).  Every child runs in its own process group with
-PR_SET_PDEATHSIG, so none outlives a killed rtbench.
+While a scenario runs it samples the target's /proc once a second and stores the achieved
+intensity.  SIGINT and SIGTERM are forwarded to rtprobe as SIGINT (it then writes its
+result with status 'interrupted'); loads are stopped, the partial measurement is stored
+and the run is finished as 'interrupted' (exit 4).  When the connection to the target
+breaks, what was measured so far is stored and the run ends as 'lost' (exit 3).
+
+The runner is headless: it talks to the target only through rtbench.targets.base and
+tells a display what happens through the events of rtbench.events.
 """
 
 from __future__ import annotations
 
-import os
 import platform
 import select
 import signal
-import subprocess
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from types import FrameType
-from typing import Any, Protocol
+from typing import Any
 
-from rich.console import Console, Group
-from rich.live import Live
-from rich.table import Table
-from rich.text import Text
-
-from rtbench import EXIT_ENV, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, __version__
-from rtbench.preflight import run_preflight
-from rtbench.probe import probe_version
-from rtbench.records import (
-    ProbeOutput,
-    RecordError,
-    ResultRecord,
-    StartRecord,
-    WindowRecord,
-    parse_record,
+from rtbench import EXIT_ENV, EXIT_USAGE, __version__
+from rtbench.analysis.verdict import run_verdict
+from rtbench.cpulist import parse_cpulist
+from rtbench.events import (
+    MeasurementDone,
+    OnEvent,
+    ProbeStarted,
+    RunFinished,
+    RunStarted,
+    SettleDone,
+    StepStarted,
+    Tick,
+    WindowDone,
+    ignore,
 )
-from rtbench.resultdata import headline
+from rtbench.preflight import run_preflight
 from rtbench.store import Store
+from rtbench.store.ingest import measurement_detail
 from rtbench.suites import (
     LoadSpec,
     Placement,
     Scenario,
     Suite,
     TestSpec,
+    check_load_options,
+    check_options,
+    check_placement,
     params_to_args,
     plan_placement,
 )
-from rtbench.targets.local import parse_cpulist
+from rtbench.targets.base import ProbeProcess, Target, TargetError, TargetLost
 from rtbench.targets.procstat import IntensitySampler, read_steal
+from rtbench.wire.records import (
+    ProbeOutput,
+    RecordError,
+    StartRecord,
+    WindowRecord,
+    parse_record,
+)
 
 # Time rtprobe may take beyond warm-up + duration before it is considered hung.
 HANG_GRACE_S = 60.0
@@ -64,28 +74,12 @@ INTERRUPT_GRACE_S = 5.0
 TICK_S = 0.25
 
 
-class Target(Protocol):
-    """What the runner needs from a target (see rtbench.targets.LocalTarget)."""
-
-    name: str
-    probe: Path
-
-    def hostname(self) -> str: ...
-    def read_file(self, path: str) -> str: ...
-    def sysinfo(self) -> dict[str, Any]: ...
-    def spawn_probe(self, args: list[str],
-                    cpus: str | None = None) -> subprocess.Popen[bytes]: ...
-    def spawn_load(self, command: str, cpus: str | None = None) -> subprocess.Popen[bytes]: ...
-    def stop(self, proc: subprocess.Popen[bytes], grace_s: float = 2.0) -> None: ...
-    def interrupt(self, proc: subprocess.Popen[bytes]) -> None: ...
-
-
 @dataclass
 class RunOutcome:
     """How a run ended."""
 
     run_id: int
-    status: str  # ok | fail | interrupted | error
+    status: str  # ok | fail | interrupted | error | lost
     exit_code: int
     measurements: int = 0
     messages: list[str] = field(default_factory=list)
@@ -139,50 +133,55 @@ class LineBuffer:
 
 
 class Pump:
-    """select() over children's pipes, dispatching data to callbacks."""
+    """select() over the target processes' output, dispatching it to callbacks."""
 
     def __init__(self) -> None:
-        self._readers: dict[int, tuple[Any, Callable[[bytes], None]]] = {}
+        self._watched: dict[int, tuple[ProbeProcess, Callable[[bytes], None],
+                                       Callable[[bytes], None]]] = {}
 
-    def add(self, stream: Any, callback: Callable[[bytes], None]) -> None:
-        """Watch a pipe; callback gets each chunk (b'' once at EOF)."""
-        os.set_blocking(stream.fileno(), False)
-        self._readers[stream.fileno()] = (stream, callback)
+    def add(self, proc: ProbeProcess, on_stdout: Callable[[bytes], None],
+            on_stderr: Callable[[bytes], None]) -> None:
+        """Watch a process; the callbacks get each chunk (on_stdout b'' once at EOF)."""
+        self._watched[id(proc)] = (proc, on_stdout, on_stderr)
 
-    def watching(self, stream: Any) -> bool:
-        """True while the pipe has not reached EOF."""
-        return stream.fileno() in self._readers if not stream.closed else False
+    def watching(self, proc: ProbeProcess) -> bool:
+        """True while the process's output has not reached EOF."""
+        return id(proc) in self._watched
 
     def poll(self, timeout_s: float) -> None:
-        """Wait up to timeout_s for data and dispatch it."""
-        if not self._readers:
+        """Wait up to timeout_s for output and dispatch it.
+
+        TargetLost from a process ends its watch and propagates.
+        """
+        fds = [fd for proc, _, _ in self._watched.values() for fd in proc.fds()]
+        if fds:
+            select.select(fds, [], [], max(0.0, timeout_s))
+        else:
             time.sleep(max(0.0, timeout_s))
-            return
-        ready, _, _ = select.select(list(self._readers), [], [], max(0.0, timeout_s))
-        for fd in ready:
-            stream, callback = self._readers[fd]
+        for key, (proc, on_stdout, on_stderr) in list(self._watched.items()):
             try:
-                data = os.read(fd, 65536)
-            except BlockingIOError:
-                continue
-            if not data:
-                del self._readers[fd]
-                stream.close()
-            callback(data)
+                out, err = proc.read_available()
+            except TargetLost:
+                self._watched.pop(key, None)
+                raise
+            if err:
+                on_stderr(err)
+            if out:
+                on_stdout(out)
+            if proc.at_eof():
+                del self._watched[key]
+                on_stdout(b"")
 
-    def drain(self, stream: Any, timeout_s: float) -> None:
-        """Read a pipe until EOF or timeout_s passes."""
+    def drain(self, proc: ProbeProcess, timeout_s: float) -> None:
+        """Read a process's output until EOF or timeout_s passes."""
         end = time.monotonic() + timeout_s
-        while self.watching(stream) and time.monotonic() < end:
+        while self.watching(proc) and time.monotonic() < end:
             self.poll(min(TICK_S, end - time.monotonic()))
-        if self.watching(stream):
-            self.remove(stream)
+        self.remove(proc)
 
-    def remove(self, stream: Any) -> None:
-        """Stop watching and close a pipe."""
-        if not stream.closed:
-            self._readers.pop(stream.fileno(), None)
-            stream.close()
+    def remove(self, proc: ProbeProcess) -> None:
+        """Stop watching a process."""
+        self._watched.pop(id(proc), None)
 
 
 @dataclass
@@ -190,7 +189,7 @@ class _Load:
     """One running load instance."""
 
     spec: LoadSpec
-    proc: subprocess.Popen[bytes]
+    proc: ProbeProcess
     cpus: str | None
     output: ProbeOutput = field(default_factory=ProbeOutput)
     lines: LineBuffer = field(default_factory=LineBuffer)
@@ -211,7 +210,7 @@ class LoadGroup:
             cpus = spec.cpus if spec.cpus is not None else load_cpus
             for _ in range(spec.instances):
                 if spec.command is not None:
-                    proc = self.target.spawn_load(spec.command, cpus)
+                    proc = self.target.start_command(spec.command, cpus)
                     self.loads.append(_Load(spec, proc, cpus))
                 else:
                     self._start_builtin(spec, cpus)
@@ -223,12 +222,11 @@ class LoadGroup:
         if cpus is not None:
             args += ["--cpus", cpus]
         args += params_to_args(spec.options)
-        proc = self.target.spawn_probe(args)
+        proc = self.target.start_probe(args)
         load = _Load(spec, proc, cpus)
         self.loads.append(load)
-        assert proc.stdout is not None and proc.stderr is not None
-        self.pump.add(proc.stdout, lambda data: self._on_data(load, data))
-        self.pump.add(proc.stderr, lambda data: self._on_stderr(load, data))
+        self.pump.add(proc, lambda data: self._on_data(load, data),
+                      lambda data: self._on_stderr(load, data))
 
     @staticmethod
     def _on_data(load: _Load, data: bytes) -> None:
@@ -252,24 +250,28 @@ class LoadGroup:
         """Built-in loads that ended by themselves (external ones are restarted)."""
         out = []
         for load in self.loads:
-            if load.spec.kind is not None and load.proc.poll() is not None:
+            code = load.proc.poll()
+            if load.spec.kind is not None and code is not None:
                 why = load.errors[-1] if load.errors else "no message"
-                out.append(f"load {load.spec.kind} exited ({load.proc.returncode}): {why}")
+                out.append(f"load {load.spec.kind} exited ({code}): {why}")
         return out
+
+    def lost(self) -> bool:
+        """True when the connection to the target broke under one of the loads."""
+        return any(load.proc.lost for load in self.loads)
 
     def stop(self) -> None:
         """Stop every load: built-in ones get SIGINT first so they write their result."""
         for load in self.loads:
             if load.spec.kind is not None:
-                self.target.interrupt(load.proc)
+                load.proc.interrupt()
         for load in self.loads:
-            if load.spec.kind is not None and load.proc.stdout is not None:
-                self.pump.drain(load.proc.stdout, 3.0)
-            self.target.stop(load.proc)
-            for stream in (load.proc.stdout, load.proc.stderr):
-                if stream is not None:
-                    self.pump.remove(stream)
-
+            # a lost connection leaves nothing to drain or stop here
+            with suppress(TargetError):
+                if load.spec.kind is not None and self.pump.watching(load.proc):
+                    self.pump.drain(load.proc, 3.0)
+                load.proc.stop()
+            self.pump.remove(load.proc)
     def summary(self) -> list[dict[str, Any]]:
         """Per load instance: the recipe, its CPUs, for built-in kinds the achieved rate.
 
@@ -301,121 +303,6 @@ class LoadGroup:
 
 
 @dataclass
-class _SeriesProgress:
-    """Running per-series figures for the live display."""
-
-    label: str
-    windows: int = 0
-    last: WindowRecord | None = None
-    min_ns: int | None = None
-    max_ns: int | None = None
-    sum_ns: int = 0
-    count: int = 0
-    overruns: int = 0
-
-
-def _us(ns: float | None) -> str:
-    """Nanoseconds as microseconds for display."""
-    return "-" if ns is None else f"{ns / 1000:.1f}"
-
-
-class Progress:
-    """Live progress: current step, per-series min/avg/max, suite ETA."""
-
-    def __init__(self, console: Console, suite: Suite) -> None:
-        self.console = console
-        self.suite = suite
-        self.total = len(suite.scenarios) * len(suite.tests)
-        self.done = 0
-        self.remaining_s = suite.estimated_seconds()
-        self.step = ""
-        self.step_end = 0.0
-        self.step_estimate = 0.0
-        self.series: dict[int, _SeriesProgress] = {}
-        self.live: Live | None = None
-
-    def __enter__(self) -> Progress:
-        if self.console.is_terminal:
-            self.live = Live(self.render(), console=self.console, auto_refresh=False,
-                             transient=True)
-            self.live.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.live is not None:
-            self.live.__exit__(None, None, None)
-            self.live = None
-
-    def begin(self, step: str, expected_s: float) -> None:
-        """A new measurement (or settle phase) starts."""
-        self.step = step
-        self.step_estimate = expected_s
-        self.step_end = time.monotonic() + expected_s
-        self.series = {}
-        self.refresh()
-
-    def end(self, line: str | None) -> None:
-        """The current step ended; line (if any) is printed above the live display."""
-        self.remaining_s = max(0.0, self.remaining_s - self.step_estimate)
-        self.step_estimate = 0.0
-        if line is not None:
-            self.done += 1
-            self.console.print(line, highlight=False)
-        self.refresh()
-
-    def on_start(self, record: StartRecord) -> None:
-        """Learn the series labels."""
-        for entry in record.series:
-            index = int(entry.get("index", len(self.series)))
-            self.series[index] = _SeriesProgress(str(entry.get("label", index)))
-
-    def on_window(self, window: WindowRecord) -> None:
-        """Fold a window into the per-series figures."""
-        sp = self.series.setdefault(window.series, _SeriesProgress(str(window.series)))
-        sp.windows += 1
-        sp.last = window
-        if window.warmup or window.count == 0:
-            return
-        sp.count += window.count
-        sp.sum_ns += window.sum_ns
-        sp.overruns += window.overruns
-        if window.min_ns is not None:
-            sp.min_ns = window.min_ns if sp.min_ns is None else min(sp.min_ns, window.min_ns)
-        if window.max_ns is not None:
-            sp.max_ns = window.max_ns if sp.max_ns is None else max(sp.max_ns, window.max_ns)
-
-    def eta_s(self) -> float:
-        """Seconds left in the suite (estimate)."""
-        current = max(0.0, self.step_end - time.monotonic())
-        return self.remaining_s - self.step_estimate + current
-
-    def render(self) -> Group:
-        """The live display."""
-        eta = int(self.eta_s())
-        head = Text(f"{self.suite.name}: {self.step}   "
-                    f"[{self.done}/{self.total} done, ETA {eta // 60}:{eta % 60:02d}]")
-        table = Table(box=None, padding=(0, 1))
-        for column in ("series", "windows", "last min", "last avg", "last max",
-                       "min us", "avg us", "max us", "overruns"):
-            table.add_column(column, justify="right")
-        for sp in self.series.values():
-            last = sp.last
-            last_avg = last.sum_ns / last.count if last and last.count else None
-            table.add_row(
-                sp.label, str(sp.windows),
-                _us(last.min_ns if last else None), _us(last_avg),
-                _us(last.max_ns if last else None),
-                _us(sp.min_ns), _us(sp.sum_ns / sp.count if sp.count else None),
-                _us(sp.max_ns), str(sp.overruns))
-        return Group(head, table)
-
-    def refresh(self) -> None:
-        """Redraw the live display (terminal only)."""
-        if self.live is not None:
-            self.live.update(self.render(), refresh=True)
-
-
-@dataclass
 class _Measured:
     """What one rtprobe run produced."""
 
@@ -438,29 +325,90 @@ def allowed_cpus(sysinfo: dict[str, Any]) -> set[int]:
     return set(range(count)) if isinstance(count, int) and count > 0 else {0}
 
 
-class Runner:
-    """Runs a validated suite on a target into a store."""
+class RunError(Exception):
+    """The suite cannot run on this target: one line for the user, with its exit code."""
 
-    def __init__(self, target: Target, store: Store, console: Console, *,
-                 simulate: str | None = None) -> None:
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class Runner:
+    """Runs a suite on a target into a store, telling on_event what happens.
+
+    validate() checks the suite against the target before anything is stored; run()
+    measures it into the store.
+
+    interrupt_grace_s is how long rtprobe gets to write its result after SIGINT;
+    hang_grace_s, when given, replaces the per-test time allowed past the expected length.
+    """
+
+    store: Store
+
+    def __init__(self, target: Target, *, simulate: str | None = None,
+                 on_event: OnEvent = ignore, interrupt_grace_s: float = INTERRUPT_GRACE_S,
+                 hang_grace_s: float | None = None) -> None:
         self.target = target
-        self.store = store
-        self.console = console
         self.simulate = simulate
+        self.on_event = on_event
+        self.interrupt_grace_s = interrupt_grace_s
+        self.hang_grace_s = hang_grace_s
         self.stop = StopFlag()
         self.pump = Pump()
         self.statuses: list[str] = []
         self.usage_error = False
+        self.lost = False
         self.messages: list[str] = []
+        self._sysinfo: dict[str, Any] | None = None
 
-    def run(self, suite: Suite, command_line: list[str]) -> RunOutcome:
-        """Run every scenario x test of suite; return the outcome (never raises on SIGINT)."""
-        sysinfo = self.target.sysinfo()
-        steal = read_steal(self.target.read_file) if self.target.name == "local" else None
-        facts = run_preflight(sysinfo, steal)
+    def sysinfo(self) -> dict[str, Any]:
+        """The target's sysinfo (asked once)."""
+        if self._sysinfo is None:
+            self._sysinfo = self.target.sysinfo()
+        return self._sysinfo
+
+    def validate(self, suite: Suite) -> None:
+        """Before anything runs: the target's rtprobe has every test kind, option and load
+        kind the suite uses (and --simulate for every test of a simulated run), and the CPUs
+        the suite names exist on the target.  RunError or SuiteError say what is wrong."""
+        helps: dict[str, str] = {}
+        for kind in sorted({t.test for t in suite.tests}):
+            ok, text = self.target.supports(kind)
+            if not ok:
+                raise RunError(f"suite {suite.source}: {self._probe_named()} has no test "
+                               f"{kind!r}; update rtprobe or remove the test", EXIT_ENV)
+            if self.simulate is not None and "--simulate" not in text:
+                raise RunError(
+                    f"--simulate: rtprobe {kind} has no simulation, so the run would mix "
+                    f"synthetic and real results; remove the {kind} tests from "
+                    f"{suite.source} or run without --simulate", EXIT_USAGE)
+            helps[kind] = text
+        check_options(suite, helps)
+        kinds = suite.load_kinds()
+        if kinds:
+            load_helps = {k: self.target.supports("load", k) for k in sorted(kinds)}
+            missing = [k for k, (ok, _) in load_helps.items() if not ok]
+            if missing:
+                raise RunError(
+                    f"suite {suite.source}: built-in load {', '.join(missing)} needs "
+                    f"`rtprobe load`, which {self._probe_named()} does not offer; "
+                    "use an external command load (command = ...) instead", EXIT_ENV)
+            check_load_options(suite, {k: text for k, (_, text) in load_helps.items()})
+        check_placement(suite, allowed_cpus(self.sysinfo()))
+
+    def _probe_named(self) -> str:
+        """How messages name the target's rtprobe: 'this rtprobe (PATH)'."""
+        return f"this rtprobe ({self.target.probe_path()})"
+
+    def run(self, suite: Suite, store: Store, command_line: list[str]) -> RunOutcome:
+        """Run every scenario x test of suite into store; return the outcome (never raises
+        on SIGINT)."""
+        self.store = store
+        sysinfo = self.sysinfo()
+        facts = run_preflight(sysinfo, read_steal(self.target.read_file))
         allowed = allowed_cpus(sysinfo)
         has_loads = any(s.loads for s in suite.scenarios)
-        versions = {"rtbench": __version__, "rtprobe": probe_version(self.target.probe),
+        versions = {"rtbench": __version__, "rtprobe": self.target.probe_version(),
                     "python": platform.python_version()}
         with self.stop.installed():
             run_id = self.store.create_run(
@@ -468,29 +416,21 @@ class Runner:
                 hostname=self.target.hostname(), target=self.target.name, sysinfo=sysinfo,
                 preflight=facts, tool_versions=versions, command_line=command_line,
                 simulated=self.simulate is not None)
+            self.on_event(RunStarted(run_id, suite))
             try:
-                with Progress(self.console, suite) as progress:
-                    for scenario in suite.scenarios:
-                        if self.stop:
-                            break
-                        placement = plan_placement(scenario, allowed, has_loads)
-                        self._run_scenario(run_id, suite, scenario, placement, progress)
+                for scenario in suite.scenarios:
+                    if self.stop or self.lost:
+                        break
+                    placement = plan_placement(scenario, allowed, has_loads)
+                    self._run_scenario(run_id, suite, scenario, placement)
             except BaseException:
                 self.store.finish_run(run_id, "interrupted" if self.stop else "error")
                 raise
-            status, code = self._verdict()
+            status, code = run_verdict(self.statuses, interrupted=bool(self.stop),
+                                       lost=self.lost, usage_error=self.usage_error)
             self.store.finish_run(run_id, status)
+        self.on_event(RunFinished(run_id, status, code))
         return RunOutcome(run_id, status, code, len(self.statuses), self.messages)
-
-    def _verdict(self) -> tuple[str, int]:
-        """The run's status and exit code from the measurements' statuses."""
-        if self.stop:
-            return "interrupted", EXIT_INTERRUPTED
-        if "error" in self.statuses:
-            return "error", EXIT_USAGE if self.usage_error else EXIT_ENV
-        if "fail" in self.statuses or "break" in self.statuses:
-            return "fail", EXIT_FAIL
-        return "ok", EXIT_OK
 
     def _wait(self, seconds: float, sampler: IntensitySampler) -> None:
         """Wait (pumping load output and sampling /proc) unless stopped."""
@@ -501,9 +441,18 @@ class Runner:
             if time.monotonic() >= next_sample:
                 sampler.sample()
                 next_sample += 1.0
+            self.on_event(Tick())
+
+    def _lose(self, where: str, exc: BaseException | None = None) -> None:
+        """The connection to the target broke: note it; the run stops after storing."""
+        if not self.lost:
+            self.lost = True
+            detail = f" ({exc})" if exc is not None and str(exc) else ""
+            self.messages.append(f"{where}: connection to target {self.target.name} "
+                                 f"lost{detail}")
 
     def _run_scenario(self, run_id: int, suite: Suite, scenario: Scenario,
-                      placement: Placement, progress: Progress) -> None:
+                      placement: Placement) -> None:
         """Start the loads, run every test, stop the loads, store the intensity.
 
         The effective placement is stored with the scenario before anything starts.
@@ -520,20 +469,29 @@ class Runner:
             loads.start(scenario.loads, scenario.load_cpus)
             sampler.sample()
             if scenario.settle_ns:
-                progress.begin(f"{scenario.name}: loads settling", scenario.settle_ns / 1e9)
+                label = f"{scenario.name}: loads settling"
+                self.on_event(StepStarted(label, scenario.settle_ns / 1e9, False))
                 self._wait(scenario.settle_ns / 1e9, sampler)
-                progress.end(None)
+                self.on_event(SettleDone(label))
             for test in suite.tests:
-                if self.stop:
+                if self.stop or self.lost:
+                    break
+                if loads.lost():
+                    self._lose(scenario.name)
                     break
                 failures = loads.failures()
                 if failures:
                     self.messages += failures
                     self.statuses.append("error")
                     break
-                self._measure(scenario_id, scenario, test, sampler, progress)
+                self._measure(scenario_id, scenario, test, sampler)
+        except TargetLost as exc:
+            self._lose(scenario.name, exc)
         finally:
-            sampler.sample()
+            try:
+                sampler.sample()
+            except TargetLost as exc:
+                self._lose(scenario.name, exc)
             loads.stop()
             intensity = sampler.intensity()
             intensity["placement"] = placement.describe()
@@ -541,55 +499,36 @@ class Runner:
             self.store.set_scenario_intensity(scenario_id, intensity)
 
     def _measure(self, scenario_id: int, scenario: Scenario, test: TestSpec,
-                 sampler: IntensitySampler, progress: Progress) -> None:
+                 sampler: IntensitySampler) -> None:
         """Run one test in scenario and store it."""
         args = test.probe_args(scenario, self.simulate)
-        command = [str(self.target.probe), *args]
+        command = [self.target.probe_path(), *args]
         expected = test.expected_seconds()
-        progress.begin(f"{scenario.name} / {test.name}", expected)
-        grace = HANG_GRACE_S if test.traits().timed else HANG_GRACE_UNTIMED_S
-        measured = self._run_probe(args, expected, sampler, progress,
-                                   test.affinity(scenario), grace)
+        self.on_event(StepStarted(f"{scenario.name} / {test.name}", expected, True))
+        grace = self.hang_grace_s
+        if grace is None:
+            grace = HANG_GRACE_S if test.traits().timed else HANG_GRACE_UNTIMED_S
+        measured = self._run_probe(args, expected, sampler, test.affinity(scenario), grace)
         params = dict(measured.output.start.params) if measured.output.start \
             else dict(test.params)
-        self.store.add_measurement(
-            scenario_id, name=test.name, test=test.test, params=params, command=command,
-            output=measured.output, status=measured.status,
-            thresholds_ns=list(test.thresholds_ns))
+        self.store.add_measurement_detail(scenario_id, measurement_detail(
+            measured.output, name=test.name, test=test.test, params=params,
+            command=command, status=measured.status,
+            thresholds_ns=list(test.thresholds_ns)))
         self.statuses.append(measured.status)
         if measured.returncode == EXIT_USAGE:
             self.usage_error = True
         self.messages += [f"{scenario.name} / {test.name}: {m}" for m in measured.messages]
-        progress.end(self._line(scenario, test, measured))
-        for message in measured.messages:
-            self.console.print(f"  [yellow]{message}[/yellow]", highlight=False)
-
-    @staticmethod
-    def _line(scenario: Scenario, test: TestSpec, measured: _Measured) -> str:
-        """One line describing a finished measurement."""
-        result: ResultRecord | None = measured.output.result
-        worst = None
-        count = 0
-        if result is not None:
-            maxima = [int(s["max_ns"]) for s in result.series if s.get("max_ns") is not None]
-            worst = max(maxima) if maxima else None
-            count = sum(int(s.get("count", 0)) for s in result.series)
-        colour = {"ok": "green", "fail": "red", "break": "red"}.get(measured.status, "yellow")
-        head = f"[{colour}]{measured.status:>11}[/{colour}]  {scenario.name} / {test.name}: "
-        if result is not None and not result.series:
-            return head + (headline(test.test, result.data) or "no latency series")
-        return (head + f"{count} samples, max {_us(worst)} us, "
-                f"{len(measured.output.windows)} windows")
+        self.on_event(MeasurementDone(scenario.name, test.name, test.test, measured.status,
+                                      measured.output, list(measured.messages)))
 
     def _run_probe(self, args: list[str], expected_s: float, sampler: IntensitySampler,
-                   progress: Progress, cpus: str | None = None,
-                   grace_s: float = HANG_GRACE_S) -> _Measured:
-        """Run rtprobe (pinned to cpus if given), feeding its records to progress.
+                   cpus: str | None = None, grace_s: float = HANG_GRACE_S) -> _Measured:
+        """Run rtprobe (pinned to cpus if given), reporting its records as events.
 
-        Handles SIGINT and hangs.
+        Handles SIGINT, hangs and a lost connection.
         """
-        proc = self.target.spawn_probe(args, cpus)
-        assert proc.stdout is not None and proc.stderr is not None
+        proc = self.target.start_probe(args, cpus)
         output = ProbeOutput()
         lines = LineBuffer()
         stderr = bytearray()
@@ -607,49 +546,64 @@ class Runner:
                     continue
                 output.add(record)
                 if isinstance(record, StartRecord):
-                    progress.on_start(record)
+                    self.on_event(ProbeStarted(record))
                 elif isinstance(record, WindowRecord):
-                    progress.on_window(record)
+                    self.on_event(WindowDone(record))
 
         def on_stderr(data: bytes) -> None:
             stderr.extend(data)
             del stderr[:-4096]
 
-        self.pump.add(proc.stdout, on_stdout)
-        self.pump.add(proc.stderr, on_stderr)
+        self.pump.add(proc, on_stdout, on_stderr)
         deadline = time.monotonic() + expected_s + grace_s
         next_sample = time.monotonic() + 1.0
         interrupted_at: float | None = None
+        lost = False
         try:
-            while self.pump.watching(proc.stdout) or self.pump.watching(proc.stderr):
-                self.pump.poll(TICK_S)
+            while self.pump.watching(proc):
+                try:
+                    self.pump.poll(TICK_S)
+                except TargetLost:
+                    lost = True
+                if lost or proc.lost:
+                    lost = True
+                    messages.append(f"connection to target {self.target.name} lost; "
+                                    "the finished windows are kept")
+                    break
                 now = time.monotonic()
                 if now >= next_sample:
                     sampler.sample()
                     next_sample += 1.0
                 if self.stop and interrupted_at is None:
-                    self.target.interrupt(proc)
+                    proc.interrupt()
                     interrupted_at = now
-                if interrupted_at is not None and now - interrupted_at > INTERRUPT_GRACE_S:
+                if interrupted_at is not None and now - interrupted_at > self.interrupt_grace_s:
                     messages.append("rtprobe did not stop after SIGINT; killed")
                     break
                 if now > deadline:
                     messages.append(f"rtprobe ran {grace_s:.0f} s past its expected "
                                     "length; killed")
                     break
-                progress.refresh()
+                self.on_event(Tick())
         finally:
-            self.target.stop(proc)
-            self.pump.remove(proc.stdout)
-            self.pump.remove(proc.stderr)
+            self.pump.remove(proc)
+            try:
+                proc.stop()
+            except TargetError:
+                lost = True
         if lines.rest().strip():
             messages.append("rtprobe's last line was cut short (process killed?)")
+        returncode = proc.poll()
+        if lost:
+            self._lose("rtprobe")
+            status = output.result.status if output.result is not None else "lost"
+            return _Measured(output, status, returncode, messages)
         status = output.result.status if output.result is not None else \
             ("interrupted" if self.stop else "error")
-        if status == "error" or proc.returncode not in (0, 1, 4):
+        if status == "error" or returncode not in (0, 1, 4):
             text = stderr.decode("utf-8", errors="replace").strip().splitlines()
             if text:
                 messages.append(text[-1])
             elif output.result is None:
-                messages.append(f"rtprobe ended without a result (exit {proc.returncode})")
-        return _Measured(output, status, proc.returncode, messages)
+                messages.append(f"rtprobe ended without a result (exit {returncode})")
+        return _Measured(output, status, returncode, messages)

@@ -16,7 +16,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from rtbench.targets.local import parse_cpulist as cpulist_to_set
+from rtbench.cpulist import format_cpulist, parse_cpulist
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -236,7 +236,7 @@ class TestSpec:
             if traits.cpus == "--cpus":
                 args += ["--cpus", scenario.measure_cpus]
             elif traits.cpus == "--cpu" and "cpu" not in self.params:
-                args += ["--cpu", str(min(cpulist_to_set(scenario.measure_cpus)))]
+                args += ["--cpu", str(min(parse_cpulist(scenario.measure_cpus)))]
         args += params_to_args(self.params)
         if simulate is not None:
             args += ["--simulate", simulate]
@@ -283,20 +283,6 @@ class Suite:
         return {ld.kind for s in self.scenarios for ld in s.loads if ld.kind is not None}
 
 
-def format_cpulist(cpus: set[int] | list[int]) -> str:
-    """Format CPU numbers as a compact list such as "0-3,6"."""
-    ordered = sorted(set(cpus))
-    parts: list[str] = []
-    i = 0
-    while i < len(ordered):
-        j = i
-        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
-            j += 1
-        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
-        i = j + 1
-    return ",".join(parts)
-
-
 # Below this many CPUs loads and tests share every CPU (nothing to spare).
 SPLIT_MIN_CPUS = 4
 
@@ -333,10 +319,10 @@ def plan_placement(scenario: Scenario, allowed: set[int], suite_has_loads: bool)
     load, measure = scenario.load_cpus, scenario.measure_cpus
     if load is not None or measure is not None:
         if load is not None and measure is None:
-            rest = allowed - cpulist_to_set(load)
+            rest = allowed - parse_cpulist(load)
             measure = format_cpulist(rest) if rest else None
         elif measure is not None and load is None:
-            rest = allowed - cpulist_to_set(measure)
+            rest = allowed - parse_cpulist(measure)
             load = format_cpulist(rest) if rest else None
         return Placement(load, measure, "given", everything)
     if suite_has_loads and len(allowed) >= SPLIT_MIN_CPUS:
@@ -355,7 +341,7 @@ def check_placement(suite: Suite, allowed: set[int]) -> None:
         named += [(f"scenarios[{i}].loads[{j}].cpus", load.cpus)
                   for j, load in enumerate(scenario.loads)]
         for key, text in named:
-            missing = cpulist_to_set(text) - allowed if text is not None else set()
+            missing = parse_cpulist(text) - allowed if text is not None else set()
             if missing:
                 raise SuiteError(suite.source, key,
                                  f"CPU {format_cpulist(missing)} is not available on this "

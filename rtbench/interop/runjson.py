@@ -15,7 +15,7 @@ from typing import Any
 
 from rtbench.bundle import MeasurementDetail, RunDetail, ScenarioDetail, SeriesDetail
 from rtbench.interop.base import Exporter, Importer, ImportFormatError
-from rtbench.records import SpikeRecord, WindowRecord
+from rtbench.wire.records import SpikeRecord, WindowRecord
 
 SCHEMA = "rtbench-run/1"
 INT64_MAX = (1 << 63) - 1

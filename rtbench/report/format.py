@@ -1,12 +1,11 @@
-"""Number formatting and per-measurement statistics shared by the reports."""
+"""Number formatting shared by the reports (the numbers come from rtbench.analysis)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from rtbench.analysis.stats import LatencyStats, merged_stats, stats_of_series
-from rtbench.bundle import MeasurementDetail, RunDetail, ScenarioDetail
+from rtbench.analysis.stats import LatencyStats
+from rtbench.bundle import ScenarioDetail
 
 DEFINITIONS = (
     ("Latency", "time from the deadline (or stimulus) to the moment the "
@@ -134,58 +133,3 @@ def _si(value: float) -> str:
     if value >= 1e3:
         return f"{value / 1e3:.1f}k"
     return f"{value:.3g}"
-
-
-ENV_KEYS = (
-    ("kernel", ("uname", "release")), ("preempt", ("preempt_model",)),
-    ("PREEMPT_RT", ("preempt_rt",)), ("cpu model", ("cpu_model",)),
-    ("cpus online", ("cpus_online",)), ("isolated", ("cpus_isolated",)),
-    ("clocksource", ("clocksource",)), ("idle driver", ("idle_driver",)),
-    ("SMT active", ("smt_active",)), ("RT runtime us", ("rt_runtime_us",)),
-    ("THP", ("thp_enabled",)), ("virtualization", ("virtualization",)),
-    ("memory KiB", ("mem_total_kib",)), ("cmdline", ("cmdline",)),
-)
-
-
-def environment_rows(run: RunDetail) -> list[tuple[str, str]]:
-    """Key environment facts from the stored sysinfo (shown, not judged)."""
-    rows = []
-    for label, path in ENV_KEYS:
-        value: object = run.sysinfo
-        for key in path:
-            value = value.get(key) if isinstance(value, dict) else None
-        rows.append((label, "-" if value is None else str(value)))
-    governors = run.sysinfo.get("governors")
-    if isinstance(governors, dict) and governors:
-        rows.append(("governors", ", ".join(sorted(set(
-            str(g) for g in governors.values())))))
-    return rows
-
-
-@dataclass
-class MeasurementStats:
-    """A measurement with the statistics of each series and of all merged."""
-
-    scenario: ScenarioDetail
-    measurement: MeasurementDetail
-    per_series: list[tuple[str, LatencyStats]]
-    merged: LatencyStats | None
-
-    def table_rows(self) -> list[tuple[str, LatencyStats]]:
-        """(label, stats) per series, then "all" (merged) when there are several."""
-        rows = list(self.per_series)
-        if self.merged is not None and len(rows) > 1:
-            rows.append(("all", self.merged))
-        return rows
-
-
-def run_stats(run: RunDetail) -> list[MeasurementStats]:
-    """Statistics of every measurement of a run, in stored order."""
-    out = []
-    for scenario in run.scenarios:
-        for m in scenario.measurements:
-            per = [(s.label, stats_of_series(s, m.measured_ns))
-                   for s in m.series]
-            out.append(MeasurementStats(
-                scenario, m, per, merged_stats(m.series, m.measured_ns)))
-    return out

@@ -9,12 +9,14 @@ from pathlib import Path
 
 import jinja2
 
-from rtbench.analysis.hist import BUCKET_ERROR_BOUND
+from rtbench.analysis.environment import environment_rows
+from rtbench.analysis.measurement import run_stats
 from rtbench.analysis.stats import PERCENTILES
 from rtbench.bundle import RunDetail
 from rtbench.report import format as fmt
 from rtbench.report.plot import histogram_svgs
-from rtbench.resultdata import ctx_table, headline, key_values, table_keys
+from rtbench.report.resultdata import ctx_table, headline, key_values, table_keys
+from rtbench.wire.loglin7 import BUCKET_ERROR_BOUND
 
 
 def _environment() -> jinja2.Environment:
@@ -34,7 +36,7 @@ def _environment() -> jinja2.Environment:
 def render_html(run: RunDetail) -> str:
     """The report page as a string."""
     measurements = []
-    stats = fmt.run_stats(run)
+    stats = run_stats(run)
     svgs = histogram_svgs([(ms.measurement, f"{ms.scenario.name} / {ms.measurement.name}")
                            for ms in stats])
     for ms, svg in zip(stats, svgs, strict=True):
@@ -47,7 +49,7 @@ def render_html(run: RunDetail) -> str:
     template = _environment().get_template("report.html.j2")
     return template.render(
         run=run, measurements=measurements,
-        environment=fmt.environment_rows(run),
+        environment=environment_rows(run),
         percentiles=[label for label, _ in PERCENTILES],
         definitions=fmt.DEFINITIONS,
         bucket_error_pct=f"{BUCKET_ERROR_BOUND * 100:.2f}",

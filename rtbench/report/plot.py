@@ -18,8 +18,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 
 from rtbench._pdeath import die_with_parent
-from rtbench.analysis import hist
 from rtbench.bundle import MeasurementDetail
+from rtbench.wire import loglin7 as hist
 
 _PROLOG = re.compile(r"^.*?(?=<svg)", re.S)
 _METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)

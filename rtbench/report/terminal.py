@@ -6,12 +6,12 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from rtbench.analysis.environment import environment_rows
+from rtbench.analysis.measurement import MeasurementStats, run_stats
 from rtbench.analysis.stats import PERCENTILES
 from rtbench.bundle import MeasurementDetail, RunDetail
 from rtbench.report.format import (
     DEFINITIONS,
-    MeasurementStats,
-    environment_rows,
     fmt_count,
     fmt_exceed,
     fmt_intensity,
@@ -21,9 +21,8 @@ from rtbench.report.format import (
     fmt_rate,
     fmt_threshold,
     fmt_us,
-    run_stats,
 )
-from rtbench.resultdata import ctx_table, headline, key_values, table_keys
+from rtbench.report.resultdata import ctx_table, headline, key_values, table_keys
 
 
 def summary_table(run: RunDetail) -> Table:

@@ -37,9 +37,9 @@ from rtbench.bundle import (
     ScenarioDetail,
     SeriesDetail,
 )
-from rtbench.records import ProbeOutput, SpikeRecord, WindowRecord, no_gc
 from rtbench.store import schema as t
-from rtbench.store.ingest import series_rows
+from rtbench.store.ingest import measurement_detail
+from rtbench.wire.records import ProbeOutput, SpikeRecord, WindowRecord, no_gc
 
 __all__ = [
     "MeasurementDetail", "RunDetail", "RunSummary", "ScenarioDetail",
@@ -267,51 +267,8 @@ class Store:
                     else _dumps(sc.intensity)))
                 scenario_id = _new_id(sres)
                 for mpos, m in enumerate(sc.measurements):
-                    self._insert_measurement_detail(conn, scenario_id, mpos, m)
+                    _insert_measurement(conn, scenario_id, mpos, m)
             return run_id, True
-
-    def _insert_measurement_detail(self, conn: Connection, scenario_id: int,
-                                   position: int, m: MeasurementDetail) -> None:
-        """Insert one measurement of a bundle with its series, windows, spikes."""
-        res = conn.execute(insert(t.measurements).values(
-            scenario_id=scenario_id, position=position, name=m.name,
-            test=m.test, params=_dumps(m.params), command=_dumps(m.command),
-            status=m.status, exit_code=m.exit_code, reason=m.reason,
-            thresholds_ns=_dumps([int(x) for x in m.thresholds_ns]),
-            simulated=bool(m.simulated), probe_version=m.probe_version,
-            t0_unix_ns=m.t0_unix_ns, measured_ns=m.measured_ns,
-            elapsed_ns=m.elapsed_ns, verdicts=_dumps(m.verdicts),
-            data=_dumps(m.data), start=_dumps(m.start), created_at=_now()))
-        mid = _new_id(res)
-        if m.series:
-            conn.execute(insert(t.series), [
-                {"measurement_id": mid, "series_index": s.index,
-                 "label": s.label, "cpu": s.cpu, "count": s.count,
-                 "min_ns": s.min_ns, "max_ns": s.max_ns, "sum_ns": s.sum_ns,
-                 "overruns": s.overruns, "early": s.early,
-                 "exceed": _dumps([list(p) for p in s.exceed]),
-                 "worst": _dumps([list(p) for p in s.worst]),
-                 "warmup": _dumps(s.warmup),
-                 "spikes_dropped": s.spikes_dropped,
-                 "raw_dropped": s.raw_dropped, "error": s.error}
-                for s in m.series])
-            buckets = [{"measurement_id": mid, "series_index": s.index,
-                        "bucket": b, "count": c}
-                       for s in m.series for b, c in s.hist if c]
-            if buckets:
-                conn.execute(insert(t.hist_buckets), buckets)
-        if m.windows:
-            _insert_many(conn, t.windows, _WINDOW_COLUMNS, [
-                (mid, w.series, w.index, w.warmup, w.start_ns, w.end_ns,
-                 w.count, w.min_ns, w.max_ns, w.sum_ns, w.overruns, w.early,
-                 _int_list(w.exceed), w.hist_json)
-                for w in m.windows])
-        if m.spikes:
-            conn.execute(insert(t.spikes), [
-                {"measurement_id": mid, "series_index": s.series,
-                 "t_ns": s.t_ns, "latency_ns": s.latency_ns,
-                 "threshold_ns": s.threshold_ns}
-                for s in m.spikes])
 
     def run_id_by_uid(self, uid: str) -> int | None:
         """The id of the stored run with this uid, or None."""
@@ -367,66 +324,21 @@ class Store:
                         params: dict[str, Any], command: list[str],
                         output: ProbeOutput, status: str,
                         thresholds_ns: list[int]) -> int:
-        """Store one measurement and everything it produced, atomically."""
-        start = output.start
-        result = output.result
-        start_raw = dict(start.raw) if start else {}
-        start_raw.pop("sysinfo", None)
-        rows = series_rows(output, thresholds_ns)
-        with self._tx(f"store measurement {name!r}") as conn, no_gc():
+        """Store what one rtprobe run printed (see add_measurement_detail)."""
+        return self.add_measurement_detail(scenario_id, measurement_detail(
+            output, name=name, test=test, params=params, command=command,
+            status=status, thresholds_ns=thresholds_ns))
+
+    def add_measurement_detail(self, scenario_id: int,
+                               detail: MeasurementDetail) -> int:
+        """Store one measurement and everything it produced, atomically, after the
+        scenario's others; return its id."""
+        with self._tx(f"store measurement {detail.name!r}") as conn, no_gc():
             position = conn.execute(
                 select(func.count()).select_from(t.measurements)
                 .where(t.measurements.c.scenario_id == scenario_id)
             ).scalar_one()
-            res = conn.execute(insert(t.measurements).values(
-                scenario_id=scenario_id, position=int(position), name=name,
-                test=test, params=_dumps(params), command=_dumps(command),
-                status=status,
-                exit_code=result.exit_code if result else None,
-                reason=result.reason if result else None,
-                thresholds_ns=_dumps([int(x) for x in thresholds_ns]),
-                simulated=bool(start.simulated if start else False),
-                probe_version=start.version if start else "",
-                t0_unix_ns=start.t0_unix_ns if start else None,
-                measured_ns=result.measured_ns if result else None,
-                elapsed_ns=result.elapsed_ns if result else None,
-                verdicts=_dumps(result.verdicts if result else []),
-                data=_dumps(result.data if result else {}),
-                start=_dumps(start_raw), created_at=_now()))
-            mid = _new_id(res)
-            self._insert_children(conn, mid, output, rows)
-            return mid
-
-    def _insert_children(self, conn: Connection, mid: int,
-                         output: ProbeOutput,
-                         rows: list[dict[str, Any]]) -> None:
-        """Series, histogram buckets, windows and spikes of measurement mid."""
-        if rows:
-            conn.execute(insert(t.series), [
-                {k: v for k, v in r.items() if k != "hist"}
-                | {"measurement_id": mid,
-                   "exceed": _dumps(r["exceed"]),
-                   "worst": _dumps(r["worst"]),
-                   "warmup": _dumps(r["warmup"])}
-                for r in rows])
-            buckets = [{"measurement_id": mid,
-                        "series_index": r["series_index"],
-                        "bucket": b, "count": c}
-                       for r in rows for b, c in r["hist"] if c]
-            if buckets:
-                conn.execute(insert(t.hist_buckets), buckets)
-        if output.windows:
-            _insert_many(conn, t.windows, _WINDOW_COLUMNS, [
-                (mid, w.series, w.index, w.warmup, w.start_ns, w.end_ns,
-                 w.count, w.min_ns, w.max_ns, w.sum_ns, w.overruns, w.early,
-                 _int_list(w.exceed), w.hist_json)
-                for w in output.windows])
-        if output.spikes:
-            conn.execute(insert(t.spikes), [
-                {"measurement_id": mid, "series_index": s.series,
-                 "t_ns": s.t_ns, "latency_ns": s.latency_ns,
-                 "threshold_ns": s.threshold_ns}
-                for s in output.spikes])
+            return _insert_measurement(conn, scenario_id, int(position), detail)
 
     def finish_run(self, run_id: int, status: str) -> None:
         """Close a run with its final status."""
@@ -572,6 +484,54 @@ class Store:
 def _migrate(engine: Engine) -> None:
     """Run the Alembic upgrade (module-level name kept for Store.open)."""
     migrate(engine)
+
+
+def _insert_measurement(conn: Connection, scenario_id: int, position: int,
+                        m: MeasurementDetail) -> int:
+    """Insert one measurement with its series, histograms, windows and spikes; its id.
+
+    The one insert path: the runner (add_measurement_detail) and add_bundle use it.
+    """
+    res = conn.execute(insert(t.measurements).values(
+        scenario_id=scenario_id, position=position, name=m.name,
+        test=m.test, params=_dumps(m.params), command=_dumps(m.command),
+        status=m.status, exit_code=m.exit_code, reason=m.reason,
+        thresholds_ns=_dumps([int(x) for x in m.thresholds_ns]),
+        simulated=bool(m.simulated), probe_version=m.probe_version,
+        t0_unix_ns=m.t0_unix_ns, measured_ns=m.measured_ns,
+        elapsed_ns=m.elapsed_ns, verdicts=_dumps(m.verdicts),
+        data=_dumps(m.data), start=_dumps(m.start), created_at=_now()))
+    mid = _new_id(res)
+    if m.series:
+        conn.execute(insert(t.series), [
+            {"measurement_id": mid, "series_index": s.index,
+             "label": s.label, "cpu": s.cpu, "count": s.count,
+             "min_ns": s.min_ns, "max_ns": s.max_ns, "sum_ns": s.sum_ns,
+             "overruns": s.overruns, "early": s.early,
+             "exceed": _dumps([list(p) for p in s.exceed]),
+             "worst": _dumps([list(p) for p in s.worst]),
+             "warmup": _dumps(s.warmup),
+             "spikes_dropped": s.spikes_dropped,
+             "raw_dropped": s.raw_dropped, "error": s.error}
+            for s in m.series])
+        buckets = [{"measurement_id": mid, "series_index": s.index,
+                    "bucket": b, "count": c}
+                   for s in m.series for b, c in s.hist if c]
+        if buckets:
+            conn.execute(insert(t.hist_buckets), buckets)
+    if m.windows:
+        _insert_many(conn, t.windows, _WINDOW_COLUMNS, [
+            (mid, w.series, w.index, w.warmup, w.start_ns, w.end_ns,
+             w.count, w.min_ns, w.max_ns, w.sum_ns, w.overruns, w.early,
+             _int_list(w.exceed), w.hist_json)
+            for w in m.windows])
+    if m.spikes:
+        conn.execute(insert(t.spikes), [
+            {"measurement_id": mid, "series_index": s.series,
+             "t_ns": s.t_ns, "latency_ns": s.latency_ns,
+             "threshold_ns": s.threshold_ns}
+            for s in m.spikes])
+    return mid
 
 
 _WINDOW_COLUMNS = ("measurement_id", "series_index", "window_index", "warmup",

@@ -1,9 +1,10 @@
-"""Turn a ProbeOutput into per-series rows (pure; no database access).
+"""Turn a ProbeOutput into a MeasurementDetail of the run bundle (pure; no database access).
 
-With a result record the probe's own totals are used.  Without one (the
-probe died or was killed) the totals are rebuilt from the finished windows,
-so nothing measured is lost: measured windows give the statistics, warm-up
-windows the warm-up summary.
+The runner stores what rtprobe printed through this and Store.add_measurement_detail,
+the same insert path Store.add_bundle uses for imported runs.  With a result record
+the probe's own totals are used.  Without one (the probe died or was killed) the
+totals are rebuilt from the finished windows, so nothing measured is lost: measured
+windows give the statistics, warm-up windows the warm-up summary.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from rtbench import loglin7 as hist
-from rtbench.records import ProbeOutput, WindowRecord
+from rtbench.bundle import MeasurementDetail, SeriesDetail
+from rtbench.wire import loglin7 as hist
+from rtbench.wire.records import ProbeOutput, WindowRecord
 
 
 def _merge_windows(wins: list[WindowRecord]) -> list[tuple[int, int]]:
@@ -130,3 +132,41 @@ def series_rows(output: ProbeOutput,
     if output.result is not None:
         return _from_result(output, thresholds_ns)
     return _from_windows(output, thresholds_ns)
+
+
+def _series_detail(row: dict[str, Any]) -> SeriesDetail:
+    """A series row as the bundle's SeriesDetail."""
+    return SeriesDetail(
+        index=int(row["series_index"]), label=row["label"], cpu=row["cpu"],
+        count=row["count"], min_ns=row["min_ns"], max_ns=row["max_ns"],
+        sum_ns=row["sum_ns"], overruns=row["overruns"], early=row["early"],
+        exceed=[(int(a), int(b)) for a, b in row["exceed"]],
+        worst=[(int(a), int(b)) for a, b in row["worst"]],
+        warmup=row["warmup"], hist=[(int(i), int(c)) for i, c in row["hist"]],
+        spikes_dropped=row["spikes_dropped"], raw_dropped=row["raw_dropped"],
+        error=row["error"])
+
+
+def measurement_detail(output: ProbeOutput, *, name: str, test: str,
+                       params: dict[str, Any], command: list[str], status: str,
+                       thresholds_ns: list[int]) -> MeasurementDetail:
+    """Everything one rtprobe run printed, as a measurement of the run bundle (id 0)."""
+    start = output.start
+    result = output.result
+    start_raw = dict(start.raw) if start else {}
+    start_raw.pop("sysinfo", None)
+    return MeasurementDetail(
+        id=0, name=name, test=test, params=params, command=command, status=status,
+        exit_code=result.exit_code if result else None,
+        reason=result.reason if result else None,
+        thresholds_ns=[int(x) for x in thresholds_ns],
+        simulated=bool(start.simulated if start else False),
+        probe_version=start.version if start else "",
+        t0_unix_ns=start.t0_unix_ns if start else None,
+        measured_ns=result.measured_ns if result else None,
+        elapsed_ns=result.elapsed_ns if result else None,
+        verdicts=result.verdicts if result else [],
+        data=result.data if result else {},
+        start=start_raw,
+        series=[_series_detail(r) for r in series_rows(output, thresholds_ns)],
+        windows=output.windows, spikes=output.spikes)

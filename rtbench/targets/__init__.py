@@ -1,9 +1,18 @@
-"""Targets: where rtprobe and the loads run (local now; ssh and serial later).
+"""Targets: where rtprobe and the loads run (only `local` so far).
 
-A target spawns processes that die with rtbench, reads files such as /proc/stat, and
-runs short commands.  The runner only talks to this interface.
+The interface is rtbench.targets.base (Target, ProbeProcess, open_target); each other
+module here may define one kind of target, found by its URI scheme.
 """
 
-from rtbench.targets.local import LocalTarget, TargetError
+from rtbench.targets.base import (
+    ProbeProcess,
+    Target,
+    TargetError,
+    TargetLost,
+    TargetUsageError,
+    open_target,
+)
+from rtbench.targets.local import LocalTarget
 
-__all__ = ["LocalTarget", "TargetError"]
+__all__ = ["LocalTarget", "ProbeProcess", "Target", "TargetError", "TargetLost",
+           "TargetUsageError", "open_target"]

@@ -6,12 +6,15 @@ target needs nothing but `/bin/sh` and (once pushed) the `rtprobe` binary: every
 here is expressed as rtprobe invocations, shell commands and file reads.
 
 Adding a kind of target is adding one module to rtbench/targets/ that defines a
-`Target` subclass with its URI `schemes`; `open_target()` finds it by scheme.
+`Target` subclass with its URI `schemes`; `open_target()` finds it by scheme.  Processes
+start through the /bin/sh launchers of rtbench.targets.shell (pin, then open the gate;
+EOF on stdin kills the group), which is what makes them die with rtbench anywhere.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import pkgutil
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -144,16 +147,40 @@ class Target(ABC):
 
     @abstractmethod
     def start_probe(self, args: list[str], cpus: str | None = None) -> ProbeProcess:
-        """Start `rtprobe ARGS` (pinned to cpus when given), streaming its output."""
+        """Start `rtprobe ARGS` (pinned to cpus when given), streaming its output, through
+        shell.PROBE_LAUNCHER."""
 
     @abstractmethod
     def start_command(self, command: str, cpus: str | None = None) -> ProbeProcess:
         """Start a shell-command load: restarted when it ends, its whole process group
-        killed with it; needs only /bin/sh on the target."""
+        killed with it; needs only /bin/sh on the target (shell.COMMAND_LAUNCHER)."""
 
     @abstractmethod
     def probe_version(self) -> str:
         """The version rtprobe on the target reports."""
+
+    def probe_path(self) -> str:
+        """Where rtprobe is on the target (as stored command lines name it)."""
+        return "rtprobe"
+
+    def supports(self, *command: str) -> tuple[bool, str]:
+        """Whether `rtprobe COMMAND... --help` succeeds on the target, and its help text."""
+        done = self.run_probe([*command, "--help"], timeout_s=10.0)
+        return done.returncode == 0, done.stdout + done.stderr
+
+    def sysinfo(self) -> dict[str, Any]:
+        """The target's facts from `rtprobe sysinfo`; TargetError when it cannot say."""
+        done = self.run_probe(["sysinfo"])
+        if done.returncode != 0:
+            line = (done.stderr.strip().splitlines() or ["no message"])[-1]
+            raise TargetError(f"rtprobe sysinfo failed (exit {done.returncode}): {line}")
+        try:
+            info = json.loads(done.stdout)
+        except json.JSONDecodeError as exc:
+            raise TargetError(f"rtprobe sysinfo printed invalid JSON ({exc})") from exc
+        if not isinstance(info, dict):
+            raise TargetError("rtprobe sysinfo did not print a JSON object")
+        return info
 
 
 def _target_classes() -> dict[str, type[Target]]:

@@ -1,150 +1,249 @@
-"""The local machine as a target: rtprobe and loads run as children of rtbench."""
+"""The local machine as a target: rtprobe and loads run as children of rtbench.
+
+Every process starts through the /bin/sh launchers of rtbench.targets.shell, in its own
+session: pinned by os.sched_setaffinity() on the launcher before its gate opens, and
+killed with its whole process group when rtbench stops it or dies (the launcher's stdin
+is a pipe from rtbench; the kernel closes it when rtbench exits, however it exits).
+"""
 
 from __future__ import annotations
 
 import contextlib
-import json
+import hashlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
-import sys
-import time
+import tempfile
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from rtbench._pdeath import pdeathsig_preexec
-
-
-class TargetError(Exception):
-    """The target cannot do what was asked; the message is one line (exit 3)."""
-
-
-def parse_cpulist(text: str) -> set[int]:
-    """Parse "0-3,6" into a set of CPU numbers."""
-    cpus: set[int] = set()
-    for part in text.split(","):
-        first, _, last = part.partition("-")
-        cpus.update(range(int(first), int(last or first) + 1))
-    return cpus
+from rtbench.cpulist import parse_cpulist
+from rtbench.probe import locate_probe
+from rtbench.targets.base import (
+    CommandResult,
+    ProbeProcess,
+    Target,
+    TargetError,
+    TargetUsageError,
+)
+from rtbench.targets.shell import GATE, command_argv, probe_argv
 
 
-class LocalTarget:
-    """Run rtprobe and loads on this machine; every child dies with rtbench."""
+class LocalProcess(ProbeProcess):
+    """A launcher-started child of rtbench: pipes read without blocking, group kill."""
 
-    name = "local"
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self._open: dict[int, IO[bytes]] = {}
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                os.set_blocking(stream.fileno(), False)
+                self._open[stream.fileno()] = stream
+
+    @property
+    def pid(self) -> int:
+        """The process id (rtprobe's own once the launcher exec'd it)."""
+        return self.proc.pid
+
+    def fds(self) -> list[int]:
+        """The stdout and stderr pipes not yet at EOF."""
+        return list(self._open)
+
+    def _read(self, stream: IO[bytes] | None) -> bytes:
+        """What is pending on one pipe; closes it at EOF."""
+        if stream is None or stream.closed or stream.fileno() not in self._open:
+            return b""
+        chunks = []
+        while True:
+            try:
+                data = os.read(stream.fileno(), 65536)
+            except BlockingIOError:
+                break
+            if not data:
+                del self._open[stream.fileno()]
+                stream.close()
+                break
+            chunks.append(data)
+        return b"".join(chunks)
+
+    def read_available(self) -> tuple[bytes, bytes]:
+        """(stdout, stderr) bytes pending now; never blocks."""
+        return self._read(self.proc.stdout), self._read(self.proc.stderr)
+
+    def at_eof(self) -> bool:
+        """True once both pipes reached EOF."""
+        return not self._open
+
+    def poll(self) -> int | None:
+        """The exit code once it ended."""
+        return self.proc.poll()
+
+    def interrupt(self) -> None:
+        """SIGINT to the process itself (rtprobe then writes its result)."""
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.proc.pid, signal.SIGINT)
+
+    def stop(self, grace_s: float = 2.0) -> None:
+        """SIGTERM its process group, SIGKILL after grace_s; close the lifeline and pipes."""
+        for signum, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
+            if self.proc.poll() is not None:
+                break
+            try:
+                os.killpg(self.proc.pid, signum)
+            except ProcessLookupError:
+                break
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=wait_s)
+        # Whatever is left of the group (the watcher, grandchildren) goes too.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        if self.proc.poll() is None:
+            self.proc.wait()
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+        for stream in list(self._open.values()):
+            stream.close()
+        self._open.clear()
+
+
+def _start(argv: list[str], cpus: str | None, what: str) -> LocalProcess:
+    """Start a launcher in a new session, pin it to cpus, then open its gate."""
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
+    except OSError as exc:
+        raise TargetError(f"{what}: cannot start ({exc.strerror})") from exc
+    handle = LocalProcess(proc)
+    try:
+        if cpus:
+            os.sched_setaffinity(proc.pid, parse_cpulist(cpus))
+        assert proc.stdin is not None
+        proc.stdin.write(GATE)
+        proc.stdin.flush()
+    except (OSError, ValueError) as exc:
+        handle.stop()
+        why = exc.strerror if isinstance(exc, OSError) else str(exc)
+        raise TargetError(f"{what}: cannot pin to CPUs {cpus} ({why})") from exc
+    return handle
+
+
+class LocalTarget(Target):
+    """This machine: rtprobe and loads are children of rtbench."""
+
+    schemes = ("local",)
 
     def __init__(self, probe: Path) -> None:
         self.probe = probe
 
+    @classmethod
+    def from_uri(cls, uri: str, *, probe: Path | None = None,
+                 options: dict[str, Any] | None = None) -> LocalTarget:
+        """`local` (nothing else in the URI); probe is --probe, else locate_probe() finds
+        it (ProbeNotFound says how to get one)."""
+        if uri != "local":
+            raise TargetUsageError(f"target {uri!r}: the local target takes no address; "
+                                   "use --target local")
+        return cls(locate_probe(str(probe) if probe is not None else None))
+
+    @property
+    def name(self) -> str:
+        """Stored as "local"."""
+        return "local"
+
+    def probe_path(self) -> str:
+        """The host's rtprobe (found by rtbench.probe.locate_probe)."""
+        return str(self.probe)
+
     def hostname(self) -> str:
-        """Return this machine's host name."""
+        """This machine's host name."""
         return socket.gethostname()
 
+    def arch(self) -> str:
+        """This machine's `uname -m`."""
+        return os.uname().machine
+
     def read_file(self, path: str) -> str:
-        """Return a text file of the target (e.g. /proc/stat)."""
-        return Path(path).read_text(encoding="utf-8", errors="replace")
+        """A text file of this machine; TargetError naming it if unreadable."""
+        try:
+            return Path(path).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise TargetError(f"cannot read {path} on the local target "
+                              f"({exc.strerror})") from exc
 
-    def run_probe(self, args: list[str],
-                  timeout_s: float = 30.0) -> subprocess.CompletedProcess[str]:
+    def run(self, command: str, timeout_s: float = 30.0) -> CommandResult:
+        """Run a short /bin/sh command to completion."""
+        return self._complete(["/bin/sh", "-c", command], timeout_s, command)
+
+    def put_file(self, local: Path, remote: str, mode: int = 0o755) -> None:
+        """Copy a file (temp name, checksum compared, then renamed into place)."""
+        target = Path(remote)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+            try:
+                with os.fdopen(fd, "wb") as out, local.open("rb") as src:
+                    shutil.copyfileobj(src, out)
+                    out.flush()
+                    os.fsync(out.fileno())
+                if _sha256(Path(tmp)) != _sha256(local):
+                    raise TargetError(f"copy of {local} to {remote} differs; check the disk")
+                os.chmod(tmp, mode)
+                os.replace(tmp, target)
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+        except OSError as exc:
+            raise TargetError(f"cannot copy {local} to {remote} ({exc.strerror})") from exc
+
+    def run_probe(self, args: list[str], timeout_s: float = 30.0) -> CommandResult:
         """Run rtprobe with args to completion and capture its output."""
+        return self._complete([str(self.probe), *args], timeout_s,
+                              f"{self.probe} {' '.join(args)}")
+
+    def _complete(self, argv: list[str], timeout_s: float, what: str) -> CommandResult:
+        """Run argv to completion in its own session (killed as a group on timeout)."""
         try:
-            return subprocess.run(
-                [str(self.probe), *args], capture_output=True, text=True, timeout=timeout_s,
-                check=False, preexec_fn=pdeathsig_preexec(signal.SIGKILL),
-            )
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, start_new_session=True)
+        except OSError as exc:
+            raise TargetError(f"{argv[0]}: cannot run ({exc.strerror})") from exc
+        try:
+            out, err = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired as exc:
-            raise TargetError(
-                f"{self.probe} {' '.join(args)}: no answer in {timeout_s:g} s") from exc
-        except OSError as exc:
-            raise TargetError(f"{self.probe}: cannot run ({exc.strerror})") from exc
-
-    def supports(self, *command: str) -> tuple[bool, str]:
-        """Return whether `rtprobe COMMAND... --help` succeeds, and its help text."""
-        done = self.run_probe([*command, "--help"], timeout_s=10.0)
-        return done.returncode == 0, done.stdout + done.stderr
-
-    def sysinfo(self) -> dict[str, Any]:
-        """Return the target's facts from `rtprobe sysinfo`."""
-        done = self.run_probe(["sysinfo"])
-        if done.returncode != 0:
-            line = (done.stderr.strip().splitlines() or ["no message"])[-1]
-            raise TargetError(f"rtprobe sysinfo failed (exit {done.returncode}): {line}")
-        try:
-            info = json.loads(done.stdout)
-        except json.JSONDecodeError as exc:
-            raise TargetError(f"rtprobe sysinfo printed invalid JSON ({exc})") from exc
-        if not isinstance(info, dict):
-            raise TargetError("rtprobe sysinfo did not print a JSON object")
-        return info
-
-    def spawn_probe(self, args: list[str], cpus: str | None = None) -> subprocess.Popen[bytes]:
-        """Start rtprobe in its own process group, stdout and stderr piped.
-
-        It gets PR_SET_PDEATHSIG = SIGKILL, so it cannot outlive rtbench.
-        """
-        try:
-            return subprocess.Popen(
-                [str(self.probe), *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, start_new_session=True,
-                preexec_fn=pdeathsig_preexec(signal.SIGKILL,
-                                             parse_cpulist(cpus) if cpus else None),
-            )
-        except OSError as exc:
-            raise TargetError(f"{self.probe}: cannot start ({exc.strerror})") from exc
-
-    def spawn_load(self, command: str, cpus: str | None = None) -> subprocess.Popen[bytes]:
-        """Start an external command load through the loadwrap supervisor.
-
-        The supervisor leads a new process group, restarts the command when it ends and
-        kills the whole group when it gets SIGTERM, which the kernel also sends it when
-        rtbench dies (PR_SET_PDEATHSIG).
-        """
-        argv = [sys.executable, "-m", "rtbench.targets.loadwrap", str(os.getpid()), command]
-        try:
-            return subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, start_new_session=True,
-                preexec_fn=pdeathsig_preexec(signal.SIGTERM,
-                                             parse_cpulist(cpus) if cpus else None),
-                env={**os.environ, "PYTHONPATH": _package_root()},
-            )
-        except OSError as exc:
-            raise TargetError(f"load {command!r}: cannot start ({exc.strerror})") from exc
-
-    def stop(self, proc: subprocess.Popen[bytes], grace_s: float = 2.0) -> None:
-        """Stop a child's process group: SIGTERM, then SIGKILL after grace_s."""
-        for signum, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
-            if proc.poll() is not None:
-                break
-            try:
-                os.killpg(proc.pid, signum)
-            except ProcessLookupError:
-                break
-            try:
-                proc.wait(timeout=wait_s)
-            except subprocess.TimeoutExpired:
-                continue
-        # Whatever is left of the group (grandchildren) goes too.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        if proc.poll() is None:
-            proc.wait()
-
-    def interrupt(self, proc: subprocess.Popen[bytes]) -> None:
-        """Send SIGINT to a child (rtprobe then writes its result as interrupted)."""
-        if proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
-                os.kill(proc.pid, signal.SIGINT)
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise TargetError(f"{what}: no answer in {timeout_s:g} s") from exc
+        return CommandResult(proc.returncode, out.decode("utf-8", errors="replace"),
+                             err.decode("utf-8", errors="replace"))
 
-    @staticmethod
-    def now() -> float:
-        """Monotonic seconds."""
-        return time.monotonic()
+    def start_probe(self, args: list[str], cpus: str | None = None) -> LocalProcess:
+        """Start rtprobe (pinned to cpus when given), streaming its output."""
+        return _start(probe_argv(str(self.probe), args), cpus, str(self.probe))
+
+    def start_command(self, command: str, cpus: str | None = None) -> LocalProcess:
+        """Start a shell-command load, kept running until stopped (see targets.shell)."""
+        return _start(command_argv(command), cpus, f"load {command!r}")
+
+    def probe_version(self) -> str:
+        """What `rtprobe --version` says (its last word), or 'unknown'."""
+        try:
+            done = self.run_probe(["--version"], timeout_s=10.0)
+        except TargetError:
+            return "unknown"
+        words = done.stdout.split()
+        return words[-1] if done.returncode == 0 and words else "unknown"
 
 
-def _package_root() -> str:
-    """Directory holding the rtbench package (so the wrapper imports this copy)."""
-    root = str(Path(__file__).resolve().parents[2])
-    old = os.environ.get("PYTHONPATH")
-    return f"{root}:{old}" if old else root
+def _sha256(path: Path) -> str:
+    """Hex SHA-256 of a file."""
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+

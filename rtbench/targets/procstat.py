@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rtbench.targets.base import TargetError, TargetLost
+
 # /proc/stat cpu fields: user nice system idle iowait irq softirq steal (guest is in user).
 _IDLE_FIELDS = (3, 4)
 _FIELDS = 8
@@ -64,7 +66,9 @@ def read_steal(read_file: Callable[[str], str]) -> float | None:
     """steal_fraction() of a target's /proc/stat (None when it cannot be read)."""
     try:
         return steal_fraction(read_file("/proc/stat"))
-    except OSError:
+    except TargetLost:
+        raise
+    except (OSError, TargetError):
         return None
 
 
@@ -105,7 +109,9 @@ class IntensitySampler:
             cpu, ctxt, intr = parse_proc_stat(self.read_file("/proc/stat"))
             irq = parse_interrupts(self.read_file("/proc/interrupts"))
             load = parse_loadavg(self.read_file("/proc/loadavg"))
-        except (OSError, ValueError, IndexError) as exc:
+        except TargetLost:
+            raise
+        except (OSError, TargetError, ValueError, IndexError) as exc:
             message = f"cannot sample /proc: {exc}"
             if message not in self.errors:
                 self.errors.append(message)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from rtbench.analysis import hist
+from rtbench.wire import loglin7 as hist
 
 SCHEMA = "rtprobe/1"
 

@@ -16,11 +16,11 @@ from rich.console import Console
 from synth_probe import synth_lines
 
 from rtbench.bundle import RunDetail
-from rtbench.records import ProbeOutput
 from rtbench.report import plot
 from rtbench.report.html import write_html_report
 from rtbench.report.terminal import load_table, show_run, summary_table
 from rtbench.store import Store
+from rtbench.wire.records import ProbeOutput
 
 
 @pytest.fixture()

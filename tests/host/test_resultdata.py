@@ -1,4 +1,4 @@
-"""Result data in words and tables (rtbench.resultdata): shapes from docs/tests/*.md."""
+"""Result data in words and tables (rtbench.report.resultdata): shapes from docs/tests/*.md."""
 
 from __future__ import annotations
 
@@ -7,7 +7,14 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rtbench.resultdata import HEADLINES, MAX_ROWS, ctx_table, headline, key_values, table_keys
+from rtbench.report.resultdata import (
+    HEADLINES,
+    MAX_ROWS,
+    ctx_table,
+    headline,
+    key_values,
+    table_keys,
+)
 
 CTX = {
     "unit": "ns",

@@ -13,9 +13,10 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rtbench.cpulist import parse_cpulist
 from rtbench.runner import LineBuffer, Pump
 from rtbench.targets import LocalTarget
-from rtbench.targets.local import parse_cpulist
+from rtbench.targets.local import LocalProcess
 from rtbench.targets.procstat import (
     IntensitySampler,
     parse_interrupts,
@@ -139,13 +140,13 @@ def test_load_wrapper_restarts_and_stops_whole_group(tmp_path: Path) -> None:
     target = LocalTarget(Path("/bin/true"))
     # The command forks a grandchild (sleep) and ends quickly: it must be restarted,
     # and the grandchild must die with the group.
-    proc = target.spawn_load(f"echo x >> {counter}; sleep 30 & : {marker}; exit 0")
+    proc = target.start_command(f"echo x >> {counter}; sleep 30 & : {marker}; exit 0")
     time.sleep(1.6)
     assert counter.read_text().count("x") >= 2
     assert pids_with(marker)
-    target.stop(proc)
+    proc.stop()
     assert wait_until_gone(marker, 2.0) == []
-    assert proc.returncode is not None
+    assert proc.poll() is not None
 
 
 def test_children_die_with_a_killed_parent(tmp_path: Path) -> None:
@@ -159,8 +160,8 @@ def test_children_die_with_a_killed_parent(tmp_path: Path) -> None:
         "from pathlib import Path\n"
         "from rtbench.targets import LocalTarget\n"
         f"t = LocalTarget(Path({str(fake_probe)!r}))\n"
-        f"t.spawn_load('sleep 60; : {marker}')\n"
-        "t.spawn_probe(['x'])\n"
+        f"t.start_command('sleep 60; : {marker}')\n"
+        "t.start_probe(['x'])\n"
         "print('ready', flush=True)\n"
         "time.sleep(60)\n"
     )
@@ -170,10 +171,11 @@ def test_children_die_with_a_killed_parent(tmp_path: Path) -> None:
         assert parent.stdout is not None
         assert parent.stdout.readline().strip() == b"ready"
         end = time.monotonic() + 5
-        # loadwrap, its sh -c, and the probe stand-in
-        while len(pids_with(marker)) < 3 and time.monotonic() < end:
+        # the parent itself; the load's launcher, its restart loop and its sh -c; the
+        # probe's lifeline watcher and the probe stand-in (the launcher exec'd it)
+        while len(pids_with(marker)) < 6 and time.monotonic() < end:
             time.sleep(0.1)
-        assert len(pids_with(marker)) == 3
+        assert len(pids_with(marker)) == 6
         parent.send_signal(signal.SIGKILL)
         parent.wait()
         assert wait_until_gone(marker, 2.0) == []
@@ -184,14 +186,13 @@ def test_children_die_with_a_killed_parent(tmp_path: Path) -> None:
 
 
 def test_pump_reads_until_eof() -> None:
-    proc = subprocess.Popen(["/bin/sh", "-c", "echo a; sleep 0.2; echo b"],
-                            stdout=subprocess.PIPE)
-    assert proc.stdout is not None
+    proc = LocalProcess(subprocess.Popen(["/bin/sh", "-c", "echo a; sleep 0.2; echo b"],
+                                         stdout=subprocess.PIPE))
     chunks: list[bytes] = []
     pump = Pump()
-    pump.add(proc.stdout, chunks.append)
-    pump.drain(proc.stdout, 5.0)
-    proc.wait()
+    pump.add(proc, chunks.append, chunks.append)
+    pump.drain(proc, 5.0)
+    proc.proc.wait()
     assert b"".join(chunks) == b"a\nb\n"
     assert chunks[-1] == b""
-    assert not pump.watching(proc.stdout)
+    assert not pump.watching(proc)

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from suite_helpers import error_of, parse
 
+from rtbench.cpulist import format_cpulist, parse_cpulist
 from rtbench.runner import allowed_cpus
 from rtbench.suites import (
     Scenario,
@@ -14,8 +15,6 @@ from rtbench.suites import (
     SuiteError,
     check_load_options,
     check_placement,
-    cpulist_to_set,
-    format_cpulist,
     plan_placement,
 )
 
@@ -26,8 +25,8 @@ HEAD = "[suite]\nname='t'\n"
 @given(st.sets(st.integers(min_value=0, max_value=300), min_size=1, max_size=40))
 def test_cpulist_round_trips(cpus: set[int]) -> None:
     text = format_cpulist(cpus)
-    assert cpulist_to_set(text) == cpus
-    assert format_cpulist(cpulist_to_set(text)) == text
+    assert parse_cpulist(text) == cpus
+    assert format_cpulist(parse_cpulist(text)) == text
 
 
 def test_format_cpulist_compacts_ranges() -> None:

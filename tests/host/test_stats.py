@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rtbench.analysis import hist
 from rtbench.analysis.stats import PERCENTILES, merged_stats, min_samples, series_stats
 from rtbench.bundle import SeriesDetail
+from rtbench.wire import loglin7 as hist
 
 
 def stats_of(values: np.ndarray, thresholds: tuple[int, ...] = (),

@@ -11,10 +11,11 @@ from alembic.migration import MigrationContext
 from sqlalchemy import func, select, text
 from synth_probe import synth_lines
 
-from rtbench.analysis import hist
-from rtbench.records import ProbeOutput
+import rtbench.store as store_module
 from rtbench.store import Store, StoreError, default_db_url
 from rtbench.store import schema as t
+from rtbench.wire import loglin7 as hist
+from rtbench.wire.records import ProbeOutput
 
 SYSINFO = {"uname": {"release": "6.1.0-test", "machine": "x86_64"},
            "cpu_model": "Test CPU"}
@@ -170,18 +171,18 @@ def test_failure_mid_measurement_leaves_nothing(
     sc = store.add_scenario(run_id, name="idle", loads=[], load_cpus=None,
                             measure_cpus=None)
     before = count_rows(store)
-    original = Store._insert_children
+    original = store_module._insert_measurement
 
-    def broken(self: Store, conn, mid, out, rows) -> None:  # type: ignore
-        original(self, conn, mid, out, rows)
+    def broken(conn, scenario_id, position, detail) -> int:  # type: ignore
+        original(conn, scenario_id, position, detail)
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(Store, "_insert_children", broken)
+    monkeypatch.setattr(store_module, "_insert_measurement", broken)
     with pytest.raises(RuntimeError):
         add(store, sc, output)
     assert count_rows(store) == before
     # a database-level failure (duplicate window) also rolls back
-    monkeypatch.setattr(Store, "_insert_children", original)
+    monkeypatch.setattr(store_module, "_insert_measurement", original)
     output.windows.append(output.windows[0])
     with pytest.raises(StoreError, match="store measurement"):
         add(store, sc, output)

@@ -7,8 +7,8 @@ Index, lower and upper bounds, merging and quantiles match the C code bit for
 bit (tests/host/test_hist.py checks the shared vectors).
 
 It is part of the wire format (window and result records carry loglin7 bucket
-indices), so it sits below every layer: records, store and analysis use it;
-rtbench.analysis.hist re-exports it for the statistics code.
+indices), so it sits below every layer in rtbench.wire: records, store,
+analysis and report import it from here.
 """
 
 from __future__ import annotations

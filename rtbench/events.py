@@ -1,0 +1,87 @@
+"""What the runner tells whoever watches a run: small typed progress events.
+
+The runner is headless: it calls one callback (`OnEvent`) with these, and a display
+(rtbench.report.live for the terminal; a server or a test just as well) decides what to
+show.  Events carry data, never formatting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rtbench.suites import Suite
+from rtbench.wire.records import ProbeOutput, StartRecord, WindowRecord
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    """The run is stored (status running) and its first scenario is about to start."""
+
+    run_id: int
+    suite: Suite
+
+
+@dataclass(frozen=True)
+class StepStarted:
+    """A step starts: a measurement ("scenario / test") or a scenario's settle time."""
+
+    label: str
+    expected_s: float
+    measurement: bool
+
+
+@dataclass(frozen=True)
+class ProbeStarted:
+    """rtprobe's start record arrived: the series it measures are known."""
+
+    record: StartRecord
+
+
+@dataclass(frozen=True)
+class WindowDone:
+    """rtprobe finished one window of one series."""
+
+    window: WindowRecord
+
+
+@dataclass(frozen=True)
+class Tick:
+    """Nothing new, time passed (a display may refresh its ETA)."""
+
+
+@dataclass(frozen=True)
+class SettleDone:
+    """A scenario's settle time is over."""
+
+    label: str
+
+
+@dataclass(frozen=True)
+class MeasurementDone:
+    """A measurement ended and is stored; messages say what went wrong, if anything."""
+
+    scenario: str
+    name: str
+    test: str
+    status: str
+    output: ProbeOutput
+    messages: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    """The run is closed with its status and exit code."""
+
+    run_id: int
+    status: str
+    exit_code: int
+
+
+Event = (RunStarted | StepStarted | ProbeStarted | WindowDone | Tick | SettleDone
+         | MeasurementDone | RunFinished)
+OnEvent = Callable[[Event], None]
+
+
+def ignore(event: Event) -> None:
+    """An OnEvent that shows nothing (headless runs, tests)."""

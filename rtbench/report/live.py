@@ -1,0 +1,187 @@
+"""The terminal view of a run in progress: a live table on a terminal, one log line per
+measurement everywhere.  It is an rtbench.events callback; the runner knows nothing of it.
+
+    with LiveProgress(console) as live:
+        Runner(target, store, on_event=live).run(suite, argv)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from rtbench.events import (
+    Event,
+    MeasurementDone,
+    ProbeStarted,
+    RunStarted,
+    SettleDone,
+    StepStarted,
+    Tick,
+    WindowDone,
+)
+from rtbench.report.resultdata import headline
+from rtbench.wire.records import StartRecord, WindowRecord
+
+
+@dataclass
+class _SeriesProgress:
+    """Running per-series figures for the live display."""
+
+    label: str
+    windows: int = 0
+    last: WindowRecord | None = None
+    min_ns: int | None = None
+    max_ns: int | None = None
+    sum_ns: int = 0
+    count: int = 0
+    overruns: int = 0
+
+
+def _us(ns: float | None) -> str:
+    """Nanoseconds as microseconds for display."""
+    return "-" if ns is None else f"{ns / 1000:.1f}"
+
+
+def measurement_line(done: MeasurementDone) -> str:
+    """One line (rich markup) describing a finished measurement."""
+    result = done.output.result
+    worst = None
+    count = 0
+    if result is not None:
+        maxima = [int(s["max_ns"]) for s in result.series if s.get("max_ns") is not None]
+        worst = max(maxima) if maxima else None
+        count = sum(int(s.get("count", 0)) for s in result.series)
+    colour = {"ok": "green", "fail": "red", "break": "red"}.get(done.status, "yellow")
+    head = (f"[{colour}]{escape(done.status):>11}[/{colour}]  "
+            f"{escape(done.scenario)} / {escape(done.name)}: ")
+    if result is not None and not result.series:
+        return head + escape(headline(done.test, result.data) or "no latency series")
+    return (head + f"{count} samples, max {_us(worst)} us, "
+            f"{len(done.output.windows)} windows")
+
+
+class LiveProgress:
+    """Live progress: current step, per-series min/avg/max, suite ETA; log lines."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.suite_name = ""
+        self.total = 0
+        self.done = 0
+        self.remaining_s = 0.0
+        self.step = ""
+        self.step_end = 0.0
+        self.step_estimate = 0.0
+        self.series: dict[int, _SeriesProgress] = {}
+        self.live: Live | None = None
+
+    def __enter__(self) -> LiveProgress:
+        """Start the live display (on a terminal only)."""
+        if self.console.is_terminal:
+            self.live = Live(self.render(), console=self.console, auto_refresh=False,
+                             transient=True)
+            self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Remove the live display."""
+        if self.live is not None:
+            self.live.__exit__(None, None, None)
+            self.live = None
+
+    def __call__(self, event: Event) -> None:
+        """Take one runner event."""
+        if isinstance(event, RunStarted):
+            self.suite_name = event.suite.name
+            self.total = len(event.suite.scenarios) * len(event.suite.tests)
+            self.remaining_s = event.suite.estimated_seconds()
+        elif isinstance(event, StepStarted):
+            self.begin(event.label, event.expected_s)
+        elif isinstance(event, ProbeStarted):
+            self.on_start(event.record)
+        elif isinstance(event, WindowDone):
+            self.on_window(event.window)
+        elif isinstance(event, SettleDone):
+            self.end(None)
+        elif isinstance(event, MeasurementDone):
+            self.end(measurement_line(event))
+            for message in event.messages:
+                self.console.print(f"  [yellow]{escape(message)}[/yellow]", highlight=False)
+            return
+        elif not isinstance(event, Tick):
+            return
+        self.refresh()
+
+    def begin(self, step: str, expected_s: float) -> None:
+        """A new measurement (or settle phase) starts."""
+        self.step = step
+        self.step_estimate = expected_s
+        self.step_end = time.monotonic() + expected_s
+        self.series = {}
+
+    def end(self, line: str | None) -> None:
+        """The current step ended; line (if any) is printed above the live display."""
+        self.remaining_s = max(0.0, self.remaining_s - self.step_estimate)
+        self.step_estimate = 0.0
+        if line is not None:
+            self.done += 1
+            self.console.print(line, highlight=False)
+        self.refresh()
+
+    def on_start(self, record: StartRecord) -> None:
+        """Learn the series labels."""
+        for entry in record.series:
+            index = int(entry.get("index", len(self.series)))
+            self.series[index] = _SeriesProgress(str(entry.get("label", index)))
+
+    def on_window(self, window: WindowRecord) -> None:
+        """Fold a window into the per-series figures."""
+        sp = self.series.setdefault(window.series, _SeriesProgress(str(window.series)))
+        sp.windows += 1
+        sp.last = window
+        if window.warmup or window.count == 0:
+            return
+        sp.count += window.count
+        sp.sum_ns += window.sum_ns
+        sp.overruns += window.overruns
+        if window.min_ns is not None:
+            sp.min_ns = window.min_ns if sp.min_ns is None else min(sp.min_ns, window.min_ns)
+        if window.max_ns is not None:
+            sp.max_ns = window.max_ns if sp.max_ns is None else max(sp.max_ns, window.max_ns)
+
+    def eta_s(self) -> float:
+        """Seconds left in the suite (estimate)."""
+        current = max(0.0, self.step_end - time.monotonic())
+        return self.remaining_s - self.step_estimate + current
+
+    def render(self) -> Group:
+        """The live display."""
+        eta = max(0, int(self.eta_s()))
+        head = Text(f"{self.suite_name}: {self.step}   "
+                    f"[{self.done}/{self.total} done, ETA {eta // 60}:{eta % 60:02d}]")
+        table = Table(box=None, padding=(0, 1))
+        for column in ("series", "windows", "last min", "last avg", "last max",
+                       "min us", "avg us", "max us", "overruns"):
+            table.add_column(column, justify="right")
+        for sp in self.series.values():
+            last = sp.last
+            last_avg = last.sum_ns / last.count if last and last.count else None
+            table.add_row(
+                sp.label, str(sp.windows),
+                _us(last.min_ns if last else None), _us(last_avg),
+                _us(last.max_ns if last else None),
+                _us(sp.min_ns), _us(sp.sum_ns / sp.count if sp.count else None),
+                _us(sp.max_ns), str(sp.overruns))
+        return Group(head, table)
+
+    def refresh(self) -> None:
+        """Redraw the live display (terminal only)."""
+        if self.live is not None:
+            self.live.update(self.render(), refresh=True)

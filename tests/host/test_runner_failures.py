@@ -1,0 +1,221 @@
+"""The runner's failure paths, driven by the fake target (no process runs for real)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from fake_target import FakeTarget, Script
+from synth_probe import synth_lines
+
+from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_OK
+from rtbench.events import (
+    Event,
+    MeasurementDone,
+    ProbeStarted,
+    RunFinished,
+    RunStarted,
+    StepStarted,
+    WindowDone,
+)
+from rtbench.runner import Runner
+from rtbench.store import Store
+from rtbench.suites import Suite, parse_suite
+
+SUITE = """
+[suite]
+name = "fake"
+[defaults]
+duration = "100ms"
+warmup = "0s"
+settle = "0s"
+thresholds = ["50us"]
+[[scenarios]]
+name = "idle"
+{loads}
+[[tests]]
+name = "first"
+test = "cyclic"
+[[tests]]
+name = "second"
+test = "cyclic"
+"""
+
+
+def suite(loads: str = "") -> Suite:
+    """The two-test suite, with loads if given."""
+    return parse_suite(SUITE.format(loads=loads), "fake.toml")
+
+
+def lines(with_result: bool = True) -> list[str]:
+    """A cyclic run: start, 1 warm-up + 3 windows of 2 series, spikes, maybe a result."""
+    out, _ = synth_lines(series=2, windows=3, with_result=with_result)
+    return out
+
+
+def windows_of(text: list[str]) -> int:
+    """How many window records the lines hold."""
+    return sum(1 for line in text if json.loads(line).get("type") == "window")
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> Store:
+    """An empty database."""
+    return Store.open(f"sqlite:///{tmp_path / 'r.db'}")
+
+
+def run(target: FakeTarget, store: Store, the_suite: Suite | None = None,
+        **options: float) -> tuple[Runner, list[Event], float]:
+    """Run a suite on target; the runner, the events it emitted and the seconds it took."""
+    events: list[Event] = []
+    runner = Runner(target, on_event=events.append, **options)
+    started = time.monotonic()
+    runner.run(the_suite or suite(), store, ["rtbench", "run", "fake.toml"])
+    return runner, events, time.monotonic() - started
+
+
+def measurements(store: Store) -> list[tuple[str, str, int]]:
+    """(name, status, stored windows) of every measurement of run 1."""
+    detail = store.get_run(1)
+    return [(m.name, m.status, len(m.windows))
+            for sc in detail.scenarios for m in sc.measurements]
+
+
+def test_a_clean_run_emits_events_and_stores_everything(store: Store) -> None:
+    target = FakeTarget(lambda args: Script(lines()))
+    runner, events, _ = run(target, store)
+    kinds = [type(e) for e in events]
+    assert kinds[0] is RunStarted and kinds[-1] is RunFinished
+    assert kinds.count(StepStarted) == kinds.count(MeasurementDone) == 2
+    assert kinds.count(ProbeStarted) == 2
+    assert kinds.count(WindowDone) == 2 * windows_of(lines())
+    finished = events[-1]
+    assert isinstance(finished, RunFinished)
+    assert (finished.status, finished.exit_code) == ("ok", EXIT_OK)
+    assert measurements(store) == [("first", "ok", windows_of(lines())),
+                                   ("second", "ok", windows_of(lines()))]
+    detail = store.get_run(1)
+    assert detail.target == "fake" and detail.tool_versions["rtprobe"] == "0.1.0-fake"
+    assert all(p.stopped or p.eof for _, p in target.started)
+
+
+def test_a_hung_probe_is_killed_after_its_grace(store: Store) -> None:
+    target = FakeTarget(lambda args: Script(lines(with_result=False), then="hang"))
+    runner, events, took = run(target, store, hang_grace_s=0.3)
+    assert took < 5.0
+    assert all(p.stopped for _, p in target.started)
+    done = [e for e in events if isinstance(e, MeasurementDone)]
+    assert [d.status for d in done] == ["error", "error"]
+    assert any("past its expected length; killed" in m for m in done[0].messages)
+    finished = events[-1]
+    assert isinstance(finished, RunFinished)
+    assert (finished.status, finished.exit_code) == ("error", EXIT_ENV)
+    # the finished windows of the hung run are kept
+    assert measurements(store)[0] == ("first", "error", windows_of(lines(with_result=False)))
+
+
+def test_sigint_grace_then_kill(store: Store) -> None:
+    target = FakeTarget(lambda args: Script(lines(with_result=False), then="hang",
+                                            ignore_sigint=True))
+    events: list[Event] = []
+    runner = Runner(target, on_event=events.append, interrupt_grace_s=0.3,
+                    hang_grace_s=60.0)
+
+    def on_event(event: Event) -> None:
+        events.append(event)
+        if isinstance(event, WindowDone):
+            runner.stop.handle(signal.SIGINT, None)
+
+    runner.on_event = on_event
+    started = time.monotonic()
+    outcome = runner.run(suite(), store, ["rtbench"])
+    assert time.monotonic() - started < 5.0
+    assert (outcome.status, outcome.exit_code) == ("interrupted", EXIT_INTERRUPTED)
+    args, proc = target.started[0]
+    assert proc.interrupted and proc.stopped
+    assert len(target.started) == 1  # the second test never started
+    assert any("did not stop after SIGINT; killed" in m for m in outcome.messages)
+    assert measurements(store) == [("first", "interrupted", windows_of(lines(False)))]
+    assert store.list_runs()[0].status == "interrupted"
+
+
+def test_sigint_lets_the_probe_write_its_result(store: Store) -> None:
+    result = [line for line in lines() if json.loads(line)["type"] == "result"][0]
+    interrupted = json.dumps({**json.loads(result), "status": "interrupted"})
+    target = FakeTarget(lambda args: Script(lines(with_result=False), then="hang",
+                                            on_interrupt=[interrupted]))
+    runner = Runner(target, interrupt_grace_s=30.0)
+
+    def on_event(event: Event) -> None:
+        if isinstance(event, WindowDone):
+            runner.stop.handle(signal.SIGINT, None)
+
+    runner.on_event = on_event
+    started = time.monotonic()
+    outcome = runner.run(suite(), store, ["rtbench"])
+    assert time.monotonic() - started < 5.0
+    assert (outcome.status, outcome.exit_code) == ("interrupted", EXIT_INTERRUPTED)
+    assert not any("killed" in m for m in outcome.messages)
+    assert measurements(store)[0][:2] == ("first", "interrupted")
+
+
+def test_a_cut_short_last_line_is_reported_and_the_rest_kept(store: Store) -> None:
+    text = lines(with_result=False)
+    target = FakeTarget(lambda args: Script(text, then="cut"))
+    _, events, _ = run(target, store)
+    done = [e for e in events if isinstance(e, MeasurementDone)]
+    assert any("last line was cut short" in m for m in done[0].messages)
+    # the cut line (a spike or window) is not stored; every complete window is
+    complete = windows_of(text[:-1])
+    assert measurements(store)[0] == ("first", "error", complete)
+
+
+def test_a_load_dying_mid_scenario_ends_the_scenario(store: Store) -> None:
+    def script(args: list[str]) -> Script:
+        if args[0] == "load":
+            return Script([], then="die", exit_code=1, stderr="rtprobe load: cannot fork\n")
+        return Script(lines(), line_interval_s=0.05)
+
+    target = FakeTarget(script)
+    runner, events, _ = run(target, store, suite('loads = [{ kind = "cpu", rate = 100 }]'))
+    finished = events[-1]
+    assert isinstance(finished, RunFinished)
+    assert (finished.status, finished.exit_code) == ("error", EXIT_ENV)
+    assert any("load cpu exited (1): rtprobe load: cannot fork" in m for m in runner.messages)
+    # the first test ran (the load died during it); the second never started
+    assert [m[0] for m in measurements(store)] == ["first"]
+    load = store.get_run(1).scenarios[0].intensity
+    assert load is not None and load["loads"][0]["kind"] == "cpu"
+
+
+def test_a_lost_connection_keeps_the_finished_windows(store: Store) -> None:
+    text = lines(with_result=False)[:5]  # start + 4 windows
+    target = FakeTarget(lambda args: Script(text, then="lose"))
+    runner, events, _ = run(target, store)
+    finished = events[-1]
+    assert isinstance(finished, RunFinished)
+    assert (finished.status, finished.exit_code) == ("lost", EXIT_ENV)
+    assert measurements(store) == [("first", "lost", 4)]
+    assert store.list_runs()[0].status == "lost"
+    assert any("connection to target fake lost" in m for m in runner.messages)
+
+
+def test_the_live_view_prints_one_line_per_measurement(store: Store) -> None:
+    import io
+
+    from rich.console import Console
+
+    from rtbench.report.live import LiveProgress
+
+    console = Console(file=io.StringIO(), width=120)
+    target = FakeTarget(lambda args: Script(lines(with_result=False), then="hang"))
+    with LiveProgress(console) as live:
+        Runner(target, on_event=live, hang_grace_s=0.2).run(suite(), store, ["rtbench"])
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    assert text.count("error  idle / ") == 2
+    assert "idle / first: 0 samples" in text and "windows" in text
+    assert text.count("past its expected length; killed") == 2
+    assert live.done == 2 and live.total == 2

@@ -29,8 +29,8 @@ def elf_identity(path: Path) -> tuple[int, int, int] | None:
         raise TargetError(f"probe {path}: cannot read ({exc.strerror})") from exc
     if len(head) < 20 or head[:4] != b"\x7fELF":
         return None
-    order = "little" if head[5] == 1 else "big"
-    return head[4], head[5], int.from_bytes(head[18:20], order)
+    machine = int.from_bytes(head[18:20], "little" if head[5] == 1 else "big")
+    return head[4], head[5], machine
 
 
 def check_probe_arch(path: Path, arch: str) -> None:

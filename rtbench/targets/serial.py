@@ -11,6 +11,7 @@ kept as the board's log lines, never parse errors.
 from __future__ import annotations
 
 import base64
+import contextlib
 import gzip
 import os
 import random
@@ -136,7 +137,7 @@ class SerialTarget(BoardTarget):
     def open(self) -> None:
         """Open the port, find the shell, quieten it, push the probe."""
         try:
-            import serial  # type: ignore[import-untyped]
+            import serial
         except ImportError as exc:
             raise TargetError("serial targets need pyserial: pip install 'rtbench[serial]'") \
                 from exc
@@ -222,10 +223,8 @@ class SerialTarget(BoardTarget):
                 self.link.write(b"stty echo 2>/dev/null\n")
         except TargetError:
             pass
-        try:
+        with contextlib.suppress(OSError):
             self.link.port.close()
-        except OSError:
-            pass
         self.link = None
 
     def _link(self) -> SerialLink:

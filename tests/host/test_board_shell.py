@@ -73,7 +73,8 @@ def test_checksum_and_probe_name(tmp_path: Path) -> None:
     assert not remote_matches(local_run, str(remote), local)
     assert not remote_matches(local_run, str(tmp_path / "missing"), local)
     name = probe_remote_path("/tmp/rtbench/", local)
-    assert name.startswith("/tmp/rtbench/rtprobe-") and len(name) == len("/tmp/rtbench/rtprobe-") + 16
+    prefix = "/tmp/rtbench/rtprobe-"
+    assert name.startswith(prefix) and len(name) == len(prefix) + 16
 
 
 def test_lock_is_exclusive_and_clears_when_stale(tmp_path: Path) -> None:

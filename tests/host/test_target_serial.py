@@ -164,9 +164,8 @@ def test_port_missing_busy_and_bad_uris(board: Board, tmp_path: Path) -> None:
     with pytest.raises(TargetError, match="no such device"):
         open_target(f"serial://{tmp_path}/ttyNONE").open()
     tty = board("exec busybox sh -i")
-    with open_target(f"serial://{tty}"):
-        with pytest.raises(TargetError, match="busy"):
-            open_target(f"serial://{tty}").open()
+    with open_target(f"serial://{tty}"), pytest.raises(TargetError, match="busy"):
+        open_target(f"serial://{tty}").open()
     for uri, message in (("serial:///dev/ttyS0?baud=fast", "baud must be"),
                          ("serial:///dev/ttyS0?parity=odd", "unknown option 'parity'"),
                          ("serial://ttyS0", "expected serial:///dev/ttyX")):

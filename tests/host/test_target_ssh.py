@@ -129,9 +129,9 @@ def test_shell_command_load_stops_with_its_group(board: SshBoard) -> None:
 
 
 def test_second_run_on_the_same_board_is_refused(board: SshBoard) -> None:
-    with open_board(board):
-        with pytest.raises(TargetError, match="another rtbench run is using this board"):
-            open_board(board).open()
+    busy = "another rtbench run is using this board"
+    with open_board(board), pytest.raises(TargetError, match=busy):
+        open_board(board).open()
     # Released on close: the next one gets it.
     with open_board(board) as target:
         assert target.run("true").returncode == 0

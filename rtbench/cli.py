@@ -27,8 +27,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 DB_HELP = "Results database URL (default: RTBENCH_DB, else SQLite in the XDG data dir)."
 PROBE_HELP = ("rtprobe binary to use (default: RTBENCH_PROBE, the packaged one, "
               "./probe/build, PATH).")
-TARGET_HELP = ("Where to measure, as a URI (default: local, this machine; "
-               "`local` is the only kind so far).")
+TARGET_HELP = ("Where to measure, as a URI: local (default, this machine), "
+               "ssh://[user@]host[:port] or serial:///dev/ttyX?baud=115200 (docs/targets.md).")
 SEVERITY_STYLE = {"ok": "green", "info": "cyan", "warn": "yellow", "bad": "bold red"}
 
 

@@ -572,7 +572,14 @@ class Runner:
                     break
                 now = time.monotonic()
                 if now >= next_sample:
-                    sampler.sample()
+                    try:
+                        sampler.sample()
+                    except TargetLost:
+                        # the /proc read found the connection gone: keep what came
+                        lost = True
+                        messages.append(f"connection to target {self.target.name} lost; "
+                                        "the finished windows are kept")
+                        break
                     next_sample += 1.0
                 if self.stop and interrupted_at is None:
                     proc.interrupt()

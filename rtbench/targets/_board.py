@@ -138,6 +138,10 @@ class BoardTarget(Target):
             raise TargetError(f"{self.name}: cannot write {remote} "
                               f"({done.stderr.strip()[:160]})")
 
+    def probe_path(self) -> str:
+        """Where rtprobe is on the board (as stored command lines name it)."""
+        return self._remote_probe or "rtprobe"
+
     def _probe_path(self) -> str:
         """The probe's path on the target (after open())."""
         if self._remote_probe is None:

@@ -6,9 +6,11 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -248,3 +250,110 @@ def test_ssh_missing_is_one_line(board: SshBoard, monkeypatch: pytest.MonkeyPatc
 def test_processes_helper_sees_the_namespace(board: SshBoard) -> None:
     assert board.processes("sshd")
     assert subprocess.run(["true"], check=False).returncode == 0
+
+
+# --- rtbench run --target ssh://... end to end -------------------------------------
+
+LONG_SUITE = """
+[suite]
+name = "long"
+description = "one long cyclic, to cut the link in"
+
+[defaults]
+duration = "60s"
+warmup = "0s"
+settle = "0s"
+
+[[scenarios]]
+name = "idle"
+
+[[tests]]
+name = "cyclic-1ms"
+test = "cyclic"
+params = { interval = "1ms" }
+"""
+
+
+def rtbench(args: list[str], env: dict[str, str], timeout_s: float = 240,
+            ) -> subprocess.CompletedProcess[str]:
+    """Run the rtbench CLI of this checkout."""
+    return subprocess.run([sys.executable, "-m", "rtbench", *args], env=env,
+                          capture_output=True, text=True, timeout=timeout_s, check=False)
+
+
+def cli_env(board: SshBoard, tmp_path: Path) -> dict[str, str]:
+    """Environment for the CLI: the board's ssh_config, a private data directory."""
+    env = board.env()
+    env["XDG_DATA_HOME"] = str(tmp_path / "data")
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    env["COLUMNS"] = "200"
+    env.pop("RTBENCH_DB", None)
+    env.pop("RTBENCH_PROBE", None)
+    return env
+
+
+def stored_runs(tmp_path: Path) -> list[Any]:
+    """Every run in the CLI's database, newest last."""
+    from rtbench.store import Store
+
+    store = Store.open(f"sqlite:///{tmp_path}/data/rtbench/results.db")
+    return [store.get_run(r.id) for r in reversed(store.list_runs())]
+
+
+def test_smoke_suite_over_ssh_stores_the_boards_environment(board: SshBoard,
+                                                            tmp_path: Path) -> None:
+    env = cli_env(board, tmp_path)
+    done = rtbench(["run", "smoke", "--target", board.uri, "--simulate", "7"], env)
+    assert done.returncode == 0, done.stderr + done.stdout
+    (run,) = stored_runs(tmp_path)
+    assert run.status == "ok" and run.target == board.uri
+    assert run.sysinfo["uname"]["nodename"] == run.hostname
+    measurements = [m for s in run.scenarios for m in s.measurements]
+    assert all(m.command[0].startswith("/tmp/rtbench/rtprobe-") for m in measurements)
+    assert sum(len(m.windows) for m in measurements) > 0
+
+
+def test_cut_link_mid_run_keeps_the_windows_and_ends_lost(board: SshBoard,
+                                                          tmp_path: Path) -> None:
+    if board.host_if is None:
+        pytest.skip("needs the network namespace (link cut)")
+    suite = tmp_path / "long.toml"
+    suite.write_text(LONG_SUITE)
+    env = cli_env(board, tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "rtbench", "run", str(suite), "--target",
+                             board.uri], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not any(" cyclic " in p for p in board.processes("/tmp/rtbench/rtprobe")) \
+                and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(5)       # a few windows in
+        board.link(up=False)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        board.link(up=True)
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 3, err + out
+    assert "lost" in out + err, out + err
+    (run,) = stored_runs(tmp_path)
+    assert run.status == "lost"
+    assert sum(len(m.windows) for s in run.scenarios for m in s.measurements) >= 1
+    deadline = time.monotonic() + 30
+    while board.processes("/tmp/rtbench/rtprobe") and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not board.processes("/tmp/rtbench/rtprobe")
+
+
+def test_cli_target_faults_are_one_line(board: SshBoard, tmp_path: Path) -> None:
+    env = cli_env(board, tmp_path)
+    for uri, code, message in (("telnet://board", 2, "unknown scheme 'telnet'"),
+                               (f"ssh://root@{board.address}:2", 3, "connection refused")):
+        done = rtbench(["run", "smoke", "--target", uri], env, timeout_s=60)
+        assert done.returncode == code, done.stderr
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and message in lines[0], done.stderr
+    assert not (tmp_path / "data" / "rtbench" / "results.db").exists() or not stored_runs(
+        tmp_path)

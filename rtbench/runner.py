@@ -54,8 +54,13 @@ from rtbench.suites import (
     params_to_args,
     plan_placement,
 )
-from rtbench.targets.base import ProbeProcess, Target, TargetError, TargetLost
-from rtbench.targets.procstat import IntensitySampler, read_steal
+from rtbench.targets.base import ProbeProcess, Target, TargetError, TargetLost, open_target
+from rtbench.targets.procstat import (
+    IntensitySampler,
+    parse_net_dev,
+    read_steal,
+    received_rate,
+)
 from rtbench.wire.records import (
     ProbeOutput,
     RecordError,
@@ -64,6 +69,8 @@ from rtbench.wire.records import (
     parse_record,
 )
 
+# UDP port a host-side net load floods on the target (discard: nothing listens).
+HOST_LOAD_PORT = 9
 # Time rtprobe may take beyond warm-up + duration before it is considered hung.
 HANG_GRACE_S = 60.0
 # The same for tests that run a fixed amount of work (ctx, pi, ...): their length is only
@@ -199,10 +206,15 @@ class _Load:
 class LoadGroup:
     """The loads of one scenario: started together, watched, stopped on every path."""
 
-    def __init__(self, target: Target, pump: Pump) -> None:
+    def __init__(self, target: Target, pump: Pump,
+                 host: Callable[[], Target] | None = None) -> None:
         self.target = target
         self.pump = pump
         self.loads: list[_Load] = []
+        # the machine rtbench runs on, for loads placed `on = "host"` (opened on demand)
+        self.host = host
+        self._net_before: tuple[float, dict[str, tuple[int, int]]] | None = None
+        self.received: dict[str, Any] | None = None
 
     def start(self, specs: tuple[LoadSpec, ...], load_cpus: str | None = None) -> None:
         """Start every instance of every load; a load without its own `cpus` gets load_cpus."""
@@ -219,14 +231,36 @@ class LoadGroup:
         """Start `rtprobe load KIND --rate R` and read its rate records."""
         rate = spec.rate if isinstance(spec.rate, str) else f"{spec.rate:g}"
         args = ["load", str(spec.kind), "--rate", rate]
-        if cpus is not None:
+        where = self.target
+        if spec.on == "host":
+            where, aim = self._host_side()
+            args += aim
+        elif cpus is not None:
             args += ["--cpus", cpus]
         args += params_to_args(spec.options)
-        proc = self.target.start_probe(args)
+        proc = where.start_probe(args)
         load = _Load(spec, proc, cpus)
         self.loads.append(load)
         self.pump.add(proc, lambda data: self._on_data(load, data),
                       lambda data: self._on_stderr(load, data))
+
+    def _host_side(self) -> tuple[Target, list[str]]:
+        """The host target and the arguments aiming a net load at the target's address;
+        the target's /proc/net/dev is read now, to count what it received."""
+        if self.host is None:
+            raise TargetError("this run has no host side for `on = \"host\"` loads")
+        host = self.host()
+        address = self.target.address()
+        if host.name == self.target.name:
+            return host, []
+        if address is None:
+            raise TargetError(f"target {self.target.name} has no network address for a "
+                              "host-side load (`on = \"host\"` needs an ssh target)")
+        if self._net_before is None:
+            self._net_before = (time.monotonic(),
+                                parse_net_dev(self.target.read_file("/proc/net/dev")))
+        where = f"[{address}]" if ":" in address else address
+        return host, ["--target", f"{where}:{HOST_LOAD_PORT}", "--allow-remote"]
 
     @staticmethod
     def _on_data(load: _Load, data: bytes) -> None:
@@ -262,6 +296,11 @@ class LoadGroup:
 
     def stop(self) -> None:
         """Stop every load: built-in ones get SIGINT first so they write their result."""
+        if self._net_before is not None:
+            with suppress(TargetError, ValueError):
+                after = parse_net_dev(self.target.read_file("/proc/net/dev"))
+                then, before = self._net_before
+                self.received = received_rate(before, after, time.monotonic() - then)
         for load in self.loads:
             if load.spec.kind is not None:
                 load.proc.interrupt()
@@ -296,6 +335,9 @@ class LoadGroup:
                     unit = load.output.rates[-1].unit
                 entry["unit"] = unit
                 entry["rate_samples"] = len(rates)
+                if load.spec.on == "host":
+                    # the other end's count: what the target's busiest interface received
+                    entry["received_by_target"] = self.received
                 if load.errors:
                     entry["errors"] = load.errors[-3:]
             out.append(entry)
@@ -355,6 +397,7 @@ class Runner:
         self.hang_grace_s = hang_grace_s
         self.stop = StopFlag()
         self.pump = Pump()
+        self._host_target: Target | None = None
         self.statuses: list[str] = []
         self.usage_error = False
         self.lost = False
@@ -426,11 +469,29 @@ class Runner:
             except BaseException:
                 self.store.finish_run(run_id, "interrupted" if self.stop else "error")
                 raise
+            finally:
+                self._close_host()
             status, code = run_verdict(self.statuses, interrupted=bool(self.stop),
                                        lost=self.lost, usage_error=self.usage_error)
             self.store.finish_run(run_id, status)
         self.on_event(RunFinished(run_id, status, code))
         return RunOutcome(run_id, status, code, len(self.statuses), self.messages)
+
+    def _host(self) -> Target:
+        """This machine as a target, for loads placed on the host (opened once)."""
+        if self._host_target is None:
+            if self.target.name == "local":
+                return self.target
+            host = open_target("local")
+            host.open()
+            self._host_target = host
+        return self._host_target
+
+    def _close_host(self) -> None:
+        """Close the host side if a host load opened it."""
+        if self._host_target is not None:
+            self._host_target.close()
+            self._host_target = None
 
     def _wait(self, seconds: float, sampler: IntensitySampler) -> None:
         """Wait (pumping load output and sampling /proc) unless stopped."""
@@ -463,7 +524,7 @@ class Runner:
             run_id, name=scenario.name, loads=[ld.describe() for ld in scenario.loads],
             load_cpus=scenario.load_cpus, measure_cpus=scenario.measure_cpus)
         self.store.set_scenario_intensity(scenario_id, {"placement": placement.describe()})
-        loads = LoadGroup(self.target, self.pump)
+        loads = LoadGroup(self.target, self.pump, self._host)
         sampler = IntensitySampler(self.target.read_file, time.monotonic)
         try:
             loads.start(scenario.loads, scenario.load_cpus)

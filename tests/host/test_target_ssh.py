@@ -357,3 +357,44 @@ def test_cli_target_faults_are_one_line(board: SshBoard, tmp_path: Path) -> None
         assert len(lines) == 1 and message in lines[0], done.stderr
     assert not (tmp_path / "data" / "rtbench" / "results.db").exists() or not stored_runs(
         tmp_path)
+
+
+FLOOD_SUITE = """
+[suite]
+name = "flood"
+description = "a UDP flood from the host at the board"
+
+[defaults]
+duration = "3s"
+warmup = "0s"
+settle = "1s"
+
+[[scenarios]]
+name = "flood"
+loads = [{ kind = "net", on = "host", rate = 2000 }]
+
+[[tests]]
+name = "cyclic-1ms"
+test = "cyclic"
+params = { interval = "1ms" }
+"""
+
+
+def test_host_net_flood_is_counted_on_both_ends(board: SshBoard, tmp_path: Path,
+                                                 probe_path: Path) -> None:
+    if board.host_if is None:
+        pytest.skip("needs the network namespace (the flood crosses the veth pair)")
+    suite = tmp_path / "flood.toml"
+    suite.write_text(FLOOD_SUITE)
+    env = cli_env(board, tmp_path)
+    env["RTBENCH_PROBE"] = str(probe_path)      # the host's own probe sends the flood
+    done = rtbench(["run", str(suite), "--target", board.uri], env)
+    assert done.returncode in (0, 1), done.stderr + done.stdout
+    (run,) = stored_runs(tmp_path)
+    (load,) = run.scenarios[0].intensity["loads"]
+    assert load["on"] == "host" and load["kind"] == "net"
+    assert load["achieved"] > 0                         # the sender's count
+    received = load["received_by_target"]               # the board's /proc/net/dev
+    assert received["interface"].startswith("rtbn")
+    assert received["packets_per_s"] > 0
+    assert run.scenarios[0].intensity["irq_per_s"] > 0  # the board's /proc/interrupts

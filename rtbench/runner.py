@@ -662,6 +662,11 @@ class Runner:
         if lines.rest().strip():
             messages.append("rtprobe's last line was cut short (process killed?)")
         returncode = proc.poll()
+        if proc.lost and not lost:
+            # stopping it showed the target gone (e.g. a serial board that rebooted)
+            lost = True
+            messages.append(f"connection to target {self.target.name} lost; "
+                            "the finished windows are kept")
         if lost:
             self._lose("rtprobe")
             status = output.result.status if output.result is not None else "lost"

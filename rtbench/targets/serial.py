@@ -328,6 +328,9 @@ class SerialTarget(BoardTarget):
 
     def start_probe(self, args: list[str], cpus: str | None = None) -> ProbeProcess:
         """Start rtprobe on the board (taskset when cpus is given and it exists)."""
+        if args[:1] == ["load"]:
+            raise TargetError(f"{self.name}: a serial line runs one process at a time; "
+                              "loads next to a test need an ssh target")
         probe = " ".join(shlex.quote(w) for w in [self._probe_path(), *args])
         if cpus and self.run("command -v taskset").returncode == 0:
             probe = f"taskset -c {shlex.quote(cpus)} {probe}"

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import platform
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import jsonschema
@@ -28,8 +30,10 @@ MACHINE = {"x86_64": "x86_64", "i386": "i686", "aarch64": "aarch64", "armhf": "a
 
 @pytest.fixture(scope="session")
 def arch_probes() -> dict[str, Path]:
-    """Every arch's probe, built once (and cached across sessions by probebuild)."""
-    return {name: build_probe(name) for name in ARCHES}
+    """Every arch's probe, built once, side by side (cached across sessions)."""
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 1)) as pool:
+        built = pool.map(lambda name: build_probe(name, jobs=1), ARCHES)
+        return dict(zip(ARCHES, built, strict=True))
 
 
 def runner_prefix(arch: str) -> list[str]:

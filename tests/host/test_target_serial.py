@@ -3,8 +3,10 @@ UART joins a board's console to the host)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import shutil
 import subprocess
 import time
@@ -13,7 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from rtbench.targets.base import ProbeProcess, TargetError, TargetUsageError, open_target
+from rtbench.targets.base import (
+    ProbeProcess,
+    TargetError,
+    TargetLost,
+    TargetUsageError,
+    open_target,
+)
 from rtbench.targets.serial import SerialTarget, _split_console
 
 pytest.importorskip("serial")
@@ -26,6 +34,8 @@ LOGIN_SCRIPT = ("trap '' INT; while :; do printf 'board login: '; read u; [ -n \
                 "echo 'Login incorrect'; sleep 30")
 
 Board = Callable[[str], Path]
+# The socat process of each console a test started, by its tty path.
+CONSOLES: dict[Path, subprocess.Popen[bytes]] = {}
 
 
 @pytest.fixture()
@@ -42,6 +52,7 @@ def board(tmp_path: Path) -> Iterator[Board]:
             ["socat", f"PTY,link={tty},raw,echo=0", f"{exec_part},pty,setsid,ctty,stderr,sane"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         procs.append(proc)
+        CONSOLES[tty] = proc
         deadline = time.monotonic() + 10
         while not tty.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -184,3 +195,44 @@ def test_console_lines_never_break_records() -> None:
     assert [json.loads(r) for r in out] == [{"type": "window", "n": 1}, {"type": "result"}]
     assert other == [b"[   3.5] eth0: link up", b"[   4.0] plain message"]
     assert os.sep == "/"
+
+
+def test_silent_board_is_lost(board: Board) -> None:
+    """The probe stops answering (as on a board that hung or rebooted): lost, not hung."""
+    tty = board("exec busybox sh -i")
+    with open_target(f"serial://{tty}") as target:
+        assert isinstance(target, SerialTarget)
+        proc = target.start_probe(["cyclic", "--duration", "60s", "--interval", "1ms"])
+        out = b""
+        deadline = time.monotonic() + 20
+        while b'"window"' not in out and time.monotonic() < deadline:
+            out += proc.read_available()[0]
+            time.sleep(0.05)
+        pids = subprocess.run(["pgrep", "-f", f"^{target._probe_path()} cyclic"],
+                              capture_output=True, text=True, check=False).stdout.split()
+        assert pids
+        for pid in pids:
+            os.kill(int(pid), signal.SIGSTOP)
+        try:
+            proc.stop(grace_s=1.0)
+            assert proc.lost and proc.at_eof()
+        finally:
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(pid), signal.SIGKILL)
+                    os.kill(int(pid), signal.SIGCONT)
+
+
+def test_board_gone_mid_run_raises_lost(board: Board) -> None:
+    tty = board("exec busybox sh -i")
+    with open_target(f"serial://{tty}") as target:
+        proc = target.start_probe(["cyclic", "--duration", "60s", "--interval", "1ms"])
+        time.sleep(1.0)
+        console = CONSOLES[tty]
+        console.terminate()
+        console.wait(timeout=10)
+        with pytest.raises(TargetLost):
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                proc.read_available()
+                time.sleep(0.05)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import shutil
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -166,7 +166,7 @@ def test_garbage_on_the_line(board: Board) -> None:
     tty = board("trap '' INT; while :; do head -c 200 /dev/urandom; sleep 0.05; done")
     target = open_target(f"serial://{tty}?baud=9600")
     assert isinstance(target, SerialTarget)
-    target.shell_timeout_s = 3
+    target.shell_timeout_s = 6
     with pytest.raises(TargetError, match="garbage on the line; is the baud rate"):
         target.open()
 

@@ -27,7 +27,7 @@ probe:
 
 # --system-site-packages reuses numpy/scipy/matplotlib already on the machine, which keeps
 # a fresh `make run` well inside its 3 minutes; anything missing comes from PyPI.
-$(VENV)/.installed: pyproject.toml setup.py $(wildcard probe/src/*.[ch]) $(wildcard suites/*.toml)
+$(VENV)/.installed: pyproject.toml setup.py $(wildcard probe/src/*.[ch] probe/src/*/*.[ch]) $(wildcard suites/*.toml)
 	test -x $(VPY) || $(PYTHON) -m venv --system-site-packages $(VENV)
 	$(VPY) -m pip install --quiet --disable-pip-version-check .
 	touch $@

@@ -51,10 +51,10 @@ class BuildWithProbe(build_py):  # type: ignore[misc]
         binary keeps only the C library code it uses resident (about half the memory
         of the dynamic build, see BENCHMARKS.md).
         """
-        static = subprocess.run(["make", "-C", str(probe_dir), "STATIC=1", "BUILD=build-static"],
+        static = subprocess.run(["make", "-C", str(probe_dir), "STATIC=1", "BUILD=build/static"],
                                 check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if static.returncode == 0:
-            return probe_dir / "build-static" / "rtprobe"
+            return probe_dir / "build" / "static" / "rtprobe"
         return probe_dir / "build" / "rtprobe"
 
 

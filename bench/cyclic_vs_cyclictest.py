@@ -32,7 +32,7 @@ PEER = ["cyclictest", "-m", "-p80", "-t1", "-i1000"]
 
 
 def loglin7_lower(index: int) -> int:
-    """Smallest value in ns of a loglin7 histogram bucket (probe/src/hist.h)."""
+    """Smallest value in ns of a loglin7 histogram bucket (probe/src/lib/hist.h)."""
     if index < 128:
         return index
     k = 7 + (index - 128) // 128
@@ -59,13 +59,13 @@ def probe_binary(kind: str) -> Path | None:
         subprocess.run(["make", "-s", "-C", str(probe)], check=True)
         return probe / "build/rtprobe"
     if kind == "static":
-        subprocess.run(["make", "-s", "-C", str(probe), "STATIC=1", "BUILD=build-static"],
+        subprocess.run(["make", "-s", "-C", str(probe), "STATIC=1", "BUILD=build/static"],
                        check=True)
-        return probe / "build-static/rtprobe"
+        return probe / "build/static/rtprobe"
     if not shutil.which("musl-gcc"):
         return None
     subprocess.run(["make", "-s", "-C", str(probe), "musl"], check=True)
-    return probe / "build-musl/rtprobe"
+    return probe / "build/musl/rtprobe"
 
 
 def per_sample(count: Callable[[list[str]], int], cmd_lo: list[str], cmd_hi: list[str],

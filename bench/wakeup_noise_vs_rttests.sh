@@ -98,7 +98,7 @@ def result(path):
 
 
 def lower(i):
-    """Lower bound in ns of loglin7 bucket i (probe/src/hist.h)."""
+    """Lower bound in ns of loglin7 bucket i (probe/src/lib/hist.h)."""
     if i < 128:
         return i
     k = 7 + (i - 128) // 128

@@ -1,9 +1,10 @@
-"""Find the rtprobe binary the local target runs (the target asks it what it supports)."""
+"""Find the rtprobe binary the local target runs, and read what it offers (describe)."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -13,6 +14,10 @@ CHECKOUT_PROBE = PACKAGE_DIR.parent / "probe" / "build" / "rtprobe"
 
 class ProbeNotFound(Exception):
     """No usable rtprobe; the message is one line saying what to do (exit 3)."""
+
+
+class ProbeDescribeError(ProbeNotFound):
+    """`rtprobe describe --json` failed: no usable rtprobe; one line (exit 3)."""
 
 
 def _usable(path: Path) -> bool:
@@ -47,3 +52,20 @@ def locate_probe(option: str | None = None) -> Path:
         "or pass --probe PATH / set RTBENCH_PROBE"
     )
 
+
+def probe_describe(probe: Path) -> str:
+    """Return what `rtprobe describe --json` prints (its tests, loads and options).
+
+    Suite parsing uses the local probe's catalogue; a run checks the target's own
+    (suites.target_catalogue through the target's run_probe).
+    """
+    try:
+        out = subprocess.run([str(probe), "describe", "--json"], capture_output=True,
+                             text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ProbeDescribeError(f"{probe} describe --json: cannot run it ({exc})") from None
+    if out.returncode != 0:
+        raise ProbeDescribeError(
+            f"{probe} describe --json failed (exit {out.returncode}): this rtprobe is "
+            "older than rtbench; rebuild it (make -C probe) or reinstall rtbench")
+    return out.stdout

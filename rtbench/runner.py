@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from types import FrameType
 from typing import Any
 
-from rtbench import EXIT_ENV, EXIT_USAGE, __version__
+from rtbench import EXIT_USAGE, __version__
 from rtbench.analysis.verdict import run_verdict
 from rtbench.cpulist import parse_cpulist
 from rtbench.events import (
@@ -45,14 +45,15 @@ from rtbench.store.ingest import measurement_detail
 from rtbench.suites import (
     LoadSpec,
     Placement,
+    ProbeMismatch,
     Scenario,
     Suite,
     TestSpec,
-    check_load_options,
-    check_options,
     check_placement,
     params_to_args,
     plan_placement,
+    target_catalogue,
+    validate_for_probe,
 )
 from rtbench.targets.base import ProbeProcess, Target, TargetError, TargetLost, open_target
 from rtbench.targets.procstat import (
@@ -411,37 +412,15 @@ class Runner:
         return self._sysinfo
 
     def validate(self, suite: Suite) -> None:
-        """Before anything runs: the target's rtprobe has every test kind, option and load
-        kind the suite uses (and --simulate for every test of a simulated run), and the CPUs
-        the suite names exist on the target.  RunError or SuiteError say what is wrong."""
-        helps: dict[str, str] = {}
-        for kind in sorted({t.test for t in suite.tests}):
-            ok, text = self.target.supports(kind)
-            if not ok:
-                raise RunError(f"suite {suite.source}: {self._probe_named()} has no test "
-                               f"{kind!r}; update rtprobe or remove the test", EXIT_ENV)
-            if self.simulate is not None and "--simulate" not in text:
-                raise RunError(
-                    f"--simulate: rtprobe {kind} has no simulation, so the run would mix "
-                    f"synthetic and real results; remove the {kind} tests from "
-                    f"{suite.source} or run without --simulate", EXIT_USAGE)
-            helps[kind] = text
-        check_options(suite, helps)
-        kinds = suite.load_kinds()
-        if kinds:
-            load_helps = {k: self.target.supports("load", k) for k in sorted(kinds)}
-            missing = [k for k, (ok, _) in load_helps.items() if not ok]
-            if missing:
-                raise RunError(
-                    f"suite {suite.source}: built-in load {', '.join(missing)} needs "
-                    f"`rtprobe load`, which {self._probe_named()} does not offer; "
-                    "use an external command load (command = ...) instead", EXIT_ENV)
-            check_load_options(suite, {k: text for k, (_, text) in load_helps.items()})
+        """Before anything runs: the target's rtprobe (its `describe --json`) has every test
+        kind, option and load kind the suite uses (and --simulate for every test of a
+        simulated run), and the CPUs the suite names exist on the target.  RunError or
+        SuiteError say what is wrong."""
+        try:
+            validate_for_probe(suite, target_catalogue(self.target), self.simulate is not None)
+        except ProbeMismatch as exc:
+            raise RunError(str(exc), exc.exit_code) from None
         check_placement(suite, allowed_cpus(self.sysinfo()))
-
-    def _probe_named(self) -> str:
-        """How messages name the target's rtprobe: 'this rtprobe (PATH)'."""
-        return f"this rtprobe ({self.target.probe_path()})"
 
     def run(self, suite: Suite, store: Store, command_line: list[str]) -> RunOutcome:
         """Run every scenario x test of suite into store; return the outcome (never raises

@@ -7,16 +7,19 @@ whole file has been validated.
 
 from __future__ import annotations
 
+import functools
 import itertools
+import json
 import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from rtbench.cpulist import format_cpulist, parse_cpulist
+from rtbench.probe import ProbeDescribeError, locate_probe, probe_describe
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -26,21 +29,17 @@ else:  # pragma: no cover - exercised on 3.10 only
 PACKAGE_DIR = Path(__file__).resolve().parent
 BUILTIN_DIRS = (PACKAGE_DIR / "_suites", PACKAGE_DIR.parent / "suites")
 
-TEST_KINDS = (
-    "cyclic", "periodic", "clock", "wakeup", "ctx", "ipc", "event", "noise", "pi", "hackbench",
-)
-LOAD_KINDS = ("cpu", "sched", "mem", "io", "net", "timer")
-
 
 @dataclass(frozen=True)
 class TestKind:
-    """What a test kind takes of the options rtbench manages (see `rtprobe KIND --help`).
+    """What a test kind takes of the options rtbench manages, as `rtprobe describe` says.
 
     An untimed test runs a fixed amount of work (ctx's repetitions x hops, pi's
     iterations, ipc --bandwidth's transfers, hackbench's loops); `nominal_s` is its
     expected length for the ETA and the hang limit.  `cpus` is how the scenario's
     measure_cpus reaches it: "--cpus LIST", "--cpu FIRST" (pi), or None (hackbench:
-    the process is pinned instead).
+    the process is pinned instead).  `untimed_with` names a flag param that makes a
+    timed test untimed (ipc's bandwidth).
     """
 
     timed: bool = True
@@ -48,25 +47,96 @@ class TestKind:
     thresholds: bool = True
     cpus: str | None = "--cpus"
     nominal_s: float = 0.0
+    untimed_with: str | None = None
+    simulate: bool = True
+    options: frozenset[str] = frozenset()
 
 
-TIMED = TestKind()
-TEST_KIND_TRAITS = {
-    "cyclic": TIMED, "periodic": TIMED, "clock": TIMED, "wakeup": TIMED,
-    "event": TIMED, "noise": TIMED, "ipc": TIMED,
-    "ctx": TestKind(timed=False, warmup=False, thresholds=False, nominal_s=2.0),
-    "pi": TestKind(timed=False, cpus="--cpu", nominal_s=2.0),
-    "hackbench": TestKind(timed=False, warmup=False, thresholds=False, cpus=None,
-                          nominal_s=1.0),
-}
-# ipc with bandwidth = true measures transfers, not a latency series.
-IPC_BANDWIDTH = TestKind(timed=False, warmup=False, thresholds=False, nominal_s=1.0)
-UNTIMED_HINT = {
-    "ctx": "it runs --repetitions x --hops; set those in params",
-    "pi": "it runs --iterations; set that in params",
-    "hackbench": "it runs --loops; set that in params",
-    "ipc": "--bandwidth runs --repetitions transfers of --total bytes; set those in params",
-}
+@dataclass(frozen=True)
+class LoadKind:
+    """A built-in load kind of rtprobe: its rate unit and range and its own options."""
+
+    unit: str
+    rate_min: float
+    rate_max: float
+    options: frozenset[str]
+
+
+class CatalogueError(ValueError):
+    """`rtprobe describe --json` printed something this rtbench cannot read."""
+
+
+class ProbeMismatch(Exception):
+    """The target's rtprobe cannot run the suite as asked: one line and its exit code."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class _ProbeRunner(Protocol):
+    """What target_catalogue needs of a target: running its rtprobe."""
+
+    def run_probe(self, args: list[str], timeout_s: float = ...) -> Any: ...
+
+
+@dataclass(frozen=True)
+class ProbeCatalogue:
+    """The tests and loads one rtprobe offers, read from `rtprobe describe --json`."""
+
+    version: str
+    tests: Mapping[str, TestKind]
+    loads: Mapping[str, LoadKind]
+
+    @classmethod
+    def from_describe(cls, doc: Mapping[str, Any]) -> ProbeCatalogue:
+        """Build it from the parsed rtprobe-describe/1 document."""
+        try:
+            if doc["schema"] != "rtprobe-describe/1":
+                raise CatalogueError(f"unknown describe schema {doc['schema']!r}")
+            tests = {str(t["name"]): _test_kind(t) for t in doc["tests"]}
+            loads = {str(k["name"]): LoadKind(
+                unit=str(k["unit"]), rate_min=float(k["rate_min"]),
+                rate_max=float(k["rate_max"]),
+                options=frozenset(str(o["name"]) for o in k["options"] + k["common_options"]))
+                for k in doc["loads"]}
+            return cls(version=str(doc["version"]), tests=tests, loads=loads)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CatalogueError(f"rtprobe describe --json: malformed ({exc})") from None
+
+    @classmethod
+    def from_text(cls, text: str) -> ProbeCatalogue:
+        """Build it from the text `rtprobe describe --json` printed."""
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CatalogueError(f"rtprobe describe --json: not JSON ({exc})") from None
+        if not isinstance(doc, dict):
+            raise CatalogueError("rtprobe describe --json: not a JSON object")
+        return cls.from_describe(doc)
+
+
+def _test_kind(entry: Mapping[str, Any]) -> TestKind:
+    """One test's traits from its describe entry."""
+    cpu_option = entry["cpu_option"]
+    return TestKind(
+        timed=bool(entry["timed"]), warmup=bool(entry["warmup"]),
+        thresholds=bool(entry["series"]),
+        cpus=f"--{cpu_option}" if cpu_option else None,
+        nominal_s=0.0 if entry["timed"] else int(entry["nominal_ns"]) / 1e9,
+        untimed_with=entry["untimed_with"], simulate=bool(entry["simulate"]),
+        options=frozenset(str(o["name"]) for o in entry["options"] + entry["common_options"]))
+
+
+@functools.lru_cache(maxsize=1)
+def local_catalogue() -> ProbeCatalogue:
+    """The catalogue of the rtprobe this host runs (found as `rtbench run` finds it)."""
+    probe = locate_probe()
+    try:
+        return ProbeCatalogue.from_text(probe_describe(probe))
+    except CatalogueError as exc:
+        raise ProbeDescribeError(f"{probe}: {exc}") from None
+
 
 # Options rtbench sets itself: a test's params may not name them.
 RESERVED_PARAMS = {
@@ -201,12 +271,15 @@ class TestSpec:
     index: int = 0  # position of the [[tests]] entry it came from, for messages
     own_params: frozenset[str] = frozenset()  # params set by the entry, not [defaults]
     sweep_keys: frozenset[str] = frozenset()
+    kind: TestKind = TestKind()  # from the probe's catalogue
 
     def traits(self) -> TestKind:
         """What this test takes of the options rtbench manages."""
-        if self.test == "ipc" and self.params.get("bandwidth") is True:
-            return IPC_BANDWIDTH
-        return TEST_KIND_TRAITS.get(self.test, TIMED)
+        flag = self.kind.untimed_with
+        if flag is not None and self.params.get(flag) is True:
+            return replace(self.kind, timed=False, warmup=False, thresholds=False,
+                           nominal_s=self.kind.nominal_s or 1.0)
+        return self.kind
 
     def expected_seconds(self) -> float:
         """How long one measurement should take (nominal for untimed tests)."""
@@ -374,10 +447,11 @@ def _scalar_text(value: str | int | float) -> str:
 
 
 class _Checker:
-    """Validation helpers that know the file name for messages."""
+    """Validation helpers that know the file name (for messages) and the probe's kinds."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, catalogue: ProbeCatalogue) -> None:
         self.source = source
+        self.catalogue = catalogue
 
     def fail(self, key: str, reason: str) -> SuiteError:
         """Build the error for key."""
@@ -485,9 +559,10 @@ def _parse_load(check: _Checker, raw: object, key: str, load_cpus: str | None) -
         return LoadSpec(instances=instances, command=check.string(table["command"],
                         f"{key}.command"), cpus=cpus)
     kind = check.string(table["kind"], f"{key}.kind")
-    if kind not in LOAD_KINDS:
+    kinds = check.catalogue.loads
+    if kind not in kinds:
         raise check.fail(f"{key}.kind",
-                         f"unknown load kind {kind!r} (one of {', '.join(LOAD_KINDS)})")
+                         f"unknown load kind {kind!r} (one of {', '.join(kinds)})")
     if "rate" not in table:
         raise check.fail(f"{key}.rate", "missing: a built-in load is defined by its rate")
     rate: float | str = table["rate"]
@@ -533,12 +608,13 @@ def _parse_tests(check: _Checker, raw: object, key: str, index: int,
     """Validate one [[tests]] entry and expand its sweep."""
     table = check.table(raw, key, ("name", "test", "params", "sweep", "duration", "warmup",
                                    "thresholds"))
+    kinds = check.catalogue.tests
     if "test" not in table:
-        raise check.fail(f"{key}.test", f"missing (one of {', '.join(TEST_KINDS)})")
+        raise check.fail(f"{key}.test", f"missing (one of {', '.join(kinds)})")
     kind = check.string(table["test"], f"{key}.test")
-    if kind not in TEST_KINDS:
+    if kind not in kinds:
         raise check.fail(f"{key}.test",
-                         f"unknown test kind {kind!r} (one of {', '.join(TEST_KINDS)})")
+                         f"unknown test kind {kind!r} (one of {', '.join(kinds)})")
     name = check.string(table.get("name", kind), f"{key}.name")
     duration = check.duration(table["duration"], f"{key}.duration", "s", zero_ok=False) \
         if "duration" in table else defaults["duration"]
@@ -555,7 +631,7 @@ def _parse_tests(check: _Checker, raw: object, key: str, index: int,
             raise check.fail(f"{key}.sweep.{sname}", "must be a list of values to sweep")
     base = TestSpec(name=name, test=kind, duration_ns=duration, warmup_ns=warmup,
                     thresholds_ns=thresholds, params=params, index=index,
-                    own_params=frozenset(own))
+                    own_params=frozenset(own), kind=kinds[kind])
     if not sweep:
         return [_fit_kind(check, base, table, key)]
     names = list(sweep)
@@ -576,7 +652,8 @@ def _fit_kind(check: _Checker, spec: TestSpec, table: dict[str, Any], key: str) 
     Values from [defaults] simply do not apply to such a test (ctx has no duration).
     """
     traits = spec.traits()
-    hint = UNTIMED_HINT.get(spec.test, "see `rtprobe " + spec.test + " --help`")
+    hint = (f"it runs a fixed amount of work, set by its own options in params "
+            f"(see `rtprobe {spec.test} --help`)")
     for name, takes in (("duration", traits.timed), ("warmup", traits.warmup),
                         ("thresholds", traits.thresholds)):
         if name in table and not takes:
@@ -586,9 +663,12 @@ def _fit_kind(check: _Checker, spec: TestSpec, table: dict[str, Any], key: str) 
                    thresholds_ns=spec.thresholds_ns if traits.thresholds else ())
 
 
-def parse_suite(text: str, source: str) -> Suite:
-    """Parse and validate suite TOML text; source names the file in errors."""
-    check = _Checker(source)
+def parse_suite(text: str, source: str, catalogue: ProbeCatalogue | None = None) -> Suite:
+    """Parse and validate suite TOML text; source names the file in errors.
+
+    Test and load kinds are those of catalogue (default: the local rtprobe's).
+    """
+    check = _Checker(source, catalogue if catalogue is not None else local_catalogue())
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -684,40 +764,82 @@ def load_suite(name_or_path: str, scale: float = 1.0) -> Suite:
     return suite.scaled(scale) if scale != 1.0 else suite
 
 
-def _missing_option(help_text: str, key: str) -> str | None:
-    """The option `--key` when help_text (listing options) does not list it, else None."""
-    option = "--" + key.replace("_", "-")
-    if "--" not in help_text or re.search(re.escape(option) + r"(?![A-Za-z0-9-])", help_text):
-        return None
-    return option
-
-
-def check_options(suite: Suite, help_texts: Mapping[str, str]) -> None:
-    """Refuse params that the probe's `KIND --help` does not list (when help lists options)."""
+def check_options(suite: Suite, catalogue: ProbeCatalogue) -> None:
+    """Refuse params that the probe's test does not take (per `rtprobe describe`)."""
     for test in suite.tests:
+        kind = catalogue.tests.get(test.test)
+        if kind is None:
+            raise SuiteError(suite.source, f"tests[{test.index}].test",
+                             f"this rtprobe ({catalogue.version}) has no test {test.test!r}; "
+                             "update rtprobe or remove the test")
         for key in test.params:
-            option = _missing_option(help_texts.get(test.test, ""), key)
-            if option is None:
+            if key.replace("_", "-") in kind.options:
                 continue
             where = f"defaults.params.{key}"
             if key in test.sweep_keys:
                 where = f"tests[{test.index}].sweep.{key}"
             elif key in test.own_params:
                 where = f"tests[{test.index}].params.{key}"
+            option = "--" + key.replace("_", "-")
             raise SuiteError(suite.source, where,
                              f"rtprobe {test.test} has no option {option} "
                              f"(see `rtprobe {test.test} --help`)")
 
 
-def check_load_options(suite: Suite, help_texts: Mapping[str, str]) -> None:
-    """Refuse built-in load options that `rtprobe load KIND --help` does not list."""
+def check_load_options(suite: Suite, catalogue: ProbeCatalogue) -> None:
+    """Refuse built-in loads and load options the probe does not have."""
     for i, scenario in enumerate(suite.scenarios):
         for j, load in enumerate(scenario.loads):
             if load.kind is None:
                 continue
+            kind = catalogue.loads.get(load.kind)
+            where = f"scenarios[{i}].loads[{j}]"
+            if kind is None:
+                raise SuiteError(suite.source, f"{where}.kind",
+                                 f"this rtprobe ({catalogue.version}) has no load "
+                                 f"{load.kind!r}; use an external command load instead")
             for key in load.options:
-                option = _missing_option(help_texts.get(load.kind, ""), key)
-                if option is not None:
-                    raise SuiteError(suite.source, f"scenarios[{i}].loads[{j}].options.{key}",
-                                     f"rtprobe load {load.kind} has no option {option} "
+                if key.replace("_", "-") not in kind.options:
+                    raise SuiteError(suite.source, f"{where}.options.{key}",
+                                     f"rtprobe load {load.kind} has no option "
+                                     f"--{key.replace('_', '-')} "
                                      f"(see `rtprobe load {load.kind} --help`)")
+
+
+def target_catalogue(target: _ProbeRunner) -> ProbeCatalogue:
+    """The catalogue of the target's rtprobe (`rtprobe describe --json` run there)."""
+    done = target.run_probe(["describe", "--json"], timeout_s=30.0)
+    if done.returncode != 0:
+        raise ProbeMismatch("the target's rtprobe has no `describe --json` (exit "
+                            f"{done.returncode}): it is older than rtbench; update it", 3)
+    try:
+        return ProbeCatalogue.from_text(str(done.stdout))
+    except CatalogueError as exc:
+        raise ProbeMismatch(str(exc), 3) from None
+
+
+def validate_for_probe(suite: Suite, catalogue: ProbeCatalogue, simulate: bool) -> None:
+    """Before anything runs: the probe has every test kind, option and load the suite
+    uses, and --simulate for every test of a simulated run.
+
+    A kind the probe lacks is ProbeMismatch (exit 3: update the probe); an option it
+    lacks is SuiteError (exit 2: fix the file); --simulate for a test without it is
+    ProbeMismatch with exit 2.
+    """
+    for kind in sorted({t.test for t in suite.tests} - set(catalogue.tests)):
+        raise ProbeMismatch(f"suite {suite.source}: this rtprobe ({catalogue.version}) has "
+                            f"no test {kind!r}; update rtprobe or remove the test", 3)
+    missing = sorted(suite.load_kinds() - set(catalogue.loads))
+    if missing:
+        raise ProbeMismatch(f"suite {suite.source}: this rtprobe ({catalogue.version}) has "
+                            f"no built-in load {', '.join(missing)}; update rtprobe or use "
+                            "an external command load (command = ...) instead", 3)
+    if simulate:
+        for test in suite.tests:
+            if not catalogue.tests[test.test].simulate:
+                raise ProbeMismatch(
+                    f"--simulate: rtprobe {test.test} has no simulation, so the run would "
+                    f"mix synthetic and real results; remove the {test.test} tests from "
+                    f"{suite.source} or run without --simulate", 2)
+    check_options(suite, catalogue)
+    check_load_options(suite, catalogue)

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * main.c - rtprobe: dispatch to a subcommand.
+ * main.c - rtprobe: dispatch to a test (catalogue.c) or a command.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
 #include "rtprobe.h"
+#include "testdesc.h"
 
 struct command {
 	const char *name;
@@ -14,30 +15,26 @@ struct command {
 	const char *summary;
 };
 
+/* The commands that are not latency tests. */
 static const struct command commands[] = {
-	{ "cyclic", cmd_cyclic, "timer wake-up latency (cyclictest-style)" },
 	{ "sysinfo", cmd_sysinfo, "print the target's real-time facts as JSON" },
 	{ "load", cmd_load, "standard loads defined by rates" },
-	{ "hackbench", cmd_hackbench, "scheduler benchmark (hackbench-style)" },
-	{ "periodic", cmd_periodic, "periodic drift (LTP sched_latency)" },
-	{ "clock", cmd_clock, "clock-read gaps and read cost (LTP gtod_latency)" },
-	{ "wakeup", cmd_wakeup, "waker -> wakee latency of a wake-up mechanism" },
-	{ "noise", cmd_noise, "busy-loop interruptions per CPU (oslat-style)" },
-	{ "ctx", cmd_ctx, "context-switch time through a pipe ring (lat_ctx)" },
-	{ "ipc", cmd_ipc, "pipe/fifo/unix round trip and pipe bandwidth" },
-	{ "event", cmd_event, "external event response (self, UIO, GPIO)" },
-	{ "pi", cmd_pi, "priority inheritance vs inversion (pi_perf)" },
+	{ "describe", cmd_describe,
+	  "tests, loads and their options (--json: for programs)" },
 	{ NULL, NULL, NULL },
 };
 
-/* Print the list of subcommands. */
+/* Print the list of tests and commands. */
 static void usage(FILE *f)
 {
+	const struct test_desc *const *t;
 	const struct command *c;
 
 	fprintf(f, "usage: rtprobe <command> [options]   (rtprobe <command> --help)\n\n");
 	fprintf(f, "Real-time latency probe %s; output: NDJSON (schema %s).\n\n",
 		RTPROBE_VERSION, RTPROBE_SCHEMA);
+	for (t = rtp_tests; *t; t++)
+		fprintf(f, "  %-10s %s\n", (*t)->name, (*t)->summary);
 	for (c = commands; c->name; c++)
 		fprintf(f, "  %-10s %s\n", c->name, c->summary);
 	fprintf(f, "\nExit codes: 0 ok, 1 threshold/criterion failed, 2 bad usage, "
@@ -46,6 +43,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	const struct test_desc *const *t;
 	const struct command *c;
 
 	if (argc < 2) {
@@ -60,6 +58,13 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "--version")) {
 		printf("rtprobe %s\n", RTPROBE_VERSION);
 		return RTP_EXIT_OK;
+	}
+	for (t = rtp_tests; *t; t++) {
+		if (strcmp(argv[1], (*t)->name))
+			continue;
+		if ((*t)->main)
+			return (*t)->main(argc - 1, argv + 1);
+		return test_main(*t, argc - 1, argv + 1);
 	}
 	for (c = commands; c->name; c++)
 		if (!strcmp(argv[1], c->name))

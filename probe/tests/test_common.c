@@ -11,50 +11,89 @@
 #include "common.h"
 #include "opt.h"
 #include "tap.h"
+#include "testdesc.h"
 
 #define MAX_ARGS 16
+
+/* Print the parsed options as one summary line and end the child. */
+static int fake_run(void *ctx, struct rtp_common *c, int argc, char **argv)
+{
+	char cpus[64];
+	int i;
+
+	(void)ctx;
+	(void)argc;
+	(void)argv;
+	opt_cpulist_format(&c->cpus, cpus, sizeof(cpus));
+	printf("n=%d prio=%d policy=%s dur=%llu loops=%llu thr=", c->nthreads,
+	       c->priority, common_policy_name(c->policy),
+	       (unsigned long long)c->duration_ns,
+	       (unsigned long long)c->loops);
+	for (i = 0; i < c->nthresholds; i++)
+		printf("%s%llu", i ? "," : "",
+		       (unsigned long long)c->thresholds_ns[i]);
+	printf(" cpu0=%d sim=%d\n", c->cpu_list[0], c->simulate);
+	exit(0);
+}
+
+/* The fake test's one own option. */
+static void fake_option(void *ctx, struct rtp_common *c, int id,
+			const char *arg)
+{
+	(void)ctx;
+	(void)c;
+	(void)id;
+	opt_duration("--interval", arg, "us");
+}
+
+static const struct opt_desc fake_opts[] = {
+	{ .name = "interval", .id = 1, .type = OPT_DURATION, .unit = "us",
+	  .help = "a period" },
+	{ .name = NULL },
+};
+
+/* A test through the shared parsing path (testdesc.c). */
+static const struct test_desc fake_test = {
+	.name = "fake",
+	.intro = "a test of the option parser\n",
+	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP,
+	.default_duration_ns = 5 * 1000000000ULL,
+	.options = fake_opts,
+	.option = fake_option,
+	.run = fake_run,
+};
+
+/* Like fake_test, but --worst and --raw do not apply. */
+static const struct test_desc fake_refusing = {
+	.name = "fake",
+	.intro = "a test of the option parser\n",
+	.traits = TEST_TIMED,
+	.default_duration_ns = 5 * 1000000000ULL,
+	.options = fake_opts,
+	.refused = COMMON_BIT(C_WORST) | COMMON_BIT(C_RAW),
+	.refused_why = "no series",
+	.option = fake_option,
+	.run = fake_run,
+};
 
 /* Parse args as `rtprobe fake ARGS` in this (child) process; print a summary. */
 static void parse_and_print(const char *const args[])
 {
-	static const struct option mine[] = {
-		{ "interval", required_argument, NULL, 'i' },
-		{ NULL, 0, NULL, 0 },
-	};
+	const struct test_desc *t = &fake_test;
 	char *argv[MAX_ARGS + 2];
-	struct option table[64];
-	struct rtp_common c;
-	char cpus[64];
-	int argc = 1, id, i;
+	int argc = 1;
 
 	argv[0] = (char *)"fake";
+	if (args[0] && !strcmp(args[0], "REFUSING")) {
+		t = &fake_refusing;
+		args++;
+	}
 	while (args[argc - 1] && argc <= MAX_ARGS) {
 		argv[argc] = (char *)args[argc - 1];
 		argc++;
 	}
 	argv[argc] = NULL;
-	common_defaults(&c, "fake", 5 * 1000000000ULL);
-	common_options(table, 64, mine);
-	while ((id = getopt_long(argc, argv, "", table, NULL)) != -1) {
-		if (common_handle(&c, id, optarg))
-			continue;
-		if (id == 'i') {
-			opt_duration("--interval", optarg, "us");
-			continue;
-		}
-		common_bad_option(argc, argv);
-	}
-	common_finish(&c, argc, argv);
-	opt_cpulist_format(&c.cpus, cpus, sizeof(cpus));
-	printf("n=%d prio=%d policy=%s dur=%llu loops=%llu thr=", c.nthreads,
-	       c.priority, common_policy_name(c.policy),
-	       (unsigned long long)c.duration_ns,
-	       (unsigned long long)c.loops);
-	for (i = 0; i < c.nthresholds; i++)
-		printf("%s%llu", i ? "," : "",
-		       (unsigned long long)c.thresholds_ns[i]);
-	printf(" cpu0=%d sim=%d\n", c.cpu_list[0], c.simulate);
-	exit(0);
+	exit(test_main(t, argc, argv));
 }
 
 /* Run a parse in a child; collect its exit status and stdout+stderr. */
@@ -216,6 +255,21 @@ int main(void)
 	refused(&t, (const char *const[]){ "--simulate", "7:gauss", NULL },
 		"--simulate '7:gauss'");
 	refused(&t, (const char *const[]){ "--output", "", NULL }, "--output");
+	refused(&t, (const char *const[]){ "--loops", "5", "--loops", "6",
+					    NULL },
+		"option '--loops' given twice: give it once");
+	refused(&t, (const char *const[]){ "--policy", "rr", "--policy=fifo",
+					    NULL }, "option '--policy' given twice");
+	refused(&t, (const char *const[]){ "-i", "200", NULL },
+		"unknown option '-i' (rtprobe fake takes long options only");
+	refused(&t, (const char *const[]){ "--interval", NULL },
+		"option '--interval' needs a value");
+	refused(&t, (const char *const[]){ "REFUSING", "--worst", "3", NULL },
+		"--worst '3': does not apply to fake: no series");
+	refused(&t, (const char *const[]){ "REFUSING", "--raw=f", NULL },
+		"--raw 'f': does not apply to fake: no series");
+	accepted(&t, (const char *const[]){ "REFUSING", "--loops", "3", NULL },
+		 "loops=3");
 	if (ncpus >= 1) {
 		snprintf(want, sizeof(want), "%d", ncpus + 1);
 		refused(&t, (const char *const[]){ "--threads", want, NULL },

@@ -3,10 +3,17 @@
  * test_hist.c - the loglin7 histogram: bucket mapping, bounds, merge and
  * quantiles against exact order statistics.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "hist.h"
 #include "tap.h"
+
+#ifndef RTP_TESTS_DIR
+#define RTP_TESTS_DIR "tests"
+#endif
 
 /* A small xorshift generator so the data is reproducible. */
 static uint64_t next_rand(uint64_t *s)
@@ -186,12 +193,53 @@ out:
 	free(h);
 }
 
+/*
+ * The shared vectors (tests/hist_vectors.txt, also read by the host's
+ * tests): value, index, lower, upper per line.
+ */
+static void test_vector_file(struct tap *t)
+{
+	const char *path = RTP_TESTS_DIR "/hist_vectors.txt";
+	unsigned int n = 0, bad = 0, idx;
+	uint64_t v, lo, hi;
+	char line[256];
+	FILE *f;
+
+	f = fopen(path, "r");
+	tap_ok(t, f != NULL, "open %s", path);
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (sscanf(line, "%" SCNu64 " %u %" SCNu64 " %" SCNu64, &v, &idx,
+			   &lo, &hi) != 4) {
+			bad++;
+			tap_diag("unreadable vector: %s", line);
+			continue;
+		}
+		n++;
+		if (hist_index(v) != idx || hist_lower(idx) != lo ||
+		    hist_upper(idx) != hi) {
+			bad++;
+			tap_diag("value %" PRIu64 ": index %u [%" PRIu64 ", %"
+				 PRIu64 "], want %u [%" PRIu64 ", %" PRIu64 "]",
+				 v, hist_index(v), hist_lower(hist_index(v)),
+				 hist_upper(hist_index(v)), idx, lo, hi);
+		}
+	}
+	fclose(f);
+	tap_ok(t, n >= 100, "%u shared vectors read", n);
+	tap_is_int(t, bad, 0, "every shared vector: index and bounds");
+}
+
 int main(void)
 {
 	struct tap t = { 0, 0 };
 
 	test_edges(&t);
 	test_all_buckets(&t);
+	test_vector_file(&t);
 	test_merge(&t);
 	test_quantiles(&t);
 	return tap_done(&t);

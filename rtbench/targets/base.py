@@ -163,11 +163,6 @@ class Target(ABC):
         """Where rtprobe is on the target (as stored command lines name it)."""
         return "rtprobe"
 
-    def supports(self, *command: str) -> tuple[bool, str]:
-        """Whether `rtprobe COMMAND... --help` succeeds on the target, and its help text."""
-        done = self.run_probe([*command, "--help"], timeout_s=10.0)
-        return done.returncode == 0, done.stdout + done.stderr
-
     def sysinfo(self) -> dict[str, Any]:
         """The target's facts from `rtprobe sysinfo`; TargetError when it cannot say."""
         done = self.run_probe(["sysinfo"])

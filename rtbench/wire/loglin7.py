@@ -1,4 +1,4 @@
-"""The "loglin7" histogram layout of probe/src/hist.h, in numpy.
+"""The "loglin7" histogram layout of probe/src/lib/hist.h, in numpy.
 
 Values are unsigned 64-bit nanoseconds.  Below 128 a bucket holds exactly one
 value; from 128 on, every power of two [2^k, 2^(k+1)) is cut into 128 equal

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rtbench.probe import locate_probe, probe_describe
 from rtbench.targets.base import (
     CommandResult,
     ProbeProcess,
@@ -183,13 +184,13 @@ class FakeTarget(Target):
         """Nothing to copy."""
 
     def run_probe(self, args: list[str], timeout_s: float = 30.0) -> CommandResult:
-        """sysinfo, --version and --help (every option offered)."""
+        """sysinfo, --version and describe --json (the built rtprobe's catalogue)."""
         if args == ["sysinfo"]:
             return CommandResult(0, json.dumps(SYSINFO), "")
         if args == ["--version"]:
             return CommandResult(0, "rtprobe 0.1.0-fake\n", "")
-        if args and args[-1] == "--help":
-            return CommandResult(0, "--duration --warmup --threshold --cpus --simulate\n", "")
+        if args == ["describe", "--json"]:
+            return CommandResult(0, probe_describe(locate_probe()), "")
         return CommandResult(2, "", f"rtprobe: unknown command {args}\n")
 
     def start_probe(self, args: list[str], cpus: str | None = None) -> FakeProcess:

@@ -1,4 +1,4 @@
-"""The loglin7 layout: identical to probe/src/hist.h, merge and quantiles."""
+"""The loglin7 layout: identical to probe/src/lib/hist.h, merge and quantiles."""
 
 from __future__ import annotations
 

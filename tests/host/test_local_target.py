@@ -94,7 +94,7 @@ def test_short_commands_files_and_probe_questions(tmp_path: Path) -> None:
     with pytest.raises(TargetError, match="no answer in 0.2 s"):
         target.run("sleep 5", timeout_s=0.2)
     assert target.probe_version() == "9.8.7"
-    assert target.supports("cyclic") == (True, "--duration --simulate\n")
+    assert target.run_probe(["describe", "--json"]).stdout == "--duration --simulate\n"
     assert target.probe_path() == str(probe)
     assert target.arch() == os.uname().machine
     copy = tmp_path / "sub" / "copy"

@@ -1,4 +1,4 @@
-"""Scenario placement, built-in load options and per-test-kind arguments (pure, no probe)."""
+"""Scenario placement, built-in load options and per-test-kind arguments (probe catalogue)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from rtbench.suites import (
     SuiteError,
     check_load_options,
     check_placement,
+    local_catalogue,
     plan_placement,
 )
 
@@ -96,16 +97,15 @@ def test_bad_load_options(load: str, key: str) -> None:
     assert error_of(text).key == key
 
 
-def test_load_options_checked_against_help_and_passed_through() -> None:
+def test_load_options_checked_against_the_catalogue_and_passed_through() -> None:
     suite = parse(HEAD + "[[scenarios]]\nname='a'\nloads=[{kind='io', rate=5, "
                   "options={dir='/tmp', walk=500, file_sise='1M'}}]\n[[tests]]\ntest='cyclic'\n")
-    help_text = "  --dir DIR\n  --walk R\n  --file-size SIZE\n"
     with pytest.raises(SuiteError) as info:
-        check_load_options(suite, {"io": help_text})
+        check_load_options(suite, local_catalogue())
     assert info.value.key == "scenarios[0].loads[0].options.file_sise"
     good = parse(HEAD + "[[scenarios]]\nname='a'\nloads=[{kind='io', rate=5, "
                  "options={dir='/tmp', walk=500}}]\n[[tests]]\ntest='cyclic'\n")
-    check_load_options(good, {"io": help_text})
+    check_load_options(good, local_catalogue())
 
 
 def one_test(body: str, scenario: str = "") -> Suite:

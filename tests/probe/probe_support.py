@@ -83,7 +83,7 @@ def sim_uniform(seed: int, stream: int, lo: int, hi: int, n: int) -> list[int]:
 
 
 def hist_index(value: int) -> int:
-    """The loglin7 bucket of a value in ns (probe/src/hist.h)."""
+    """The loglin7 bucket of a value in ns (probe/src/lib/hist.h)."""
     if value < 128:
         return value
     k = value.bit_length() - 1

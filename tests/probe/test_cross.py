@@ -16,11 +16,11 @@ QEMU = "qemu-aarch64-static"
                     reason="aarch64 cross compiler or qemu-aarch64-static missing")
 def test_aarch64_static_build_runs_under_qemu() -> None:
     build = subprocess.run(["make", "-C", str(REPO / "probe"), "STATIC=1",
-                            f"CROSS_COMPILE={CROSS}", "BUILD=build-aarch64"],
+                            f"CROSS_COMPILE={CROSS}"],
                            capture_output=True, text=True, timeout=600, check=False)
     assert build.returncode == 0, build.stderr[-2000:]
     assert "warning" not in build.stderr
-    binary = REPO / "probe" / "build-aarch64" / "rtprobe"
+    binary = REPO / "probe" / "build" / "aarch64-linux-gnu" / "rtprobe"
     run = subprocess.run([QEMU, str(binary), "cyclic", "--simulate", "1", "--loops", "1000"],
                          capture_output=True, text=True, timeout=120, check=False)
     assert run.returncode == 0, run.stderr

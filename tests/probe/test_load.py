@@ -17,14 +17,21 @@ from probe_support import RunProbe, assert_valid, parse_ndjson, validate_records
 
 KINDS = ["cpu", "sched", "mem", "io", "net", "timer"]
 
-# (kind, arguments, the rate must land within +-20 % of the target)
+# (kind, arguments): every kind's achieved rate must land within +-20 % of its target
+# (DESIGN section 5: a load is defined by the rate it reaches); the cpu load may fall
+# short only when it reports why (see the test).  The targets are what
+# this 2-vCPU KVM guest, shared by several busy jobs (load average 10+), reaches with a
+# wide margin: measured 99-100 % of target for each of them over 3 s runs, with sched at
+# 5000 msg/s and timer at 5000/s too, so 2000/s leaves the CPU time a stalled VM needs.
+# io writes 2 MB/s (8 x 256 KiB files a second, fsynced) and walks 1000 entries/s: far
+# below what even an SD card or a loaded tmpfs sustains.
 MODERATE = [
-    ("cpu", ["--rate", "30", "--cpus", "1"], True),
-    ("mem", ["--rate", "200", "--cpus", "1"], True),
-    ("net", ["--rate", "5000"], True),
-    ("sched", ["--rate", "5000", "--groups", "1", "--fds", "2"], False),
-    ("io", ["--rate", "5", "--walk", "2000", "--file-size", "256K"], False),
-    ("timer", ["--rate", "5000", "--timers", "4"], False),
+    ("cpu", ["--rate", "30", "--cpus", "1"]),
+    ("mem", ["--rate", "200", "--cpus", "1"]),
+    ("net", ["--rate", "5000"]),
+    ("sched", ["--rate", "2000", "--groups", "1", "--fds", "2"]),
+    ("io", ["--rate", "2", "--walk", "1000", "--file-size", "256K"]),
+    ("timer", ["--rate", "2000", "--timers", "4"]),
 ]
 
 BAD_INPUT = [
@@ -81,11 +88,10 @@ def start_load(rtprobe: Path, *args: str) -> tuple[subprocess.Popen[str], dict[s
     return proc, start
 
 
-@pytest.mark.parametrize(("kind", "args", "within"), MODERATE,
-                         ids=[m[0] for m in MODERATE])
+@pytest.mark.parametrize(("kind", "args"), MODERATE, ids=[m[0] for m in MODERATE])
 def test_each_kind_reaches_a_moderate_rate(run_probe: RunProbe, validator: Validator,
-                                           tmp_path: Path, kind: str, args: list[str],
-                                           within: bool) -> None:
+                                           tmp_path: Path, kind: str,
+                                           args: list[str]) -> None:
     extra = ["--dir", str(tmp_path)] if kind == "io" else []
     run = run_probe("load", kind, *args, *extra, "--duration", "3s", timeout=20)
     assert run.rc == 0, run.stderr
@@ -102,10 +108,17 @@ def test_each_kind_reaches_a_moderate_rate(run_probe: RunProbe, validator: Valid
     assert result["achieved"] > 0
     assert sum(result["data"]["counters"].values()) > 0
     assert 2.9e9 <= result["elapsed_ns"] <= 4e9
-    if within:
-        assert 0.8 * result["target"] <= result["achieved"] <= 1.2 * result["target"], result
+    assert result["achieved"] <= 1.2 * result["target"], result
+    if kind == "cpu" and result["achieved"] < 0.8 * result["target"]:
+        # The cpu load counts only the CPU time its worker really got: when other jobs
+        # share that CPU (this machine: load average 10+ at times) it falls short, and
+        # then it must say so by the periods it could not finish (missed_periods).
+        assert result["data"]["counters"]["missed_periods"] > 0, result
+    else:
+        assert result["achieved"] >= 0.8 * result["target"], result
     if kind == "io":
-        assert result["data"]["walk"]["achieved"] > 0
+        walk = result["data"]["walk"]
+        assert 0.8 * walk["target"] <= walk["achieved"] <= 1.2 * walk["target"], walk
         assert list(tmp_path.iterdir()) == [], "io left files behind"
 
 

@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: MIT
+/*
+ * run.c - the life cycle of one measurement run: RT set-up, output,
+ * threads, collection, result (see run.h; run_impl.h for the files that
+ * write its records, raw samples and spike hooks; engine.h for the
+ * hand-over protocol with its series).
+ */
+#include "run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clocksleep.h"
+#include "opt.h"
+#include "rtprobe.h"
+#include "run_impl.h"
+#include "series.h"
+
+/* series_owner callbacks: the run behind a series' void pointer. */
+static void run_owner_notify(void *ctx)
+{
+	run_notify(ctx);
+}
+
+static void run_owner_stop(void *ctx, const char *why)
+{
+	run_request_stop(ctx, why);
+}
+
+static void run_owner_break(void *ctx, int series_index, uint64_t t_ns,
+			    uint64_t latency_ns)
+{
+	run_break_hit(ctx, series_index, t_ns, latency_ns);
+}
+
+struct run *run_create(const struct rtp_common *c, int argc, char **argv)
+{
+	struct run *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		fprintf(stderr, "rtprobe: out of memory creating the run\n");
+		exit(RTP_EXIT_ENV);
+	}
+	r->c = c;
+	r->owner = (struct series_owner){
+		.ctx = r,
+		.notify = run_owner_notify,
+		.stop = run_owner_stop,
+		.break_hit = run_owner_break,
+	};
+	r->argc = argc;
+	r->argv = argv;
+	r->trace_on_fd = -1;
+	r->trace_marker_fd = -1;
+	r->child = -1;
+	r->rt.pmqos_fd = -1;
+	atomic_init(&r->stop, 0);
+	atomic_init(&r->live, 0);
+	atomic_init(&r->stop_why, NULL);
+	atomic_init(&r->break_taken, 0);
+	atomic_init(&r->raw_stop, 0);
+	json_init(&r->j);
+	return r;
+}
+
+void run_set_params(struct run *r, run_json_fn fn, void *ctx)
+{
+	r->params_fn = fn;
+	r->params_ctx = ctx;
+}
+
+void run_set_result_data(struct run *r, run_json_fn fn, void *ctx)
+{
+	r->data_fn = fn;
+	r->data_ctx = ctx;
+}
+
+void run_set_verdicts(struct run *r, run_verdict_fn fn, void *ctx)
+{
+	r->verdict_fn = fn;
+	r->verdict_ctx = ctx;
+}
+
+struct series *run_add_series(struct run *r, const char *label, int cpu)
+{
+	struct run_series *rs;
+
+	if (r->nseries >= COMMON_MAX_THREADS) {
+		fprintf(stderr, "rtprobe: too many series (at most %d)\n",
+			COMMON_MAX_THREADS);
+		exit(RTP_EXIT_USAGE);
+	}
+	rs = calloc(1, sizeof(*rs));
+	if (rs)
+		rs->hist = calloc(1, sizeof(*rs->hist));
+	if (rs && rs->hist)
+		rs->s = series_create(&r->owner, r->c, &r->stop, r->nseries,
+				      cpu);
+	if (!rs || !rs->hist || !rs->s) {
+		fprintf(stderr, "rtprobe: out of memory for series %d "
+			"(lower --raw-buffer or --threads)\n", r->nseries);
+		exit(RTP_EXIT_ENV);
+	}
+	snprintf(rs->label, sizeof(rs->label), "%s", label);
+	rs->cpu = cpu;
+	rs->min_ns = UINT64_MAX;
+	rs->w_min_ns = UINT64_MAX;
+	r->series[r->nseries++] = rs;
+	return rs->s;
+}
+
+bool run_stopping(const struct run *r)
+{
+	return atomic_load_explicit(&r->stop, memory_order_relaxed);
+}
+
+void run_request_stop(struct run *r, const char *why)
+{
+	const char *expected = NULL;
+
+	atomic_compare_exchange_strong(&r->stop_why, &expected, why);
+	atomic_store_explicit(&r->stop, 1, memory_order_release);
+}
+
+uint64_t run_t0_ns(const struct run *r)
+{
+	return r->t0_ns;
+}
+
+uint64_t run_now_ns(const struct run *r)
+{
+	return clock_now_ns(r->c->clock);
+}
+
+const struct rtp_common *run_common(const struct run *r)
+{
+	return r->c;
+}
+
+void run_notify(struct run *r)
+{
+	kill(r->pid, SIGUSR1);
+}
+
+/*
+ * Open the records' output: --output FILE, else stdout; a terminal gets
+ * no records unless --json (a summary at the end instead, said once).
+ */
+static int run_open_output(struct run *r)
+{
+	const struct rtp_common *c = r->c;
+	int rc;
+
+	if (output_is_terminal(c->output_path, c->json)) {
+		r->out_discard = true;
+		return 0;
+	}
+	rc = output_open(&r->out, "--output", c->output_path);
+	if (!rc)
+		r->out_open = true;
+	return rc;
+}
+
+/* Pin the calling (collector) thread to the allowed CPUs no series measures. */
+static void run_pin_collector(struct run *r)
+{
+	cpu_set_t allowed;
+	int i;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		return;
+	for (i = 0; i < r->nseries; i++)
+		if (r->series[i]->cpu >= 0)
+			CPU_CLR((size_t)r->series[i]->cpu, &allowed);
+	if (!CPU_COUNT(&allowed))
+		return;
+	if (pthread_setaffinity_np(pthread_self(), sizeof(allowed),
+				   &allowed) == 0) {
+		r->collector_cpus = allowed;
+		r->collector_pinned = true;
+	}
+}
+
+int run_begin(struct run *r)
+{
+	const struct rtp_common *c = r->c;
+	char err[256];
+	uint64_t now, unix_now;
+	int rc;
+
+	r->pid = getpid();
+	sigemptyset(&r->sigs);
+	sigaddset(&r->sigs, SIGINT);
+	sigaddset(&r->sigs, SIGTERM);
+	sigaddset(&r->sigs, SIGHUP);
+	sigaddset(&r->sigs, SIGCHLD);
+	sigaddset(&r->sigs, SIGUSR1);
+	rc = pthread_sigmask(SIG_BLOCK, &r->sigs, NULL);
+	if (rc) {
+		fprintf(stderr, "rtprobe: blocking signals: %s\n",
+			strerror(rc));
+		return RTP_EXIT_ENV;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	r->live_line = c->verbose || isatty(STDERR_FILENO);
+	if (c->break_on_ns && !c->simulate) {
+		rc = run_open_tracefs(r);
+		if (rc)
+			return rc;
+	}
+	rc = rt_prepare(c, &r->rt, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "rtprobe: %s\n", err);
+		return rc;
+	}
+	if (r->live_line && !c->simulate) {
+		if (c->mlock && !r->rt.mlocked)
+			fprintf(stderr, "rtprobe: warning: %s\n",
+				r->rt.mlock_error);
+		if (c->pmqos && r->rt.pmqos_fd < 0)
+			fprintf(stderr, "rtprobe: warning: PM-QoS not held: "
+				"%s\n", r->rt.pmqos_error);
+	}
+	rc = run_open_output(r);
+	if (rc) {
+		rt_release(&r->rt);
+		return rc;
+	}
+	run_pin_collector(r);
+	now = clock_now_ns(c->clock);
+	unix_now = clock_now_ns(CLOCK_REALTIME);
+	r->t0_ns = now + (c->simulate ? 0 : RUN_T0_AHEAD_NS);
+	r->t0_unix_ns = unix_now + (r->t0_ns - now);
+	rc = run_raw_start(r);
+	if (rc) {
+		output_discard(&r->out);
+		r->out_open = false;
+		rt_release(&r->rt);
+		return rc;
+	}
+	run_write_start(r);
+	r->began = true;
+	return 0;
+}
+
+/* Thread wrapper: apply policy and pinning, run the test's body. */
+static void *run_thread_main(void *arg)
+{
+	struct run_thread *t = arg;
+	struct run *r = t->run;
+	int rc;
+
+	if (r->c->simulate) {
+		rt_apply_self(r->c, POLICY_OTHER, 0, t->cpu, t->error,
+			      sizeof(t->error));
+		t->error[0] = '\0';
+		rc = 0;
+	} else {
+		rc = rt_apply_self(r->c, t->policy, t->priority, t->cpu,
+				   t->error, sizeof(t->error));
+	}
+	if (rc) {
+		if (t->rs)
+			snprintf(t->rs->setup_error,
+				 sizeof(t->rs->setup_error), "%s", t->error);
+		run_request_stop(r, "error");
+	} else {
+		t->fn(t->arg);
+	}
+	atomic_fetch_sub(&r->live, 1);
+	run_notify(r);
+	return NULL;
+}
+
+int run_spawn(struct run *r, void *(*fn)(void *), void *arg, int cpu,
+	      enum rtp_policy policy, int priority)
+{
+	struct run_thread *t;
+	pthread_attr_t attr;
+	int i, rc;
+
+	if (r->nthreads >= (int)(sizeof(r->threads) / sizeof(r->threads[0])))
+		return EAGAIN;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return ENOMEM;
+	t->run = r;
+	t->fn = fn;
+	t->arg = arg;
+	t->cpu = cpu;
+	t->policy = policy;
+	t->priority = priority;
+	for (i = 0; i < r->nseries; i++) {
+		if (!r->series[i]->claimed && r->series[i]->cpu == cpu) {
+			t->rs = r->series[i];
+			t->rs->claimed = true;
+			break;
+		}
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, RUN_THREAD_STACK);
+	/* The thread pins itself first thing (rt_apply_self): portable to musl. */
+	atomic_fetch_add(&r->live, 1);
+	rc = pthread_create(&t->tid, &attr, run_thread_main, t);
+	pthread_attr_destroy(&attr);
+	if (rc) {
+		atomic_fetch_sub(&r->live, 1);
+		snprintf(t->error, sizeof(t->error),
+			 "cannot start a thread on CPU %d: %s", cpu,
+			 strerror(rc));
+		if (t->rs)
+			snprintf(t->rs->setup_error,
+				 sizeof(t->rs->setup_error), "%s", t->error);
+		free(t);
+		run_request_stop(r, "error");
+		return rc;
+	}
+	r->threads[r->nthreads++] = t;
+	return 0;
+}
+
+void run_add_verdict(struct run *r, const char *name, bool pass,
+		     const char *detail)
+{
+	struct run_verdict *v;
+
+	if (r->nverdicts >= RUN_MAX_VERDICTS)
+		return;
+	v = &r->verdicts[r->nverdicts++];
+	snprintf(v->name, sizeof(v->name), "%s", name);
+	v->pass = pass;
+	snprintf(v->detail, sizeof(v->detail), "%s", detail ? detail : "");
+}
+
+/* Print one live line per series that got a window since the last one. */
+static void run_live(struct run *r)
+{
+	struct run_series *rs;
+	bool warm;
+	uint64_t n, sum, mn, mx, ov;
+	int i;
+
+	for (i = 0; i < r->nseries; i++) {
+		rs = r->series[i];
+		if (!rs->fresh)
+			continue;
+		rs->fresh = false;
+		warm = rs->count == 0;
+		n = warm ? rs->w_count : rs->count;
+		sum = warm ? rs->w_sum_ns : rs->sum_ns;
+		mn = warm ? rs->w_min_ns : rs->min_ns;
+		mx = warm ? rs->w_max_ns : rs->max_ns;
+		ov = warm ? rs->w_overruns : rs->overruns;
+		if (!n)
+			continue;
+		fprintf(stderr, "rtprobe: %-6s %s n=%llu min %.3f avg %.3f "
+			"max %.3f us overruns %llu\n", rs->label,
+			warm ? "warm-up " : "measured",
+			(unsigned long long)n, mn / 1e3,
+			(double)sum / (double)n / 1e3, mx / 1e3,
+			(unsigned long long)ov);
+	}
+}
+
+/* Emit every published window and pending spike of every series. */
+static void run_drain(struct run *r)
+{
+	struct series_window w;
+	struct series_spike sp;
+	struct hist32 *h;
+	int i;
+
+	for (i = 0; i < r->nseries; i++) {
+		struct run_series *rs = r->series[i];
+
+		while (series_pop_spike(rs->s, &sp))
+			run_take_spike(r, i, &sp);
+		while (series_take_window(rs->s, &w, &h)) {
+			run_take_window(r, rs, i, &w, h);
+			series_window_done(rs->s);
+		}
+		/* Spikes pushed while the window was written. */
+		while (series_pop_spike(rs->s, &sp))
+			run_take_spike(r, i, &sp);
+	}
+	if (r->live_line)
+		run_live(r);
+}
+
+/* How long the collector may sleep before the next window boundary. */
+static void run_timeout(const struct run *r, struct timespec *ts)
+{
+	uint64_t now, next, k;
+
+	if (r->c->simulate) {
+		ts->tv_sec = 0;
+		ts->tv_nsec = 100 * (long)NSEC_PER_MSEC;
+		return;
+	}
+	now = clock_now_ns(r->c->clock);
+	next = r->t0_ns + RUN_COLLECT_OFFSET_NS;
+	if (now >= next) {
+		k = (now - next) / NSEC_PER_SEC + 1;
+		next += k * NSEC_PER_SEC;
+	}
+	ts->tv_sec = (time_t)((next - now) / NSEC_PER_SEC);
+	ts->tv_nsec = (long)((next - now) % NSEC_PER_SEC);
+}
+
+/* Wait for a signal or the next window boundary and act on it. */
+static void run_wait(struct run *r)
+{
+	struct timespec ts;
+	siginfo_t info;
+	int sig;
+
+	run_timeout(r, &ts);
+	sig = sigtimedwait(&r->sigs, &info, &ts);
+	if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+		if (!r->signo)
+			r->signo = sig;
+		run_request_stop(r, "interrupted");
+	} else if (sig == SIGCHLD) {
+		run_reap(r);
+	}
+}
+
+/* Add the verdict of each --threshold. */
+static void run_threshold_verdicts(struct run *r)
+{
+	char name[96], detail[160], us[32];
+	uint64_t n;
+	int i, k;
+
+	for (i = 0; i < r->c->nthresholds; i++) {
+		n = 0;
+		for (k = 0; k < r->nseries; k++)
+			n += r->series[k]->exceed[i];
+		run_fmt_us(us, sizeof(us), r->c->thresholds_ns[i]);
+		snprintf(name, sizeof(name), "threshold %s", us);
+		snprintf(detail, sizeof(detail), "%llu sample%s >= %s",
+			 (unsigned long long)n, n == 1 ? "" : "s", us);
+		run_add_verdict(r, name, n == 0, detail);
+	}
+}
+
+/* Decide status, reason and exit code from how the run ended. */
+int run_status(struct run *r, const char **status, char *reason,
+		      size_t len)
+{
+	const char *why = atomic_load(&r->stop_why);
+	const char *err = NULL;
+	int i;
+
+	for (i = 0; i < r->nseries && !err; i++)
+		err = r->series[i]->setup_error[0] ?
+		      r->series[i]->setup_error : series_error(r->series[i]->s);
+	for (i = 0; i < r->nthreads && !err; i++)
+		if (r->threads[i]->error[0] && !r->c->simulate)
+			err = r->threads[i]->error;
+	if (!err && r->raw_error[0])
+		err = r->raw_error;
+	if (err || r->out_failed || (why && !strcmp(why, "error"))) {
+		*status = "error";
+		snprintf(reason, len, "%s", err ? err : r->out_failed ?
+			 r->out_error : "a measuring thread failed");
+		return RTP_EXIT_ENV;
+	}
+	if (why && !strcmp(why, "interrupted")) {
+		*status = "interrupted";
+		snprintf(reason, len, "interrupted by %s",
+			 r->signo ? strsignal(r->signo) : "a signal");
+		return RTP_EXIT_INTERRUPTED;
+	}
+	if (why && !strcmp(why, "break")) {
+		*status = "break";
+		snprintf(reason, len, "--break-on: series %d had %llu ns at "
+			 "t %llu ns", r->break_series,
+			 (unsigned long long)r->break_latency_ns,
+			 (unsigned long long)r->break_t_ns);
+		return RTP_EXIT_FAIL;
+	}
+	for (i = 0; i < r->nverdicts; i++) {
+		if (!r->verdicts[i].pass) {
+			*status = "fail";
+			snprintf(reason, len, "%s: %s", r->verdicts[i].name,
+				 r->verdicts[i].detail);
+			return RTP_EXIT_FAIL;
+		}
+	}
+	*status = "ok";
+	reason[0] = '\0';
+	if (why && strcmp(why, "break"))
+		snprintf(reason, len, "%s", why);
+	return RTP_EXIT_OK;
+}
+
+/*
+ * Time measured after warm-up: the duration when the run went to its end,
+ * else up to the due time of the last measured sample (see docs/schema.md).
+ */
+uint64_t run_measured_ns(const struct run *r, const char *status)
+{
+	uint64_t end = 0, m;
+	int i;
+
+	if (!r->c->loops && (!strcmp(status, "ok") || !strcmp(status, "fail")))
+		return r->c->duration_ns;
+	for (i = 0; i < r->nseries; i++)
+		if (r->series[i]->count && r->series[i]->last_t_ns > end)
+			end = r->series[i]->last_t_ns;
+	m = end > r->c->warmup_ns ? end - r->c->warmup_ns : 0;
+	if (!r->c->loops && m > r->c->duration_ns)
+		m = r->c->duration_ns;
+	return m;
+}
+
+/* Close the raw file and the output (renaming their temporary files). */
+static int run_close_outputs(struct run *r, int rc)
+{
+	int orc;
+
+	if (r->raw_open) {
+		orc = output_close(&r->raw);
+		if (orc)
+			rc = orc;
+	}
+	if (r->out_open) {
+		orc = output_close(&r->out);
+		if (orc)
+			rc = orc;
+	}
+	return rc;
+}
+
+/* Free everything the run owns. */
+static void run_free(struct run *r)
+{
+	int i;
+
+	for (i = 0; i < r->nseries; i++) {
+		series_destroy(r->series[i]->s);
+		free(r->series[i]->hist);
+		free(r->series[i]);
+	}
+	for (i = 0; i < r->nthreads; i++)
+		free(r->threads[i]);
+	if (r->trace_on_fd >= 0)
+		close(r->trace_on_fd);
+	if (r->trace_marker_fd >= 0)
+		close(r->trace_marker_fd);
+	json_free(&r->j);
+	free(r);
+}
+
+int run_finish(struct run *r)
+{
+	uint64_t elapsed;
+	int i, rc;
+
+	if (!r->began) {
+		run_free(r);
+		return RTP_EXIT_ENV;
+	}
+	while (atomic_load(&r->live) > 0) {
+		run_wait(r);
+		run_drain(r);
+	}
+	for (i = 0; i < r->nthreads; i++)
+		pthread_join(r->threads[i]->tid, NULL);
+	run_drain(r);
+	elapsed = clock_now_ns(r->c->clock);
+	elapsed = elapsed > r->t0_ns ? elapsed - r->t0_ns : 0;
+	run_raw_stop(r);
+	run_wait_child(r);
+	run_threshold_verdicts(r);
+	if (r->verdict_fn)
+		r->verdict_fn(r, r->verdict_ctx);
+	rc = run_write_result(r, elapsed);
+	rt_release(&r->rt);
+	rc = run_close_outputs(r, rc);
+	if (r->out_discard)
+		run_summary(r, rc);
+	run_free(r);
+	return rc;
+}

@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: MIT
+/*
+ * series.c - one thread's latency series: the producer side of the engine
+ * (see series.h for the semantics and engine.h for the hand-over protocol).
+ */
+#include "series.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine.h"
+#include "sim.h"
+
+struct series {
+	/* Read-only after creation. */
+	const struct series_owner *owner;
+	atomic_int *stop;
+	int index;
+	int cpu;
+	bool simulated;
+	uint64_t warmup_ns;
+	uint64_t end_ns;           /* warmup + duration; UINT64_MAX with --loops */
+	uint64_t loops;            /* 0: duration mode */
+	uint64_t lowest_ns;        /* lowest threshold; UINT64_MAX: none */
+	uint64_t break_on_ns;      /* UINT64_MAX: off */
+	int nthresholds;
+	uint64_t thresholds_ns[COMMON_MAX_THRESHOLDS];
+	int worst_cap;
+
+	/* Producer state. */
+	struct series_window win;
+	struct hist32 *cur;
+	uint64_t measured;
+	int nworst;
+	struct series_worst worst[COMMON_MAX_WORST]; /* min-heap on latency */
+	uint64_t spikes_dropped;
+	uint64_t raw_dropped;
+	struct sim_stream sim;
+	char error[160];
+
+	/* Window mailbox. */
+	atomic_int mbox_full;
+	struct series_window mbox_win;
+	struct hist32 *mbox_hist;
+
+	/* Spike ring. */
+	atomic_uint spike_head;
+	atomic_uint spike_tail;
+	struct series_spike spike[SERIES_SPIKE_RING];
+
+	/* Raw ring (NULL without --raw). */
+	struct series_raw *raw;
+	unsigned int raw_cap;      /* a power of two: slot = index & (cap - 1) */
+	atomic_uint raw_head;
+	atomic_uint raw_tail;
+
+	struct hist32 buf[2];
+};
+
+/* Fill w with the empty window (slot) that contains t_ns. */
+static void series_slot(const struct series *s, uint64_t t_ns,
+			struct series_window *w)
+{
+	uint64_t nwarm, k;
+
+	memset(w, 0, sizeof(*w));
+	w->min_ns = UINT64_MAX;
+	if (t_ns < s->warmup_ns) {
+		k = t_ns / SERIES_WINDOW_NS;
+		w->index = k;
+		w->start_ns = k * SERIES_WINDOW_NS;
+		w->end_ns = w->start_ns + SERIES_WINDOW_NS;
+		if (w->end_ns > s->warmup_ns)
+			w->end_ns = s->warmup_ns;
+		w->warmup = true;
+		return;
+	}
+	nwarm = (s->warmup_ns + SERIES_WINDOW_NS - 1) / SERIES_WINDOW_NS;
+	k = (t_ns - s->warmup_ns) / SERIES_WINDOW_NS;
+	w->index = nwarm + k;
+	w->start_ns = s->warmup_ns + k * SERIES_WINDOW_NS;
+	w->end_ns = w->start_ns + SERIES_WINDOW_NS;
+}
+
+struct series *series_create(const struct series_owner *owner,
+			     const struct rtp_common *c, atomic_int *stop,
+			     int index, int cpu)
+{
+	struct series *s;
+	int i;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->owner = owner;
+	s->stop = stop;
+	s->index = index;
+	s->cpu = cpu;
+	s->simulated = c->simulate;
+	s->warmup_ns = c->warmup_ns;
+	s->loops = c->loops;
+	s->end_ns = UINT64_MAX;
+	if (!c->loops && c->duration_ns &&
+	    c->duration_ns <= UINT64_MAX - c->warmup_ns)
+		s->end_ns = c->warmup_ns + c->duration_ns;
+	s->nthresholds = c->nthresholds;
+	for (i = 0; i < c->nthresholds; i++)
+		s->thresholds_ns[i] = c->thresholds_ns[i];
+	s->lowest_ns = c->nthresholds ? c->thresholds_ns[0] : UINT64_MAX;
+	s->break_on_ns = c->break_on_ns ? c->break_on_ns : UINT64_MAX;
+	s->worst_cap = c->worst_n;
+	if (s->worst_cap > COMMON_MAX_WORST)
+		s->worst_cap = COMMON_MAX_WORST;
+	if (c->simulate)
+		sim_stream_init(&s->sim, &c->sim, (uint64_t)index);
+	s->cur = &s->buf[0];
+	series_slot(s, 0, &s->win);
+	atomic_init(&s->mbox_full, 0);
+	atomic_init(&s->spike_head, 0);
+	atomic_init(&s->spike_tail, 0);
+	atomic_init(&s->raw_head, 0);
+	atomic_init(&s->raw_tail, 0);
+	if (c->raw_path) {
+		s->raw_cap = (unsigned int)c->raw_buffer;
+		s->raw = malloc((size_t)s->raw_cap * sizeof(*s->raw));
+		if (!s->raw) {
+			free(s);
+			return NULL;
+		}
+		/* Touch every page now: no page fault in the hot path. */
+		memset(s->raw, 0xff, (size_t)s->raw_cap * sizeof(*s->raw));
+	}
+	return s;
+}
+
+void series_destroy(struct series *s)
+{
+	if (!s)
+		return;
+	free(s->raw);
+	free(s);
+}
+
+/* Sleep briefly while waiting for the collector (never on a real hot path). */
+static void series_wait_collector(struct series *s)
+{
+	struct timespec ts = { 0, 100000 };
+
+	s->owner->notify(s->owner->ctx);
+	while (atomic_load_explicit(&s->mbox_full, memory_order_acquire))
+		nanosleep(&ts, NULL);
+}
+
+/* Hand the current window to the collector and switch buffers. */
+static void series_publish(struct series *s)
+{
+	s->mbox_win = s->win;
+	s->mbox_hist = s->cur;
+	atomic_store_explicit(&s->mbox_full, 1, memory_order_release);
+	s->cur = s->cur == &s->buf[0] ? &s->buf[1] : &s->buf[0];
+	if (s->simulated)
+		s->owner->notify(s->owner->ctx);
+}
+
+/* True when the current window holds anything worth a record. */
+static bool series_has_data(const struct series *s)
+{
+	return s->win.count || s->win.overruns;
+}
+
+/*
+ * t_ns left the current window: publish it and open the slot of t_ns.  When
+ * the collector still holds the previous window, a real run extends the
+ * current one instead (see series.h).  The warm-up/measured boundary cannot be
+ * extended over without mixing warm-up samples into the statistics, so there
+ * (only when the collector is more than a second behind) the producer waits;
+ * a simulated run always waits, keeping its output reproducible.
+ */
+static __attribute__((noinline)) void
+series_roll(struct series *s, uint64_t t_ns)
+{
+	struct series_window next;
+
+	series_slot(s, t_ns, &next);
+	if (!series_has_data(s)) {
+		s->win = next;
+		return;
+	}
+	if (atomic_load_explicit(&s->mbox_full, memory_order_acquire)) {
+		if (!s->simulated && next.warmup == s->win.warmup) {
+			s->win.end_ns = next.end_ns;
+			return;
+		}
+		series_wait_collector(s);
+	}
+	series_publish(s);
+	s->win = next;
+}
+
+/* Simulated runs only: wait until the raw writer made room. */
+static void series_wait_raw(struct series *s, unsigned int head)
+{
+	struct timespec ts = { 0, 100000 };
+
+	while (head - atomic_load_explicit(&s->raw_tail, memory_order_acquire) >=
+	       s->raw_cap)
+		nanosleep(&ts, NULL);
+}
+
+/* Simulated runs only: wait until the collector took some spikes. */
+static void series_wait_spikes(struct series *s, unsigned int head)
+{
+	struct timespec ts = { 0, 100000 };
+
+	s->owner->notify(s->owner->ctx);
+	while (head - atomic_load_explicit(&s->spike_tail,
+					   memory_order_acquire) >=
+	       SERIES_SPIKE_RING)
+		nanosleep(&ts, NULL);
+}
+
+/*
+ * Queue a raw sample; a full ring drops it and counts the drop (a simulated
+ * run waits instead, so its raw file is complete and reproducible).
+ */
+static __attribute__((noinline)) void
+series_raw_push(struct series *s, uint64_t t_ns, int64_t latency_ns)
+{
+	unsigned int head = atomic_load_explicit(&s->raw_head,
+						 memory_order_relaxed);
+	unsigned int tail = atomic_load_explicit(&s->raw_tail,
+						 memory_order_acquire);
+
+	if (head - tail >= s->raw_cap) {
+		if (!s->simulated) {
+			s->raw_dropped++;
+			return;
+		}
+		series_wait_raw(s, head);
+	}
+	s->raw[head & (s->raw_cap - 1)].t_ns = t_ns;
+	s->raw[head & (s->raw_cap - 1)].latency_ns = latency_ns;
+	atomic_store_explicit(&s->raw_head, head + 1, memory_order_release);
+}
+
+/* Count threshold crossings and queue a spike record (measured samples only). */
+static __attribute__((noinline)) void
+series_exceed(struct series *s, uint64_t t_ns, uint64_t lat)
+{
+	unsigned int head, tail;
+	int i;
+
+	for (i = 0; i < s->nthresholds && lat >= s->thresholds_ns[i]; i++)
+		s->win.exceed[i]++;
+	if (s->win.warmup)
+		return;
+	head = atomic_load_explicit(&s->spike_head, memory_order_relaxed);
+	tail = atomic_load_explicit(&s->spike_tail, memory_order_acquire);
+	if (head - tail >= SERIES_SPIKE_RING) {
+		if (!s->simulated) {
+			s->spikes_dropped++;
+			return;
+		}
+		series_wait_spikes(s, head);
+	}
+	s->spike[head % SERIES_SPIKE_RING].t_ns = t_ns;
+	s->spike[head % SERIES_SPIKE_RING].latency_ns = lat;
+	atomic_store_explicit(&s->spike_head, head + 1, memory_order_release);
+}
+
+/* Move the heap entry at i down until both children are larger. */
+static void series_worst_sift(struct series_worst *h, int n, int i)
+{
+	struct series_worst tmp;
+	int l, m;
+
+	for (;;) {
+		l = 2 * i + 1;
+		m = i;
+		if (l < n && h[l].latency_ns < h[m].latency_ns)
+			m = l;
+		if (l + 1 < n && h[l + 1].latency_ns < h[m].latency_ns)
+			m = l + 1;
+		if (m == i)
+			return;
+		tmp = h[i];
+		h[i] = h[m];
+		h[m] = tmp;
+		i = m;
+	}
+}
+
+/* Keep the sample if it is among the worst N (min-heap: root is the least). */
+static __attribute__((noinline)) void
+series_worst_add(struct series *s, uint64_t t_ns, uint64_t lat)
+{
+	struct series_worst tmp;
+	int i, p;
+
+	if (s->nworst < s->worst_cap) {
+		i = s->nworst++;
+		s->worst[i].t_ns = t_ns;
+		s->worst[i].latency_ns = lat;
+		while (i > 0) {
+			p = (i - 1) / 2;
+			if (s->worst[p].latency_ns <= s->worst[i].latency_ns)
+				break;
+			tmp = s->worst[p];
+			s->worst[p] = s->worst[i];
+			s->worst[i] = tmp;
+			i = p;
+		}
+		return;
+	}
+	s->worst[0].t_ns = t_ns;
+	s->worst[0].latency_ns = lat;
+	series_worst_sift(s->worst, s->nworst, 0);
+}
+
+/*
+ * The per-sample path.  Its rare branches (window roll, raw push, threshold
+ * crossing, worst-N insert) are kept out of line (noinline above) so the
+ * common case saves and restores few registers: measured in callgrind
+ * instructions per sample, see BENCHMARKS.md.
+ */
+int series_add(struct series *s, uint64_t t_ns, int64_t latency_ns)
+{
+	struct series_window *w = &s->win;
+	uint64_t lat;
+
+	if (atomic_load_explicit(s->stop, memory_order_relaxed))
+		return SERIES_DONE;
+	if (t_ns >= s->end_ns)
+		return SERIES_DONE;
+	if (s->raw)
+		series_raw_push(s, t_ns, latency_ns);
+	if (t_ns >= w->end_ns)
+		series_roll(s, t_ns);
+	if (latency_ns < 0) {
+		w->early++;
+		lat = 0;
+	} else {
+		lat = (uint64_t)latency_ns;
+	}
+	hist32_add(s->cur, lat);
+	w->count++;
+	w->sum_ns += lat;
+	w->last_t_ns = t_ns;
+	if (lat < w->min_ns)
+		w->min_ns = lat;
+	if (lat > w->max_ns)
+		w->max_ns = lat;
+	if (lat >= s->lowest_ns)
+		series_exceed(s, t_ns, lat);
+	if (w->warmup)
+		return SERIES_CONTINUE;
+	if (lat >= s->break_on_ns)
+		s->owner->break_hit(s->owner->ctx, s->index, t_ns, lat);
+	if (s->worst_cap &&
+	    (s->nworst < s->worst_cap || lat > s->worst[0].latency_ns))
+		series_worst_add(s, t_ns, lat);
+	if (++s->measured == s->loops)
+		return SERIES_DONE;
+	return SERIES_CONTINUE;
+}
+
+void series_overrun(struct series *s, uint64_t t_ns, uint64_t n)
+{
+	if (t_ns >= s->end_ns)
+		return;
+	if (t_ns >= s->win.end_ns)
+		series_roll(s, t_ns);
+	s->win.overruns += n;
+}
+
+void series_overrun_periods(struct series *s, uint64_t first_ns,
+			    uint64_t period_ns, uint64_t n)
+{
+	uint64_t in_warmup, before_end;
+
+	if (!n || first_ns >= s->end_ns)
+		return;
+	if (first_ns < s->warmup_ns) {
+		/* Deadlines first + j * period below warmup_ns (ceiling, no overflow). */
+		in_warmup = (s->warmup_ns - first_ns - 1) / period_ns + 1;
+		if (in_warmup > n)
+			in_warmup = n;
+		series_overrun(s, first_ns, in_warmup);
+		n -= in_warmup;
+		first_ns += in_warmup * period_ns;
+		if (!n || first_ns >= s->end_ns)
+			return;
+	}
+	before_end = (s->end_ns - first_ns - 1) / period_ns + 1;
+	series_overrun(s, first_ns, n < before_end ? n : before_end);
+}
+
+uint64_t series_end_ns(const struct series *s)
+{
+	return s->end_ns;
+}
+
+bool series_past_end(const struct series *s, uint64_t t_ns)
+{
+	return t_ns >= s->end_ns;
+}
+
+void series_finish(struct series *s)
+{
+	if (series_has_data(s)) {
+		if (atomic_load_explicit(&s->mbox_full, memory_order_acquire))
+			series_wait_collector(s);
+		series_publish(s);
+		series_slot(s, s->win.end_ns, &s->win);
+		s->win.count = 0;
+	}
+	s->owner->notify(s->owner->ctx);
+}
+
+void series_fail(struct series *s, const char *what)
+{
+	snprintf(s->error, sizeof(s->error), "%s", what);
+	s->owner->stop(s->owner->ctx, "error");
+	s->owner->notify(s->owner->ctx);
+}
+
+struct sim_stream *series_sim(struct series *s)
+{
+	return s->simulated ? &s->sim : NULL;
+}
+
+int series_cpu(const struct series *s)
+{
+	return s->cpu;
+}
+
+int series_index(const struct series *s)
+{
+	return s->index;
+}
+
+bool series_take_window(struct series *s, struct series_window *w,
+			struct hist32 **hist)
+{
+	if (!atomic_load_explicit(&s->mbox_full, memory_order_acquire))
+		return false;
+	*w = s->mbox_win;
+	*hist = s->mbox_hist;
+	return true;
+}
+
+void series_window_done(struct series *s)
+{
+	atomic_store_explicit(&s->mbox_full, 0, memory_order_release);
+}
+
+bool series_pop_spike(struct series *s, struct series_spike *out)
+{
+	unsigned int tail = atomic_load_explicit(&s->spike_tail,
+						 memory_order_relaxed);
+	unsigned int head = atomic_load_explicit(&s->spike_head,
+						 memory_order_acquire);
+
+	if (head == tail)
+		return false;
+	*out = s->spike[tail % SERIES_SPIKE_RING];
+	atomic_store_explicit(&s->spike_tail, tail + 1, memory_order_release);
+	return true;
+}
+
+unsigned int series_raw_drain(struct series *s, struct series_raw *out,
+			      unsigned int max)
+{
+	unsigned int tail, head, n = 0;
+
+	if (!s->raw)
+		return 0;
+	tail = atomic_load_explicit(&s->raw_tail, memory_order_relaxed);
+	head = atomic_load_explicit(&s->raw_head, memory_order_acquire);
+	while (tail + n != head && n < max) {
+		out[n] = s->raw[(tail + n) & (s->raw_cap - 1)];
+		n++;
+	}
+	atomic_store_explicit(&s->raw_tail, tail + n, memory_order_release);
+	return n;
+}
+
+/* Order worst samples: larger latency first, then earlier time. */
+static int series_worst_cmp(const void *a, const void *b)
+{
+	const struct series_worst *x = a, *y = b;
+
+	if (x->latency_ns != y->latency_ns)
+		return x->latency_ns < y->latency_ns ? 1 : -1;
+	if (x->t_ns != y->t_ns)
+		return x->t_ns < y->t_ns ? -1 : 1;
+	return 0;
+}
+
+int series_worst_sorted(struct series *s, struct series_worst *out, int max)
+{
+	struct series_worst sorted[COMMON_MAX_WORST];
+	int n = s->nworst < max ? s->nworst : max;
+
+	/* Sort a copy of the whole heap, then hand out at most max entries. */
+	memcpy(sorted, s->worst, (size_t)s->nworst * sizeof(sorted[0]));
+	qsort(sorted, (size_t)s->nworst, sizeof(sorted[0]), series_worst_cmp);
+	memcpy(out, sorted, (size_t)n * sizeof(*out));
+	return n;
+}
+
+uint64_t series_spikes_dropped(const struct series *s)
+{
+	return s->spikes_dropped;
+}
+
+uint64_t series_raw_dropped(const struct series *s)
+{
+	return s->raw_dropped;
+}
+
+const char *series_error(const struct series *s)
+{
+	return s->error[0] ? s->error : NULL;
+}

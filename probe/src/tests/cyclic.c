@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cyclic.c - `rtprobe cyclic`: timer wake-up latency (DESIGN section 3).
+ *
+ * Each measuring thread is due at d_k = t0 + k * interval and measures
+ * latency_k = now - d_k on waking.  A thread that wakes after d_{k+1}
+ * counts the periods it skipped as overruns and continues with the next
+ * future deadline.  Four ways of waiting for d_k:
+ *   abs      clock_nanosleep(TIMER_ABSTIME, d_k)           (default)
+ *   rel      clock_nanosleep(relative, d_k - now)          (one clock read more)
+ *   itimer   a POSIX timer armed absolute and periodic, its signal sent to
+ *            the thread (SIGEV_THREAD_ID) and taken with sigwaitinfo
+ *   timerfd  a periodic timerfd armed absolute, taken with read()
+ * The timers report missed expirations themselves (si_overrun, the timerfd
+ * expiration count); those are the overruns in their modes.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clocksleep.h"
+#include "common.h"
+#include "json.h"
+#include "opt.h"
+#include "rtprobe.h"
+#include "run.h"
+#include "series.h"
+#include "sim.h"
+#include "testdesc.h"
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+#define CYCLIC_DEFAULT_DURATION_NS (10 * NSEC_PER_SEC)
+
+enum cyclic_mode { MODE_ABS, MODE_REL, MODE_ITIMER, MODE_TIMERFD };
+
+static const char *const cyclic_modes[] = { "abs", "rel", "itimer", "timerfd",
+					    NULL };
+
+enum cyclic_opt { OPT_INTERVAL = 1, OPT_MODE };
+
+/* The test's own parameters. */
+struct cyclic_cfg {
+	uint64_t interval_ns;
+	enum cyclic_mode mode;
+};
+
+/* What one measuring thread needs. */
+struct cyclic_thread {
+	struct run *run;
+	struct series *s;
+	const struct cyclic_cfg *cfg;
+	clockid_t clock;
+};
+
+/* Convert ns to a timespec. */
+static inline struct timespec cyclic_ts(uint64_t ns)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)(ns / NSEC_PER_SEC);
+	ts.tv_nsec = (long)(ns % NSEC_PER_SEC);
+	return ts;
+}
+
+/*
+ * clock_nanosleep without glibc's cancellation bookkeeping: glibc wraps the
+ * call in __pthread_{enable,disable}_asynccancel because it is a cancellation
+ * point, about 30 instructions per sample that rtprobe (which never cancels
+ * its threads) does not need.  Where long is 64 bits the kernel's timespec is
+ * the C library's, so the system call is made directly; elsewhere (32-bit
+ * targets, time64 conversions) the libc call stays.  Returns 0 or an errno.
+ */
+static inline int cyclic_nanosleep(clockid_t clock, int flags,
+				   const struct timespec *ts)
+{
+#if defined(SYS_clock_nanosleep) && __SIZEOF_LONG__ == 8
+	return syscall(SYS_clock_nanosleep, clock, flags, ts, NULL) ? errno : 0;
+#else
+	return clock_nanosleep(clock, flags, ts, NULL);
+#endif
+}
+
+/* Count the deadlines k+1 .. k+missed as overruns (see series.h). */
+static void cyclic_overruns(const struct cyclic_thread *t, uint64_t k,
+			    uint64_t missed)
+{
+	const uint64_t interval = t->cfg->interval_ns;
+
+	series_overrun_periods(t->s, (k + 1) * interval, interval, missed);
+}
+
+/*
+ * Record sample k and return how many periods to advance: 1 plus the
+ * deadlines that passed before the thread woke (counted as overruns), or 0
+ * when the series is done.
+ */
+static inline uint64_t cyclic_record(const struct cyclic_thread *t,
+				     uint64_t k, int64_t latency_ns)
+{
+	const uint64_t interval = t->cfg->interval_ns;
+	uint64_t missed;
+
+	if (series_add(t->s, k * interval, latency_ns) == SERIES_DONE)
+		return 0;
+	if (latency_ns < (int64_t)interval)
+		return 1;
+	missed = (uint64_t)latency_ns / interval;
+	cyclic_overruns(t, k, missed);
+	return missed + 1;
+}
+
+/* Report a failed call of a measuring thread and stop the run. */
+static void cyclic_fail(struct series *s, const char *call, int err)
+{
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "cyclic thread of series %d: %s: %s",
+		 series_index(s), call, strerror(err));
+	series_fail(s, msg);
+}
+
+/* abs and rel modes: sleep until each deadline with clock_nanosleep. */
+static void cyclic_sleep_loop(struct cyclic_thread *t, bool relative)
+{
+	const uint64_t interval = t->cfg->interval_ns;
+	const uint64_t t0 = run_t0_ns(t->run);
+	struct timespec ts;
+	const uint64_t end_ns = series_end_ns(t->s);
+	uint64_t k = 0, t_ns, due, now, step;
+	int rc;
+
+	for (;;) {
+		t_ns = k * interval;
+		if (t_ns >= end_ns)
+			return;
+		due = t0 + t_ns;
+		if (relative) {
+			now = clock_now_ns(t->clock);
+			ts = cyclic_ts(due > now ? due - now : 0);
+			rc = cyclic_nanosleep(t->clock, 0, &ts);
+		} else {
+			ts = cyclic_ts(due);
+			rc = cyclic_nanosleep(t->clock, TIMER_ABSTIME, &ts);
+		}
+		if (rc && rc != EINTR) {
+			cyclic_fail(t->s, "clock_nanosleep", rc);
+			return;
+		}
+		if (rc == EINTR)
+			continue;
+		now = clock_now_ns(t->clock);
+		step = cyclic_record(t, k, (int64_t)(now - due));
+		if (!step)
+			return;
+		k += step;
+	}
+}
+
+/* itimer mode: a periodic POSIX timer whose signal this thread waits for. */
+static void cyclic_itimer_loop(struct cyclic_thread *t)
+{
+	const uint64_t interval = t->cfg->interval_ns;
+	const uint64_t t0 = run_t0_ns(t->run);
+	struct itimerspec its;
+	struct sigevent sev;
+	siginfo_t info;
+	sigset_t set;
+	timer_t timer;
+	uint64_t k = 0, t_ns, due, now;
+	int64_t latency;
+	int signo = SIGRTMIN + 1, rc;
+
+	sigemptyset(&set);
+	sigaddset(&set, signo);
+	rc = pthread_sigmask(SIG_BLOCK, &set, NULL);
+	if (rc) {
+		cyclic_fail(t->s, "pthread_sigmask", rc);
+		return;
+	}
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = signo;
+	sev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
+	if (timer_create(t->clock, &sev, &timer)) {
+		cyclic_fail(t->s, "timer_create", errno);
+		return;
+	}
+	its.it_value = cyclic_ts(t0);
+	its.it_interval = cyclic_ts(interval);
+	if (timer_settime(timer, TIMER_ABSTIME, &its, NULL)) {
+		cyclic_fail(t->s, "timer_settime", errno);
+		timer_delete(timer);
+		return;
+	}
+	for (;;) {
+		t_ns = k * interval;
+		if (series_past_end(t->s, t_ns))
+			break;
+		due = t0 + t_ns;
+		if (sigwaitinfo(&set, &info) < 0) {
+			if (errno == EINTR)
+				continue;
+			cyclic_fail(t->s, "sigwaitinfo", errno);
+			break;
+		}
+		now = clock_now_ns(t->clock);
+		latency = (int64_t)(now - due);
+		if (series_add(t->s, t_ns, latency) == SERIES_DONE)
+			break;
+		/* The kernel re-armed past every expiry it counted as missed. */
+		if (info.si_overrun > 0)
+			cyclic_overruns(t, k, (uint64_t)info.si_overrun);
+		k += 1 + (uint64_t)(info.si_overrun > 0 ? info.si_overrun : 0);
+	}
+	timer_delete(timer);
+}
+
+/* timerfd mode: a periodic timerfd; read() returns the expirations. */
+static void cyclic_timerfd_loop(struct cyclic_thread *t)
+{
+	const uint64_t interval = t->cfg->interval_ns;
+	const uint64_t t0 = run_t0_ns(t->run);
+	struct itimerspec its;
+	uint64_t k = 0, t_ns, due, now, expirations;
+	ssize_t n;
+	int fd;
+
+	fd = timerfd_create(t->clock, TFD_CLOEXEC);
+	if (fd < 0) {
+		cyclic_fail(t->s, "timerfd_create", errno);
+		return;
+	}
+	its.it_value = cyclic_ts(t0);
+	its.it_interval = cyclic_ts(interval);
+	if (timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL)) {
+		cyclic_fail(t->s, "timerfd_settime", errno);
+		close(fd);
+		return;
+	}
+	for (;;) {
+		t_ns = k * interval;
+		if (series_past_end(t->s, t_ns))
+			break;
+		due = t0 + t_ns;
+		n = read(fd, &expirations, sizeof(expirations));
+		if (n != (ssize_t)sizeof(expirations)) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			cyclic_fail(t->s, "read timerfd",
+				    n < 0 ? errno : EIO);
+			break;
+		}
+		now = clock_now_ns(t->clock);
+		if (series_add(t->s, t_ns, (int64_t)(now - due)) ==
+		    SERIES_DONE)
+			break;
+		if (expirations > 1)
+			cyclic_overruns(t, k, expirations - 1);
+		k += expirations ? expirations : 1;
+	}
+	close(fd);
+}
+
+/* --simulate: no sleeping; the wake-up is d_k plus a synthetic latency. */
+static void cyclic_sim_loop(struct cyclic_thread *t)
+{
+	const uint64_t interval = t->cfg->interval_ns;
+	struct sim_stream *sim = series_sim(t->s);
+	uint64_t k = 0, step;
+
+	for (;;) {
+		if (series_past_end(t->s, k * interval))
+			return;
+		step = cyclic_record(t, k, (int64_t)sim_next_ns(sim));
+		if (!step)
+			return;
+		k += step;
+	}
+}
+
+/* Body of a measuring thread (policy and pinning already applied). */
+static void *cyclic_thread_main(void *arg)
+{
+	struct cyclic_thread *t = arg;
+
+	if (series_sim(t->s))
+		cyclic_sim_loop(t);
+	else if (t->cfg->mode == MODE_ABS || t->cfg->mode == MODE_REL)
+		cyclic_sleep_loop(t, t->cfg->mode == MODE_REL);
+	else if (t->cfg->mode == MODE_ITIMER)
+		cyclic_itimer_loop(t);
+	else
+		cyclic_timerfd_loop(t);
+	series_finish(t->s);
+	return NULL;
+}
+
+/* Write the start record's params. */
+static void cyclic_params(struct json *j, void *ctx)
+{
+	const struct cyclic_cfg *cfg = ctx;
+
+	json_u64(j, "interval_ns", cfg->interval_ns);
+	json_str(j, "mode", cyclic_modes[cfg->mode]);
+}
+
+/* Refuse a --clock that cannot drive the chosen timer mode (exit 2). */
+static void cyclic_check_clock(const struct rtp_common *c,
+			       const struct cyclic_cfg *cfg)
+{
+	struct sigevent sev;
+	timer_t timer;
+	int fd;
+
+	if (c->simulate)
+		return;
+	if (cfg->mode == MODE_TIMERFD) {
+		fd = timerfd_create(c->clock, TFD_CLOEXEC);
+		if (fd < 0)
+			opt_fail("--clock", c->clock_name, "cannot drive "
+				 "--mode timerfd (timerfd_create: %s); use "
+				 "--clock monotonic", strerror(errno));
+		close(fd);
+	} else if (cfg->mode == MODE_ITIMER) {
+		memset(&sev, 0, sizeof(sev));
+		sev.sigev_notify = SIGEV_NONE;
+		if (timer_create(c->clock, &sev, &timer))
+			opt_fail("--clock", c->clock_name, "cannot drive "
+				 "--mode itimer (timer_create: %s); use "
+				 "--clock monotonic", strerror(errno));
+		timer_delete(timer);
+	}
+}
+
+static const struct opt_desc cyclic_opts[] = {
+	{ .name = "interval", .id = OPT_INTERVAL, .type = OPT_DURATION,
+	  .def = "1000us", .unit = "us",
+	  .help = "period, equal for every thread (default 1000us;\n"
+		  "bare number: us)" },
+	{ .name = "mode", .id = OPT_MODE, .type = OPT_CHOICE, .def = "abs",
+	  .metavar = "M", .choices = cyclic_modes,
+	  .help = "abs | rel | itimer | timerfd (default abs):\n"
+		  "abs: clock_nanosleep to the absolute deadline;\n"
+		  "rel: relative sleep to the same deadline;\n"
+		  "itimer: periodic POSIX timer, signal per period;\n"
+		  "timerfd: periodic timerfd" },
+	{ .name = NULL },
+};
+
+/* Defaults: 1000 us, abs. */
+static void cyclic_defaults(void *ctx, struct rtp_common *c)
+{
+	struct cyclic_cfg *cfg = ctx;
+
+	(void)c;
+	cfg->interval_ns = 1000 * NSEC_PER_USEC;
+	cfg->mode = MODE_ABS;
+}
+
+/* Parse one of cyclic's own options. */
+static void cyclic_option(void *ctx, struct rtp_common *c, int id,
+			  const char *arg)
+{
+	struct cyclic_cfg *cfg = ctx;
+
+	(void)c;
+	if (id == OPT_INTERVAL) {
+		cfg->interval_ns = opt_duration("--interval", arg, "us");
+		if (!cfg->interval_ns)
+			opt_fail("--interval", arg, "must be greater than zero");
+	} else {
+		cfg->mode = (enum cyclic_mode)opt_choice("--mode", arg,
+							 cyclic_modes);
+	}
+}
+
+/* SCHED_DEADLINE: one job per period, a tenth of it as budget. */
+static void cyclic_check(void *ctx, struct rtp_common *c)
+{
+	const struct cyclic_cfg *cfg = ctx;
+
+	c->dl_period_ns = cfg->interval_ns;
+	c->dl_deadline_ns = cfg->interval_ns;
+	c->dl_runtime_ns = cfg->interval_ns / 10 > 1024 ?
+			   cfg->interval_ns / 10 : 1024;
+}
+
+/* Measure: one thread per CPU, each sleeping to its deadlines. */
+static int cyclic_run(void *ctx, struct rtp_common *cp, int argc,
+		      char **argv)
+{
+	const struct rtp_common *c = cp;
+	struct cyclic_cfg *cfg = ctx;
+	struct cyclic_thread *threads;
+	struct run *r;
+	int i, rc;
+
+	cyclic_check_clock(c, cfg);
+
+	threads = calloc((size_t)c->nthreads, sizeof(*threads));
+	if (!threads) {
+		fprintf(stderr, "rtprobe: out of memory\n");
+		return RTP_EXIT_ENV;
+	}
+	r = run_create(c, argc, argv);
+	run_set_params(r, cyclic_params, cfg);
+	for (i = 0; i < c->nthreads; i++) {
+		char label[24];
+
+		snprintf(label, sizeof(label), "cpu%d", c->cpu_list[i]);
+		threads[i].run = r;
+		threads[i].cfg = cfg;
+		threads[i].clock = c->clock;
+		threads[i].s = run_add_series(r, label, c->cpu_list[i]);
+	}
+	rc = run_begin(r);
+	if (rc) {
+		free(threads);
+		return rc;
+	}
+	for (i = 0; i < c->nthreads; i++)
+		if (run_spawn(r, cyclic_thread_main, &threads[i],
+			      c->cpu_list[i], c->policy, c->priority))
+			break;
+	rc = run_finish(r);
+	free(threads);
+	return rc;
+}
+
+const struct test_desc test_cyclic = {
+	.name = "cyclic",
+	.summary = "timer wake-up latency (cyclictest-style)",
+	.intro =
+"Timer wake-up latency: each thread sleeps until d_k = t0 + k*interval and\n"
+"measures now - d_k on waking; skipped periods are counted as overruns.\n"
+"Output: NDJSON records (start, window, spike, result) on stdout.\n",
+	.examples =
+"  rtprobe cyclic --duration 5m --threshold 100us\n"
+"  rtprobe cyclic --cpus 1 --interval 200us --priority 95 --output run.ndjson\n"
+"  rtprobe cyclic --mode timerfd --loops 100000 --raw samples.bin\n"
+"  rtprobe cyclic --break-on 150us --duration 1h   (stops ftrace on a spike)\n"
+"  rtprobe cyclic --simulate 7:uniform,min=1us,max=9us --loops 1000\n",
+	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE,
+	.default_duration_ns = CYCLIC_DEFAULT_DURATION_NS,
+	.cpu_option = "cpus",
+	.options = cyclic_opts,
+	.ctx_size = sizeof(struct cyclic_cfg),
+	.defaults = cyclic_defaults,
+	.option = cyclic_option,
+	.check = cyclic_check,
+	.run = cyclic_run,
+};

@@ -47,10 +47,15 @@ class SshBoard:
     procs: list[subprocess.Popen[str]] = field(default_factory=list)
 
     @property
+    def remote_dir(self) -> str:
+        """The board's probe directory (private to this fixture: runs never collide)."""
+        return f"{self.home}/remote"
+
+    @property
     def uri(self) -> str:
         """The --target URI of the board."""
         port = f":{self.port}" if self.port != 22 else ""
-        return f"ssh://root@{self.address}{port}"
+        return f"ssh://root@{self.address}{port}?dir={self.remote_dir}"
 
     @property
     def config(self) -> Path:

@@ -149,7 +149,8 @@ def test_unknown_scheme_and_bad_uris() -> None:
 
 
 def test_connection_faults_are_one_line(board: SshBoard, tmp_path: Path) -> None:
-    closed = SshTarget(board.address, user="root", port=2, ssh_config=str(board.config))
+    closed = SshTarget(board.address, user="root", port=2, ssh_config=str(board.config),
+                       remote_dir=board.remote_dir)
     with pytest.raises(TargetError, match=r"unreachable: connection refused"):
         closed.open()
     # Another key: login refused.
@@ -189,7 +190,7 @@ def test_board_without_bin_sh(board: SshBoard, tmp_path: Path) -> None:
         config.write_text(board.config.read_text().replace(f"{board.home}/known_hosts",
                                                            str(known)))
         target = SshTarget(board.address, user="root", port=board.port,
-                           ssh_config=str(config))
+                           ssh_config=str(config), remote_dir=board.remote_dir)
         with pytest.raises(TargetError, match="cannot run /bin/sh there"):
             target.open()
         board.stop_sshd(sshd)
@@ -209,7 +210,7 @@ def test_cut_link_loses_the_run_and_leaves_no_probe(board: SshBoard) -> None:
             seen += proc.read_available()[0]
             time.sleep(0.1)
         assert seen.count(b'"window"') >= 2
-        assert board.processes("/tmp/rtbench/rtprobe")
+        assert board.processes(f"{board.remote_dir}/rtprobe")
         board.link(up=False)
         try:
             deadline = time.monotonic() + 30
@@ -221,9 +222,9 @@ def test_cut_link_loses_the_run_and_leaves_no_probe(board: SshBoard) -> None:
             # The board's sshd notices too (ClientAliveInterval) and the probe ends at its
             # next write.
             deadline = time.monotonic() + 30
-            while board.processes("/tmp/rtbench/rtprobe") and time.monotonic() < deadline:
+            while board.processes(f"{board.remote_dir}/rtprobe") and time.monotonic() < deadline:
                 time.sleep(0.5)
-            assert not board.processes("/tmp/rtbench/rtprobe")
+            assert not board.processes(f"{board.remote_dir}/rtprobe")
         finally:
             board.link(up=True)
     # The lock was released on the board when its session died.
@@ -242,7 +243,7 @@ def test_cut_link_loses_the_run_and_leaves_no_probe(board: SshBoard) -> None:
 def test_ssh_missing_is_one_line(board: SshBoard, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
     target = SshTarget(board.address, user="root", port=board.port,
-                       ssh_config=str(board.config))
+                       ssh_config=str(board.config), remote_dir=board.remote_dir)
     with pytest.raises(TargetError, match="cannot run ssh"):
         target.open()
 
@@ -306,10 +307,10 @@ def test_smoke_suite_over_ssh_stores_the_boards_environment(board: SshBoard,
     done = rtbench(["run", "smoke", "--target", board.uri, "--simulate", "7"], env)
     assert done.returncode == 0, done.stderr + done.stdout
     (run,) = stored_runs(tmp_path)
-    assert run.status == "ok" and run.target == board.uri
+    assert run.status == "ok" and run.target == board.uri.split("?")[0]
     assert run.sysinfo["uname"]["nodename"] == run.hostname
     measurements = [m for s in run.scenarios for m in s.measurements]
-    assert all(m.command[0].startswith("/tmp/rtbench/rtprobe-") for m in measurements)
+    assert all(m.command[0].startswith(f"{board.remote_dir}/rtprobe-") for m in measurements)
     assert sum(len(m.windows) for m in measurements) > 0
 
 
@@ -325,7 +326,8 @@ def test_cut_link_mid_run_keeps_the_windows_and_ends_lost(board: SshBoard,
                             stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
-        while not any(" cyclic " in p for p in board.processes("/tmp/rtbench/rtprobe")) \
+        probe = f"{board.remote_dir}/rtprobe"
+        while not any(" cyclic " in p for p in board.processes(probe)) \
                 and time.monotonic() < deadline:
             time.sleep(0.2)
         time.sleep(5)       # a few windows in
@@ -342,9 +344,9 @@ def test_cut_link_mid_run_keeps_the_windows_and_ends_lost(board: SshBoard,
     assert run.status == "lost"
     assert sum(len(m.windows) for s in run.scenarios for m in s.measurements) >= 1
     deadline = time.monotonic() + 30
-    while board.processes("/tmp/rtbench/rtprobe") and time.monotonic() < deadline:
+    while board.processes(f"{board.remote_dir}/rtprobe") and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert not board.processes("/tmp/rtbench/rtprobe")
+    assert not board.processes(f"{board.remote_dir}/rtprobe")
 
 
 def test_cli_target_faults_are_one_line(board: SshBoard, tmp_path: Path) -> None:

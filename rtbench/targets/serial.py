@@ -38,11 +38,14 @@ DEFAULT_BAUD = 115200
 # Seconds to find a shell (a board may still be booting).
 SHELL_TIMEOUT_S = 60.0
 # Longest command line sent (busybox's line editor keeps 1024 characters).
-MAX_LINE = 900
-# Bytes of the probe per pushed line (base64 grows it by 4/3).
-PUSH_CHUNK = 600
-ERR_FILE = "${TMPDIR:-/tmp}/.rtbench-err.$$"
-RC_FILE = "${TMPDIR:-/tmp}/.rtbench-rc.$$"
+MAX_LINE = 1000
+# Bytes of the probe per pushed line (base64 grows it by 4/3: 640 characters).
+PUSH_CHUNK = 480
+# Files for a command's stderr and exit code, named once per session in shell variables
+# (set with the sync line), which keeps every framed line short.
+ERR_FILE = "$RTBE"
+RC_FILE = "$RTBR"
+SESSION_VARS = "RTBE=${TMPDIR:-/tmp}/.rtbench-err.$$; RTBR=${TMPDIR:-/tmp}/.rtbench-rc.$$"
 # A kernel console message: "[   12.345678] text".
 KERNEL_LINE = re.compile(rb"\[\s*\d+\.\d+\]")
 
@@ -106,6 +109,7 @@ class SerialTarget(BoardTarget):
         self.link: SerialLink | None = None
         self._busy = False
         self.shell_timeout_s = SHELL_TIMEOUT_S
+        self._console_level: str | None = None
 
     @classmethod
     def from_uri(cls, uri: str, *, probe: Path | None = None,
@@ -155,6 +159,7 @@ class SerialTarget(BoardTarget):
         try:
             self._find_shell()
             self._check_shell()
+            self._quiet_console()
             self._install_probe()
         except BaseException:
             self.close()
@@ -197,7 +202,8 @@ class SerialTarget(BoardTarget):
                 link.write(os.environ.get("RTBENCH_SERIAL_PASSWORD", "").encode() + b"\n")
                 sent_password, seen, next_sync = True, b"", now + 2.0
             elif now >= next_sync and not tail.endswith((b"login:", b"password:")):
-                link.write(f"stty -echo 2>/dev/null; PS1=''; PS2=''; echo {said}\n".encode())
+                link.write(f"stty -echo 2>/dev/null; PS1=''; PS2=''; {SESSION_VARS}; "
+                           f"echo {said}\n".encode())
                 next_sync = now + 3.0
             if not chunk:
                 time.sleep(0.02)
@@ -214,10 +220,28 @@ class SerialTarget(BoardTarget):
         link.buffer += link.read()
         link.buffer = b""
 
+    def _quiet_console(self) -> None:
+        """Lower the kernel's console log level to errors while rtbench holds the line
+        (restored on close), so boot chatter does not cut command frames; what still
+        comes is kept as log lines.  Needs root on the board; skipped otherwise."""
+        done = self.run("cat /proc/sys/kernel/printk")
+        words = done.stdout.split()
+        if done.returncode == 0 and words and words[0].isdigit() \
+                and self.run("echo 3 > /proc/sys/kernel/printk").returncode == 0:
+            self._console_level = words[0]
+
     def close(self) -> None:
-        """Turn echo back on and close the port (the shell stays logged in)."""
+        """Restore the console log level, turn echo back on and close the port (the
+        shell stays logged in)."""
         if self.link is None:
             return
+        try:
+            if not self._busy and self._console_level is not None:
+                self.run(f"echo {self._console_level} > /proc/sys/kernel/printk",
+                         timeout_s=5.0)
+                self._console_level = None
+        except TargetError:
+            pass
         try:
             if not self._busy:
                 self.link.write(b"stty echo 2>/dev/null\n")
@@ -251,8 +275,9 @@ class SerialTarget(BoardTarget):
             raise TargetError(f"{self.name}: the line is busy with a running process")
         body = f"( {command} ) </dev/null 2>{ERR_FILE}; rtb_rc=$?"
         line, b_want, e_want, f_want = self._frame(body)
-        if len(line) > MAX_LINE + 300:
-            raise TargetError(f"{self.name}: command too long for a serial line")
+        if len(line) > MAX_LINE:
+            raise TargetError(f"{self.name}: command too long for a serial line "
+                              f"({len(line)} > {MAX_LINE} characters)")
         link.write(line.encode())
         out: list[bytes] = []
         err: list[bytes] = []

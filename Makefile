@@ -1,6 +1,7 @@
 # rtbench - top-level targets.  `make run` and `make test` are all most people need.
 #   make run     create .venv, install rtbench (which builds probe/), run the quick suite
-#   make test    C unit tests (make -C probe check) and pytest over tests/
+#   make test    C unit tests (make -C probe check) and pytest over tests/ (sets up .venv
+#                with the dev tools first, so it works in a fresh clone)
 #   make bench   rtprobe vs cyclictest, injected interference, host statistics and report
 #                benchmarks (root, quiet machine)
 #   make lint    ruff and mypy
@@ -18,16 +19,39 @@ else
 PY := $(PYTHON)
 endif
 
-.PHONY: all probe run test bench lint dev clean
+.PHONY: all probe run test bench lint dev clean prereqs prereqs-cc
 
 all: probe
 
-probe:
+# The compiler probe/ builds with (its Makefile: CC ?= $(CROSS_COMPILE)gcc).
+PROBE_CC := $(if $(filter default,$(origin CC)),$(CROSS_COMPILE)gcc,$(CC))
+
+# What a build needs, checked before pip prints a page of output: one line each, naming
+# the fix.  probe/ needs only the compiler; the venv module is only needed while .venv
+# does not exist yet.
+prereqs-cc:
+	@command -v $(firstword $(PROBE_CC)) >/dev/null 2>&1 || { echo "make: no C compiler \
+	'$(PROBE_CC)' to build probe/: install one (Debian/Ubuntu: apt-get install \
+	build-essential) or name it with CC=..." >&2; exit 1; }
+
+prereqs: prereqs-cc
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "make: no '$(PYTHON)': install \
+	Python 3.10 or newer (Debian/Ubuntu: apt-get install python3) or name it with \
+	PYTHON=..." >&2; exit 1; }
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null || { echo "make: \
+	$(PYTHON) is Python `$(PYTHON) -c 'import platform; print(platform.python_version())' 2>/dev/null || echo unknown`; \
+	rtbench needs 3.10 or newer: install it and run make PYTHON=python3.X" >&2; exit 1; }
+	@test -x $(VPY) || $(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || { echo "make: \
+	$(PYTHON) has no venv/ensurepip module to create $(VENV): install it (Debian/Ubuntu: \
+	apt-get install python3-venv)" >&2; exit 1; }
+
+probe: prereqs-cc
 	$(MAKE) -C probe
 
 # --system-site-packages reuses numpy/scipy/matplotlib already on the machine, which keeps
 # a fresh `make run` well inside its 3 minutes; anything missing comes from PyPI.
-$(VENV)/.installed: pyproject.toml setup.py $(wildcard probe/src/*.[ch] probe/src/*/*.[ch]) $(wildcard suites/*.toml)
+$(VENV)/.installed: pyproject.toml setup.py $(wildcard probe/src/*.[ch] probe/src/*/*.[ch]) $(wildcard suites/*.toml) \
+		| prereqs
 	test -x $(VPY) || $(PYTHON) -m venv --system-site-packages $(VENV)
 	$(VPY) -m pip install --quiet --disable-pip-version-check .
 	touch $@
@@ -38,19 +62,22 @@ run: $(VENV)/.installed
 	if [ $$rc -eq 1 ]; then \
 		echo "make run: thresholds were crossed on this machine (rtbench exit 1); see above"; \
 		rc=0; \
+	elif [ $$rc -eq 3 ]; then \
+		echo "make run: rtbench cannot run here (exit 3, see above); options such as" \
+			"--policy other go in RUN_ARGS=\"...\""; \
 	fi; exit $$rc
 
-$(VENV)/.dev: pyproject.toml setup.py
+$(VENV)/.dev: pyproject.toml setup.py | prereqs
 	test -x $(VPY) || $(PYTHON) -m venv --system-site-packages $(VENV)
 	$(VPY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $@
 
 dev: $(VENV)/.dev
 
-test:
+# The tests import rtbench and its dependencies: they run in .venv, set up here if needed.
+test: $(VENV)/.dev
 	$(MAKE) -C probe check
-	@if [ -x $(VPY) ]; then $(MAKE) --no-print-directory $(VENV)/.dev; fi
-	$(PY) -m pytest tests
+	$(VPY) -m pytest tests
 
 bench: probe
 	$(PY) bench/cyclic_vs_cyclictest.py

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
+from rich import box
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
 from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, __version__, data_dir
 from rtbench.probe import ProbeNotFound
@@ -24,7 +25,9 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-DB_HELP = "Results database URL (default: RTBENCH_DB, else SQLite in the XDG data dir)."
+DB_HELP = ("Results database: a URL (sqlite:////path/x.db, postgresql+psycopg://...) or a "
+           "file path, which means SQLite (default: RTBENCH_DB, else SQLite in the XDG "
+           "data dir).")
 PROBE_HELP = ("rtprobe binary to use (default: RTBENCH_PROBE, the packaged one, "
               "./probe/build, PATH).")
 TARGET_HELP = ("Where to measure, as a URI: local (default, this machine), "
@@ -144,10 +147,13 @@ def open_target(uri: str | None, probe_path: str | None) -> Target:
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the HTML report here (default: <data dir>/reports/run-ID.html).")
 @click.option("--no-report", is_flag=True, help="Do not write the HTML report.")
+@click.option("--policy", type=click.Choice(["other"]),
+              help="Run every test as SCHED_OTHER (no real-time permission needed; the "
+                   "results are then not real-time latencies and are marked so).")
 @handle_errors
 def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
         probe_path: str | None, simulate: str | None, report_path: Path | None,
-        no_report: bool) -> None:
+        no_report: bool, policy: str | None) -> None:
     """Run a suite (built-in name or TOML file; default: quick) on a target
     (default: this machine).
 
@@ -157,10 +163,12 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
       rtbench run smoke --scale 0.5        # half-length smoke suite
       rtbench run my-suite.toml --db sqlite:////tmp/lab.db
       rtbench run smoke --simulate 1:const,lat=5us --no-report
+      rtbench run --policy other           # as a user without RT permission
 
     Exit codes: 0 ok, 1 a threshold failed, 2 bad suite or usage, 3 the
     environment cannot run it, 4 interrupted (the partial run is kept).
     """
+    from rtbench.commands._run_support import fmt_seconds, plural
     from rtbench.report.live import LiveProgress
     from rtbench.runner import Runner
 
@@ -170,25 +178,32 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
     with open_target(target_uri, probe_path) as target:
         console = make_console()
         live = LiveProgress(console)
-        runner = Runner(target, simulate=simulate, on_event=live)
+        runner = Runner(target, simulate=simulate, on_event=live, policy=policy)
         runner.validate(loaded)
         store = open_store(db_url)
         try:
             console.print(f"rtbench {__version__}: suite [bold]{escape(loaded.name)}[/bold] "
-                          f"({len(loaded.scenarios)} scenarios x {len(loaded.tests)} tests, "
-                          f"about {loaded.estimated_seconds():.0f} s), database {store.url}",
-                          highlight=False)
+                          f"({plural(len(loaded.scenarios), 'scenario')} x "
+                          f"{plural(len(loaded.tests), 'test')}, "
+                          f"about {fmt_seconds(loaded.estimated_seconds())}), "
+                          f"database {escape(store.url)}", highlight=False)
+            if policy == "other":
+                console.print("[yellow]--policy other: every test runs as SCHED_OTHER; the "
+                              "results are not real-time latencies[/yellow]")
             with live:
                 outcome = runner.run(loaded, store, sys.argv)
             detail = store.get_run(outcome.run_id)
         finally:
             store.close()
+    from rtbench.analysis.verdict import verdict_of
     from rtbench.report.terminal import load_table, summary_table
+    from rtbench.report.verdict import verdict_text
 
     console.print(summary_table(detail))
     loads = load_table(detail)
     if loads is not None:
         console.print(loads)
+    console.print(verdict_text(verdict_of(detail, outcome.warnings)))
     if not no_report:
         path = report_path or data_dir() / "reports" / f"run-{outcome.run_id}.html"
         write_report(detail, path)
@@ -222,41 +237,48 @@ def suites(name: str | None, scale: float) -> None:
       rtbench suites quick         # the scenarios and tests of quick
       rtbench suites ./my.toml     # validate a suite file
     """
+    from rtbench.commands._run_support import expected_text
+    from rtbench.report.layout import Column, FittedTable
+    from rtbench.report.suitetext import load_text, params_text
+
     console = make_console()
     if name is None:
-        table = Table(title="built-in suites")
-        for column in ("name", "description", "scenarios", "tests", "about"):
-            table.add_column(column)
+        rows = []
         for suite_name, path in builtin_suites().items():
             suite = load_suite(str(path), scale)
-            table.add_row(suite_name, suite.description, str(len(suite.scenarios)),
-                          str(len(suite.tests)), f"{suite.estimated_seconds():.0f} s")
-        console.print(table)
+            rows.append([suite_name, suite.description, str(len(suite.scenarios)),
+                         str(len(suite.tests)), f"{suite.estimated_seconds():.0f} s"])
+        console.print(FittedTable(
+            [Column("name", "left", True), Column("description", "left", True),
+             Column("scenarios"), Column("tests"), Column("about")], rows,
+            title="built-in suites", box=box.HEAVY_HEAD))
         return
     suite = load_suite(name, scale)
     console.print(f"[bold]{suite.name}[/bold] ({suite.source}): {suite.description}",
                   highlight=False)
     console.print(f"scale {suite.scale:g}, about {suite.estimated_seconds():.0f} s")
-    scen = Table(title="scenarios", caption="auto: with loads in the suite and >= 4 CPUs, "
-                 "loads on the first half of the CPUs and tests on the rest; else shared",
-                 caption_justify="left")
-    for column in ("name", "loads", "load cpus", "measure cpus", "settle s"):
-        scen.add_column(column)
-    for s in suite.scenarios:
-        loads = "; ".join(json.dumps(ld.describe()) for ld in s.loads) or "none"
-        scen.add_row(s.name, loads, s.load_cpus or "auto", s.measure_cpus or "auto",
-                     f"{s.settle_ns / 1e9:g}")
-    console.print(scen)
-    tests = Table(title="tests (run in every scenario)")
-    for column in ("name", "test", "duration s", "warmup s", "thresholds us", "params"):
-        tests.add_column(column)
+    scen_rows = [[s.name, "\n".join(load_text(ld.describe()) for ld in s.loads) or "none",
+                  s.load_cpus or "auto", s.measure_cpus or "auto", f"{s.settle_ns / 1e9:g}"]
+                 for s in suite.scenarios]
+    console.print(FittedTable(
+        [Column("name", "left", True), Column("loads", "left", True),
+         Column("load cpus", "left", True), Column("measure cpus", "left", True),
+         Column("settle s")], scen_rows, title="scenarios", box=box.HEAVY_HEAD,
+        caption="auto: with loads in the suite and >= 4 CPUs, loads on the first half of "
+                "the CPUs and tests on the rest; else shared"))
+    test_rows = []
     for t in suite.tests:
         duration = f"{t.duration_ns / 1e9:g}" if t.traits().timed \
             else f"~{t.expected_seconds():g} (fixed work)"
-        tests.add_row(t.name, t.test, duration, f"{t.warmup_ns / 1e9:g}",
-                      ",".join(f"{x / 1000:g}" for x in t.thresholds_ns) or "-",
-                      " ".join(f"{k}={v}" for k, v in t.params.items()) or "-")
-    console.print(tests)
+        test_rows.append([t.name, t.test, duration, f"{t.warmup_ns / 1e9:g}",
+                          expected_text(t),
+                          ",".join(f"{x / 1000:g}" for x in t.thresholds_ns) or "-",
+                          params_text(t.params)])
+    console.print(FittedTable(
+        [Column("name", "left", True), Column("test", "left"), Column("duration s", "left"),
+         Column("warmup s"), Column("expected s", "left", True),
+         Column("thresholds us", "left", True), Column("params", "left", True)],
+        test_rows, title="tests (run in every scenario)", box=box.HEAVY_HEAD))
 
 
 @main.command()
@@ -282,59 +304,80 @@ def preflight(target_uri: str | None, probe_path: str | None, as_json: bool) -> 
     if as_json:
         click.echo(json.dumps(facts, indent=2))
         return
-    table = Table(title=f"preflight: {escape(hostname)}")
-    for column in ("knob", "value", "severity", "advice"):
-        table.add_column(column)
-    for fact in facts:
-        style = SEVERITY_STYLE.get(fact["severity"], "")
-        table.add_row(fact["name"], fact["value"], f"[{style}]{fact['severity']}[/{style}]",
-                      fact["advice"])
-    make_console().print(table)
+    from rtbench.report.layout import Column, FittedTable
+
+    rows: list[list[str | Text]] = [
+        [str(fact["name"]), str(fact["value"]),
+         Text(str(fact["severity"]), style=SEVERITY_STYLE.get(fact["severity"], "")),
+         str(fact["advice"])] for fact in facts]
+    make_console().print(FittedTable(
+        [Column("knob", "left", True), Column("value", "left", True),
+         Column("severity", "left"), Column("advice", "left", True)], rows,
+        title=f"preflight: {hostname}", box=box.HEAVY_HEAD))
 
 
 @main.command(name="ls")
 @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
               help="Show at most this many runs, newest first.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the runs as a JSON array (shape in docs/commands.md).")
 @handle_errors
-def list_runs(db_url: str | None, limit: int) -> None:
+def list_runs(db_url: str | None, limit: int, as_json: bool) -> None:
     """List stored runs, newest first.
 
     \b
     Examples:
       rtbench ls
-      rtbench ls --limit 5 --db sqlite:////tmp/lab.db
+      rtbench ls --limit 5 --db /tmp/lab.db
+      rtbench ls --json
     """
+    from rtbench.commands._run_support import run_summary_json
+    from rtbench.report.layout import Column, FittedTable
+
     store = open_store(db_url)
     try:
         runs = store.list_runs(limit)
     finally:
         store.close()
-    table = Table(title=f"runs in {store.url}")
-    for column in ("id", "started (UTC)", "host", "kernel", "suite", "status", "worst max us"):
-        table.add_column(column)
+    if as_json:
+        click.echo(json.dumps([run_summary_json(r) for r in runs], indent=1))
+        return
+    columns = [Column("id"), Column("started (UTC)", "left"), Column("host", "left", True),
+               Column("kernel", "left", True), Column("suite", "left", True),
+               Column("status", "left"), Column("worst max us")]
+    rows = []
     for r in runs:
-        worst = "-" if r.worst_max_ns is None else f"{r.worst_max_ns / 1000:.1f}"
+        worst = "-" if r.worst_max_ns is None else f"{r.worst_max_ns / 1000:,.1f}"
         suite = f"{r.suite} (simulated)" if r.simulated else r.suite
-        table.add_row(str(r.id), r.started_at.strftime("%Y-%m-%d %H:%M:%S"), r.hostname,
-                      r.kernel, suite, r.status, worst)
-    make_console().print(table)
+        rows.append([str(r.id), r.started_at.strftime("%Y-%m-%d %H:%M:%S"), r.hostname,
+                     r.kernel, suite, r.status, worst])
+    make_console().print(FittedTable(columns, rows, title=f"runs in {store.url}"))
 
 
 @main.command()
 @click.argument("run_id", metavar="RUN", type=int)
 @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the whole run as an rtbench-run/1 JSON document.")
 @handle_errors
-def show(run_id: int, db_url: str | None) -> None:
+def show(run_id: int, db_url: str | None, as_json: bool) -> None:
     """Print everything stored about a run.
 
     \b
-    Example:
+    Examples:
       rtbench show 3
+      rtbench show 3 --json > run3.json
     """
     from rtbench.report.terminal import show_run
 
-    show_run(make_console(), stored_run(run_id, db_url))
+    detail = stored_run(run_id, db_url)
+    if as_json:
+        from rtbench.interop.runjson import dumps
+
+        click.echo(dumps(detail))
+        return
+    show_run(make_console(), detail)
 
 
 @main.command()
@@ -375,9 +418,9 @@ def db_path(db_url: str | None) -> None:
     Example:
       RTBENCH_DB=sqlite:////tmp/x.db rtbench db path
     """
-    from rtbench.store import default_db_url
+    from rtbench.store import db_url_of, default_db_url
 
-    click.echo(db_url or default_db_url())
+    click.echo(db_url_of(db_url or default_db_url()))
 
 
 @db.command(name="migrate")

@@ -70,6 +70,13 @@ class MeasurementDone:
 
 
 @dataclass(frozen=True)
+class ProbeWarning:
+    """rtprobe printed a warning of its own (a stderr line with "warning:"), first time."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class RunFinished:
     """The run is closed with its status and exit code."""
 
@@ -79,7 +86,7 @@ class RunFinished:
 
 
 Event = (RunStarted | StepStarted | ProbeStarted | WindowDone | Tick | SettleDone
-         | MeasurementDone | RunFinished)
+         | MeasurementDone | ProbeWarning | RunFinished)
 OnEvent = Callable[[Event], None]
 
 

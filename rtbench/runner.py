@@ -24,13 +24,14 @@ from dataclasses import dataclass, field, replace
 from types import FrameType
 from typing import Any
 
-from rtbench import EXIT_USAGE, __version__
+from rtbench import EXIT_ENV, EXIT_USAGE, __version__
 from rtbench.analysis.verdict import run_verdict
 from rtbench.cpulist import parse_cpulist
 from rtbench.events import (
     MeasurementDone,
     OnEvent,
     ProbeStarted,
+    ProbeWarning,
     RunFinished,
     RunStarted,
     SettleDone,
@@ -77,6 +78,8 @@ HANG_GRACE_S = 60.0
 # The same for tests that run a fixed amount of work (ctx, pi, ...): their length is only
 # a nominal guess, and a large ctx sweep legitimately runs for minutes.
 HANG_GRACE_UNTIMED_S = 900.0
+# Priority rtprobe's tests use unless their params say otherwise.
+DEFAULT_PRIORITY = 80
 # Time rtprobe gets to write its result after SIGINT before it is killed.
 INTERRUPT_GRACE_S = 5.0
 TICK_S = 0.25
@@ -91,6 +94,7 @@ class RunOutcome:
     exit_code: int
     measurements: int = 0
     messages: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # rtprobe's own, each once
 
 
 class StopFlag:
@@ -390,9 +394,11 @@ class Runner:
 
     def __init__(self, target: Target, *, simulate: str | None = None,
                  on_event: OnEvent = ignore, interrupt_grace_s: float = INTERRUPT_GRACE_S,
-                 hang_grace_s: float | None = None) -> None:
+                 hang_grace_s: float | None = None, policy: str | None = None) -> None:
         self.target = target
         self.simulate = simulate
+        self.policy = policy  # "other": every test as SCHED_OTHER (rtbench run --policy)
+        self.warnings: list[str] = []  # rtprobe's own warning lines, each once
         self.on_event = on_event
         self.interrupt_grace_s = interrupt_grace_s
         self.hang_grace_s = hang_grace_s
@@ -421,6 +427,48 @@ class Runner:
         except ProbeMismatch as exc:
             raise RunError(str(exc), exc.exit_code) from None
         check_placement(suite, allowed_cpus(self.sysinfo()))
+        self._check_policy(suite)
+        if self.simulate is None:
+            self._check_rt_permission(suite)
+
+    def _check_policy(self, suite: Suite) -> None:
+        """--policy other cannot run a test that needs RT priorities (pi): refuse it."""
+        if self.policy is None:
+            return
+        for test in suite.tests:
+            if test.policy_use() == "rt":
+                raise RunError(
+                    f"--policy {self.policy}: test {test.name!r} ({test.test}) needs "
+                    f"SCHED_FIFO or SCHED_RR (priorities are what it measures); remove it "
+                    f"from {suite.source} or run without --policy", EXIT_USAGE)
+
+    def _check_rt_permission(self, suite: Suite) -> None:
+        """Once, before anything starts or is stored: may this user use the RT priority
+        the suite's tests need?  A 10 ms `rtprobe cyclic` asks the kernel (exit 3 if not)."""
+        needs_rt = [t for t in suite.tests if t.policy_use() == "rt"
+                    or (self.policy is None and t.policy_use() == "any")]
+        if not needs_rt:
+            return
+        priorities = [p for p in (t.params.get("priority", DEFAULT_PRIORITY)
+                                  for t in needs_rt)
+                      if isinstance(p, int) and not isinstance(p, bool)]
+        priority = max(priorities, default=DEFAULT_PRIORITY)
+        done = self.target.run_probe(["cyclic", "--duration", "10ms", "--warmup", "0",
+                                      "--threads", "1", "--priority", str(priority),
+                                      "--no-pmqos"], timeout_s=30.0)
+        if done.returncode != EXIT_ENV:
+            return
+        why = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        why = why.removeprefix("rtprobe: ")
+        if "not permitted" not in why:
+            raise RunError(f"real-time scheduling does not work on target "
+                           f"{self.target.name}: {why}", EXIT_ENV)
+        raise RunError(
+            f"SCHED_FIFO priority {priority} is not permitted for this user, so no test can "
+            f"run: run as root, grant CAP_SYS_NICE (setcap cap_sys_nice+ep on rtprobe) or "
+            f"an rtprio limit (ulimit -r {priority}; /etc/security/limits.conf), or pass "
+            "--policy other to measure without real-time scheduling (the results are then "
+            "not real-time)", EXIT_ENV)
 
     def run(self, suite: Suite, store: Store, command_line: list[str]) -> RunOutcome:
         """Run every scenario x test of suite into store; return the outcome (never raises
@@ -454,7 +502,16 @@ class Runner:
                                        lost=self.lost, usage_error=self.usage_error)
             self.store.finish_run(run_id, status)
         self.on_event(RunFinished(run_id, status, code))
-        return RunOutcome(run_id, status, code, len(self.statuses), self.messages)
+        return RunOutcome(run_id, status, code, len(self.statuses), self.messages,
+                          self.warnings)
+
+    def _on_probe_stderr(self, line: str) -> None:
+        """Pass rtprobe's own warnings on (each distinct one once per run)."""
+        text = "".join(ch for ch in line.strip() if ch.isprintable())
+        if "warning:" not in text or text in self.warnings:
+            return
+        self.warnings.append(text)
+        self.on_event(ProbeWarning(text))
 
     def _host(self) -> Target:
         """This machine as a target, for loads placed on the host (opened once)."""
@@ -541,10 +598,13 @@ class Runner:
     def _measure(self, scenario_id: int, scenario: Scenario, test: TestSpec,
                  sampler: IntensitySampler) -> None:
         """Run one test in scenario and store it."""
-        args = test.probe_args(scenario, self.simulate)
+        args = test.probe_args(scenario, self.simulate, self.policy)
         command = [self.target.probe_path(), *args]
         expected = test.expected_seconds()
-        self.on_event(StepStarted(f"{scenario.name} / {test.name}", expected, True))
+        step = f"{scenario.name} / {test.name}"
+        if test.runs() > 1:  # wakeup: warm-up + duration once per mechanism
+            step += f" ({test.runs()} mechanisms, ~{expected:.0f} s)"
+        self.on_event(StepStarted(step, expected, True))
         grace = self.hang_grace_s
         if grace is None:
             grace = HANG_GRACE_S if test.traits().timed else HANG_GRACE_UNTIMED_S
@@ -572,6 +632,7 @@ class Runner:
         output = ProbeOutput()
         lines = LineBuffer()
         stderr = bytearray()
+        stderr_lines = LineBuffer()
         messages: list[str] = []
 
         def on_stdout(data: bytes) -> None:
@@ -593,6 +654,8 @@ class Runner:
         def on_stderr(data: bytes) -> None:
             stderr.extend(data)
             del stderr[:-4096]
+            for _, line in stderr_lines.feed(data):
+                self._on_probe_stderr(line)
 
         self.pump.add(proc, on_stdout, on_stderr)
         deadline = time.monotonic() + expected_s + grace_s

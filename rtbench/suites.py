@@ -30,6 +30,11 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 BUILTIN_DIRS = (PACKAGE_DIR / "_suites", PACKAGE_DIR.parent / "suites")
 
 
+# Tests that refuse --policy other (rtprobe says so when asked): their RT priorities are
+# what they measure.
+RT_ONLY_TESTS = frozenset({"pi"})
+
+
 @dataclass(frozen=True)
 class TestKind:
     """What a test kind takes of the options rtbench manages, as `rtprobe describe` says.
@@ -286,22 +291,40 @@ class TestSpec:
         traits = self.traits()
         if not traits.timed:
             return traits.nominal_s + self.warmup_ns / 1e9
-        one = (self.duration_ns + self.warmup_ns) / 1e9
+        return (self.duration_ns + self.warmup_ns) / 1e9 * self.runs()
+
+    def policy_use(self) -> str:
+        """How the test takes a scheduling policy: "any" (--policy fifo|rr|other), "rt"
+        (fifo or rr only: pi, whose priorities are what it measures) or "none" (no
+        --policy: hackbench runs as its caller, SCHED_OTHER)."""
+        if "policy" not in self.kind.options:
+            return "none"
+        return "rt" if self.test in RT_ONLY_TESTS else "any"
+
+    def runs(self) -> int:
+        """How many times rtprobe runs warm-up + duration: wakeup once per mechanism."""
         mechanisms = self.params.get("mechanism")
-        if self.test == "wakeup" and isinstance(mechanisms, str | list):
-            # wakeup runs warm-up + duration once per mechanism, one after the other.
-            count = len(mechanisms) if isinstance(mechanisms, list) \
-                else len(mechanisms.split(","))
-            return one * max(1, count)
-        return one
+        if self.test != "wakeup" or not isinstance(mechanisms, str | list):
+            return 1
+        count = len(mechanisms) if isinstance(mechanisms, list) \
+            else len([m for m in mechanisms.split(",") if m.strip()])
+        return max(1, count)
 
     def affinity(self, scenario: Scenario) -> str | None:
         """CPUs to pin the probe process to (tests without a CPU option only)."""
         return scenario.measure_cpus if self.traits().cpus is None else None
 
-    def probe_args(self, scenario: Scenario, simulate: str | None) -> list[str]:
-        """Return the rtprobe arguments (after the binary) for this test in scenario."""
+    def probe_args(self, scenario: Scenario, simulate: str | None,
+                   policy: str | None = None) -> list[str]:
+        """Return the rtprobe arguments (after the binary) for this test in scenario.
+
+        policy "other" (rtbench run --policy other) runs the test as SCHED_OTHER: its own
+        policy and priority params give way, as rtprobe takes no priority with it.
+        """
         traits = self.traits()
+        params = self.params
+        if policy is not None and self.policy_use() == "any":
+            params = {k: v for k, v in params.items() if k not in ("policy", "priority")}
         args = [self.test]
         if traits.timed:
             args += ["--duration", format_duration(self.duration_ns)]
@@ -314,7 +337,9 @@ class TestSpec:
                 args += ["--cpus", scenario.measure_cpus]
             elif traits.cpus == "--cpu" and "cpu" not in self.params:
                 args += ["--cpu", str(min(parse_cpulist(scenario.measure_cpus)))]
-        args += params_to_args(self.params)
+        args += params_to_args(params)
+        if policy is not None and self.policy_use() == "any":
+            args += ["--policy", policy]
         if simulate is not None:
             args += ["--simulate", simulate]
         return args

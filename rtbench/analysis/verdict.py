@@ -1,10 +1,88 @@
-"""A run's verdict: its status and exit code from its measurements' statuses (no I/O)."""
+"""The verdict of a run (pure functions, no I/O).
+
+run_verdict() gives a run's status and exit code from its measurements' statuses (the
+runner uses it).  verdict_of() explains a stored run to a person: what failed, its worst
+figure, the likely causes, what to do; the run's end and the top of its report both
+render that Verdict (rtbench.report.verdict).  Causes come from the preflight facts
+stored with the run, ordered by how often they decide latency; RT throttling is named
+only when a busy-loop test failed, and confirmed when its gaps have throttling's shape
+(about period - runtime long, one per period).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from rtbench import EXIT_ENV, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from rtbench.bundle import MeasurementDetail, RunDetail
+
+# Preflight knobs in the order they usually decide a failed run, each with the reason a
+# person reads next to the knob's value.
+CAUSE_ORDER: tuple[tuple[str, str], ...] = (
+    ("preempt_rt", "without PREEMPT_RT, kernel sections that cannot be preempted delay "
+                   "RT tasks"),
+    ("virtualization", "a virtual machine: the hypervisor can stop a vCPU for "
+                       "milliseconds"),
+    ("rt_throttling", "RT throttling stops busy RT threads for part of every period"),
+    ("cpufreq_governor", "frequency changes slow the wake-up path"),
+    ("idle_states", "deep idle states take long to leave"),
+    ("smt", "a sibling hyper-thread shares the measuring core"),
+    ("irqbalance", "irqbalance can move interrupts onto measuring CPUs"),
+    ("clocksource", "a slow clocksource makes every clock read expensive"),
+    ("thp", "transparent huge page compaction can stall tasks"),
+)
+# At most this many causes are listed (the most likely first).
+MAX_CAUSES = 4
+# Gap lengths within this factor of period - runtime count as throttling gaps.
+THROTTLE_GAP_TOLERANCE = 0.5
+# Spacing between throttling gaps: within this fraction of a whole number of periods.
+THROTTLE_SPACING_TOLERANCE = 0.15
+STATUS_FAILED = ("fail", "break")
+
+
+@dataclass(frozen=True)
+class Cause:
+    """A likely cause from preflight: the knob, its value, why, and what to do."""
+
+    name: str
+    value: str
+    why: str
+    action: str
+
+
+@dataclass(frozen=True)
+class Worst:
+    """The worst latency of the run and the highest threshold it crossed."""
+
+    label: str  # "scenario / test"
+    max_ns: int
+    threshold_ns: int | None  # highest threshold with exceedances (None: none crossed)
+    exceedances: int  # samples at or above threshold_ns
+
+
+@dataclass(frozen=True)
+class Throttled:
+    """A busy-loop measurement whose gaps look like RT throttling."""
+
+    label: str
+    gaps: int
+    gap_ns: int  # median gap length
+    period_us: int
+
+
+@dataclass
+class Verdict:
+    """What a person needs first: the outcome, the worst figure, causes, what to do."""
+
+    status: str
+    headline: str
+    worst: Worst | None
+    failed: list[str] = field(default_factory=list)
+    causes: list[Cause] = field(default_factory=list)
+    throttled: list[Throttled] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 def run_verdict(statuses: Sequence[str], *, interrupted: bool = False, lost: bool = False,
@@ -23,3 +101,237 @@ def run_verdict(statuses: Sequence[str], *, interrupted: bool = False, lost: boo
     if "fail" in statuses or "break" in statuses:
         return "fail", EXIT_FAIL
     return "ok", EXIT_OK
+
+
+def _label(scenario: str, m: MeasurementDetail) -> str:
+    """The name of a measurement as tables show it."""
+    return f"{scenario} / {m.name}"
+
+
+def measurement_worst(m: MeasurementDetail) -> tuple[int | None, dict[int, int]]:
+    """The largest sample of m over its series and its exceedances per threshold."""
+    maxima = [s.max_ns for s in m.series if s.max_ns is not None]
+    exceed: dict[int, int] = {}
+    for s in m.series:
+        for threshold, count in s.exceed:
+            exceed[threshold] = exceed.get(threshold, 0) + count
+    return (max(maxima) if maxima else None), exceed
+
+
+def worst_of(run: RunDetail) -> Worst | None:
+    """The run's largest latency sample, the highest threshold it crossed and how often."""
+    best: Worst | None = None
+    for scenario in run.scenarios:
+        for m in scenario.measurements:
+            max_ns, exceed = measurement_worst(m)
+            if max_ns is None:
+                continue
+            crossed = sorted(t for t, n in exceed.items() if n > 0)
+            threshold = crossed[-1] if crossed else None
+            worst = Worst(_label(scenario.name, m), max_ns, threshold,
+                          exceed.get(threshold, 0) if threshold is not None else 0)
+            if best is None or worst.max_ns > best.max_ns:
+                best = worst
+    return best
+
+
+def is_busy_loop(m: MeasurementDetail) -> bool:
+    """True for a test whose RT threads run flat out (noise, periodic with --busy)."""
+    if m.test == "noise":
+        return True
+    busy = m.params.get("busy")
+    return m.test == "periodic" and busy not in (None, 0, "0", "0us", "0ns")
+
+
+def throttling_gaps(events: Iterable[tuple[int, int]], runtime_us: int,
+                    period_us: int) -> tuple[int, int] | None:
+    """(count, median length) of gaps shaped like RT throttling, or None.
+
+    events are (time, latency) pairs in ns of one series.  Throttling stops an RT task
+    for period - runtime once per period, so its gaps are about that long and a whole
+    number of periods apart; at least two such gaps, most of them so spaced, are needed.
+    """
+    if runtime_us < 0 or period_us <= 0 or runtime_us >= period_us:
+        return None
+    stop_ns = (period_us - runtime_us) * 1000
+    period_ns = period_us * 1000
+    low, high = stop_ns * (1 - THROTTLE_GAP_TOLERANCE), stop_ns * (1 + THROTTLE_GAP_TOLERANCE)
+    gaps = sorted({(t, v) for t, v in events if low <= v <= high})
+    if len(gaps) < 2:
+        return None
+    spaced = 0
+    for (t0, _), (t1, _) in zip(gaps, gaps[1:], strict=False):
+        periods = (t1 - t0) / period_ns
+        if round(periods) >= 1 and abs(periods - round(periods)) <= THROTTLE_SPACING_TOLERANCE:
+            spaced += 1
+    if spaced * 2 < len(gaps) - 1:
+        return None
+    lengths = sorted(v for _, v in gaps)
+    return len(gaps), lengths[len(lengths) // 2]
+
+
+def _series_events(m: MeasurementDetail) -> list[list[tuple[int, int]]]:
+    """Per series, the (time, latency) of its large samples: spikes, else its worst list."""
+    by_series: dict[int, list[tuple[int, int]]] = {}
+    for spike in m.spikes:
+        by_series.setdefault(spike.series, []).append((spike.t_ns, spike.latency_ns))
+    if by_series:
+        return list(by_series.values())
+    return [list(s.worst) for s in m.series if s.worst]
+
+
+def _int_fact(sysinfo: dict[str, Any], key: str) -> int | None:
+    """An integer sysinfo fact, or None."""
+    value = sysinfo.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def throttled_measurements(run: RunDetail) -> list[Throttled]:
+    """Failed busy-loop measurements whose gaps have RT throttling's shape."""
+    runtime = _int_fact(run.sysinfo, "rt_runtime_us")
+    period = _int_fact(run.sysinfo, "rt_period_us") or 1_000_000
+    if runtime is None or runtime < 0:
+        return []
+    found = []
+    for scenario in run.scenarios:
+        for m in scenario.measurements:
+            if m.status not in STATUS_FAILED or not is_busy_loop(m):
+                continue
+            for events in _series_events(m):
+                shape = throttling_gaps(events, runtime, period)
+                if shape is not None:
+                    found.append(Throttled(_label(scenario.name, m), shape[0], shape[1],
+                                           period))
+                    break
+    return found
+
+
+def policy_other(run: RunDetail) -> bool:
+    """True when the run's tests ran as SCHED_OTHER (rtbench run --policy other)."""
+    policies = {str((m.start.get("common") or {}).get("policy"))
+                for sc in run.scenarios for m in sc.measurements
+                if isinstance(m.start.get("common"), dict)}
+    return "other" in policies
+
+
+def probe_setup_warnings(run: RunDetail) -> list[str]:
+    """What rtprobe could not set up (stored in each start record's `rt`), each once.
+
+    rtprobe prints these only on a terminal, so under rtbench the stored record is
+    where they show: memory not locked, or /dev/cpu_dma_latency not held.
+    """
+    found: list[str] = []
+    for sc in run.scenarios:
+        for m in sc.measurements:
+            rt = m.start.get("rt")
+            if not isinstance(rt, dict):
+                continue
+            raw_pmqos = rt.get("pmqos")
+            pmqos: dict[str, Any] = raw_pmqos if isinstance(raw_pmqos, dict) else {}
+            texts = []
+            if rt.get("mlockall") is False and rt.get("mlock_error"):
+                texts.append(f"memory not locked ({rt['mlock_error']}): page faults can "
+                             "add latency")
+            if pmqos.get("held") is False and pmqos.get("error"):
+                texts.append(f"PM-QoS not held ({pmqos['error']}): deep idle states can "
+                             "add wake-up latency")
+            for text in texts:
+                if "not done:" not in text and text not in found:
+                    found.append(text)
+    return found
+
+
+def likely_causes(run: RunDetail, throttled: Sequence[Throttled]) -> list[Cause]:
+    """Preflight facts that warn (or worse), most likely cause first.
+
+    RT throttling counts only for runs with a failed busy-loop test: it cannot touch a
+    test that sleeps most of the time.
+    """
+    facts = {str(f.get("name")): f for f in run.preflight if isinstance(f, dict)}
+    busy_failed = any(m.status in STATUS_FAILED and is_busy_loop(m)
+                      for sc in run.scenarios for m in sc.measurements)
+    causes = []
+    for name, why in CAUSE_ORDER:
+        fact = facts.get(name)
+        if fact is None or fact.get("severity") not in ("warn", "bad"):
+            continue
+        if name == "rt_throttling" and not (busy_failed or throttled):
+            continue
+        causes.append(Cause(name, str(fact.get("value", "")), why,
+                            str(fact.get("advice") or "")))
+    if throttled:  # confirmed by the gaps' shape: the first cause
+        causes.sort(key=lambda c: c.name != "rt_throttling")
+    return causes[:MAX_CAUSES]
+
+
+def _us(ns: float) -> str:
+    """Nanoseconds as microseconds with thousands separators, 1 decimal."""
+    return f"{ns / 1000:,.1f} µs"
+
+
+def _threshold(ns: int) -> str:
+    """A threshold as written in suites: 1ms, 100us."""
+    if ns % 1_000_000 == 0:
+        return f"{ns // 1_000_000}ms"
+    return f"{ns / 1000:g}us"
+
+
+def _plural(n: int, word: str) -> str:
+    """'1 sample', '2 samples'."""
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+
+
+def headline_of(status: str, total: int, failed: int, errors: int,
+                worst: Worst | None) -> str:
+    """One sentence: the outcome and the worst figure against its threshold."""
+    worst_text = ""
+    if worst is not None:
+        worst_text = f"worst {_us(worst.max_ns)} in {worst.label}"
+        if worst.threshold_ns is not None:
+            worst_text += (f", {_plural(worst.exceedances, 'sample')} at or above the "
+                           f"{_threshold(worst.threshold_ns)} threshold")
+    if status in STATUS_FAILED:
+        head = f"FAIL: {failed} of {_plural(total, 'measurement')} crossed a threshold"
+    elif status == "ok":
+        head = f"PASS: {_plural(total, 'measurement')} within every threshold"
+    elif status == "interrupted":
+        head = "INTERRUPTED: the run was stopped; finished measurements are kept"
+    elif status == "running":
+        head = "RUNNING: the run has not finished"
+    else:
+        head = (f"{status.upper()}: {_plural(errors, 'measurement')} of {total} could not "
+                "run (see the messages)")
+    return f"{head}; {worst_text}" if worst_text else head
+
+
+def verdict_of(run: RunDetail, warnings: Sequence[str] = ()) -> Verdict:
+    """The verdict of run; warnings are rtprobe's own warning lines of this run, if known."""
+    measurements = [(sc.name, m) for sc in run.scenarios for m in sc.measurements]
+    failed = [_label(name, m) for name, m in measurements if m.status in STATUS_FAILED]
+    errors = sum(1 for _, m in measurements if m.status == "error")
+    worst = worst_of(run)
+    throttled = throttled_measurements(run)
+    verdict = Verdict(run.status, headline_of(run.status, len(measurements), len(failed),
+                                              errors, worst), worst, failed)
+    verdict.throttled = throttled
+    if run.status in STATUS_FAILED or run.status == "error":
+        verdict.causes = likely_causes(run, throttled)
+        if policy_other(run):
+            verdict.causes.insert(0, Cause(
+                "policy", "SCHED_OTHER", "the tests ran without real-time priority, so "
+                "any other task can delay them", "run as root (or grant CAP_SYS_NICE) "
+                "without --policy other to measure real-time latencies"))
+            del verdict.causes[MAX_CAUSES:]
+    if run.simulated:
+        verdict.notes.append("simulated run: the latencies are synthetic, not measurements "
+                             "of this machine")
+    if policy_other(run):
+        verdict.notes.append("measured with SCHED_OTHER (--policy other): these are not "
+                             "real-time latencies; run as root (or with CAP_SYS_NICE) "
+                             "without --policy for real-time figures")
+    seen: set[str] = set()
+    for line in [*probe_setup_warnings(run), *warnings]:
+        if line not in seen:
+            seen.add(line)
+            verdict.notes.append(line)
+    return verdict

@@ -67,22 +67,34 @@ class PreemptRT(Check):
                          "this kernel can hold off RT tasks for milliseconds")
 
 
+# Tests whose threads run flat out at RT priority, so RT throttling stops them each period:
+# noise's busy loops always, periodic when its --busy work fills most of the period.
+BUSY_LOOP_TESTS = ("noise", "periodic with --busy work")
+
+
 class RTThrottling(Check):
     """sched_rt_runtime_us / sched_rt_period_us."""
 
     name = "rt_throttling"
 
     def evaluate(self, info: dict[str, Any], steal: float | None) -> Fact:
-        """Throttling on is the safe default: report it, and what it implies."""
+        """Throttling on warns: it stops busy-loop RT tests for a slice of every period."""
         runtime, period = info.get("rt_runtime_us"), info.get("rt_period_us")
         if not isinstance(runtime, int) or isinstance(runtime, bool):
             return self.unknown("/proc/sys/kernel/sched_rt_runtime_us")
         if runtime < 0:
             return self.fact("disabled (runtime -1)", "ok",
                              "a runaway RT task can now lock a CPU; keep a watchdog")
-        return self.fact(f"{runtime} us per {period} us", "info",
-                         "RT tasks busier than this share are throttled; for busy-loop RT "
-                         "tests run `echo -1 > /proc/sys/kernel/sched_rt_runtime_us`")
+        if not isinstance(period, int) or isinstance(period, bool) or period <= 0:
+            period = 1_000_000
+        stopped_ms = max(0, period - runtime) / 1000
+        return self.fact(
+            f"{runtime} us per {period} us", "warn",
+            f"RT tasks are stopped for {stopped_ms:g} ms of every {period / 1e6:g} s once "
+            f"they used {runtime / 1000:g} ms of it: busy-loop tests "
+            f"({', '.join(BUSY_LOOP_TESTS)}) then show {stopped_ms:g} ms gaps "
+            f"{period / 1e6:g} s apart; to measure them run "
+            "`echo -1 > /proc/sys/kernel/sched_rt_runtime_us` (restore it after)")
 
 
 class CpufreqGovernor(Check):

@@ -12,10 +12,13 @@ import jinja2
 from rtbench.analysis.environment import environment_rows
 from rtbench.analysis.measurement import run_stats
 from rtbench.analysis.stats import PERCENTILES
+from rtbench.analysis.verdict import verdict_of
 from rtbench.bundle import RunDetail
 from rtbench.report import format as fmt
 from rtbench.report.plot import histogram_svgs
 from rtbench.report.resultdata import ctx_table, headline, key_values, table_keys
+from rtbench.report.suitetext import load_text
+from rtbench.report.verdict import actions
 from rtbench.wire.loglin7 import BUCKET_ERROR_BOUND
 
 
@@ -29,7 +32,7 @@ def _environment() -> jinja2.Environment:
                        rate=fmt.fmt_rate, threshold=fmt.fmt_threshold,
                        exceed=fmt.fmt_exceed, intensity=fmt.fmt_intensity,
                        load_rate=fmt.fmt_load_rate, placement=fmt.fmt_placement,
-                       per_s=fmt.fmt_per_s)
+                       per_s=fmt.fmt_per_s, load_text=load_text)
     return env
 
 
@@ -46,9 +49,11 @@ def render_html(run: RunDetail) -> str:
             "headline": headline(m.test, m.data),
             "ctx": ctx_table(m.data) if m.test == "ctx" else None,
             "data": key_values(m.data, table_keys(m.test))})
+    verdict = verdict_of(run)
     template = _environment().get_template("report.html.j2")
     return template.render(
-        run=run, measurements=measurements,
+        run=run, measurements=measurements, verdict=verdict,
+        verdict_actions=actions(verdict),
         environment=environment_rows(run),
         percentiles=[label for label, _ in PERCENTILES],
         definitions=fmt.DEFINITIONS,

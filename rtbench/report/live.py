@@ -20,6 +20,7 @@ from rtbench.events import (
     Event,
     MeasurementDone,
     ProbeStarted,
+    ProbeWarning,
     RunStarted,
     SettleDone,
     StepStarted,
@@ -63,8 +64,9 @@ def measurement_line(done: MeasurementDone) -> str:
             f"{escape(done.scenario)} / {escape(done.name)}: ")
     if result is not None and not result.series:
         return head + escape(headline(done.test, result.data) or "no latency series")
-    return (head + f"{count} samples, max {_us(worst)} us, "
-            f"{len(done.output.windows)} windows")
+    windows = len(done.output.windows)
+    return (head + f"{count:,} sample{'' if count == 1 else 's'}, max {_us(worst)} us, "
+            f"{windows} window{'' if windows == 1 else 's'}")
 
 
 class LiveProgress:
@@ -110,6 +112,8 @@ class LiveProgress:
             self.on_window(event.window)
         elif isinstance(event, SettleDone):
             self.end(None)
+        elif isinstance(event, ProbeWarning):
+            self.console.print(Text(event.text, style="yellow"))
         elif isinstance(event, MeasurementDone):
             self.end(measurement_line(event))
             for message in event.messages:

@@ -1,4 +1,4 @@
-"""Latency histogram figures as inline SVG text (matplotlib, no pyplot)."""
+"""Latency figures (histogram and per-window timeline) as inline SVG text (matplotlib)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 from matplotlib import rc_context
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_svg import FigureCanvasSVG
 from matplotlib.figure import Figure
 from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
@@ -20,6 +21,7 @@ from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 from rtbench._pdeath import die_with_parent
 from rtbench.bundle import MeasurementDetail
 from rtbench.wire import loglin7 as hist
+from rtbench.wire.records import WindowRecord
 
 _PROLOG = re.compile(r"^.*?(?=<svg)", re.S)
 _METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
@@ -28,17 +30,22 @@ _POOL_MIN_FIGURES = 4
 
 
 def histogram_svg(m: MeasurementDetail, title: str) -> str | None:
-    """A log-y histogram of each series of m as an <svg> element string.
+    """The figure of a measurement as an <svg> element string: histogram and timeline.
 
-    x: latency in us (log scale); y: samples per us of bucket width (log),
-    one step per loglin7 bucket.  None when the measurement has no samples.
+    Top: a log-y histogram of each series, x latency in us (log scale), y the number of
+    samples in each loglin7 bucket (counts, not a density: one sample reads as 1),
+    with the measurement's thresholds drawn as dashed lines.  Bottom, when the
+    measurement stored windows: each series' largest and mean latency per window over
+    time (warm-up windows shaded), with the same thresholds.  None when the measurement
+    has no samples.
     """
     series = [s for s in m.series if s.hist]
     if not series:
         return None
-    fig = Figure(figsize=(7.5, 3.2), dpi=96)
+    windows = [w for w in m.windows if w.count and w.max_ns is not None]
+    fig = Figure(figsize=(7.5, 5.6 if windows else 3.2), dpi=96)
     FigureCanvasSVG(fig)
-    ax = fig.add_subplot(1, 1, 1)
+    ax = fig.add_subplot(2 if windows else 1, 1, 1)
     for s in series:
         idx, cnt = s.hist_arrays()
         # dense over the occupied range so empty buckets show as gaps
@@ -47,22 +54,23 @@ def histogram_svg(m: MeasurementDetail, title: str) -> str | None:
         counts[idx - span[0]] = cnt
         edges = np.append(hist.lower(span).astype(np.float64),
                           float(hist.upper(span[-1:])[0]) + 1.0) / 1000.0
-        # samples per us: buckets double in width at each power of two,
-        # so raw counts per bucket would show false steps there
-        density = counts / np.diff(edges)
-        ax.stairs(density, np.maximum(edges, 1e-3), linewidth=0.9,
+        ax.stairs(counts, np.maximum(edges, 1e-3), linewidth=0.9,
                   label=f"{s.label} (n={s.count:,})")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.set_ylim(bottom=0.5)
     ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_major_formatter(ScalarFormatter())
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("latency (µs)")
-    ax.set_ylabel("samples per µs")
+    ax.set_ylabel("samples per bucket")
     ax.set_title(title, fontsize=10)
     ax.grid(True, which="major", linewidth=0.3)
+    _draw_thresholds(ax, m.thresholds_ns, vertical=True)
     if len(series) <= 8:
         ax.legend(fontsize=7, loc="upper right")
+    if windows:
+        _draw_timeline(fig.add_subplot(2, 1, 2), m, windows)
     fig.tight_layout()
     buf = io.StringIO()
     # text as <text>, not glyph outlines: smaller and searchable
@@ -70,6 +78,49 @@ def histogram_svg(m: MeasurementDetail, title: str) -> str | None:
         fig.savefig(buf, format="svg")
     text = _METADATA.sub("", _PROLOG.sub("", buf.getvalue(), count=1))
     return text
+
+
+def _draw_thresholds(ax: Axes, thresholds_ns: list[int], *, vertical: bool) -> None:
+    """The thresholds as dashed lines (vertical on a latency x axis), each labelled."""
+    for th in thresholds_ns:
+        us = th / 1000.0
+        label = f"{th // 1_000_000} ms" if th % 1_000_000 == 0 else f"{us:g} µs"
+        if vertical:
+            ax.axvline(us, color="#b00020", linestyle="--", linewidth=0.8)
+            ax.annotate(f"threshold {label}", (us, 1.0), xycoords=("data", "axes fraction"),
+                        xytext=(2, -2), textcoords="offset points", fontsize=7,
+                        color="#b00020", va="top", rotation=90)
+        else:
+            ax.axhline(us, color="#b00020", linestyle="--", linewidth=0.8)
+            ax.annotate(f"threshold {label}", (0.0, us), xycoords=("axes fraction", "data"),
+                        xytext=(2, 2), textcoords="offset points", fontsize=7,
+                        color="#b00020")
+
+
+def _draw_timeline(ax: Axes, m: MeasurementDetail, windows: list[WindowRecord]) -> None:
+    """Per window and series: the largest and the mean latency against time."""
+    t0 = min(w.start_ns for w in windows)
+    labels = {s.index: s.label for s in m.series}
+    for index in sorted({w.series for w in windows}):
+        own = sorted((w for w in windows if w.series == index), key=lambda w: w.start_ns)
+        mid = np.array([(w.start_ns + w.end_ns) / 2 - t0 for w in own]) / 1e9
+        peak = np.array([w.max_ns for w in own], dtype=np.float64) / 1000.0
+        mean = np.array([w.sum_ns / w.count for w in own]) / 1000.0
+        line = ax.plot(mid, peak, marker=".", markersize=3, linewidth=0.8,
+                       label=f"{labels.get(index, index)} max")[0]
+        ax.plot(mid, mean, linewidth=0.6, linestyle=":", color=line.get_color(),
+                label=f"{labels.get(index, index)} mean")
+    warm = [w for w in windows if w.warmup]
+    if warm:
+        ax.axvspan(0.0, (max(w.end_ns for w in warm) - t0) / 1e9, color="#eeeeee",
+                   label="warm-up (not in the statistics)")
+    ax.set_yscale("log")
+    ax.set_xlabel("time since the start (s)")
+    ax.set_ylabel("latency per window (µs)")
+    ax.grid(True, which="major", linewidth=0.3)
+    _draw_thresholds(ax, m.thresholds_ns, vertical=False)
+    if len({w.series for w in windows}) <= 4:
+        ax.legend(fontsize=6, loc="best", ncol=2)
 
 
 def _histogram_svg_args(args: tuple[MeasurementDetail, str]) -> str | None:

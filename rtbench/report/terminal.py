@@ -5,10 +5,12 @@ from __future__ import annotations
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from rtbench.analysis.environment import environment_rows
 from rtbench.analysis.measurement import MeasurementStats, run_stats
 from rtbench.analysis.stats import PERCENTILES
+from rtbench.analysis.verdict import policy_other, verdict_of
 from rtbench.bundle import MeasurementDetail, RunDetail
 from rtbench.report.format import (
     DEFINITIONS,
@@ -22,54 +24,52 @@ from rtbench.report.format import (
     fmt_threshold,
     fmt_us,
 )
+from rtbench.report.layout import Column, FittedTable
 from rtbench.report.resultdata import ctx_table, headline, key_values, table_keys
+from rtbench.report.suitetext import load_text
+from rtbench.report.verdict import verdict_text
 
 
-def summary_table(run: RunDetail) -> Table:
+def summary_table(run: RunDetail) -> FittedTable:
     """One row per scenario x measurement (series merged), times in us.
 
     Columns: samples, min, avg, p99, p99.9, max, overruns and one column of
     exceedances per threshold.  A test without a latency series shows its key
     figures from the result's data under its name instead of numbers.  The
-    achieved load of each scenario is in load_table().
+    achieved load of each scenario is in load_table().  Too wide for the
+    terminal, the number columns wrap onto a second table (never cut).
     """
     title = f"Run {run.id} · {run.suite} · {run.status}"
     if run.simulated:
         title += " · SIMULATED"
+    if policy_other(run):
+        title += " · SCHED_OTHER (not real-time)"
     stats = run_stats(run)
     thresholds = sorted({e.threshold_ns for ms in stats if ms.merged
                          for e in ms.merged.exceedances})
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD,
-                  padding=(0, 1), collapse_padding=True, pad_edge=False,
-                  caption="times in µs, threads merged", caption_justify="left")
-    table.add_column("scenario / test", overflow="fold",
-                     min_width=10)
-    table.add_column("status", no_wrap=True)
-    for name in ("samples", "min", "avg", "p99", "p99.9", "max", "overruns"):
-        table.add_column(name, justify="right", no_wrap=True)
-    for th in thresholds:
-        table.add_column(f"≥{fmt_threshold(th)}", justify="right",
-                         no_wrap=True)
-    for ms in stats:
-        table.add_row(*_summary_cells(ms, thresholds))
-    return table
+    columns = [Column("scenario / test", "left", wrap=True), Column("status", "left")]
+    columns += [Column(name) for name in ("samples", "min", "avg", "p99", "p99.9", "max",
+                                          "overruns")]
+    columns += [Column(f"≥{fmt_threshold(th)}") for th in thresholds]
+    return FittedTable(columns, [_summary_cells(ms, thresholds) for ms in stats],
+                       title=title, caption="times in µs, threads merged")
 
 
-def _summary_cells(ms: MeasurementStats, thresholds: list[int]) -> list[str]:
+def _summary_cells(ms: MeasurementStats, thresholds: list[int]) -> list[str | Text]:
     """The summary table's cells for one measurement."""
     m, s = ms.measurement, ms.merged
     name = f"{ms.scenario.name} / {m.name}"
-    status = m.status if m.status == "ok" else f"[bold red]{m.status}[/]"
+    status = Text(m.status, style="" if m.status == "ok" else "bold red")
     if s is None:
         figures = headline(m.test, m.data)
         if figures:
             name += f"\n{m.test}: {figures}"
-        return [name, status] + ["-"] * (7 + len(thresholds))
+        return [name, status, *["-"] * (7 + len(thresholds))]
     exceed = {e.threshold_ns: e.count for e in s.exceedances}
     return [name, status, fmt_count(s.samples), fmt_us(s.min_ns),
             fmt_us(s.mean_ns), fmt_us(s.pct("p99")), fmt_us(s.pct("p99.9")),
-            fmt_us(s.max_ns), fmt_count(s.overruns)] + [
-        fmt_count(exceed[th]) if th in exceed else "-" for th in thresholds]
+            fmt_us(s.max_ns), fmt_count(s.overruns),
+            *[fmt_count(exceed[th]) if th in exceed else "-" for th in thresholds]]
 
 
 def load_table(run: RunDetail) -> Table | None:
@@ -91,26 +91,24 @@ def load_table(run: RunDetail) -> Table | None:
     return table
 
 
-def series_table(ms: MeasurementStats) -> Table:
+def series_table(ms: MeasurementStats) -> FittedTable:
     """Every statistic of every series of one measurement (and merged)."""
     m = ms.measurement
-    table = Table(title=f"{ms.scenario.name} / {m.name} ({m.test}, "
-                  f"{m.status}) — µs", title_justify="left")
-    table.add_column("series")
-    for name in ["samples", "min", "mean", "stddev"] + [
-            label for label, _ in PERCENTILES] + ["max", "overruns",
-                                                 "exceedances", "rate"]:
-        table.add_column(name, justify="right")
+    columns = [Column("series", "left", wrap=True)] + [Column(name) for name in [
+        "samples", "min", "mean", "stddev"] + [label for label, _ in PERCENTILES] + [
+        "max", "overruns", "exceedances", "rate"]]
+    rows = []
     for label, s in ms.table_rows():
         sd = "-" if s.stddev_ns is None else (
             f"{fmt_us(s.stddev_ns)}±{fmt_us(s.stddev_error_ns)}")
         rate = ", ".join(fmt_rate(e.rate_per_hour) for e in s.exceedances)
-        table.add_row(label, fmt_count(s.samples), fmt_us(s.min_ns),
-                      fmt_us(s.mean_ns), sd,
-                      *[fmt_us(s.pct(lb)) for lb, _ in PERCENTILES],
-                      fmt_us(s.max_ns), fmt_count(s.overruns),
-                      fmt_exceed(s), rate or "-")
-    return table
+        rows.append([label, fmt_count(s.samples), fmt_us(s.min_ns),
+                     fmt_us(s.mean_ns), sd,
+                     *[fmt_us(s.pct(lb)) for lb, _ in PERCENTILES],
+                     fmt_us(s.max_ns), fmt_count(s.overruns),
+                     fmt_exceed(s), rate or "-"])
+    return FittedTable(columns, rows, title=f"{ms.scenario.name} / {m.name} ({m.test}, "
+                       f"{m.status}) — µs", box=box.HEAVY_HEAD)
 
 
 def show_run(console: Console, run: RunDetail) -> None:
@@ -140,6 +138,7 @@ def show_run(console: Console, run: RunDetail) -> None:
     if run.preflight:
         console.print(preflight_table(run))
     console.print(summary_table(run))
+    console.print(verdict_text(verdict_of(run)))
     loads = load_table(run)
     if loads is not None:
         console.print(loads)
@@ -173,77 +172,67 @@ def show_run(console: Console, run: RunDetail) -> None:
         console.print(f"  {name}: {text}")
 
 
-def scenario_table(run: RunDetail) -> Table:
+def scenario_table(run: RunDetail) -> FittedTable:
     """Per scenario: CPU placement and the achieved intensity, each load against its target."""
-    table = Table(title="Scenarios: placement and achieved load", title_justify="left")
-    for name in ("scenario", "placement", "cpu busy", "ctxt/s", "irq/s", "loadavg 1m",
-                 "loads: achieved/target"):
-        table.add_column(name, justify="left" if name in ("scenario", "placement") else "right")
+    columns = [Column("scenario", "left", wrap=True), Column("placement", "left", wrap=True),
+               Column("cpu busy"), Column("ctxt/s"), Column("irq/s"), Column("loadavg 1m"),
+               Column("loads: achieved/target", "left", wrap=True)]
+    rows = []
     for sc in run.scenarios:
         it = sc.intensity or {}
         busy = it.get("cpu_busy_pct")
-        per_load = [fmt_load_rate(ld) or _loads_text([ld]) for ld in it.get("loads") or []
+        per_load = [fmt_load_rate(ld) or load_text(ld) for ld in it.get("loads") or []
                     if isinstance(ld, dict)]
-        table.add_row(
+        rows.append([
             sc.name, fmt_placement(sc), "-" if busy is None else f"{busy:.1f}%",
             fmt_per_s(it.get("ctxt_per_s")), fmt_per_s(it.get("irq_per_s")),
             "-" if it.get("loadavg_1m_max") is None else f"{it['loadavg_1m_max']:.2f} max",
-            "\n".join(per_load) or ("none" if not sc.loads else "-"))
-    return table
+            "\n".join(per_load) or ("none" if not sc.loads else "-")])
+    return FittedTable(columns, rows, title="Scenarios: placement and achieved load",
+                       box=box.HEAVY_HEAD)
 
 
-def data_tables(m: MeasurementDetail) -> list[tuple[str, Table]]:
+def data_tables(m: MeasurementDetail) -> list[tuple[str, FittedTable]]:
     """The result's data as (heading, table): ctx's lmbench-shaped table, then the rest
     as key/value rows."""
     tables = []
     ctx = ctx_table(m.data) if m.test == "ctx" else None
     if ctx is not None:
         headers, rows = ctx
-        table = Table()
-        for i, header in enumerate(headers):
-            table.add_column(header, justify="right" if i else "left")
-        for row in rows:
-            table.add_row(*row)
+        columns = [Column(h, "right" if i else "left", wrap=not i)
+                   for i, h in enumerate(headers)]
         tables.append(("  ctx: per-switch time in µs, overhead subtracted, median of the "
-                       "repetitions (* flagged: <= 0)", table))
+                       "repetitions (* flagged: <= 0)",
+                       FittedTable(columns, rows, box=box.HEAVY_HEAD)))
     pairs = key_values(m.data, table_keys(m.test))
     if pairs:
         figures = headline(m.test, m.data)
-        table = Table()
-        table.add_column("key")
-        table.add_column("value", overflow="fold")
-        for key, value in pairs:
-            table.add_row(key, value)
+        table = FittedTable([Column("key", "left", True), Column("value", "left", True)],
+                            [list(pair) for pair in pairs], box=box.HEAVY_HEAD)
         tables.append((f"  result data: {figures}" if figures else "  result data", table))
     return tables
 
 
 def _loads_text(loads: list[dict[str, object]]) -> str:
-    """A scenario's load recipe in one line."""
+    """A scenario's loads in one line, as a suite file writes them."""
     if not loads:
         return "none"
-    return "; ".join(", ".join(f"{k}={v}" for k, v in load.items())
-                     for load in loads)
+    return "; ".join(load_text(load) for load in loads)
 
 
-def environment_table(run: RunDetail) -> Table:
+def environment_table(run: RunDetail) -> FittedTable:
     """The environment facts as a table."""
-    table = Table(title="Environment", title_justify="left")
-    table.add_column("fact")
-    table.add_column("value")
-    for key, value in environment_rows(run):
-        table.add_row(key, value)
-    return table
+    return FittedTable([Column("fact", "left", wrap=True), Column("value", "left", wrap=True)],
+                       [list(row) for row in environment_rows(run)], title="Environment",
+                       box=box.HEAVY_HEAD)
 
 
-def preflight_table(run: RunDetail) -> Table:
+def preflight_table(run: RunDetail) -> FittedTable:
     """The stored preflight checks as a table."""
-    table = Table(title="Preflight", title_justify="left")
-    for name in ("check", "severity", "value", "advice"):
-        table.add_column(name)
-    for item in run.preflight:
-        table.add_row(str(item.get("name", item.get("check", "?"))),
-                      str(item.get("severity", item.get("status", "-"))),
-                      str(item.get("value", "-")),
-                      str(item.get("advice") or ""))
-    return table
+    columns = [Column("check", "left", wrap=True), Column("severity", "left"),
+               Column("value", "left", wrap=True), Column("advice", "left", wrap=True)]
+    rows = [[str(item.get("name", item.get("check", "?"))),
+             str(item.get("severity", item.get("status", "-"))),
+             str(item.get("value", "-")), str(item.get("advice") or "")]
+            for item in run.preflight]
+    return FittedTable(columns, rows, title="Preflight", box=box.HEAVY_HEAD)

@@ -43,7 +43,7 @@ from rtbench.wire.records import ProbeOutput, SpikeRecord, WindowRecord, no_gc
 
 __all__ = [
     "MeasurementDetail", "RunDetail", "RunSummary", "ScenarioDetail",
-    "SeriesDetail", "Store", "StoreError", "default_db_url",
+    "SeriesDetail", "Store", "StoreError", "db_url_of", "default_db_url",
 ]
 
 # running: being measured; lost: the target went away mid-run (finished windows kept);
@@ -61,6 +61,26 @@ def default_db_url() -> str:
     if env:
         return env
     return f"sqlite:///{data_dir() / 'results.db'}"
+
+
+# A file name with one of these suffixes is an SQLite database even without a "/".
+SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+
+
+def db_url_of(text: str) -> str:
+    """A database URL from what a user gave: a URL as is, a file path as SQLite.
+
+    A path is text without "://" that names a directory ("/" in it, or ~), ends in
+    .db/.sqlite/.sqlite3, or is an existing file: `--db /tmp/x.db` and `--db results.db`
+    mean SQLite files (relative to the working directory).  Anything else is passed on
+    as a URL, so a mistyped URL is reported as one.
+    """
+    if "://" in text or text.startswith("sqlite:"):
+        return text
+    path = Path(text).expanduser()
+    if "/" in text or text.startswith("~") or text.endswith(SQLITE_SUFFIXES) or path.is_file():
+        return f"sqlite:///{path.resolve()}"
+    return text
 
 
 def _dumps(value: Any) -> str:
@@ -107,8 +127,8 @@ def _make_engine(url: str) -> Engine:
         parsed = make_url(url)
     except ArgumentError:
         raise StoreError(f"database URL {url!r} is not valid; use e.g. "
-                         "sqlite:////path/results.db or "
-                         "postgresql+psycopg://user@host/db") from None
+                         "sqlite:////path/results.db, a file path such as "
+                         "./results.db, or postgresql+psycopg://user@host/db") from None
     if parsed.get_backend_name() == "sqlite":
         db = parsed.database
         if db and db != ":memory:" and not db.startswith("file:"):
@@ -156,7 +176,7 @@ class Store:
     @classmethod
     def open(cls, url: str | None = None, *, migrate: bool = True) -> Store:
         """Open (and by default create/upgrade) the database at url."""
-        url = url or default_db_url()
+        url = db_url_of(url or default_db_url())
         engine = _make_engine(url)
         if migrate:
             try:

@@ -60,7 +60,7 @@ def test_tuned_machine_is_ok() -> None:
 
 def test_untuned_machine_warns_with_advice() -> None:
     facts = by_name(run_preflight(UNTUNED, steal=0.05))
-    expected = {"preempt_rt": "bad", "rt_throttling": "info", "cpufreq_governor": "warn",
+    expected = {"preempt_rt": "bad", "rt_throttling": "warn", "cpufreq_governor": "warn",
                 "idle_states": "warn", "smt": "warn", "cpu_isolation": "info",
                 "irqbalance": "warn", "thp": "warn", "clocksource": "warn",
                 "virtualization": "bad"}

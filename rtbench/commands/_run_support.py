@@ -1,0 +1,40 @@
+"""Small text helpers of the core commands in rtbench/cli.py (run, suites, ls).
+
+The leading underscore keeps rtbench.commands.register_all from taking this module for a
+command family.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rtbench.suites import TestSpec
+
+
+def plural(n: int, word: str) -> str:
+    """'1 test', '2 tests'."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def fmt_seconds(seconds: float) -> str:
+    """An expected length: '45 s', '3 min 20 s'."""
+    total = int(round(seconds))
+    if total < 120:
+        return f"{total} s"
+    return f"{total // 60} min {total % 60} s" if total % 60 else f"{total // 60} min"
+
+
+def expected_text(test: TestSpec) -> str:
+    """A test's expected length per scenario, saying when it runs several times."""
+    runs = test.runs()
+    total = f"{test.expected_seconds():g}"
+    if runs > 1:
+        return f"{total} ({runs} mechanisms x {test.expected_seconds() / runs:g})"
+    return total
+
+
+def run_summary_json(r: Any) -> dict[str, Any]:
+    """One line of `ls --json`: a stored run's summary (documented in docs/commands.md)."""
+    return {"id": r.id, "started_at": r.started_at.isoformat(), "hostname": r.hostname,
+            "kernel": r.kernel, "suite": r.suite, "status": r.status,
+            "worst_max_ns": r.worst_max_ns, "simulated": r.simulated, "tags": r.tags}

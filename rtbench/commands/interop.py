@@ -1,0 +1,252 @@
+"""`rtbench import` and `rtbench export`: other tools' files in, CI formats out.
+
+Both are driven by the registry in rtbench/interop/base.py: a format is one module
+in rtbench/interop/.  Import reads and checks every file before it stores anything;
+each run is then stored whole in one transaction (Store.add_bundle), identified by
+the file's sha256 and the run's index in it, so importing a file twice stores it once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rtbench import EXIT_USAGE
+from rtbench.bundle import RunDetail
+from rtbench.cli import DB_HELP, fail, handle_errors, open_store
+from rtbench.interop._build import run_uid
+
+HEAD_BYTES = 4096
+MAX_FILE_BYTES = 1 << 30
+
+
+def resolve_run(store: Any, text: str) -> int:
+    """The id of the run a user named (today: an integer id); exit 2 otherwise."""
+    try:
+        run_id = int(text, 10)
+    except ValueError:
+        fail(f"RUN {text!r}: give a run id (see `rtbench ls`)", EXIT_USAGE)
+    if run_id < 1:
+        fail(f"RUN {text!r}: run ids start at 1", EXIT_USAGE)
+    return run_id
+
+
+def _read_input(name: str) -> tuple[bytes, str]:
+    """The bytes of a file (or stdin for "-") and the name to show."""
+    if name == "-":
+        return sys.stdin.buffer.read(MAX_FILE_BYTES + 1), "<stdin>"
+    try:
+        with open(name, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        fail(f"{name}: cannot read ({exc.strerror})", EXIT_USAGE)
+    return data, name
+
+
+def _pick_importer(data: bytes, label: str, forced: str | None) -> Any:
+    """The importer named by --format, else the first whose detect() accepts the file."""
+    from rtbench.interop.base import importers
+
+    found = importers()
+    if forced is not None:
+        if forced not in found:
+            fail(f"--format {forced!r}: unknown; one of {', '.join(sorted(found))}",
+                 EXIT_USAGE)
+        return found[forced]
+    head = data[:HEAD_BYTES]
+    base = os.path.basename(label)
+    for importer in found.values():
+        if importer.detect(head, base):
+            return importer
+    fail(f"{label}: format not recognised; name it with --format "
+         f"(one of {', '.join(sorted(found))})", EXIT_USAGE)
+
+
+def read_runs(data: bytes, label: str, importer: Any) -> list[RunDetail]:
+    """The runs of one file, each with its source and uid; exit 2 on a bad file."""
+    from rtbench.interop.base import ImportFormatError
+
+    if len(data) > MAX_FILE_BYTES:
+        fail(f"{label}: larger than {MAX_FILE_BYTES >> 20} MiB", EXIT_USAGE)
+    try:
+        runs: list[RunDetail] = importer.read(data, os.path.basename(label))
+    except ImportFormatError as exc:
+        fail(_one_line(str(exc)), EXIT_USAGE)
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError,
+            RecursionError, AttributeError) as exc:
+        fail(_one_line(f"{label}: cannot read as {importer.name} "
+                       f"({type(exc).__name__}: {exc})"), EXIT_USAGE)
+    if not runs:
+        fail(f"{label}: no run found in it as {importer.name}", EXIT_USAGE)
+    sha = hashlib.sha256(data).hexdigest()
+    for index, run in enumerate(runs):
+        if importer.name == "json":
+            continue  # rtbench's own form keeps its uid and source: an exact round trip
+        run.source = {**run.source, "format": importer.name,
+                      "file": os.path.basename(label), "sha256": sha}
+        run.uid = run_uid(sha, index)
+        if run.source.get("started_at") == "unknown":
+            run.started_at = _file_time(label)
+            run.source["started_at"] = "file modification time" if label != "<stdin>" \
+                else "import time"
+    return runs
+
+
+def _file_time(label: str) -> datetime:
+    """The file's modification time (now for stdin), for files that state no time."""
+    if label != "<stdin>":
+        try:
+            return datetime.fromtimestamp(os.stat(label).st_mtime, timezone.utc)
+        except OSError:
+            pass
+    return datetime.now(timezone.utc)
+
+
+def _one_line(text: str) -> str:
+    """text on one line, without control characters, at most 300 characters."""
+    flat = " ".join(text.split())
+    clean = "".join(ch for ch in flat if ch.isprintable())
+    return clean[:300]
+
+
+def _parse_tags(values: tuple[str, ...]) -> dict[str, str]:
+    """--tag k=v options as a dict."""
+    tags: dict[str, str] = {}
+    for value in values:
+        key, sep, val = value.partition("=")
+        if not sep or not key.strip():
+            fail(f"--tag {value!r}: expected KEY=VALUE", EXIT_USAGE)
+        tags[key.strip()] = val.strip()
+    return tags
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write data to path through a temporary file in the same directory and rename."""
+    directory = path.parent if str(path.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
+    except OSError as exc:
+        fail(f"{path}: cannot write ({exc.strerror})", EXIT_USAGE)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        os.unlink(tmp)
+        fail(f"{path}: cannot write ({exc.strerror})", EXIT_USAGE)
+
+
+def register(main: click.Group) -> None:
+    """Add `import` and `export` to the CLI."""
+
+    @main.command(name="import")
+    @click.argument("files", nargs=-1, metavar="FILE...|-")
+    @click.option("--format", "fmt", metavar="F",
+                  help="Read every file as this format (default: detected from content).")
+    @click.option("--host", "host", metavar="NAME", help="Host name to store the runs under.")
+    @click.option("--kernel", "kernel", metavar="K", help="Kernel release to store.")
+    @click.option("--tag", "tags", multiple=True, metavar="K=V",
+                  help="Label the imported runs (repeatable).")
+    @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
+    @handle_errors
+    def import_cmd(files: tuple[str, ...], fmt: str | None, host: str | None,
+                   kernel: str | None, tags: tuple[str, ...], db_url: str | None) -> None:
+        """Store the runs in files other tools wrote (or rtbench's JSON export).
+
+        The format is detected from the content; `--format` forces one.  Every file
+        is read and checked before anything is stored; a file imported twice is
+        stored once.  Formats: see docs/import-export.md or `--format help`.
+
+        \b
+        Examples:
+          cyclictest -m -p80 -t1 -i1000 -l10000 --json=ct.json && rtbench import ct.json
+          rtbench import --host board1 --tag lab=a oslat.txt hackbench.log
+          rtbench export 3 --format json | rtbench import - --db sqlite:////tmp/b.db
+        """
+        from rtbench.interop.base import importers
+
+        if fmt == "help":
+            for name, imp in sorted(importers().items()):
+                click.echo(f"{name:22} {imp.summary}")
+            return
+        if not files:
+            fail("give at least one FILE (or - for stdin)", EXIT_USAGE)
+        extra_tags = _parse_tags(tags)
+        if files.count("-") > 1:
+            fail("'-' (stdin) can be given once", EXIT_USAGE)
+        batches: list[tuple[str, str, list[RunDetail]]] = []
+        for name in files:
+            data, label = _read_input(name)
+            importer = _pick_importer(data, label, fmt)
+            runs = read_runs(data, label, importer)
+            for run in runs:
+                if host:
+                    run.hostname = host
+                if kernel:
+                    run.kernel = kernel
+                run.tags = {**run.tags, **extra_tags}
+            batches.append((label, importer.name, runs))
+        store = open_store(db_url)
+        try:
+            for label, name, runs in batches:
+                for run in runs:
+                    run_id, created = store.add_bundle(run)
+                    state = "stored" if created else "already stored"
+                    click.echo(f"{label}: run {run_id} ({name}, {state})")
+        finally:
+            store.close()
+
+    @main.command(name="export")
+    @click.argument("run_ref", metavar="RUN")
+    @click.option("--format", "fmt", required=True, metavar="F",
+                  help="Output format (`--format help` lists them).")
+    @click.option("-o", "--output", "output", type=click.Path(dir_okay=False, path_type=Path),
+                  help="File to write (default: stdout).")
+    @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
+    @handle_errors
+    def export_cmd(run_ref: str, fmt: str, output: Path | None, db_url: str | None) -> None:
+        """Write a stored run in another format (JUnit, LAVA, KCIDB, OpenMetrics, ...).
+
+        \b
+        Examples:
+          rtbench export 3 --format junit -o rtbench-junit.xml
+          rtbench export 3 --format lava          # lava-test-case lines
+          rtbench export 3 --format json | rtbench import - --db sqlite:////tmp/b.db
+        """
+        from rtbench.interop.base import ExportFormatError, exporters
+        from rtbench.store import StoreError
+
+        found = exporters()
+        if fmt == "help":
+            for name, exp in sorted(found.items()):
+                click.echo(f"{name:16} {exp.summary}")
+            return
+        if fmt not in found:
+            fail(f"--format {fmt!r}: unknown; one of {', '.join(sorted(found))}", EXIT_USAGE)
+        store = open_store(db_url)
+        try:
+            run_id = resolve_run(store, run_ref)
+            try:
+                run = store.get_run(run_id)
+            except StoreError as exc:
+                fail(str(exc), EXIT_USAGE)
+        finally:
+            store.close()
+        try:
+            data = found[fmt].export(run)
+        except ExportFormatError as exc:
+            fail(_one_line(str(exc)), EXIT_USAGE)
+        if output is None:
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+        else:
+            write_atomic(output, data)

@@ -1,0 +1,240 @@
+"""Shared pieces of the importers: a run bundle from what another tool printed.
+
+Every importer reduces its file to ToolSeries (one per thread/CPU) and calls
+tool_run().  The numbers the tool printed are kept exactly: count, min and max as
+series counters; the printed average in measurement data ("tool_avg_ns", one per
+series, with sum_ns = round(avg * count) so rtbench's mean shows the same value);
+the tool's own histogram in data ("tool_hist": [[value, count], ...] in the tool's
+unit, "tool_hist_unit_ns").  Our loglin7 histogram gets every count of the tool's
+histogram, each in the loglin7 bucket of the tool bucket's lower edge; overflow
+counts (samples beyond the tool's last bucket) go to the bucket of that limit, so a
+percentile is still the lower bound of where its sample lies.  A format with no
+distribution leaves the histogram empty: no percentile is invented.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from rtbench.bundle import MeasurementDetail, RunDetail, ScenarioDetail, SeriesDetail
+from rtbench.interop.base import ImportFormatError
+from rtbench.wire import loglin7
+
+# the largest latency an import accepts: one day in ns (anything above is a broken file)
+MAX_NS = 86_400 * 10**9
+MAX_COUNT = 1 << 53
+MAX_CPU = 1 << 20
+NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+
+
+@dataclass
+class ToolSeries:
+    """One thread's (or CPU's) figures as another tool printed them, in ns."""
+
+    label: str
+    cpu: int | None
+    count: int
+    min_ns: float | None
+    max_ns: float | None
+    avg_ns: float | None
+    # (value, count) in the tool's unit; None: the format has no distribution
+    hist: list[tuple[int, int]] | None = None
+    hist_unit_ns: int = 1000
+    # samples beyond the tool's last bucket, and where that bucket ends (tool unit)
+    overflow: int = 0
+    overflow_at: int | None = None
+    # raw per-sample values in ns (cyclictest -v, samples.raw): exact histogram
+    samples_ns: list[int] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def check_ns(value: float, what: str) -> int:
+    """A latency in ns as an int in 0..MAX_NS; ImportFormatError otherwise."""
+    if not math.isfinite(value) or value < 0 or value > MAX_NS:
+        raise ImportFormatError(f"{what}: {value!r} is not a latency rtbench can store")
+    return int(round(value))
+
+
+def check_count(value: float, what: str) -> int:
+    """A count as an int in 0..2^53."""
+    if not math.isfinite(value) or value < 0 or value > MAX_COUNT or value != int(value):
+        raise ImportFormatError(f"{what}: {value!r} is not a count")
+    return int(value)
+
+
+def number(text: str, what: str) -> float:
+    """A decimal number from text (nan and inf refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise ImportFormatError(f"{what}: {text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise ImportFormatError(f"{what}: {text!r} is not a finite number")
+    return value
+
+
+def _series(index: int, ts: ToolSeries, where: str) -> SeriesDetail:
+    """A SeriesDetail from one ToolSeries, with the mapped histogram."""
+    count = check_count(ts.count, f"{where}: count")
+    if ts.cpu is not None and not 0 <= ts.cpu < MAX_CPU:
+        raise ImportFormatError(f"{where}: CPU {ts.cpu} is not a CPU number")
+    min_ns = None if ts.min_ns is None else check_ns(ts.min_ns, f"{where}: min")
+    max_ns = None if ts.max_ns is None else check_ns(ts.max_ns, f"{where}: max")
+    if min_ns is not None and max_ns is not None and min_ns > max_ns:
+        raise ImportFormatError(f"{where}: min {min_ns} ns is above max {max_ns} ns")
+    avg = ts.avg_ns
+    if avg is not None and (not math.isfinite(avg) or avg < 0 or avg > MAX_NS):
+        raise ImportFormatError(f"{where}: average {avg!r} is not a latency")
+    hist: list[tuple[int, int]] = []
+    if ts.samples_ns is not None:
+        if ts.samples_ns:
+            idx, cnt = loglin7.from_values([check_ns(v, where) for v in ts.samples_ns])
+            hist = [(int(i), int(c)) for i, c in zip(idx, cnt, strict=True)]
+    elif ts.hist is not None:
+        pairs: list[tuple[int, int]] = []
+        for value, n in ts.hist:
+            if n:
+                ns = check_ns(value * ts.hist_unit_ns, f"{where}: histogram bucket")
+                pairs.append((loglin7.index_one(ns), check_count(n, f"{where}: histogram")))
+        if ts.overflow:
+            limit = ts.overflow_at if ts.overflow_at is not None else 0
+            ns = check_ns(limit * ts.hist_unit_ns, f"{where}: overflow limit")
+            pairs.append((loglin7.index_one(ns), check_count(ts.overflow, f"{where}: overflow")))
+        if pairs:
+            hist = loglin7.merge_pairs([[list(p) for p in pairs]])
+        total = sum(c for _, c in hist)
+        if hist and total != count:
+            raise ImportFormatError(f"{where}: the histogram holds {total} samples but "
+                                    f"the tool counted {count}")
+    if avg is not None:
+        sum_ns = int(round(avg * count))
+    elif ts.samples_ns is not None:
+        sum_ns = sum(int(v) for v in ts.samples_ns)
+    else:
+        sum_ns = 0
+    if sum_ns >= 1 << 62:
+        raise ImportFormatError(f"{where}: {count} samples of {avg} ns is more than "
+                                "rtbench can store")
+    return SeriesDetail(index=index, label=ts.label, cpu=ts.cpu, count=count, min_ns=min_ns,
+                        max_ns=max_ns, sum_ns=sum_ns, overruns=0, early=0, exceed=[],
+                        worst=[], warmup={}, hist=hist)
+
+
+def tool_measurement(*, name: str, test: str, series: list[ToolSeries], where: str,
+                     params: dict[str, Any] | None = None, command: list[str] | None = None,
+                     data: dict[str, Any] | None = None, summary_only: bool = False,
+                     measured_ns: int | None = None, status: str = "ok",
+                     tool_version: str = "") -> MeasurementDetail:
+    """A measurement holding one series per ToolSeries and the tool's own figures."""
+    out = [_series(i, ts, f"{where}: {ts.label}") for i, ts in enumerate(series)]
+    if measured_ns is not None and not 0 <= measured_ns < 1 << 62:
+        raise ImportFormatError(f"{where}: a duration of {measured_ns} ns is not a duration")
+    extra: dict[str, Any] = dict(data or {})
+    extra["summary_only"] = summary_only or not any(s.hist for s in out)
+    extra["tool_avg_ns"] = [ts.avg_ns for ts in series]
+    if any(ts.extra for ts in series):
+        extra["tool_series"] = [ts.extra for ts in series]
+    if any(ts.hist is not None for ts in series):
+        # last: the longest entry, so `rtbench show` lists the short facts first
+        extra["tool_overflow"] = [ts.overflow for ts in series]
+        extra["tool_hist_unit_ns"] = series[0].hist_unit_ns if series else 1000
+        extra["tool_hist"] = [None if ts.hist is None else [list(p) for p in ts.hist]
+                              for ts in series]
+    return MeasurementDetail(
+        id=0, name=name, test=test, params=dict(params or {}), command=list(command or []),
+        status=status, exit_code=0 if status == "ok" else 1, reason=None, thresholds_ns=[],
+        simulated=False, probe_version=tool_version, t0_unix_ns=None,
+        measured_ns=measured_ns, elapsed_ns=None, verdicts=[], data=extra, start={},
+        series=out)
+
+
+def tool_run(*, tool: str, tool_version: str, command_line: str | list[str] | None,
+             fmt: str, measurements: list[MeasurementDetail], hostname: str = "",
+             kernel: str = "", arch: str = "", started_at: datetime | None = None,
+             finished_at: datetime | None = None, sysinfo: dict[str, Any] | None = None
+             ) -> RunDetail:
+    """A run bundle for one imported file (the import command adds file and sha256)."""
+    argv = command_line.split() if isinstance(command_line, str) else list(command_line or [])
+    source: dict[str, Any] = {"tool": tool, "format": fmt}
+    if tool_version:
+        source["tool_version"] = tool_version
+    if started_at is None:
+        source["started_at"] = "unknown"  # the import command uses the file's mtime
+    if command_line:
+        source["command_line"] = command_line if isinstance(command_line, str) \
+            else " ".join(command_line)
+    run = RunDetail(
+        id=0, suite=f"import:{tool}", suite_source=fmt, scale=1.0, status="ok",
+        started_at=started_at or datetime.fromtimestamp(0, timezone.utc),
+        finished_at=finished_at, hostname=hostname or "unknown", target="import",
+        kernel=kernel or "unknown", arch=arch or "unknown", sysinfo=dict(sysinfo or {}),
+        preflight=[], tool_versions={tool: tool_version} if tool_version else {},
+        command_line=argv, simulated=False, source=source)
+    run.scenarios.append(ScenarioDetail(id=0, name="imported", loads=[], load_cpus=None,
+                                        measure_cpus=None, intensity=None,
+                                        measurements=measurements))
+    return run
+
+
+def text_of(data: bytes, filename: str) -> str:
+    """The file as text; binary noise is refused with one line."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ImportFormatError(f"{filename}: not a text file (invalid UTF-8)") from None
+    if "\x00" in text:
+        raise ImportFormatError(f"{filename}: not a text file (NUL bytes)")
+    return text
+
+
+_NAN = re.compile(r"(?<![\w.])-?(?:nan|inf)(?![\w.])", re.IGNORECASE)
+
+
+def loose_json(data: bytes, filename: str) -> Any:
+    """JSON as rt-tests and jitterdebugger write it: `-nan`/`nan`/`inf` become null."""
+    text = text_of(data, filename)
+
+    def refuse(name: str) -> Any:
+        raise ValueError(f"{name} is not a number")
+
+    try:
+        return json.loads(_NAN.sub("null", text), parse_constant=refuse)
+    except (ValueError, RecursionError) as exc:
+        raise ImportFormatError(f"{filename}: not valid JSON "
+                                f"({str(exc).splitlines()[0][:80]})") from None
+
+
+def parse_rt_tests_time(value: Any) -> datetime | None:
+    """rt-tests' "Mon, 23 Nov 2026 10:53:37 +0000" as a datetime (None if absent/odd)."""
+    if not isinstance(value, str):
+        return None
+    for fmt in ("%a, %d %b %Y %H:%M:%S %z", "%Y-%m-%dT%H:%M:%S%z"):
+        try:
+            return datetime.strptime(value.strip(), fmt)
+        except ValueError:
+            continue
+    return None
+
+
+def member(obj: Any, *names: str) -> Any:
+    """The first of names present in the dict obj (rt-tests writes "cmdline:" too)."""
+    if not isinstance(obj, dict):
+        return None
+    for name in names:
+        if name in obj:
+            return obj[name]
+        if name + ":" in obj:
+            return obj[name + ":"]
+    return None
+
+
+def run_uid(sha256_hex: str, index: int) -> str:
+    """The uid of the index-th run of a file: "sha256-" and 56 hex digits (63 chars)."""
+    digest = hashlib.sha256(f"{sha256_hex}:{index}".encode()).hexdigest()
+    return f"sha256-{digest[:56]}"

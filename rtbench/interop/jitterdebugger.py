@@ -1,0 +1,158 @@
+"""jitterdebugger: its results.json and its binary samples.raw.
+
+results.json holds, per CPU, a histogram in microseconds (or nanoseconds, as its
+sysinfo.resolution_in_ns says), count, min, max and avg.  samples.raw is a packed
+little-endian array of 28-byte records (u32 cpu, u64 tv_sec, u64 tv_nsec, u64
+latency), microseconds unless jitterdebugger ran with -N (`--format
+jitterdebugger-raw-ns`); every sample lands in the exact histogram.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from typing import Any
+
+from rtbench.bundle import RunDetail
+from rtbench.interop._build import (
+    MAX_NS,
+    ToolSeries,
+    check_count,
+    loose_json,
+    tool_measurement,
+    tool_run,
+)
+from rtbench.interop.base import Importer, ImportFormatError
+
+RECORD = struct.Struct("<IQQQ")
+
+
+class JitterdebuggerJsonImporter(Importer):
+    """jitterdebugger's results.json."""
+
+    name = "jitterdebugger-json"
+    summary = "jitterdebugger results.json (per-CPU histogram, count, min, avg, max)"
+
+    def detect(self, head: bytes, filename: str) -> bool:
+        """A JSON object with "version", "sysinfo" and "cpu" (jitterdebugger's layout)."""
+        return head.lstrip().startswith(b"{") and b'"cpu"' in head and \
+            re.search(rb'^\{\s*"version"\s*:\s*\d+\s*,\s*"sysinfo"', head) is not None
+
+    def read(self, data: bytes, filename: str) -> list[RunDetail]:
+        """One run, a series per CPU."""
+        doc = loose_json(data, filename)
+        if not isinstance(doc, dict) or not isinstance(doc.get("cpu"), dict):
+            raise ImportFormatError(f"{filename}: no 'cpu' object")
+        sysinfo = doc.get("sysinfo") if isinstance(doc.get("sysinfo"), dict) else {}
+        assert isinstance(sysinfo, dict)
+        resolution = sysinfo.get("resolution_in_ns")
+        unit_ns = 1 if resolution == 1 else 1000
+        series = []
+        for key in sorted(doc["cpu"], key=lambda k: (len(str(k)), str(k))):
+            series.append(_cpu(doc["cpu"][key], str(key), unit_ns, f"{filename}: cpu {key}"))
+        m = tool_measurement(name="jitterdebugger", test="cyclic", series=series,
+                             where=filename, data={"unit": "ns" if unit_ns == 1 else "us",
+                                                   "file_version": doc.get("version")})
+        return [tool_run(tool="jitterdebugger", tool_version="", command_line=None,
+                         fmt=self.name, measurements=[m],
+                         hostname=str(sysinfo.get("nodename") or ""),
+                         kernel=str(sysinfo.get("release") or ""),
+                         arch=str(sysinfo.get("machine") or ""),
+                         sysinfo={"jitterdebugger": sysinfo})]
+
+
+def _cpu(obj: Any, key: str, unit_ns: int, where: str) -> ToolSeries:
+    """One CPU's series."""
+    if not isinstance(obj, dict):
+        raise ImportFormatError(f"{where}: expected an object")
+    values = {}
+    for name in ("count", "min", "max", "avg"):
+        value = obj.get(name)
+        if value is not None and (isinstance(value, bool)
+                                  or not isinstance(value, (int, float))):
+            raise ImportFormatError(f"{where}: {name} must be a number")
+        values[name] = value
+    if values["count"] is None:
+        raise ImportFormatError(f"{where}: no count")
+    count = check_count(values["count"], f"{where}: count")
+    raw = obj.get("histogram", {})
+    if not isinstance(raw, dict):
+        raise ImportFormatError(f"{where}: histogram must be an object")
+    hist = []
+    for bucket, n in raw.items():
+        if not str(bucket).isdigit() or isinstance(n, bool) or not isinstance(n, int):
+            raise ImportFormatError(f"{where}: histogram entry {bucket!r} is not a bucket "
+                                    "and a count")
+        hist.append((int(bucket), check_count(n, f"{where}: histogram")))
+    hist.sort()
+    total = sum(n for _, n in hist)
+    overflow = count - total
+    if overflow < 0:
+        raise ImportFormatError(f"{where}: histogram holds {total} samples, count {count}")
+    return ToolSeries(
+        label=f"cpu{key}", cpu=int(key) if key.isdigit() else None, count=count,
+        min_ns=None if values["min"] is None or not count else values["min"] * unit_ns,
+        max_ns=None if values["max"] is None or not count else values["max"] * unit_ns,
+        avg_ns=None if values["avg"] is None or not count else values["avg"] * unit_ns,
+        hist=hist, hist_unit_ns=unit_ns, overflow=overflow,
+        overflow_at=(hist[-1][0] + 1 if hist else 0) if overflow else None)
+
+
+class JitterdebuggerRawImporter(Importer):
+    """jitterdebugger's samples.raw (every sample, microseconds)."""
+
+    name = "jitterdebugger-raw"
+    summary = "jitterdebugger samples.raw (binary, every sample; microseconds)"
+    unit_ns = 1000
+
+    def detect(self, head: bytes, filename: str) -> bool:
+        """Named samples.raw, and its first records look like (cpu, time, latency)."""
+        if not filename.endswith(".raw") or len(head) < RECORD.size:
+            return False
+        cpu, _, nsec, _ = RECORD.unpack_from(head)
+        return bool(cpu < 4096 and nsec < 1_000_000_000)
+
+    def read(self, data: bytes, filename: str) -> list[RunDetail]:
+        """One run, a series per CPU, with the exact histogram of every sample."""
+        if not data or len(data) % RECORD.size:
+            raise ImportFormatError(f"{filename}: {len(data)} bytes is not a whole number "
+                                    f"of {RECORD.size}-byte jitterdebugger records")
+        per_cpu: dict[int, list[int]] = {}
+        first: tuple[int, int] | None = None
+        last: tuple[int, int] | None = None
+        for offset in range(0, len(data), RECORD.size):
+            cpu, sec, nsec, value = RECORD.unpack_from(data, offset)
+            if cpu >= 4096 or nsec >= 1_000_000_000 or value * self.unit_ns > MAX_NS:
+                raise ImportFormatError(f"{filename}: record {offset // RECORD.size} "
+                                        f"(cpu {cpu}, latency {value}) is not a sample")
+            per_cpu.setdefault(cpu, []).append(value * self.unit_ns)
+            stamp = (sec, nsec)
+            first = stamp if first is None or stamp < first else first
+            last = stamp if last is None or stamp > last else last
+        series = []
+        for cpu in sorted(per_cpu):
+            values = per_cpu[cpu]
+            series.append(ToolSeries(label=f"cpu{cpu}", cpu=cpu, count=len(values),
+                                     min_ns=min(values), max_ns=max(values), avg_ns=None,
+                                     samples_ns=values))
+        span = None
+        if first is not None and last is not None:
+            span = (last[0] - first[0]) * 1_000_000_000 + last[1] - first[1]
+        m = tool_measurement(name="jitterdebugger", test="cyclic", series=series,
+                             where=filename, measured_ns=span,
+                             data={"unit": "ns" if self.unit_ns == 1 else "us",
+                                   "records": len(data) // RECORD.size})
+        return [tool_run(tool="jitterdebugger", tool_version="", command_line=None,
+                         fmt=self.name, measurements=[m])]
+
+
+class JitterdebuggerRawNsImporter(JitterdebuggerRawImporter):
+    """samples.raw of `jitterdebugger -N` (nanoseconds); only by --format."""
+
+    name = "jitterdebugger-raw-ns"
+    summary = "jitterdebugger -N samples.raw (nanoseconds); use with --format"
+    unit_ns = 1
+
+    def detect(self, head: bytes, filename: str) -> bool:
+        """Never guessed: the file does not say -N."""
+        return False

@@ -1,0 +1,175 @@
+"""oslat (rt-tests): its --json file and its text output.
+
+oslat prints no sample count: the count is the sum of its histogram, whose last
+bucket includes the overflows (oslat says so).  Bucket "v (us)" goes to the loglin7
+bucket of v microseconds; min, average and max are the ones oslat printed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rtbench.bundle import RunDetail
+from rtbench.interop._build import (
+    ToolSeries,
+    check_count,
+    loose_json,
+    member,
+    number,
+    parse_rt_tests_time,
+    text_of,
+    tool_measurement,
+    tool_run,
+)
+from rtbench.interop.base import Importer, ImportFormatError
+
+
+def _number(obj: dict[str, Any], key: str, where: str) -> float | None:
+    """A number member or None."""
+    value = obj.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ImportFormatError(f"{where}: {key} must be a number")
+    return float(value)
+
+
+class OslatJsonImporter(Importer):
+    """oslat --json=FILE."""
+
+    name = "oslat-json"
+    summary = "oslat --json file (rt-tests 2.x)"
+
+    def detect(self, head: bytes, filename: str) -> bool:
+        """An rt-tests JSON file whose command line is oslat's."""
+        return head.lstrip().startswith(b"{") and b"rt_test_version" in head \
+            and re.search(rb'"cmdline:?"\s*:\s*"[^"]*oslat', head) is not None
+
+    def read(self, data: bytes, filename: str) -> list[RunDetail]:
+        """One run, a series per measured CPU."""
+        doc = loose_json(data, filename)
+        if not isinstance(doc, dict):
+            raise ImportFormatError(f"{filename}: expected a JSON object")
+        threads = member(doc, "thread")
+        if not isinstance(threads, dict) or not threads:
+            raise ImportFormatError(f"{filename}: no 'thread' object")
+        series = []
+        durations = []
+        for key in sorted(threads, key=lambda k: (len(str(k)), str(k))):
+            obj = threads[key]
+            where = f"{filename}: thread {key}"
+            if not isinstance(obj, dict):
+                raise ImportFormatError(f"{where}: expected an object")
+            raw = obj.get("histogram")
+            if not isinstance(raw, dict):
+                raise ImportFormatError(f"{where}: no histogram object")
+            hist = []
+            for bucket, n in raw.items():
+                if not str(bucket).isdigit() or isinstance(n, bool) or not isinstance(n, int):
+                    raise ImportFormatError(f"{where}: histogram entry {bucket!r} is not "
+                                            "a bucket and a count")
+                hist.append((int(bucket), check_count(n, f"{where}: histogram")))
+            hist.sort()
+            count = sum(n for _, n in hist)
+            cpu = obj.get("cpu")
+            lo, avg, hi = (_number(obj, k, where) for k in ("min", "avg", "max"))
+            durations.append(_number(obj, "duration", where))
+            series.append(ToolSeries(
+                label=f"cpu{cpu}" if isinstance(cpu, int) else f"T{key}",
+                cpu=cpu if isinstance(cpu, int) and not isinstance(cpu, bool) else None,
+                count=count, min_ns=None if lo is None or not count else lo * 1000,
+                max_ns=None if hi is None or not count else hi * 1000,
+                avg_ns=None if avg is None or not count else avg * 1000, hist=hist,
+                extra={"freq_mhz": obj.get("freq"), "duration_s": obj.get("duration")}))
+        cmdline = member(doc, "cmdline")
+        cmdline = cmdline if isinstance(cmdline, str) else ""
+        version = member(doc, "rt_test_version")
+        version = version if isinstance(version, str) else ""
+        sysinfo = member(doc, "sysinfo")
+        sysinfo = sysinfo if isinstance(sysinfo, dict) else {}
+        known = [d for d in durations if d is not None]
+        m = tool_measurement(name="oslat", test="noise", series=series, where=filename,
+                             command=cmdline.split(), tool_version=version,
+                             data={"unit": "us", "overflow_in_last_bucket": True},
+                             measured_ns=int(max(known) * 1e9) if known else None)
+        return [tool_run(tool="oslat", tool_version=version, command_line=cmdline,
+                         fmt=self.name, measurements=[m],
+                         hostname=str(sysinfo.get("nodename") or ""),
+                         kernel=str(sysinfo.get("release") or ""),
+                         arch=str(sysinfo.get("machine") or ""),
+                         started_at=parse_rt_tests_time(member(doc, "start_time")),
+                         finished_at=parse_rt_tests_time(member(doc, "end_time")),
+                         sysinfo={"rt_tests": sysinfo})]
+
+
+_ROW = re.compile(r"^\s*(\d+) \(us\):\s*((?:\d+\s*)+?)(\(including overflows\))?\s*$")
+_FIELD = re.compile(r"^\s*(Core|Counter Freq|Minimum|Average|Maximum|Max-Min|Duration):"
+                    r"\s*(.*?)\s*(?:\((?:us|sec|Mhz)\))?\s*$")
+
+
+class OslatTextImporter(Importer):
+    """oslat's text output (one column per measured core)."""
+
+    name = "oslat"
+    summary = "oslat text output (histogram rows, Minimum/Average/Maximum per core)"
+
+    def detect(self, head: bytes, filename: str) -> bool:
+        """oslat's banner or its Core/Counter Freq rows."""
+        text = head.decode("utf-8", "replace")
+        return text.startswith("oslat V") or bool(
+            re.search(r"^\s*Core:\s", text, re.M) and "Counter Freq:" in text)
+
+    def read(self, data: bytes, filename: str) -> list[RunDetail]:
+        """One run, a series per core column."""
+        text = text_of(data, filename)
+        version = ""
+        first = text.split("\n", 1)[0]
+        if first.startswith("oslat V"):
+            version = first[len("oslat V"):].strip()
+        fields: dict[str, list[str]] = {}
+        rows: list[tuple[int, list[int]]] = []
+        for lineno, line in enumerate(text.splitlines(), 1):
+            row = _ROW.match(line)
+            if row:
+                counts = [int(v) for v in row.group(2).split()]
+                if rows and len(counts) != len(rows[0][1]):
+                    raise ImportFormatError(f"{filename}: line {lineno}: "
+                                            f"{len(counts)} columns, earlier rows "
+                                            f"{len(rows[0][1])}")
+                rows.append((int(row.group(1)), counts))
+                continue
+            match = _FIELD.match(line)
+            if match:
+                fields[match.group(1)] = match.group(2).split()
+        cores = fields.get("Core")
+        if not cores or not rows:
+            raise ImportFormatError(f"{filename}: no oslat histogram (Core: and "
+                                    "'N (us):' rows)")
+        n = len(cores)
+        if len(rows[0][1]) != n:
+            raise ImportFormatError(f"{filename}: {n} cores but {len(rows[0][1])} columns")
+        series = []
+        for i, core in enumerate(cores):
+            hist = [(bucket, counts[i]) for bucket, counts in rows]
+            count = sum(c for _, c in hist)
+            values = []
+            for key in ("Minimum", "Average", "Maximum"):
+                column = fields.get(key, [])
+                values.append(number(column[i], f"{filename}: {key}")
+                              if i < len(column) else None)
+            lo, avg, hi = values
+            series.append(ToolSeries(
+                label=f"cpu{core}", cpu=int(core) if core.isdigit() else None, count=count,
+                min_ns=None if lo is None or not count else lo * 1000,
+                max_ns=None if hi is None or not count else hi * 1000,
+                avg_ns=None if avg is None or not count else avg * 1000, hist=hist))
+        duration = fields.get("Duration")
+        measured = None
+        if duration:
+            measured = int(number(duration[0], f"{filename}: Duration") * 1e9)
+        m = tool_measurement(name="oslat", test="noise", series=series, where=filename,
+                             tool_version=version, measured_ns=measured,
+                             data={"unit": "us", "overflow_in_last_bucket": True})
+        return [tool_run(tool="oslat", tool_version=version, command_line=None,
+                         fmt=self.name, measurements=[m])]

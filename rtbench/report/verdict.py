@@ -1,0 +1,54 @@
+"""The verdict of a run as lines for the terminal (the HTML report renders the same fields)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from rtbench.analysis.verdict import Throttled, Verdict
+
+NO_CAUSE_ACTION = ("no preflight fact explains it: see when the worst samples happened "
+                   "(`rtbench show RUN`) and trace them with rtprobe --break-on")
+
+
+def throttled_text(t: Throttled) -> str:
+    """One sentence on a measurement that RT throttling interrupted."""
+    return (f"{t.label}: {t.gaps} gaps of ~{t.gap_ns / 1e6:.0f} ms about "
+            f"{t.period_us / 1e6:g} s apart — RT throttling stopped its busy loop; "
+            "measure it with `echo -1 > /proc/sys/kernel/sched_rt_runtime_us` "
+            "(restore the old value after)")
+
+
+def actions(verdict: Verdict) -> list[str]:
+    """What to do, most useful first (empty when the run passed)."""
+    todo = [throttled_text(t) for t in verdict.throttled]
+    todo += [c.action for c in verdict.causes if c.action and
+             not (c.name == "rt_throttling" and verdict.throttled)]
+    if not todo and verdict.failed:
+        todo.append(NO_CAUSE_ACTION)
+    return todo
+
+
+def verdict_lines(verdict: Verdict) -> list[tuple[str, str]]:
+    """(style, text) lines: headline, likely causes, what to do, notes."""
+    style = {"ok": "bold green", "fail": "bold red", "break": "bold red"}.get(
+        verdict.status, "bold yellow")
+    lines = [(style, f"verdict: {verdict.headline}")]
+    if verdict.causes:
+        lines.append(("", "likely causes (from preflight):"))
+        lines += [("", f"  - {c.name} = {c.value}: {c.why}") for c in verdict.causes]
+    todo = actions(verdict)
+    if todo:
+        lines.append(("", "what to do:"))
+        lines += [("", f"  - {line}") for line in todo]
+    lines += [("yellow", f"note: {note}") for note in verdict.notes]
+    return lines
+
+
+def verdict_text(verdict: Verdict) -> Text:
+    """The verdict as rich Text (plain text: names are never read as markup)."""
+    text = Text()
+    for i, (style, line) in enumerate(verdict_lines(verdict)):
+        if i:
+            text.append("\n")
+        text.append(line, style=style or None)
+    return text

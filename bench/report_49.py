@@ -26,8 +26,10 @@ import argparse
 import cProfile
 import io
 import json
+import os
 import platform
 import pstats
+import resource
 import sys
 import tempfile
 import time
@@ -187,14 +189,29 @@ def terminal_text(run: RunDetail) -> str:
     return out.getvalue()
 
 
+CPU_TIMES: dict[int, list[float]] = {}  # id(list of wall times) -> CPU seconds of each call
+LOADS: list[float] = []
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of its reaped children (the report's workers)."""
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + kids.ru_utime + kids.ru_stime
+
+
 def timed(fn: Callable[[], Any], repeat: int) -> tuple[list[float], Any]:
-    """Seconds of each of repeat calls of fn, and its last value."""
-    times = []
+    """Seconds of each of repeat calls of fn, and its last value (CPU seconds of each
+    call are kept in CPU_TIMES under the returned list's id)."""
+    times: list[float] = []
+    used: list[float] = []
     value = None
     for _ in range(repeat):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), cpu_seconds()
         value = fn()
         times.append(time.perf_counter() - t)
+        used.append(cpu_seconds() - c)
+        LOADS.append(os.getloadavg()[0])
+    CPU_TIMES[id(times)] = used
     return times, value
 
 
@@ -229,9 +246,10 @@ def main(argv: list[str]) -> int:
     cells = sum(len(sc.measurements) for sc in run.scenarios)
 
     def fig(times: list[float]) -> str:
-        """best / median seconds."""
+        """best / median wall seconds | median CPU seconds."""
         s = sorted(times)
-        return f"{s[0]:.2f} / {s[len(s) // 2]:.2f}"
+        c = sorted(CPU_TIMES[id(times)])
+        return f"{s[0]:.2f} / {s[len(s) // 2]:.2f} | {c[len(c) // 2]:.2f}"
 
     print(f"Report of a {cells}-cell suite: `bench/report_49.py` (`python3 "
           f"bench/report_49.py --scenarios {args.scenarios} --tests {args.tests} "
@@ -239,8 +257,10 @@ def main(argv: list[str]) -> int:
           f"{args.scenarios} scenarios x {args.tests} tests, {args.series} series "
           f"x {args.windows} one-second windows x 1000 samples each, stored through the "
           f"store API in a temporary SQLite file (not timed: {build_s:.1f} s). Python "
-          f"{platform.python_version()}; best / median of {args.repeat} (s):\n")
-    print("| step | seconds |\n|---|---:|")
+          f"{platform.python_version()}, {os.cpu_count()} CPUs, 1-minute load average "
+          f"{min(LOADS):.1f}-{max(LOADS):.1f} while timing; wall best / median of "
+          f"{args.repeat} and median CPU seconds (this process and its workers):\n")
+    print("| step | wall s | CPU s |\n|---|---:|---:|")
     print(f"| read the run back (`Store.get_run`) | {fig(read)} |")
     print(f"| HTML report (`write_html_report`, {html_bytes / 1e6:.1f} MB) | {fig(html)} |")
     print(f"| terminal summary + load table ({len(text.splitlines())} lines) | {fig(term)} |")

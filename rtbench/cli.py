@@ -150,10 +150,16 @@ def open_target(uri: str | None, probe_path: str | None) -> Target:
 @click.option("--policy", type=click.Choice(["other"]),
               help="Run every test as SCHED_OTHER (no real-time permission needed; the "
                    "results are then not real-time latencies and are marked so).")
+@click.option("--push", "push_url", metavar="URL",
+              help="Upload the stored run to this rtbench serve afterwards (token: "
+                   "RTBENCH_TOKEN or --token-file).")
+@click.option("--token-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="File holding the upload token for --push.")
 @handle_errors
 def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
         probe_path: str | None, simulate: str | None, report_path: Path | None,
-        no_report: bool, policy: str | None) -> None:
+        no_report: bool, policy: str | None, push_url: str | None,
+        token_file: Path | None) -> None:
     """Run a suite (built-in name or TOML file; default: quick) on a target
     (default: this machine).
 
@@ -174,6 +180,7 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
 
     if not scale > 0:
         fail(f"--scale {scale}: must be a number > 0", EXIT_USAGE)
+    push_token = _push_token(push_url, token_file)
     loaded = load_suite(suite, scale)
     with open_target(target_uri, probe_path) as target:
         console = make_console()
@@ -209,7 +216,35 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
         write_report(detail, path)
         console.print(f"report: {path}", highlight=False)
     console.print(f"run {outcome.run_id}: {outcome.status}", highlight=False)
+    if push_url and push_token:
+        _push_after_run(detail, push_url, push_token)
     sys.exit(outcome.exit_code)
+
+
+def _push_token(push_url: str | None, token_file: Path | None) -> str | None:
+    """The upload token for --push, checked before anything runs (None without --push)."""
+    if not push_url:
+        if token_file is not None:
+            fail("--token-file is only used with --push URL", EXIT_USAGE)
+        return None
+    from rtbench.server.client import PushError, read_token
+
+    try:
+        return read_token(token_file)
+    except PushError as exc:
+        fail(f"--push: {exc}", exc.code)
+
+
+def _push_after_run(detail: Any, push_url: str, token: str) -> None:
+    """Upload the finished run; a failure keeps it stored here and exits 3."""
+    from rtbench.server.client import PushError, push_run
+
+    try:
+        pushed = push_run(detail, push_url, token)
+    except PushError as exc:
+        fail(f"{exc}; the run is stored here, retry with 'rtbench push {detail.id} "
+             f"--server {push_url}'", EXIT_ENV)
+    click.echo(f"pushed run {detail.id} -> {pushed.url}")
 
 
 def write_report(detail: Any, path: Path) -> None:
@@ -317,61 +352,86 @@ def preflight(target_uri: str | None, probe_path: str | None, as_json: bool) -> 
 
 
 @main.command(name="ls")
+@click.argument("selector", required=False)
 @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
               help="Show at most this many runs, newest first.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the runs as a JSON array (shape in docs/commands.md).")
 @handle_errors
-def list_runs(db_url: str | None, limit: int, as_json: bool) -> None:
-    """List stored runs, newest first.
+def list_runs(selector: str | None, db_url: str | None, limit: int, as_json: bool) -> None:
+    """List stored runs, newest first; SELECTOR keeps the matching ones
+    (host=box,kernel~rt,board=imx31: = equal, ~ contains, != / !~ the opposite).
 
     \b
     Examples:
       rtbench ls
       rtbench ls --limit 5 --db /tmp/lab.db
       rtbench ls --json
+      rtbench ls kernel~rt,board=imx31
     """
+    from rtbench.analysis.select import SelectError, matches, parse_spec
     from rtbench.commands._run_support import run_summary_json
     from rtbench.report.layout import Column, FittedTable
 
+    conditions: tuple[tuple[str, str, str], ...] = ()
+    if selector is not None:
+        try:
+            spec = parse_spec(selector)
+        except SelectError as exc:
+            fail(str(exc), EXIT_USAGE)
+        if spec.kind != "selector":
+            fail(f"ls {selector!r}: give a selector such as host=box,kernel~rt", EXIT_USAGE)
+        conditions = spec.conditions
     store = open_store(db_url)
     try:
-        runs = store.list_runs(limit)
+        runs = store.list_runs(2**62 if conditions else limit)
     finally:
         store.close()
+    runs = [r for r in runs if matches(r, conditions)][:limit]
     if as_json:
         click.echo(json.dumps([run_summary_json(r) for r in runs], indent=1))
         return
     columns = [Column("id"), Column("started (UTC)", "left"), Column("host", "left", True),
                Column("kernel", "left", True), Column("suite", "left", True),
-               Column("status", "left"), Column("worst max us")]
+               Column("status", "left"), Column("worst max us"), Column("tags", "left", True)]
     rows = []
     for r in runs:
         worst = "-" if r.worst_max_ns is None else f"{r.worst_max_ns / 1000:,.1f}"
         suite = f"{r.suite} (simulated)" if r.simulated else r.suite
         rows.append([str(r.id), r.started_at.strftime("%Y-%m-%d %H:%M:%S"), r.hostname,
-                     r.kernel, suite, r.status, worst])
+                     r.kernel, suite, r.status, worst,
+                     " ".join(f"{k}={v}" for k, v in sorted(r.tags.items()))])
     make_console().print(FittedTable(columns, rows, title=f"runs in {store.url}"))
 
 
-@main.command()
-@click.argument("run_id", metavar="RUN", type=int)
+RUN_ARG_HELP = ("RUN: an id, latest, latest~N, a selector such as host=box,kernel~rt, "
+                "or ref:NAME for a published reference run (rtbench ref ls).")
+
+
+@main.command(epilog=RUN_ARG_HELP)
+@click.argument("run", metavar="RUN")
 @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
 @click.option("--json", "as_json", is_flag=True,
               help="Print the whole run as an rtbench-run/1 JSON document.")
 @handle_errors
-def show(run_id: int, db_url: str | None, as_json: bool) -> None:
+def show(run: str, db_url: str | None, as_json: bool) -> None:
     """Print everything stored about a run.
 
     \b
     Examples:
       rtbench show 3
+      rtbench show latest
       rtbench show 3 --json > run3.json
     """
+    from rtbench.commands._runs import stored_id
     from rtbench.report.terminal import show_run
 
-    detail = stored_run(run_id, db_url)
+    store = open_store(db_url)
+    try:
+        detail = store.get_run(stored_id(store, run))
+    finally:
+        store.close()
     if as_json:
         from rtbench.interop.runjson import dumps
 
@@ -380,21 +440,96 @@ def show(run_id: int, db_url: str | None, as_json: bool) -> None:
     show_run(make_console(), detail)
 
 
-@main.command()
-@click.argument("run_id", metavar="RUN", type=int)
+@main.command(epilog=RUN_ARG_HELP)
+@click.argument("runs", metavar="RUN...", nargs=-1, required=True)
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False, path_type=Path),
-              help="HTML file to write (default: <data dir>/reports/run-RUN.html).")
+              help="HTML file to write (default: <data dir>/reports/run-RUN.html, or "
+                   "compare-RUN-RUN....html for several runs).")
+@click.option("--layout", "layout", metavar="STUDY",
+              help="Also print (and put in the HTML) a published study's own table with "
+                   "these runs beside the published figures: loongson2f, s3c24a0, "
+                   "arm-preemptrt, celleb, lrtai.")
 @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
 @handle_errors
-def report(run_id: int, output: Path | None, db_url: str | None) -> None:
-    """Write a self-contained HTML report of a run.
+def report(runs: tuple[str, ...], output: Path | None, layout: str | None,
+           db_url: str | None) -> None:
+    """Write a self-contained HTML report of a run, or of several runs compared
+    (differences with intervals, environment differences, advisor, figures).
 
     \b
-    Example:
+    Examples:
       rtbench report 3 -o run3.html
+      rtbench report latest~1 latest ref:loongson2f -o compare.html
+      rtbench report latest --layout loongson2f    # the Loongson table, ours beside theirs
+      rtbench report 4 5 --layout celleb           # vanilla vs PREEMPT_RT, the IBM table
     """
-    path = output or data_dir() / "reports" / f"run-{run_id}.html"
-    write_report(stored_run(run_id, db_url), path)
+    from rtbench.commands._runs import resolve_all, views
+
+    if output is not None:
+        from rtbench.commands._output import check_writable
+
+        check_writable(output, (".html", ".htm"))
+    if layout is not None:
+        report_layout(runs, layout, output, db_url)
+        return
+    store = open_store(db_url)
+    try:
+        named = resolve_all(store, runs)
+        single = store.get_run(named[0]) if len(named) == 1 and isinstance(named[0], int) \
+            else None
+        chosen = [] if single is not None else views(store, runs)
+    finally:
+        store.close()
+    if single is not None:
+        path = output or data_dir() / "reports" / f"run-{single.id}.html"
+        write_report(single, path)
+    else:
+        from rtbench.analysis.compare import compare
+        from rtbench.report import compare_html
+
+        if all(v.published for v in chosen):
+            fail("a report needs at least one measured run; 'rtbench ref show NAME' shows "
+                 "a published one", EXIT_USAGE)
+        name = "-".join(v.label.replace("run ", "").replace(":", "_") for v in chosen)
+        path = output or data_dir() / "reports" / f"compare-{name}.html"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        compare_html.write(compare(chosen), path)
+    click.echo(f"report: {path}")
+
+
+def report_layout(runs: tuple[str, ...], name: str, output: Path | None,
+                  db_url: str | None) -> None:
+    """`report --layout`: print a study's table for stored runs and write the HTML."""
+    from rtbench.analysis.layouts import LayoutError, build_layout
+    from rtbench.commands._runs import resolve_all
+    from rtbench.reference import reference_runs
+    from rtbench.report.html import write_html_report, write_layout_page
+    from rtbench.report.layouts import layout_html, layout_renderable
+
+    store = open_store(db_url)
+    try:
+        named = resolve_all(store, runs)
+        if not all(isinstance(n, int) for n in named):
+            fail(f"--layout {name}: name stored runs only; the study's published figures "
+                 "are added beside them", EXIT_USAGE)
+        details = [store.get_run(n) for n in named]
+    finally:
+        store.close()
+    try:
+        built = build_layout(name, details, reference_runs())
+    except LayoutError as exc:
+        fail(str(exc), EXIT_USAGE)
+    make_console().print(layout_renderable(built))
+    section = layout_html(built)
+    if len(details) == 1:
+        path = output or data_dir() / "reports" / f"run-{details[0].id}-{name}.html"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_html_report(details[0], path, [section])
+    else:
+        ids = "-".join(str(d.id) for d in details)
+        path = output or data_dir() / "reports" / f"{name}-{ids}.html"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_layout_page(built.title, [section], path)
     click.echo(f"report: {path}")
 
 

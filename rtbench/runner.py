@@ -340,6 +340,9 @@ class LoadGroup:
                     unit = load.output.rates[-1].unit
                 entry["unit"] = unit
                 entry["rate_samples"] = len(rates)
+                footprint = result.raw.get("footprint") if result else None
+                if isinstance(footprint, dict):
+                    entry["peak_rss_kib"] = footprint.get("peak_rss_kib")
                 if load.spec.on == "host":
                     # the other end's count: what the target's busiest interface received
                     entry["received_by_target"] = self.received

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from operator import itemgetter
 from typing import Any
 
 from rtbench.bundle import MeasurementDetail, RunDetail, ScenarioDetail, SeriesDetail
@@ -193,6 +194,9 @@ def _pairs(value: Any, where: str) -> list[tuple[int, int]]:
     """A list of [int, int] pairs."""
     if not isinstance(value, list):
         raise ImportFormatError(f"{where}: expected an array of pairs")
+    fast = _fast_pairs(value)
+    if fast is not None:
+        return list(zip(fast[0], fast[1], strict=True))
     out = []
     for i, pair in enumerate(value):
         if not isinstance(pair, list) or len(pair) != 2:
@@ -201,8 +205,35 @@ def _pairs(value: Any, where: str) -> list[tuple[int, int]]:
     return out
 
 
+def _fast_pairs(value: list[Any]) -> tuple[list[int], list[int]] | None:
+    """(firsts, seconds) when value is a list of [int, int] pairs within 64 bits, else None.
+
+    Uploads carry millions of histogram pairs: every check here runs in C (map,
+    set, min, max); the slow loop in _pairs words the error when there is one.
+    """
+    if not value:
+        return [], []
+    if set(map(type, value)) != {list} or set(map(len, value)) != {2}:
+        return None
+    firsts = [p[0] for p in value]
+    seconds = [p[1] for p in value]
+    if set(map(type, firsts)) != {int} or set(map(type, seconds)) != {int}:
+        return None
+    low, high = -INT64_MAX - 1, INT64_MAX
+    if min(firsts) < low or max(firsts) > high or min(seconds) < low or max(seconds) > high:
+        return None
+    return firsts, seconds
+
+
 def _hist(value: Any, where: str) -> list[tuple[int, int]]:
     """A sparse histogram: increasing bucket indices, non-negative counts."""
+    if isinstance(value, list):
+        fast = _fast_pairs(value)
+        if fast is not None:
+            buckets, counts = fast
+            if (not buckets or (min(buckets) >= 0 and min(counts) >= 0
+                                and buckets == sorted(set(buckets)))):
+                return list(zip(buckets, counts, strict=True))
     pairs = _pairs(value, where)
     last = -1
     for bucket, count in pairs:
@@ -304,16 +335,17 @@ def _series_from_json(obj: Any, where: str) -> SeriesDetail:
         spikes_dropped=r.get_int("spikes_dropped", minimum=0),
         raw_dropped=r.get_int("raw_dropped", minimum=0), error=r.get_str("error", optional=True))
     r.done()
-    if s.hist and sum(c for _, c in s.hist) != s.count:
+    if s.hist and sum(map(itemgetter(1), s.hist)) != s.count:
         raise ImportFormatError(f"{where}: histogram counts add up to "
-                                f"{sum(c for _, c in s.hist)}, not count {s.count}")
+                                f"{sum(map(itemgetter(1), s.hist))}, not count {s.count}")
     return s
 
 
 def _window_from_json(obj: Any, where: str) -> WindowRecord:
     """One window; its histogram must add up to its count."""
     r = _Reader(obj, where)
-    hist = _hist(r.get_list("hist"), f"{where}.hist")
+    raw_hist = r.get_list("hist")
+    hist = _hist(raw_hist, f"{where}.hist")
     w = WindowRecord(
         series=r.get_int("series", minimum=0), index=r.get_int("index", minimum=0),
         warmup=r.get_bool("warmup"), start_ns=r.get_int("start_ns"), end_ns=r.get_int("end_ns"),
@@ -321,10 +353,10 @@ def _window_from_json(obj: Any, where: str) -> WindowRecord:
         max_ns=r.get_int("max_ns", optional=True), sum_ns=r.get_int("sum_ns"),
         overruns=r.get_int("overruns", minimum=0),
         exceed=[_int(v, f"{where}.exceed", 0) for v in r.get_list("exceed")],
-        hist_json=json.dumps([list(p) for p in hist], separators=(",", ":")),
+        hist_json=json.dumps(raw_hist, separators=(",", ":")),  # checked: [int, int] pairs
         early=r.get_int("early", minimum=0))
     r.done()
-    if hist and sum(c for _, c in hist) != w.count:
+    if hist and sum(map(itemgetter(1), hist)) != w.count:
         raise ImportFormatError(f"{where}: histogram counts do not add up to count")
     return w
 

@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 import jinja2
+import markupsafe
 
 from rtbench.analysis.environment import environment_rows
 from rtbench.analysis.measurement import run_stats
@@ -36,8 +37,28 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def render_html(run: RunDetail) -> str:
-    """The report page as a string."""
+def study_sections(runs: list[RunDetail], name: str | None = None) -> list[str]:
+    """The study layout section for runs: the one asked for (name), else the one whose
+    suite the first run ran (a built-in study suite), else none.  LayoutError propagates
+    only when a layout was asked for by name."""
+    from rtbench.analysis.layouts import LayoutError, build_layout, layout_names
+    from rtbench.reference import reference_runs
+    from rtbench.report.layouts import layout_html
+
+    chosen = name or (runs[0].suite if runs and runs[0].suite in layout_names() else None)
+    if chosen is None:
+        return []
+    try:
+        return [layout_html(build_layout(chosen, runs, reference_runs()))]
+    except LayoutError:
+        if name is not None:
+            raise
+        return []
+
+
+def render_html(run: RunDetail, sections: list[str] | None = None) -> str:
+    """The report page as a string; sections (already escaped HTML, e.g. a study layout)
+    go after the verdict, and a run of a study suite gets its study's layout."""
     measurements = []
     stats = run_stats(run)
     svgs = histogram_svgs([(ms.measurement, f"{ms.scenario.name} / {ms.measurement.name}")
@@ -58,13 +79,26 @@ def render_html(run: RunDetail) -> str:
         percentiles=[label for label, _ in PERCENTILES],
         definitions=fmt.DEFINITIONS,
         bucket_error_pct=f"{BUCKET_ERROR_BOUND * 100:.2f}",
-        with_intensity=any(sc.intensity for sc in run.scenarios))
+        with_intensity=any(sc.intensity for sc in run.scenarios),
+        sections=[markupsafe.Markup(s) for s in
+                  (study_sections([run]) if sections is None else sections)])
 
 
-def write_html_report(run: RunDetail, path: Path) -> None:
+def write_html_report(run: RunDetail, path: Path, sections: list[str] | None = None) -> None:
     """Write the report to path (via a temporary name, then rename)."""
+    write_text(render_html(run, sections), path)
+
+
+def write_layout_page(title: str, sections: list[str], path: Path) -> None:
+    """A self-contained page holding study layout sections (several runs side by side)."""
+    template = _environment().get_template("layout.html.j2")
+    write_text(template.render(title=title,
+                               sections=[markupsafe.Markup(s) for s in sections]), path)
+
+
+def write_text(text: str, path: Path) -> None:
+    """Write text to path via a temporary name in the same directory, then rename."""
     path = Path(path)
-    text = render_html(run)
     directory = path.parent if str(path.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
                                dir=directory)

@@ -6,6 +6,8 @@ accepts; the schema is created and upgraded by Alembic (store/migrations).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import uuid
@@ -24,10 +26,19 @@ from sqlalchemy import (
     func,
     insert,
     select,
+    text,
     update,
 )
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.exc import (
+    ArgumentError,
+    DBAPIError,
+    InterfaceError,
+    OperationalError,
+    SQLAlchemyError,
+)
 
 from rtbench import data_dir
 from rtbench.bundle import (
@@ -42,8 +53,9 @@ from rtbench.store.ingest import measurement_detail
 from rtbench.wire.records import ProbeOutput, SpikeRecord, WindowRecord, no_gc
 
 __all__ = [
-    "MeasurementDetail", "RunDetail", "RunSummary", "ScenarioDetail",
-    "SeriesDetail", "Store", "StoreError", "db_url_of", "default_db_url",
+    "BundleInvalid", "MeasurementDetail", "RunDetail", "RunNotFound", "RunSummary",
+    "ScenarioDetail", "SeriesDetail", "Store", "StoreError", "StoreUnavailable", "db_url_of",
+    "default_db_url",
 ]
 
 # running: being measured; lost: the target went away mid-run (finished windows kept);
@@ -53,6 +65,22 @@ RUN_STATUSES = ("running", "ok", "fail", "interrupted", "error", "lost", "abando
 
 class StoreError(Exception):
     """A database problem, worded as one line for the user."""
+
+
+class RunNotFound(StoreError):
+    """The run asked for is not in the database."""
+
+
+class BundleInvalid(StoreError):
+    """A run bundle that does not fit the database (refused before any write)."""
+
+
+class StoreUnavailable(StoreError):
+    """The database cannot be reached (server down, connection lost, locked)."""
+
+# PostgreSQL advisory-lock key that serialises schema creation and upgrades
+# (any fixed 64-bit number; "rtbench" in ASCII).
+_PG_MIGRATE_LOCK = 0x7274_6265_6E63_68
 
 
 def default_db_url() -> str:
@@ -105,9 +133,11 @@ def _now() -> datetime:
 
 
 def _utc(value: datetime | None) -> datetime | None:
-    """Mark naive datetimes (SQLite) as UTC."""
-    if value is None or value.tzinfo is not None:
+    """Datetimes in UTC: naive ones (SQLite) marked so, others (PostgreSQL) converted."""
+    if value is None:
         return value
+    if value.tzinfo is not None:
+        return value.astimezone(timezone.utc)
     return value.replace(tzinfo=timezone.utc)
 
 
@@ -140,7 +170,10 @@ def _make_engine(url: str) -> Engine:
                                  f"{db}: {exc.strerror}; use --db or "
                                  "RTBENCH_DB to choose another") from None
     try:
-        engine = create_engine(url, future=True)
+        # a server database may restart under a long-running `rtbench serve`:
+        # test each pooled connection before use so the next request recovers
+        engine = create_engine(url, future=True,
+                               pool_pre_ping=parsed.get_backend_name() != "sqlite")
     except (ArgumentError, ImportError) as exc:
         raise StoreError(f"cannot use database {url!r}: {exc}; install its "
                          "driver or choose another with --db") from None
@@ -149,9 +182,8 @@ def _make_engine(url: str) -> Engine:
     return engine
 
 
-def migrate(engine: Engine) -> None:
-    """Bring the schema to the newest Alembic revision."""
-    from alembic import command
+def _alembic_config(engine: Engine) -> Any:
+    """The Alembic configuration of the store's migrations."""
     from alembic.config import Config
 
     cfg = Config()
@@ -160,7 +192,68 @@ def migrate(engine: Engine) -> None:
     cfg.set_main_option("sqlalchemy.url",
                         engine.url.render_as_string(hide_password=False)
                         .replace("%", "%%"))
-    with engine.begin() as conn:
+    return cfg
+
+
+def _at_head(engine: Engine, cfg: Any) -> bool:
+    """True when the database's schema is already at the newest revision."""
+    from alembic.script import ScriptDirectory
+
+    head = ScriptDirectory.from_config(cfg).get_current_head()
+    try:
+        with engine.connect() as conn:
+            current = conn.execute(text("SELECT version_num FROM alembic_version")
+                                   ).scalar()
+    except (OperationalError, DBAPIError):
+        return False  # no alembic_version table yet
+    return current == head
+
+
+@contextlib.contextmanager
+def _sqlite_migrate_lock(engine: Engine) -> Iterator[None]:
+    """Hold an exclusive file lock (<db>.lock) while the schema is created.
+
+    SQLite runs DDL outside pysqlite's implicit transactions, so two processes
+    creating a new database at once would both try CREATE TABLE; the lock makes
+    the second wait and then find the schema in place.
+    """
+    db = engine.url.database
+    if not db or db == ":memory:" or db.startswith("file:"):
+        yield
+        return
+    try:
+        fd = os.open(f"{Path(db).expanduser()}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC,
+                     0o644)
+    except OSError:
+        yield  # read-only directory: nobody else can create the schema there either
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the schema to the newest Alembic revision, safely under concurrency.
+
+    Parallel first uses of a new database (six `rtbench run` at once, several
+    server workers) serialise on a lock: an advisory lock on PostgreSQL (held
+    by the migration's own transaction), a file lock next to a SQLite file.
+    """
+    from alembic import command
+
+    cfg = _alembic_config(engine)
+    if _at_head(engine, cfg):
+        return
+    if engine.dialect.name == "postgresql":
+        with engine.begin() as conn:
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"),
+                         {"key": _PG_MIGRATE_LOCK})
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "head")
+        return
+    with _sqlite_migrate_lock(engine), engine.begin() as conn:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "head")
 
@@ -203,9 +296,16 @@ class Store:
         try:
             with self._engine.begin() as conn:
                 yield conn
+        except (OperationalError, InterfaceError) as exc:
+            raise StoreUnavailable(f"database {self.url}: cannot {what}: "
+                                   f"{_first_line(exc)}") from None
         except SQLAlchemyError as exc:
             raise StoreError(f"database {self.url}: cannot {what}: "
                              f"{_first_line(exc)}") from None
+
+    def transaction(self, what: str) -> contextlib.AbstractContextManager[Connection]:
+        """One transaction for the store's query modules (errors as in _tx)."""
+        return self._tx(what)
 
     def _host_id(self, conn: Connection, hostname: str,
                  sysinfo: dict[str, Any]) -> int:
@@ -213,17 +313,21 @@ class Store:
         uname = sysinfo.get("uname") or {}
         arch = str(uname.get("machine") or "")
         model = str(sysinfo.get("cpu_model") or "")
-        found = conn.execute(
-            select(t.hosts.c.id).where(t.hosts.c.hostname == hostname,
-                                       t.hosts.c.arch == arch,
-                                       t.hosts.c.cpu_model == model)
-        ).scalar()
+        where = (t.hosts.c.hostname == hostname, t.hosts.c.arch == arch,
+                 t.hosts.c.cpu_model == model)
+        found = conn.execute(select(t.hosts.c.id).where(*where)).scalar()
         if found is not None:
             return int(found)
-        res = conn.execute(insert(t.hosts).values(
-            hostname=hostname, arch=arch, cpu_model=model,
-            first_seen=_now()))
-        return _new_id(res)
+        # insert-or-select: a parallel first run of the same host may insert the
+        # row between our SELECT and INSERT; ON CONFLICT DO NOTHING then waits for
+        # it (PostgreSQL) and the second SELECT sees it
+        values = dict(hostname=hostname, arch=arch, cpu_model=model, first_seen=_now())
+        upsert = (pg_insert if conn.dialect.name == "postgresql" else sqlite_insert)
+        if conn.dialect.name in ("postgresql", "sqlite"):
+            conn.execute(upsert(t.hosts).values(**values).on_conflict_do_nothing())
+        else:  # pragma: no cover - other dialects: plain insert
+            conn.execute(insert(t.hosts).values(**values))
+        return int(conn.execute(select(t.hosts.c.id).where(*where)).scalar_one())
 
     def create_run(self, *, suite: str, suite_source: str, scale: float,
                    hostname: str, target: str, sysinfo: dict[str, Any],
@@ -255,7 +359,26 @@ class Store:
         stored again: the existing id comes back with created False.  Ids inside
         the bundle are ignored; the bundle is not changed.
         """
+        from rtbench.store.checks import BundleRejected, check_bundle
+
+        try:
+            check_bundle(run, RUN_STATUSES)
+        except BundleRejected as exc:
+            raise BundleInvalid(str(exc)) from None
         uid = run.uid or uuid.uuid4().hex
+        try:
+            return self._add_bundle(run, uid)
+        except (StoreUnavailable, BundleInvalid):
+            raise
+        except StoreError:
+            # the same uid stored by a parallel writer meanwhile: that run is this run
+            found = self.run_id_by_uid(uid)
+            if found is None:
+                raise
+            return found, False
+
+    def _add_bundle(self, run: RunDetail, uid: str) -> tuple[int, bool]:
+        """add_bundle() with the uid chosen, in one transaction."""
         uname = run.sysinfo.get("uname") if isinstance(run.sysinfo, dict) else None
         sysinfo = dict(run.sysinfo)
         if not isinstance(uname, dict) or "machine" not in uname:
@@ -407,8 +530,8 @@ class Store:
                 .join(t.hosts, t.hosts.c.id == t.runs.c.host_id)
                 .where(t.runs.c.id == run_id)).first()
             if row is None:
-                raise StoreError(f"run {run_id} is not in {self.url}; "
-                                 "'rtbench ls' lists the stored runs")
+                raise RunNotFound(f"run {run_id} is not in {self.url}; "
+                                  "'rtbench ls' lists the stored runs")
             run = RunDetail(
                 id=row.id, suite=row.suite, suite_source=row.suite_source,
                 scale=row.scale, status=row.status,

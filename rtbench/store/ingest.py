@@ -16,7 +16,7 @@ import numpy as np
 
 from rtbench.bundle import MeasurementDetail, SeriesDetail
 from rtbench.wire import loglin7 as hist
-from rtbench.wire.records import ProbeOutput, WindowRecord
+from rtbench.wire.records import ProbeOutput, ResultRecord, WindowRecord
 
 
 def _merge_windows(wins: list[WindowRecord]) -> list[tuple[int, int]]:
@@ -147,6 +147,17 @@ def _series_detail(row: dict[str, Any]) -> SeriesDetail:
         error=row["error"])
 
 
+def _data_with_footprint(result: ResultRecord | None) -> dict[str, Any]:
+    """The result's data, with the probe's footprint (binary size, peak and locked
+    memory; see docs/schema.md) under "footprint" when the probe reported one."""
+    if result is None:
+        return {}
+    footprint = result.raw.get("footprint")
+    if isinstance(footprint, dict):
+        return {**result.data, "footprint": footprint}
+    return dict(result.data)
+
+
 def measurement_detail(output: ProbeOutput, *, name: str, test: str,
                        params: dict[str, Any], command: list[str], status: str,
                        thresholds_ns: list[int]) -> MeasurementDetail:
@@ -166,7 +177,7 @@ def measurement_detail(output: ProbeOutput, *, name: str, test: str,
         measured_ns=result.measured_ns if result else None,
         elapsed_ns=result.elapsed_ns if result else None,
         verdicts=result.verdicts if result else [],
-        data=result.data if result else {},
+        data=_data_with_footprint(result),
         start=start_raw,
         series=[_series_detail(r) for r in series_rows(output, thresholds_ns)],
         windows=output.windows, spikes=output.spikes)

@@ -60,6 +60,10 @@ runs = Table(
     UniqueConstraint("uid", name="uq_runs_uid"),
 )
 Index("ix_runs_started_at", runs.c.started_at)
+Index("ix_runs_host_id", runs.c.host_id)
+Index("ix_runs_suite", runs.c.suite)
+Index("ix_runs_kernel", runs.c.kernel)
+Index("ix_runs_status", runs.c.status)
 
 scenarios = Table(
     "scenarios", metadata,
@@ -166,3 +170,16 @@ spikes = Table(
     Column("threshold_ns", BigInteger, nullable=False),
 )
 Index("ix_spikes_measurement_id", spikes.c.measurement_id)
+
+# upload tokens of `rtbench serve`: only the SHA-256 of each token is kept
+tokens = Table(
+    "tokens", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("name", String(255), nullable=False),
+    Column("token_sha256", String(64), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("revoked_at", DateTime(timezone=True)),
+    Column("last_used_at", DateTime(timezone=True)),
+    UniqueConstraint("name", name="uq_tokens_name"),
+    UniqueConstraint("token_sha256", name="uq_tokens_sha256"),
+)

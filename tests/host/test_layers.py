@@ -32,6 +32,7 @@ LAYER_OF = {
     "rtbench.runner": "runner",
     "rtbench.report": "report",
     "rtbench.interop": "interop",
+    "rtbench.server": "server",
     "rtbench.cli": "cli",
     "rtbench.commands": "cli",
     "rtbench.__main__": "cli",
@@ -52,6 +53,7 @@ ALLOWED = {
                "analysis", "events"},
     "report": {"root", "util", "wire", "bundle", "analysis", "store", "events"},
     "interop": {"root", "wire", "bundle", "analysis", "store"},
+    "server": {"root", "wire", "bundle", "analysis", "store", "report", "interop"},
     "cli": set(LAYER_OF.values()),
 }
 # third-party modules only some layers may use

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from pg_cluster import BACKENDS, backend_url
 from sqlalchemy import func, select, text
 from synth_probe import synth_lines
 
@@ -21,10 +22,16 @@ SYSINFO = {"uname": {"release": "6.1.0-test", "machine": "x86_64"},
            "cpu_model": "Test CPU"}
 
 
+@pytest.fixture(params=BACKENDS)
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh database URL: SQLite in a new directory, or a new PostgreSQL database."""
+    return backend_url(request.param, tmp_path)
+
+
 @pytest.fixture()
-def store(tmp_path: Path):
-    """A fresh SQLite store in a new directory."""
-    s = Store.open(f"sqlite:///{tmp_path / 'sub' / 'results.db'}")
+def store(db_url: str):
+    """A fresh store on each backend."""
+    s = Store.open(db_url)
     yield s
     s.close()
 
@@ -68,15 +75,16 @@ def test_default_url(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 def test_wal_mode_and_migrations_match_metadata(store: Store) -> None:
     with store.engine.connect() as conn:
-        assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+        if store.engine.dialect.name == "sqlite":
+            assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
         assert conn.execute(text("SELECT version_num FROM alembic_version")
-                            ).scalar() == "0002"
+                            ).scalar() == "0003"
         diff = compare_metadata(MigrationContext.configure(conn), t.metadata)
         assert diff == []
 
 
-def test_reopen_is_idempotent(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'r.db'}"
+def test_reopen_is_idempotent(db_url: str) -> None:
+    url = db_url
     with Store.open(url) as s:
         run_id = new_run(s)
     with Store.open(url) as s:

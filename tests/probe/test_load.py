@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from jsonschema.protocols import Validator
 from probe_support import RunProbe, assert_valid, parse_ndjson, validate_records
 
-KINDS = ["cpu", "sched", "mem", "io", "net", "timer"]
+KINDS = ["cpu", "sched", "mem", "io", "net", "timer", "build"]
 
 # (kind, arguments): every kind's achieved rate must land within +-20 % of its target
 # (DESIGN section 5: a load is defined by the rate it reaches); the cpu load may fall

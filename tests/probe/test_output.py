@@ -148,3 +148,29 @@ def test_loads_and_hackbench_on_a_terminal_too(rtprobe: Path, args: list[str],
     assert done.returncode == 0, done.stdout
     assert '"schema"' not in done.stdout and summary in done.stdout
     assert done.stdout.count("stdout is a terminal") == 1
+
+
+def test_a_device_or_fifo_is_written_in_place(rtprobe: Path, tmp_path: Path) -> None:
+    # A temporary file renamed onto /dev/null would replace the device with a plain file
+    # (breaking every later shell redirect on the machine): devices and FIFOs are written
+    # in place.  A FIFO of our own stands in for /dev/null's case too.
+    import os
+    import stat
+    import threading
+
+    before = os.stat("/dev/null")
+    done = run(rtprobe, [*WRITERS["cyclic"], "--output", "/dev/null"])
+    assert done.returncode == 0, done.stderr
+    after = os.stat("/dev/null")
+    assert stat.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev
+    fifo = tmp_path / "records.fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    done = run(rtprobe, [*WRITERS["cyclic"], "--output", str(fifo)])
+    reader.join(30)
+    assert done.returncode == 0, done.stderr
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert got and got[0].count(b"\n") >= 2 and b'"type":"result"' in got[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["records.fifo"]

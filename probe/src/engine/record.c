@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "footprint.h"
 #include "opt.h"
 #include "output.h"
 #include "rtprobe.h"
@@ -351,6 +352,7 @@ int run_write_result(struct run *r, uint64_t elapsed_ns)
 	} else {
 		json_null(j, "raw");
 	}
+	footprint_write(j);
 	json_begin_object(j, "on_spike");
 	json_u64(j, "runs", r->spike_runs);
 	json_u64(j, "skipped", r->spike_skipped);

@@ -23,6 +23,35 @@ static mode_t output_mode(void)
 	return 0666 & ~mask;
 }
 
+/*
+ * Whether path names something that is not a regular file (a device such as
+ * /dev/null, a FIFO, a socket): it is written in place, never replaced by a
+ * renamed temporary file (which would turn /dev/null into a plain file).
+ */
+static bool output_is_special(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+/* Open a device or FIFO for writing in place; 0 or an exit code with a line. */
+static int output_open_special(struct output *o)
+{
+	int fd = open(o->path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd >= 0)
+		o->f = fdopen(fd, "w");
+	if (fd < 0 || !o->f) {
+		fprintf(stderr, "rtprobe: %s %s: %s\n", o->option, o->path,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return RTP_EXIT_ENV;
+	}
+	return 0;
+}
+
 int output_open(struct output *o, const char *option, const char *path)
 {
 	size_t len;
@@ -35,6 +64,8 @@ int output_open(struct output *o, const char *option, const char *path)
 		o->f = stdout;
 		return 0;
 	}
+	if (output_is_special(path))
+		return output_open_special(o);
 	len = strlen(path) + 8;
 	o->tmp_path = malloc(len);
 	if (!o->tmp_path) {
@@ -137,6 +168,12 @@ int output_close(struct output *o)
 	errno = 0;
 	if (fflush(o->f) && !err)
 		err = errno ? errno : EIO;
+	if (!o->tmp_path) {  /* a device or FIFO written in place */
+		if (fclose(o->f) && !err)
+			err = errno ? errno : EIO;
+		o->f = NULL;
+		return err ? output_report(o, err) : 0;
+	}
 	if (!err && fsync(fileno(o->f)))
 		err = errno;
 	if (fclose(o->f) && !err)

@@ -3,7 +3,8 @@
  * output.h - where records (and raw samples) go, written one way, and the
  * envelope every record starts with.
  *
- * A file (--output FILE, --raw FILE) is written under a temporary name in
+ * A device or FIFO (/dev/null, a named pipe) is written in place.  A regular
+ * file (--output FILE, --raw FILE) is written under a temporary name in
  * the same directory, made with mkostemp(O_CLOEXEC) (unpredictable, never
  * follows a planted symlink, not inherited by forked workers or --on-spike
  * commands), with the permissions the umask allows for a new file.

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "footprint.h"
 #include "clocksleep.h"
 #include "commands.h"
 #include "common.h"
@@ -36,7 +37,8 @@
 
 const struct load_kind *const load_kinds[] = {
 	&load_kind_cpu, &load_kind_sched, &load_kind_mem,
-	&load_kind_io, &load_kind_net, &load_kind_timer, NULL,
+	&load_kind_io, &load_kind_net, &load_kind_timer, &load_kind_build,
+	NULL,
 };
 
 const struct opt_desc load_common_options[] = {
@@ -706,6 +708,7 @@ static void load_write_result(struct load_main *m, const char *status,
 		json_null(&j, "achieved");
 	json_str(&j, "unit", r->kind->unit);
 	json_u64(&j, "elapsed_ns", end - m->t0_ns);
+	footprint_write(&j);
 	json_begin_array(&j, "series");
 	json_end_array(&j);
 	json_begin_array(&j, "verdicts");

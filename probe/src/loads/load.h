@@ -67,6 +67,8 @@ enum load_opt_id {
 	LOPT_TARGET,
 	LOPT_ALLOW_REMOTE,
 	LOPT_TIMERS,
+	LOPT_CC,
+	LOPT_UNITS,
 };
 
 /* Memory shared by the main thread and every worker (thread or child). */
@@ -116,6 +118,9 @@ struct load_cfg {
 	bool allow_remote;
 	/* timer */
 	int timers;
+	/* build */
+	const char *cc;
+	int units;
 };
 
 /* Workers started as threads or forked children. */
@@ -190,6 +195,7 @@ extern const struct load_kind load_kind_mem;
 extern const struct load_kind load_kind_io;
 extern const struct load_kind load_kind_net;
 extern const struct load_kind load_kind_timer;
+extern const struct load_kind load_kind_build;
 
 /* Every load kind, NULL-terminated. */
 extern const struct load_kind *const load_kinds[];

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "footprint.h"
 #include "common.h"
 #include "fdio.h"
 #include "json.h"
@@ -377,6 +378,7 @@ static int hb_write_result(struct output *out, const struct hb_bench *hb,
 	json_str(&j, "reason", reason);
 	json_bool(&j, "simulated", false);
 	json_u64(&j, "elapsed_ns", elapsed_ns);
+	footprint_write(&j);
 	json_begin_array(&j, "series");
 	json_end_array(&j);
 	json_begin_array(&j, "verdicts");

@@ -1,0 +1,118 @@
+"""`rtbench advise`: is this cycle time safe here? The 25 % rule on the observed worst
+case and on an extreme-value estimate of the latency exceeded once per horizon."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from rtbench import EXIT_FAIL, EXIT_USAGE
+from rtbench.cli import DB_HELP, fail, handle_errors, make_console, open_store
+from rtbench.commands._runs import RUN_HELP, stored_id
+from rtbench.commands.compare import parse_percent
+
+
+def parse_duration(text: str, option: str, default_unit: str) -> int:
+    """A duration option in ns (exit 2 when it is not one or not > 0)."""
+    from rtbench.suites import parse_duration_ns
+
+    try:
+        ns = parse_duration_ns(text.strip(), default_unit)
+    except ValueError as exc:
+        fail(f"{option}: {exc}", EXIT_USAGE)
+    if ns <= 0:
+        fail(f"{option} {text!r}: must be longer than zero", EXIT_USAGE)
+    return ns
+
+
+def register(main: click.Group) -> None:
+    """Add `advise`."""
+
+    @main.command(epilog=RUN_HELP)
+    @click.argument("run", metavar="RUN")
+    @click.option("--cycle", metavar="DURATION", help="The cycle time to check, e.g. 1ms "
+                  "(bare number: us). Without it the smallest safe cycle is shown.")
+    @click.option("--budget", default="25%", show_default=True, metavar="PCT",
+                  help="Share of the cycle the worst-case latency may use.")
+    @click.option("--horizon", default="1h", show_default=True, metavar="DURATION",
+                  help="Estimate the latency exceeded once in this much running time.")
+    @click.option("--cell", "cell_filter", metavar="TEXT",
+                  help="Only cells whose 'scenario / test params' or name contains TEXT.")
+    @click.option("--json", "as_json", is_flag=True, help="Print the advice as JSON.")
+    @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
+    @handle_errors
+    def advise(run: str, cycle: str | None, budget: str, horizon: str,
+               cell_filter: str | None, as_json: bool, db_url: str | None) -> None:
+        """Smallest safe cycle time from a run, by the 25 % rule: the worst-case latency
+        should stay within BUDGET of the cycle.  Applied to the observed worst case and to
+        the upper end of the 95 % interval of the latency exceeded once per HORIZON (a GEV
+        fitted to the per-window maxima).  Says plainly when the run is too short or the
+        fit is not supported.  See docs/advise.md.
+
+        \b
+        Examples:
+          rtbench advise latest --cycle 1ms
+          rtbench advise 3 --cycle 500us --budget 20% --horizon 8h
+          rtbench advise latest --cell idle --json
+
+        Exit codes: 0 the cycle is safe (or none was given), 1 it is not safe for some
+        cell, 2 bad run or option.
+        """
+        from rtbench.analysis.advise import advise_cell
+        from rtbench.analysis.select import cell_key
+        from rtbench.report.compare_text import advice_json, advice_table, clean
+
+        fraction = parse_percent(budget, "--budget")
+        if not 0 < fraction <= 1:
+            fail(f"--budget {budget!r}: must be more than 0 % and at most 100 %", EXIT_USAGE)
+        cycle_ns = parse_duration(cycle, "--cycle", "us") if cycle is not None else None
+        horizon_s = parse_duration(horizon, "--horizon", "s") / 1e9
+        store = open_store(db_url)
+        try:
+            detail = store.get_run(stored_id(store, run))
+        finally:
+            store.close()
+        advice = []
+        for sc in detail.scenarios:
+            for m in sc.measurements:
+                label = cell_key(sc.name, m.test, m.params).label()
+                if cell_filter and cell_filter.lower() not in label.lower() \
+                        and cell_filter.lower() not in f"{sc.name}/{m.name}".lower():
+                    continue
+                a = advise_cell(label, m, budget=fraction, horizon_s=horizon_s,
+                                cycle_ns=cycle_ns)
+                if a is not None:
+                    advice.append(a)
+        if not advice:
+            fail(f"run {detail.id} has no latency cell"
+                 + (f" matching --cell {cell_filter!r}" if cell_filter else ""), EXIT_USAGE)
+        unsafe = [a for a in advice if a.safe is False]
+        if as_json:
+            click.echo(json.dumps({"schema": "rtbench-advise/1", "run": detail.id,
+                                   "rule": f"worst-case latency <= {fraction:.0%} of the cycle",
+                                   "cells": [advice_json(a) for a in advice],
+                                   "safe": None if cycle_ns is None else not unsafe},
+                                  indent=1, allow_nan=False, default=str))
+        else:
+            console = make_console()
+            what = f"cycle {cycle}" if cycle else "smallest safe cycle"
+            console.print(advice_table(
+                advice, f"run {detail.id} ({clean(detail.hostname)}, {clean(detail.kernel)}"
+                f"{', SIMULATED' if detail.simulated else ''}): {what}, budget "
+                f"{fraction:.0%}, horizon {horizon}"))
+            for a in advice:
+                if a.overruns:
+                    console.print(f"{clean(a.cell)}: {a.overruns} overruns were measured "
+                                  "(periods missed entirely)", style="yellow")
+            if cycle_ns is not None:
+                if unsafe:
+                    console.print(f"NOT SAFE: cycle {cycle} is shorter than "
+                                  f"{len(unsafe)} cell(s) need", style="bold red",
+                                  markup=False, highlight=False)
+                else:
+                    console.print(f"cycle {cycle} is safe by every rule that could be "
+                                  "applied", style="green", markup=False, highlight=False)
+        if unsafe:
+            sys.exit(EXIT_FAIL)

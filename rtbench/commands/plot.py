@@ -1,0 +1,84 @@
+"""`rtbench plot`: one figure of one or more runs to an SVG, PNG or PDF file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from rtbench import EXIT_USAGE
+from rtbench.cli import DB_HELP, fail, handle_errors, open_store
+from rtbench.commands._output import check_writable
+from rtbench.commands._runs import RUN_HELP, views
+
+
+def register(main: click.Group) -> None:
+    """Add `plot`."""
+
+    @main.command(epilog=RUN_HELP)
+    @click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+    @click.option("--kind", type=click.Choice(["hist", "timeline", "ccdf", "sweep", "load"]),
+                  required=True, help="hist: log-y histogram per CPU, runs overlaid; "
+                  "timeline: per-window min/avg/max with overruns and worst samples; "
+                  "ccdf: share of samples above each latency, log-log; sweep: a percentile "
+                  "per cell of one test; load: achieved load per scenario.")
+    @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+                  required=True, help="File to write: .svg, .png or .pdf.")
+    @click.option("--cell", "cell_filter", metavar="TEXT",
+                  help="The cell to draw: the first whose 'scenario / test params' or "
+                       "'scenario/name' contains TEXT (default: the first cell in common).")
+    @click.option("--metric", type=click.Choice(["p50", "p99", "p99.9", "max", "mean"]),
+                  default="p99", show_default=True, help="What sweep draws.")
+    @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
+    @handle_errors
+    def plot(runs: tuple[str, ...], kind: str, output: Path, cell_filter: str | None,
+             metric: str, db_url: str | None) -> None:
+        """Draw a figure of one or more runs (published reference runs join where they
+        have the figure).
+
+        \b
+        Examples:
+          rtbench plot latest --kind hist -o hist.svg
+          rtbench plot latest~1 latest --kind ccdf --cell busy -o tails.png
+          rtbench plot latest ref:loongson2f --kind sweep --metric max -o sweep.pdf
+          rtbench plot latest --kind timeline -o timeline.svg
+        """
+        from rtbench.analysis.select import match_cells
+        from rtbench.report import figures
+
+        check_writable(output, tuple(f".{f}" for f in figures.FORMATS))
+        store = open_store(db_url)
+        try:
+            chosen = views(store, runs)
+        finally:
+            store.close()
+        key = None
+        if kind != "load":
+            measured = [v for v in chosen if not v.published] or chosen
+            if cell_filter:
+                lowered = cell_filter.lower()
+                for cell in measured[0].cells:
+                    scen_name = f"{cell.key.scenario}/{cell.name}".lower()
+                    if lowered in cell.key.label().lower() or lowered in scen_name:
+                        key = cell.key
+                        break
+                if key is None:
+                    fail(f"--cell {cell_filter!r}: {measured[0].label} has no such cell; its "
+                         "cells: " + ", ".join(c.key.label() for c in measured[0].cells[:8]),
+                         EXIT_USAGE)
+            elif len(chosen) > 1:
+                rows, _ = match_cells([[(c.key, c) for c in v.cells] for v in chosen],
+                                      [v.published for v in chosen])
+                if rows:
+                    key = rows[0].key
+            elif chosen[0].cells:
+                key = chosen[0].cells[0].key
+            if key is None:
+                fail("the runs have no latency cell in common; choose one with --cell",
+                     EXIT_USAGE)
+        try:
+            fig = figures.build(kind, chosen, key, metric)
+            figures.save(fig, output)
+        except figures.FigureError as exc:
+            fail(str(exc), EXIT_USAGE)
+        click.echo(f"{kind}: {output}" + (f" ({key.label()})" if key is not None else ""))

@@ -1,0 +1,81 @@
+"""`rtbench ref`: the published reference results shipped with rtbench."""
+
+from __future__ import annotations
+
+import click
+from rich.table import Table
+
+from rtbench import EXIT_USAGE
+from rtbench.cli import fail, handle_errors, make_console
+
+
+def register(main: click.Group) -> None:
+    """Add `ref ls` and `ref show`."""
+
+    @main.group()
+    def ref() -> None:
+        """Published reference runs (figures quoted from papers; not measured here).
+
+        \b
+        Examples:
+          rtbench ref ls
+          rtbench ref show loongson2f
+          rtbench compare latest ref:loongson2f
+        """
+
+    @ref.command(name="ls")
+    @handle_errors
+    def ref_ls() -> None:
+        """List the reference runs (use them as ref:NAME)."""
+        from rtbench.reference import reference_runs
+
+        table = Table(title="reference runs: published, not measured here",
+                      title_justify="left")
+        for column in ("name", "what", "platform", "cells", "source"):
+            table.add_column(column)
+        for r in reference_runs():
+            table.add_row(f"ref:{r.name}", r.title, r.platform, str(len(r.cells)),
+                          f"reference/{r.file}")
+        make_console().print(table)
+
+    @ref.command(name="show")
+    @click.argument("name")
+    @handle_errors
+    def ref_show(name: str) -> None:
+        """Show one reference run: conditions and every published figure."""
+        from rtbench.reference import reference_run, reference_runs
+
+        found = reference_run(name.removeprefix("ref:"))
+        if found is None:
+            fail(f"no reference run {name!r}; use one of "
+                 + ", ".join(r.name for r in reference_runs()), EXIT_USAGE)
+        console = make_console()
+        console.print(f"[bold]ref:{found.name}[/bold] — {found.title}", highlight=False)
+        console.print(f"[bold yellow]{found.label}[/] (source: reference/{found.file})",
+                      highlight=False)
+        console.print(f"platform: {found.platform}\nkernel: {found.kernel}", highlight=False,
+                      markup=False)
+        for line in found.conditions:
+            console.print(f"  # {line}", highlight=False, markup=False)
+        table = Table(title="published figures (µs; n/a: not printed in the paper)",
+                      title_justify="left")
+        for column in ("scenario", "test", "params", "as published", "min", "avg", "max",
+                       "stddev", "p50", "p99", "other"):
+            table.add_column(column)
+        from rtbench.analysis.reference import hist_quantile
+
+        for c in found.cells:
+            f = c.figures_ns
+
+            def us(value: float | None) -> str:
+                return "n/a" if value is None else f"{value / 1000:g}"
+            p50 = hist_quantile(c, 0.5) if c.hist else None
+            p99 = hist_quantile(c, 0.99) if c.hist else None
+            other = "; ".join(f"{k}: {v}" for k, v in c.other.items())
+            if c.hist:
+                other = (other + "; " if other else "") + \
+                    f"histogram of {sum(n for _, n in c.hist):,} samples"
+            table.add_row(c.scenario, c.test, " ".join(f"{k}={v}" for k, v in c.params.items())
+                          or "-", c.label, us(f.get("min")), us(f.get("mean")),
+                          us(f.get("max")), us(f.get("stddev")), us(p50), us(p99), other or "-")
+        console.print(table)

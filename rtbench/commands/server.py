@@ -1,0 +1,181 @@
+"""`rtbench serve`, `rtbench push` and `rtbench token`: the lab's results server."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import click
+
+from rtbench import EXIT_ENV, EXIT_USAGE
+from rtbench.cli import DB_HELP, fail, handle_errors, make_console, open_store
+
+
+def _bind(value: str) -> tuple[str, int]:
+    """HOST:PORT split and checked (exit 2 when malformed)."""
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        fail(f"--bind {value!r} is not HOST:PORT (e.g. 127.0.0.1:8080)", EXIT_USAGE)
+    return host.strip("[]"), int(port)
+
+
+@click.command()
+@click.option("--db", "db_url", metavar="URL", help=DB_HELP)
+@click.option("--bind", default="127.0.0.1:8080", show_default=True, metavar="HOST:PORT",
+              help="Address to listen on (put a reverse proxy in front for TLS).")
+@click.option("--read-token-required", is_flag=True,
+              help="Reading pages and the API needs a token too (default: reads are open).")
+@handle_errors
+def serve(db_url: str | None, bind: str, read_token_required: bool) -> None:
+    """Serve the results database: web pages, the /api/v1 JSON API, uploads.
+
+    \b
+    Examples:
+      rtbench serve                                  # http://127.0.0.1:8080, default DB
+      rtbench serve --db postgresql+psycopg://rtbench@/rtbench --bind 0.0.0.0:8080
+      rtbench serve --read-token-required            # reads need a token as well
+
+    Uploads (POST /api/v1/runs, `rtbench push`) always need a token from
+    `rtbench token create NAME`.
+    """
+    host, port = _bind(bind)
+    try:
+        import uvicorn
+
+        from rtbench.server.app import create_app
+    except ImportError as exc:
+        fail(f"rtbench serve needs the server extra ({exc.name} is missing): "
+             "pip install 'rtbench[server]'", EXIT_ENV)
+    app = create_app(db_url, read_token_required=read_token_required)
+    click.echo(f"rtbench: serving {app.state.store.url} on http://{bind}/ (Ctrl-C stops)",
+               err=True)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning",
+                            server_header=False, proxy_headers=True)
+    server = uvicorn.Server(config)
+    with contextlib.suppress(SystemExit):  # uvicorn exits 1 when it cannot bind
+        server.run()
+    if not server.started:
+        fail(f"cannot listen on {bind}: the address is in use or not allowed", EXIT_ENV)
+
+
+@click.command()
+@click.argument("run_ids", metavar="RUN...", nargs=-1, required=True, type=int)
+@click.option("--server", "server_url", required=True, metavar="URL",
+              help="The rtbench serve to upload to, e.g. http://lab:8080.")
+@click.option("--token-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="File holding the upload token (default: RTBENCH_TOKEN).")
+@click.option("--db", "db_url", metavar="URL", help=DB_HELP)
+@handle_errors
+def push(run_ids: tuple[int, ...], server_url: str, token_file: Path | None,
+         db_url: str | None) -> None:
+    """Upload stored runs to a results server (same run twice: stored once).
+
+    \b
+    Examples:
+      RTBENCH_TOKEN=rtb_... rtbench push 3 4 --server http://lab:8080
+      rtbench push 7 --server https://results.lab --token-file ~/.rtbench-token
+    """
+    from rtbench.server.client import PushError, push_run, read_token
+    from rtbench.store import RunNotFound
+
+    try:
+        token = read_token(token_file)
+    except PushError as exc:
+        fail(str(exc), exc.code)
+    store = open_store(db_url)
+    try:
+        for run_id in run_ids:
+            try:
+                run = store.get_run(run_id)
+            except RunNotFound as exc:
+                fail(str(exc), EXIT_USAGE)
+            try:
+                pushed = push_run(run, server_url, token)
+            except PushError as exc:
+                fail(str(exc), exc.code)
+            state = "stored" if pushed.created else "already there"
+            click.echo(f"run {run_id} -> {pushed.url} ({state})")
+    finally:
+        store.close()
+
+
+@click.group()
+def token() -> None:
+    """Upload tokens of the results server (stored hashed in the database).
+
+    \b
+    Examples:
+      rtbench token create lab-ci      # prints the token once
+      rtbench token list
+      rtbench token revoke lab-ci
+    """
+
+
+@token.command("create")
+@click.argument("name")
+@click.option("--db", "db_url", metavar="URL", help=DB_HELP)
+@handle_errors
+def token_create(name: str, db_url: str | None) -> None:
+    """Create a token called NAME and print it (it is shown only this once)."""
+    from rtbench.store import StoreError
+    from rtbench.store.tokens import create_token
+
+    store = open_store(db_url)
+    try:
+        text = create_token(store, name)
+    except StoreError as exc:
+        fail(str(exc), EXIT_USAGE)
+    finally:
+        store.close()
+    click.echo(text)
+
+
+@token.command("list")
+@click.option("--db", "db_url", metavar="URL", help=DB_HELP)
+@handle_errors
+def token_list(db_url: str | None) -> None:
+    """List the tokens (names and dates; the tokens themselves are not stored)."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from rtbench.store.tokens import list_tokens
+
+    store = open_store(db_url)
+    try:
+        tokens = list_tokens(store)
+    finally:
+        store.close()
+    table = Table("name", "created", "last used", "state")
+    for info in tokens:
+        table.add_row(escape(info.name), info.created_at.strftime("%Y-%m-%d %H:%M"),
+                      info.last_used_at.strftime("%Y-%m-%d %H:%M") if info.last_used_at
+                      else "-",
+                      "revoked " + info.revoked_at.strftime("%Y-%m-%d") if info.revoked_at
+                      else "active")
+    make_console().print(table)
+
+
+@token.command("revoke")
+@click.argument("name")
+@click.option("--db", "db_url", metavar="URL", help=DB_HELP)
+@handle_errors
+def token_revoke(name: str, db_url: str | None) -> None:
+    """Revoke the token called NAME: uploads with it are refused from now on."""
+    from rtbench.store import StoreError
+    from rtbench.store.tokens import revoke_token
+
+    store = open_store(db_url)
+    try:
+        revoke_token(store, name)
+    except StoreError as exc:
+        fail(str(exc), EXIT_USAGE)
+    finally:
+        store.close()
+    click.echo(f"token {name} revoked")
+
+
+def register(main: click.Group) -> None:
+    """Add serve, push and token to the CLI."""
+    main.add_command(serve)
+    main.add_command(push)
+    main.add_command(token)

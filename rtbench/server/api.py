@@ -1,0 +1,233 @@
+"""The JSON API under /api/v1: runs (list, one, stats, upload), compare, matrix.
+
+Every route documents the statuses it answers with; the OpenAPI document is at
+/api/v1/openapi.json.  An upload is rtbench-run/1 JSON (rtbench.interop.runjson),
+read as a stream up to the server's size limit, and stored in one transaction;
+the same run (same uid) uploaded again answers 200 with the id it already has.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi import Path as PathParam
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from rtbench.bundle import RunDetail
+from rtbench.interop.base import ImportFormatError
+from rtbench.interop.runjson import run_from_json, run_to_json
+from rtbench.server import views
+from rtbench.server.app import require_read, require_write
+from rtbench.store import RUN_STATUSES, Store
+from rtbench.store.queries import MAX_PER_PAGE, RunFilter, facets, list_runs_page
+from rtbench.wire.records import no_gc
+
+INT32_MAX = (1 << 31) - 1
+_ERROR = {"content": {"application/json": {"schema": {
+    "type": "object", "properties": {"error": {"type": "string"}}, "required": ["error"]}}}}
+READ_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"description": "a token is needed to read (server started so)", **_ERROR},
+    422: {"description": "a parameter is not valid", **_ERROR},
+    503: {"description": "the database is not available", **_ERROR}}
+Text = Annotated[str | None, Query(max_length=255)]
+# a NUL or other control character never names anything stored
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+router = APIRouter(prefix="/api/v1", tags=["api"])
+
+
+def _store(request: Request) -> Store:
+    """The application's store."""
+    store: Store = request.app.state.store
+    return store
+
+
+def _clean(value: str | None, name: str) -> str | None:
+    """A query text without control characters ('' counts as absent)."""
+    if value is not None and _CONTROL.search(value):
+        raise HTTPException(422, f"{name}: control characters are not allowed")
+    return value or None
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    """A naive datetime taken as UTC."""
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value
+
+
+def _when(value: str | None, name: str) -> datetime | None:
+    """An ISO date or date-time query value ('' counts as absent); naive is UTC."""
+    if not value:
+        return None
+    try:
+        when = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise HTTPException(422, f"{name}: {value[:40]!r} is not a date "
+                                 "(YYYY-MM-DD or YYYY-MM-DDTHH:MM)") from None
+    if not 1900 <= when.year <= 9000:
+        raise HTTPException(422, f"{name}: the year must be between 1900 and 9000")
+    return _utc(when)
+
+
+def run_filter(host: Text = None, kernel: Text = None, suite: Text = None,
+               tag: Text = None,
+               status: Annotated[str | None, Query(
+                   max_length=32, description="one of " + ", ".join(RUN_STATUSES))] = None,
+               since: Annotated[str | None, Query(
+                   max_length=40, description="started at or after (ISO date)")] = None,
+               until: Annotated[str | None, Query(
+                   max_length=40, description="started before (ISO date)")] = None
+               ) -> RunFilter:
+    """The runs-list filter from query parameters (shared by pages and API)."""
+    if status and status not in RUN_STATUSES:
+        raise HTTPException(422, f"status: {status[:32]!r} is not one of "
+                                 f"{', '.join(RUN_STATUSES)}")
+    return RunFilter(host=_clean(host, "host"), kernel=_clean(kernel, "kernel"),
+                     suite=_clean(suite, "suite"), tag=_clean(tag, "tag"),
+                     status=status or None, since=_when(since, "since"),
+                     until=_when(until, "until"))
+
+
+Filter = Annotated[RunFilter, Depends(run_filter)]
+
+
+@router.get("/health", responses={503: READ_ERRORS[503]})
+def health(request: Request) -> dict[str, str]:
+    """Whether the server and its database answer."""
+    facets(_store(request), limit=1)
+    return {"status": "ok"}
+
+
+@router.get("/runs", dependencies=[Depends(require_read)], responses=READ_ERRORS)
+def runs(request: Request, flt: Filter, page: Annotated[int, Query(ge=1, le=10**6)] = 1,
+         per_page: Annotated[int, Query(ge=1, le=MAX_PER_PAGE)] = 50) -> dict[str, Any]:
+    """Stored runs matching the filters, newest first, one page of them."""
+    result = list_runs_page(_store(request), flt, page, per_page)
+    return {"total": result.total, "page": result.page, "per_page": result.per_page,
+            "pages": result.pages,
+            "runs": [views.summary_json(r, result.arch.get(r.id), result.uid.get(r.id))
+                     for r in result.runs]}
+
+
+@router.get("/facets", dependencies=[Depends(require_read)], responses=READ_ERRORS)
+def filter_values(request: Request) -> dict[str, list[str]]:
+    """The hosts, kernels, suites and statuses the runs list can be filtered on."""
+    return facets(_store(request))
+
+
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"description": "no run has this id", **_ERROR}}
+
+
+@router.get("/runs/{run_id}", dependencies=[Depends(require_read)],
+            responses={**READ_ERRORS, **NOT_FOUND})
+def run(request: Request, run_id: Annotated[int, PathParam(ge=1, le=INT32_MAX)]
+        ) -> dict[str, Any]:
+    """The whole run as rtbench-run/1 JSON (can be uploaded to another server as it is)."""
+    return run_to_json(_store(request).get_run(run_id))
+
+
+@router.get("/runs/{run_id}/stats", dependencies=[Depends(require_read)],
+            responses={**READ_ERRORS, **NOT_FOUND})
+def run_stats(request: Request, run_id: Annotated[int, PathParam(ge=1, le=INT32_MAX)]
+              ) -> dict[str, Any]:
+    """Latency statistics of every measurement of a run (series merged), in ns."""
+    store = _store(request)
+    detail = store.get_run(run_id)
+    return views.compare_runs(store, [detail]).to_json()
+
+
+@router.get("/compare", dependencies=[Depends(require_read)],
+            responses={**READ_ERRORS, **NOT_FOUND})
+def compare(request: Request,
+            run: Annotated[list[int], Query(min_length=1, max_length=views.COMPARE_LIMIT)]
+            ) -> dict[str, Any]:
+    """Runs side by side: each measurement's statistics per run, and the facts that differ."""
+    store = _store(request)
+    ids = list(dict.fromkeys(run))
+    for run_id in ids:
+        if not 1 <= run_id <= INT32_MAX:
+            raise HTTPException(422, "run: ids are between 1 and 2147483647")
+    details = [store.get_run(run_id) for run_id in ids]
+    return views.compare_runs(store, details).to_json()
+
+
+@router.get("/matrix", dependencies=[Depends(require_read)], responses=READ_ERRORS)
+def matrix(request: Request, flt: Filter,
+           per_cell: Annotated[int, Query(ge=1, le=50)] = 5) -> dict[str, Any]:
+    """Board x kernel matrix per suite: worst max (every run), worst p99.9 (newest runs)."""
+    return views.matrix(_store(request), flt, per_cell)
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused with 413 as soon as it passes limit bytes."""
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not declared.isdigit():
+            raise HTTPException(400, "Content-Length is not a number")
+        if int(declared) > limit:
+            raise HTTPException(413, f"the upload is {int(declared)} bytes; this server "
+                                     f"takes at most {limit}")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise HTTPException(413, f"the upload is larger than {limit} bytes, the most "
+                                     "this server takes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def parse_upload(body: bytes) -> RunDetail:
+    """An uploaded run: 400 when the body is not JSON, 422 when not a valid run."""
+    def no_constant(name: str) -> Any:
+        raise ValueError(f"{name} is not valid JSON")
+
+    try:
+        with no_gc():  # millions of small lists, no cycles: the collector only slows it
+            obj = json.loads(body, parse_constant=no_constant)
+    except (ValueError, RecursionError) as exc:
+        raise HTTPException(400, f"the body is not valid JSON: {str(exc)[:120]}") from None
+    try:
+        with no_gc():
+            return run_from_json(obj, "run")
+    except ImportFormatError as exc:
+        raise HTTPException(422, str(exc)) from None
+    except RecursionError:
+        raise HTTPException(422, "run: nested too deeply") from None
+
+
+_STORED = {"type": "object", "required": ["id", "created", "url"], "properties": {
+    "id": {"type": "integer"}, "created": {"type": "boolean"}, "url": {"type": "string"}}}
+UPLOAD_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"description": "this run (same uid) was stored before; its id", "content": {
+        "application/json": {"schema": _STORED}}},
+    201: {"description": "stored", "content": {
+        "application/json": {"schema": _STORED}}},
+    400: {"description": "the body is not JSON", **_ERROR},
+    401: {"description": "no valid upload token", **_ERROR},
+    413: {"description": "the body is larger than the server takes", **_ERROR},
+    422: {"description": "not a valid rtbench-run/1 document", **_ERROR},
+    503: {"description": "the database is not available", **_ERROR}}
+
+
+@router.post("/runs", status_code=201, responses=UPLOAD_RESPONSES,
+             dependencies=[Depends(require_write)],
+             openapi_extra={"requestBody": {"required": True, "content": {
+                 "application/json": {"schema": {
+                     "type": "object", "description": "a run as rtbench-run/1 JSON "
+                     "(`rtbench export RUN --format json`)"}}}}})
+async def upload(request: Request) -> JSONResponse:
+    """Store one run sent as rtbench-run/1 JSON (needs a bearer token)."""
+    body = await read_body(request, request.app.state.max_upload_bytes)
+    detail = await run_in_threadpool(parse_upload, body)
+    run_id, created = await run_in_threadpool(_store(request).add_bundle, detail)
+    return JSONResponse({"id": run_id, "created": created, "url": f"/runs/{run_id}"},
+                        status_code=201 if created else 200)

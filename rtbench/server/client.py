@@ -1,0 +1,76 @@
+"""Upload stored runs to an `rtbench serve` (what `rtbench push` and `run --push` do).
+
+Plain urllib (no extra dependency on a board host): POST /api/v1/runs with the
+run as rtbench-run/1 JSON and "Authorization: Bearer TOKEN".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from rtbench.bundle import RunDetail
+from rtbench.interop.runjson import dumps
+
+
+class PushError(Exception):
+    """An upload that did not succeed; code is the rtbench exit code (2 or 3)."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class Pushed:
+    """What the server answered: its id for the run, and whether it was new."""
+
+    server_id: int
+    created: bool
+    url: str
+
+
+def read_token(token_file: Path | None) -> str:
+    """The upload token: from token_file, else RTBENCH_TOKEN; PushError when neither."""
+    if token_file is not None:
+        try:
+            token = token_file.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise PushError(f"cannot read the token file {token_file}: {exc.strerror}",
+                            2) from None
+    else:
+        token = os.environ.get("RTBENCH_TOKEN", "").strip()
+    if not token:
+        raise PushError("no upload token: set RTBENCH_TOKEN or pass --token-file "
+                        "(the server's admin creates one with 'rtbench token create NAME')", 2)
+    return token
+
+
+def push_run(run: RunDetail, server: str, token: str, timeout_s: float = 120.0) -> Pushed:
+    """POST run to server (base URL like http://lab:8080); PushError on any failure."""
+    base = server.rstrip("/")
+    if not base.startswith(("http://", "https://")):
+        raise PushError(f"server {server!r} is not an http:// or https:// URL", 2)
+    request = urllib.request.Request(
+        f"{base}/api/v1/runs", data=dumps(run).encode("utf-8"), method="POST",
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310
+            answer = json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        try:
+            reason = json.loads(exc.read()).get("error", "")
+        except (ValueError, AttributeError, OSError):
+            reason = ""
+        code = 3 if exc.code >= 500 else 2
+        raise PushError(f"server {base} refused run {run.id} ({exc.code}): "
+                        f"{reason or exc.reason}", code) from None
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise PushError(f"cannot reach server {base}: {reason}", 3) from None
+    return Pushed(server_id=int(answer["id"]), created=bool(answer["created"]),
+                  url=f"{base}{answer.get('url', '')}")

@@ -1,0 +1,143 @@
+"""The HTML pages: runs list, run (the HTML report), compare, matrix, login.
+
+Server-rendered Jinja with autoescaping and the report's look; no script, no
+CDN, so the dashboard works offline.  The numbers come from the same functions
+as the JSON API (rtbench.server.views).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Annotated
+from urllib.parse import parse_qs, urlencode
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi import Path as PathParam
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from rtbench.report.html import render_html
+from rtbench.server import views
+from rtbench.server.api import INT32_MAX, Filter, read_body
+from rtbench.server.app import TOKEN_COOKIE, _token_ok, require_read
+from rtbench.server.render import render_page
+from rtbench.store import Store
+from rtbench.store.queries import MAX_PER_PAGE, facets, list_runs_page
+
+router = APIRouter(include_in_schema=False)
+_render_lock = threading.Lock()  # matplotlib figures are built one at a time
+_CACHE_SIZE = 32
+
+
+def _store(request: Request) -> Store:
+    """The application's store."""
+    store: Store = request.app.state.store
+    return store
+
+
+@router.get("/")
+def index() -> RedirectResponse:
+    """The runs list is the front page."""
+    return RedirectResponse("/runs", status_code=303)
+
+
+@router.get("/runs", response_class=HTMLResponse, dependencies=[Depends(require_read)])
+def runs_page(request: Request, flt: Filter,
+              page: Annotated[int, Query(ge=1, le=10**6)] = 1,
+              per_page: Annotated[int, Query(ge=1, le=MAX_PER_PAGE)] = 50) -> str:
+    """Stored runs, newest first, with filters and paging."""
+    store = _store(request)
+    result = list_runs_page(store, flt, page, per_page)
+    current = {k: v for k, v in request.query_params.items() if k not in ("page",) and v}
+
+    def page_link(number: int) -> str:
+        return "/runs?" + urlencode({**current, "page": number})
+
+    return render_page("runs.html.j2", result=result, facets=facets(store), flt=flt,
+                       since=request.query_params.get("since", ""),
+                       until=request.query_params.get("until", ""),
+                       prev_link=page_link(result.page - 1) if result.page > 1 else None,
+                       next_link=page_link(result.page + 1)
+                       if result.page < result.pages else None)
+
+
+def _report(request: Request, run_id: int) -> str:
+    """The run's HTML report (cached per application once the run is finished)."""
+    cache: OrderedDict[int, str] = request.app.state.report_cache
+    with _render_lock:
+        cached = cache.get(run_id)
+        if cached is not None:
+            cache.move_to_end(run_id)
+            return cached
+    detail = _store(request).get_run(run_id)
+    with _render_lock:
+        html = render_html(detail)
+        if detail.status != "running":
+            cache[run_id] = html
+            while len(cache) > _CACHE_SIZE:
+                cache.popitem(last=False)
+    return html
+
+
+@router.get("/runs/{run_id}", response_class=HTMLResponse,
+            dependencies=[Depends(require_read)])
+def run_page(request: Request,
+             run_id: Annotated[int, PathParam(ge=1, le=INT32_MAX)]) -> str:
+    """One run: the HTML report with the dashboard's navigation on top."""
+    html = _report(request, run_id)
+    nav = render_page("nav.html.j2", run_id=run_id)
+    # the report is one full page; the navigation goes right after its <body>
+    # (user text in the report is escaped, so this tag occurs once)
+    return html.replace("<body>", "<body>\n" + nav, 1)
+
+
+@router.get("/compare", response_class=HTMLResponse, dependencies=[Depends(require_read)])
+def compare_page(request: Request,
+                 run: Annotated[list[int] | None, Query(max_length=views.COMPARE_LIMIT)]
+                 = None) -> str:
+    """Runs side by side (pick them in the runs list)."""
+    store = _store(request)
+    ids = list(dict.fromkeys(run or []))
+    for run_id in ids:
+        if not 1 <= run_id <= INT32_MAX:
+            raise HTTPException(422, "run: ids are between 1 and 2147483647")
+    details = [store.get_run(run_id) for run_id in ids]
+    comparison = views.compare_runs(store, details) if details else None
+    return render_page("compare.html.j2", comparison=comparison, keys=views.STAT_KEYS)
+
+
+@router.get("/matrix", response_class=HTMLResponse, dependencies=[Depends(require_read)])
+def matrix_page(request: Request, flt: Filter,
+                per_cell: Annotated[int, Query(ge=1, le=50)] = 5) -> str:
+    """Board x kernel matrix, one table per suite."""
+    data = views.matrix(_store(request), flt, per_cell)
+    cells = {(c["suite"], c["hostname"], c["kernel"]): c for c in data["cells"]}
+    tables = []
+    for suite in data["suites"]:
+        hosts = sorted({c["hostname"] for c in data["cells"] if c["suite"] == suite})
+        kernels = sorted({c["kernel"] for c in data["cells"] if c["suite"] == suite})
+        tables.append({"suite": suite, "hosts": hosts, "kernels": kernels,
+                       "cells": {(h, k): cells.get((suite, h, k)) for h in hosts
+                                 for k in kernels}})
+    return render_page("matrix.html.j2", tables=tables, per_cell=data["per_cell"],
+                       facets=facets(_store(request)), flt=flt)
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_form() -> str:
+    """A form to enter a token (servers started with --read-token-required)."""
+    return render_page("login.html.j2", failed=False)
+
+
+@router.post("/login")
+async def login(request: Request) -> Response:
+    """Check the token and keep it in an HttpOnly cookie."""
+    body = await read_body(request, 4096)
+    token = (parse_qs(body.decode("utf-8", "replace")).get("token") or [""])[0].strip()
+    if not await run_in_threadpool(_token_ok, _store(request), token):
+        return HTMLResponse(render_page("login.html.j2", failed=True), status_code=401)
+    response = RedirectResponse("/runs", status_code=303)
+    response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="strict",
+                        secure=request.url.scheme == "https")
+    return response

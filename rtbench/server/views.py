@@ -1,0 +1,123 @@
+"""What the server shows, as plain data: run rows, a comparison, the matrix.
+
+The HTML pages and the JSON API both build on these, so a number on a page is
+the number the API returns.  Statistics come from rtbench.analysis; the store
+is only read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from rtbench.analysis.stats import merged_stats
+from rtbench.bundle import RunDetail, RunSummary
+from rtbench.store import Store
+from rtbench.store.queries import RunFilter, matrix_cells, measurement_series
+
+# the statistics each compared measurement or matrix cell shows (ns values)
+STAT_KEYS = ("samples", "min_ns", "mean_ns", "p99_ns", "p99_9_ns", "max_ns", "overruns")
+COMPARE_LIMIT = 8
+
+
+def summary_json(run: RunSummary, arch: str | None = None, uid: str | None = None
+                 ) -> dict[str, Any]:
+    """One runs-list row as JSON."""
+    out: dict[str, Any] = {
+        "id": run.id, "started_at": run.started_at.isoformat(), "hostname": run.hostname,
+        "kernel": run.kernel, "suite": run.suite, "status": run.status,
+        "worst_max_ns": run.worst_max_ns, "simulated": run.simulated, "tags": run.tags}
+    if arch is not None:
+        out["arch"] = arch
+    if uid is not None:
+        out["uid"] = uid
+    return out
+
+
+def _stats(series: list[Any], measured_ns: int | None) -> dict[str, Any] | None:
+    """The STAT_KEYS of merged series (None without latency series)."""
+    s = merged_stats(series, measured_ns)
+    if s is None or not s.samples:
+        return None
+    return {"samples": s.samples, "min_ns": s.min_ns,
+            "mean_ns": None if s.mean_ns is None else round(s.mean_ns, 1),
+            "p99_ns": s.pct("p99"), "p99_9_ns": s.pct("p99.9"), "max_ns": s.max_ns,
+            "overruns": s.overruns}
+
+
+@dataclass
+class Comparison:
+    """Runs side by side: facts per run, and statistics per measurement key."""
+
+    runs: list[dict[str, Any]]
+    # (scenario, measurement) -> per run (same order as runs): stats or None
+    rows: list[tuple[str, str, list[dict[str, Any] | None]]] = field(default_factory=list)
+    differing_facts: list[tuple[str, list[str]]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The comparison as JSON."""
+        return {"runs": self.runs,
+                "measurements": [{"scenario": sc, "name": name, "stats": stats}
+                                 for sc, name, stats in self.rows],
+                "differing_facts": [{"fact": fact, "values": values}
+                                    for fact, values in self.differing_facts]}
+
+
+FACTS = (("host", lambda r: r.hostname), ("arch", lambda r: r.arch),
+         ("kernel", lambda r: r.kernel), ("suite", lambda r: r.suite),
+         ("scale", lambda r: str(r.scale)), ("status", lambda r: r.status),
+         ("simulated", lambda r: "yes" if r.simulated else "no"),
+         ("cpu model", lambda r: str(r.sysinfo.get("cpu_model", "-"))),
+         ("preempt", lambda r: str(r.sysinfo.get("preempt_model", "-"))),
+         ("cmdline", lambda r: str(r.sysinfo.get("cmdline", "-"))))
+
+
+def compare_runs(store: Store, runs: list[RunDetail]) -> Comparison:
+    """Statistics of the same measurements across runs, and the facts that differ."""
+    per_measurement = measurement_series(store, [r.id for r in runs])
+    keys: list[tuple[str, str]] = []
+    table: dict[tuple[str, str], dict[int, dict[str, Any] | None]] = {}
+    for m in per_measurement.values():
+        key = (str(m["scenario"]), str(m["name"]))
+        if key not in table:
+            keys.append(key)
+            table[key] = {}
+        table[key].setdefault(m["run_id"], _stats(m["series"], m["measured_ns"]))
+    facts = [(name, [get(r) for r in runs]) for name, get in FACTS]
+    return Comparison(
+        runs=[{"id": r.id, "hostname": r.hostname, "kernel": r.kernel, "suite": r.suite,
+               "status": r.status, "started_at": r.started_at.isoformat(),
+               "simulated": r.simulated} for r in runs],
+        rows=[(sc, name, [table[(sc, name)].get(r.id) for r in runs]) for sc, name in keys],
+        differing_facts=[(name, values) for name, values in facts if len(set(values)) > 1])
+
+
+def matrix(store: Store, flt: RunFilter, per_cell: int = 5) -> dict[str, Any]:
+    """Board x kernel matrix per suite: worst max (all runs), worst p99.9 (newest runs).
+
+    {"suites": [...], "hosts": [...], "kernels": [...], "cells": [{hostname, kernel,
+    suite, runs, newest_run_id, worst_max_ns, worst_p99_9_ns, p99_9_runs}]}
+    """
+    cells = matrix_cells(store, flt, per_cell)
+    wanted = sorted({rid for c in cells for rid in c.newest_run_ids})
+    p999_of_run: dict[int, int | None] = {}
+    for m in measurement_series(store, wanted).values():
+        stats = _stats(m["series"], m["measured_ns"])
+        value = stats["p99_9_ns"] if stats else None
+        old = p999_of_run.get(m["run_id"])
+        if value is not None and (old is None or value > old):
+            p999_of_run[m["run_id"]] = value
+        else:
+            p999_of_run.setdefault(m["run_id"], old)
+    out_cells = []
+    for c in cells:
+        values = [v for rid in c.newest_run_ids if (v := p999_of_run.get(rid)) is not None]
+        out_cells.append({
+            "hostname": c.hostname, "kernel": c.kernel, "suite": c.suite, "runs": c.runs,
+            "newest_run_id": c.newest_run_id, "worst_max_ns": c.worst_max_ns,
+            "worst_p99_9_ns": max(values) if values else None,
+            "p99_9_runs": len(c.newest_run_ids)})
+    return {"suites": sorted({c.suite for c in cells}),
+            "hosts": sorted({c.hostname for c in cells}),
+            "kernels": sorted({c.kernel for c in cells}),
+            "per_cell": per_cell, "cells": out_cells}

@@ -1,0 +1,255 @@
+"""Read queries of the results server: filtered, paged run lists, filter choices,
+and the raw per-cell data of the board x kernel matrix.
+
+Each query filters and pages in SQL (indexes from migration 0003) so a database
+of tens of thousands of runs answers a page in milliseconds; statistics are
+left to rtbench.analysis (the store does no analysis).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import ColumnElement, and_, func, or_, select, true
+
+from rtbench.bundle import RunSummary, SeriesDetail
+from rtbench.store import RUN_STATUSES, Store
+from rtbench.store import schema as t
+
+MAX_PER_PAGE = 500
+
+
+@dataclass
+class RunFilter:
+    """What a runs list is restricted to (None: no restriction)."""
+
+    host: str | None = None
+    kernel: str | None = None
+    suite: str | None = None
+    tag: str | None = None  # "key" (present) or "key=value"
+    status: str | None = None
+    since: datetime | None = None  # started at or after
+    until: datetime | None = None  # started before
+
+
+@dataclass
+class RunPage:
+    """One page of a filtered runs list and the number of runs that match."""
+
+    runs: list[RunSummary]
+    total: int
+    page: int
+    per_page: int
+    arch: dict[int, str] = field(default_factory=dict)  # run id -> arch
+    uid: dict[int, str] = field(default_factory=dict)  # run id -> uid
+
+    @property
+    def pages(self) -> int:
+        """How many pages the matching runs fill (at least 1)."""
+        return max(1, -(-self.total // self.per_page))
+
+
+@dataclass
+class MatrixCell:
+    """Runs of one suite on one board (host) with one kernel."""
+
+    hostname: str
+    kernel: str
+    suite: str
+    runs: int
+    newest_run_id: int
+    worst_max_ns: int | None
+    newest_run_ids: list[int] = field(default_factory=list)
+
+
+def _like_literal(text: str) -> str:
+    """text with LIKE wildcards escaped (escape character: backslash)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _tag_condition(tag: str) -> ColumnElement[bool]:
+    """runs.tags (compact JSON, sorted keys) holds the key, or key=value.
+
+    The pattern is the JSON text of the pair right after "{" or ",", so a key or
+    value that merely contains the text does not match.
+    """
+    key, sep, value = tag.partition("=")
+    tails: tuple[str, ...]
+    if sep:
+        pair = json.dumps(key) + ":" + json.dumps(value)
+        tails = (",", "}")
+    else:
+        pair, tails = json.dumps(key) + ":", ("",)
+    pattern = _like_literal(pair)
+    return or_(*(t.runs.c.tags.like(f"%{head}{pattern}{tail}%", escape="\\")
+                 for head in ("{", ",") for tail in tails))
+
+
+def _conditions(flt: RunFilter) -> list[ColumnElement[bool]]:
+    """The WHERE terms of a filter."""
+    cond: list[ColumnElement[bool]] = []
+    if flt.host:
+        cond.append(t.hosts.c.hostname == flt.host)
+    if flt.kernel:
+        cond.append(t.runs.c.kernel == flt.kernel)
+    if flt.suite:
+        cond.append(t.runs.c.suite == flt.suite)
+    if flt.status:
+        cond.append(t.runs.c.status == flt.status)
+    if flt.since:
+        cond.append(t.runs.c.started_at >= flt.since)
+    if flt.until:
+        cond.append(t.runs.c.started_at < flt.until)
+    if flt.tag:
+        cond.append(_tag_condition(flt.tag))
+    return cond
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    """Mark naive datetimes (SQLite) as UTC."""
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=timezone.utc)
+
+
+def list_runs_page(store: Store, flt: RunFilter, page: int = 1,
+                   per_page: int = 50) -> RunPage:
+    """The runs matching flt, newest first, one page of them, with the total."""
+    per_page = max(1, min(per_page, MAX_PER_PAGE))
+    page = max(1, page)
+    joined = t.runs.join(t.hosts, t.hosts.c.id == t.runs.c.host_id)
+    where = and_(true(), *_conditions(flt))
+    with store.transaction("list runs") as conn:
+        total = int(conn.execute(select(func.count()).select_from(joined).where(where))
+                    .scalar_one())
+        rows = conn.execute(
+            select(t.runs.c.id, t.runs.c.started_at, t.hosts.c.hostname, t.hosts.c.arch,
+                   t.runs.c.kernel, t.runs.c.suite, t.runs.c.status, t.runs.c.simulated,
+                   t.runs.c.tags, t.runs.c.uid)
+            .select_from(joined).where(where).order_by(t.runs.c.id.desc())
+            .limit(per_page).offset((page - 1) * per_page)).all()
+        ids = [r.id for r in rows]
+        worst: dict[int, int] = {}
+        if ids:
+            for run_id, value in conn.execute(
+                    select(t.scenarios.c.run_id, func.max(t.series.c.max_ns))
+                    .select_from(t.scenarios.join(
+                        t.measurements, t.measurements.c.scenario_id == t.scenarios.c.id)
+                        .join(t.series, t.series.c.measurement_id == t.measurements.c.id))
+                    .where(t.scenarios.c.run_id.in_(ids))
+                    .group_by(t.scenarios.c.run_id)):
+                if value is not None:
+                    worst[int(run_id)] = int(value)
+    runs = [RunSummary(id=r.id, started_at=_utc(r.started_at) or r.started_at,
+                       hostname=r.hostname, kernel=r.kernel, suite=r.suite, status=r.status,
+                       worst_max_ns=worst.get(r.id), simulated=bool(r.simulated),
+                       tags=json.loads(r.tags) if r.tags else {})
+            for r in rows]
+    return RunPage(runs=runs, total=total, page=page, per_page=per_page,
+                   arch={r.id: r.arch for r in rows}, uid={r.id: r.uid for r in rows})
+
+
+def facets(store: Store, limit: int = 500) -> dict[str, list[str]]:
+    """The values the runs list can be filtered on: hosts, kernels, suites, statuses."""
+    with store.transaction("list filter values") as conn:
+        def distinct(column: Any) -> list[str]:
+            return [str(v) for (v,) in conn.execute(
+                select(column).distinct().order_by(column).limit(limit))]
+        return {"host": distinct(t.hosts.c.hostname), "kernel": distinct(t.runs.c.kernel),
+                "suite": distinct(t.runs.c.suite), "status": list(RUN_STATUSES)}
+
+
+def matrix_cells(store: Store, flt: RunFilter, per_cell: int = 5) -> list[MatrixCell]:
+    """One cell per (host, kernel, suite) of the runs matching flt.
+
+    worst_max_ns covers every run of the cell; newest_run_ids lists the newest
+    per_cell runs (the ones the caller computes percentiles over).
+    """
+    joined = t.runs.join(t.hosts, t.hosts.c.id == t.runs.c.host_id)
+    where = and_(true(), *_conditions(flt))
+    worst_of_run = (
+        select(t.scenarios.c.run_id.label("run_id"),
+               func.max(t.series.c.max_ns).label("worst"))
+        .select_from(t.scenarios.join(
+            t.measurements, t.measurements.c.scenario_id == t.scenarios.c.id)
+            .join(t.series, t.series.c.measurement_id == t.measurements.c.id))
+        .group_by(t.scenarios.c.run_id).subquery())
+    query = (select(t.hosts.c.hostname, t.runs.c.kernel, t.runs.c.suite,
+                    func.count(t.runs.c.id).label("runs"),
+                    func.max(t.runs.c.id).label("newest"),
+                    func.max(worst_of_run.c.worst).label("worst"))
+             .select_from(joined.outerjoin(worst_of_run,
+                                           worst_of_run.c.run_id == t.runs.c.id))
+             .where(where)
+             .group_by(t.hosts.c.hostname, t.runs.c.kernel, t.runs.c.suite)
+             .order_by(t.hosts.c.hostname, t.runs.c.kernel, t.runs.c.suite))
+    with store.transaction("build the matrix") as conn:
+        cells = [MatrixCell(hostname=r.hostname, kernel=r.kernel, suite=r.suite,
+                            runs=int(r.runs), newest_run_id=int(r.newest),
+                            worst_max_ns=None if r.worst is None else int(r.worst))
+                 for r in conn.execute(query)]
+        ranked = (select(t.hosts.c.hostname, t.runs.c.kernel, t.runs.c.suite, t.runs.c.id,
+                         func.row_number().over(
+                             partition_by=(t.hosts.c.hostname, t.runs.c.kernel,
+                                           t.runs.c.suite),
+                             order_by=t.runs.c.id.desc()).label("rank"))
+                  .select_from(joined).where(where).subquery())
+        newest: dict[tuple[str, str, str], list[int]] = {}
+        for r in conn.execute(select(ranked).where(ranked.c.rank <= per_cell)):
+            newest.setdefault((r.hostname, r.kernel, r.suite), []).append(int(r.id))
+    for cell in cells:
+        cell.newest_run_ids = sorted(newest.get((cell.hostname, cell.kernel, cell.suite), []),
+                                     reverse=True)
+    return cells
+
+
+def measurement_series(store: Store, run_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Per measurement of run_ids: run id, names, measured time and its series.
+
+    {measurement id: {"run_id", "scenario", "name", "test", "measured_ns",
+    "series": [SeriesDetail with histogram]}} -- enough for latency statistics
+    without reading windows or spikes.
+    """
+    out: dict[int, dict[str, Any]] = {}
+    if not run_ids:
+        return out
+    with store.transaction("read measurements") as conn:
+        for m in conn.execute(
+                select(t.measurements.c.id, t.measurements.c.name, t.measurements.c.test,
+                       t.measurements.c.measured_ns, t.scenarios.c.run_id,
+                       t.scenarios.c.name.label("scenario"))
+                .select_from(t.measurements.join(
+                    t.scenarios, t.scenarios.c.id == t.measurements.c.scenario_id))
+                .where(t.scenarios.c.run_id.in_(run_ids))
+                .order_by(t.scenarios.c.run_id, t.scenarios.c.position,
+                          t.measurements.c.position)):
+            out[m.id] = {"run_id": int(m.run_id), "scenario": m.scenario, "name": m.name,
+                         "test": m.test, "measured_ns": m.measured_ns, "series": []}
+        if not out:
+            return out
+        ids = list(out)
+        hists: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        for b in conn.execute(
+                select(t.hist_buckets.c.measurement_id, t.hist_buckets.c.series_index,
+                       t.hist_buckets.c.bucket, t.hist_buckets.c.count)
+                .where(t.hist_buckets.c.measurement_id.in_(ids))
+                .order_by(t.hist_buckets.c.measurement_id, t.hist_buckets.c.series_index,
+                          t.hist_buckets.c.bucket)):
+            hists.setdefault((b.measurement_id, b.series_index), []).append(
+                (int(b.bucket), int(b._mapping["count"])))
+        for s in conn.execute(select(t.series).where(t.series.c.measurement_id.in_(ids))
+                              .order_by(t.series.c.measurement_id, t.series.c.series_index)):
+            out[s.measurement_id]["series"].append(SeriesDetail(
+                index=s.series_index, label=s.label, cpu=s.cpu,
+                count=int(s._mapping["count"]), min_ns=s.min_ns, max_ns=s.max_ns,
+                sum_ns=int(s.sum_ns), overruns=int(s.overruns), early=int(s.early),
+                exceed=[(int(a), int(b)) for a, b in json.loads(s.exceed)],
+                worst=[(int(a), int(b)) for a, b in json.loads(s.worst)],
+                warmup=json.loads(s.warmup),
+                hist=hists.get((s.measurement_id, s.series_index), []),
+                spikes_dropped=int(s.spikes_dropped), raw_dropped=int(s.raw_dropped),
+                error=s.error))
+    return out

@@ -1,0 +1,229 @@
+"""The results server's API and pages in-process (FastAPI TestClient): uploads with
+tokens, bad input, unknown ids, hostile query strings, escaping, a database that
+goes down and comes back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from pg_cluster import BACKENDS, backend_url, cluster
+from server_helpers import bundle, bundle_text, checksum
+
+from rtbench.server.app import create_app
+from rtbench.store import Store
+from rtbench.store.tokens import create_token, revoke_token
+
+
+@pytest.fixture(params=BACKENDS)
+def app_store(request: pytest.FixtureRequest, tmp_path: Path):
+    """(client, store, token) over a fresh database of each backend."""
+    store = Store.open(backend_url(request.param, tmp_path))
+    app = create_app(store=store, max_upload_bytes=2 * 1024 * 1024)
+    token = create_token(store, "test")
+    with TestClient(app, raise_server_exceptions=False) as client:
+        yield client, store, token
+    store.close()
+
+
+def auth(token: str) -> dict[str, str]:
+    """The Authorization header of a token."""
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_upload_idempotent_and_equal(app_store) -> None:
+    client, store, token = app_store
+    run = bundle(suite="nightly", tags={"ci": "1"})
+    text = json.dumps(json.loads(bundle_text()) | {"uid": run.uid, "suite": "nightly",
+                                                   "tags": {"ci": "1"}})
+    first = client.post("/api/v1/runs", content=text, headers=auth(token))
+    assert first.status_code == 201 and first.json()["created"] is True
+    again = client.post("/api/v1/runs", content=text, headers=auth(token))
+    assert again.status_code == 200 and again.json() == first.json() | {"created": False}
+    stored = store.get_run(first.json()["id"])
+    assert stored.suite == "nightly" and stored.tags == {"ci": "1"}
+    body = client.get(f"/api/v1/runs/{stored.id}").json()
+    assert body["uid"] == run.uid and body["schema"] == "rtbench-run/1"
+    assert checksum(stored) == checksum(store.get_run(stored.id))
+
+
+@pytest.mark.parametrize("header", [None, "Bearer nope", "Basic abc", "Bearer "])
+def test_writes_need_a_valid_token(app_store, header: str | None) -> None:
+    client, store, _ = app_store
+    headers = {"Authorization": header} if header else {}
+    answer = client.post("/api/v1/runs", content=bundle_text(), headers=headers)
+    assert answer.status_code == 401 and "token" in answer.json()["error"]
+    assert answer.headers["www-authenticate"] == "Bearer"
+    assert store.list_runs() == []
+
+
+def test_revoked_token_refused(app_store) -> None:
+    client, store, token = app_store
+    assert client.post("/api/v1/runs", content=bundle_text(),
+                       headers=auth(token)).status_code == 201
+    revoke_token(store, "test")
+    assert client.post("/api/v1/runs", content=bundle_text(),
+                       headers=auth(token)).status_code == 401
+    assert len(store.list_runs()) == 1
+
+
+def _doc() -> dict:
+    """A valid upload as a dict."""
+    return json.loads(bundle_text())
+
+
+def _bad_counts() -> str:
+    doc = _doc()
+    doc["scenarios"][0]["measurements"][0]["series"][0]["count"] += 1
+    return json.dumps(doc)
+
+
+def _unknown_field() -> str:
+    doc = _doc()
+    doc["surprise"] = 1
+    return json.dumps(doc)
+
+
+def _wrong_schema() -> str:
+    doc = _doc()
+    doc["schema"] = "rtbench-run/9"
+    return json.dumps(doc)
+
+
+@pytest.mark.parametrize(("body", "status", "words"), [
+    ("{not json", 400, "not valid JSON"),
+    ('{"a": NaN}', 400, "NaN"),
+    ("[1, Infinity]", 400, "Infinity"),
+    ("[" * 100_000 + "]" * 100_000, 400, "JSON"),
+    ("", 400, "JSON"),
+    ('"just a string"', 422, "expected an object"),
+    (_wrong_schema(), 422, "rtbench-run/9"),
+    (_bad_counts(), 422, "add up"),
+    (_unknown_field(), 422, "surprise"),
+    (json.dumps(_doc() | {"status": "great"}), 422, "status"),
+    (json.dumps(_doc() | {"suite": "x" * 300}), 422, "300 characters"),
+])
+def test_bad_uploads_refused_nothing_stored(app_store, body: str, status: int,
+                                            words: str) -> None:
+    client, store, token = app_store
+    answer = client.post("/api/v1/runs", content=body, headers=auth(token))
+    assert answer.status_code == status, answer.text
+    assert words in answer.json()["error"] and "\n" not in answer.json()["error"]
+    assert "Traceback" not in answer.text
+    assert store.list_runs() == []
+
+
+def test_upload_size_limit(app_store) -> None:
+    client, store, token = app_store
+    big = b'{"x": "' + b"a" * (3 * 1024 * 1024) + b'"}'
+    answer = client.post("/api/v1/runs", content=big, headers=auth(token))
+    assert answer.status_code == 413 and "at most" in answer.json()["error"]
+
+    def chunks():  # no Content-Length: the limit is enforced while reading
+        for _ in range(64):
+            yield b"a" * 65536
+
+    answer = client.post("/api/v1/runs", content=chunks(), headers=auth(token))
+    assert answer.status_code == 413 and "larger than" in answer.json()["error"]
+    assert store.list_runs() == []
+
+
+@pytest.mark.parametrize(("path", "status"), [
+    ("/api/v1/runs/999", 404), ("/runs/999", 404), ("/api/v1/runs/0", 422),
+    ("/api/v1/runs/99999999999999", 422), ("/api/v1/runs/abc", 422),
+    ("/api/v1/runs/999/stats", 404), ("/api/v1/compare?run=999", 404),
+    ("/api/v1/compare", 422), ("/compare?run=999", 404),
+    ("/api/v1/runs?host=%00", 422), ("/api/v1/runs?suite=%1b%5b2J", 422),
+    ("/api/v1/runs?page=-1", 422), ("/api/v1/runs?per_page=100000", 422),
+    ("/api/v1/runs?status=%27%20OR%201=1--", 422), ("/api/v1/runs?since=yesterday", 422),
+    ("/api/v1/runs?since=0001-01-01", 422), ("/runs?host=" + "a" * 300, 422),
+    ("/api/v1/runs?host=%27%3B%20DROP%20TABLE%20runs%3B--", 200),
+    ("/api/v1/runs?tag=%25", 200), ("/api/v1/runs?kernel=%E2%80%AE", 200),
+    ("/matrix?suite=%3Cscript%3E", 200), ("/../../etc/passwd", 404),
+    ("/static/..%2f..%2fetc%2fpasswd", 404),
+])
+def test_unknown_ids_and_hostile_queries(app_store, path: str, status: int) -> None:
+    client, store, _ = app_store
+    answer = client.get(path)
+    assert answer.status_code == status, answer.text
+    assert "Traceback" not in answer.text and "root:" not in answer.text
+    if path.startswith("/api/") and status != 200:
+        assert answer.json()["error"]
+    assert store.list_runs() == []  # nothing dropped, nothing added
+
+
+def test_pages_escape_user_text(app_store) -> None:
+    client, store, token = app_store
+    evil = "<script>alert(1)</script>"
+    doc = _doc() | {"suite": evil, "hostname": "<b>host</b>", "tags": {"<i>": "\"'&"}}
+    doc["scenarios"][0]["name"] = "<img src=x onerror=alert(2)>"
+    run_id = client.post("/api/v1/runs", content=json.dumps(doc),
+                         headers=auth(token)).json()["id"]
+    for path in ("/runs", f"/runs/{run_id}", f"/compare?run={run_id}", "/matrix",
+                 f"/runs?suite={evil}"):
+        page = client.get(path)
+        assert page.status_code == 200
+        assert evil not in page.text and "<img src=x" not in page.text
+        assert "<b>host</b>" not in page.text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in client.get("/runs").text
+
+
+def test_pages_and_api_agree(app_store) -> None:
+    client, store, token = app_store
+    for host in ("a", "b"):
+        client.post("/api/v1/runs", content=bundle_text(hostname=host), headers=auth(token))
+    listing = client.get("/api/v1/runs?host=a").json()
+    assert listing["total"] == 1 and listing["runs"][0]["hostname"] == "a"
+    run = store.get_run(listing["runs"][0]["id"])
+    worst = max(s.max_ns for sc in run.scenarios for m in sc.measurements for s in m.series)
+    assert listing["runs"][0]["worst_max_ns"] == worst
+    cmp = client.get("/api/v1/compare?run=1&run=2").json()
+    assert [r["id"] for r in cmp["runs"]] == [1, 2]
+    assert cmp["differing_facts"] == [{"fact": "host", "values": ["a", "b"]}]
+    assert cmp["measurements"][0]["stats"][0]["max_ns"] == worst
+    matrix = client.get("/api/v1/matrix").json()
+    assert {(c["hostname"], c["runs"]) for c in matrix["cells"]} == {("a", 1), ("b", 1)}
+    assert client.get("/api/v1/health").json() == {"status": "ok"}
+    assert "/api/v1/runs" in client.get("/api/v1/openapi.json").json()["paths"]
+
+
+def test_read_token_required(tmp_path: Path) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 'r.db'}")
+    token = create_token(store, "reader")
+    with TestClient(create_app(store=store, read_token_required=True),
+                    raise_server_exceptions=False) as client:
+        assert client.get("/api/v1/runs").status_code == 401
+        assert client.get("/runs").status_code == 401
+        assert client.get("/api/v1/runs", headers=auth(token)).status_code == 200
+        login = client.post("/login", content=f"token={token}",
+                            headers={"Content-Type": "application/x-www-form-urlencoded"},
+                            follow_redirects=False)
+        assert login.status_code == 303 and "httponly" in login.headers["set-cookie"].lower()
+        assert client.get("/runs").status_code == 200  # the cookie now
+    store.close()
+
+
+def test_database_down_503_then_recovers(tmp_path: Path) -> None:
+    pg = cluster()
+    store = Store.open(pg.fresh_database())
+    token = create_token(store, "t")
+    with TestClient(create_app(store=store), raise_server_exceptions=False) as client:
+        assert client.get("/api/v1/runs").status_code == 200
+        pg.stop()
+        try:
+            for path in ("/api/v1/runs", "/runs", "/api/v1/health"):
+                down = client.get(path)
+                assert down.status_code == 503, down.text
+                assert "Traceback" not in down.text
+            answer = client.post("/api/v1/runs", content=bundle_text(), headers=auth(token))
+            assert answer.status_code == 503
+            assert answer.json()["error"] == ("the results database is not available "
+                                              "right now; try again later")
+        finally:
+            pg.start()
+        assert client.get("/api/v1/runs").status_code == 200
+        assert client.post("/api/v1/runs", content=bundle_text(),
+                           headers=auth(token)).status_code == 201
+    store.close()

@@ -1,0 +1,277 @@
+"""A live `rtbench serve` over PostgreSQL on a free loopback port: a real browser
+(Debian's chromium + chromedriver through Selenium), schemathesis against the
+OpenAPI document, 8 concurrent uploaders, a 1 GB body, and `rtbench push`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+from pg_cluster import cluster
+from server_helpers import bundle, checksum, free_port, store_synthetic
+
+from rtbench.interop.runjson import dumps
+from rtbench.report.format import fmt_us
+from rtbench.store import Store
+from rtbench.store.tokens import create_token
+
+XSS = "<script>alert(1)</script>"
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory):
+    """(base URL, db URL, token) of a running `rtbench serve` seeded with runs."""
+    url = cluster().fresh_database()
+    with Store.open(url) as store:
+        token = create_token(store, "live")
+        for host, kernel, suite in (("board-a", "6.1-rt", "smoke"), ("board-a", "6.6-rt",
+                                    "smoke"), ("board-b", "6.1-rt", "smoke"),
+                                    ("board-b", "6.1-rt", XSS)):
+            store.add_bundle(bundle(hostname=host, kernel=kernel, suite=suite))
+    port = free_port()
+    log = tmp_path_factory.mktemp("serve") / "serve.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "rtbench", "serve", "--db", url,
+                                 "--bind", f"127.0.0.1:{port}"], stdout=out, stderr=out)
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(300):
+        try:
+            if httpx.get(f"{base}/api/v1/health", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    else:
+        proc.kill()
+        pytest.fail(f"rtbench serve did not start: {log.read_text()}")
+    yield base, url, token, proc.pid
+    proc.terminate()
+    proc.wait(20)
+    assert "Traceback" not in log.read_text()
+
+
+def _driver(tmp_path: Path):
+    """Headless Debian chromium driven by /usr/bin/chromedriver."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    if not (shutil.which("chromium") and shutil.which("chromedriver")):
+        pytest.skip("chromium / chromium-driver are not installed")
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or ""
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                "--disable-gpu", "--window-size=1300,1000",
+                f"--user-data-dir={tmp_path / 'chrome-profile'}"):
+        options.add_argument(arg)
+    return webdriver.Chrome(service=Service(shutil.which("chromedriver") or ""),
+                            options=options)
+
+
+def test_browser(live, tmp_path: Path) -> None:
+    from selenium.common.exceptions import NoAlertPresentException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    base, url, _, _ = live
+    with Store.open(url) as store:
+        expected = {r.id: r for r in store.list_runs(limit=100)}
+    driver = _driver(tmp_path)
+    try:
+        driver.get(f"{base}/runs")
+        driver.save_screenshot(str(tmp_path / "runs.png"))
+        rows = driver.find_elements(By.CSS_SELECTOR, "#runs tr[data-run]")
+        assert len(rows) >= 4
+        for row in rows:  # the numbers a user sees are the store's
+            run_id = int(row.get_attribute("data-run") or 0)
+            worst = row.find_element(By.CSS_SELECTOR, "td.worst").text
+            assert worst == fmt_us(expected[run_id].worst_max_ns)
+        suites = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#runs td.suite")]
+        assert any(XSS in s for s in suites)  # shown as text
+        with pytest.raises(NoAlertPresentException):
+            driver.switch_to.alert.text  # noqa: B018 - no dialog opened
+        Select(driver.find_element(By.NAME, "host")).select_by_visible_text("board-a")
+        driver.find_element(By.ID, "apply").click()
+        driver.save_screenshot(str(tmp_path / "filtered.png"))
+        assert "2 runs match" in driver.find_element(By.ID, "total").text
+        boxes = driver.find_elements(By.CSS_SELECTOR, "#runs input[type=checkbox]")
+        for box in boxes:
+            box.click()
+        driver.find_element(By.ID, "compare").click()
+        driver.save_screenshot(str(tmp_path / "compare.png"))
+        assert "/compare?" in driver.current_url
+        diff = driver.find_element(By.ID, "differing").text
+        assert "kernel" in diff and "6.1-rt" in diff and "6.6-rt" in diff
+        driver.find_element(By.LINK_TEXT, str(max(r.id for r in expected.values()
+                                                  if r.hostname == "board-a"))).click()
+        driver.save_screenshot(str(tmp_path / "run.png"))
+        assert "rtbench run" in driver.find_element(By.TAG_NAME, "h1").text
+        assert driver.find_elements(By.CSS_SELECTOR, "figure svg")
+        driver.get(f"{base}/matrix")
+        driver.save_screenshot(str(tmp_path / "matrix.png"))
+        text = driver.find_element(By.TAG_NAME, "body").text
+        assert "board-a" in text and "6.6-rt" in text and XSS in text
+        with pytest.raises(NoAlertPresentException):
+            driver.switch_to.alert.text  # noqa: B018
+    finally:
+        driver.quit()
+    assert (tmp_path / "matrix.png").stat().st_size > 1000
+
+
+def test_schemathesis(live, tmp_path: Path) -> None:
+    base, _, _, _ = live
+    cli = Path(sys.executable).parent / "schemathesis"
+    if not cli.exists():
+        pytest.skip("schemathesis is not installed (pip install -e '.[dev]')")
+    done = subprocess.run(
+        [str(cli), "run", f"{base}/api/v1/openapi.json", "--checks",
+         "not_a_server_error,status_code_conformance,content_type_conformance",
+         "--max-examples", "12", "--workers", "2", "--phases", "examples,coverage,fuzzing",
+         "--max-time", "30", "--suppress-health-check", "all"],
+        capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,
+        env=dict(os.environ, SCHEMATHESIS_HOOKS=""))
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+
+
+def test_eight_concurrent_uploaders(live) -> None:
+    import hashlib
+    import json
+    import uuid
+
+    base, url, token, _ = live
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    template = json.loads(dumps(bundle()))
+
+    def uploader(worker: int) -> list[tuple[str, str, int]]:
+        sent = []
+        doc = dict(template, hostname=f"load-{worker}")
+        with httpx.Client(timeout=60) as client:
+            for i in range(50):
+                doc.update(uid=uuid.uuid4().hex, suite=f"load{i % 3}")
+                digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+                answer = client.post(f"{base}/api/v1/runs", content=json.dumps(doc),
+                                     headers=headers)
+                assert answer.status_code == 201, answer.text
+                sent.append((doc["uid"], digest, answer.json()["id"]))
+        return sent
+
+    with ThreadPoolExecutor(8) as pool:
+        sent = [item for part in pool.map(uploader, range(8)) for item in part]
+    assert len(sent) == 400 and len({run_id for _, _, run_id in sent}) == 400
+    with Store.open(url) as store:
+        for uid, digest, run_id in sent:  # each stored run equals what was sent
+            assert store.run_id_by_uid(uid) == run_id
+            assert checksum(store.get_run(run_id)) == digest
+
+
+def _peak_rss_kib(pid: int) -> int:
+    """The peak resident memory of a process (VmHWM), in KiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+
+def test_one_gigabyte_body_is_refused_while_streaming(live) -> None:
+    import socket
+
+    base, url, token, pid = live
+    with Store.open(url) as store:
+        before = len(store.list_runs(limit=10_000))
+
+    def body():
+        chunk = b"a" * (1 << 20)
+        for _ in range(1024):  # 1 GiB, never held in memory (no Content-Length)
+            yield chunk
+
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    try:
+        answer = httpx.post(f"{base}/api/v1/runs", content=body(), headers=headers,
+                            timeout=120)
+        assert answer.status_code == 413
+    except httpx.HTTPError:
+        pass  # the server answered 413 and closed while the client was still sending
+    # the server read at most its 64 MiB limit: its memory never held the body
+    assert _peak_rss_kib(pid) < 600 * 1024
+    # a declared 1 GB body is refused from the header alone
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(f"POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                     f"{token}\r\nContent-Length: {1 << 30}\r\n\r\n{{".encode())
+        reply = sock.recv(4096).decode("latin-1")
+    assert reply.startswith("HTTP/1.1 413"), reply
+    assert httpx.get(f"{base}/api/v1/health", timeout=10).status_code == 200
+    with Store.open(url) as store:
+        assert len(store.list_runs(limit=10_000)) == before
+
+
+def test_push_command(live, tmp_path: Path, rtbench_env: dict[str, str]) -> None:
+    base, url, token, _ = live
+    local = f"sqlite:///{tmp_path / 'local.db'}"
+    with Store.open(local) as store:
+        run_id = store_synthetic(store, suite="pushed")
+        uid = store.get_run(run_id).uid
+    env = dict(rtbench_env, RTBENCH_TOKEN=token)
+    cmd = [sys.executable, "-m", "rtbench", "push", str(run_id), "--server", base,
+           "--db", local]
+    first = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    assert first.returncode == 0 and "(stored)" in first.stdout, first.stderr
+    again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and "(already there)" in again.stdout
+    with Store.open(url) as store:
+        assert store.run_id_by_uid(uid) is not None
+    env["RTBENCH_TOKEN"] = "rtb_wrong"
+    wrong = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    assert wrong.returncode == 2 and "401" in wrong.stderr
+    assert len(wrong.stderr.strip().splitlines()) == 1
+    env.pop("RTBENCH_TOKEN")
+    none = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    assert none.returncode == 2 and "RTBENCH_TOKEN" in none.stderr
+    down = subprocess.run([*cmd[:6], "http://127.0.0.1:1", *cmd[7:]], env=dict(
+        env, RTBENCH_TOKEN=token), capture_output=True, text=True, timeout=60)
+    assert down.returncode == 3 and "cannot reach" in down.stderr
+
+
+def test_run_push_and_token_commands(live, tmp_path: Path, rtbench_env: dict[str, str]
+                                     ) -> None:
+    base, url, _, _ = live
+    local = f"sqlite:///{tmp_path / 'local.db'}"
+
+    def rtbench(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "rtbench", *args],
+                              env=dict(rtbench_env, **env), capture_output=True, text=True,
+                              timeout=180, check=False)
+
+    created = rtbench("token", "create", "run-push", "--db", url)
+    assert created.returncode == 0 and created.stdout.startswith("rtb_")
+    token = created.stdout.strip()
+    listed = rtbench("token", "list", "--db", url)
+    assert "run-push" in listed.stdout and "active" in listed.stdout
+    assert rtbench("token", "create", "run-push", "--db", url).returncode == 2
+    # without a token nothing runs and nothing is stored
+    refused = rtbench("run", "smoke", "--scale", "0.3", "--simulate", "7", "--no-report",
+                      "--db", local, "--push", base)
+    assert refused.returncode == 2 and "RTBENCH_TOKEN" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    ran = rtbench("run", "smoke", "--scale", "0.3", "--simulate", "7", "--no-report",
+                  "--db", local, "--push", base, RTBENCH_TOKEN=token)
+    assert ran.returncode in (0, 1), ran.stderr
+    assert f"pushed run 1 -> {base}/runs/" in ran.stdout
+    with Store.open(local) as mine, Store.open(url) as server:
+        uid = mine.get_run(1).uid
+        server_id = server.run_id_by_uid(uid)
+        assert server_id is not None
+        assert checksum(server.get_run(server_id)) == checksum(mine.get_run(1))
+    revoked = rtbench("token", "revoke", "run-push", "--db", url)
+    assert revoked.returncode == 0
+    assert "revoked" in rtbench("token", "list", "--db", url).stdout
+    assert rtbench("push", "1", "--server", base, "--db", local,
+                   RTBENCH_TOKEN=token).returncode == 2
+    busy = rtbench("serve", "--db", local, "--bind", base.removeprefix("http://"))
+    assert busy.returncode == 3 and "cannot listen" in busy.stderr
+    assert "Traceback" not in busy.stderr

@@ -1,0 +1,128 @@
+"""The five published studies as built-in suites, their layouts and the footprint."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rtbench.analysis.layouts import LayoutError, build_layout, layout_names
+from rtbench.reference import reference_runs
+from rtbench.store import Store
+from tests.conftest import RunCli
+
+STUDIES = ["loongson2f", "s3c24a0", "arm-preemptrt", "celleb", "lrtai"]
+
+# (study, a table title fragment, row labels that must appear, column labels)
+LAYOUT_SHAPES = {
+    "loongson2f": ("every interval pooled", ["idle", "ping", "display (x)", "find",
+                                             "ping+display+find (ping+x+find)",
+                                             "display+decode (x+mplayer)"],
+                   ["max us", "avg us", "stddev us", "published: loongson2f max us"]),
+    "s3c24a0": ("lat_ctx", ["overhead"], ["size KiB", "processes",
+                                         "published: s3c24a0-uclinux us",
+                                         "published: s3c24a0-linux26 us",
+                                         "published: s3c24a0-linux24 us"]),
+    "arm-preemptrt": ("worst-case", ["worst IRQ/event latency us", "worst UIO-style wake-up us",
+                                     "cyclic 1 ms max us", "missed events"],
+                      ["published: at91sam9263", "published: imx31"]),
+    "celleb": ("IBM style", ["cyclictest", "gtod_latency", "sched_latency", "async_handler"],
+               ["min us", "avg us", "max us", "stddev us", "PASS/FAIL"]),
+    "lrtai": ("100 us period", ["oneshot", "periodic (itimer)", "periodic (timerfd)"],
+              ["published: lrtai worst us", "published: linux-rtai worst us"]),
+}
+
+
+@pytest.fixture(scope="module")
+def study_db(tmp_path_factory: pytest.TempPathFactory, probe_path: Path) -> str:
+    """Every study suite run once, simulated, at a small scale, into one database."""
+    import os
+    import subprocess
+    import sys
+
+    tmp = tmp_path_factory.mktemp("studies")
+    url = f"sqlite:///{tmp / 'studies.db'}"
+    env = dict(os.environ, RTBENCH_PROBE=str(probe_path), XDG_DATA_HOME=str(tmp))
+    for study in STUDIES:
+        scale = "0.002" if study == "loongson2f" else "0.02"
+        done = subprocess.run([sys.executable, "-m", "rtbench", "run", study, "--scale", scale,
+                               "--simulate", "5", "--db", url, "--no-report"], env=env,
+                              capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode in (0, 1), f"{study}: {done.stderr[-2000:]}"
+    return url
+
+
+def test_every_study_has_a_suite_and_a_layout(run_cli: RunCli) -> None:
+    assert layout_names() == STUDIES
+    for study in STUDIES:
+        done = run_cli("suites", study)
+        assert done.returncode == 0, done.stderr
+
+
+def test_layouts_have_the_studies_rows_and_columns(study_db: str) -> None:
+    with Store.open(study_db) as store:
+        runs = {r.suite: store.get_run(r.id) for r in store.list_runs()}
+    for study, (title, rows, columns) in LAYOUT_SHAPES.items():
+        layout = build_layout(study, [runs[study]], reference_runs())
+        table = layout.tables[0]
+        assert title in table.title
+        labels = " | ".join(str(r[0]) + " " + str(r[1]) for r in table.rows)
+        for row in rows:
+            assert row in labels, (study, row)
+        for column in columns:
+            assert any(column in c for c in table.columns), (study, column)
+        assert any("published, not measured here" in s for s in layout.sources)
+        # our column holds measured numbers
+        assert any(isinstance(c, float) for r in table.rows for c in r[1:]), study
+
+
+def test_two_runs_fill_two_column_groups(study_db: str) -> None:
+    with Store.open(study_db) as store:
+        run = next(store.get_run(r.id) for r in store.list_runs() if r.suite == "celleb")
+    layout = build_layout("celleb", [run, run], reference_runs())
+    systems = {r[1] for r in layout.tables[0].rows}
+    assert sum(1 for s in systems if str(s).startswith(f"run {run.id} ")) == 2  # idle, build
+    assert any(str(s).startswith("published: celleb-rt") for s in systems)
+    gtod = layout.tables[1]
+    assert gtod.columns[0] == "gap us" and len(gtod.rows) == 21
+
+
+def test_report_layout_prints_the_loongson_table(study_db: str, run_cli: RunCli,
+                                                 tmp_path: Path) -> None:
+    out = tmp_path / "l.html"
+    done = run_cli("report", "1", "--layout", "loongson2f", "--db", study_db, "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "published: loongson2f" in done.stdout and "display+decode" in done.stdout
+    text = out.read_text()
+    assert 'id="layout-loongson2f"' in text and "published, not measured here" in text
+
+
+def test_a_layout_of_a_run_without_its_tests_is_refused(study_db: str, run_cli: RunCli,
+                                                        tmp_path: Path) -> None:
+    out = tmp_path / "x.html"
+    done = run_cli("report", "2", "--layout", "loongson2f", "--db", study_db, "-o", str(out))
+    assert done.returncode == 2
+    line = done.stderr.strip()
+    assert "none of its tests" in line and "cyclic" in line and "\n" not in line
+    assert not out.exists()
+    with Store.open(study_db) as store, pytest.raises(LayoutError, match="no such layout"):
+        build_layout("nope", [store.get_run(1)], reference_runs())
+
+
+def test_footprint_is_stored_with_every_measurement(study_db: str, probe_path: Path,
+                                                    run_cli: RunCli) -> None:
+    with Store.open(study_db) as store:
+        run = store.get_run(5)  # lrtai
+    size = probe_path.stat().st_size
+    for sc in run.scenarios:
+        for m in sc.measurements:
+            footprint = m.data["footprint"]
+            assert footprint["binary_bytes"] == size
+            assert footprint["peak_rss_kib"] > 0
+        for load in (sc.intensity or {}).get("loads", []):
+            if load.get("kind"):
+                assert load["peak_rss_kib"] > 0
+    shown = run_cli("show", "5", "--db", study_db, "--json")
+    assert shown.returncode == 0
+    assert "binary_bytes" in json.dumps(json.loads(shown.stdout))

@@ -34,8 +34,8 @@ DB_HELP = ("Results database: a URL (sqlite:////path/x.db, postgresql+psycopg://
            "data dir).")
 PROBE_HELP = ("rtprobe binary to use (default: RTBENCH_PROBE, the packaged one, "
               "./probe/build, PATH).")
-TARGET_HELP = ("Where to measure, as a URI (default: local, this machine; "
-               "`local` is the only kind so far).")
+TARGET_HELP = ("Where to measure, as a URI: local (default, this machine), "
+               "ssh://[user@]host[:port] or serial:///dev/ttyX?baud=115200 (docs/targets.md).")
 SEVERITY_STYLE = {"ok": "green", "info": "cyan", "warn": "yellow", "bad": "bold red"}
 
 

@@ -59,8 +59,13 @@ from rtbench.suites import (
     target_catalogue,
     validate_for_probe,
 )
-from rtbench.targets.base import ProbeProcess, Target, TargetError, TargetLost
-from rtbench.targets.procstat import IntensitySampler, read_steal
+from rtbench.targets.base import ProbeProcess, Target, TargetError, TargetLost, open_target
+from rtbench.targets.procstat import (
+    IntensitySampler,
+    parse_net_dev,
+    read_steal,
+    received_rate,
+)
 from rtbench.wire.records import (
     ProbeOutput,
     RecordError,
@@ -69,6 +74,8 @@ from rtbench.wire.records import (
     parse_record,
 )
 
+# UDP port a host-side net load floods on the target (discard: nothing listens).
+HOST_LOAD_PORT = 9
 # Time rtprobe may take beyond warm-up + duration before it is considered hung.
 HANG_GRACE_S = 60.0
 # The same for tests that run a fixed amount of work (ctx, pi, ...): their length is only
@@ -222,12 +229,17 @@ class LoadGroup:
     """The loads of one scenario: started together, watched, stopped on every path."""
 
     def __init__(self, target: Target, pump: Pump,
-                 registry: LoadDirRegistry | None = None) -> None:
+                 registry: LoadDirRegistry | None = None,
+                 host: Callable[[], Target] | None = None) -> None:
         self.target = target
         self.pump = pump
         self.loads: list[_Load] = []
         # the io loads' work directories, so that a killed rtbench's are found later
         self.registry = registry
+        # the machine rtbench runs on, for loads placed `on = "host"` (opened on demand)
+        self.host = host
+        self._net_before: tuple[float, dict[str, tuple[int, int]]] | None = None
+        self.received: dict[str, Any] | None = None
 
     def start(self, specs: tuple[LoadSpec, ...], load_cpus: str | None = None) -> None:
         """Start every instance of every load; a load without its own `cpus` gets load_cpus."""
@@ -244,14 +256,36 @@ class LoadGroup:
         """Start `rtprobe load KIND --rate R` and read its rate records."""
         rate = spec.rate if isinstance(spec.rate, str) else f"{spec.rate:g}"
         args = ["load", str(spec.kind), "--rate", rate]
-        if cpus is not None:
+        where = self.target
+        if spec.on == "host":
+            where, aim = self._host_side()
+            args += aim
+        elif cpus is not None:
             args += ["--cpus", cpus]
         args += params_to_args(spec.options)
-        proc = self.target.start_probe(args)
+        proc = where.start_probe(args)
         load = _Load(spec, proc, cpus)
         self.loads.append(load)
         self.pump.add(proc, lambda data: self._on_data(load, data),
                       lambda data: self._on_stderr(load, data))
+
+    def _host_side(self) -> tuple[Target, list[str]]:
+        """The host target and the arguments aiming a net load at the target's address;
+        the target's /proc/net/dev is read now, to count what it received."""
+        if self.host is None:
+            raise TargetError("this run has no host side for `on = \"host\"` loads")
+        host = self.host()
+        address = self.target.address()
+        if host.name == self.target.name:
+            return host, []
+        if address is None:
+            raise TargetError(f"target {self.target.name} has no network address for a "
+                              "host-side load (`on = \"host\"` needs an ssh target)")
+        if self._net_before is None:
+            self._net_before = (time.monotonic(),
+                                parse_net_dev(self.target.read_file("/proc/net/dev")))
+        where = f"[{address}]" if ":" in address else address
+        return host, ["--target", f"{where}:{HOST_LOAD_PORT}", "--allow-remote"]
 
     def _on_data(self, load: _Load, data: bytes) -> None:
         """Parse rate and result records of a built-in load; note its work directory."""
@@ -293,6 +327,11 @@ class LoadGroup:
 
     def stop(self) -> None:
         """Stop every load: built-in ones get SIGINT first so they write their result."""
+        if self._net_before is not None:
+            with suppress(TargetError, ValueError):
+                after = parse_net_dev(self.target.read_file("/proc/net/dev"))
+                then, before = self._net_before
+                self.received = received_rate(before, after, time.monotonic() - then)
         for load in self.loads:
             if load.spec.kind is not None:
                 load.proc.interrupt()
@@ -333,6 +372,9 @@ class LoadGroup:
                 footprint = result.raw.get("footprint") if result else None
                 if isinstance(footprint, dict):
                     entry["peak_rss_kib"] = footprint.get("peak_rss_kib")
+                if load.spec.on == "host":
+                    # the other end's count: what the target's busiest interface received
+                    entry["received_by_target"] = self.received
                 if load.errors:
                     entry["errors"] = load.errors[-3:]
             out.append(entry)
@@ -395,6 +437,7 @@ class Runner:
         self.hang_grace_s = hang_grace_s
         self.stop = StopFlag()
         self.pump = Pump()
+        self._host_target: Target | None = None
         self.statuses: list[str] = []
         self.usage_error = False
         self.lost = False
@@ -512,6 +555,7 @@ class Runner:
                 raise
             finally:
                 self.registry.close()
+                self._close_host()
             status, code = run_verdict(self.statuses, interrupted=bool(self.stop),
                                        lost=self.lost, usage_error=self.usage_error)
             with_retries(lambda: self.store.finish_run(run_id, status))
@@ -526,6 +570,22 @@ class Runner:
             return
         self.warnings.append(text)
         self.on_event(ProbeWarning(text))
+
+    def _host(self) -> Target:
+        """This machine as a target, for loads placed on the host (opened once)."""
+        if self._host_target is None:
+            if self.target.name == "local":
+                return self.target
+            host = open_target("local")
+            host.open()
+            self._host_target = host
+        return self._host_target
+
+    def _close_host(self) -> None:
+        """Close the host side if a host load opened it."""
+        if self._host_target is not None:
+            self._host_target.close()
+            self._host_target = None
 
     def _wait(self, seconds: float, sampler: IntensitySampler) -> None:
         """Wait (pumping load output and sampling /proc) unless stopped."""
@@ -558,7 +618,7 @@ class Runner:
             run_id, name=scenario.name, loads=[ld.describe() for ld in scenario.loads],
             load_cpus=scenario.load_cpus, measure_cpus=scenario.measure_cpus)
         self.store.set_scenario_intensity(scenario_id, {"placement": placement.describe()})
-        loads = LoadGroup(self.target, self.pump, self.registry)
+        loads = LoadGroup(self.target, self.pump, self.registry, self._host)
         sampler = IntensitySampler(self.target.read_file, time.monotonic)
         try:
             loads.start(scenario.loads, scenario.load_cpus)
@@ -724,7 +784,14 @@ class Runner:
                     break
                 now = time.monotonic()
                 if now >= next_sample:
-                    sampler.sample()
+                    try:
+                        sampler.sample()
+                    except TargetLost:
+                        # the /proc read found the connection gone: keep what came
+                        lost = True
+                        messages.append(f"connection to target {self.target.name} lost; "
+                                        "the finished windows are kept")
+                        break
                     next_sample += 1.0
                 if self.stop and interrupted_at is None:
                     proc.interrupt()
@@ -748,6 +815,11 @@ class Runner:
         if lines.rest().strip():
             messages.append("rtprobe's last line was cut short (process killed?)")
         returncode = proc.poll()
+        if proc.lost and not lost:
+            # stopping it showed the target gone (e.g. a serial board that rebooted)
+            lost = True
+            messages.append(f"connection to target {self.target.name} lost; "
+                            "the finished windows are kept")
         if lost:
             self._lose("rtprobe")
             status = output.result.status if output.result is not None else "lost"

@@ -238,10 +238,14 @@ class LoadSpec:
     rate: float | str | None = None  # a number, or "max"
     cpus: str | None = None
     options: Mapping[str, ParamValue] = field(default_factory=dict)
+    # where it runs: "target" (default) or "host" (the net flood, aimed at the target)
+    on: str = "target"
 
     def describe(self) -> dict[str, Any]:
         """Return the recipe as stored with the scenario."""
         recipe: dict[str, Any] = {"instances": self.instances}
+        if self.on != "target":
+            recipe["on"] = self.on
         if self.command is not None:
             recipe["command"] = self.command
         else:
@@ -596,7 +600,14 @@ class _Checker:
 
 def _parse_load(check: _Checker, raw: object, key: str, load_cpus: str | None) -> LoadSpec:
     """Validate one load table."""
-    table = check.table(raw, key, ("command", "kind", "rate", "instances", "cpus", "options"))
+    table = check.table(raw, key, ("command", "kind", "rate", "instances", "cpus", "options",
+                                   "on"))
+    on = check.string(table.get("on", "target"), f"{key}.on")
+    if on not in ("target", "host"):
+        raise check.fail(f"{key}.on", "must be \"target\" or \"host\"")
+    if on == "host" and table.get("kind") != "net":
+        raise check.fail(f"{key}.on", "only the net load runs on the host (it floods the "
+                         "target's address)")
     instances = int(check.number(table.get("instances", 1), f"{key}.instances",
                                  integer=True, minimum=1))
     if instances > MAX_INSTANCES:
@@ -629,6 +640,8 @@ def _parse_load(check: _Checker, raw: object, key: str, load_cpus: str | None) -
         raise check.fail(f"{key}.options.dir",
                          "missing: the io load writes and walks files in a directory you "
                          "name (e.g. options = { dir = \"/var/tmp\" })")
+    if on == "host":
+        return LoadSpec(instances=instances, kind=kind, rate=rate, options=options, on="host")
     return LoadSpec(instances=instances, kind=kind, rate=rate, cpus=cpus, options=options)
 
 

@@ -69,7 +69,10 @@ def main() -> None:
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="rtbench-experiments-"))
     url = f"sqlite:///{tmp / 'experiments.db'}"
-    env = dict(os.environ, XDG_DATA_HOME=str(tmp))
+    # the probe of this checkout, built now (not an older one installed in the package)
+    subprocess.run(["make", "-C", str(REPO / "probe")], check=True, stdout=subprocess.DEVNULL)
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp),
+               RTBENCH_PROBE=str(REPO / "probe" / "build" / "rtprobe"))
     sections = []
     with open("/proc/loadavg", encoding="ascii") as f:
         load_before = f.read().split()[0]

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
+import math
 import os
 import sys
 from collections.abc import Callable
+from datetime import datetime, timezone
 from functools import wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
@@ -13,11 +17,11 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 from rich import box
 from rich.console import Console
-from rich.markup import escape
 from rich.text import Text
 
 from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, __version__, data_dir
 from rtbench.probe import ProbeNotFound
+from rtbench.report.text import for_rich, for_terminal
 from rtbench.suites import SuiteError, builtin_suites, load_suite
 
 if TYPE_CHECKING:
@@ -30,8 +34,8 @@ DB_HELP = ("Results database: a URL (sqlite:////path/x.db, postgresql+psycopg://
            "data dir).")
 PROBE_HELP = ("rtprobe binary to use (default: RTBENCH_PROBE, the packaged one, "
               "./probe/build, PATH).")
-TARGET_HELP = ("Where to measure, as a URI (default: local, this machine; "
-               "`local` is the only kind so far).")
+TARGET_HELP = ("Where to measure, as a URI: local (default, this machine), "
+               "ssh://[user@]host[:port] or serial:///dev/ttyX?baud=115200 (docs/targets.md).")
 SEVERITY_STYLE = {"ok": "green", "info": "cyan", "warn": "yellow", "bad": "bold red"}
 
 
@@ -49,9 +53,10 @@ def make_console() -> Console:
     rich assumes 80 columns without a terminal, which folds the summary table's
     names and drops threshold columns; a log has no width limit to respect.
     """
-    console = Console()
+    # emoji=False: a name such as ":smile:" is text, not a picture
+    console = Console(emoji=False)
     if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(width=120)
+        console = Console(width=120, emoji=False)
     return console
 
 
@@ -61,7 +66,11 @@ def fail(message: str, code: int) -> NoReturn:
 
 
 def handle_errors(func: F) -> F:
-    """Turn known errors into one line on stderr and the matching exit code."""
+    """Turn known errors into one line on stderr and the matching exit code.
+
+    Whatever else escapes a command is still one line (exit 3, "internal error"),
+    never a traceback; RTBENCH_DEBUG=1 shows the traceback instead.
+    """
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -72,32 +81,109 @@ def handle_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except (CliError, RunError) as exc:
-            click.echo(f"rtbench: {exc}", err=True)
+            _say(str(exc))
             sys.exit(exc.code)
         except TargetUsageError as exc:
-            click.echo(f"rtbench: {exc}", err=True)
+            _say(str(exc))
             sys.exit(EXIT_USAGE)
         except SuiteError as exc:
-            click.echo(f"rtbench: suite {exc}", err=True)
+            _say(f"suite {exc}")
             sys.exit(EXIT_USAGE)
         except (ProbeNotFound, TargetError) as exc:
-            click.echo(f"rtbench: {exc}", err=True)
+            _say(str(exc))
             sys.exit(EXIT_ENV)
         except StoreError as exc:
-            click.echo(f"rtbench: {exc}", err=True)
-            sys.exit(EXIT_ENV)
+            _say(str(exc))
+            sys.exit(getattr(exc, "code", EXIT_ENV))
         except KeyboardInterrupt:
-            click.echo("rtbench: interrupted", err=True)
+            _say("interrupted")
             sys.exit(EXIT_INTERRUPTED)
+        except (SystemExit, click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except OSError as exc:
+            if os.environ.get("RTBENCH_DEBUG"):
+                raise
+            name = f" {exc.filename}" if exc.filename else ""
+            _say(f"cannot access{name}: {exc.strerror or exc}")
+            # a path that cannot exist is the user's to fix; a refusing machine is not
+            sys.exit(EXIT_USAGE if exc.errno in _BAD_PATH_ERRNOS else EXIT_ENV)
+        except Exception as exc:  # the last net: one line, never a traceback
+            if os.environ.get("RTBENCH_DEBUG"):
+                raise
+            _say(f"internal error ({type(exc).__name__}: {_one_line(exc)}); "
+                 "please report it (RTBENCH_DEBUG=1 shows the traceback)")
+            sys.exit(EXIT_ENV)
 
     return wrapper  # type: ignore[return-value]
 
 
-def open_store(url: str | None) -> Any:
-    """Open the results database (created and migrated on first use)."""
-    from rtbench.store import Store
+def _one_line(exc: BaseException) -> str:
+    """The first line of an exception's text, at most 300 characters."""
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:300]
 
-    return Store.open(url)
+
+def _say(message: str) -> None:
+    """Print one error line on stderr, its text stripped of terminal controls."""
+    line = " ".join(for_terminal(message).split("\n"))
+    click.echo(f"rtbench: {line[:2000]}", err=True)
+
+
+class RtbenchGroup(click.Group):
+    """The top-level group: click's usage errors become one line and exit 2."""
+
+    def main(self, args: Any = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
+        """Run the command line; a usage error is one `rtbench: ...` line, exit 2."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        argv = sys.argv[1:] if args is None else list(args)
+        for arg in argv:
+            if isinstance(arg, str) and "\x00" in arg:
+                click.echo(f"rtbench: argument {for_terminal(arg)!r} contains a NUL byte",
+                           err=True)
+                sys.exit(EXIT_USAGE)
+        try:
+            code = super().main(args, prog_name, complete_var, False, **extra)
+        except click.ClickException as exc:
+            ctx = getattr(exc, "ctx", None)
+            where = " ".join(["rtbench", *(ctx.command_path.split()[1:] if ctx else [])])
+            line = " ".join(for_terminal(exc.format_message()).split())
+            click.echo(f"{where}: {line} (see --help)", err=True)
+            sys.exit(EXIT_USAGE)
+        except click.Abort:
+            click.echo("rtbench: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+# A stored run's id, or a count: what fits a 64-bit signed database integer.
+RUN_ID = click.IntRange(min=1, max=2**63 - 1)
+
+
+def open_store(url: str | None) -> Any:
+    """Open the results database (created and migrated on first use).
+
+    Runs whose rtbench died (SIGKILL, power loss, a closed terminal) are marked
+    `abandoned` on the way, and what such a process left behind is cleaned up.
+    """
+    from rtbench.store import Store, StoreError
+
+    store = Store.open(url)
+    recover_stale(store, StoreError)
+    return store
+
+
+def recover_stale(store: Any, store_error: type[Exception]) -> None:
+    """Mark the runs of dead owners abandoned; kill their loads; remove their io dirs."""
+    from rtbench.owner import clean_stale_load_dirs, kill_orphaned_loads, owner_dead
+
+    kill_orphaned_loads()
+    clean_stale_load_dirs(data_dir() / "loads")
+    # a read-only database: nothing can be marked, the command still works
+    with contextlib.suppress(store_error):
+        store.mark_abandoned(owner_dead)
 
 
 def stored_run(run_id: int, db_url: str | None) -> Any:
@@ -113,7 +199,7 @@ def stored_run(run_id: int, db_url: str | None) -> Any:
         store.close()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=RtbenchGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="rtbench")
 def main() -> None:
     """rtbench: measure real-time latency with rtprobe, keep every run, report it.
@@ -177,11 +263,16 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
     from rtbench.commands._run_support import fmt_seconds, plural
     from rtbench.report.live import LiveProgress
     from rtbench.runner import Runner
+    from rtbench.runsave import MeasurementNotStored
 
-    if not scale > 0:
-        fail(f"--scale {scale}: must be a number > 0", EXIT_USAGE)
+    if not (math.isfinite(scale) and scale > 0):
+        fail(f"--scale {scale}: must be a finite number > 0", EXIT_USAGE)
+    if no_report and report_path is not None:
+        fail("--no-report and --report contradict each other; give one of them", EXIT_USAGE)
     push_token = _push_token(push_url, token_file)
     loaded = load_suite(suite, scale)
+    if report_path is not None:
+        check_report_path(report_path)
     with open_target(target_uri, probe_path) as target:
         console = make_console()
         live = LiveProgress(console)
@@ -189,16 +280,19 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
         runner.validate(loaded)
         store = open_store(db_url)
         try:
-            console.print(f"rtbench {__version__}: suite [bold]{escape(loaded.name)}[/bold] "
+            console.print(f"rtbench {__version__}: suite [bold]{for_rich(loaded.name)}[/bold] "
                           f"({plural(len(loaded.scenarios), 'scenario')} x "
                           f"{plural(len(loaded.tests), 'test')}, "
                           f"about {fmt_seconds(loaded.estimated_seconds())}), "
-                          f"database {escape(store.url)}", highlight=False)
+                          f"database {for_rich(store.url)}", highlight=False)
             if policy == "other":
                 console.print("[yellow]--policy other: every test runs as SCHED_OTHER; the "
                               "results are not real-time latencies[/yellow]")
-            with live:
-                outcome = runner.run(loaded, store, sys.argv)
+            try:
+                with live:
+                    outcome = runner.run(loaded, store, sys.argv)
+            except MeasurementNotStored as exc:
+                keep_recovery(exc)
             detail = store.get_run(outcome.run_id)
         finally:
             store.close()
@@ -213,8 +307,13 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
     console.print(verdict_text(verdict_of(detail, outcome.warnings)))
     if not no_report:
         path = report_path or data_dir() / "reports" / f"run-{outcome.run_id}.html"
-        write_report(detail, path)
-        console.print(f"report: {path}", highlight=False)
+        try:
+            write_report(detail, path)
+        except CliError as exc:
+            console.print(f"run {outcome.run_id}: {outcome.status}", highlight=False)
+            fail(f"{exc}; run {outcome.run_id} is stored (`rtbench report "
+                 f"{outcome.run_id} -o FILE` writes its report elsewhere)", exc.code)
+        console.print(f"report: {for_rich(path)}", highlight=False)
     console.print(f"run {outcome.run_id}: {outcome.status}", highlight=False)
     if push_url and push_token:
         _push_after_run(detail, push_url, push_token)
@@ -247,15 +346,84 @@ def _push_after_run(detail: Any, push_url: str, token: str) -> None:
     click.echo(f"pushed run {detail.id} -> {pushed.url}")
 
 
-def write_report(detail: Any, path: Path) -> None:
-    """Write the HTML report of a run to path."""
-    from rtbench.report.html import write_html_report
+def keep_recovery(exc: Any) -> NoReturn:
+    """The database refused a finished measurement: write the run so far with it as an
+    rtbench-run/1 file and fail naming the file (exit 3)."""
+    import tempfile
 
+    from rtbench.interop.runjson import dumps
+
+    text = dumps(exc.bundle)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+    name = f"run-{exc.bundle.tags.get('recovered_from', 'x')}-{stamp}.json"
+    for directory in (data_dir() / "recovered", Path(os.environ.get("TMPDIR", "/var/tmp"))):
+        tmp = None
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(text)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, directory / name)
+        except OSError:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            continue
+        fail(f"{exc}; the finished measurements are kept in {directory / name} "
+             f"(`rtbench import {directory / name}` stores them)", EXIT_ENV)
+    fail(f"{exc}; the measurement could not be kept in a file either "
+         "(no writable directory)", EXIT_ENV)
+
+
+# errno values that mean the report path itself is wrong (usage), not the machine
+_BAD_PATH_ERRNOS = {errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.ENAMETOOLONG,
+                    errno.EINVAL, errno.ELOOP, errno.EEXIST}
+
+
+def _path_error(what: str, path: Path, exc: OSError) -> NoReturn:
+    """Fail naming path: exit 2 for a wrong path, 3 for a refusing machine (EACCES...)."""
+    code = EXIT_USAGE if exc.errno in _BAD_PATH_ERRNOS else EXIT_ENV
+    fail(f"{what} {path}: {exc.strerror or exc}", code)
+
+
+def _make_parent(what: str, path: Path) -> None:
+    """Create path's directory; an ancestor that is a file is a wrong path (exit 2)."""
+    for ancestor in path.parents:
+        if ancestor.exists() or ancestor.is_symlink():
+            if not ancestor.is_dir():
+                fail(f"{what} {path}: {ancestor} is not a directory", EXIT_USAGE)
+            break
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        fail(f"cannot create the report directory {path.parent}: {exc.strerror}", EXIT_ENV)
-    write_html_report(detail, path)
+        _path_error(f"{what}: cannot create the directory", path.parent, exc)
+
+
+def check_report_path(path: Path) -> None:
+    """Before a run: the report path is usable (its directory creatable and writable)."""
+    if "\x00" in str(path):
+        fail(f"--report {path!r}: contains a NUL byte", EXIT_USAGE)
+    if path.is_dir():
+        fail(f"--report {path}: is a directory; give a file name", EXIT_USAGE)
+    directory = path.parent
+    _make_parent("--report", path)
+    if not os.access(directory, os.W_OK | os.X_OK):
+        fail(f"--report {path}: directory {directory} is not writable", EXIT_ENV)
+
+
+def write_report(detail: Any, path: Path) -> None:
+    """Write the HTML report of a run to path; OS errors are one line (exit 2 or 3)."""
+    from rtbench.report.html import write_html_report
+
+    if "\x00" in str(path):
+        fail(f"report path {path!r}: contains a NUL byte", EXIT_USAGE)
+    _make_parent("report", path)
+    try:
+        write_html_report(detail, path)
+    except OSError as exc:
+        _path_error("cannot write the report", path, exc)
 
 
 @main.command()
@@ -289,7 +457,8 @@ def suites(name: str | None, scale: float) -> None:
             title="built-in suites", box=box.HEAVY_HEAD))
         return
     suite = load_suite(name, scale)
-    console.print(f"[bold]{suite.name}[/bold] ({suite.source}): {suite.description}",
+    console.print(f"[bold]{for_rich(suite.name)}[/bold] ({for_rich(suite.source)}): "
+                  f"{for_rich(suite.description)}",
                   highlight=False)
     console.print(f"scale {suite.scale:g}, about {suite.estimated_seconds():.0f} s")
     scen_rows = [[s.name, "\n".join(load_text(ld.describe()) for ld in s.loads) or "none",
@@ -354,7 +523,7 @@ def preflight(target_uri: str | None, probe_path: str | None, as_json: bool) -> 
 @main.command(name="ls")
 @click.argument("selector", required=False)
 @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
+@click.option("--limit", type=RUN_ID, default=50, show_default=True,
               help="Show at most this many runs, newest first.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the runs as a JSON array (shape in docs/commands.md).")

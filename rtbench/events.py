@@ -85,8 +85,15 @@ class RunFinished:
     exit_code: int
 
 
+@dataclass(frozen=True)
+class Notice:
+    """Something the user must know that is not a measurement (a load that died)."""
+
+    message: str
+
+
 Event = (RunStarted | StepStarted | ProbeStarted | WindowDone | Tick | SettleDone
-         | MeasurementDone | ProbeWarning | RunFinished)
+         | MeasurementDone | ProbeWarning | RunFinished | Notice)
 OnEvent = Callable[[Event], None]
 
 

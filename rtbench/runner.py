@@ -3,7 +3,7 @@
 For each scenario the runner starts its loads, lets them settle, then runs rtprobe once per
 test, reading its NDJSON as it arrives, and stores the measurement as soon as it ends.
 While a scenario runs it samples the target's /proc once a second and stores the achieved
-intensity.  SIGINT and SIGTERM are forwarded to rtprobe as SIGINT (it then writes its
+intensity.  SIGINT, SIGTERM and SIGHUP are forwarded to rtprobe as SIGINT (it then writes its
 result with status 'interrupted'); loads are stopped, the partial measurement is stored
 and the run is finished as 'interrupted' (exit 4).  When the connection to the target
 breaks, what was measured so far is stored and the run ends as 'lost' (exit 3).
@@ -24,11 +24,12 @@ from dataclasses import dataclass, field, replace
 from types import FrameType
 from typing import Any
 
-from rtbench import EXIT_ENV, EXIT_USAGE, __version__
+from rtbench import EXIT_ENV, EXIT_USAGE, __version__, data_dir
 from rtbench.analysis.verdict import run_verdict
 from rtbench.cpulist import parse_cpulist
 from rtbench.events import (
     MeasurementDone,
+    Notice,
     OnEvent,
     ProbeStarted,
     ProbeWarning,
@@ -40,8 +41,10 @@ from rtbench.events import (
     WindowDone,
     ignore,
 )
+from rtbench.owner import LoadDirRegistry, current_owner
 from rtbench.preflight import run_preflight
-from rtbench.store import Store
+from rtbench.runsave import MeasurementNotStored, recovery_bundle, with_retries
+from rtbench.store import Store, StoreError
 from rtbench.store.ingest import measurement_detail
 from rtbench.suites import (
     LoadSpec,
@@ -56,8 +59,13 @@ from rtbench.suites import (
     target_catalogue,
     validate_for_probe,
 )
-from rtbench.targets.base import ProbeProcess, Target, TargetError, TargetLost
-from rtbench.targets.procstat import IntensitySampler, read_steal
+from rtbench.targets.base import ProbeProcess, Target, TargetError, TargetLost, open_target
+from rtbench.targets.procstat import (
+    IntensitySampler,
+    parse_net_dev,
+    read_steal,
+    received_rate,
+)
 from rtbench.wire.records import (
     ProbeOutput,
     RecordError,
@@ -66,6 +74,8 @@ from rtbench.wire.records import (
     parse_record,
 )
 
+# UDP port a host-side net load floods on the target (discard: nothing listens).
+HOST_LOAD_PORT = 9
 # Time rtprobe may take beyond warm-up + duration before it is considered hung.
 HANG_GRACE_S = 60.0
 # The same for tests that run a fixed amount of work (ctx, pi, ...): their length is only
@@ -90,8 +100,11 @@ class RunOutcome:
     warnings: list[str] = field(default_factory=list)  # rtprobe's own, each once
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 class StopFlag:
-    """Set by SIGINT/SIGTERM while a run is in progress."""
+    """Set by SIGINT, SIGTERM or SIGHUP (a closed terminal) while a run is in progress."""
 
     def __init__(self) -> None:
         self.signal_name: str | None = None
@@ -106,8 +119,8 @@ class StopFlag:
 
     @contextmanager
     def installed(self) -> Iterator[StopFlag]:
-        """Install the handlers for SIGINT and SIGTERM, restoring the old ones after."""
-        old = {s: signal.signal(s, self.handle) for s in (signal.SIGINT, signal.SIGTERM)}
+        """Install the handlers for STOP_SIGNALS, restoring the old ones after."""
+        old = {s: signal.signal(s, self.handle) for s in STOP_SIGNALS}
         try:
             yield self
         finally:
@@ -116,16 +129,26 @@ class StopFlag:
 
 
 class LineBuffer:
-    """Split a byte stream into lines as data arrives."""
+    """Split a byte stream into lines as data arrives, in time linear in its length.
+
+    The unfinished line is kept as a list of chunks and joined once, when its newline
+    arrives (appending to one bytes object would copy it again for every chunk).
+    """
 
     def __init__(self) -> None:
-        self._pending = b""
+        self._pending: list[bytes] = []
         self.lineno = 0
 
     def feed(self, data: bytes) -> list[tuple[int, str]]:
         """Add data; return the complete lines (numbered from 1)."""
-        self._pending += data
-        *lines, self._pending = self._pending.split(b"\n")
+        if b"\n" not in data:
+            if data:
+                self._pending.append(data)
+            return []
+        first, *lines = data.split(b"\n")
+        tail = lines.pop()
+        lines.insert(0, b"".join([*self._pending, first]))
+        self._pending = [tail] if tail else []
         out = []
         for raw in lines:
             self.lineno += 1
@@ -134,7 +157,7 @@ class LineBuffer:
 
     def rest(self) -> str:
         """Text left without a newline (a line cut short by a killed process)."""
-        return self._pending.decode("utf-8", errors="replace")
+        return b"".join(self._pending).decode("utf-8", errors="replace")
 
 
 class Pump:
@@ -199,15 +222,24 @@ class _Load:
     output: ProbeOutput = field(default_factory=ProbeOutput)
     lines: LineBuffer = field(default_factory=LineBuffer)
     errors: list[str] = field(default_factory=list)
+    work_dir: str | None = None
 
 
 class LoadGroup:
     """The loads of one scenario: started together, watched, stopped on every path."""
 
-    def __init__(self, target: Target, pump: Pump) -> None:
+    def __init__(self, target: Target, pump: Pump,
+                 registry: LoadDirRegistry | None = None,
+                 host: Callable[[], Target] | None = None) -> None:
         self.target = target
         self.pump = pump
         self.loads: list[_Load] = []
+        # the io loads' work directories, so that a killed rtbench's are found later
+        self.registry = registry
+        # the machine rtbench runs on, for loads placed `on = "host"` (opened on demand)
+        self.host = host
+        self._net_before: tuple[float, dict[str, tuple[int, int]]] | None = None
+        self.received: dict[str, Any] | None = None
 
     def start(self, specs: tuple[LoadSpec, ...], load_cpus: str | None = None) -> None:
         """Start every instance of every load; a load without its own `cpus` gets load_cpus."""
@@ -224,25 +256,53 @@ class LoadGroup:
         """Start `rtprobe load KIND --rate R` and read its rate records."""
         rate = spec.rate if isinstance(spec.rate, str) else f"{spec.rate:g}"
         args = ["load", str(spec.kind), "--rate", rate]
-        if cpus is not None:
+        where = self.target
+        if spec.on == "host":
+            where, aim = self._host_side()
+            args += aim
+        elif cpus is not None:
             args += ["--cpus", cpus]
         args += params_to_args(spec.options)
-        proc = self.target.start_probe(args)
+        proc = where.start_probe(args)
         load = _Load(spec, proc, cpus)
         self.loads.append(load)
         self.pump.add(proc, lambda data: self._on_data(load, data),
                       lambda data: self._on_stderr(load, data))
 
-    @staticmethod
-    def _on_data(load: _Load, data: bytes) -> None:
-        """Parse rate and result records of a built-in load."""
+    def _host_side(self) -> tuple[Target, list[str]]:
+        """The host target and the arguments aiming a net load at the target's address;
+        the target's /proc/net/dev is read now, to count what it received."""
+        if self.host is None:
+            raise TargetError("this run has no host side for `on = \"host\"` loads")
+        host = self.host()
+        address = self.target.address()
+        if host.name == self.target.name:
+            return host, []
+        if address is None:
+            raise TargetError(f"target {self.target.name} has no network address for a "
+                              "host-side load (`on = \"host\"` needs an ssh target)")
+        if self._net_before is None:
+            self._net_before = (time.monotonic(),
+                                parse_net_dev(self.target.read_file("/proc/net/dev")))
+        where = f"[{address}]" if ":" in address else address
+        return host, ["--target", f"{where}:{HOST_LOAD_PORT}", "--allow-remote"]
+
+    def _on_data(self, load: _Load, data: bytes) -> None:
+        """Parse rate and result records of a built-in load; note its work directory."""
         for lineno, line in load.lines.feed(data):
             if not line.strip():
                 continue
             try:
-                load.output.add(parse_record(line, lineno))
+                record = parse_record(line, lineno)
             except RecordError as exc:
                 load.errors.append(f"rtprobe load {load.spec.kind}: {exc}")
+                continue
+            load.output.add(record)
+            if isinstance(record, StartRecord) and self.target.name == "local":
+                work_dir = record.params.get("work_dir")
+                if isinstance(work_dir, str) and self.registry is not None:
+                    load.work_dir = work_dir
+                    self.registry.add(work_dir)
 
     @staticmethod
     def _on_stderr(load: _Load, data: bytes) -> None:
@@ -267,6 +327,11 @@ class LoadGroup:
 
     def stop(self) -> None:
         """Stop every load: built-in ones get SIGINT first so they write their result."""
+        if self._net_before is not None:
+            with suppress(TargetError, ValueError):
+                after = parse_net_dev(self.target.read_file("/proc/net/dev"))
+                then, before = self._net_before
+                self.received = received_rate(before, after, time.monotonic() - then)
         for load in self.loads:
             if load.spec.kind is not None:
                 load.proc.interrupt()
@@ -277,6 +342,9 @@ class LoadGroup:
                     self.pump.drain(load.proc, 3.0)
                 load.proc.stop()
             self.pump.remove(load.proc)
+            if load.work_dir is not None and self.registry is not None:
+                # a load killed (or dead) before its own clean-up leaves its directory
+                self.registry.remove_dead(load.work_dir)
     def summary(self) -> list[dict[str, Any]]:
         """Per load instance: the recipe, its CPUs, for built-in kinds the achieved rate.
 
@@ -304,6 +372,9 @@ class LoadGroup:
                 footprint = result.raw.get("footprint") if result else None
                 if isinstance(footprint, dict):
                     entry["peak_rss_kib"] = footprint.get("peak_rss_kib")
+                if load.spec.on == "host":
+                    # the other end's count: what the target's busiest interface received
+                    entry["received_by_target"] = self.received
                 if load.errors:
                     entry["errors"] = load.errors[-3:]
             out.append(entry)
@@ -318,6 +389,7 @@ class _Measured:
     status: str
     returncode: int | None
     messages: list[str]
+    reason: str | None = None
 
 
 def allowed_cpus(sysinfo: dict[str, Any]) -> set[int]:
@@ -365,11 +437,16 @@ class Runner:
         self.hang_grace_s = hang_grace_s
         self.stop = StopFlag()
         self.pump = Pump()
+        self._host_target: Target | None = None
         self.statuses: list[str] = []
         self.usage_error = False
         self.lost = False
         self.messages: list[str] = []
         self._sysinfo: dict[str, Any] | None = None
+        self.run_id = 0
+        self.registry: LoadDirRegistry | None = None
+        # what the run was created with, for a recovery bundle when the store fails
+        self._facts: dict[str, Any] = {}
 
     def sysinfo(self) -> dict[str, Any]:
         """The target's sysinfo (asked once)."""
@@ -380,12 +457,22 @@ class Runner:
     def validate(self, suite: Suite) -> None:
         """Before anything runs: the target's rtprobe (its `describe --json`) has every test
         kind, option and load kind the suite uses (and --simulate for every test of a
-        simulated run), and the CPUs the suite names exist on the target.  RunError or
-        SuiteError say what is wrong."""
+        simulated run, whose value rtprobe accepts), and the CPUs the suite names exist on
+        the target.  RunError or SuiteError say what is wrong."""
         try:
             validate_for_probe(suite, target_catalogue(self.target), self.simulate is not None)
         except ProbeMismatch as exc:
             raise RunError(str(exc), exc.exit_code) from None
+        if self.simulate is not None:
+            # one simulated sample: rtprobe parses SEED[:DIST] the same way for every
+            # test, and refuses a bad one with exit 2 before anything runs
+            done = self.target.run_probe(["cyclic", "--simulate", self.simulate, "--loops",
+                                          "1", "--warmup", "0", "--threads", "1"],
+                                         timeout_s=10.0)
+            if done.returncode == EXIT_USAGE:
+                why = (done.stderr.strip().splitlines() or ["refused by rtprobe"])[-1]
+                raise RunError(f"--simulate {self.simulate!r}: "
+                               f"{why.removeprefix('rtprobe: ')}", EXIT_USAGE)
         check_placement(suite, allowed_cpus(self.sysinfo()))
         self._check_policy(suite)
         if self.simulate is None:
@@ -438,14 +525,23 @@ class Runner:
         facts = run_preflight(sysinfo, read_steal(self.target.read_file))
         allowed = allowed_cpus(sysinfo)
         has_loads = any(s.loads for s in suite.scenarios)
+        owner = current_owner()
+        # the owner lets a later rtbench tell that this process is gone (run abandoned)
         versions = {"rtbench": __version__, "rtprobe": self.target.probe_version(),
-                    "python": platform.python_version()}
+                    "python": platform.python_version(), "owner": owner}
+        raw_uname = sysinfo.get("uname")
+        uname: dict[str, Any] = raw_uname if isinstance(raw_uname, dict) else {}
+        self._facts = dict(
+            suite=suite.name, suite_source=suite.text or suite.source, scale=suite.scale,
+            hostname=self.target.hostname(), target=self.target.name, sysinfo=sysinfo,
+            preflight=facts, tool_versions=versions, command_line=list(command_line),
+            simulated=self.simulate is not None)
         with self.stop.installed():
-            run_id = self.store.create_run(
-                suite=suite.name, suite_source=suite.text or suite.source, scale=suite.scale,
-                hostname=self.target.hostname(), target=self.target.name, sysinfo=sysinfo,
-                preflight=facts, tool_versions=versions, command_line=command_line,
-                simulated=self.simulate is not None)
+            run_id = with_retries(lambda: self.store.create_run(**self._facts))
+            self.run_id = run_id
+            self._facts.update(kernel=str(uname.get("release") or ""),
+                               arch=str(uname.get("machine") or ""))
+            self.registry = LoadDirRegistry(data_dir() / "loads", owner)
             self.on_event(RunStarted(run_id, suite))
             try:
                 for scenario in suite.scenarios:
@@ -454,11 +550,15 @@ class Runner:
                     placement = plan_placement(scenario, allowed, has_loads)
                     self._run_scenario(run_id, suite, scenario, placement)
             except BaseException:
-                self.store.finish_run(run_id, "interrupted" if self.stop else "error")
+                with suppress(StoreError):
+                    self.store.finish_run(run_id, "interrupted" if self.stop else "error")
                 raise
+            finally:
+                self.registry.close()
+                self._close_host()
             status, code = run_verdict(self.statuses, interrupted=bool(self.stop),
                                        lost=self.lost, usage_error=self.usage_error)
-            self.store.finish_run(run_id, status)
+            with_retries(lambda: self.store.finish_run(run_id, status))
         self.on_event(RunFinished(run_id, status, code))
         return RunOutcome(run_id, status, code, len(self.statuses), self.messages,
                           self.warnings)
@@ -470,6 +570,22 @@ class Runner:
             return
         self.warnings.append(text)
         self.on_event(ProbeWarning(text))
+
+    def _host(self) -> Target:
+        """This machine as a target, for loads placed on the host (opened once)."""
+        if self._host_target is None:
+            if self.target.name == "local":
+                return self.target
+            host = open_target("local")
+            host.open()
+            self._host_target = host
+        return self._host_target
+
+    def _close_host(self) -> None:
+        """Close the host side if a host load opened it."""
+        if self._host_target is not None:
+            self._host_target.close()
+            self._host_target = None
 
     def _wait(self, seconds: float, sampler: IntensitySampler) -> None:
         """Wait (pumping load output and sampling /proc) unless stopped."""
@@ -502,7 +618,7 @@ class Runner:
             run_id, name=scenario.name, loads=[ld.describe() for ld in scenario.loads],
             load_cpus=scenario.load_cpus, measure_cpus=scenario.measure_cpus)
         self.store.set_scenario_intensity(scenario_id, {"placement": placement.describe()})
-        loads = LoadGroup(self.target, self.pump)
+        loads = LoadGroup(self.target, self.pump, self.registry, self._host)
         sampler = IntensitySampler(self.target.read_file, time.monotonic)
         try:
             loads.start(scenario.loads, scenario.load_cpus)
@@ -520,10 +636,14 @@ class Runner:
                     break
                 failures = loads.failures()
                 if failures:
+                    # the scenario's stress is gone: its remaining tests would lie
                     self.messages += failures
                     self.statuses.append("error")
+                    for failure in failures:
+                        self.on_event(Notice(f"{scenario.name}: {failure}; its remaining "
+                                             "tests are skipped"))
                     break
-                self._measure(scenario_id, scenario, test, sampler)
+                self._measure(scenario_id, scenario, test, sampler, loads)
         except TargetLost as exc:
             self._lose(scenario.name, exc)
         finally:
@@ -535,11 +655,17 @@ class Runner:
             intensity = sampler.intensity()
             intensity["placement"] = placement.describe()
             intensity["loads"] = loads.summary()
-            self.store.set_scenario_intensity(scenario_id, intensity)
+            with suppress(StoreError):
+                with_retries(lambda: self.store.set_scenario_intensity(scenario_id,
+                                                                       intensity))
 
     def _measure(self, scenario_id: int, scenario: Scenario, test: TestSpec,
-                 sampler: IntensitySampler) -> None:
-        """Run one test in scenario and store it."""
+                 sampler: IntensitySampler, loads: LoadGroup | None = None) -> None:
+        """Run one test in scenario and store it.
+
+        A load that ended while the test ran makes the test an error (it did not run
+        under its scenario), with the load's last message as the reason.
+        """
         args = test.probe_args(scenario, self.simulate, self.policy)
         command = [self.target.probe_path(), *args]
         expected = test.expected_seconds()
@@ -551,18 +677,56 @@ class Runner:
         if grace is None:
             grace = HANG_GRACE_S if test.traits().timed else HANG_GRACE_UNTIMED_S
         measured = self._run_probe(args, expected, sampler, test.affinity(scenario), grace)
+        load_failures = loads.failures() if loads is not None else []
+        if load_failures and measured.status not in ("interrupted", "lost"):
+            measured.status = "error"
+            measured.reason = "; ".join(load_failures)
+            measured.messages += load_failures
         params = dict(measured.output.start.params) if measured.output.start \
             else dict(test.params)
-        self.store.add_measurement_detail(scenario_id, measurement_detail(
-            measured.output, name=test.name, test=test.test, params=params,
-            command=command, status=measured.status,
-            thresholds_ns=list(test.thresholds_ns)))
+        self._store_measurement(scenario_id, scenario.name, measured, name=test.name,
+                                test=test.test, params=params, command=command,
+                                thresholds_ns=list(test.thresholds_ns))
         self.statuses.append(measured.status)
         if measured.returncode == EXIT_USAGE:
             self.usage_error = True
         self.messages += [f"{scenario.name} / {test.name}: {m}" for m in measured.messages]
         self.on_event(MeasurementDone(scenario.name, test.name, test.test, measured.status,
                                       measured.output, list(measured.messages)))
+
+    def _store_measurement(self, scenario_id: int, scenario_name: str, measured: _Measured,
+                           **fields: Any) -> None:
+        """Store a measurement, waiting out a locked database.
+
+        A result the store cannot take (totals beyond 64 bits) leaves the measurement
+        stored from its windows alone, as an error with the reason.  When the database
+        refuses for good, MeasurementNotStored carries the run so far and this
+        measurement (the CLI keeps them in a recovery file).
+        """
+        output = measured.output
+        for attempt in range(3):
+            detail = measurement_detail(output, status=measured.status, **fields)
+            if measured.reason is not None:
+                detail.reason = measured.reason
+            try:
+                with_retries(lambda d=detail: self.store.add_measurement_detail(  # type: ignore[misc]
+                    scenario_id, d))
+                return
+            except StoreError as exc:
+                try:
+                    stored = self.store.get_run(self.run_id)
+                except StoreError:
+                    stored = None
+                raise MeasurementNotStored(str(exc), recovery_bundle(
+                    stored, dict(self._facts), self.run_id, scenario_id, scenario_name,
+                    detail)) from None
+            except (OverflowError, ValueError, KeyError, TypeError) as exc:
+                # keep what can be kept: the windows, then only the start
+                output = ProbeOutput(start=output.start, windows=output.windows,
+                                     spikes=output.spikes) if attempt == 0 \
+                    else ProbeOutput(start=output.start)
+                measured.status = "error"
+                measured.reason = f"rtprobe's output could not be stored ({exc})"
 
     def _run_probe(self, args: list[str], expected_s: float, sampler: IntensitySampler,
                    cpus: str | None = None, grace_s: float = HANG_GRACE_S) -> _Measured:
@@ -576,6 +740,7 @@ class Runner:
         stderr = bytearray()
         stderr_lines = LineBuffer()
         messages: list[str] = []
+        bad_records: list[str] = []
 
         def on_stdout(data: bytes) -> None:
             for lineno, line in lines.feed(data):
@@ -584,8 +749,9 @@ class Runner:
                 try:
                     record = parse_record(line, lineno)
                 except RecordError as exc:
+                    bad_records.append(str(exc)[:300])
                     if len(messages) < 5:
-                        messages.append(f"rtprobe output: {exc}")
+                        messages.append(f"rtprobe output: {str(exc)[:300]}")
                     continue
                 output.add(record)
                 if isinstance(record, StartRecord):
@@ -603,6 +769,7 @@ class Runner:
         deadline = time.monotonic() + expected_s + grace_s
         next_sample = time.monotonic() + 1.0
         interrupted_at: float | None = None
+        killed_why: str | None = None
         lost = False
         try:
             while self.pump.watching(proc):
@@ -617,17 +784,26 @@ class Runner:
                     break
                 now = time.monotonic()
                 if now >= next_sample:
-                    sampler.sample()
+                    try:
+                        sampler.sample()
+                    except TargetLost:
+                        # the /proc read found the connection gone: keep what came
+                        lost = True
+                        messages.append(f"connection to target {self.target.name} lost; "
+                                        "the finished windows are kept")
+                        break
                     next_sample += 1.0
                 if self.stop and interrupted_at is None:
                     proc.interrupt()
                     interrupted_at = now
                 if interrupted_at is not None and now - interrupted_at > self.interrupt_grace_s:
-                    messages.append("rtprobe did not stop after SIGINT; killed")
+                    killed_why = "rtprobe did not stop after SIGINT; killed"
+                    messages.append(killed_why)
                     break
                 if now > deadline:
-                    messages.append(f"rtprobe ran {grace_s:.0f} s past its expected "
-                                    "length; killed")
+                    killed_why = (f"rtprobe ran {grace_s:g} s past its expected length; "
+                                  "killed (hung?)")
+                    messages.append(killed_why)
                     break
                 self.on_event(Tick())
         finally:
@@ -639,16 +815,31 @@ class Runner:
         if lines.rest().strip():
             messages.append("rtprobe's last line was cut short (process killed?)")
         returncode = proc.poll()
+        if proc.lost and not lost:
+            # stopping it showed the target gone (e.g. a serial board that rebooted)
+            lost = True
+            messages.append(f"connection to target {self.target.name} lost; "
+                            "the finished windows are kept")
         if lost:
             self._lose("rtprobe")
             status = output.result.status if output.result is not None else "lost"
             return _Measured(output, status, returncode, messages)
         status = output.result.status if output.result is not None else \
             ("interrupted" if self.stop else "error")
+        reason = None
         if status == "error" or returncode not in (0, 1, 4):
             text = stderr.decode("utf-8", errors="replace").strip().splitlines()
             if text:
                 messages.append(text[-1])
+                reason = text[-1]
             elif output.result is None:
-                messages.append(f"rtprobe ended without a result (exit {returncode})")
-        return _Measured(output, status, returncode, messages)
+                reason = f"rtprobe ended without a result (exit {returncode})"
+                messages.append(reason)
+        if killed_why is not None and status == "error":
+            reason = killed_why
+        if bad_records and status != "interrupted":
+            # the valid windows are kept; the measurement cannot be trusted as a whole
+            status = "error"
+            more = f" (and {len(bad_records) - 1} more)" if len(bad_records) > 1 else ""
+            reason = f"invalid rtprobe output: {bad_records[0]}{more}"
+        return _Measured(output, status, returncode, messages, reason)

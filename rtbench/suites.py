@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import math
 import re
 import sys
 from collections.abc import Mapping
@@ -170,6 +171,11 @@ UNIT_NS = {
     "m": 60_000_000_000, "h": 3_600_000_000_000, "d": 86_400_000_000_000,
 }
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ns|us|ms|s|m|h|d)?\s*$")
+# Limits that keep a typo from asking for millions of measurements or processes.
+MAX_SWEEP = 1000
+MAX_MEASUREMENTS = 10000
+MAX_INSTANCES = 256
+MAX_STRING = 65536
 _CPULIST_RE = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 _PARAM_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
 
@@ -232,10 +238,14 @@ class LoadSpec:
     rate: float | str | None = None  # a number, or "max"
     cpus: str | None = None
     options: Mapping[str, ParamValue] = field(default_factory=dict)
+    # where it runs: "target" (default) or "host" (the net flood, aimed at the target)
+    on: str = "target"
 
     def describe(self) -> dict[str, Any]:
         """Return the recipe as stored with the scenario."""
         recipe: dict[str, Any] = {"instances": self.instances}
+        if self.on != "target":
+            recipe["on"] = self.on
         if self.command is not None:
             recipe["command"] = self.command
         else:
@@ -355,11 +365,15 @@ class Suite:
 
     def scaled(self, factor: float) -> Suite:
         """Return the suite with every duration (duration, warmup, settle) times factor."""
-        if not factor > 0:
-            raise SuiteError(self.source, "--scale", f"{factor} must be a number > 0")
+        if not (math.isfinite(factor) and factor > 0):
+            raise SuiteError(self.source, "--scale", f"{factor} must be a finite number > 0")
 
         def mul(ns: int) -> int:
-            return int(round(ns * factor))
+            scaled = ns * factor
+            if scaled >= 2**63:
+                raise SuiteError(self.source, "--scale", f"{factor:g} makes a duration of "
+                                 f"{scaled / 1e9:.3g} s, beyond the 2^63 ns limit")
+            return int(round(scaled))
 
         return replace(
             self,
@@ -492,7 +506,15 @@ class _Checker:
         """Check value is a non-empty string."""
         if not isinstance(value, str) or not value.strip():
             raise self.fail(key, "must be a non-empty string")
+        self.text(value, key)
         return value
+
+    def text(self, value: str, key: str) -> None:
+        """Refuse NUL bytes and over-long strings (they cannot be arguments or names)."""
+        if "\x00" in value:
+            raise self.fail(key, "contains a NUL byte")
+        if len(value) > MAX_STRING:
+            raise self.fail(key, f"longer than {MAX_STRING} characters")
 
     def duration(self, value: object, key: str, default_unit: str, *, zero_ok: bool) -> int:
         """Parse a duration at key."""
@@ -521,6 +543,10 @@ class _Checker:
         text = str(value)
         if not _CPULIST_RE.match(text):
             raise self.fail(key, f"{text!r} is not a CPU list such as \"0-3,6\"")
+        try:
+            parse_cpulist(text)
+        except ValueError as exc:
+            raise self.fail(key, f"{text!r}: {exc}") from None
         return text
 
     def number(self, value: object, key: str, *, integer: bool, minimum: float) -> float:
@@ -528,6 +554,8 @@ class _Checker:
         ok_type = int if integer else (int, float)
         if isinstance(value, bool) or not isinstance(value, ok_type):
             raise self.fail(key, "must be an integer" if integer else "must be a number")
+        if not math.isfinite(value) or abs(value) >= 2**63:
+            raise self.fail(key, f"{value!r} is not a finite number below 2^63")
         if value < minimum:
             raise self.fail(key, f"must be >= {minimum:g}")
         return float(value)
@@ -554,15 +582,36 @@ class _Checker:
             for i, item in enumerate(value):
                 if isinstance(item, bool) or not isinstance(item, (str, int, float)):
                     raise self.fail(f"{key}[{i}]", "list items must be strings or numbers")
+                self.scalar(item, f"{key}[{i}]")
         elif not isinstance(value, (str, int, float, bool)):
             raise self.fail(key, "must be a string, number, boolean or list")
+        else:
+            self.scalar(value, key)
+
+    def scalar(self, value: object, key: str) -> None:
+        """Refuse a parameter value no command line can carry (NUL, inf, > 64 bits)."""
+        if isinstance(value, str):
+            self.text(value, key)
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise self.fail(key, f"{value!r} is not a finite number")
+        elif isinstance(value, int) and not -(2**63) <= value < 2**64:
+            raise self.fail(key, f"{value} does not fit in 64 bits")
 
 
 def _parse_load(check: _Checker, raw: object, key: str, load_cpus: str | None) -> LoadSpec:
     """Validate one load table."""
-    table = check.table(raw, key, ("command", "kind", "rate", "instances", "cpus", "options"))
+    table = check.table(raw, key, ("command", "kind", "rate", "instances", "cpus", "options",
+                                   "on"))
+    on = check.string(table.get("on", "target"), f"{key}.on")
+    if on not in ("target", "host"):
+        raise check.fail(f"{key}.on", "must be \"target\" or \"host\"")
+    if on == "host" and table.get("kind") != "net":
+        raise check.fail(f"{key}.on", "only the net load runs on the host (it floods the "
+                         "target's address)")
     instances = int(check.number(table.get("instances", 1), f"{key}.instances",
                                  integer=True, minimum=1))
+    if instances > MAX_INSTANCES:
+        raise check.fail(f"{key}.instances", f"{instances}: at most {MAX_INSTANCES}")
     cpus = check.cpulist(table["cpus"], f"{key}.cpus") if "cpus" in table else load_cpus
     if ("command" in table) == ("kind" in table):
         raise check.fail(key, "give exactly one of `command` (external) or `kind` (built-in)")
@@ -582,12 +631,17 @@ def _parse_load(check: _Checker, raw: object, key: str, load_cpus: str | None) -
     rate: float | str = table["rate"]
     if rate != "max":
         rate = check.number(rate, f"{key}.rate", integer=False, minimum=0)
+        if rate == 0 or not math.isfinite(rate):
+            raise check.fail(f"{key}.rate", "must be a finite number > 0 or \"max\" "
+                             "(a load at rate 0 would not run; remove the load instead)")
     options = check.params(table.get("options", {}), f"{key}.options",
                            RESERVED_LOAD_OPTIONS)
     if kind == "io" and "dir" not in options:
         raise check.fail(f"{key}.options.dir",
                          "missing: the io load writes and walks files in a directory you "
                          "name (e.g. options = { dir = \"/var/tmp\" })")
+    if on == "host":
+        return LoadSpec(instances=instances, kind=kind, rate=rate, options=options, on="host")
     return LoadSpec(instances=instances, kind=kind, rate=rate, cpus=cpus, options=options)
 
 
@@ -648,6 +702,12 @@ def _parse_tests(check: _Checker, raw: object, key: str, index: int,
         return [_fit_kind(check, base, table, key)]
     names = list(sweep)
     value_lists = [sweep[n] for n in names]
+    combinations = 1
+    for values in value_lists:
+        combinations *= len(values) if isinstance(values, list) else 1
+    if combinations > MAX_SWEEP:
+        raise check.fail(f"{key}.sweep", f"{combinations} combinations; at most {MAX_SWEEP} "
+                         "measurements per [[tests]] entry (split the sweep)")
     specs = []
     for combo in itertools.product(*value_lists):  # type: ignore[arg-type]
         swept = dict(params)
@@ -685,6 +745,8 @@ def parse_suite(text: str, source: str, catalogue: ProbeCatalogue | None = None)
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise check.fail("", f"not valid TOML ({exc})") from None
+    except RecursionError:
+        raise check.fail("", "not valid TOML (nested too deeply)") from None
     check.table(doc, "", ("suite", "defaults", "scenarios", "tests"))
     if "suite" not in doc:
         raise check.fail("suite", "missing: the [suite] table with at least `name`")
@@ -724,6 +786,9 @@ def parse_suite(text: str, source: str, catalogue: ProbeCatalogue | None = None)
     tests: list[TestSpec] = []
     for i, t in enumerate(tests_raw):
         tests += _parse_tests(check, t, f"tests[{i}]", i, defaults)
+        if len(tests) * len(scenarios) > MAX_MEASUREMENTS:
+            raise check.fail("tests", f"more than {MAX_MEASUREMENTS} measurements "
+                             "(scenarios x tests, sweeps expanded); split the suite")
     _unique([t.name for t in tests], check, "tests", "test name")
     suite = Suite(name=name, description=str(head.get("description", "")), source=source,
                   scale=1.0, scenarios=scenarios, tests=tuple(tests), text=text)

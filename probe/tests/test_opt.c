@@ -35,6 +35,8 @@ static void test_durations_ok(struct tap *t)
 		{ "18446744073709551615ns", "us", UINT64_MAX },
 		{ "18446744073709551.615us", "us", UINT64_MAX },
 		{ "007ms", "us", 7000000 },
+		{ "0.125us", "us", 125 },
+		{ "2.75h", "s", 9900000000000ULL },
 	};
 	char err[128], name[96];
 	uint64_t ns;
@@ -60,7 +62,7 @@ static void test_durations_bad(struct tap *t)
 		"", "-5", "-5us", "5parsecs", "us", "1.", ".5ms", "1.5.3ms",
 		"1e3us", "0x10us", " 5s", "5s ", "5 s", "+5s", "1.0000000001s",
 		"0.5ns", "18446744073709551616ns", "18446744073709552s",
-		"213504d", "nan", "inf", "5S", "5sec",
+		"213504d", "nan", "inf", "5S", "5sec", "0.999999999999999999s",
 	};
 	char err[128];
 	uint64_t ns;

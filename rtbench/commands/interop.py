@@ -35,6 +35,9 @@ def resolve_run(store: Any, text: str) -> int:
         fail(f"RUN {text!r}: give a run id (see `rtbench ls`)", EXIT_USAGE)
     if run_id < 1:
         fail(f"RUN {text!r}: run ids start at 1", EXIT_USAGE)
+    if run_id >= 2**63:
+        fail(f"RUN {text!r}: not a run id (run ids fit in 64 bits; see `rtbench ls`)",
+             EXIT_USAGE)
     return run_id
 
 

@@ -105,9 +105,25 @@ def write_text(text: str, path: Path) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(text)
-        os.chmod(tmp, 0o644)
+            out.flush()
+            os.fsync(out.fileno())
+        # what open(path, "w") would have given: 0666 less the umask (077 keeps it private)
+        os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def current_umask() -> int:
+    """This process's umask (from /proc, else by setting and restoring it)."""
+    try:
+        for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

@@ -20,6 +20,8 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from rtbench.report.text import for_terminal
+
 Cell = str | Text
 # A text column is never squeezed below this many characters (longer words fold).
 WRAP_MIN_WIDTH = 12
@@ -54,7 +56,12 @@ class FittedTable:
     def _table(self, indices: Sequence[int], title: str | None,
                caption: str | None) -> Table:
         """A rich Table of the given columns (the key column is always first)."""
-        table = Table(title=title, title_justify="left", caption=caption,
+        # titles and captions carry names: Text, so never read as markup
+        table = Table(title=None if title is None else Text(for_terminal(title),
+                                                            style="table.title"),
+                      title_justify="left",
+                      caption=None if caption is None else Text(for_terminal(caption),
+                                                                style="table.caption"),
                       caption_justify="left", box=self.box, padding=(0, 1),
                       pad_edge=self.box not in (None, rich_box.SIMPLE_HEAD),
                       collapse_padding=True)
@@ -110,10 +117,10 @@ class FittedTable:
         for n, indices in enumerate(chunks):
             if self.title:
                 title = self.title if n == 0 else f"{self.title} (continued)"
-                yield Text(title, style="table.title")
+                yield Text(for_terminal(title), style="table.title")
             yield self._table(indices, None, None)
         if self.caption:
-            yield Text(self.caption, style="table.caption")
+            yield Text(for_terminal(self.caption), style="table.caption")
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         """As wide as the whole table, down to what its widest stacked part needs."""
@@ -124,7 +131,7 @@ class FittedTable:
 
 def _text(cell: Cell) -> Text:
     """A cell as rich Text (plain strings are never parsed as markup)."""
-    return cell if isinstance(cell, Text) else Text(cell)
+    return cell if isinstance(cell, Text) else Text(for_terminal(cell))
 
 
 def _widest(header: str, cells: Sequence[Cell]) -> int:

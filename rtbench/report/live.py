@@ -12,13 +12,13 @@ from dataclasses import dataclass
 
 from rich.console import Console, Group
 from rich.live import Live
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from rtbench.events import (
     Event,
     MeasurementDone,
+    Notice,
     ProbeStarted,
     ProbeWarning,
     RunStarted,
@@ -28,6 +28,7 @@ from rtbench.events import (
     WindowDone,
 )
 from rtbench.report.resultdata import headline
+from rtbench.report.text import for_rich, for_terminal
 from rtbench.wire.records import StartRecord, WindowRecord
 
 
@@ -60,10 +61,10 @@ def measurement_line(done: MeasurementDone) -> str:
         worst = max(maxima) if maxima else None
         count = sum(int(s.get("count", 0)) for s in result.series)
     colour = {"ok": "green", "fail": "red", "break": "red"}.get(done.status, "yellow")
-    head = (f"[{colour}]{escape(done.status):>11}[/{colour}]  "
-            f"{escape(done.scenario)} / {escape(done.name)}: ")
+    head = (f"[{colour}]{for_rich(done.status):>11}[/{colour}]  "
+            f"{for_rich(done.scenario)} / {for_rich(done.name)}: ")
     if result is not None and not result.series:
-        return head + escape(headline(done.test, result.data) or "no latency series")
+        return head + for_rich(headline(done.test, result.data) or "no latency series")
     windows = len(done.output.windows)
     return (head + f"{count:,} sample{'' if count == 1 else 's'}, max {_us(worst)} us, "
             f"{windows} window{'' if windows == 1 else 's'}")
@@ -117,7 +118,11 @@ class LiveProgress:
         elif isinstance(event, MeasurementDone):
             self.end(measurement_line(event))
             for message in event.messages:
-                self.console.print(f"  [yellow]{escape(message)}[/yellow]", highlight=False)
+                self.console.print(f"  [yellow]{for_rich(message)}[/yellow]", highlight=False)
+            return
+        elif isinstance(event, Notice):
+            self.console.print(f"  [yellow]{for_rich(event.message)}[/yellow]",
+                               highlight=False)
             return
         elif not isinstance(event, Tick):
             return
@@ -168,8 +173,8 @@ class LiveProgress:
     def render(self) -> Group:
         """The live display."""
         eta = max(0, int(self.eta_s()))
-        head = Text(f"{self.suite_name}: {self.step}   "
-                    f"[{self.done}/{self.total} done, ETA {eta // 60}:{eta % 60:02d}]")
+        head = Text(for_terminal(f"{self.suite_name}: {self.step}   ")
+                    + f"[{self.done}/{self.total} done, ETA {eta // 60}:{eta % 60:02d}]")
         table = Table(box=None, padding=(0, 1))
         for column in ("series", "windows", "last min", "last avg", "last max",
                        "min us", "avg us", "max us", "overruns"):
@@ -178,7 +183,7 @@ class LiveProgress:
             last = sp.last
             last_avg = last.sum_ns / last.count if last and last.count else None
             table.add_row(
-                sp.label, str(sp.windows),
+                for_rich(sp.label), str(sp.windows),
                 _us(last.min_ns if last else None), _us(last_avg),
                 _us(last.max_ns if last else None),
                 _us(sp.min_ns), _us(sp.sum_ns / sp.count if sp.count else None),

@@ -26,6 +26,7 @@ from matplotlib.ticker import (
 
 from rtbench._pdeath import die_with_parent
 from rtbench.bundle import MeasurementDetail
+from rtbench.report.text import for_matplotlib
 from rtbench.wire import loglin7 as hist
 from rtbench.wire.records import WindowRecord
 
@@ -67,7 +68,8 @@ def histogram_svg(m: MeasurementDetail, title: str) -> str | None:
         # Bezier-based limits); empty buckets drop below the axis, as stairs do
         xs = np.repeat(np.maximum(edges, 1e-3), 2)[1:-1]
         ys = np.repeat(np.where(counts > 0, counts, 1e-300), 2)
-        ax.plot(xs, ys, linewidth=0.9, label=f"{s.label} (n={s.count:,})")
+        ax.plot(xs, ys, linewidth=0.9,
+                label=for_matplotlib(f"{s.label} (n={s.count:,})"))
     ax.set_xscale("log")
     ax.set_yscale("log")
     top_count = max(float(s.hist_arrays()[1].max()) for s in series) * 2
@@ -77,7 +79,7 @@ def histogram_svg(m: MeasurementDetail, title: str) -> str | None:
     ax.xaxis.set_minor_locator(NullLocator())  # 1-2-5 majors are gridded; minor ticks cost
     ax.set_xlabel("latency (µs)")
     ax.set_ylabel("samples per bucket")
-    ax.set_title(title, fontsize=10)
+    ax.set_title(for_matplotlib(title), fontsize=10)
     ax.grid(True, which="major", linewidth=0.3)
     _plain_decades(ax, 0.5, top_count)
     _draw_thresholds(ax, m.thresholds_ns, vertical=True)

@@ -27,6 +27,7 @@ from rtbench.report.format import (
 from rtbench.report.layout import Column, FittedTable
 from rtbench.report.resultdata import ctx_table, headline, key_values, table_keys
 from rtbench.report.suitetext import load_text
+from rtbench.report.text import for_rich
 from rtbench.report.verdict import verdict_text
 
 
@@ -39,7 +40,7 @@ def summary_table(run: RunDetail) -> FittedTable:
     achieved load of each scenario is in load_table().  Too wide for the
     terminal, the number columns wrap onto a second table (never cut).
     """
-    title = f"Run {run.id} · {run.suite} · {run.status}"
+    title = f"Run {run.id} · {for_rich(run.suite)} · {for_rich(run.status)}"
     if run.simulated:
         title += " · SIMULATED"
     if policy_other(run):
@@ -87,7 +88,8 @@ def load_table(run: RunDetail) -> Table | None:
     table.add_column("achieved load", overflow="fold", ratio=1)
     table.add_column("CPUs", overflow="fold")
     for sc in scenarios:
-        table.add_row(sc.name, fmt_intensity(sc.intensity), fmt_placement(sc))
+        table.add_row(for_rich(sc.name), for_rich(fmt_intensity(sc.intensity)),
+                      for_rich(fmt_placement(sc)))
     return table
 
 
@@ -132,7 +134,7 @@ def show_run(console: Console, run: RunDetail) -> None:
             ("command", " ".join(run.command_line)),
             ("tools", ", ".join(f"{k} {v}" for k, v in
                                 sorted(run.tool_versions.items())))):
-        head.add_row(key, value)
+        head.add_row(key, for_rich(value))
     console.print(head)
     console.print(environment_table(run))
     if run.preflight:
@@ -145,27 +147,27 @@ def show_run(console: Console, run: RunDetail) -> None:
     console.print(scenario_table(run))
     for ms in run_stats(run):
         m = ms.measurement
-        console.print(f"\n[bold]{ms.scenario.name} / {m.name}[/]  "
-                      f"loads: {_loads_text(ms.scenario.loads)}  "
-                      f"achieved: {fmt_intensity(ms.scenario.intensity)}  "
-                      f"CPUs: {fmt_placement(ms.scenario)}")
-        console.print(f"command: {' '.join(m.command)}")
+        console.print(f"\n[bold]{for_rich(ms.scenario.name)} / {for_rich(m.name)}[/]  "
+                      f"loads: {for_rich(_loads_text(ms.scenario.loads))}  "
+                      f"achieved: {for_rich(fmt_intensity(ms.scenario.intensity))}  "
+                      f"CPUs: {for_rich(fmt_placement(ms.scenario))}")
+        console.print(f"command: {for_rich(' '.join(map(str, m.command)))}")
         if m.reason:
-            console.print(f"reason: {m.reason}")
+            console.print(f"reason: {for_rich(m.reason)}")
         if m.series:
             console.print(series_table(ms))
         for label, s in ms.per_series:
             if s.worst:
                 worst = ", ".join(f"{fmt_us(v)} at {t / 1e9:.3f}s"
                                   for t, v in s.worst[:5])
-                console.print(f"  worst {label}: {worst}")
+                console.print(f"  worst {for_rich(label)}: {worst}")
             for note in s.notes:
-                console.print(f"  note {label}: {note}")
+                console.print(f"  note {for_rich(label)}: {for_rich(note)}")
         for v in m.verdicts:
             mark = "[green]pass[/]" if v.get("pass") else "[red]FAIL[/]"
-            console.print(f"  {mark} {v.get('name')}: {v.get('detail')}")
+            console.print(f"  {mark} {for_rich(v.get('name'))}: {for_rich(v.get('detail'))}")
         for heading, table in data_tables(m):
-            console.print(heading)
+            console.print(for_rich(heading))
             console.print(table)
     console.print("\n[bold]Definitions[/]")
     for name, text in DEFINITIONS:

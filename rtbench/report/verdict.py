@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from rtbench.analysis.verdict import Throttled, Verdict
+from rtbench.report.text import for_terminal
 
 NO_CAUSE_ACTION = ("no preflight fact explains it: see when the worst samples happened "
                    "(`rtbench show RUN`) and trace them with rtprobe --break-on")
@@ -50,5 +51,5 @@ def verdict_text(verdict: Verdict) -> Text:
     for i, (style, line) in enumerate(verdict_lines(verdict)):
         if i:
             text.append("\n")
-        text.append(line, style=style or None)
+        text.append(for_terminal(line), style=style or None)
     return text

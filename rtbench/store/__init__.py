@@ -10,8 +10,9 @@ import contextlib
 import fcntl
 import json
 import os
+import sqlite3
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -40,7 +41,7 @@ from sqlalchemy.exc import (
     SQLAlchemyError,
 )
 
-from rtbench import data_dir
+from rtbench import __version__, data_dir
 from rtbench.bundle import (
     MeasurementDetail,
     RunDetail,
@@ -61,6 +62,10 @@ __all__ = [
 # running: being measured; lost: the target went away mid-run (finished windows kept);
 # abandoned: the process that owned a running run is gone (found at a later start).
 RUN_STATUSES = ("running", "ok", "fail", "interrupted", "error", "lost", "abandoned")
+
+
+# How long a write waits for another process's lock before SQLite gives up.
+BUSY_TIMEOUT_MS = 10000
 
 
 class StoreError(Exception):
@@ -144,9 +149,11 @@ def _utc(value: datetime | None) -> datetime | None:
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     """Per-connection SQLite settings: WAL, foreign keys, busy wait."""
     cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA journal_mode=WAL")
+    # a read-only database keeps its journal mode and stays readable
+    with contextlib.suppress(sqlite3.DatabaseError):
+        cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA foreign_keys=ON")
-    cur.execute("PRAGMA busy_timeout=10000")
+    cur.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_MS)}")
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.close()
 
@@ -272,12 +279,22 @@ class Store:
         url = db_url_of(url or default_db_url())
         engine = _make_engine(url)
         if migrate:
+            from alembic.util.exc import CommandError
+
             try:
                 _migrate(engine)
             except SQLAlchemyError as exc:
                 engine.dispose()
                 raise StoreError(f"cannot open database {url}: "
                                  f"{_first_line(exc)}") from None
+            except CommandError as exc:
+                written_by = _newest_writer(engine)
+                engine.dispose()
+                raise StoreError(
+                    f"database {url} has a newer schema than rtbench {__version__} "
+                    f"knows ({_first_line(exc)}); it was written by rtbench "
+                    f"{written_by or 'of a newer version'}: upgrade rtbench to at least "
+                    "that version, or use another --db") from None
         return cls(engine, url)
 
     @property
@@ -466,11 +483,17 @@ class Store:
     def add_measurement(self, scenario_id: int, *, name: str, test: str,
                         params: dict[str, Any], command: list[str],
                         output: ProbeOutput, status: str,
-                        thresholds_ns: list[int]) -> int:
-        """Store what one rtprobe run printed (see add_measurement_detail)."""
-        return self.add_measurement_detail(scenario_id, measurement_detail(
+                        thresholds_ns: list[int], reason: str | None = None) -> int:
+        """Store what one rtprobe run printed (see add_measurement_detail).
+
+        reason, when given, replaces the result's own (why the host judged it an error).
+        """
+        detail = measurement_detail(
             output, name=name, test=test, params=params, command=command,
-            status=status, thresholds_ns=thresholds_ns))
+            status=status, thresholds_ns=thresholds_ns)
+        if reason is not None:
+            detail.reason = reason
+        return self.add_measurement_detail(scenario_id, detail)
 
     def add_measurement_detail(self, scenario_id: int,
                                detail: MeasurementDetail) -> int:
@@ -491,6 +514,31 @@ class Store:
         with self._tx(f"finish run {run_id}") as conn:
             conn.execute(update(t.runs).where(t.runs.c.id == run_id)
                          .values(status=status, finished_at=_now()))
+
+    def mark_abandoned(self, owner_dead: Callable[[object], bool]) -> list[int]:
+        """Mark `running` runs whose owner process is gone as `abandoned`; their ids.
+
+        A run's owner is tool_versions["owner"] (pid, start time, boot id, host
+        name); owner_dead(owner) decides.  Runs without an owner are left alone.
+        Their finished measurements stay as they are.
+        """
+        with self._tx("look for abandoned runs") as conn:
+            rows = conn.execute(select(t.runs.c.id, t.runs.c.tool_versions).where(
+                t.runs.c.status == "running")).all()
+        dead = []
+        for row in rows:
+            try:
+                owner = (_loads(row.tool_versions) or {}).get("owner")
+            except (ValueError, AttributeError):
+                continue
+            if owner is not None and owner_dead(owner):
+                dead.append(int(row.id))
+        if dead:
+            with self._tx("mark abandoned runs") as conn:
+                conn.execute(update(t.runs).where(t.runs.c.id.in_(dead),
+                                                  t.runs.c.status == "running")
+                             .values(status="abandoned", finished_at=_now()))
+        return dead
 
     def list_runs(self, limit: int = 50) -> list[RunSummary]:
         """The newest runs first, with their worst max latency."""
@@ -524,6 +572,9 @@ class Store:
 
     def get_run(self, run_id: int) -> RunDetail:
         """Everything stored about run_id; StoreError when it does not exist."""
+        if not 0 < run_id < 2**63:  # no such row can exist (and SQLite cannot bind it)
+            raise StoreError(f"run {run_id} is not in {self.url}; "
+                             "'rtbench ls' lists the stored runs")
         with self._tx(f"read run {run_id}") as conn, no_gc():
             row = conn.execute(
                 select(t.runs, t.hosts.c.hostname, t.hosts.c.arch)
@@ -711,6 +762,18 @@ def _new_id(res: Any) -> int:
     if key is None:  # pragma: no cover - every table has an integer key
         raise StoreError("the database did not return the new row's id")
     return int(key[0])
+
+
+def _newest_writer(engine: Engine) -> str | None:
+    """The rtbench version that stored the newest run, if it can be read."""
+    try:
+        with engine.connect() as conn:
+            text = conn.exec_driver_sql(
+                "SELECT tool_versions FROM runs ORDER BY id DESC LIMIT 1").scalar()
+        version = json.loads(text).get("rtbench") if text else None
+    except (SQLAlchemyError, ValueError, AttributeError):
+        return None
+    return str(version) if version else None
 
 
 def _first_line(exc: BaseException) -> str:

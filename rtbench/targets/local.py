@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from rtbench.cpulist import parse_cpulist
+from rtbench.owner import LOAD_OWNER_VAR, current_owner, kill_tagged, owner_tag
 from rtbench.probe import locate_probe
 from rtbench.targets.base import (
     CommandResult,
@@ -32,10 +33,15 @@ from rtbench.targets.shell import GATE, command_argv, probe_argv
 
 
 class LocalProcess(ProbeProcess):
-    """A launcher-started child of rtbench: pipes read without blocking, group kill."""
+    """A launcher-started child of rtbench: pipes read without blocking, group kill.
 
-    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+    A command load also carries a tag (RTBENCH_LOAD_OWNER in its environment): stop()
+    kills every process with that tag too, also those that left the group (setsid).
+    """
+
+    def __init__(self, proc: subprocess.Popen[bytes], tag: str | None = None) -> None:
         self.proc = proc
+        self.tag = tag
         self._open: dict[int, IO[bytes]] = {}
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
@@ -108,16 +114,24 @@ class LocalProcess(ProbeProcess):
         for stream in list(self._open.values()):
             stream.close()
         self._open.clear()
+        if self.tag is not None:
+            kill_tagged(self.tag)
 
 
-def _start(argv: list[str], cpus: str | None, what: str) -> LocalProcess:
-    """Start a launcher in a new session, pin it to cpus, then open its gate."""
+def _start(argv: list[str], cpus: str | None, what: str,
+           tag: str | None = None) -> LocalProcess:
+    """Start a launcher in a new session, pin it to cpus, then open its gate.
+
+    tag, for a command load, goes into its environment as RTBENCH_LOAD_OWNER.
+    """
+    env = None if tag is None else {**os.environ, LOAD_OWNER_VAR: tag}
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
-    except OSError as exc:
-        raise TargetError(f"{what}: cannot start ({exc.strerror})") from exc
-    handle = LocalProcess(proc)
+                                stderr=subprocess.PIPE, start_new_session=True, env=env)
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else str(exc)
+        raise TargetError(f"{what}: cannot start ({why})") from exc
+    handle = LocalProcess(proc, tag)
     try:
         if cpus:
             os.sched_setaffinity(proc.pid, parse_cpulist(cpus))
@@ -138,6 +152,9 @@ class LocalTarget(Target):
 
     def __init__(self, probe: Path) -> None:
         self.probe = probe
+        self._owner = current_owner()
+        # pid of each command load's wrapper -> the tag its whole process tree carries
+        self._load_tags: dict[int, str] = {}
 
     @classmethod
     def from_uri(cls, uri: str, *, probe: Path | None = None,
@@ -209,8 +226,9 @@ class LocalTarget(Target):
         try:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, start_new_session=True)
-        except OSError as exc:
-            raise TargetError(f"{argv[0]}: cannot run ({exc.strerror})") from exc
+        except (OSError, ValueError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else str(exc)
+            raise TargetError(f"{argv[0]}: cannot run ({why})") from exc
         try:
             out, err = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired as exc:
@@ -227,7 +245,10 @@ class LocalTarget(Target):
 
     def start_command(self, command: str, cpus: str | None = None) -> LocalProcess:
         """Start a shell-command load, kept running until stopped (see targets.shell)."""
-        return _start(command_argv(command), cpus, f"load {command!r}")
+        tag = owner_tag(self._owner, len(self._load_tags))
+        handle = _start(command_argv(command), cpus, f"load {command!r}", tag)
+        self._load_tags[handle.pid] = tag
+        return handle
 
     def probe_version(self) -> str:
         """What `rtprobe --version` says (its last word), or 'unknown'."""

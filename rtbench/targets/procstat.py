@@ -149,3 +149,30 @@ class IntensitySampler:
         result["loadavg_1m_last"] = last.loadavg[0]
         result["loadavg_1m_max"] = max(loads)
         return result
+
+
+def parse_net_dev(text: str) -> dict[str, tuple[int, int]]:
+    """/proc/net/dev as {interface: (received packets, received bytes)}."""
+    out: dict[str, tuple[int, int]] = {}
+    for line in text.splitlines()[2:]:
+        name, sep, rest = line.partition(":")
+        fields = rest.split()
+        if sep and len(fields) >= 2:
+            out[name.strip()] = (int(fields[1]), int(fields[0]))
+    return out
+
+
+def received_rate(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]],
+                  elapsed_s: float) -> dict[str, Any] | None:
+    """Packets/s and bytes/s the busiest interface other than lo received, or None."""
+    best: tuple[int, int, str] | None = None
+    for name, (packets, nbytes) in after.items():
+        if name == "lo" or name not in before:
+            continue
+        delta = (packets - before[name][0], nbytes - before[name][1], name)
+        if best is None or delta[0] > best[0]:
+            best = delta
+    if best is None or elapsed_s <= 0:
+        return None
+    return {"interface": best[2], "packets_per_s": round(best[0] / elapsed_s, 1),
+            "bytes_per_s": round(best[1] / elapsed_s, 1)}

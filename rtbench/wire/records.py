@@ -164,8 +164,48 @@ def _get_int(obj: dict[str, Any], key: str, where: str, *,
         return None
     if isinstance(value, bool) or not isinstance(value, int):
         raise RecordError(f"{where}member '{key}' must be an integer, "
-                          f"got {value!r}")
+                          f"got {_short(value)}")
+    if not _INT64_MIN <= value <= _INT64_MAX:
+        raise RecordError(f"{where}member '{key}' = {_short(value)} does not "
+                          "fit in 64 bits")
     return value
+
+
+_INT64_MIN = -(2**63)
+_INT64_MAX = 2**63 - 1
+
+
+def _short(value: Any) -> str:
+    """repr(value), cut to 60 characters for a message."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _get_opt_int(obj: dict[str, Any], key: str, where: str) -> int | None:
+    """Member key of obj as an int, None when missing or null."""
+    if obj.get(key) is None:
+        return None
+    return int(_get_int(obj, key, where))
+
+
+def _check_series_entry(entry: dict[str, Any], where: str) -> None:
+    """Every member of a result's series entry that the store reads, checked."""
+    for key in ("index", "count", "sum_ns"):
+        _get_int(entry, key, where)
+    for key in ("cpu", "min_ns", "max_ns", "overruns", "early", "spikes_dropped",
+                "raw_dropped"):
+        _get_opt_int(entry, key, where)
+    for key, members in (("exceed", ("threshold_ns", "count")),
+                         ("worst", ("t_ns", "latency_ns"))):
+        items = _get(entry, key, list, where, [])
+        for item in items:
+            if not isinstance(item, dict):
+                raise RecordError(f"{where}'{key}' entries must be objects")
+            for member in members:
+                _get_int(item, member, where)
+    _get(entry, "warmup", (dict, type(None)), where, None)
+    _get(entry, "label", (str, int), where, "")
+    _get(entry, "error", (str, type(None)), where, None)
 
 
 def _get(obj: dict[str, Any], key: str, kind: type | tuple[type, ...],
@@ -193,9 +233,10 @@ def _parse_hist(value: Any, where: str) -> list[tuple[int, int]]:
     last = -1
     for pair in value:
         if (type(pair) is not list or len(pair) != 2
-                or type(pair[0]) is not int or type(pair[1]) is not int):
-            raise RecordError(f"{where}'hist' entry {pair!r} is not an "
-                              "[index, count] pair of integers")
+                or type(pair[0]) is not int or type(pair[1]) is not int
+                or pair[1] > _INT64_MAX):
+            raise RecordError(f"{where}'hist' entry {_short(pair)} is not an "
+                              "[index, count] pair of 64-bit integers")
         if pair[0] <= last or pair[1] < 0:
             raise RecordError(f"{where}'hist' indices must increase and "
                               f"counts be >= 0 (at {pair!r})")
@@ -294,6 +335,13 @@ def _parse_window_fast(text: str, where: str) -> WindowRecord | None:
 
 def _parse_start(obj: dict[str, Any], where: str) -> StartRecord:
     """Build a StartRecord from a decoded object."""
+    for entry in _get(obj, "series", list, where, []):
+        if not isinstance(entry, dict):
+            raise RecordError(f"{where}'series' entries must be objects")
+        _get_opt_int(entry, "index", where)
+        _get_opt_int(entry, "cpu", where)
+    if "window_ns" in obj:
+        _get_int(obj, "window_ns", where)
     return StartRecord(
         raw=obj,
         test=_get(obj, "test", str, where),
@@ -333,7 +381,7 @@ def _parse_window(obj: dict[str, Any], where: str,
         overruns=_get_int(obj, "overruns", where),
         exceed=list(exceed),
         hist_json="" if hist_json is None else hist_json,
-        early=_get(obj, "early", int, where, 0),
+        early=_get_opt_int(obj, "early", where) or 0,
     )
     if rec.count < 0 or rec.series < 0 or rec.index < 0:
         raise RecordError(f"{where}'count', 'series' and 'index' must be >= 0")
@@ -368,21 +416,28 @@ def _parse_result(obj: dict[str, Any], where: str) -> ResultRecord:
         if not isinstance(entry, dict):
             raise RecordError(f"{where}'series' entries must be objects")
         entry["hist"] = _parse_hist(entry.get("hist", []), where)
-        for key in ("index", "count", "sum_ns"):
-            _get_int(entry, key, where)
+        _check_series_entry(entry, where)
     return ResultRecord(
         raw=obj,
         status=status,
         exit_code=_get_int(obj, "exit_code", where),
         series=series,
-        verdicts=_get(obj, "verdicts", list, where, []),
+        verdicts=_verdicts(obj, where),
         data=_get(obj, "data", dict, where, {}),
         test=_get(obj, "test", str, where, ""),
         reason=_get(obj, "reason", (str, type(None)), where, None),
         simulated=bool(_get(obj, "simulated", bool, where, False)),
-        elapsed_ns=_get(obj, "elapsed_ns", (int, type(None)), where, None),
-        measured_ns=_get(obj, "measured_ns", (int, type(None)), where, None),
+        elapsed_ns=_get_opt_int(obj, "elapsed_ns", where),
+        measured_ns=_get_opt_int(obj, "measured_ns", where),
     )
+
+
+def _verdicts(obj: dict[str, Any], where: str) -> list[dict[str, Any]]:
+    """The result's verdicts: a list of objects."""
+    verdicts = _get(obj, "verdicts", list, where, [])
+    if not all(isinstance(v, dict) for v in verdicts):
+        raise RecordError(f"{where}'verdicts' entries must be objects")
+    return list(verdicts)
 
 
 def _parse_rate(obj: dict[str, Any], where: str) -> RateRecord:
@@ -428,6 +483,8 @@ def parse_record(line: str, lineno: int | None = None) -> Record:
         obj = _DECODER.decode(text)
     except ValueError as exc:
         raise RecordError(f"{where}not valid JSON: {exc}") from None
+    except RecursionError:
+        raise RecordError(f"{where}JSON nested too deeply") from None
     if not isinstance(obj, dict):
         raise RecordError(f"{where}a record must be a JSON object")
     schema = obj.get("schema")

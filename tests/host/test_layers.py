@@ -21,6 +21,8 @@ LAYER_OF = {
     "rtbench.wire": "wire",
     "rtbench.cpulist": "util",
     "rtbench._pdeath": "util",
+    "rtbench.owner": "util",
+    "rtbench.runsave": "runner",
     "rtbench.probe": "util",
     "rtbench.bundle": "bundle",
     "rtbench.suites": "suites",

@@ -92,9 +92,20 @@ def test_bad_test_entries(extra: str, key: str) -> None:
     ("{command='x', rate=5}", "scenarios[0].loads[0].rate"),
     ("{command='x', instances=0}", "scenarios[0].loads[0].instances"),
     ("{command='x', cpus='1-'}", "scenarios[0].loads[0].cpus"),
+    ("{kind='net', rate=5, on='board'}", "scenarios[0].loads[0].on"),
+    ("{kind='cpu', rate=5, on='host'}", "scenarios[0].loads[0].on"),
+    ("{command='x', on='host'}", "scenarios[0].loads[0].on"),
 ])
 def test_bad_loads(load: str, key: str) -> None:
     assert error_of(MINIMAL + f"[[scenarios]]\nname='a'\nloads=[{load}]\n").key == key
+
+
+def test_net_load_on_the_host() -> None:
+    suite = parse(MINIMAL + "[[scenarios]]\nname='f'\nload_cpus='1'\n"
+                  "loads=[{kind='net', rate=2000, on='host'}, {kind='net', rate=10}]\n")
+    host, target = suite.scenarios[0].loads
+    assert (host.on, host.cpus, host.describe()["on"]) == ("host", None, "host")
+    assert (target.on, target.cpus, "on" in target.describe()) == ("target", "1", False)
 
 
 def test_duplicates_and_missing() -> None:

@@ -139,24 +139,39 @@ static int parse_decimal(const char **pp, uint64_t *ip, uint64_t *fp,
 	return 0;
 }
 
+/* Greatest common divisor of a and b (b > 0). */
+static uint64_t gcd_u64(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t r = a % b;
+
+		a = b;
+		b = r;
+	}
+	return a;
+}
+
 /*
  * Combine a parsed decimal with a unit factor into an exact integer:
  * ipart * factor + fpart * factor / fscale, refusing inexact or too large
  * results.  what names the result unit for the error ("nanoseconds").
+ * The fraction is reduced first (fpart/fscale in lowest terms is a/s), so
+ * it is whole exactly when s divides factor; no 128-bit arithmetic, which
+ * 32-bit targets lack.
  */
 static int scale_exact(uint64_t ipart, uint64_t fpart, uint64_t fscale,
 		       uint64_t factor, const char *what, uint64_t *out,
 		       char *err, size_t errlen)
 {
-	uint64_t whole, frac;
-	unsigned __int128 fprod;
+	uint64_t whole, frac, g;
 
 	if (__builtin_mul_overflow(ipart, factor, &whole))
 		return set_err(err, errlen, "value too large");
-	fprod = (unsigned __int128)fpart * factor;
-	if (fprod % fscale)
+	g = gcd_u64(fpart, fscale);
+	if (factor % (fscale / g))
 		return set_err(err, errlen, "not a whole number of %s", what);
-	frac = (uint64_t)(fprod / fscale);
+	if (__builtin_mul_overflow(fpart / g, factor / (fscale / g), &frac))
+		return set_err(err, errlen, "value too large");
 	if (__builtin_add_overflow(whole, frac, out))
 		return set_err(err, errlen, "value too large");
 	return 0;

@@ -1,0 +1,58 @@
+"""`rtbench probe build`: static rtprobe binaries for other CPUs (Zig's C compiler)."""
+
+from __future__ import annotations
+
+import click
+
+from rtbench.cli import fail, handle_errors, make_console
+
+
+def register(main: click.Group) -> None:
+    """Add the `probe` command group to main."""
+    main.add_command(probe_group)
+
+
+@click.group("probe")
+def probe_group() -> None:
+    """Build rtprobe for the CPUs of boards."""
+
+
+@probe_group.command("build")
+@click.option("--arch", "arches", multiple=True, metavar="ARCH",
+              help="Arch to build for (repeatable; default every one): x86_64, i386, aarch64, "
+                   "armhf, armel, mips, mipsel, powerpc, riscv64.")
+@click.option("--force", is_flag=True, help="Rebuild even when a cached binary exists.")
+@handle_errors
+def probe_build(arches: tuple[str, ...], force: bool) -> None:
+    """Build static stripped rtprobe binaries (cached per arch and probe version)."""
+    from rtbench.probebuild import (
+        SIZE_LIMIT,
+        ProbeBuildError,
+        UnknownArch,
+        arch_names,
+        build_probe,
+        get_arch,
+    )
+
+    console = make_console()
+    names = list(arches) or arch_names()
+    try:
+        for name in names:
+            get_arch(name)
+    except UnknownArch as exc:
+        fail(str(exc), 2)
+    over: list[str] = []
+    for name in names:
+        try:
+            path = build_probe(name, force=force)
+        except ProbeBuildError as exc:
+            fail(str(exc), 3)
+        size = path.stat().st_size
+        note = "" if size <= SIZE_LIMIT else f"  over {SIZE_LIMIT // 1024} KiB"
+        if note:
+            over.append(name)
+        console.print(f"{name:8} {size / 1024:7.1f} KiB  {path}{note}", markup=False,
+                      highlight=False, soft_wrap=True)
+    if over:
+        console.print(f"{len(over)} of {len(names)} over {SIZE_LIMIT // 1024} KiB: "
+                      f"{', '.join(over)}", markup=False, highlight=False)

@@ -1,0 +1,193 @@
+"""Build a static rtprobe for another CPU with Zig's C compiler, cached per arch and version.
+
+`rtbench probe build --arch A` and the board targets use this: the `ziglang` package
+from PyPI brings clang plus musl for every arch below, so no system cross-compiler is
+needed.  The probe's own Makefile does the build (CC, CFLAGS, LDFLAGS, STATIC, BUILD), into
+a cache directory per probe version and source digest, one subdirectory per arch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from rtbench.probe import PACKAGE_DIR
+
+PROBE_SOURCE = PACKAGE_DIR.parent / "probe"
+# Size limit the issue sets for one binary (bytes); `probe build` reports any arch over it.
+SIZE_LIMIT = 200 * 1024
+# Small code everywhere; unused sections dropped; no unwind tables (C, no exceptions).
+SMALL_CFLAGS = ("-Oz -fno-unwind-tables -fno-asynchronous-unwind-tables -ffunction-sections "
+                "-fdata-sections -fno-stack-protector")
+SMALL_LDFLAGS = "-Wl,--gc-sections -s"
+
+
+class ProbeBuildError(Exception):
+    """A probe could not be built; the message is one line (exit 3, or 2 for a bad arch)."""
+
+
+class UnknownArch(ProbeBuildError):
+    """An arch name rtbench has no probe for (exit 2)."""
+
+
+@dataclass(frozen=True)
+class ProbeArch:
+    """One arch rtbench builds rtprobe for: Zig target, CPU baseline, qemu-user runner."""
+
+    name: str
+    zig_target: str
+    cpu: str | None
+    qemu: str
+    summary: str
+    cflags: str = ""
+    # C files of probe/port/ linked in (what the CPU lacks, e.g. ARMv5's atomics)
+    port: tuple[str, ...] = ()
+
+    def cc(self) -> str:
+        """The CC value for the probe Makefile (Zig's clang through this Python)."""
+        parts = [sys.executable, "-m", "ziglang", "cc", "-target", self.zig_target]
+        if self.cpu:
+            parts.append(f"-mcpu={self.cpu}")
+        if self.cflags:
+            parts.append(self.cflags)
+        return " ".join(parts)
+
+
+# Soft-float builds (armel, mips, mipsel, powerpc) run on cores with or without an FPU.
+ARCHES: dict[str, ProbeArch] = {a.name: a for a in (
+    ProbeArch("x86_64", "x86_64-linux-musl", "x86_64", "qemu-x86_64-static", "64-bit PC"),
+    ProbeArch("i386", "x86-linux-musl", "i686", "qemu-i386-static", "32-bit PC, i686 and up"),
+    ProbeArch("aarch64", "aarch64-linux-musl", "generic", "qemu-aarch64-static", "64-bit ARM"),
+    ProbeArch("armhf", "arm-linux-musleabihf", "generic+v7a+vfp3d16", "qemu-arm-static",
+              "ARMv7 with VFPv3 (hard float), Thumb-2 code", "-mthumb"),
+    ProbeArch("armel", "arm-linux-musleabi", "arm926ej_s", "qemu-arm-static",
+              "ARMv5TE and up, soft float (ARM926 class)", "-Wno-atomic-alignment",
+              ("armv5_atomics.c",)),
+    ProbeArch("mips", "mips-linux-musleabi", "mips32", "qemu-mips-static",
+              "MIPS32 big-endian, soft float"),
+    ProbeArch("mipsel", "mipsel-linux-musleabi", "mips32", "qemu-mipsel-static",
+              "MIPS32 little-endian, soft float"),
+    ProbeArch("powerpc", "powerpc-linux-musleabi", "ppc", "qemu-ppc-static",
+              "32-bit PowerPC big-endian, soft float"),
+    ProbeArch("riscv64", "riscv64-linux-musl", "baseline_rv64", "qemu-riscv64-static",
+              "64-bit RISC-V (RV64GC)"),
+)}
+
+
+def arch_names() -> list[str]:
+    """The arch names `rtbench probe build --arch` accepts."""
+    return list(ARCHES)
+
+
+def get_arch(name: str) -> ProbeArch:
+    """The ProbeArch called name; UnknownArch lists the known ones."""
+    arch = ARCHES.get(name)
+    if arch is None:
+        raise UnknownArch(f"arch {name!r}: no probe build for it; use one of "
+                          f"{', '.join(ARCHES)}")
+    return arch
+
+
+def probe_version(source: Path = PROBE_SOURCE) -> str:
+    """RTPROBE_VERSION from the probe sources."""
+    header = source / "src" / "rtprobe.h"
+    match = re.search(r'#define\s+RTPROBE_VERSION\s+"([^"]+)"', _read(header))
+    if match is None:
+        raise ProbeBuildError(f"{header}: no RTPROBE_VERSION; is this rtbench's probe source?")
+    return match.group(1)
+
+
+def source_digest(source: Path = PROBE_SOURCE) -> str:
+    """A short digest of the probe sources and Makefile (a changed source is a new build)."""
+    digest = hashlib.sha256()
+    files = sorted((source / "src").rglob("*.[ch]")) + [source / "Makefile"]
+    for path in files:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    digest.update((SMALL_CFLAGS + SMALL_LDFLAGS).encode())
+    return digest.hexdigest()[:12]
+
+
+def arch_digest(spec: ProbeArch, source: Path = PROBE_SOURCE) -> str:
+    """A short digest of how one arch is built (target, CPU, flags, port files)."""
+    digest = hashlib.sha256(repr(spec).encode())
+    for name in spec.port:
+        digest.update((source / "port" / name).read_bytes())
+    return digest.hexdigest()[:8]
+
+
+def cache_root() -> Path:
+    """$XDG_CACHE_HOME/rtbench/probes (default ~/.cache/rtbench/probes)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "rtbench" / "probes"
+
+
+def cached_path(arch: str, source: Path = PROBE_SOURCE) -> Path:
+    """Where the probe for arch is (or will be) cached for the current sources."""
+    spec = get_arch(arch)
+    key = f"{probe_version(source)}-{source_digest(source)}"
+    return cache_root() / key / f"{arch}-{arch_digest(spec, source)}" / "rtprobe"
+
+
+def zig_available() -> bool:
+    """True when the ziglang package is installed in this Python."""
+    return importlib.util.find_spec("ziglang") is not None
+
+
+def build_probe(arch: str, *, source: Path = PROBE_SOURCE, force: bool = False,
+                jobs: int | None = None, timeout_s: float = 900.0) -> Path:
+    """The cached static stripped rtprobe for arch, building it first when needed."""
+    spec = get_arch(arch)
+    if not (source / "Makefile").is_file():
+        raise ProbeBuildError(f"{source}: no probe sources here; building a probe for "
+                              "another arch needs an rtbench source checkout")
+    target = cached_path(arch, source)
+    if target.is_file() and not force:
+        return target
+    if not zig_available():
+        raise ProbeBuildError("building a probe for another arch needs Zig's C compiler: "
+                              "pip install ziglang (or rtbench[cross])")
+    build_dir = target.parent / "build"
+    build_dir.mkdir(parents=True, exist_ok=True)
+    command = ["make", "-C", str(source), f"-j{jobs or os.cpu_count() or 1}",
+               "STATIC=1", f"CC={spec.cc()}", f"BUILD={build_dir}",
+               f"CFLAGS={SMALL_CFLAGS}", f"LDFLAGS={SMALL_LDFLAGS}",
+               "LDLIBS=" + " ".join(["-lpthread -lm -lrt",
+                                     *(str(source / "port" / f) for f in spec.port)]),
+               f"{build_dir}/rtprobe"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s,
+                              check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise ProbeBuildError(f"probe build for {arch}: no result in {timeout_s:g} s") from exc
+    except OSError as exc:
+        raise ProbeBuildError(f"probe build for {arch}: cannot run make ({exc.strerror})") \
+            from exc
+    if done.returncode != 0:
+        lines = [ln for ln in done.stderr.splitlines() if "error" in ln.lower()]
+        last = (lines or done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise ProbeBuildError(f"probe build for {arch} failed: {last.strip()}")
+    built = build_dir / "rtprobe"
+    temp = target.with_name(f".rtprobe.{os.getpid()}")
+    temp.write_bytes(built.read_bytes())
+    temp.chmod(0o755)
+    temp.replace(target)
+    return target
+
+
+def file_sha256(path: Path) -> str:
+    """The hex sha256 of a file."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _read(path: Path) -> str:
+    """A text file, or ProbeBuildError naming it."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ProbeBuildError(f"{path}: cannot read ({exc.strerror})") from exc

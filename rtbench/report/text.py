@@ -1,0 +1,42 @@
+"""Text from users, files and boards made safe for where it is shown.
+
+Suite, scenario, test and host names, kernel strings, commands and reasons are data:
+rich must not read `[...]` in them as markup, a terminal must not receive their escape
+sequences, and matplotlib must not read `$...$` as mathtext.  Every place that hands such
+text to rich or matplotlib goes through one of these functions; HTML is escaped by Jinja2.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.markup import escape
+
+# C0 controls but tab and newline, DEL, and the C1 controls (CSI, OSC, ... as one byte).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# An escape sequence whose parameters would otherwise remain as visible junk.
+_ESCAPE_SEQUENCE = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?)")
+
+
+# Longer text is cut for display (a table cannot show a megabyte name anyway).
+MAX_DISPLAY = 2000
+
+
+def for_terminal(value: object) -> str:
+    """str(value) without escape sequences and control characters (tab, newline kept),
+    cut to MAX_DISPLAY characters."""
+    text = str(value)
+    if len(text) > 4 * MAX_DISPLAY:
+        text = text[:4 * MAX_DISPLAY]
+    text = _CONTROL.sub("", _ESCAPE_SEQUENCE.sub("", text))
+    return text if len(text) <= MAX_DISPLAY else text[:MAX_DISPLAY - 1] + "…"
+
+
+def for_rich(value: object) -> str:
+    """str(value) ready to embed in rich markup: no control characters, brackets literal."""
+    return escape(for_terminal(value))
+
+
+def for_matplotlib(value: object) -> str:
+    """str(value) as literal matplotlib text: `$` cannot start mathtext, no controls."""
+    return for_terminal(value).replace("$", r"\$")

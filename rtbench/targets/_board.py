@@ -1,0 +1,180 @@
+"""The part of a board target that only needs a way to run /bin/sh commands there.
+
+A subclass (ssh, serial) supplies the transport: `run()`, `_send_file()` and
+`_start_remote()`; this class detects the arch, pushes the right probe once (checksum
+verified, reused while it matches), holds the board's run lock and expresses every
+Target operation as shell commands and rtprobe invocations.
+"""
+
+from __future__ import annotations
+
+import shlex
+from abc import abstractmethod
+from pathlib import Path
+
+from rtbench.targets import _shell
+from rtbench.targets._elf import check_probe_arch
+from rtbench.targets.base import CommandResult, ProbeProcess, Target, TargetError
+
+
+class BoardTarget(Target):
+    """A Linux board with /bin/sh, reached by some transport."""
+
+    def __init__(self, *, probe: Path | None, remote_dir: str) -> None:
+        self._probe_option = probe
+        self.remote_dir = remote_dir
+        self._arch: str | None = None
+        self._hostname: str | None = None
+        self._remote_probe: str | None = None
+        self._probe_version: str | None = None
+
+    # --- what a transport supplies -------------------------------------------------
+
+    @abstractmethod
+    def _send_file(self, data: bytes, remote: str) -> None:
+        """Write data to the target's file remote (created or replaced)."""
+
+    @abstractmethod
+    def _start_remote(self, command: str) -> ProbeProcess:
+        """Start a /bin/sh command line on the target, streaming its output; the line
+        starts by printing its pid (see _stream.pid_prefix)."""
+
+    # --- set-up ---------------------------------------------------------------------
+
+    def _check_shell(self) -> None:
+        """TargetError unless commands run through /bin/sh on the target."""
+        done = self.run("echo rtbench-sh-ok")
+        if "rtbench-sh-ok" not in done.stdout:
+            said = (done.stderr.strip().splitlines() or done.stdout.strip().splitlines()
+                    or ["no output"])[-1]
+            raise TargetError(f"{self.name}: cannot run /bin/sh there ({said[:160]}); "
+                              "a target needs /bin/sh")
+
+    def _install_probe(self) -> None:
+        """Pick the probe for the target's arch and make sure the target has it."""
+        from rtbench.probebuild import ProbeBuildError, build_probe
+
+        arch = self.probe_arch()
+        if self._probe_option is not None:
+            local = self._probe_option
+        else:
+            try:
+                local = build_probe(arch)
+            except ProbeBuildError as exc:
+                raise TargetError(f"{self.name}: no probe for arch {arch}: {exc}") from exc
+        check_probe_arch(local, arch)
+        remote = _shell.probe_remote_path(self.remote_dir, local)
+        if not _shell.remote_matches(self._run_short, remote, local):
+            self._push(local, remote)
+        self._remote_probe = remote
+        done = self.run_probe(["--version"], timeout_s=30.0)
+        words = done.stdout.split()
+        if done.returncode != 0 or not words:
+            said = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            raise TargetError(f"{self.name}: the pushed probe does not run there "
+                              f"(exit {done.returncode}: {said[:160]})")
+        self._probe_version = words[-1]
+
+    def _push(self, local: Path, remote: str) -> None:
+        """Copy local to remote through a temp name, verify the checksum, then rename."""
+        temp = f"{remote}.part"
+        mkdir = self.run(f"mkdir -p {shlex.quote(self.remote_dir)} && "
+                         f"rm -f {shlex.quote(temp)}")
+        if mkdir.returncode != 0:
+            raise TargetError(f"{self.name}: cannot create {self.remote_dir} "
+                              f"({mkdir.stderr.strip()[:160]}); give another ?dir=")
+        self._send_file(local.read_bytes(), temp)
+        if not _shell.remote_matches(self._run_short, temp, local):
+            self.run(f"rm -f {shlex.quote(temp)}")
+            raise TargetError(f"{self.name}: the probe arrived damaged at {temp} "
+                              "(checksum differs)")
+        done = self.run(f"chmod 755 {shlex.quote(temp)} && mv -f {shlex.quote(temp)} "
+                        f"{shlex.quote(remote)}")
+        if done.returncode != 0:
+            raise TargetError(f"{self.name}: cannot install the probe at {remote} "
+                              f"({done.stderr.strip()[:160]})")
+
+    def _run_short(self, command: str) -> CommandResult:
+        """run() with the default timeout (for the _shell helpers)."""
+        return self.run(command)
+
+    # --- Target ---------------------------------------------------------------------
+
+    def probe_arch(self) -> str:
+        """The probe arch of the target (x86_64, armhf, mipsel, ...)."""
+        if self._arch is None:
+            self._arch = _shell.detect_arch(self._run_short)
+        return self._arch
+
+    def arch(self) -> str:
+        """The target's `uname -m`."""
+        done = self.run("uname -m")
+        return done.stdout.strip() or "unknown"
+
+    def hostname(self) -> str:
+        """The target's host name (`uname -n`)."""
+        if self._hostname is None:
+            done = self.run("uname -n")
+            self._hostname = done.stdout.strip() or "unknown"
+        return self._hostname
+
+    def read_file(self, path: str) -> str:
+        """A text file of the target, through cat."""
+        done = self.run(f"cat {shlex.quote(path)}")
+        if done.returncode != 0:
+            raise TargetError(f"{self.name}: cannot read {path} "
+                              f"({done.stderr.strip()[:160] or 'cat failed'})")
+        return done.stdout
+
+    def put_file(self, local: Path, remote: str, mode: int = 0o755) -> None:
+        """Copy a host file onto the target, checksum verified."""
+        temp = f"{remote}.part"
+        self._send_file(local.read_bytes(), temp)
+        if not _shell.remote_matches(self._run_short, temp, local):
+            raise TargetError(f"{self.name}: {remote} arrived damaged (checksum differs)")
+        done = self.run(f"chmod {mode:o} {shlex.quote(temp)} && mv -f {shlex.quote(temp)} "
+                        f"{shlex.quote(remote)}")
+        if done.returncode != 0:
+            raise TargetError(f"{self.name}: cannot write {remote} "
+                              f"({done.stderr.strip()[:160]})")
+
+    def probe_path(self) -> str:
+        """Where rtprobe is on the board (as stored command lines name it)."""
+        return self._remote_probe or "rtprobe"
+
+    def _probe_path(self) -> str:
+        """The probe's path on the target (after open())."""
+        if self._remote_probe is None:
+            raise TargetError(f"{self.name}: not opened (no probe on the target yet)")
+        return self._remote_probe
+
+    def run_probe(self, args: list[str], timeout_s: float = 30.0) -> CommandResult:
+        """Run `rtprobe ARGS` on the target to completion."""
+        return self.run(_shell.quote([self._probe_path(), *args]), timeout_s=timeout_s)
+
+    def start_probe(self, args: list[str], cpus: str | None = None) -> ProbeProcess:
+        """Start rtprobe on the target (under taskset when cpus is given and it exists)."""
+        probe = _shell.quote([self._probe_path(), *args])
+        if cpus:
+            command = (f"if command -v taskset >/dev/null 2>&1; then "
+                       f"exec taskset -c {shlex.quote(cpus)} {probe}; else exec {probe}; fi")
+        else:
+            command = f"exec {probe}"
+        return self._start_remote(f"echo RTBENCH-PID $$; {command}")
+
+    def start_command(self, command: str, cpus: str | None = None) -> ProbeProcess:
+        """Start a shell-command load, restarted when it ends; its whole group dies when
+        stopped, and by itself when the session's stdin closes (connection closed or lost)."""
+        inner = f"/bin/sh -c {shlex.quote(command)} </dev/null"
+        if cpus:
+            inner = (f"if command -v taskset >/dev/null 2>&1; then taskset -c "
+                     f"{shlex.quote(cpus)} {inner}; else {inner}; fi")
+        # fd 3 keeps the session's stdin for the watcher (an async list's fd 0 is /dev/null).
+        line = ("echo RTBENCH-PID $$; exec 3<&0; "
+                "( cat <&3 >/dev/null 2>&1; kill -KILL -$$ ) >/dev/null 2>&1 & "
+                f"exec 3<&-; while :; do {inner}; sleep 1; done")
+        return self._start_remote(line)
+
+    def probe_version(self) -> str:
+        """The version the probe on the target reports."""
+        return self._probe_version or "unknown"

@@ -1,0 +1,143 @@
+"""What board targets share: shell quoting, arch detection, the probe's place and checksum.
+
+Everything here works through a target's `run()` with nothing but /bin/sh and the usual
+busybox applets (uname, head, od, sha256sum or md5sum, mkdir, rm).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+
+from rtbench.targets.base import CommandResult, TargetError
+
+# Where the probe and the lock live on a board unless the URI says ?dir=...
+DEFAULT_REMOTE_DIR = "/tmp/rtbench"
+
+RunFn = Callable[[str], CommandResult]
+
+
+def quote(words: list[str]) -> str:
+    """A /bin/sh command line running words literally."""
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def arch_from_facts(machine: str, elf_header: bytes, cpu_features: str) -> str:
+    """The probe arch for a target from `uname -m`, the ELF header of /bin/sh and the
+    /proc/cpuinfo Features line; TargetError when rtbench has no probe for it.
+
+    32-bit ARM gets the hard-float ARMv7 build only when the CPU is ARMv7 or newer and
+    has VFPv3; every other ARM gets the soft-float ARMv5TE build, which runs on any.
+    MIPS reports the same `uname -m` for both byte orders, so /bin/sh's ELF decides.
+    """
+    m = machine.strip()
+    little = len(elf_header) > 5 and elf_header[5] == 1
+    big = len(elf_header) > 5 and elf_header[5] == 2
+    if m == "x86_64":
+        return "x86_64"
+    if m in ("i386", "i486", "i586", "i686"):
+        return "i386"
+    if m in ("aarch64", "arm64"):
+        return "aarch64"
+    if m.startswith("arm"):
+        return _arm32(m, cpu_features, big)
+    if m in ("mips", "mips64"):
+        if big:
+            return "mips"
+        if little:
+            return "mipsel"
+        raise TargetError(f"target arch {m}: cannot tell the byte order (no ELF /bin/sh)")
+    if m in ("ppc", "powerpc", "ppc64"):
+        return "powerpc"
+    if m == "riscv64":
+        return "riscv64"
+    raise TargetError(f"target arch {m!r}: rtbench has no probe for it; build one with "
+                      "CROSS_COMPILE (docs/cross-compiling.md) and pass --probe")
+
+
+def _arm32(machine: str, cpu_features: str, big_endian: bool) -> str:
+    """armhf or armel for a 32-bit ARM userland (see arch_from_facts)."""
+    if big_endian:
+        raise TargetError(f"target arch {machine} big-endian: rtbench has no probe for it")
+    version = "".join(ch for ch in machine[3:6] if ch.isdigit())
+    features = set(cpu_features.split())
+    if version and int(version) >= 7 and features & {"vfpv3", "vfpv3d16", "vfpv4", "vfpd32"}:
+        return "armhf"
+    return "armel"
+
+
+# One shell command printing the three facts, each behind a tag.
+FACTS_COMMAND = (
+    "echo \"machine=$(uname -m)\"; "
+    "echo \"elf=$(head -c 6 /bin/sh 2>/dev/null | od -An -tx1 | tr -d ' \\n')\"; "
+    "echo \"features=$(grep -m1 -i '^features' /proc/cpuinfo 2>/dev/null | cut -d: -f2)\""
+)
+
+
+def detect_arch(run: RunFn) -> str:
+    """The probe arch of the target that `run` reaches (see arch_from_facts)."""
+    done = run(FACTS_COMMAND)
+    facts: dict[str, str] = {}
+    for line in done.stdout.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            facts[key.strip()] = value.strip()
+    machine = facts.get("machine", "")
+    if done.returncode != 0 or not machine:
+        raise TargetError(f"cannot tell the target's arch (uname -m printed "
+                          f"{machine!r}, exit {done.returncode})")
+    try:
+        header = bytes.fromhex(facts.get("elf", ""))
+    except ValueError:
+        header = b""
+    return arch_from_facts(machine, header, facts.get("features", ""))
+
+
+def checksum_command(path: str) -> str:
+    """Shell printing 'sha256 HEX' or 'md5 HEX' of path (busybox may lack one of them)."""
+    q = shlex.quote(path)
+    return (f"if command -v sha256sum >/dev/null 2>&1; then "
+            f"echo sha256 $(sha256sum {q} 2>/dev/null | cut -d' ' -f1); "
+            f"elif command -v md5sum >/dev/null 2>&1; then "
+            f"echo md5 $(md5sum {q} 2>/dev/null | cut -d' ' -f1); "
+            f"else echo none; fi")
+
+
+def local_digest(path: Path, kind: str) -> str:
+    """The hex sha256 or md5 of a host file."""
+    data = path.read_bytes()
+    return hashlib.sha256(data).hexdigest() if kind == "sha256" else hashlib.md5(data).hexdigest()
+
+
+def remote_matches(run: RunFn, remote: str, local: Path) -> bool:
+    """True when the target's file at remote has the same checksum as local."""
+    done = run(checksum_command(remote))
+    words = done.stdout.split()
+    if len(words) != 2 or words[0] not in ("sha256", "md5"):
+        if words[:1] == ["none"]:
+            raise TargetError("the target has neither sha256sum nor md5sum; cannot verify "
+                              "the probe")
+        return False
+    return words[1] == local_digest(local, words[0])
+
+
+def probe_remote_path(remote_dir: str, local: Path) -> str:
+    """Where a probe binary lives on the target: named by its content, so a changed
+    probe is a new file and an unchanged one is reused."""
+    digest = hashlib.sha256(local.read_bytes()).hexdigest()[:16]
+    return f"{remote_dir.rstrip('/')}/rtprobe-{digest}"
+
+
+def lock_command(lock_dir: str) -> str:
+    """Shell that takes the target's run lock (a directory holding the keeper's pid),
+    clearing a stale one, then holds it until its stdin closes; exit 75 when busy."""
+    q = shlex.quote(lock_dir)
+    return (f"if ! mkdir {q} 2>/dev/null; then "
+            f"old=$(cat {q}/pid 2>/dev/null); "
+            f"if [ -n \"$old\" ] && kill -0 \"$old\" 2>/dev/null; then "
+            f"echo \"busy $old\"; exit 75; fi; "
+            f"rm -rf {q}; mkdir {q} || exit 75; fi; "
+            f"echo $$ > {q}/pid; echo locked; "
+            f"cat >/dev/null; rm -rf {q}")

@@ -1,0 +1,480 @@
+"""A board on a serial console: `serial:///dev/ttyUSB0?baud=115200[&dir=PATH]` (pyserial).
+
+rtbench finds the board's shell (logging in when a prompt asks, with RTBENCH_SERIAL_USER
+and RTBENCH_SERIAL_PASSWORD from the environment; nothing is stored), turns echo and the
+prompt off and frames every command with markers the shell computes (`$((K+1))`), so
+neither an echo nor a stray prompt is ever taken for output.  One process runs at a
+time on the line.  Lines that are not rtprobe's NDJSON (kernel console messages) are
+kept as the board's log lines, never parse errors.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import gzip
+import os
+import random
+import re
+import shlex
+import termios
+import time
+from pathlib import Path
+from typing import Any, ClassVar
+from urllib.parse import parse_qs, urlsplit
+
+from rtbench.targets._board import BoardTarget
+from rtbench.targets._shell import DEFAULT_REMOTE_DIR
+from rtbench.targets.base import (
+    CommandResult,
+    ProbeProcess,
+    Target,
+    TargetError,
+    TargetLost,
+    TargetUsageError,
+)
+
+DEFAULT_BAUD = 115200
+# Seconds to find a shell (a board may still be booting).
+SHELL_TIMEOUT_S = 60.0
+# Longest command line sent (busybox's line editor keeps 1024 characters).
+MAX_LINE = 1000
+# Bytes of the probe per pushed line (base64 grows it by 4/3: 640 characters).
+PUSH_CHUNK = 480
+# Files for a command's stderr and exit code, named once per session in shell variables
+# (set with the sync line), which keeps every framed line short.
+ERR_FILE = "$RTBE"
+RC_FILE = "$RTBR"
+SESSION_VARS = "RTBE=${TMPDIR:-/tmp}/.rtbench-err.$$; RTBR=${TMPDIR:-/tmp}/.rtbench-rc.$$"
+# A kernel console message: "[   12.345678] text".
+KERNEL_LINE = re.compile(rb"\[\s*\d+\.\d+\]")
+
+
+class SerialLink:
+    """The port: bytes in and out, complete lines (CR removed) as they arrive."""
+
+    def __init__(self, port: Any) -> None:
+        self.port = port
+        self.buffer = b""
+        self.log: list[str] = []
+
+    def write(self, data: bytes) -> None:
+        """Send data (blocking until written)."""
+        try:
+            self.port.write(data)
+            self.port.flush()
+        except (OSError, termios.error) as exc:
+            raise TargetLost(f"serial line: write failed ({exc})") from exc
+
+    def read(self) -> bytes:
+        """Bytes waiting now (never blocks)."""
+        try:
+            waiting = self.port.in_waiting
+            return bytes(self.port.read(waiting)) if waiting else b""
+        except (OSError, termios.error) as exc:
+            raise TargetLost(f"serial line: read failed ({exc})") from exc
+
+    def fileno(self) -> int:
+        """The port's descriptor (for select)."""
+        return int(self.port.fileno())
+
+    def lines(self, timeout_s: float) -> list[bytes]:
+        """Complete lines that arrive within timeout_s (at least one unless it times out)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            self.buffer += self.read()
+            if b"\n" in self.buffer:
+                *done, self.buffer = self.buffer.split(b"\n")
+                return [line.replace(b"\r", b"") for line in done]
+            if time.monotonic() >= deadline:
+                return []
+            time.sleep(0.005)
+
+
+def _marker(k: int, step: int, tag: str) -> tuple[str, bytes]:
+    """(what the command line says, what the shell prints) for one marker."""
+    return f"RTB$(({k}+{step})){tag}", f"RTB{k + step}{tag}".encode()
+
+
+class SerialTarget(BoardTarget):
+    """A board reached on a serial console."""
+
+    schemes: ClassVar[tuple[str, ...]] = ("serial",)
+
+    def __init__(self, device: str, *, baud: int = DEFAULT_BAUD, probe: Path | None = None,
+                 remote_dir: str = DEFAULT_REMOTE_DIR) -> None:
+        super().__init__(probe=probe, remote_dir=remote_dir)
+        self.device = device
+        self.baud = baud
+        self.link: SerialLink | None = None
+        self._busy = False
+        self.shell_timeout_s = SHELL_TIMEOUT_S
+        self._console_level: str | None = None
+
+    @classmethod
+    def from_uri(cls, uri: str, *, probe: Path | None = None,
+                 options: dict[str, Any] | None = None) -> Target:
+        """serial:///dev/ttyX[?baud=N&dir=PATH]."""
+        parts = urlsplit(uri)
+        if parts.scheme != "serial" or parts.netloc or not parts.path.startswith("/"):
+            raise TargetUsageError(f"target {uri!r}: expected serial:///dev/ttyX?baud=115200")
+        query = parse_qs(parts.query)
+        unknown = sorted(set(query) - {"baud", "dir"})
+        if unknown:
+            raise TargetUsageError(f"target {uri!r}: unknown option {unknown[0]!r} "
+                                   "(known: baud, dir)")
+        text = query.get("baud", [str(DEFAULT_BAUD)])[-1]
+        if not text.isdigit() or int(text) <= 0:
+            raise TargetUsageError(f"target {uri!r}: baud must be a positive number")
+        remote_dir = query.get("dir", [DEFAULT_REMOTE_DIR])[-1]
+        if not remote_dir.startswith("/"):
+            raise TargetUsageError(f"target {uri!r}: dir must be an absolute path")
+        return cls(parts.path, baud=int(text), probe=probe, remote_dir=remote_dir)
+
+    @property
+    def name(self) -> str:
+        """serial:///dev/ttyX?baud=N."""
+        return f"serial://{self.device}?baud={self.baud}"
+
+    # --- open / close ----------------------------------------------------------------
+
+    def open(self) -> None:
+        """Open the port, find the shell, quieten it, push the probe."""
+        try:
+            import serial
+        except ImportError as exc:
+            raise TargetError("serial targets need pyserial: pip install 'rtbench[serial]'") \
+                from exc
+        if not os.path.exists(self.device):
+            raise TargetError(f"{self.name}: no such device {self.device}")
+        try:
+            port = serial.Serial(self.device, self.baud, timeout=0, exclusive=True)
+        except (serial.SerialException, OSError, ValueError) as exc:
+            why = str(exc)
+            if "lock" in why.lower() or "busy" in why.lower() or "Resource" in why:
+                raise TargetError(f"{self.name}: the port is busy (another program has it "
+                                  "open)") from exc
+            raise TargetError(f"{self.name}: cannot open ({why[:160]})") from exc
+        self.link = SerialLink(port)
+        try:
+            self._find_shell()
+            self._check_shell()
+            self._quiet_console()
+            self._install_probe()
+        except BaseException:
+            self.close()
+            raise
+
+    def _find_shell(self) -> None:
+        """Get to a shell prompt (logging in if asked), then echo and prompts off.
+
+        The sync line is only sent while no login or password prompt is showing, so it
+        is never taken for a user name."""
+        link = self._link()
+        link.write(b"\x03\n")
+        k = random.randrange(10**6, 10**7)
+        said, want = _marker(k, 1, "S")
+        start = time.monotonic()
+        deadline = start + self.shell_timeout_s
+        next_sync = start + 1.0
+        seen = b""
+        sent_user = sent_password = False
+        while time.monotonic() < deadline:
+            now = time.monotonic()
+            chunk = link.read()
+            seen = (seen + chunk)[-4096:]
+            if want in seen:
+                self._drain_after(want)
+                return
+            low = seen.lower()
+            tail = low.rstrip()
+            if b"incorrect" in low or b"denied" in low:
+                raise TargetError(f"{self.name}: login refused; check RTBENCH_SERIAL_USER "
+                                  "and RTBENCH_SERIAL_PASSWORD")
+            if tail.endswith(b"login:") and not sent_user:
+                user = os.environ.get("RTBENCH_SERIAL_USER")
+                if not user:
+                    raise TargetError(f"{self.name}: the board asks for a login; set "
+                                      "RTBENCH_SERIAL_USER (and RTBENCH_SERIAL_PASSWORD)")
+                link.write(user.encode() + b"\n")
+                sent_user, seen, next_sync = True, b"", now + 5.0
+            elif tail.endswith(b"password:") and not sent_password:
+                link.write(os.environ.get("RTBENCH_SERIAL_PASSWORD", "").encode() + b"\n")
+                sent_password, seen, next_sync = True, b"", now + 2.0
+            elif now >= next_sync and not tail.endswith((b"login:", b"password:")):
+                link.write(f"stty -echo 2>/dev/null; PS1=''; PS2=''; {SESSION_VARS}; "
+                           f"echo {said}\n".encode())
+                next_sync = now + 3.0
+            if not chunk:
+                time.sleep(0.02)
+        printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in seen)
+        if seen and printable < 0.8 * len(seen):
+            raise TargetError(f"{self.name}: only garbage on the line; is the baud rate "
+                              f"right (?baud=...)?")
+        raise TargetError(f"{self.name}: no shell answered in {self.shell_timeout_s:g} s")
+
+    def _drain_after(self, want: bytes) -> None:
+        """Drop what is left of the line holding want and anything right behind it."""
+        link = self._link()
+        time.sleep(0.2)
+        link.buffer += link.read()
+        link.buffer = b""
+
+    def _quiet_console(self) -> None:
+        """Lower the kernel's console log level to errors while rtbench holds the line
+        (restored on close), so boot chatter does not cut command frames; what still
+        comes is kept as log lines.  Needs root on the board; skipped otherwise."""
+        done = self.run("cat /proc/sys/kernel/printk")
+        words = done.stdout.split()
+        if done.returncode == 0 and words and words[0].isdigit() \
+                and self.run("echo 3 > /proc/sys/kernel/printk").returncode == 0:
+            self._console_level = words[0]
+
+    def close(self) -> None:
+        """Restore the console log level, turn echo back on and close the port (the
+        shell stays logged in)."""
+        if self.link is None:
+            return
+        try:
+            if not self._busy and self._console_level is not None:
+                self.run(f"echo {self._console_level} > /proc/sys/kernel/printk",
+                         timeout_s=5.0)
+                self._console_level = None
+        except TargetError:
+            pass
+        try:
+            if not self._busy:
+                self.link.write(b"stty echo 2>/dev/null\n")
+        except TargetError:
+            pass
+        with contextlib.suppress(OSError):
+            self.link.port.close()
+        self.link = None
+
+    def _link(self) -> SerialLink:
+        """The open link, else TargetError."""
+        if self.link is None:
+            raise TargetError(f"{self.name}: not opened")
+        return self.link
+
+    # --- commands --------------------------------------------------------------------
+
+    def _frame(self, body: str) -> tuple[str, bytes, bytes, bytes]:
+        """The command line running body framed by markers, and the three markers."""
+        k = random.randrange(10**6, 10**7)
+        (b_said, b_want), (e_said, e_want), (f_said, f_want) = (
+            _marker(k, 1, "B"), _marker(k, 2, "E"), _marker(k, 3, "F"))
+        line = (f"echo {b_said}; {body}; echo {e_said} $rtb_rc; "
+                f"cat {ERR_FILE} 2>/dev/null; rm -f {ERR_FILE} {RC_FILE}; echo {f_said}\n")
+        return line, b_want, e_want, f_want
+
+    def run(self, command: str, timeout_s: float = 30.0) -> CommandResult:
+        """Run a short /bin/sh command on the board to completion."""
+        link = self._link()
+        if self._busy:
+            raise TargetError(f"{self.name}: the line is busy with a running process")
+        body = f"( {command} ) </dev/null 2>{ERR_FILE}; rtb_rc=$?"
+        line, b_want, e_want, f_want = self._frame(body)
+        if len(line) > MAX_LINE:
+            raise TargetError(f"{self.name}: command too long for a serial line "
+                              f"({len(line)} > {MAX_LINE} characters)")
+        link.write(line.encode())
+        out: list[bytes] = []
+        err: list[bytes] = []
+        state = "before"
+        rc = -1
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for raw in link.lines(0.2):
+                if state == "before":
+                    if raw.endswith(b_want):
+                        state = "out"
+                elif state == "out":
+                    if raw.startswith(e_want):
+                        words = raw.split()
+                        rc = int(words[1]) if len(words) > 1 and words[1].isdigit() else -1
+                        state = "err"
+                    else:
+                        out.append(raw)
+                elif state == "err":
+                    if raw.startswith(f_want):
+                        return CommandResult(rc, _text(out), _text(err))
+                    err.append(raw)
+        raise TargetError(f"{self.name}: `{command[:60]}` gave no answer in {timeout_s:g} s")
+
+    def _send_file(self, data: bytes, remote: str) -> None:
+        """Write data to remote in base64 lines, gzip-compressed where the board has
+        gunzip (printf octal escapes where it lacks base64)."""
+        q = shlex.quote(remote)
+        tools = self.run(f": > {q} && for t in base64 gunzip; do command -v $t >/dev/null "
+                         f"&& echo $t; done")
+        if tools.returncode != 0 and not tools.stdout:
+            raise TargetError(f"{self.name}: cannot write {remote} "
+                              f"({tools.stderr.strip()[:160]})")
+        have = set(tools.stdout.split())
+        use_b64 = "base64" in have
+        packed = use_b64 and "gunzip" in have
+        payload = gzip.compress(data, mtime=0) if packed else data
+        into = shlex.quote(f"{remote}.gz") if packed else q
+        if packed:
+            self.run(f": > {into}")
+        step = PUSH_CHUNK if use_b64 else PUSH_CHUNK // 4
+        for start in range(0, len(payload), step):
+            chunk = payload[start:start + step]
+            if use_b64:
+                command = f"echo {base64.b64encode(chunk).decode()} | base64 -d >> {into}"
+            else:
+                text = "".join(f"\\{b:03o}" for b in chunk)
+                command = f"printf '{text}' >> {into}"
+            done = self.run(command)
+            if done.returncode != 0:
+                raise TargetError(f"{self.name}: writing {remote} failed "
+                                  f"({done.stderr.strip()[:160]})")
+        if packed:
+            done = self.run(f"gunzip -c {into} > {q}; rc=$?; rm -f {into}; exit $rc")
+            if done.returncode != 0:
+                raise TargetError(f"{self.name}: unpacking {remote} failed "
+                                  f"({done.stderr.strip()[:160]})")
+
+    def _start_remote(self, command: str) -> ProbeProcess:
+        """Start a command in the foreground of the board's shell (one at a time)."""
+        link = self._link()
+        if self._busy:
+            raise TargetError(f"{self.name}: a serial line runs one process at a time "
+                              "(loads on a serial target are not supported)")
+        # The group survives ^C (it traps INT/QUIT); the command gets them; cat, which
+        # turns the terminal into a pipe for rtprobe's NDJSON, ignores them.
+        body = (f"{{ trap : INT QUIT; {command} </dev/null 2>{ERR_FILE}; echo $? > {RC_FILE}; "
+                f"}} | (trap '' INT QUIT; exec cat); rtb_rc=$(cat {RC_FILE} 2>/dev/null)")
+        line, b_want, e_want, f_want = self._frame(body)
+        self._busy = True
+        link.write(line.encode())
+        return SerialProcess(self, b_want, e_want, f_want)
+
+    def start_probe(self, args: list[str], cpus: str | None = None) -> ProbeProcess:
+        """Start rtprobe on the board (taskset when cpus is given and it exists)."""
+        if args[:1] == ["load"]:
+            raise TargetError(f"{self.name}: a serial line runs one process at a time; "
+                              "loads next to a test need an ssh target")
+        probe = " ".join(shlex.quote(w) for w in [self._probe_path(), *args])
+        if cpus and self.run("command -v taskset").returncode == 0:
+            probe = f"taskset -c {shlex.quote(cpus)} {probe}"
+        return self._start_remote(probe)
+
+    def start_command(self, command: str, cpus: str | None = None) -> ProbeProcess:
+        """Shell-command loads need a second channel, which a serial line lacks."""
+        raise TargetError(f"{self.name}: a serial line runs one process at a time; "
+                          "command loads need an ssh target")
+
+    def _done(self) -> None:
+        """The running process finished (its end marker came)."""
+        self._busy = False
+
+
+class SerialProcess(ProbeProcess):
+    """The process in the foreground of a serial board's shell."""
+
+    def __init__(self, target: SerialTarget, b_want: bytes, e_want: bytes,
+                 f_want: bytes) -> None:
+        self.target = target
+        self.link = target._link()
+        self.wants = (b_want, e_want, f_want)
+        self.state = "before"
+        self.returncode: int | None = None
+        self._lost = False
+        self._partial = b""
+
+    def fds(self) -> list[int]:
+        """The port's descriptor while the process runs."""
+        return [] if self.at_eof() else [self.link.fileno()]
+
+    def read_available(self) -> tuple[bytes, bytes]:
+        """(NDJSON lines, everything else) that arrived; never blocks."""
+        out: list[bytes] = []
+        other: list[bytes] = []
+        b_want, e_want, f_want = self.wants
+        if self.at_eof():
+            return b"", b""
+        for raw in self.link.lines(0.0):
+            if self.state == "before":
+                if raw.endswith(b_want):
+                    self.state = "out"
+                elif raw.strip():
+                    other.append(raw)
+            elif self.state == "out":
+                if raw.startswith(e_want):
+                    words = raw.split()
+                    self.returncode = int(words[1]) if len(words) > 1 and \
+                        words[1].isdigit() else 255
+                    self.state = "err"
+                else:
+                    self._partial = _split_console(raw, self._partial, out, other)
+            elif self.state == "err":
+                if raw.startswith(f_want):
+                    self.state = "done"
+                    self.target._done()
+                    break
+                other.append(raw)
+        self.link.log.extend(line.decode(errors="replace") for line in other)
+        return (b"".join(line + b"\n" for line in out),
+                b"".join(line + b"\n" for line in other))
+
+    def at_eof(self) -> bool:
+        """True once the end marker came (or the line was given up as lost)."""
+        return self.state == "done" or self._lost
+
+    def poll(self) -> int | None:
+        """The exit code once the end marker came."""
+        return self.returncode if self.state == "done" else (255 if self._lost else None)
+
+    def interrupt(self) -> None:
+        """^C on the line: SIGINT to the foreground process."""
+        if not self.at_eof():
+            self.link.write(b"\x03")
+
+    def stop(self, grace_s: float = 2.0) -> None:
+        """^C, then ^\\ (SIGQUIT); a line that then stays silent is lost."""
+        for key, wait_s in ((b"\x03", grace_s), (b"\x1c", 3.0), (b"\x1c", 5.0)):
+            if self.at_eof():
+                return
+            self.link.write(key)
+            deadline = time.monotonic() + wait_s
+            while not self.at_eof() and time.monotonic() < deadline:
+                self.read_available()
+                time.sleep(0.05)
+        if not self.at_eof():
+            self._lost = True
+
+    @property
+    def lost(self) -> bool:
+        """True when the process never ended on the line (board gone or rebooted)."""
+        return self._lost
+
+
+def _split_console(raw: bytes, partial: bytes, out: list[bytes],
+                   other: list[bytes]) -> bytes:
+    """Sort one line into NDJSON (out) or board log (other); returns the head of a record
+    that a kernel console message cut in two, to be joined with the next line."""
+    line = raw.strip()
+    if partial:
+        if line and not line.startswith(b"{") and line.endswith(b"}") \
+                and not KERNEL_LINE.search(line):
+            out.append(partial + line)
+            return b""
+        other.append(partial)
+    if not line:
+        return b""
+    if line.startswith(b"{") and line.endswith(b"}"):
+        out.append(line)
+        return b""
+    match = KERNEL_LINE.search(line)
+    if match and line.startswith(b"{"):
+        other.append(line[match.start():])
+        return line[:match.start()]
+    other.append(line)
+    return b""
+
+
+def _text(lines: list[bytes]) -> str:
+    """Lines joined back into text."""
+    return "".join(line.decode(errors="replace") + "\n" for line in lines)

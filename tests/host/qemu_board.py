@@ -1,0 +1,136 @@
+"""A board to reach over a serial line: Debian's kernel in qemu-system-x86_64 with a tiny
+initramfs of busybox-static, its console on a pty (tests/host/test_qemu_serial.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+BUSYBOX = Path("/bin/busybox")
+QEMU = "qemu-system-x86_64"
+
+INIT = """#!/bin/busybox sh
+/bin/busybox --install -s
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+hostname rtbench-guest
+while :; do setsid cttyhack sh -i; done
+"""
+
+
+def kernels() -> dict[str, Path]:
+    """Debian's installed kernels: {"generic": vmlinuz-*-amd64, "rt": vmlinuz-*-rt-amd64}."""
+    found: dict[str, Path] = {}
+    for path in sorted(glob.glob("/boot/vmlinuz-*-amd64")):
+        kind = "rt" if path.endswith("-rt-amd64") else "generic"
+        if os.access(path, os.R_OK):
+            found[kind] = Path(path)
+    return found
+
+
+def missing() -> str | None:
+    """Why the qemu board cannot run here, or None."""
+    if shutil.which(QEMU) is None:
+        return "qemu-system-x86_64 missing (apt-get install qemu-system-x86)"
+    if not BUSYBOX.is_file():
+        return "busybox-static missing"
+    if shutil.which("cpio") is None:
+        return "cpio missing"
+    if set(kernels()) != {"generic", "rt"}:
+        return "needs linux-image-amd64 and linux-image-rt-amd64 readable in /boot"
+    return None
+
+
+def build_initramfs(workdir: Path) -> Path:
+    """An uncompressed newc cpio holding busybox and /init."""
+    root = workdir / "root"
+    for sub in ("bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "tmp", "etc"):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    shutil.copy(BUSYBOX, root / "bin" / "busybox")
+    (root / "init").write_text(INIT)
+    (root / "init").chmod(0o755)
+    (root / "bin" / "sh").symlink_to("busybox")
+    image = workdir / "initramfs.cpio"
+    names = subprocess.run(["find", "."], cwd=root, capture_output=True, check=True).stdout
+    with image.open("wb") as out:
+        subprocess.run(["cpio", "--quiet", "-o", "-H", "newc"], cwd=root, input=names,
+                       stdout=out, check=True)
+    return image
+
+
+class QemuBoard:
+    """One guest; `tty` is the host end of its serial console.
+
+    qemu's console is its stdio, which socat joins to a pty (as a USB-serial adapter
+    would): a pty chardev of qemu's own drops what the guest prints while nobody has it
+    open, socat keeps it."""
+
+    def __init__(self, kernel: Path, workdir: Path, initramfs: Path) -> None:
+        self.workdir = workdir
+        kvm = os.access("/dev/kvm", os.R_OK | os.W_OK)
+        self.accel = "kvm" if kvm else "tcg"
+        try:
+            self._start(kernel, initramfs, 15.0 if kvm else 300.0)
+        except RuntimeError:
+            if self.accel != "kvm":
+                raise
+            # A KVM that cannot run this guest (nested, CPU features hidden) hangs it
+            # before the kernel's first line: emulate instead.
+            self.accel = "tcg"
+            self._start(kernel, initramfs, 300.0)
+
+    def _start(self, kernel: Path, initramfs: Path, wait_s: float) -> None:
+        """Start qemu under socat and wait for the kernel's first line."""
+        self.tty = str(self.workdir / f"console-{self.accel}")
+        qemu = (f"{QEMU} -accel {self.accel} -m 256 -smp 2 -nodefaults -display none "
+                f"-no-reboot -chardev stdio,id=con,signal=off -serial chardev:con "
+                f"-kernel {kernel} -initrd {initramfs} -append "
+                f"'console=ttyS0 earlyprintk=ttyS0 loglevel=6 panic=-1 rdinit=/init'")
+        script = self.workdir / f"qemu-{self.accel}.sh"
+        script.write_text(f"exec {qemu}\n")
+        self.proc = subprocess.Popen(
+            ["socat", f"PTY,link={self.tty},raw,echo=0", f"EXEC:sh {script}"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)
+        deadline = time.monotonic() + 10
+        while not os.path.exists(self.tty) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not self._kernel_started(wait_s):
+            self.stop()
+            raise RuntimeError(f"qemu ({self.accel}): no kernel line in {wait_s:g} s")
+
+    def _kernel_started(self, wait_s: float) -> bool:
+        """True once the kernel's first line came on the console; what came is dropped."""
+        fd = os.open(self.tty, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+        seen = b""
+        try:
+            deadline = time.monotonic() + wait_s
+            while time.monotonic() < deadline and self.proc.poll() is None:
+                try:
+                    seen = (seen + os.read(fd, 4096))[-8192:]
+                    if b"Linux version" in seen:
+                        return True
+                except BlockingIOError:
+                    time.sleep(0.05)
+            return False
+        finally:
+            os.close(fd)
+
+    def stop(self) -> None:
+        """Power the guest off (socat and qemu: their own process group)."""
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()

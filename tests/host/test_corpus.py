@@ -1,0 +1,675 @@
+"""The bad-input corpus: every case a clean line, the documented exit code, nothing lost.
+
+Each case below is data: what is given (rtprobe options, rtbench command lines, suite
+files, NDJSON streams through a fake probe, broken databases, hostile strings, report
+paths) and what must come back (exit code, a word naming the culprit).  For every case
+the test asserts: the exit code of docs/commands.md, one error line naming the culprit,
+no traceback, and every run stored before unchanged (a digest of each run's JSON); exit 2
+also means no run was added.  rtbench runs in-process through click's CliRunner; rtprobe
+and the fake probe are subprocesses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from rtbench.cli import main
+from rtbench.store import Store
+from tests.host.robust_support import (
+    base_env,
+    db_digest,
+    fake_probe,
+    one_test_suite,
+    run_statuses,
+    write_suite,
+)
+from tests.host.synth_probe import synth_lines
+
+# every output of the corpus, checked once more at the end for "Traceback"
+OUTPUTS: list[str] = []
+
+
+@dataclass(frozen=True)
+class Case:
+    """One bad input and what must come back."""
+
+    id: str
+    kind: str  # probe | cli | suite | stream | db | text | path
+    code: int
+    culprit: tuple[str, ...]  # one of these (case-insensitive) names what was wrong
+    args: tuple[str, ...] = ()
+    data: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+CASES: list[Case] = []
+
+
+def add(case: Case) -> None:
+    """Add a case (ids must be unique)."""
+    CASES.append(case)
+
+
+# ---------------------------------------------------------------- rtprobe options
+PROBE_SUBCOMMANDS = ("cyclic", "periodic", "clock", "wakeup", "noise", "ctx", "ipc",
+                     "event", "pi", "hackbench", "load cpu", "load io", "sysinfo")
+PROBE_BAD_OPTIONS = (
+    "--duration -1", "--duration abc", "--duration 99999999999d", "--cpus 1-0",
+    "--cpus 99999", "--cpus abc", "--priority 100", "--priority -5", "--threshold x",
+    "--interval 0", "--bogus", "--simulate abc", "--duration", "--warmup 1x", "--worst 65",
+    "--policy fast", "--loops -3", "--raw-buffer 1000", "--rate 0", "--rate -1",
+    "--duration 18446744073709551616ns", "--priority 99999999999999999999")
+for _sub in PROBE_SUBCOMMANDS:
+    for _opt in PROBE_BAD_OPTIONS:
+        _words = _opt.split()
+        add(Case(f"probe-{_sub.replace(' ', '-')}{_opt.replace(' ', '=')}", "probe", 2,
+                 (_words[0], *_words[1:]), args=(*_sub.split(), *_words)))
+
+# ---------------------------------------------------------------- rtbench command lines
+BIG = "9" * 30
+for _args, _code, _culprit in (
+        (("show", BIG), 2, ("RUN",)), (("show", "-1"), 2, ("-1",)),
+        (("show", "abc"), 2, ("RUN",)), (("show", "0"), 2, ("RUN",)),
+        (("show", "999"), 2, ("run 999",)), (("show",), 2, ("RUN",)),
+        (("report", BIG), 2, ("RUN",)), (("report", "999"), 2, ("run 999",)),
+        (("report", "x1"), 2, ("RUN",)), (("ls", "--limit", BIG), 2, ("--limit",)),
+        (("ls", "--limit", "0"), 2, ("--limit",)), (("ls", "--limit", "x"), 2, ("--limit",)),
+        (("ls", "--bogus"), 2, ("--bogus",)), (("nosuch",), 2, ("nosuch",)),
+        (("run", "--scale", "inf"), 2, ("--scale",)),
+        (("run", "--scale", "1e308"), 2, ("--scale",)),
+        (("run", "--scale", "nan"), 2, ("--scale",)),
+        (("run", "--scale", "-1"), 2, ("--scale",)), (("run", "--scale", "0"), 2, ("--scale",)),
+        (("run", "--scale", "abc"), 2, ("--scale",)),
+        (("run", "smoke", "--simulate", "abc", "--no-report"), 2, ("--simulate",)),
+        (("run", "smoke", "--simulate", "1:bogus", "--no-report"), 2, ("--simulate",)),
+        (("run", "smoke", "--simulate", "", "--no-report"), 2, ("--simulate",)),
+        (("run", "smoke", "--simulate", "1:const,lat=-5us", "--no-report"), 2,
+         ("--simulate",)),
+        (("run", "smoke", "--no-report", "--report", "x.html"), 2, ("--no-report",)),
+        (("run", "no-such-suite"), 2, ("no-such-suite",)),
+        (("run", "/nonexistent/s.toml"), 2, ("/nonexistent/s.toml",)),
+        (("run", "smoke", "--probe", "/nonexistent/rtprobe"), 3, ("--probe",)),
+        (("run", "smoke", "--db", "notaurl://x"), 3, ("notaurl",)),
+        (("run", "smoke", "--bogus"), 2, ("--bogus",)),
+        (("run", "a", "b"), 2, ("'b'", "argument")),
+        (("suites", "no-such"), 2, ("no-such",)), (("suites", "--scale", "x"), 2, ("--scale",)),
+        (("suites", "smoke", "--scale", "inf"), 2, ("--scale",)),
+        (("suites", "smoke", "--scale", "1e308"), 2, ("--scale",)),
+        (("preflight", "--probe", "/nonexistent"), 3, ("--probe",)),
+        (("preflight", "--bogus"), 2, ("--bogus",)),
+        (("db", "migrate", "--db", "notaurl://x"), 3, ("notaurl",)),
+        (("db", "nosuch"), 2, ("nosuch",)),
+        (("show", "1", "--db", "postgresql+nodriver://x/y"), 3, ("nodriver",)),
+        (("show", "1\x00"), 2, ("NUL",)), (("run", "smoke\x00x"), 2, ("NUL",)),
+        (("report", "1", "-o", "x\x00.html"), 2, ("NUL",)),
+        (("ls", "--db", "sqlite:///x\x00.db"), 2, ("NUL",)),
+        (("run", "smoke", "--simulate", "1\x00"), 2, ("NUL",)),
+        (("show", "1", "--db"), 2, ("--db",)), (("report", "1", "-o"), 2, ("-o",)),
+        (("run", "--report"), 2, ("--report",)),
+        (("-x",), 2, ("-x",)), (("db", "path", "--bogus"), 2, ("--bogus",)),
+        (("run", "smoke", "--target", "bogus://x"), 2, ("bogus",)),
+        (("run", "smoke", "--target", "local:extra"), 2, ("local:extra",)),
+        (("run", "smoke", "--target", "ssh://"), 2, ("ssh",)),
+        (("preflight", "--target", "bogus://x"), 2, ("bogus",)),
+        (("run", "smoke", "--target"), 2, ("--target",)),
+        (("export", BIG, "--format", "json"), 2, ("RUN",)),
+        (("export", "999", "--format", "json"), 2, ("run 999",)),
+        (("export", "1", "--format", "bogus"), 2, ("--format",)),
+        (("export", "x", "--format", "json"), 2, ("RUN",)),
+        (("import", "/nonexistent.json"), 2, ("/nonexistent.json",)),
+        (("import", "/etc/hostname"), 2, ("/etc/hostname",)),
+        (("import",), 2, ("FILE",)),
+        (("cyclictest", "--bogus"), 2, ("--bogus",)),
+        (("cyclictest", "-i", "abc"), 2, ("--interval",)),
+        (("cyclictest", "-p", "100"), 2, ("priority", "-p")),
+):
+    add(Case("cli-" + "_".join(a.replace("\x00", "NUL")[:24] for a in _args), "cli", _code,
+             _culprit, args=_args))
+
+# ---------------------------------------------------------------- suite files
+GOOD_HEAD = '[suite]\nname = "s"\n'
+GOOD_TEST = '[[tests]]\ntest = "cyclic"\n'
+DEEP_ARRAY = "a = " + "[" * 50000 + "]" * 50000 + "\n"
+DEEP_TABLE = "a = " + "{b=" * 50000 + "1" + "}" * 50000 + "\n"
+SUITES: list[tuple[str, str, tuple[str, ...]]] = [
+    ("empty", "", ("suite",)),
+    ("not-toml", "this is not toml", ("TOML",)),
+    ("deep-array", DEEP_ARRAY, ("nested",)), ("deep-table", DEEP_TABLE, ("nested",)),
+    ("binary", "\x00\x01\x02", ("TOML",)),
+    ("no-suite-table", GOOD_TEST, ("suite",)),
+    ("no-name", "[suite]\n" + GOOD_TEST, ("suite.name",)),
+    ("name-int", "[suite]\nname = 3\n" + GOOD_TEST, ("suite.name",)),
+    ("name-empty", '[suite]\nname = ""\n' + GOOD_TEST, ("suite.name",)),
+    ("name-nul", '[suite]\nname = "a\\u0000b"\n' + GOOD_TEST, ("suite.name",)),
+    ("name-1mb", '[suite]\nname = "' + "x" * 1_000_000 + '"\n' + GOOD_TEST, ("suite.name",)),
+    ("unknown-top", GOOD_HEAD + "[bogus]\n" + GOOD_TEST, ("bogus",)),
+    ("unknown-suite-key", '[suite]\nname = "s"\ncolour = 1\n' + GOOD_TEST, ("colour",)),
+    ("scale-zero", '[suite]\nname = "s"\nscale = 0\n' + GOOD_TEST, ("suite.scale",)),
+    ("scale-neg", '[suite]\nname = "s"\nscale = -1\n' + GOOD_TEST, ("suite.scale",)),
+    ("scale-inf", '[suite]\nname = "s"\nscale = inf\n' + GOOD_TEST, ("suite.scale",)),
+    ("scale-nan", '[suite]\nname = "s"\nscale = nan\n' + GOOD_TEST, ("suite.scale",)),
+    ("scale-str", '[suite]\nname = "s"\nscale = "x"\n' + GOOD_TEST, ("suite.scale",)),
+    ("no-tests", GOOD_HEAD, ("tests",)),
+    ("tests-not-array", GOOD_HEAD + "tests = 3\n", ("tests",)),
+    ("test-missing-kind", GOOD_HEAD + "[[tests]]\nname = \"x\"\n", ("tests[0].test",)),
+    ("test-unknown-kind", GOOD_HEAD + '[[tests]]\ntest = "nope"\n', ("tests[0].test",)),
+    ("test-unknown-key", GOOD_HEAD + GOOD_TEST + "colour = 2\n", ("colour",)),
+    ("duration-zero", GOOD_HEAD + GOOD_TEST + 'duration = "0s"\n', ("tests[0].duration",)),
+    ("duration-neg", GOOD_HEAD + GOOD_TEST + "duration = -3\n", ("tests[0].duration",)),
+    ("duration-unit", GOOD_HEAD + GOOD_TEST + 'duration = "3 parsecs"\n',
+     ("tests[0].duration",)),
+    ("duration-huge", GOOD_HEAD + GOOD_TEST + 'duration = "99999999999999d"\n',
+     ("tests[0].duration",)),
+    ("duration-frac-ns", GOOD_HEAD + GOOD_TEST + 'duration = "1.5ns"\n',
+     ("tests[0].duration",)),
+    ("duration-bool", GOOD_HEAD + GOOD_TEST + "duration = true\n", ("tests[0].duration",)),
+    ("warmup-bad", GOOD_HEAD + GOOD_TEST + 'warmup = "x"\n', ("tests[0].warmup",)),
+    ("threshold-zero", GOOD_HEAD + GOOD_TEST + "thresholds = [0]\n",
+     ("tests[0].thresholds",)),
+    ("threshold-many", GOOD_HEAD + GOOD_TEST + "thresholds = [1,2,3,4,5,6,7,8,9]\n",
+     ("tests[0].thresholds",)),
+    ("threshold-str", GOOD_HEAD + GOOD_TEST + 'thresholds = ["abc"]\n',
+     ("tests[0].thresholds",)),
+    ("params-not-table", GOOD_HEAD + GOOD_TEST + "params = 3\n", ("tests[0].params",)),
+    ("param-bad-name", GOOD_HEAD + GOOD_TEST + 'params = { "Bad Name" = 1 }\n',
+     ("Bad Name",)),
+    ("param-reserved", GOOD_HEAD + GOOD_TEST + "params = { duration = 1 }\n",
+     ("params.duration",)),
+    ("param-nul", GOOD_HEAD + GOOD_TEST + 'params = { mode = "a\\u0000b" }\n',
+     ("params.mode",)),
+    ("param-inf", GOOD_HEAD + GOOD_TEST + "params = { interval = inf }\n",
+     ("params.interval",)),
+    ("param-nan", GOOD_HEAD + GOOD_TEST + "params = { interval = nan }\n",
+     ("params.interval",)),
+    ("param-table", GOOD_HEAD + GOOD_TEST + "params = { mode = { a = 1 } }\n",
+     ("params.mode",)),
+    ("param-empty-list", GOOD_HEAD + GOOD_TEST + "params = { mode = [] }\n",
+     ("params.mode",)),
+    ("param-unknown-option", GOOD_HEAD + GOOD_TEST + "params = { frobnicate = 1 }\n",
+     ("frobnicate",)),
+    ("sweep-not-list", GOOD_HEAD + GOOD_TEST + 'sweep = { interval = "1ms" }\n',
+     ("sweep.interval",)),
+    ("sweep-huge", GOOD_HEAD + GOOD_TEST + "sweep = { a = [" + ",".join(map(str, range(100)))
+     + "], b = [" + ",".join(map(str, range(100))) + "], c = ["
+     + ",".join(map(str, range(1000))) + "] }\n", ("sweep",)),
+    ("sweep-nul", GOOD_HEAD + GOOD_TEST + 'sweep = { mode = ["abs", "a\\u0000"] }\n',
+     ("sweep.mode",)),
+    ("dup-test-names", GOOD_HEAD + GOOD_TEST + GOOD_TEST, ("duplicate",)),
+    ("scenarios-empty", GOOD_HEAD + "scenarios = []\n" + GOOD_TEST, ("scenarios",)),
+    ("scenario-no-name", GOOD_HEAD + "[[scenarios]]\n" + GOOD_TEST, ("scenarios[0].name",)),
+    ("scenario-dup", GOOD_HEAD + '[[scenarios]]\nname = "a"\n[[scenarios]]\nname = "a"\n'
+     + GOOD_TEST, ("duplicate",)),
+    ("scenario-name-nul", GOOD_HEAD + '[[scenarios]]\nname = "\\u0000"\n' + GOOD_TEST,
+     ("scenarios[0].name",)),
+    ("measure-backwards", GOOD_HEAD + '[[scenarios]]\nname = "a"\nmeasure_cpus = "1-0"\n'
+     + GOOD_TEST, ("measure_cpus",)),
+    ("measure-huge", GOOD_HEAD + '[[scenarios]]\nname = "a"\nmeasure_cpus = "0-99999999999"\n'
+     + GOOD_TEST, ("measure_cpus",)),
+    ("measure-letters", GOOD_HEAD + '[[scenarios]]\nname = "a"\nmeasure_cpus = "x"\n'
+     + GOOD_TEST, ("measure_cpus",)),
+    ("measure-absent-cpu", GOOD_HEAD + '[[scenarios]]\nname = "a"\nmeasure_cpus = "4000"\n'
+     + GOOD_TEST, ("measure_cpus",)),
+    ("load-cpus-backwards", GOOD_HEAD + '[defaults]\nload_cpus = "5-2"\n' + GOOD_TEST,
+     ("load_cpus",)),
+    ("settle-bad", GOOD_HEAD + '[defaults]\nsettle = "x"\n' + GOOD_TEST, ("settle",)),
+    ("defaults-unknown", GOOD_HEAD + "[defaults]\ncolour = 1\n" + GOOD_TEST, ("colour",)),
+    ("loads-not-list", GOOD_HEAD + '[[scenarios]]\nname = "a"\nloads = 3\n' + GOOD_TEST,
+     ("loads",)),
+    ("load-both", GOOD_HEAD + '[[scenarios]]\nname = "a"\n'
+     'loads = [{ command = "true", kind = "cpu", rate = 5 }]\n' + GOOD_TEST, ("loads[0]",)),
+    ("load-neither", GOOD_HEAD + '[[scenarios]]\nname = "a"\nloads = [{ instances = 1 }]\n'
+     + GOOD_TEST, ("loads[0]",)),
+    ("load-rate-zero", GOOD_HEAD + '[[scenarios]]\nname = "a"\n'
+     'loads = [{ kind = "cpu", rate = 0 }]\n' + GOOD_TEST, ("rate",)),
+    ("load-rate-neg", GOOD_HEAD + '[[scenarios]]\nname = "a"\n'
+     'loads = [{ kind = "cpu", rate = -1 }]\n' + GOOD_TEST, ("rate",)),
+    ("load-rate-inf", GOOD_HEAD + '[[scenarios]]\nname = "a"\n'
+     'loads = [{ kind = "cpu", rate = inf }]\n' + GOOD_TEST, ("rate",)),
+    ("load-no-rate", GOOD_HEAD + '[[scenarios]]\nname = "a"\nloads = [{ kind = "cpu" }]\n'
+     + GOOD_TEST, ("rate",)),
+    ("load-kind-unknown", GOOD_HEAD + '[[scenarios]]\nname = "a"\n'
+     'loads = [{ kind = "gpu", rate = 1 }]\n' + GOOD_TEST, ("kind",)),
+    ("load-io-no-dir", GOOD_HEAD + '[[scenarios]]\nname = "a"\n'
+     'loads = [{ kind = "io", rate = 1 }]\n' + GOOD_TEST, ("dir",)),
+    ("load-instances-huge", GOOD_HEAD + '[[scenarios]]\nname = "a"\n'
+     'loads = [{ command = "true", instances = 100000 }]\n' + GOOD_TEST, ("instances",)),
+    ("load-instances-zero", GOOD_HEAD + '[[scenarios]]\nname = "a"\n'
+     'loads = [{ command = "true", instances = 0 }]\n' + GOOD_TEST, ("instances",)),
+    ("load-command-empty", GOOD_HEAD + '[[scenarios]]\nname = "a"\n'
+     'loads = [{ command = " " }]\n' + GOOD_TEST, ("command",)),
+    ("load-command-nul", GOOD_HEAD + '[[scenarios]]\nname = "a"\n'
+     'loads = [{ command = "sleep 1\\u0000" }]\n' + GOOD_TEST, ("command",)),
+    ("load-rate-on-command", GOOD_HEAD + '[[scenarios]]\nname = "a"\n'
+     'loads = [{ command = "true", rate = 3 }]\n' + GOOD_TEST, ("rate",)),
+    ("load-option-unknown", GOOD_HEAD + '[[scenarios]]\nname = "a"\n'
+     'loads = [{ kind = "cpu", rate = 5, options = { frob = 1 } }]\n' + GOOD_TEST,
+     ("frob",)),
+    ("ctx-duration", GOOD_HEAD + '[[tests]]\ntest = "ctx"\nduration = "1s"\n', ("duration",)),
+    ("int-65-bits", GOOD_HEAD + GOOD_TEST + "params = { loops = 36893488147419103232 }\n",
+     ("TOML", "loops")),
+]
+# found only when the probe is asked (at `run`), not by `rtbench suites FILE`
+NEEDS_PROBE = {"param-unknown-option", "measure-absent-cpu", "load-option-unknown"}
+for _name, _body, _culprit in SUITES:
+    add(Case(f"suite-{_name}", "suite", 2, _culprit, data=_body,
+             extra={"needs_probe": _name in NEEDS_PROBE}))
+
+# ---------------------------------------------------------------- NDJSON streams (fake probe)
+GOOD, _ = synth_lines(seed=3, series=1, windows=3, per_window=50, warmup_windows=0)
+START, WINDOWS, RESULT = GOOD[0], [ln for ln in GOOD if '"window"' in ln], GOOD[-1]
+
+
+def _window(**change: Any) -> str:
+    """The first good window with members changed (None: removed)."""
+    obj = json.loads(WINDOWS[0])
+    obj["index"] = 99
+    for key, value in change.items():
+        if value is None:
+            obj.pop(key, None)
+        else:
+            obj[key] = value
+    return json.dumps(obj)
+
+
+def _result(**change: Any) -> str:
+    """The good result with members changed (None: removed)."""
+    obj = json.loads(RESULT)
+    for key, value in change.items():
+        if value is None:
+            obj.pop(key, None)
+        else:
+            obj[key] = value
+    return json.dumps(obj)
+
+
+def _result_series(**change: Any) -> str:
+    """The good result with its series entry's members changed."""
+    obj = json.loads(RESULT)
+    for key, value in change.items():
+        obj["series"][0][key] = value
+    return json.dumps(obj)
+
+
+STREAMS: list[tuple[str, list[str | bytes], tuple[str, ...]]] = [
+    ("not-json", ["{not json"], ("not valid JSON",)),
+    ("array", ["[1,2,3]"], ("JSON object",)),
+    ("wrong-schema", ['{"schema":"rtprobe/9","type":"window"}'], ("schema",)),
+    ("unknown-type", ['{"schema":"rtprobe/1","type":"frob"}'], ("frob",)),
+    ("deep", ['{"a":' * 50000 + "1" + "}" * 50000], ("nested",)),
+    ("deep-array", ["[" * 50000 + "]" * 50000], ("nested",)),
+    ("count-2^63", [_window(count=2**63)], ("count",)),
+    ("count-2^64", [_window(count=2**64, sum_ns=1)], ("count",)),
+    ("sum-2^70", [_window(sum_ns=2**70)], ("sum_ns",)),
+    ("start-2^63", [_window(start_ns=2**63)], ("start_ns",)),
+    ("min-neg-huge", [_window(min_ns=-(2**64))], ("min_ns",)),
+    ("missing-count", [_window(count=None)], ("count",)),
+    ("missing-series", [_window(series=None)], ("series",)),
+    ("count-str", [_window(count="12")], ("count",)),
+    ("count-float", [_window(count=1.5)], ("count",)),
+    ("count-bool", [_window(count=True)], ("count",)),
+    ("hist-not-list", [_window(hist=3)], ("hist",)),
+    ("hist-bad-pair", [_window(hist=[[1, 2, 3]])], ("hist",)),
+    ("hist-huge-count", [_window(hist=[[1, 2**64]])], ("hist",)),
+    ("hist-bucket-past", [_window(hist=[[10**9, 50]], count=50)], ("hist",)),
+    ("hist-sum-mismatch", [_window(hist=[[1, 2]], count=50)], ("count",)),
+    ("exceed-str", [_window(exceed=["x"])], ("exceed",)),
+    ("nan", ['{"schema":"rtprobe/1","type":"window","count":NaN}'], ("NaN",)),
+    ("result-status", [_result(status="great")], ("status",)),
+    ("result-series-str", [_result(series=["x"])], ("series",)),
+    ("result-exceed-missing", [_result_series(exceed=[{"count": 1}])], ("threshold_ns",)),
+    ("result-worst-huge", [_result_series(worst=[{"t_ns": 1, "latency_ns": 2**64}])],
+     ("latency_ns",)),
+    ("result-count-missing", [_result_series(count=None)], ("count",)),
+    ("result-verdicts-str", [_result(verdicts=["x"])], ("verdicts",)),
+    ("result-exit-huge", [_result(exit_code=2**80)], ("exit_code",)),
+    ("start-series-str", [START.replace('"series": [{', '"series": ["x", {', 1)],
+     ("series",)),
+    ("invalid-utf8", [b"\xff\xfe{\x80}"], ("not valid JSON",)),
+    ("line-40mb", ['{"schema":"rtprobe/1","type":"window","pad":"' + "x" * 40_000_000 + '"}'],
+     ("series", "missing")),
+]
+for _name, _lines, _culprit in STREAMS:
+    add(Case(f"stream-{_name}", "stream", 3, _culprit, data=_lines))
+
+# ---------------------------------------------------------------- hostile text stored and shown
+HOSTILE = ("nightly[/bold][bold]", "vm[/]x", "idle[/]", "c[interval=50us]", "[red]x[/red]",
+           "\x1b[2J\x1b]0;pwned\x07clear", "\x1b[31mred", "$x^2$", "$", "a$b$c",
+           "<script>alert(1)</script>", "{{7*7}}", "{% raw %}", "\\", "x\\", "[link=file:///]x",
+           ":smile:", "%s%n%x", "\u202eevil", "tab\there", "line\nbreak", "\r\rcr",
+           "x" * 10_000, "[bold", "]", "[" * 1_000_000, "\x00nul\x00")
+for _i, _text in enumerate(HOSTILE):
+    add(Case(f"text-{_i}", "text", 0, (), data=_text))
+
+# ---------------------------------------------------------------- report paths
+for _name, _code, _culprit in (
+        ("is-a-directory", 2, ("directory",)), ("under-a-file", 2, ("afile",)),
+        ("name-too-long", 2, ("too long",)), ("read-only-fs", 2, ("not writable",)),
+        ("full-fs", 3, ("No space",)), ("run-report-dir", 2, ("directory",)),
+        ("run-report-under-file", 2, ("Not a directory",)),
+        ("run-report-read-only", 3, ("Read-only", "not writable")),
+):
+    add(Case(f"path-{_name}", "path", _code, _culprit, data=_name))
+
+# ---------------------------------------------------------------- databases
+for _name, _args, _code, _culprit in (
+        ("corrupt-ls", ("ls",), 3, ("database",)),
+        ("corrupt-show", ("show", "1"), 3, ("database",)),
+        ("truncated-ls", ("ls",), 3, ("database",)),
+        ("newer-schema-ls", ("ls",), 3, ("newer",)),
+        ("newer-schema-run", ("run", "SUITE", "--no-report", "--simulate", "1"), 3,
+         ("newer",)),
+        ("read-only-run", ("run", "SUITE", "--no-report", "--simulate", "1"), 3,
+         ("readonly", "read-only")),
+        ("read-only-ls", ("ls",), 0, ()),
+        ("directory-as-db", ("ls",), 3, ("database",)),
+        ("full-disk-run", ("run", "SUITE", "--no-report", "--simulate", "1"), 3,
+         ("full", "No space")),
+):
+    add(Case(f"db-{_name}", "db", _code, _culprit, args=_args, data=_name))
+
+assert len({c.id for c in CASES}) == len(CASES), "duplicate case ids"
+
+
+# ================================================================= machinery
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory, probe_path: Path) -> dict[str, Any]:
+    """A database with two stored runs (simulated, and one with hostile names)."""
+    base = tmp_path_factory.mktemp("corpus-template")
+    url = f"sqlite:///{base / 'results.db'}"
+    env = base_env(base, probe_path, url)
+    suite = write_suite(base, one_test_suite(name="base[/]", scenario="idle[/]"))
+    result = CliRunner().invoke(main, ["run", str(suite), "--simulate", "1", "--no-report"],
+                                env=env)
+    assert result.exit_code == 0, result.output
+    fake = fake_probe(base, probe_path, GOOD)
+    env2 = {**env, "RTBENCH_PROBE": str(fake)}
+    suite2 = write_suite(base, one_test_suite(name="\x1b[2Jx[/]", test="t[a=1]"), "s2.toml")
+    result = CliRunner().invoke(main, ["run", str(suite2), "--no-report"], env=env2)
+    assert result.exit_code == 0, result.output
+    return {"dir": base, "db": base / "results.db"}
+
+
+@pytest.fixture()
+def case_env(tmp_path: Path, template: dict[str, Any],
+             probe_path: Path) -> Iterator[dict[str, Any]]:
+    """A copy of the template database and an environment pointing at it."""
+    db = tmp_path / "results.db"
+    shutil.copy(template["db"], db)
+    url = f"sqlite:///{db}"
+    yield {"tmp": tmp_path, "db": db, "url": url, "env": base_env(tmp_path, probe_path, url)}
+
+
+def invoke(args: list[str], env: dict[str, str]) -> Result:
+    """Run rtbench in-process; its output is kept for the traceback check."""
+    result = CliRunner().invoke(main, args, env=env)
+    OUTPUTS.append(result.output)
+    return result
+
+
+def check_error(result: Result, case: Case) -> None:
+    """The exit code, one error line naming the culprit, no traceback."""
+    text = result.output
+    assert "Traceback" not in text, text[-3000:]
+    assert result.exit_code == case.code, f"{case.id}: exit {result.exit_code}\n{text[-3000:]}"
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise AssertionError(f"{case.id}: {result.exception!r}")
+    if case.code == 0:
+        return
+    errors = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    assert len(errors) == 1, f"{case.id}: stderr is not one line: {errors[:5]}"
+    line = errors[0].lower()
+    assert any(c.lower() in line for c in case.culprit), \
+        f"{case.id}: {errors[0]!r} names none of {case.culprit}"
+
+
+def _run_case(case: Case, ctx: dict[str, Any], probe_path: Path) -> None:
+    """Dispatch one case to its kind."""
+    before = db_digest(ctx["url"])
+    count_before = len(before)
+    if case.kind == "cli":
+        result = invoke(list(case.args), ctx["env"])
+        check_error(result, case)
+    elif case.kind == "suite":
+        path = write_suite(ctx["tmp"], case.data)
+        result = invoke(["run", str(path), "--simulate", "1", "--no-report"], ctx["env"])
+        check_error(result, case)
+        if not case.extra["needs_probe"]:
+            result = invoke(["suites", str(path)], ctx["env"])
+            check_error(result, case)
+    elif case.kind == "stream":
+        _stream_case(case, ctx, probe_path)
+    elif case.kind == "text":
+        _text_case(case, ctx, probe_path)
+    after = db_digest(ctx["url"])
+    assert {k: after[k] for k in before} == before, f"{case.id}: a stored run changed"
+    if case.code == 2:
+        assert len(after) == count_before, f"{case.id}: exit 2 but a run was stored"
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.kind == "probe"], ids=lambda c: c.id)
+def test_probe_option(case: Case, probe_path: Path) -> None:
+    """rtprobe: exit 2, one line naming the option, nothing on stdout."""
+    done = subprocess.run([str(probe_path), *case.args], capture_output=True, text=True,
+                          timeout=10, check=False)
+    OUTPUTS.append(done.stdout + done.stderr)
+    assert done.returncode == 2, (case.args, done.returncode, done.stderr)
+    assert done.stdout == ""
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("rtprobe:")
+    assert any(c in last for c in case.culprit), (case.args, last)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.kind in ("cli", "suite")],
+                         ids=lambda c: c.id)
+def test_command_line_and_suite(case: Case, case_env: dict[str, Any],
+                                probe_path: Path) -> None:
+    """rtbench command lines and suite files."""
+    _run_case(case, case_env, probe_path)
+
+
+def _stream_case(case: Case, ctx: dict[str, Any], probe_path: Path) -> None:
+    """A stream with two valid windows then the bad line(s), then a valid window: stored
+    as `error` with the reason, every valid window kept."""
+    lines: list[str | bytes] = [START, WINDOWS[0], WINDOWS[1], *case.data, WINDOWS[2]]
+    fake = fake_probe(ctx["tmp"], probe_path, lines)
+    suite = write_suite(ctx["tmp"], one_test_suite())
+    env = {**ctx["env"], "RTBENCH_PROBE": str(fake)}
+    result = invoke(["run", str(suite), "--no-report"], env)
+    assert "Traceback" not in result.output
+    assert result.exit_code == case.code, result.output[-3000:]
+    assert any(c.lower() in result.output.lower() for c in case.culprit), result.output[-3000:]
+    store = Store.open(ctx["url"])
+    try:
+        newest = store.list_runs(1)[0]
+        run = store.get_run(newest.id)
+    finally:
+        store.close()
+    assert run.status == "error"
+    m = run.scenarios[0].measurements[0]
+    assert m.status == "error"
+    assert m.reason and any(c.lower() in m.reason.lower() for c in case.culprit), m.reason
+    assert len(m.windows) == 3
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.kind == "stream"], ids=lambda c: c.id)
+def test_probe_stream(case: Case, case_env: dict[str, Any], probe_path: Path) -> None:
+    """Malformed probe records: the valid windows stored, the measurement an error."""
+    _run_case(case, case_env, probe_path)
+
+
+def _text_case(case: Case, ctx: dict[str, Any], probe_path: Path) -> None:
+    """A hostile string as suite, scenario, test and host name: run, ls, show, report all
+    work and print it as text (no escape sequence reaches the terminal)."""
+    text = case.data
+    store = Store.open(ctx["url"])
+    try:
+        bundle = store.get_run(1)
+        bundle.uid = uuid.uuid4().hex
+        stored = text.replace("\x00", "")[:255]  # what the store takes (BundleInvalid)
+        bundle.hostname = stored
+        bundle.kernel = stored
+        bundle.suite = stored
+        bundle.scenarios[0].name = stored
+        bundle.scenarios[0].measurements[0].name = stored
+        bundle.scenarios[0].measurements[0].reason = text.replace("\x00", "")
+        stored_id, _ = store.add_bundle(bundle)
+    finally:
+        store.close()
+    safe = text.replace("\x00", "")[:1000]
+    suite = write_suite(ctx["tmp"], one_test_suite(name=safe, scenario=safe + "-s",
+                                                   test=safe + "-t"))
+    fake = fake_probe(ctx["tmp"], probe_path, GOOD)
+    env = {**ctx["env"], "RTBENCH_PROBE": str(fake)}
+    outputs = []
+    commands = [["run", str(suite), "--no-report"], ["ls"], ["show", str(stored_id)],
+                ["suites", str(suite)]]
+    if any(c in text for c in "$<{[\x1b"):
+        # the report's figures and HTML (matplotlib takes a second a report)
+        commands.append(["report", str(stored_id), "-o", str(ctx["tmp"] / "s.html")])
+    for args in commands:
+        result = invoke(args, env)
+        assert result.exit_code == 0, (args, result.output[-3000:])
+        assert "\x1b" not in result.output and "\x07" not in result.output
+        outputs.append(result.output)
+    visible = " ".join(text.split())
+    if not any(c in text for c in "\x00\x1b\r\n\u202e") and len(text) < 100:
+        # the literal text survives (no markup eaten), in the table of `ls`
+        assert visible[:12] in " ".join(outputs[1].split()), outputs[1][-2000:]
+    if len(commands) == 5:
+        html = (ctx["tmp"] / "s.html").read_text(encoding="utf-8")
+        assert "<script>alert" not in html
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.kind == "text"], ids=lambda c: c.id)
+def test_hostile_text(case: Case, case_env: dict[str, Any], probe_path: Path) -> None:
+    """Hostile strings are text everywhere."""
+    _run_case(case, case_env, probe_path)
+
+
+@pytest.fixture()
+def small_fs(tmp_path: Path) -> Iterator[Path]:
+    """A 1 MiB tmpfs of its own (unmounted after)."""
+    mount = tmp_path / f"fs-{uuid.uuid4().hex[:8]}"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs: {done.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def _fill(directory: Path) -> None:
+    """Fill a file system to the last byte."""
+    for name, size in (("filler", 65536), ("filler2", 512), ("filler3", 1)):
+        fd = os.open(directory / name, os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            while True:
+                os.write(fd, b"\0" * size)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.kind == "path"], ids=lambda c: c.id)
+def test_report_path(case: Case, case_env: dict[str, Any], small_fs: Path) -> None:
+    """Report paths that cannot be written: one line, exit 2 (wrong path) or 3 (machine)."""
+    tmp = case_env["tmp"]
+    (tmp / "afile").write_text("x")
+    target = {
+        "is-a-directory": tmp, "under-a-file": tmp / "afile" / "r.html",
+        "name-too-long": tmp / ("x" * 300 + ".html"), "read-only-fs": small_fs / "r.html",
+        "full-fs": small_fs / "r.html", "run-report-dir": tmp,
+        "run-report-under-file": tmp / "afile" / "r.html",
+        "run-report-read-only": small_fs / "sub" / "r.html"}[case.data]
+    if case.data in ("read-only-fs", "run-report-read-only"):
+        subprocess.run(["mount", "-o", "remount,ro", str(small_fs)], check=True)
+    if case.data == "full-fs":
+        _fill(small_fs)
+    before = db_digest(case_env["url"])
+    if case.data.startswith("run-"):
+        suite = write_suite(tmp, one_test_suite())
+        args = ["run", str(suite), "--simulate", "1", "--report", str(target)]
+    else:
+        args = ["report", "1", "-o", str(target)]
+    result = invoke(args, case_env["env"])
+    check_error(result, case)
+    after = db_digest(case_env["url"])
+    assert after == before
+    assert not [p for p in small_fs.glob(".*tmp")], "a temporary file was left"
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.kind == "db"], ids=lambda c: c.id)
+def test_database(case: Case, case_env: dict[str, Any], small_fs: Path) -> None:
+    """Broken, newer, read-only and full databases: one line, nothing stored changed."""
+    db: Path = case_env["db"]
+    url = case_env["url"]
+    tmp = case_env["tmp"]
+    suite = write_suite(tmp, one_test_suite())
+    before = db_digest(url) if not case.data.startswith(("corrupt", "truncated", "directory"))\
+        else None
+    if case.data.startswith("corrupt"):
+        data = bytearray(db.read_bytes())
+        data[100:4096] = b"\xa5" * (4096 - 100)
+        data[0:16] = b"not a database!!"
+        db.write_bytes(bytes(data))
+    elif case.data.startswith("truncated"):
+        db.write_bytes(db.read_bytes()[:1000])
+    elif case.data.startswith("newer-schema"):
+        conn = sqlite3.connect(db)
+        conn.execute("UPDATE alembic_version SET version_num = 'ffff_from_the_future'")
+        conn.commit()
+        conn.close()
+    elif case.data.startswith("directory"):
+        db.unlink()
+        db.mkdir()
+    elif case.data.startswith("read-only"):
+        shutil.copy(db, small_fs / "ro.db")
+        conn = sqlite3.connect(small_fs / "ro.db")
+        conn.execute("PRAGMA journal_mode=DELETE")
+        conn.close()
+        subprocess.run(["mount", "-o", "remount,ro", str(small_fs)], check=True)
+        url = f"sqlite:///{small_fs / 'ro.db'}"
+        before = db_digest(url)
+    elif case.data.startswith("full-disk"):
+        shutil.copy(db, small_fs / "full.db")
+        url = f"sqlite:///{small_fs / 'full.db'}"
+        before = db_digest(url)
+        _fill(small_fs)
+    env = {**case_env["env"], "RTBENCH_DB": url}
+    args = [str(suite) if a == "SUITE" else a for a in case.args]
+    result = invoke(args, env)
+    if case.data.startswith("full-disk"):
+        # the run starts (its row fits) or not; either way one line and nothing lost
+        assert "Traceback" not in result.output
+        assert result.exit_code == 3, result.output[-3000:]
+        for name in ("filler", "filler2", "filler3"):
+            (small_fs / name).unlink()
+        statuses = run_statuses(url)
+        assert all(s != "ok" or i in before for i, s in statuses.items())
+    else:
+        check_error(result, case)
+    if before is not None:
+        after = db_digest(url)
+        assert {k: after[k] for k in before} == before
+
+
+def test_corpus_is_large_and_clean() -> None:
+    """At least 250 cases, and no traceback in any output the corpus produced."""
+    assert len(CASES) >= 250
+    assert sum(out.count("Traceback") for out in OUTPUTS) == 0

@@ -1,0 +1,238 @@
+"""The serial target against a shell on a pseudo-terminal (socat joins two ptys, as a
+UART joins a board's console to the host)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from rtbench.targets.base import (
+    ProbeProcess,
+    TargetError,
+    TargetLost,
+    TargetUsageError,
+    open_target,
+)
+from rtbench.targets.serial import SerialTarget, _split_console
+
+pytest.importorskip("serial")
+pytestmark = pytest.mark.skipif(shutil.which("socat") is None, reason="needs socat")
+
+# Like getty + login: asks again after an empty name, ignores ^C.
+LOGIN_SCRIPT = ("trap '' INT; while :; do printf 'board login: '; read u; [ -n \"$u\" ] && break; "
+                "done; printf 'Password: '; stty -echo; read p; stty echo; echo; "
+                "if [ \"$u\" = rtb ] && [ \"$p\" = secret ]; then trap - INT; exec sh -i; fi; "
+                "echo 'Login incorrect'; sleep 30")
+
+Board = Callable[[str], Path]
+# The socat process of each console a test started, by its tty path.
+CONSOLES: dict[Path, subprocess.Popen[bytes]] = {}
+
+
+@pytest.fixture()
+def board(tmp_path: Path) -> Iterator[Board]:
+    """board(shell command) -> the tty path of a console running it; all stopped after."""
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(command: str) -> Path:
+        tty = tmp_path / f"tty{len(procs)}"
+        script = tmp_path / f"board{len(procs)}.sh"
+        script.write_text(command + "\n")
+        exec_part = f"EXEC:sh {script}"
+        proc = subprocess.Popen(
+            ["socat", f"PTY,link={tty},raw,echo=0", f"{exec_part},pty,setsid,ctty,stderr,sane"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs.append(proc)
+        CONSOLES[tty] = proc
+        deadline = time.monotonic() + 10
+        while not tty.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert tty.exists(), "socat did not make the pty"
+        return tty
+
+    yield start
+    for proc in procs:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def drain(proc: ProbeProcess, timeout_s: float = 60) -> tuple[bytes, bytes]:
+    """All output of proc until its end marker."""
+    out, err = b"", b""
+    deadline = time.monotonic() + timeout_s
+    while not proc.at_eof() and time.monotonic() < deadline:
+        o, e = proc.read_available()
+        out, err = out + o, err + e
+        time.sleep(0.02)
+    return out, err
+
+
+def board_tty_of(console: Path) -> str:
+    """The board side's terminal (the pts the shell has as stdin)."""
+    out = subprocess.run(["ps", "-eo", "pid,tty,args"], capture_output=True, text=True,
+                         check=True).stdout
+    for line in out.splitlines():
+        words = line.split(None, 2)
+        if len(words) == 3 and words[1].startswith("pts/") and "sh -i" in words[2]:
+            return "/dev/" + words[1]
+    raise AssertionError(f"no board shell found for {console}")
+
+
+@pytest.mark.parametrize("shell", ["exec busybox sh -i", "exec sh -i"])
+def test_commands_push_and_stream(board: Board, shell: str) -> None:
+    tty = board(shell)
+    with open_target(f"serial://{tty}?baud=115200") as target:
+        assert isinstance(target, SerialTarget)
+        done = target.run("echo out; echo err >&2; exit 3")
+        assert done == type(done)(3, "out\n", "err\n")
+        assert "cpu " in target.read_file("/proc/stat")
+        with pytest.raises(TargetError, match="cannot read /nonexistent"):
+            target.read_file("/nonexistent")
+        assert target.probe_arch() == "x86_64"
+        assert target.probe_version() != "unknown"
+        proc = target.start_probe(["cyclic", "--simulate", "2", "--loops", "3000"])
+        out, _ = drain(proc)
+        assert proc.poll() == 0
+        records = [json.loads(line) for line in out.splitlines()]
+        assert records[0]["type"] == "start" and records[-1]["status"] == "ok"
+        assert sum(r["type"] == "window" for r in records) >= 3
+        # The line is free again.
+        assert target.run("echo again").stdout == "again\n"
+    # A second open finds the pushed probe and the shell as it was left.
+    with open_target(f"serial://{tty}") as again:
+        assert again.run("echo back").stdout == "back\n"
+
+
+def test_interrupt_and_console_messages(board: Board) -> None:
+    tty = board("exec busybox sh -i")
+    with open_target(f"serial://{tty}") as target:
+        proc = target.start_probe(["cyclic", "--duration", "60s", "--interval", "1ms"])
+        out, err = b"", b""
+        deadline = time.monotonic() + 20
+        while out.count(b'"window"') < 1 and time.monotonic() < deadline:
+            o, e = proc.read_available()
+            out, err = out + o, err + e
+            time.sleep(0.05)
+        # A kernel message on the board's console, between records.
+        with open(board_tty_of(tty), "w") as console:
+            console.write("[   42.123456] usb 1-1: new device\n")
+        time.sleep(1.5)
+        proc.interrupt()
+        o, e = drain(proc, 20)
+        out, err = out + o, err + e
+        records = [json.loads(line) for line in out.splitlines()]
+        assert records[-1]["status"] == "interrupted"
+        assert b"usb 1-1: new device" in err
+        assert any("usb 1-1" in line for line in target.link.log)  # type: ignore[union-attr]
+
+
+def test_login_from_the_environment(board: Board, monkeypatch: pytest.MonkeyPatch) -> None:
+    tty = board(LOGIN_SCRIPT)
+    monkeypatch.setenv("RTBENCH_SERIAL_USER", "rtb")
+    monkeypatch.setenv("RTBENCH_SERIAL_PASSWORD", "secret")
+    with open_target(f"serial://{tty}") as target:
+        assert target.run("echo in").stdout == "in\n"
+
+
+def test_login_refused(board: Board, monkeypatch: pytest.MonkeyPatch) -> None:
+    tty = board(LOGIN_SCRIPT)
+    monkeypatch.setenv("RTBENCH_SERIAL_USER", "rtb")
+    monkeypatch.setenv("RTBENCH_SERIAL_PASSWORD", "wrong")
+    with pytest.raises(TargetError, match="login refused"):
+        open_target(f"serial://{tty}").open()
+
+
+def test_login_without_credentials(board: Board, monkeypatch: pytest.MonkeyPatch) -> None:
+    tty = board(LOGIN_SCRIPT)
+    monkeypatch.delenv("RTBENCH_SERIAL_USER", raising=False)
+    with pytest.raises(TargetError, match="set RTBENCH_SERIAL_USER"):
+        open_target(f"serial://{tty}").open()
+
+
+def test_garbage_on_the_line(board: Board) -> None:
+    tty = board("trap '' INT; while :; do head -c 200 /dev/urandom; sleep 0.05; done")
+    target = open_target(f"serial://{tty}?baud=9600")
+    assert isinstance(target, SerialTarget)
+    target.shell_timeout_s = 6
+    with pytest.raises(TargetError, match="garbage on the line; is the baud rate"):
+        target.open()
+
+
+def test_port_missing_busy_and_bad_uris(board: Board, tmp_path: Path) -> None:
+    with pytest.raises(TargetError, match="no such device"):
+        open_target(f"serial://{tmp_path}/ttyNONE").open()
+    tty = board("exec busybox sh -i")
+    with open_target(f"serial://{tty}"), pytest.raises(TargetError, match="busy"):
+        open_target(f"serial://{tty}").open()
+    for uri, message in (("serial:///dev/ttyS0?baud=fast", "baud must be"),
+                         ("serial:///dev/ttyS0?parity=odd", "unknown option 'parity'"),
+                         ("serial://ttyS0", "expected serial:///dev/ttyX")):
+        with pytest.raises(TargetUsageError, match=message):
+            open_target(uri)
+
+
+def test_console_lines_never_break_records() -> None:
+    out: list[bytes] = []
+    other: list[bytes] = []
+    partial = _split_console(b'{"type":"window",[   3.5] eth0: link up', b"", out, other)
+    partial = _split_console(b'"n":1}', partial, out, other)
+    partial = _split_console(b"[   4.0] plain message", partial, out, other)
+    partial = _split_console(b'{"type":"result"}', partial, out, other)
+    assert partial == b""
+    assert [json.loads(r) for r in out] == [{"type": "window", "n": 1}, {"type": "result"}]
+    assert other == [b"[   3.5] eth0: link up", b"[   4.0] plain message"]
+    assert os.sep == "/"
+
+
+def test_silent_board_is_lost(board: Board) -> None:
+    """The probe stops answering (as on a board that hung or rebooted): lost, not hung."""
+    tty = board("exec busybox sh -i")
+    with open_target(f"serial://{tty}") as target:
+        assert isinstance(target, SerialTarget)
+        proc = target.start_probe(["cyclic", "--duration", "60s", "--interval", "1ms"])
+        out = b""
+        deadline = time.monotonic() + 20
+        while b'"window"' not in out and time.monotonic() < deadline:
+            out += proc.read_available()[0]
+            time.sleep(0.05)
+        pids = subprocess.run(["pgrep", "-f", f"^{target._probe_path()} cyclic"],
+                              capture_output=True, text=True, check=False).stdout.split()
+        assert pids
+        for pid in pids:
+            os.kill(int(pid), signal.SIGSTOP)
+        try:
+            proc.stop(grace_s=1.0)
+            assert proc.lost and proc.at_eof()
+        finally:
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(pid), signal.SIGKILL)
+                    os.kill(int(pid), signal.SIGCONT)
+
+
+def test_board_gone_mid_run_raises_lost(board: Board) -> None:
+    tty = board("exec busybox sh -i")
+    with open_target(f"serial://{tty}") as target:
+        proc = target.start_probe(["cyclic", "--duration", "60s", "--interval", "1ms"])
+        time.sleep(1.0)
+        console = CONSOLES[tty]
+        console.terminate()
+        console.wait(timeout=10)
+        with pytest.raises(TargetLost):
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                proc.read_available()
+                time.sleep(0.05)

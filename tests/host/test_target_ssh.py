@@ -1,0 +1,402 @@
+"""The ssh target against a real sshd in a network namespace (tests/host/sshd_fixture.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rtbench.targets._stream import RemoteProcess
+from rtbench.targets.base import ProbeProcess, TargetError, TargetUsageError, open_target
+from rtbench.targets.ssh import SshTarget
+from tests.host.sshd_fixture import SshBoard, sh, start_board
+
+pytestmark = [
+    pytest.mark.skipif(not Path("/usr/sbin/sshd").exists() or shutil.which("ssh") is None,
+                       reason="needs openssh-server and openssh-client"),
+    pytest.mark.skipif(os.geteuid() != 0, reason="the sshd fixture runs as root"),
+]
+
+
+@pytest.fixture(scope="module")
+def board() -> Iterator[SshBoard]:
+    """One sshd board for the whole module."""
+    found = start_board()
+    try:
+        yield found
+    finally:
+        found.stop()
+
+
+def open_board(board: SshBoard, config: Path | None = None) -> SshTarget:
+    """An SshTarget for the board (its ssh_config unless config is given), to open with
+    `with`."""
+    target = open_target(board.uri, options={"ssh_config": str(config or board.config)})
+    assert isinstance(target, SshTarget)
+    return target
+
+
+def drain(proc: ProbeProcess, timeout_s: float) -> tuple[bytes, bytes]:
+    """All output of proc until EOF (or timeout)."""
+    out, err = b"", b""
+    deadline = time.monotonic() + timeout_s
+    while not proc.at_eof() and time.monotonic() < deadline:
+        o, e = proc.read_available()
+        out, err = out + o, err + e
+        time.sleep(0.05)
+    o, e = proc.read_available()
+    return out + o, err + e
+
+
+def test_target_reads_runs_and_pushes_the_probe_once(board: SshBoard, tmp_path: Path) -> None:
+    with open_board(board) as target:
+        assert target.address() == board.address
+        assert target.probe_arch() == "x86_64"
+        assert target.hostname()
+        assert "cpu " in target.read_file("/proc/stat")
+        assert target.run("exit 7").returncode == 7
+        with pytest.raises(TargetError, match="cannot read /nonexistent"):
+            target.read_file("/nonexistent")
+        info = json.loads(target.run_probe(["sysinfo"]).stdout)
+        assert info["uname"]["machine"] == "x86_64"
+        remote = target._probe_path()
+        first = target.run(f"ls -i {remote}").stdout.split()[0]
+        local = tmp_path / "data.bin"
+        local.write_bytes(os.urandom(100_000))
+        target.put_file(local, f"{target.remote_dir}/data.bin", mode=0o600)
+        assert target.run(f"wc -c < {target.remote_dir}/data.bin").stdout.strip() == "100000"
+    with open_board(board) as again:
+        assert again._probe_path() == remote
+        # Same inode: the matching probe was reused, not copied again.
+        assert again.run(f"ls -i {remote}").stdout.split()[0] == first
+
+
+def test_probe_streams_and_interrupts(board: SshBoard) -> None:
+    with open_board(board) as target:
+        proc = target.start_probe(["cyclic", "--simulate", "3", "--loops", "2000"])
+        out, err = drain(proc, 60)
+        assert proc.poll() == 0, err
+        records = [json.loads(line) for line in out.decode().splitlines()]
+        assert records[0]["type"] == "start" and records[-1]["type"] == "result"
+        assert records[-1]["status"] == "ok"
+        long = target.start_probe(["cyclic", "--duration", "60s", "--interval", "1ms"])
+        deadline = time.monotonic() + 20
+        seen = b""
+        while b'"window"' not in seen and time.monotonic() < deadline:
+            seen += long.read_available()[0]
+            time.sleep(0.1)
+        assert isinstance(long, RemoteProcess) and long.remote_pid
+        long.interrupt()
+        out, _ = drain(long, 20)
+        result = json.loads((seen + out).decode().splitlines()[-1])
+        assert result["type"] == "result" and result["status"] == "interrupted"
+        assert not long.lost
+
+
+def test_shell_command_load_stops_with_its_group(board: SshBoard) -> None:
+    with open_board(board) as target:
+        proc = target.start_command("sleep 77")
+        deadline = time.monotonic() + 10
+        while not board.processes("sleep") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert any("77" in p for p in board.processes("sleep"))
+        proc.stop()
+        deadline = time.monotonic() + 10
+        while any("77" in p for p in board.processes("sleep")) \
+                and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any("77" in p for p in board.processes("sleep"))
+        # Without a stop: the session closing (client gone) ends the load by itself.
+        orphan = target.start_command("sleep 78")
+        deadline = time.monotonic() + 10
+        while not any("78" in p for p in board.processes("sleep")) \
+                and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert isinstance(orphan, RemoteProcess)
+        orphan.client.kill()
+        orphan.client.wait()
+        deadline = time.monotonic() + 10
+        while any("78" in p for p in board.processes("sleep")) \
+                and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any("78" in p for p in board.processes("sleep"))
+
+
+def test_second_run_on_the_same_board_is_refused(board: SshBoard) -> None:
+    busy = "another rtbench run is using this board"
+    with open_board(board), pytest.raises(TargetError, match=busy):
+        open_board(board).open()
+    # Released on close: the next one gets it.
+    with open_board(board) as target:
+        assert target.run("true").returncode == 0
+
+
+def test_unknown_scheme_and_bad_uris() -> None:
+    with pytest.raises(TargetUsageError, match="unknown scheme 'telnet'"):
+        open_target("telnet://board")
+    with pytest.raises(TargetUsageError, match="unknown option 'speed'"):
+        open_target("ssh://root@board?speed=1")
+    with pytest.raises(TargetUsageError, match="bad port"):
+        open_target("ssh://root@board:99999")
+
+
+def test_connection_faults_are_one_line(board: SshBoard, tmp_path: Path) -> None:
+    closed = SshTarget(board.address, user="root", port=2, ssh_config=str(board.config),
+                       remote_dir=board.remote_dir)
+    with pytest.raises(TargetError, match=r"unreachable: connection refused"):
+        closed.open()
+    # Another key: login refused.
+    sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "other_key"))
+    other = tmp_path / "other_config"
+    other.write_text(board.config.read_text().replace(f"{board.home}/user_key",
+                                                      str(tmp_path / "other_key")))
+    with pytest.raises(TargetError, match="login refused"):
+        open_board(board, other).open()
+    # The board's host key changed since it was recorded.
+    sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "new_host"))
+    new_key = (tmp_path / "new_host.pub").read_text().split()
+    known = tmp_path / "known_hosts"
+    where = board.address if board.port == 22 else f"[{board.address}]:{board.port}"
+    known.write_text(f"{where} {new_key[0]} {new_key[1]}\n")
+    changed = tmp_path / "changed_config"
+    changed.write_text(board.config.read_text().replace(f"{board.home}/known_hosts",
+                                                        str(known)))
+    with pytest.raises(TargetError, match="host key has CHANGED"):
+        open_board(board, changed).open()
+
+
+def test_board_without_bin_sh(board: SshBoard, tmp_path: Path) -> None:
+    """A login into an empty root (sshd ChrootDirectory): no /bin/sh there."""
+    root = tmp_path / "emptyroot"
+    root.mkdir()
+    root.chmod(0o755)
+    os.chown(tmp_path, 0, 0)
+    board_port = board.port
+    board.port = board_port + 1 if board_port != 22 else 2222
+    try:
+        sshd = board.start_sshd(f"ChrootDirectory {root}\n")
+        known = tmp_path / "known_hosts"
+        host_key = (board.home / "host_key.pub").read_text().split()
+        known.write_text(f"[{board.address}]:{board.port} {host_key[0]} {host_key[1]}\n")
+        config = tmp_path / "chroot_config"
+        config.write_text(board.config.read_text().replace(f"{board.home}/known_hosts",
+                                                           str(known)))
+        target = SshTarget(board.address, user="root", port=board.port,
+                           ssh_config=str(config), remote_dir=board.remote_dir)
+        with pytest.raises(TargetError, match="cannot run /bin/sh there"):
+            target.open()
+        board.stop_sshd(sshd)
+        board.procs.remove(sshd)
+    finally:
+        board.port = board_port
+
+
+def test_cut_link_loses_the_run_and_leaves_no_probe(board: SshBoard) -> None:
+    if board.host_if is None:
+        pytest.skip("needs the network namespace (link cut)")
+    with open_board(board) as target:
+        proc = target.start_probe(["cyclic", "--duration", "120s", "--interval", "1ms"])
+        seen = b""
+        deadline = time.monotonic() + 20
+        while seen.count(b'"window"') < 2 and time.monotonic() < deadline:
+            seen += proc.read_available()[0]
+            time.sleep(0.1)
+        assert seen.count(b'"window"') >= 2
+        assert board.processes(f"{board.remote_dir}/rtprobe")
+        board.link(up=False)
+        try:
+            deadline = time.monotonic() + 30
+            while proc.poll() is None and time.monotonic() < deadline:
+                seen += proc.read_available()[0]
+                time.sleep(0.2)
+            assert proc.poll() is not None, "ssh did not notice the cut link"
+            assert proc.lost
+            # The board's sshd notices too (ClientAliveInterval) and the probe ends at its
+            # next write.
+            deadline = time.monotonic() + 30
+            while board.processes(f"{board.remote_dir}/rtprobe") and time.monotonic() < deadline:
+                time.sleep(0.5)
+            assert not board.processes(f"{board.remote_dir}/rtprobe")
+        finally:
+            board.link(up=True)
+    # The lock was released on the board when its session died.
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            with open_board(board) as again:
+                assert again.run("true").returncode == 0
+            break
+        except TargetError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)
+
+
+def test_ssh_missing_is_one_line(board: SshBoard, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    target = SshTarget(board.address, user="root", port=board.port,
+                       ssh_config=str(board.config), remote_dir=board.remote_dir)
+    with pytest.raises(TargetError, match="cannot run ssh"):
+        target.open()
+
+
+def test_processes_helper_sees_the_namespace(board: SshBoard) -> None:
+    assert board.processes("sshd")
+    assert subprocess.run(["true"], check=False).returncode == 0
+
+
+# --- rtbench run --target ssh://... end to end -------------------------------------
+
+LONG_SUITE = """
+[suite]
+name = "long"
+description = "one long cyclic, to cut the link in"
+
+[defaults]
+duration = "60s"
+warmup = "0s"
+settle = "0s"
+
+[[scenarios]]
+name = "idle"
+
+[[tests]]
+name = "cyclic-1ms"
+test = "cyclic"
+params = { interval = "1ms" }
+"""
+
+
+def rtbench(args: list[str], env: dict[str, str], timeout_s: float = 240,
+            ) -> subprocess.CompletedProcess[str]:
+    """Run the rtbench CLI of this checkout."""
+    return subprocess.run([sys.executable, "-m", "rtbench", *args], env=env,
+                          capture_output=True, text=True, timeout=timeout_s, check=False)
+
+
+def cli_env(board: SshBoard, tmp_path: Path) -> dict[str, str]:
+    """Environment for the CLI: the board's ssh_config, a private data directory."""
+    env = board.env()
+    env["XDG_DATA_HOME"] = str(tmp_path / "data")
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    env["COLUMNS"] = "200"
+    env.pop("RTBENCH_DB", None)
+    env.pop("RTBENCH_PROBE", None)
+    return env
+
+
+def stored_runs(tmp_path: Path) -> list[Any]:
+    """Every run in the CLI's database, newest last."""
+    from rtbench.store import Store
+
+    store = Store.open(f"sqlite:///{tmp_path}/data/rtbench/results.db")
+    return [store.get_run(r.id) for r in reversed(store.list_runs())]
+
+
+def test_smoke_suite_over_ssh_stores_the_boards_environment(board: SshBoard,
+                                                            tmp_path: Path) -> None:
+    env = cli_env(board, tmp_path)
+    done = rtbench(["run", "smoke", "--target", board.uri, "--simulate", "7"], env)
+    assert done.returncode == 0, done.stderr + done.stdout
+    (run,) = stored_runs(tmp_path)
+    assert run.status == "ok" and run.target == board.uri.split("?")[0]
+    assert run.sysinfo["uname"]["nodename"] == run.hostname
+    measurements = [m for s in run.scenarios for m in s.measurements]
+    assert all(m.command[0].startswith(f"{board.remote_dir}/rtprobe-") for m in measurements)
+    assert sum(len(m.windows) for m in measurements) > 0
+
+
+def test_cut_link_mid_run_keeps_the_windows_and_ends_lost(board: SshBoard,
+                                                          tmp_path: Path) -> None:
+    if board.host_if is None:
+        pytest.skip("needs the network namespace (link cut)")
+    suite = tmp_path / "long.toml"
+    suite.write_text(LONG_SUITE)
+    env = cli_env(board, tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "rtbench", "run", str(suite), "--target",
+                             board.uri], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        probe = f"{board.remote_dir}/rtprobe"
+        while not any(" cyclic " in p for p in board.processes(probe)) \
+                and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(5)       # a few windows in
+        board.link(up=False)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        board.link(up=True)
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 3, err + out
+    assert "lost" in out + err, out + err
+    (run,) = stored_runs(tmp_path)
+    assert run.status == "lost"
+    assert sum(len(m.windows) for s in run.scenarios for m in s.measurements) >= 1
+    deadline = time.monotonic() + 30
+    while board.processes(f"{board.remote_dir}/rtprobe") and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not board.processes(f"{board.remote_dir}/rtprobe")
+
+
+def test_cli_target_faults_are_one_line(board: SshBoard, tmp_path: Path) -> None:
+    env = cli_env(board, tmp_path)
+    for uri, code, message in (("telnet://board", 2, "unknown scheme 'telnet'"),
+                               (f"ssh://root@{board.address}:2", 3, "connection refused")):
+        done = rtbench(["run", "smoke", "--target", uri], env, timeout_s=60)
+        assert done.returncode == code, done.stderr
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and message in lines[0], done.stderr
+    assert not (tmp_path / "data" / "rtbench" / "results.db").exists() or not stored_runs(
+        tmp_path)
+
+
+FLOOD_SUITE = """
+[suite]
+name = "flood"
+description = "a UDP flood from the host at the board"
+
+[defaults]
+duration = "3s"
+warmup = "0s"
+settle = "1s"
+
+[[scenarios]]
+name = "flood"
+loads = [{ kind = "net", on = "host", rate = 2000 }]
+
+[[tests]]
+name = "cyclic-1ms"
+test = "cyclic"
+params = { interval = "1ms" }
+"""
+
+
+def test_host_net_flood_is_counted_on_both_ends(board: SshBoard, tmp_path: Path,
+                                                 probe_path: Path) -> None:
+    if board.host_if is None:
+        pytest.skip("needs the network namespace (the flood crosses the veth pair)")
+    suite = tmp_path / "flood.toml"
+    suite.write_text(FLOOD_SUITE)
+    env = cli_env(board, tmp_path)
+    env["RTBENCH_PROBE"] = str(probe_path)      # the host's own probe sends the flood
+    done = rtbench(["run", str(suite), "--target", board.uri], env)
+    assert done.returncode in (0, 1), done.stderr + done.stdout
+    (run,) = stored_runs(tmp_path)
+    (load,) = run.scenarios[0].intensity["loads"]
+    assert load["on"] == "host" and load["kind"] == "net"
+    assert load["achieved"] > 0                         # the sender's count
+    received = load["received_by_target"]               # the board's /proc/net/dev
+    assert received["interface"].startswith("rtbn")
+    assert received["packets_per_s"] > 0
+    assert run.scenarios[0].intensity["irq_per_s"] > 0  # the board's /proc/interrupts

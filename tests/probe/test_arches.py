@@ -1,0 +1,102 @@
+"""Every arch's Zig-built rtprobe runs under qemu-user and writes schema-valid records."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import jsonschema
+import pytest
+from probe_support import parse_ndjson, validate_records
+
+from rtbench.probebuild import ARCHES, SIZE_LIMIT, build_probe
+from rtbench.targets._elf import ELF_IDENTITY, check_probe_arch
+from rtbench.targets.base import TargetError
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("ziglang") is None,
+                                reason="needs the ziglang package (pip install ziglang)")
+
+# What `uname -m` says under each arch's qemu-user.
+MACHINE = {"x86_64": "x86_64", "i386": "i686", "aarch64": "aarch64", "armhf": "armv7l",
+           "armel": "armv5tel", "mips": "mips", "mipsel": "mips", "powerpc": "ppc",
+           "riscv64": "riscv64"}
+
+
+@pytest.fixture(scope="session")
+def arch_probes() -> dict[str, Path]:
+    """Every arch's probe, built once, side by side (cached across sessions)."""
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 1)) as pool:
+        built = pool.map(lambda name: build_probe(name, jobs=1), ARCHES)
+        return dict(zip(ARCHES, built, strict=True))
+
+
+def runner_prefix(arch: str) -> list[str]:
+    """How to run a binary of arch here: directly on its own CPU, else qemu-user."""
+    if arch == "x86_64" and platform.machine() == "x86_64":
+        return []
+    qemu = ARCHES[arch].qemu
+    if shutil.which(qemu) is None:
+        pytest.skip(f"{qemu} missing (apt-get install qemu-user-static)")
+    cpu = {"armhf": ["-cpu", "cortex-a7"], "armel": ["-cpu", "arm926"]}.get(arch, [])
+    return [qemu, *cpu]
+
+
+@pytest.mark.parametrize("arch", list(ARCHES))
+def test_arch_probe_runs_under_qemu(arch: str, arch_probes: dict[str, Path],
+                                    validator: jsonschema.protocols.Validator) -> None:
+    binary = arch_probes[arch]
+    size = binary.stat().st_size
+    print(f"{arch}: {size} bytes ({size / 1024:.1f} KiB, limit {SIZE_LIMIT / 1024:.0f} KiB)")
+    check_probe_arch(binary, arch)
+    prefix = runner_prefix(arch)
+    info = subprocess.run([*prefix, str(binary), "sysinfo"], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert info.returncode == 0, info.stderr
+    # The schema's start record holds sysinfo as an object; check the facts it must give.
+    facts = json.loads(info.stdout)
+    assert facts["uname"]["machine"] == MACHINE[arch]
+    assert isinstance(facts["preempt_rt"], bool)
+    run = subprocess.run([*prefix, str(binary), "cyclic", "--simulate", "1", "--loops", "1000"],
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert run.returncode == 0, run.stderr
+    records = parse_ndjson(run.stdout)
+    validate_records(records, validator)
+    assert records[0]["sysinfo"]["uname"]["machine"] == MACHINE[arch]
+    result = records[-1]
+    assert result["type"] == "result" and result["status"] == "ok"
+    assert all(s["count"] == 1000 for s in result["series"])
+
+
+def test_simulated_numbers_are_the_same_on_every_arch(arch_probes: dict[str, Path]) -> None:
+    """The simulation is integer arithmetic: every arch computes the same histogram."""
+    results = {}
+    for arch in ("x86_64", "armel", "mips", "powerpc"):
+        run = subprocess.run([*runner_prefix(arch), str(arch_probes[arch]), "cyclic",
+                              "--simulate", "5", "--loops", "500"],
+                             capture_output=True, text=True, timeout=120, check=False)
+        assert run.returncode == 0, run.stderr
+        result = parse_ndjson(run.stdout)[-1]
+        results[arch] = [(s["count"], s["min_ns"], s["max_ns"], s["sum_ns"])
+                         for s in result["series"]]
+    assert len({repr(v) for v in results.values()}) == 1
+
+
+def test_foreign_binary_is_refused(arch_probes: dict[str, Path]) -> None:
+    for arch, binary in arch_probes.items():
+        for other in ELF_IDENTITY:
+            if ELF_IDENTITY[other] == ELF_IDENTITY[arch]:
+                continue
+            with pytest.raises(TargetError, match=f"not built for the target's arch {other}"):
+                check_probe_arch(binary, other)
+
+
+def test_second_build_comes_from_the_cache(arch_probes: dict[str, Path]) -> None:
+    before = arch_probes["riscv64"].stat().st_mtime_ns
+    assert build_probe("riscv64") == arch_probes["riscv64"]
+    assert arch_probes["riscv64"].stat().st_mtime_ns == before

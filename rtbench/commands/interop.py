@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -132,19 +131,11 @@ def _parse_tags(values: tuple[str, ...]) -> dict[str, str]:
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Write data to path through a temporary file in the same directory and rename."""
-    directory = path.parent if str(path.parent) else Path(".")
+    from rtbench.atomicfile import write_atomic as write_whole
+
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
+        write_whole(path, data)
     except OSError as exc:
-        fail(f"{path}: cannot write ({exc.strerror})", EXIT_USAGE)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        os.unlink(tmp)
         fail(f"{path}: cannot write ({exc.strerror})", EXIT_USAGE)
 
 

@@ -9,15 +9,12 @@ dashed line labelled "published".
 
 from __future__ import annotations
 
-import contextlib
 import io
-import os
 import re
-import tempfile
 import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 from matplotlib import rc_context
@@ -27,6 +24,7 @@ from matplotlib.ticker import FuncFormatter
 
 from rtbench.analysis.compare import CellData, RunView
 from rtbench.analysis.select import CellKey, ref_matches
+from rtbench.atomicfile import write_atomic
 from rtbench.wire import loglin7 as hist
 
 KINDS = ("hist", "timeline", "ccdf", "sweep", "load")
@@ -344,17 +342,11 @@ def save(fig: Figure, path: Path) -> None:
     fmt = path.suffix.lower().lstrip(".")
     if fmt not in FORMATS:
         raise FigureError(f"{path}: the file name must end in .svg, .png or .pdf")
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as out, rc_context(RC):
+    def draw(out: BinaryIO) -> None:
+        with rc_context(RC):
             fig.savefig(out, format=fmt)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+
+    write_atomic(path, draw)
 
 
 def build(kind: str, views: Sequence[RunView], key: CellKey | None, metric: str) -> Figure:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from pathlib import Path
 
 import jinja2
@@ -14,6 +11,7 @@ from rtbench.analysis.environment import environment_rows
 from rtbench.analysis.measurement import run_stats
 from rtbench.analysis.stats import PERCENTILES
 from rtbench.analysis.verdict import verdict_of
+from rtbench.atomicfile import write_atomic
 from rtbench.bundle import RunDetail
 from rtbench.report import format as fmt
 from rtbench.report.plot import histogram_svgs
@@ -97,33 +95,5 @@ def write_layout_page(title: str, sections: list[str], path: Path) -> None:
 
 
 def write_text(text: str, path: Path) -> None:
-    """Write text to path via a temporary name in the same directory, then rename."""
-    path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
-                               dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        # what open(path, "w") would have given: 0666 less the umask (077 keeps it private)
-        os.chmod(tmp, 0o666 & ~current_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def current_umask() -> int:
-    """This process's umask (from /proc, else by setting and restoring it)."""
-    try:
-        for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+    """Write text to path whole or not at all (rtbench.atomicfile)."""
+    write_atomic(path, text.encode("utf-8"))

@@ -149,11 +149,13 @@ def _utc(value: datetime | None) -> datetime | None:
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     """Per-connection SQLite settings: WAL, foreign keys, busy wait."""
     cur = dbapi_conn.cursor()
-    # a read-only database keeps its journal mode and stays readable
+    # first, so that every later statement (the journal mode too) waits this long for a
+    # lock another process holds, and no longer
+    cur.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_MS)}")
+    # a read-only (or locked) database keeps its journal mode and stays readable
     with contextlib.suppress(sqlite3.DatabaseError):
         cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA foreign_keys=ON")
-    cur.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_MS)}")
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.close()
 

@@ -361,3 +361,45 @@ test = "cyclic"
     assert any("no-such-dir" in " ".join(ld.get("errors", [])) for ld in loads)
     for m in run.scenarios[0].measurements:
         assert m.status == "error" and m.reason and "no-such-dir" in m.reason
+
+
+def test_database_locked_by_another_process(run_env: dict[str, Any], probe_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real second process (in a session of its own, so that the probe's end does not take
+    it along) holds the database's write lock (BEGIN EXCLUSIVE) while the measurement is
+    stored: rtbench waits, retries, then keeps the measurement in a recovery
+    file named in one line (exit 3), which `rtbench import` stores once the lock is gone."""
+    monkeypatch.setattr(rtbench.runsave, "RETRY_DELAYS_S", (0.1, 0.2))
+    monkeypatch.setattr(rtbench.store, "BUSY_TIMEOUT_MS", 300)
+    db = run_env["tmp"] / "results.db"
+    flag = run_env["tmp"] / "locked.flag"
+    holder = ("import sqlite3, sys, time\n"
+              "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+              "c.execute('BEGIN EXCLUSIVE')\n"
+              "open(sys.argv[2], 'w').write(str(time.time()))\n"
+              "time.sleep(4)\n"
+              "c.execute('COMMIT')\n")
+    fake = fake_probe(run_env["tmp"], probe_path, GOOD)
+    script = fake.read_text().replace(
+        "cat \"", f"setsid -f {sys.executable} -c \"{holder}\" '{db}' '{flag}' "
+        "</dev/null >/dev/null 2>&1\n"
+        f"i=0; while [ ! -e '{flag}' ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done\n"
+        "cat \"", 1)
+    fake.write_text(script)
+    suite = write_suite(run_env["tmp"], one_test_suite())
+    env = {**run_env["env"], "RTBENCH_PROBE": str(fake)}
+    result = CliRunner().invoke(main, ["run", str(suite), "--no-report"], env=env)
+    assert flag.exists()
+    assert result.exit_code == 3, result.output
+    errors = result.stderr.strip().splitlines()
+    assert len(errors) == 1 and "locked" in errors[0], errors
+    path = Path(errors[0].split(" kept in ")[1].split(" ")[0])
+    recovered = load_bundle(path.read_text())
+    (m,) = recovered.scenarios[0].measurements
+    assert len(m.windows) == 3 and m.series[0].count == 120
+    time.sleep(4.5)  # the holder has let go
+    imported = CliRunner().invoke(main, ["import", str(path), "--db", run_env["url"]], env=env)
+    assert imported.exit_code == 0, imported.output
+    with Store.open(run_env["url"]) as store:
+        runs = store.list_runs()
+        assert any(r.id != 1 for r in runs)

@@ -18,6 +18,9 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _ESCAPE_SEQUENCE = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?)")
 
 
+# A run of backslashes before a `[` that escape() leaves alone (not tag-like).
+_BACKSLASH_BEFORE_BRACKET = re.compile(r"(\\+)(?=\[)(?!\[[a-z#/@][^[]*?\])")
+
 # Longer text is cut for display (a table cannot show a megabyte name anyway).
 MAX_DISPLAY = 2000
 
@@ -33,8 +36,13 @@ def for_terminal(value: object) -> str:
 
 
 def for_rich(value: object) -> str:
-    """str(value) ready to embed in rich markup: no control characters, brackets literal."""
-    return escape(for_terminal(value))
+    """str(value) ready to embed in rich markup: no control characters, brackets literal.
+
+    rich's escape() protects tag-like brackets (`[b]`, `[/x]`), but rich also reads a
+    backslash right before any other `[` as an escape and drops it, so one more backslash
+    goes there first."""
+    text = _BACKSLASH_BEFORE_BRACKET.sub(lambda m: m.group(1) + "\\", for_terminal(value))
+    return escape(text)
 
 
 def for_matplotlib(value: object) -> str:

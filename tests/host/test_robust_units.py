@@ -107,3 +107,16 @@ def test_report_follows_umask(tmp_path: Path) -> None:
         finally:
             os.umask(old)
         assert path.stat().st_mode & 0o777 == mode
+
+
+@pytest.mark.parametrize("name", ["a\\[1", "\\[x", "c\\[interval=50us]", "q\\[/bold]",
+                                  "x\\\\[b]", "vm[/]x", "nightly[/bold][bold]"])
+def test_backslashes_before_brackets_survive_rich(name: str) -> None:
+    from rich.console import Console
+
+    from rtbench.report.text import for_rich
+
+    console = Console(width=200, color_system=None)
+    with console.capture() as cap:
+        console.print(for_rich(name) + " ok", end="")
+    assert cap.get() == name + " ok"

@@ -10,6 +10,7 @@
  * flag, joins the workers, lets the kind clean up and writes the result.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +36,45 @@
 #define LOAD_MAX_OPTIONS 48
 #define LOAD_POLL_NS (200 * NSEC_PER_MSEC)
 #define LOAD_GRACE_NS (2 * NSEC_PER_SEC)
+
+void load_require_dir(const char *kind, const char *dir)
+{
+	struct stat sb;
+
+	if (!dir) {
+		fprintf(stderr, "rtprobe: load %s: --dir DIR is required: the "
+				"load writes only where you say\n", kind);
+		exit(RTP_EXIT_USAGE);
+	}
+	if (stat(dir, &sb))
+		opt_fail("--dir", dir, "%s", strerror(errno));
+	if (!S_ISDIR(sb.st_mode))
+		opt_fail("--dir", dir, "not a directory");
+}
+
+int load_make_workdir(const char *kind, const char *dir, char *path,
+		      size_t pathlen, int *dirfd, char *err, size_t errlen)
+{
+	*dirfd = -1;
+	if ((size_t)snprintf(path, pathlen, "%s/rtprobe-%s-XXXXXX", dir,
+			     kind) >= pathlen) {
+		path[0] = 0;
+		snprintf(err, errlen, "--dir '%s': path too long", dir);
+		return RTP_EXIT_USAGE;
+	}
+	if (!mkdtemp(path)) {
+		snprintf(err, errlen, "--dir '%s': cannot create a directory "
+			 "in it: %s", dir, strerror(errno));
+		path[0] = 0;
+		return RTP_EXIT_ENV;
+	}
+	*dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (*dirfd < 0) {
+		snprintf(err, errlen, "open %s: %s", path, strerror(errno));
+		return RTP_EXIT_ENV;
+	}
+	return 0;
+}
 
 const struct load_kind *const load_kinds[] = {
 	&load_kind_cpu, &load_kind_sched, &load_kind_mem,

@@ -270,6 +270,19 @@ void load_pacer_done(struct load_pacer *p, uint64_t n);
 void load_start_header(struct json *j, const char *test, int argc,
 		       char **argv);
 
+/*
+ * Check --dir of a kind that writes files (exits 2 naming the option when it is
+ * missing, absent or not a directory).
+ */
+void load_require_dir(const char *kind, const char *dir);
+
+/*
+ * Make DIR/rtprobe-KIND-XXXXXX (path, pathlen) and open it (*dirfd, O_CLOEXEC).
+ * 0, or an exit code with err set; path is "" when nothing was made.
+ */
+int load_make_workdir(const char *kind, const char *dir, char *path,
+		      size_t pathlen, int *dirfd, char *err, size_t errlen);
+
 /* Raise RLIMIT_NOFILE's soft limit to its hard limit (best effort). */
 void load_raise_nofile(void);
 

@@ -103,17 +103,7 @@ static void build_handle(struct load_cfg *cfg, int id, const char *arg)
 /* Check --dir and set the defaults. */
 static void build_finish(struct load_cfg *cfg)
 {
-	struct stat sb;
-
-	if (!cfg->dir) {
-		fprintf(stderr, "rtprobe: load build: --dir DIR is required: "
-				"the load writes only where you say\n");
-		exit(RTP_EXIT_USAGE);
-	}
-	if (stat(cfg->dir, &sb))
-		opt_fail("--dir", cfg->dir, "%s", strerror(errno));
-	if (!S_ISDIR(sb.st_mode))
-		opt_fail("--dir", cfg->dir, "not a directory");
+	load_require_dir("build", cfg->dir);
 	if (!cfg->units)
 		cfg->units = 40;
 	if (!cfg->workers)
@@ -218,24 +208,10 @@ static int build_prepare(struct load_run *r, char *err, size_t errlen)
 			return RTP_EXIT_ENV;
 		}
 	}
-	if ((size_t)snprintf(st->path, sizeof(st->path),
-			     "%s/rtprobe-build-XXXXXX", r->cfg.dir) >=
-	    sizeof(st->path)) {
-		st->path[0] = 0;
-		snprintf(err, errlen, "--dir '%s': path too long", r->cfg.dir);
-		return RTP_EXIT_USAGE;
-	}
-	if (!mkdtemp(st->path)) {
-		snprintf(err, errlen, "--dir '%s': cannot create a directory "
-			 "in it: %s", r->cfg.dir, strerror(errno));
-		st->path[0] = 0;
-		return RTP_EXIT_ENV;
-	}
-	st->dirfd = open(st->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (st->dirfd < 0) {
-		snprintf(err, errlen, "open %s: %s", st->path, strerror(errno));
-		return RTP_EXIT_ENV;
-	}
+	rc = load_make_workdir("build", r->cfg.dir, st->path, sizeof(st->path),
+			       &st->dirfd, err, errlen);
+	if (rc)
+		return rc;
 	fd = openat(st->dirfd, BUILD_SOURCE,
 		    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	f = fd < 0 ? NULL : fdopen(fd, "w");

@@ -83,17 +83,7 @@ static void io_handle(struct load_cfg *cfg, int id, const char *arg)
 /* Check --dir and set defaults. */
 static void io_finish(struct load_cfg *cfg)
 {
-	struct stat sb;
-
-	if (!cfg->dir) {
-		fprintf(stderr, "rtprobe: load io: --dir DIR is required: the "
-				"load writes only where you say\n");
-		exit(RTP_EXIT_USAGE);
-	}
-	if (stat(cfg->dir, &sb))
-		opt_fail("--dir", cfg->dir, "%s", strerror(errno));
-	if (!S_ISDIR(sb.st_mode))
-		opt_fail("--dir", cfg->dir, "not a directory");
+	load_require_dir("io", cfg->dir);
 	if (!cfg->file_size)
 		cfg->file_size = 1024 * 1024;
 }
@@ -263,7 +253,7 @@ static int io_prepare(struct load_run *r, char *err, size_t errlen)
 {
 	struct io_state *st = calloc(1, sizeof(*st));
 	char name[32];
-	int i, k, fd;
+	int i, k, fd, rc;
 
 	if (!st) {
 		snprintf(err, errlen, "out of memory");
@@ -278,24 +268,10 @@ static int io_prepare(struct load_run *r, char *err, size_t errlen)
 		return RTP_EXIT_ENV;
 	}
 	memset(st->chunk, 0xa5, IO_CHUNK);
-	if ((size_t)snprintf(st->path, sizeof(st->path),
-			     "%s/rtprobe-io-XXXXXX", r->cfg.dir) >=
-	    sizeof(st->path)) {
-		st->path[0] = 0;
-		snprintf(err, errlen, "--dir '%s': path too long", r->cfg.dir);
-		return RTP_EXIT_USAGE;
-	}
-	if (!mkdtemp(st->path)) {
-		snprintf(err, errlen, "--dir '%s': cannot create a directory "
-			 "in it: %s", r->cfg.dir, strerror(errno));
-		st->path[0] = 0;
-		return RTP_EXIT_ENV;
-	}
-	st->dirfd = open(st->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (st->dirfd < 0) {
-		snprintf(err, errlen, "open %s: %s", st->path, strerror(errno));
-		return RTP_EXIT_ENV;
-	}
+	rc = load_make_workdir("io", r->cfg.dir, st->path, sizeof(st->path),
+			       &st->dirfd, err, errlen);
+	if (rc)
+		return rc;
 	if (!r->cfg.walk_rate)
 		return 0;
 	for (i = 0; i < IO_WALK_DIRS; i++) {

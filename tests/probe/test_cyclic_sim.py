@@ -24,14 +24,16 @@ def merged_hist(windows: list[dict[str, Any]], series: int) -> dict[int, int]:
 
 
 def without_timestamps(run: ProbeRun) -> list[dict[str, Any]]:
-    """Every window, spike and result record, minus wall-clock members, in a
-    canonical order (records of different series may interleave differently)."""
+    """Every window, spike and result record, minus wall-clock members and the
+    process's memory footprint, in a canonical order (records of different series
+    may interleave differently)."""
     out = []
     for rec in run.records:
         if rec["type"] == "start":
             continue
         rec = dict(rec)
         rec.pop("elapsed_ns", None)
+        rec.pop("footprint", None)
         out.append(rec)
     return sorted(out, key=lambda r: (r["type"], r.get("series", -1), r.get("index", -1),
                                       r.get("t_ns", -1)))

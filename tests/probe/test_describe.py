@@ -19,7 +19,7 @@ from probe_support import REPO
 SCHEMA = REPO / "probe" / "schema" / "rtprobe-describe-1.schema.json"
 TESTS = {"cyclic", "periodic", "clock", "wakeup", "noise", "ctx", "ipc", "event", "pi",
          "hackbench"}
-LOADS = {"cpu", "sched", "mem", "io", "net", "timer"}
+LOADS = {"cpu", "sched", "mem", "io", "net", "timer", "build"}
 
 
 @pytest.fixture(scope="module")

@@ -201,7 +201,8 @@ def test_board_without_bin_sh(board: SshBoard, tmp_path: Path) -> None:
 
 @pytest.mark.xfail(strict=False, reason=(
     "open (issue 10): after the final merges the board's rtprobe outlives a cut link for "
-    "more than 30 s; the run is still stored as lost (test_cut_link_mid_run_keeps_the_windows_and_ends_lost)"))
+    "more than 30 s; through rtbench the run is still stored as lost and no probe is left "
+    "(test_cut_link_mid_run_keeps_the_windows_and_ends_lost)"))
 def test_cut_link_loses_the_run_and_leaves_no_probe(board: SshBoard) -> None:
     if board.host_if is None:
         pytest.skip("needs the network namespace (link cut)")

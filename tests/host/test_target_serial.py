@@ -57,6 +57,7 @@ def board(tmp_path: Path) -> Iterator[Board]:
         while not tty.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert tty.exists(), "socat did not make the pty"
+        wait_for_output(tty)
         return tty
 
     yield start
@@ -67,6 +68,25 @@ def board(tmp_path: Path) -> Iterator[Board]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def wait_for_output(tty: Path, timeout_s: float = 20) -> None:
+    """Wait until the board printed something (a banner, a prompt): only then is its
+    program running.  A ^C that came earlier would reach the `sh script` that is about
+    to exec it and end the console, as a ^C during a real board's boot would."""
+    fd = os.open(tty, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                if os.read(fd, 4096):
+                    return
+            except BlockingIOError:
+                pass
+            time.sleep(0.02)
+    finally:
+        os.close(fd)
+    raise AssertionError(f"the board on {tty} printed nothing in {timeout_s:g} s")
 
 
 def drain(proc: ProbeProcess, timeout_s: float = 60) -> tuple[bytes, bytes]:

@@ -108,6 +108,16 @@ class Target(ABC):
         """Release the connection; stop nothing the caller still owns."""
         return None
 
+    def reserve(self, wait_s: float = 0.0) -> None:
+        """Claim the board in a shared lab before open() (a labgrid reservation);
+        waits up to wait_s when someone else holds it, then TargetError.  A no-op for
+        targets no reservation system shares.  A fleet reserves every board first."""
+        return None
+
+    def release(self) -> None:
+        """Give back what reserve() claimed; safe to call when nothing was claimed."""
+        return None
+
     def __enter__(self) -> Target:
         """Open the target."""
         self.open()

@@ -35,7 +35,8 @@ DB_HELP = ("Results database: a URL (sqlite:////path/x.db, postgresql+psycopg://
 PROBE_HELP = ("rtprobe binary to use (default: RTBENCH_PROBE, the packaged one, "
               "./probe/build, PATH).")
 TARGET_HELP = ("Where to measure, as a URI: local (default, this machine), "
-               "ssh://[user@]host[:port] or serial:///dev/ttyX?baud=115200 (docs/targets.md).")
+               "ssh://[user@]host[:port], serial:///dev/ttyX?baud=115200, labgrid:PLACE or "
+               "labgrid-env:FILE.yaml[:TARGET] (docs/targets.md).")
 SEVERITY_STYLE = {"ok": "green", "info": "cyan", "warn": "yellow", "bad": "bold red"}
 
 
@@ -241,11 +242,14 @@ def open_target(uri: str | None, probe_path: str | None) -> Target:
                    "RTBENCH_TOKEN or --token-file).")
 @click.option("--token-file", type=click.Path(dir_okay=False, path_type=Path),
               help="File holding the upload token for --push.")
+@click.option("--power-cycle", is_flag=True,
+              help="Power-cycle the board before the run (labgrid targets with a power "
+                   "driver only).")
 @handle_errors
 def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
         probe_path: str | None, simulate: str | None, report_path: Path | None,
         no_report: bool, policy: str | None, push_url: str | None,
-        token_file: Path | None) -> None:
+        token_file: Path | None, power_cycle: bool) -> None:
     """Run a suite (built-in name or TOML file; default: quick) on a target
     (default: this machine).
 
@@ -256,6 +260,7 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
       rtbench run my-suite.toml --db sqlite:////tmp/lab.db
       rtbench run smoke --simulate 1:const,lat=5us --no-report
       rtbench run --policy other           # as a user without RT permission
+      rtbench run smoke --target labgrid:board-3 --power-cycle
 
     Exit codes: 0 ok, 1 a threshold failed, 2 bad suite or usage, 3 the
     environment cannot run it, 4 interrupted (the partial run is kept).
@@ -273,7 +278,10 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
     loaded = load_suite(suite, scale)
     if report_path is not None:
         check_report_path(report_path)
-    with open_target(target_uri, probe_path) as target:
+    chosen = open_target(target_uri, probe_path)
+    if power_cycle:
+        chosen.enable_power_cycle()
+    with chosen as target:
         console = make_console()
         live = LiveProgress(console)
         runner = Runner(target, simulate=simulate, on_event=live, policy=policy)

@@ -118,6 +118,12 @@ class Target(ABC):
         """Give back what reserve() claimed; safe to call when nothing was claimed."""
         return None
 
+    def enable_power_cycle(self) -> None:
+        """Power-cycle the board when it is opened (`--power-cycle`); only targets with
+        a power switch (labgrid) can, the others say so (exit 2)."""
+        raise TargetUsageError(f"{self.name}: --power-cycle needs a labgrid target "
+                               "(labgrid:PLACE or labgrid-env:FILE) with a power driver")
+
     def __enter__(self) -> Target:
         """Open the target."""
         self.open()

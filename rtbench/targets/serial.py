@@ -140,6 +140,18 @@ class SerialTarget(BoardTarget):
 
     def open(self) -> None:
         """Open the port, find the shell, quieten it, push the probe."""
+        self.link = SerialLink(self._open_port())
+        try:
+            self._find_shell()
+            self._check_shell()
+            self._quiet_console()
+            self._install_probe()
+        except BaseException:
+            self.close()
+            raise
+
+    def _open_port(self) -> Any:
+        """The pyserial port, opened exclusively (a labgrid target supplies its own)."""
         try:
             import serial
         except ImportError as exc:
@@ -155,15 +167,7 @@ class SerialTarget(BoardTarget):
                 raise TargetError(f"{self.name}: the port is busy (another program has it "
                                   "open)") from exc
             raise TargetError(f"{self.name}: cannot open ({why[:160]})") from exc
-        self.link = SerialLink(port)
-        try:
-            self._find_shell()
-            self._check_shell()
-            self._quiet_console()
-            self._install_probe()
-        except BaseException:
-            self.close()
-            raise
+        return port
 
     def _find_shell(self) -> None:
         """Get to a shell prompt (logging in if asked), then echo and prompts off.

@@ -1,0 +1,398 @@
+"""labgrid targets with real parts: an environment file driving a serial pty with a shell
+and the ssh fixture (no coordinator), and labgrid's own coordinator and exporter on
+loopback exporting the ssh fixture as a place (reserve, run, release).
+
+Each end-to-end run goes through the CLI once; the slow parts (sshd, coordinator) are
+started once per module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rtbench.targets.base import TargetUsageError, open_target
+from tests.host.sshd_fixture import SshBoard, free_port, start_board
+from tests.host.test_target_serial import wait_for_output
+
+pytest.importorskip("labgrid")
+pytest.importorskip("serial")
+
+BIN = Path(sys.executable).parent
+HAS_SSHD = Path("/usr/sbin/sshd").exists() and shutil.which("ssh") is not None
+needs_sshd = pytest.mark.skipif(not HAS_SSHD or os.geteuid() != 0,
+                                reason="needs openssh-server/-client and root (sshd fixture)")
+
+SHORT_SUITE = """
+[suite]
+name = "short"
+description = "one short cyclic"
+
+[defaults]
+duration = "{duration}"
+warmup = "0s"
+settle = "0s"
+
+[[scenarios]]
+name = "idle"
+
+[[tests]]
+name = "cyclic-1ms"
+test = "cyclic"
+params = {{ interval = "1ms" }}
+"""
+
+# A board console like getty + login; its shell finds a harmless `dmesg` first, since
+# labgrid's ShellDriver runs `dmesg -n 1` after logging in (this "board" is the host).
+LOGIN_BOARD = """
+mkdir -p {bin}; printf '#!/bin/sh\\n:\\n' > {bin}/dmesg; chmod +x {bin}/dmesg
+trap '' INT; while :; do printf 'board login: '; read u; [ -n "$u" ] && break; done
+printf 'Password: '; stty -echo; read p; stty echo; echo
+if [ "$u" = rtb ] && [ "$p" = secret ]; then trap - INT; PATH={bin}:$PATH exec sh -i; fi
+echo 'Login incorrect'; sleep 30
+"""
+
+
+def rtbench(args: list[str], env: dict[str, str], timeout_s: float = 240,
+            ) -> subprocess.CompletedProcess[str]:
+    """Run the rtbench CLI of this checkout."""
+    return subprocess.run([sys.executable, "-m", "rtbench", *args], env=env,
+                          capture_output=True, text=True, timeout=timeout_s, check=False)
+
+
+def cli_env(tmp_path: Path) -> dict[str, str]:
+    """Environment for the CLI: a private data directory, this checkout first."""
+    env = dict(os.environ)
+    env["XDG_DATA_HOME"] = str(tmp_path / "data")
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    env["COLUMNS"] = "200"
+    for name in ("RTBENCH_DB", "RTBENCH_PROBE", "LG_COORDINATOR", "LG_TOKEN", "LG_PLACE"):
+        env.pop(name, None)
+    return env
+
+
+def stored_runs(tmp_path: Path) -> list[Any]:
+    """Every run in the CLI's database (none when it was never created), newest last."""
+    from rtbench.store import Store
+
+    path = tmp_path / "data" / "rtbench" / "results.db"
+    if not path.exists():
+        return []
+    store = Store.open(f"sqlite:///{path}")
+    try:
+        return [store.get_run(r.id) for r in reversed(store.list_runs())]
+    finally:
+        store.close()
+
+
+def suite_file(tmp_path: Path, duration: str = "2s") -> Path:
+    """A one-test suite of the given length."""
+    path = tmp_path / f"short-{duration}.toml"
+    path.write_text(SHORT_SUITE.format(duration=duration))
+    return path
+
+
+def check_stored_like_a_direct_run(run: Any, target: str, remote_dir: str) -> None:
+    """The run holds the board's own facts and windows, under the labgrid target name."""
+    assert run.status == "ok" and run.target == target
+    assert run.sysinfo["uname"]["nodename"] == run.hostname
+    measurements = [m for s in run.scenarios for m in s.measurements]
+    assert measurements and all(m.command[0].startswith(f"{remote_dir}/rtprobe-")
+                                for m in measurements)
+    assert sum(len(m.windows) for m in measurements) > 0
+
+
+def one_line(done: subprocess.CompletedProcess[str], code: int, text: str) -> None:
+    """The command failed with code and exactly one stderr line containing text."""
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == code, done.stderr + done.stdout
+    assert len(lines) == 1 and text in lines[0], done.stderr
+
+
+def stop(proc: subprocess.Popen[Any]) -> None:
+    """End a process this test started: SIGTERM, then SIGKILL."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def board() -> Iterator[SshBoard]:
+    """One sshd board for the whole module."""
+    if not HAS_SSHD or os.geteuid() != 0:
+        pytest.skip("needs openssh-server/-client and root (sshd fixture)")
+    found = start_board()
+    try:
+        yield found
+    finally:
+        found.stop()
+
+
+def ssh_env_file(path: Path, board: SshBoard, power_log: Path | None = None) -> Path:
+    """A labgrid environment whose target `board` is the ssh fixture as a NetworkService
+    (with an external power switch that logs its cycles to power_log when given)."""
+    power = ""
+    if power_log is not None:
+        power = ("      ExternalPowerDriver:\n"
+                 f"        cmd_on: sh -c 'echo on >> {power_log}'\n"
+                 f"        cmd_off: sh -c 'echo off >> {power_log}'\n"
+                 f"        cmd_cycle: sh -c 'echo cycle >> {power_log}'\n")
+    path.write_text(
+        "targets:\n  board:\n    resources:\n      NetworkService:\n"
+        f"        address: '{board.address}'\n        port: {board.port}\n"
+        "        username: root\n    drivers:\n      SSHDriver:\n"
+        f"        keyfile: {board.home}/user_key\n" + power)
+    return path
+
+
+# --- without a coordinator: environment files ------------------------------------------
+
+@needs_sshd
+def test_env_file_over_ssh_runs_a_suite_with_power_cycle(board: SshBoard,
+                                                         tmp_path: Path) -> None:
+    power_log = tmp_path / "power.log"
+    env_file = ssh_env_file(tmp_path / "lab.yaml", board, power_log)
+    env = cli_env(tmp_path)
+    uri = f"labgrid-env:{env_file}:board?dir={board.remote_dir}"
+    done = rtbench(["run", str(suite_file(tmp_path)), "--target", uri, "--simulate", "7",
+                    "--no-report", "--power-cycle"], env)
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert power_log.read_text() == "cycle\n"
+    (run,) = stored_runs(tmp_path)
+    check_stored_like_a_direct_run(run, f"labgrid-env:{env_file}:board", board.remote_dir)
+    # labgrid's control master went away with the target
+    assert not subprocess.run(["pgrep", "-f", "lg-ssh-"], capture_output=True,
+                              check=False).stdout
+
+
+def test_env_file_over_a_serial_console_with_labgrid_login(tmp_path: Path) -> None:
+    if shutil.which("socat") is None:
+        pytest.skip("needs socat")
+    tty = tmp_path / "tty0"
+    script = tmp_path / "board.sh"
+    script.write_text(LOGIN_BOARD.format(bin=tmp_path / "bin"))
+    socat = subprocess.Popen(
+        ["socat", f"PTY,link={tty},raw,echo=0", f"EXEC:sh {script},pty,setsid,ctty,stderr,sane"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while not tty.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        wait_for_output(tty)
+        env_file = tmp_path / "serial.yaml"
+        env_file.write_text(
+            "targets:\n  main:\n    resources:\n      RawSerialPort:\n"
+            f"        port: {tty}\n        speed: 115200\n    drivers:\n"
+            "      SerialDriver: {}\n      ShellDriver:\n        prompt: '[#$] '\n"
+            "        login_prompt: 'login: '\n        username: rtb\n"
+            "        password: secret\n")
+        env = cli_env(tmp_path)
+        env.pop("RTBENCH_SERIAL_USER", None)
+        env.pop("RTBENCH_SERIAL_PASSWORD", None)
+        remote_dir = str(tmp_path / "remote")
+        uri = f"labgrid-env:{env_file}?dir={remote_dir}"
+        # No power driver in this environment: one line, nothing stored.
+        refused = rtbench(["run", "--target", uri, "--power-cycle"], env, timeout_s=60)
+        one_line(refused, 2, "--power-cycle needs a power driver")
+        assert stored_runs(tmp_path) == []
+        done = rtbench(["run", str(suite_file(tmp_path)), "--target", uri, "--simulate", "3",
+                        "--no-report"], env)
+        assert done.returncode == 0, done.stderr + done.stdout
+        (run,) = stored_runs(tmp_path)
+        check_stored_like_a_direct_run(run, f"labgrid-env:{env_file}:main", remote_dir)
+    finally:
+        stop(socat)
+
+
+def test_env_file_faults_are_one_line(tmp_path: Path) -> None:
+    env = cli_env(tmp_path)
+    bad_yaml = tmp_path / "bad.yaml"
+    bad_yaml.write_text("targets: [unclosed\n")
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("targets:\n  main:\n    resources: {}\n")
+    for uri, code, text in (
+            (f"labgrid-env:{tmp_path}/none.yaml", 2, "no environment file"),
+            (f"labgrid-env:{bad_yaml}", 2, "bad labgrid environment"),
+            (f"labgrid-env:{empty}:other", 2, "no target 'other'"),
+            (f"labgrid-env:{empty}", 3, "no way to a shell"),
+            ("ssh://root@127.0.0.1:1", 2, "--power-cycle needs a labgrid target")):
+        args = ["run", "--target", uri, "--no-report"]
+        if uri.startswith("ssh:"):
+            args.append("--power-cycle")
+        one_line(rtbench(args, env, timeout_s=60), code, text)
+    assert stored_runs(tmp_path) == []
+
+
+def test_uri_forms() -> None:
+    target = open_target("labgrid-env:/lab/env.yaml:rpi?dir=/data/rtb")
+    assert target.name == "labgrid-env:/lab/env.yaml:rpi"
+    assert open_target("labgrid-env:lab.yaml").name == "labgrid-env:lab.yaml:main"
+    place = open_target("labgrid:rpi-3?coordinator=lab:20408&wait=60")
+    assert place.name == "labgrid:rpi-3"
+    assert place.coordinator == "lab:20408" and place.wait_s == 60.0  # type: ignore[attr-defined]
+    for uri, text in (("labgrid:", "expected labgrid:PLACE"),
+                      ("labgrid:board?bogus=1", "unknown option 'bogus'"),
+                      ("labgrid:board?wait=soon", "wait must be a number"),
+                      ("labgrid-env:lab.yaml?wait=5", "unknown option 'wait'"),
+                      ("labgrid:rpi-3?dir=tmp", "dir must be an absolute path")):
+        with pytest.raises(TargetUsageError, match=text):
+            open_target(uri)
+
+
+# --- with a coordinator: labgrid-coordinator + labgrid-exporter on loopback ------------
+
+class Lab:
+    """A coordinator, an exporter serving the ssh fixture, place `board1`, an ssh-agent
+    holding the fixture's key (labgrid's SSHDriver of a place has no keyfile)."""
+
+    def __init__(self, board: SshBoard, home: Path) -> None:
+        self.board = board
+        self.home = home
+        self.address = f"127.0.0.1:{free_port()}"
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.env = {**os.environ, "LG_COORDINATOR": self.address}
+
+    def start(self) -> None:
+        """Coordinator, exporter, place and agent, each bounded in time."""
+        self.procs.append(self._spawn("coordinator", [str(BIN / "labgrid-coordinator"), "-l",
+                                                       self.address]))
+        exported = self.home / "exporter.yaml"
+        exported.write_text(f"rtb:\n  NetworkService:\n    address: '{self.board.address}'\n"
+                            f"    port: {self.board.port}\n    username: root\n")
+        self._until(lambda: self.client("places").returncode == 0, "the coordinator")
+        self.procs.append(self._spawn("exporter", [
+            str(BIN / "labgrid-exporter"), "-c", self.address, "-n", "exp1", "--hostname",
+            "127.0.0.1", str(exported)]))
+        self._until(lambda: "exp1/rtb/NetworkService" in self.client("resources").stdout,
+                    "the exporter's resource")
+        for args in (["-p", "board1", "create"], ["-p", "board1", "add-match", "exp1/rtb/*"]):
+            done = self.client(*args)
+            assert done.returncode == 0, done.stderr
+        agent = subprocess.run(["ssh-agent", "-s"], capture_output=True, text=True,
+                               check=True, timeout=10).stdout
+        for part in agent.split(";"):
+            name, _, value = part.strip().partition("=")
+            if name in ("SSH_AUTH_SOCK", "SSH_AGENT_PID"):
+                self.env[name] = value
+        subprocess.run(["ssh-add", "-q", f"{self.board.home}/user_key"], env=self.env,
+                       check=True, capture_output=True, timeout=10)
+
+    def _spawn(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
+        """Start one labgrid daemon in the lab's directory, its output in a log file."""
+        with open(self.home / f"{name}.log", "wb") as log:
+            return subprocess.Popen(argv, cwd=self.home, stdin=subprocess.DEVNULL,
+                                    stdout=log, stderr=subprocess.STDOUT, env=self.env)
+
+    def _until(self, ready: Any, what: str, timeout_s: float = 30) -> None:
+        """Wait for ready() (bounded), else fail naming what did not come up."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if ready():
+                return
+            time.sleep(0.3)
+        logs = {p.name: p.read_text()[-400:] for p in self.home.glob("*.log")}
+        raise AssertionError(f"{what} did not come up in {timeout_s:g} s: {logs}")
+
+    def client(self, *args: str, user: str | None = None) -> subprocess.CompletedProcess[str]:
+        """labgrid-client against this coordinator (as LG_USERNAME=user when given)."""
+        env = dict(self.env)
+        if user:
+            env["LG_USERNAME"] = user
+        return subprocess.run([str(BIN / "labgrid-client"), *args], env=env,
+                              capture_output=True, text=True, timeout=30, check=False)
+
+    def acquired_by(self) -> str:
+        """Who holds board1 now ('None' when nobody)."""
+        shown = self.client("-p", "board1", "show").stdout
+        for line in shown.splitlines():
+            if line.strip().startswith("acquired:"):
+                return line.split(":", 1)[1].strip()
+        raise AssertionError(f"no 'acquired:' in {shown!r}")
+
+    def stop(self) -> None:
+        """Stop the agent and the daemons."""
+        pid = self.env.get("SSH_AGENT_PID")
+        if pid:
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(pid), signal.SIGTERM)
+        for proc in reversed(self.procs):
+            stop(proc)
+
+
+@pytest.fixture(scope="module")
+def lab(board: SshBoard, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """The coordinator lab for the module."""
+    found = Lab(board, tmp_path_factory.mktemp("lab"))
+    try:
+        found.start()
+        yield found
+    finally:
+        found.stop()
+
+
+def lab_env(lab: Lab, tmp_path: Path) -> dict[str, str]:
+    """CLI environment reaching the lab's coordinator and agent."""
+    env = cli_env(tmp_path)
+    env.update({k: v for k, v in lab.env.items() if k in ("LG_COORDINATOR", "SSH_AUTH_SOCK")})
+    return env
+
+
+def test_place_is_reserved_for_the_run_and_released(lab: Lab, tmp_path: Path) -> None:
+    env = lab_env(lab, tmp_path)
+    uri = f"labgrid:board1?dir={lab.board.remote_dir}"
+    first = subprocess.Popen(
+        [sys.executable, "-m", "rtbench", "run", str(suite_file(tmp_path, "8s")), "--target",
+         uri, "--simulate", "5", "--no-report"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while lab.acquired_by() == "None" and first.poll() is None \
+                and time.monotonic() < deadline:
+            time.sleep(0.3)
+        assert lab.acquired_by() != "None"
+        # A second run while the first holds the place: refused at once, one line.
+        second = rtbench(["run", "--target", "labgrid:board1", "--no-report"], env,
+                         timeout_s=60)
+        one_line(second, 3, "place board1 is acquired by")
+        assert first.poll() is None, "the refused attempt must not disturb the run"
+        out, err = first.communicate(timeout=180)
+    finally:
+        stop(first)
+    assert first.returncode == 0, err + out
+    (run,) = stored_runs(tmp_path)
+    check_stored_like_a_direct_run(run, "labgrid:board1", lab.board.remote_dir)
+    assert lab.acquired_by() == "None"
+    assert "Reservation" not in lab.client("reservations").stdout
+
+
+def test_place_faults_are_one_line_and_store_nothing(lab: Lab, tmp_path: Path) -> None:
+    env = lab_env(lab, tmp_path)
+    one_line(rtbench(["run", "--target", "labgrid:nowhere"], env, timeout_s=60), 2,
+             "no place 'nowhere'")
+    taken = lab.client("-p", "board1", "acquire", user="alice")
+    assert taken.returncode == 0, taken.stderr
+    try:
+        one_line(rtbench(["run", "--target", "labgrid:board1?wait=1"], env, timeout_s=60), 3,
+                 "acquired by")
+        assert "alice" in lab.acquired_by()
+    finally:
+        lab.client("-p", "board1", "release", user="alice")
+    down = f"labgrid:board1?coordinator=127.0.0.1:{free_port()}"
+    one_line(rtbench(["run", "--target", down], env, timeout_s=60), 3,
+             "cannot reach the labgrid coordinator")
+    assert stored_runs(tmp_path) == []
+    assert lab.acquired_by() == "None"

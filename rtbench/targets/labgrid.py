@@ -50,7 +50,7 @@ from rtbench.targets.base import (
     TargetUsageError,
 )
 from rtbench.targets.serial import SerialTarget
-from rtbench.targets.ssh import ALIVE_COUNT, ALIVE_INTERVAL_S, SshTarget
+from rtbench.targets.ssh import ALIVE_COUNT, ALIVE_INTERVAL_S, CONNECT_TIMEOUT_S, SshTarget
 
 # A place's power resource -> the labgrid driver that switches it.
 PLACE_POWER_DRIVERS = {
@@ -372,7 +372,8 @@ class _LabgridSsh(SshTarget):
     def _ssh(self, *extra: str) -> list[str]:
         """ssh through labgrid's control socket, with labgrid's own options."""
         argv = [str(getattr(self.driver, "_ssh", "ssh")), *self.driver.ssh_prefix,
-                "-o", "BatchMode=yes", "-o", f"ServerAliveInterval={ALIVE_INTERVAL_S}",
+                "-o", "BatchMode=yes", "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
+                "-o", f"ServerAliveInterval={ALIVE_INTERVAL_S}",
                 "-o", f"ServerAliveCountMax={ALIVE_COUNT}"]
         if self.port:
             argv += ["-p", str(self.port)]

@@ -14,14 +14,16 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from rtbench.targets.base import TargetUsageError, open_target
+from rtbench.targets.base import TargetError, TargetUsageError, open_target
 from tests.host.sshd_fixture import SshBoard, free_port, start_board
 from tests.host.test_target_serial import wait_for_output
 
@@ -255,9 +257,26 @@ def test_uri_forms() -> None:
 
 # --- with a coordinator: labgrid-coordinator + labgrid-exporter on loopback ------------
 
+class PowerSwitch(BaseHTTPRequestHandler):
+    """A network power switch with labgrid's `simplerest` interface: GET
+    /relay/INDEX/VALUE switches; the paths asked for are kept in the server's `switched`."""
+
+    def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
+        """Record the switching and answer 200."""
+        self.server.switched.append(self.path)  # type: ignore[attr-defined]
+        self.send_response(200)
+        self.send_header("Content-Length", "1")
+        self.end_headers()
+        self.wfile.write(b"1")
+
+    def log_message(self, *args: Any) -> None:
+        """Quiet."""
+
+
 class Lab:
-    """A coordinator, an exporter serving the ssh fixture, place `board1`, an ssh-agent
-    holding the fixture's key (labgrid's SSHDriver of a place has no keyfile)."""
+    """A coordinator, an exporter serving the ssh fixture and a network power switch as
+    place `board1`, an ssh-agent holding the fixture's key (labgrid's SSHDriver of a place
+    has no keyfile)."""
 
     def __init__(self, board: SshBoard, home: Path) -> None:
         self.board = board
@@ -265,14 +284,25 @@ class Lab:
         self.address = f"127.0.0.1:{free_port()}"
         self.procs: list[subprocess.Popen[bytes]] = []
         self.env = {**os.environ, "LG_COORDINATOR": self.address}
+        self.power = ThreadingHTTPServer(("127.0.0.1", 0), PowerSwitch)
+        self.power.switched = []  # type: ignore[attr-defined]
+
+    @property
+    def switched(self) -> list[str]:
+        """The power switch requests so far."""
+        return list(self.power.switched)  # type: ignore[attr-defined]
 
     def start(self) -> None:
         """Coordinator, exporter, place and agent, each bounded in time."""
+        threading.Thread(target=self.power.serve_forever, daemon=True).start()
         self.procs.append(self._spawn("coordinator", [str(BIN / "labgrid-coordinator"), "-l",
                                                        self.address]))
         exported = self.home / "exporter.yaml"
+        switch = f"http://127.0.0.1:{self.power.server_address[1]}/relay/{{index}}/{{value}}"
         exported.write_text(f"rtb:\n  NetworkService:\n    address: '{self.board.address}'\n"
-                            f"    port: {self.board.port}\n    username: root\n")
+                            f"    port: {self.board.port}\n    username: root\n"
+                            f"  NetworkPowerPort:\n    model: simplerest\n"
+                            f"    host: '{switch}'\n    index: 0\n")
         self._until(lambda: self.client("places").returncode == 0, "the coordinator")
         self.procs.append(self._spawn("exporter", [
             str(BIN / "labgrid-exporter"), "-c", self.address, "-n", "exp1", "--hostname",
@@ -324,7 +354,9 @@ class Lab:
         raise AssertionError(f"no 'acquired:' in {shown!r}")
 
     def stop(self) -> None:
-        """Stop the agent and the daemons."""
+        """Stop the agent, the daemons and the power switch."""
+        self.power.shutdown()
+        self.power.server_close()
         pid = self.env.get("SSH_AGENT_PID")
         if pid:
             with contextlib.suppress(ProcessLookupError, ValueError):
@@ -348,6 +380,8 @@ def lab_env(lab: Lab, tmp_path: Path) -> dict[str, str]:
     """CLI environment reaching the lab's coordinator and agent."""
     env = cli_env(tmp_path)
     env.update({k: v for k, v in lab.env.items() if k in ("LG_COORDINATOR", "SSH_AUTH_SOCK")})
+    for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        env.pop(name, None)     # the power switch is on loopback
     return env
 
 
@@ -356,7 +390,7 @@ def test_place_is_reserved_for_the_run_and_released(lab: Lab, tmp_path: Path) ->
     uri = f"labgrid:board1?dir={lab.board.remote_dir}"
     first = subprocess.Popen(
         [sys.executable, "-m", "rtbench", "run", str(suite_file(tmp_path, "8s")), "--target",
-         uri, "--simulate", "5", "--no-report"],
+         uri, "--simulate", "5", "--no-report", "--power-cycle"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
@@ -373,6 +407,8 @@ def test_place_is_reserved_for_the_run_and_released(lab: Lab, tmp_path: Path) ->
     finally:
         stop(first)
     assert first.returncode == 0, err + out
+    # labgrid's NetworkPowerDriver for the place's power port: off, then on
+    assert lab.switched == ["/relay/0/0", "/relay/0/1"]
     (run,) = stored_runs(tmp_path)
     check_stored_like_a_direct_run(run, "labgrid:board1", lab.board.remote_dir)
     assert lab.acquired_by() == "None"
@@ -396,3 +432,23 @@ def test_place_faults_are_one_line_and_store_nothing(lab: Lab, tmp_path: Path) -
              "cannot reach the labgrid coordinator")
     assert stored_runs(tmp_path) == []
     assert lab.acquired_by() == "None"
+
+
+def test_reserve_and_release_seam(lab: Lab, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a fleet does: claim the place first, open later, give it back at the end."""
+    monkeypatch.setenv("LG_COORDINATOR", lab.address)
+    first = open_target("labgrid:board1")
+    other = open_target("labgrid:board1")
+    first.reserve(wait_s=5)
+    try:
+        assert lab.acquired_by() != "None"
+        started = time.monotonic()
+        with pytest.raises(TargetError, match=r"place board1 is acquired by .*waited 1 s"):
+            other.reserve(wait_s=1)
+        assert 1 <= time.monotonic() - started < 15
+        first.reserve(wait_s=0)         # held already: nothing to do
+    finally:
+        first.release()
+        other.release()                 # never held: nothing to do
+    assert lab.acquired_by() == "None"
+    assert "Reservation" not in lab.client("reservations").stdout

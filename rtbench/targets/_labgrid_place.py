@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,8 +28,8 @@ from rtbench.targets.base import TargetError, TargetUsageError
 DEFAULT_COORDINATOR = "127.0.0.1:20408"
 # Seconds to reach the coordinator before it counts as down.
 CONNECT_TIMEOUT_S = 10.0
-# Seconds between polls of a waiting reservation.
-POLL_S = 0.5
+# Seconds between polls of a waiting reservation (labgrid-client's pace).
+POLL_S = 1.0
 
 
 @dataclass
@@ -63,8 +64,13 @@ def _error_text(exc: BaseException) -> str:
     return lines[0][:200] if lines else type(exc).__name__
 
 
+# One client session at a time in this process: gRPC shares one connection per address,
+# and the coordinator takes a second session from the same peer for the first one.
+_ONE_SESSION = threading.Lock()
+
+
 class Coordinator:
-    """One client session with a labgrid coordinator (use with `with`)."""
+    """One client session with a labgrid coordinator (use with `with`; one at a time)."""
 
     def __init__(self, address: str, where: str) -> None:
         self.address = address
@@ -73,6 +79,16 @@ class Coordinator:
 
     def __enter__(self) -> Coordinator:
         """Connect; TargetError (one line) when the coordinator does not answer."""
+        _ONE_SESSION.acquire()
+        try:
+            self._connect()
+        except BaseException:
+            _ONE_SESSION.release()
+            raise
+        return self
+
+    def _connect(self) -> None:
+        """Start the session (TargetError when the coordinator does not answer)."""
         from labgrid.remote.client import ClientSession, ensure_event_loop
         from labgrid.util.proxy import proxymanager
 
@@ -93,18 +109,19 @@ class Coordinator:
                                   "there (set LG_COORDINATOR or ?coordinator=HOST:PORT)?") \
                     from exc
         self.session = session
-        return self
 
     def __exit__(self, *exc: object) -> None:
         """Close the session."""
         session, self.session = self.session, None
-        if session is None:
-            return
-        with _quiet():
-            with contextlib.suppress(Exception):
-                session.loop.run_until_complete(session.stop())
-            with contextlib.suppress(Exception):
-                session.loop.run_until_complete(session.close())
+        try:
+            if session is not None:
+                with _quiet():
+                    with contextlib.suppress(Exception):
+                        session.loop.run_until_complete(session.stop())
+                    with contextlib.suppress(Exception):
+                        session.loop.run_until_complete(session.close())
+        finally:
+            _ONE_SESSION.release()
 
     def _call(self, coro: Any) -> Any:
         """Run one coroutine of the session to completion (errors as one line)."""
@@ -126,41 +143,49 @@ class Coordinator:
                                    f"{self.address} (places: {known[:200]})")
         return place
 
-    def reserve(self, name: str, wait_s: float) -> HeldPlace:
-        """Reserve place name (waiting up to wait_s while someone else has it), then
-        acquire it; TargetError names who holds it when the wait runs out."""
-        from labgrid.remote.common import Reservation, ReservationState
+    def request(self, name: str) -> str:
+        """Queue a reservation for place name; its token."""
+        from labgrid.remote.common import Reservation
         from labgrid.remote.generated import labgrid_coordinator_pb2 as pb2
 
         self.place(name)
         wanted = {"main": pb2.Reservation.Filter(filter={"name": name})}
         made = self._call(self.session.stub.CreateReservation(
             pb2.CreateReservationRequest(filters=wanted, prio=0.0)))
-        token = Reservation.from_pb2(made.reservation).token
-        deadline = time.monotonic() + max(0.0, wait_s)
-        try:
-            while True:
-                polled = self._call(self.session.stub.PollReservation(
-                    pb2.PollReservationRequest(token=token)))
-                state = Reservation.from_pb2(polled.reservation).state
-                if state is ReservationState.allocated:
-                    break
-                if state is not ReservationState.waiting:
-                    raise TargetError(f"{self.where}: the reservation of place {name} "
-                                      f"ended as {state.name}; try again")
-                if time.monotonic() >= deadline:
-                    raise TargetError(self._busy_text(name, wait_s))
-                time.sleep(POLL_S)
-            self._call(self.session.stub.AcquirePlace(pb2.AcquirePlaceRequest(placename=name)))
-            self._call(self.session.sync_with_coordinator())
-        except BaseException:
-            with contextlib.suppress(TargetError):
-                self._call(self.session.stub.CancelReservation(
-                    pb2.CancelReservationRequest(token=token)))
-            raise
-        return HeldPlace(name, token, self.address)
+        return str(Reservation.from_pb2(made.reservation).token)
 
-    def _busy_text(self, name: str, wait_s: float) -> str:
+    def allocated(self, name: str, token: str) -> bool:
+        """True once the coordinator gave place name to the reservation token (which
+        keeps it alive); TargetError when the reservation ended otherwise."""
+        from labgrid.remote.common import Reservation, ReservationState
+        from labgrid.remote.generated import labgrid_coordinator_pb2 as pb2
+
+        polled = self._call(self.session.stub.PollReservation(
+            pb2.PollReservationRequest(token=token)))
+        state = Reservation.from_pb2(polled.reservation).state
+        if state is ReservationState.waiting:
+            return False
+        if state is not ReservationState.allocated:
+            raise TargetError(f"{self.where}: the reservation of place {name} ended as "
+                              f"{state.name}; try again")
+        return True
+
+    def acquire(self, name: str) -> None:
+        """Acquire place name (allocated to our reservation): its resources are ours."""
+        from labgrid.remote.generated import labgrid_coordinator_pb2 as pb2
+
+        self._call(self.session.stub.AcquirePlace(pb2.AcquirePlaceRequest(placename=name)))
+        self._call(self.session.sync_with_coordinator())
+
+    def cancel(self, token: str) -> None:
+        """Drop the reservation token (gone already is fine)."""
+        from labgrid.remote.generated import labgrid_coordinator_pb2 as pb2
+
+        with contextlib.suppress(TargetError):
+            self._call(self.session.stub.CancelReservation(
+                pb2.CancelReservationRequest(token=token)))
+
+    def busy_text(self, name: str, wait_s: float) -> str:
         """Why place name could not be had: who acquired or reserved it."""
         self._call(self.session.sync_with_coordinator())
         place = self.place(name)
@@ -197,6 +222,26 @@ class Coordinator:
             self._call(self.session.stub.ReleasePlace(
                 pb2.ReleasePlaceRequest(placename=held.name)))
         finally:
-            with contextlib.suppress(TargetError):
-                self._call(self.session.stub.CancelReservation(
-                    pb2.CancelReservationRequest(token=held.token)))
+            self.cancel(held.token)
+
+
+def reserve_place(address: str, where: str, name: str, wait_s: float) -> HeldPlace:
+    """Reserve place name at the coordinator address, waiting up to wait_s in its queue,
+    then acquire it.  Each step is a short session, so other targets of this process
+    (a fleet) can reach the coordinator while this one waits."""
+    with Coordinator(address, where) as coordinator:
+        token = coordinator.request(name)
+    deadline = time.monotonic() + max(0.0, wait_s)
+    try:
+        while True:
+            with Coordinator(address, where) as coordinator:
+                if coordinator.allocated(name, token):
+                    coordinator.acquire(name)
+                    return HeldPlace(name, token, address)
+                if time.monotonic() >= deadline:
+                    raise TargetError(coordinator.busy_text(name, wait_s))
+            time.sleep(POLL_S)
+    except BaseException:
+        with contextlib.suppress(TargetError), Coordinator(address, where) as coordinator:
+            coordinator.cancel(token)
+        raise

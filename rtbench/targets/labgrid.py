@@ -36,11 +36,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, unquote
 
-from rtbench.targets._labgrid_place import Coordinator, HeldPlace, coordinator_address
+from rtbench.targets._labgrid_place import (
+    Coordinator,
+    HeldPlace,
+    coordinator_address,
+    reserve_place,
+)
 from rtbench.targets._shell import DEFAULT_REMOTE_DIR
 from rtbench.targets.base import (
     CommandResult,
@@ -155,8 +161,7 @@ class LabgridTarget(Target):
             return
         _need_labgrid(self.name)
         assert self.coordinator is not None
-        with Coordinator(self.coordinator, self.name) as coordinator:
-            self._held = coordinator.reserve(self.place, wait_s)
+        self._held = reserve_place(self.coordinator, self.name, self.place, wait_s)
 
     def release(self) -> None:
         """Release the place and its reservation (nothing when none is held)."""
@@ -385,8 +390,6 @@ class _LabgridSsh(SshTarget):
         """True while labgrid's control master answers."""
         if self._dir is None or not getattr(self.driver, "control", None):
             return False
-        import subprocess
-
         done = subprocess.run(self._ssh("-O", "check", self.host), capture_output=True,
                               timeout=10, check=False)
         return done.returncode == 0

@@ -261,7 +261,7 @@ class PowerSwitch(BaseHTTPRequestHandler):
     """A network power switch with labgrid's `simplerest` interface: GET
     /relay/INDEX/VALUE switches; the paths asked for are kept in the server's `switched`."""
 
-    def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
+    def do_GET(self) -> None:  # the name http.server calls
         """Record the switching and answer 200."""
         self.server.switched.append(self.path)  # type: ignore[attr-defined]
         self.send_response(200)
@@ -452,3 +452,36 @@ def test_reserve_and_release_seam(lab: Lab, monkeypatch: pytest.MonkeyPatch) -> 
         other.release()                 # never held: nothing to do
     assert lab.acquired_by() == "None"
     assert "Reservation" not in lab.client("reservations").stdout
+
+
+def test_a_fleet_reserves_places_from_threads(lab: Lab, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Targets of one process claim their places at the same time (one coordinator
+    session at a time inside, which the coordinator needs)."""
+    monkeypatch.setenv("LG_COORDINATOR", lab.address)
+    assert lab.client("-p", "spare", "create").returncode == 0
+    try:
+        targets = [open_target("labgrid:board1"), open_target("labgrid:spare")]
+        errors: list[BaseException] = []
+
+        def claim(target: Any) -> None:
+            """Reserve one place, keeping what went wrong."""
+            try:
+                target.reserve(wait_s=10)
+            except BaseException as exc:  # reported by the assert below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=claim, args=(t,)) for t in targets]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        try:
+            assert errors == []
+            who = lab.client("who").stdout
+            assert "board1" in who and "spare" in who
+        finally:
+            for target in targets:
+                target.release()
+        assert "board1" not in lab.client("who").stdout
+    finally:
+        lab.client("-p", "spare", "delete")

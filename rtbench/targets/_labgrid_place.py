@@ -4,8 +4,9 @@ This speaks to `labgrid-coordinator` with labgrid's own gRPC client session
 (labgrid.remote.client.ClientSession), the way `labgrid-client reserve --wait` and
 `labgrid-client acquire` do: a reservation whose filter is the place's name waits in
 the coordinator's queue until the place is free, then the place is acquired (which locks
-its resources on the exporters).  The session is closed once the place is held, and a
-fresh one releases it, so no idle gRPC stream has to survive a long run.
+its resources on the exporters).  Every step is a short session (one at a time in the
+process): none is left idle through a long run, and while one target waits in the queue
+the others of a fleet can still reach the coordinator.
 
 Only rtbench.targets.labgrid uses this module; labgrid is imported inside the functions,
 so rtbench works without it until a labgrid target is asked for.

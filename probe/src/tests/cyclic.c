@@ -135,20 +135,20 @@ static void cyclic_rel_loop(struct cyclic_thread *t)
 
 /*
  * abs mode, a wake-up a period or more after its deadline: record it with
- * the deadlines it skipped and move *t_ns and *due_ts past them; false when
- * the series is done.
+ * the deadlines it skipped and move *due_ts past them.  Returns the next
+ * deadline's t_ns, or UINT64_MAX when the series is done.
  */
-static __attribute__((noinline)) bool
-cyclic_abs_late(struct cyclic_thread *t, uint64_t *t_ns, int64_t latency_ns,
+static __attribute__((noinline)) uint64_t
+cyclic_abs_late(struct cyclic_thread *t, uint64_t t_ns, int64_t latency_ns,
 		struct timespec *due_ts)
 {
-	const uint64_t step = cyclic_record(t, *t_ns, latency_ns);
+	const uint64_t step = cyclic_record(t, t_ns, latency_ns);
 
 	if (!step)
-		return false;
-	*t_ns += step * t->cfg->interval_ns;
-	*due_ts = ns_to_ts(run_t0_ns(t->run) + *t_ns);
-	return true;
+		return UINT64_MAX;
+	t_ns += step * t->cfg->interval_ns;
+	*due_ts = ns_to_ts(run_t0_ns(t->run) + t_ns);
+	return t_ns;
 }
 
 /*
@@ -183,8 +183,7 @@ static void cyclic_abs_loop(struct cyclic_thread *t)
 				     (uint64_t)due_ts.tv_sec) * NSEC_PER_SEC +
 				    (uint64_t)(now.tv_nsec - due_ts.tv_nsec));
 		if (latency >= (int64_t)interval) {
-			if (!cyclic_abs_late(t, &t_ns, latency, &due_ts))
-				return;
+			t_ns = cyclic_abs_late(t, t_ns, latency, &due_ts);
 			continue;
 		}
 		if (series_add(s, t_ns, latency) == SERIES_DONE)

@@ -435,7 +435,8 @@ series_add_slow(struct series *s, uint64_t t_ns, int64_t latency_ns)
  * behind two gates that series_enter() sets, and out of line, so the common
  * case is a few comparisons and the histogram update, with no call and so no
  * registers to save: measured in callgrind instructions per sample, see
- * BENCHMARKS.md ("cyclic hot loop: board build").
+ * BENCHMARKS.md ("cyclic hot loop: every build against
+ * cyclictest").
  */
 int series_add(struct series *s, uint64_t t_ns, int64_t latency_ns)
 {

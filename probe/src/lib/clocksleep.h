@@ -15,7 +15,7 @@
  * directly: x86_64, aarch64, riscv64.  Everywhere else (32-bit targets, whose
  * musl has a 64-bit time_t and needs clock_nanosleep_time64 with a fallback)
  * the C library's clock_nanosleep does it.  Measured in BENCHMARKS.md
- * ("cyclic hot loop: board build").
+ * ("cyclic hot loop: every build against cyclictest").
  *
  * Reading the clock stays with the C library: its clock_gettime uses the
  * vDSO, which a system call cannot beat.

@@ -8,6 +8,7 @@ import os
 import platform
 import shutil
 import subprocess
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -85,6 +86,29 @@ def test_simulated_numbers_are_the_same_on_every_arch(arch_probes: dict[str, Pat
         results[arch] = [(s["count"], s["min_ns"], s["max_ns"], s["sum_ns"])
                          for s in result["series"]]
     assert len({repr(v) for v in results.values()}) == 1
+
+
+def test_real_sleep_loop_on_every_arch(arch_probes: dict[str, Path]) -> None:
+    """Not simulated: each arch's sleep path (a direct trap on x86_64, aarch64 and riscv64,
+    the C library's time64 clock_nanosleep on the 32-bit arches) waits for every deadline
+    and never wakes before it (no early sample), in both sleeping modes."""
+    loops, interval_s = 60, 0.002
+    for arch, binary in arch_probes.items():
+        for mode in ("abs", "rel"):
+            start = time.monotonic()
+            run = subprocess.run([*runner_prefix(arch), str(binary), "cyclic", "--mode", mode,
+                                  "--loops", str(loops), "--interval", "2ms", "--warmup", "0",
+                                  "--threads", "1", "--policy", "other", "--no-mlock",
+                                  "--no-pmqos"],
+                                 capture_output=True, text=True, timeout=120, check=False)
+            elapsed = time.monotonic() - start
+            assert run.returncode == 0, f"{arch} {mode}: {run.stderr}"
+            result = parse_ndjson(run.stdout)[-1]
+            assert result["status"] == "ok", f"{arch} {mode}"
+            series = result["series"][0]
+            assert series["count"] == loops and series["early"] == 0, f"{arch} {mode}"
+            # The last sample is due (loops - 1) periods after the first: it really slept.
+            assert elapsed >= (loops - 1) * interval_s, f"{arch} {mode}: {elapsed:.3f} s"
 
 
 def test_foreign_binary_is_refused(arch_probes: dict[str, Path]) -> None:

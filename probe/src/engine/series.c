@@ -33,7 +33,11 @@ struct series {
 	/* Producer state. */
 	struct series_window win;
 	struct hist32 *cur;
-	uint64_t measured;
+	uint64_t measured;         /* in the measured windows before win */
+	/* Per-sample gates, set by series_enter() from win and the heap: */
+	uint64_t next_ns;          /* min(win.end_ns, end_ns): roll or end */
+	uint64_t watch_ns;         /* a sample >= this needs series_watch() */
+	uint64_t count_done;       /* win.count that completes --loops; 0: none */
 	int nworst;
 	struct series_worst worst[COMMON_MAX_WORST]; /* min-heap on latency */
 	uint64_t spikes_dropped;
@@ -85,6 +89,50 @@ static void series_slot(const struct series *s, uint64_t t_ns,
 	w->end_ns = w->start_ns + SERIES_WINDOW_NS;
 }
 
+/* Smallest latency that enters the worst-N heap (UINT64_MAX: none can). */
+static uint64_t series_worst_gate(const struct series *s)
+{
+	if (!s->worst_cap)
+		return UINT64_MAX;
+	if (s->nworst < s->worst_cap)
+		return 0;
+	if (s->worst[0].latency_ns == UINT64_MAX)
+		return UINT64_MAX;
+	return s->worst[0].latency_ns + 1;
+}
+
+/*
+ * Set the per-sample gates for the current window, so that series_add's
+ * common case is two comparisons (see series_add_slow for the rest):
+ *   next_ns     t_ns >= it: the window or the measured part ends; 0 with
+ *               --raw, so that every sample pushes its raw record;
+ *   watch_ns    latency >= it: a threshold is crossed, or (measured windows)
+ *               --break-on hit or the worst-N heap entered; at most 2^63, so
+ *               a negative latency (as unsigned) passes too;
+ *   count_done  the measured window's sample count that completes --loops
+ *               (0: none).
+ */
+static void series_enter(struct series *s)
+{
+	uint64_t watch = UINT64_C(1) << 63;
+
+	s->next_ns = s->win.end_ns < s->end_ns ? s->win.end_ns : s->end_ns;
+	if (s->raw)
+		s->next_ns = 0;
+	if (s->lowest_ns < watch)
+		watch = s->lowest_ns;
+	s->count_done = 0;
+	if (!s->win.warmup) {
+		if (s->break_on_ns < watch)
+			watch = s->break_on_ns;
+		if (series_worst_gate(s) < watch)
+			watch = series_worst_gate(s);
+		if (s->loops > s->measured)
+			s->count_done = s->loops - s->measured;
+	}
+	s->watch_ns = watch;
+}
+
 struct series *series_create(const struct series_owner *owner,
 			     const struct rtp_common *c, atomic_int *stop,
 			     int index, int cpu)
@@ -133,6 +181,7 @@ struct series *series_create(const struct series_owner *owner,
 		/* Touch every page now: no page fault in the hot path. */
 		memset(s->raw, 0xff, (size_t)s->raw_cap * sizeof(*s->raw));
 	}
+	series_enter(s);
 	return s;
 }
 
@@ -185,19 +234,21 @@ series_roll(struct series *s, uint64_t t_ns)
 	struct series_window next;
 
 	series_slot(s, t_ns, &next);
-	if (!series_has_data(s)) {
-		s->win = next;
-		return;
-	}
-	if (atomic_load_explicit(&s->mbox_full, memory_order_acquire)) {
-		if (!s->simulated && next.warmup == s->win.warmup) {
-			s->win.end_ns = next.end_ns;
-			return;
+	if (series_has_data(s)) {
+		if (atomic_load_explicit(&s->mbox_full, memory_order_acquire)) {
+			if (!s->simulated && next.warmup == s->win.warmup) {
+				s->win.end_ns = next.end_ns;
+				series_enter(s);
+				return;
+			}
+			series_wait_collector(s);
 		}
-		series_wait_collector(s);
+		series_publish(s);
+		if (!s->win.warmup)
+			s->measured += s->win.count;
 	}
-	series_publish(s);
 	s->win = next;
+	series_enter(s);
 }
 
 /* Simulated runs only: wait until the raw writer made room. */
@@ -321,50 +372,82 @@ series_worst_add(struct series *s, uint64_t t_ns, uint64_t lat)
 }
 
 /*
- * The per-sample path.  Its rare branches (window roll, raw push, threshold
- * crossing, worst-N insert) are kept out of line (noinline above) so the
- * common case saves and restores few registers: measured in callgrind
- * instructions per sample, see BENCHMARKS.md.
+ * A sample at or above watch_ns: count threshold crossings and queue a spike,
+ * and in a measured window check --break-on and the worst-N heap.
  */
-int series_add(struct series *s, uint64_t t_ns, int64_t latency_ns)
+static __attribute__((noinline)) void
+series_watch(struct series *s, uint64_t t_ns, uint64_t lat)
+{
+	if (lat >= s->lowest_ns)
+		series_exceed(s, t_ns, lat);
+	if (s->win.warmup)
+		return;
+	if (lat >= s->break_on_ns)
+		s->owner->break_hit(s->owner->ctx, s->index, t_ns, lat);
+	if (s->worst_cap &&
+	    (s->nworst < s->worst_cap || lat > s->worst[0].latency_ns)) {
+		series_worst_add(s, t_ns, lat);
+		series_enter(s);
+	}
+}
+
+/* Add a latency (>= 0) to the current window's histogram and figures. */
+static inline void series_count(struct series *s, uint64_t t_ns, uint64_t lat)
 {
 	struct series_window *w = &s->win;
-	uint64_t lat;
 
-	if (atomic_load_explicit(s->stop, memory_order_relaxed))
-		return SERIES_DONE;
-	if (t_ns >= s->end_ns)
-		return SERIES_DONE;
-	if (s->raw)
-		series_raw_push(s, t_ns, latency_ns);
-	if (t_ns >= w->end_ns)
-		series_roll(s, t_ns);
-	if (latency_ns < 0) {
-		w->early++;
-		lat = 0;
-	} else {
-		lat = (uint64_t)latency_ns;
-	}
 	hist32_add(s->cur, lat);
-	w->count++;
 	w->sum_ns += lat;
 	w->last_t_ns = t_ns;
 	if (lat < w->min_ns)
 		w->min_ns = lat;
 	if (lat > w->max_ns)
 		w->max_ns = lat;
-	if (lat >= s->lowest_ns)
-		series_exceed(s, t_ns, lat);
-	if (w->warmup)
-		return SERIES_CONTINUE;
-	if (lat >= s->break_on_ns)
-		s->owner->break_hit(s->owner->ctx, s->index, t_ns, lat);
-	if (s->worst_cap &&
-	    (s->nworst < s->worst_cap || lat > s->worst[0].latency_ns))
-		series_worst_add(s, t_ns, lat);
-	if (++s->measured == s->loops)
+}
+
+/*
+ * series_add when a gate is passed: the window or the measured part ends, a
+ * raw record is due, the latency is negative (counted as early, recorded as
+ * 0) or at least watch_ns.
+ */
+static __attribute__((noinline)) int
+series_add_slow(struct series *s, uint64_t t_ns, int64_t latency_ns)
+{
+	uint64_t lat = latency_ns < 0 ? 0 : (uint64_t)latency_ns;
+
+	if (t_ns >= s->end_ns)
 		return SERIES_DONE;
-	return SERIES_CONTINUE;
+	if (t_ns >= s->win.end_ns)
+		series_roll(s, t_ns);
+	if (s->raw)
+		series_raw_push(s, t_ns, latency_ns);
+	if (latency_ns < 0)
+		s->win.early++;
+	series_count(s, t_ns, lat);
+	if (lat >= s->watch_ns)
+		series_watch(s, t_ns, lat);
+	return ++s->win.count == s->count_done ? SERIES_DONE : SERIES_CONTINUE;
+}
+
+/*
+ * The per-sample path.  Everything rare (window roll, measured end, raw
+ * push, negative latency, threshold crossing, --break-on, worst-N insert) is
+ * behind two gates that series_enter() sets, and out of line, so the common
+ * case is a few comparisons and the histogram update, with no call and so no
+ * registers to save: measured in callgrind instructions per sample, see
+ * BENCHMARKS.md ("cyclic hot loop: every build against
+ * cyclictest").
+ */
+int series_add(struct series *s, uint64_t t_ns, int64_t latency_ns)
+{
+	const uint64_t lat = (uint64_t)latency_ns;
+
+	if (atomic_load_explicit(s->stop, memory_order_relaxed))
+		return SERIES_DONE;
+	if (t_ns >= s->next_ns || lat >= s->watch_ns)
+		return series_add_slow(s, t_ns, latency_ns);
+	series_count(s, t_ns, lat);
+	return ++s->win.count == s->count_done ? SERIES_DONE : SERIES_CONTINUE;
 }
 
 void series_overrun(struct series *s, uint64_t t_ns, uint64_t n)
@@ -414,8 +497,10 @@ void series_finish(struct series *s)
 		if (atomic_load_explicit(&s->mbox_full, memory_order_acquire))
 			series_wait_collector(s);
 		series_publish(s);
+		if (!s->win.warmup)
+			s->measured += s->win.count;
 		series_slot(s, s->win.end_ns, &s->win);
-		s->win.count = 0;
+		series_enter(s);
 	}
 	s->owner->notify(s->owner->ctx);
 }

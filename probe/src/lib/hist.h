@@ -67,16 +67,17 @@ struct hist32 {
 	uint32_t count[HIST_BUCKETS];
 };
 
-/* Map a value in ns to its bucket index. */
+/*
+ * Map a value in ns to its bucket index, without a branch: with
+ * shift = max(0, floor(log2(v)) - 7), the index is shift * 128 + (v >> shift)
+ * (for v >= 128, v >> shift is 128 + sub; for v < 128 it is v itself).
+ */
 static inline unsigned int hist_index(uint64_t v)
 {
-	unsigned int k;
+	const unsigned int shift =
+		63u - HIST_SUB_BITS - (unsigned int)__builtin_clzll(v | HIST_SUB);
 
-	if (v < HIST_SUB)
-		return (unsigned int)v;
-	k = 63u - (unsigned int)__builtin_clzll(v);
-	return HIST_SUB + (k - HIST_SUB_BITS) * HIST_SUB +
-	       (unsigned int)((v >> (k - HIST_SUB_BITS)) & (HIST_SUB - 1));
+	return (shift << HIST_SUB_BITS) + (unsigned int)(v >> shift);
 }
 
 /* Smallest value that maps to bucket index i. */

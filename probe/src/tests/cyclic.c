@@ -62,60 +62,35 @@ struct cyclic_thread {
 	clockid_t clock;
 };
 
-/* Convert ns to a timespec. */
-static inline struct timespec cyclic_ts(uint64_t ns)
-{
-	struct timespec ts;
-
-	ts.tv_sec = (time_t)(ns / NSEC_PER_SEC);
-	ts.tv_nsec = (long)(ns % NSEC_PER_SEC);
-	return ts;
-}
-
 /*
- * clock_nanosleep without glibc's cancellation bookkeeping: glibc wraps the
- * call in __pthread_{enable,disable}_asynccancel because it is a cancellation
- * point, about 30 instructions per sample that rtprobe (which never cancels
- * its threads) does not need.  Where long is 64 bits the kernel's timespec is
- * the C library's, so the system call is made directly; elsewhere (32-bit
- * targets, time64 conversions) the libc call stays.  Returns 0 or an errno.
+ * The sample due at t_ns woke too late: count the `missed` deadlines after it
+ * as overruns (see series.h).
  */
-static inline int cyclic_nanosleep(clockid_t clock, int flags,
-				   const struct timespec *ts)
-{
-#if defined(SYS_clock_nanosleep) && __SIZEOF_LONG__ == 8
-	return syscall(SYS_clock_nanosleep, clock, flags, ts, NULL) ? errno : 0;
-#else
-	return clock_nanosleep(clock, flags, ts, NULL);
-#endif
-}
-
-/* Count the deadlines k+1 .. k+missed as overruns (see series.h). */
-static void cyclic_overruns(const struct cyclic_thread *t, uint64_t k,
+static void cyclic_overruns(const struct cyclic_thread *t, uint64_t t_ns,
 			    uint64_t missed)
 {
 	const uint64_t interval = t->cfg->interval_ns;
 
-	series_overrun_periods(t->s, (k + 1) * interval, interval, missed);
+	series_overrun_periods(t->s, t_ns + interval, interval, missed);
 }
 
 /*
- * Record sample k and return how many periods to advance: 1 plus the
- * deadlines that passed before the thread woke (counted as overruns), or 0
- * when the series is done.
+ * Record the sample due at t_ns and return how many periods to advance: 1
+ * plus the deadlines that passed before the thread woke (counted as
+ * overruns), or 0 when the series is done.
  */
 static inline uint64_t cyclic_record(const struct cyclic_thread *t,
-				     uint64_t k, int64_t latency_ns)
+				     uint64_t t_ns, int64_t latency_ns)
 {
 	const uint64_t interval = t->cfg->interval_ns;
 	uint64_t missed;
 
-	if (series_add(t->s, k * interval, latency_ns) == SERIES_DONE)
+	if (series_add(t->s, t_ns, latency_ns) == SERIES_DONE)
 		return 0;
 	if (latency_ns < (int64_t)interval)
 		return 1;
 	missed = (uint64_t)latency_ns / interval;
-	cyclic_overruns(t, k, missed);
+	cyclic_overruns(t, t_ns, missed);
 	return missed + 1;
 }
 
@@ -129,40 +104,92 @@ static void cyclic_fail(struct series *s, const char *call, int err)
 	series_fail(s, msg);
 }
 
-/* abs and rel modes: sleep until each deadline with clock_nanosleep. */
-static void cyclic_sleep_loop(struct cyclic_thread *t, bool relative)
+/* rel mode: sleep for the time left until each deadline (a clock read more). */
+static void cyclic_rel_loop(struct cyclic_thread *t)
 {
 	const uint64_t interval = t->cfg->interval_ns;
 	const uint64_t t0 = run_t0_ns(t->run);
-	struct timespec ts;
 	const uint64_t end_ns = series_end_ns(t->s);
-	uint64_t k = 0, t_ns, due, now, step;
+	struct timespec ts;
+	uint64_t t_ns = 0, due, now, step;
 	int rc;
 
-	for (;;) {
-		t_ns = k * interval;
-		if (t_ns >= end_ns)
-			return;
+	while (t_ns < end_ns) {
 		due = t0 + t_ns;
-		if (relative) {
-			now = clock_now_ns(t->clock);
-			ts = cyclic_ts(due > now ? due - now : 0);
-			rc = cyclic_nanosleep(t->clock, 0, &ts);
-		} else {
-			ts = cyclic_ts(due);
-			rc = cyclic_nanosleep(t->clock, TIMER_ABSTIME, &ts);
-		}
-		if (rc && rc != EINTR) {
+		now = clock_now_ns(t->clock);
+		ts = ns_to_ts(due > now ? due - now : 0);
+		rc = clock_sleep_ts(t->clock, 0, &ts);
+		if (rc == EINTR)
+			continue;
+		if (rc) {
 			cyclic_fail(t->s, "clock_nanosleep", rc);
 			return;
 		}
-		if (rc == EINTR)
-			continue;
 		now = clock_now_ns(t->clock);
-		step = cyclic_record(t, k, (int64_t)(now - due));
+		step = cyclic_record(t, t_ns, (int64_t)(now - due));
 		if (!step)
 			return;
-		k += step;
+		t_ns += step * interval;
+	}
+}
+
+/*
+ * abs mode, a wake-up a period or more after its deadline: record it with
+ * the deadlines it skipped and move *due_ts past them.  Returns the next
+ * deadline's t_ns, or UINT64_MAX when the series is done.
+ */
+static __attribute__((noinline)) uint64_t
+cyclic_abs_late(struct cyclic_thread *t, uint64_t t_ns, int64_t latency_ns,
+		struct timespec *due_ts)
+{
+	const uint64_t step = cyclic_record(t, t_ns, latency_ns);
+
+	if (!step)
+		return UINT64_MAX;
+	t_ns += step * t->cfg->interval_ns;
+	*due_ts = ns_to_ts(run_t0_ns(t->run) + t_ns);
+	return t_ns;
+}
+
+/*
+ * abs mode: sleep until each deadline d_k = t0 + t_ns.  The deadline is kept
+ * as a timespec, advanced by one period without a division (a 64-bit division
+ * is a library call on 32-bit targets), and the latency is the difference of
+ * the two timespecs: now - d_k in ns, as in rel mode.  A wake-up a period or
+ * more late leaves the straight path (cyclic_abs_late).
+ */
+static void cyclic_abs_loop(struct cyclic_thread *t)
+{
+	const clockid_t clock = t->clock;
+	struct series *const s = t->s;
+	const uint64_t interval = t->cfg->interval_ns;
+	const uint64_t end_ns = series_end_ns(s);
+	const struct timespec period = ns_to_ts(interval);
+	struct timespec due_ts = ns_to_ts(run_t0_ns(t->run)), now;
+	uint64_t t_ns = 0;
+	int64_t latency;
+	int rc;
+
+	while (t_ns < end_ns) {
+		rc = clock_sleep_ts(clock, TIMER_ABSTIME, &due_ts);
+		if (rc == EINTR)
+			continue;
+		if (rc) {
+			cyclic_fail(s, "clock_nanosleep", rc);
+			return;
+		}
+		clock_gettime(clock, &now);
+		latency = (int64_t)(((uint64_t)now.tv_sec -
+				     (uint64_t)due_ts.tv_sec) * NSEC_PER_SEC +
+				    (uint64_t)(now.tv_nsec - due_ts.tv_nsec));
+		if (latency >= (int64_t)interval) {
+			t_ns = cyclic_abs_late(t, t_ns, latency, &due_ts);
+			continue;
+		}
+		if (series_add(s, t_ns, latency) == SERIES_DONE)
+			return;
+		t_ns += interval;
+		ts_advance(&due_ts, &period);
 	}
 }
 
@@ -195,8 +222,8 @@ static void cyclic_itimer_loop(struct cyclic_thread *t)
 		cyclic_fail(t->s, "timer_create", errno);
 		return;
 	}
-	its.it_value = cyclic_ts(t0);
-	its.it_interval = cyclic_ts(interval);
+	its.it_value = ns_to_ts(t0);
+	its.it_interval = ns_to_ts(interval);
 	if (timer_settime(timer, TIMER_ABSTIME, &its, NULL)) {
 		cyclic_fail(t->s, "timer_settime", errno);
 		timer_delete(timer);
@@ -219,7 +246,7 @@ static void cyclic_itimer_loop(struct cyclic_thread *t)
 			break;
 		/* The kernel re-armed past every expiry it counted as missed. */
 		if (info.si_overrun > 0)
-			cyclic_overruns(t, k, (uint64_t)info.si_overrun);
+			cyclic_overruns(t, t_ns, (uint64_t)info.si_overrun);
 		k += 1 + (uint64_t)(info.si_overrun > 0 ? info.si_overrun : 0);
 	}
 	timer_delete(timer);
@@ -240,8 +267,8 @@ static void cyclic_timerfd_loop(struct cyclic_thread *t)
 		cyclic_fail(t->s, "timerfd_create", errno);
 		return;
 	}
-	its.it_value = cyclic_ts(t0);
-	its.it_interval = cyclic_ts(interval);
+	its.it_value = ns_to_ts(t0);
+	its.it_interval = ns_to_ts(interval);
 	if (timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL)) {
 		cyclic_fail(t->s, "timerfd_settime", errno);
 		close(fd);
@@ -265,7 +292,7 @@ static void cyclic_timerfd_loop(struct cyclic_thread *t)
 		    SERIES_DONE)
 			break;
 		if (expirations > 1)
-			cyclic_overruns(t, k, expirations - 1);
+			cyclic_overruns(t, t_ns, expirations - 1);
 		k += expirations ? expirations : 1;
 	}
 	close(fd);
@@ -281,7 +308,8 @@ static void cyclic_sim_loop(struct cyclic_thread *t)
 	for (;;) {
 		if (series_past_end(t->s, k * interval))
 			return;
-		step = cyclic_record(t, k, (int64_t)sim_next_ns(sim));
+		step = cyclic_record(t, k * interval,
+				     (int64_t)sim_next_ns(sim));
 		if (!step)
 			return;
 		k += step;
@@ -295,8 +323,10 @@ static void *cyclic_thread_main(void *arg)
 
 	if (series_sim(t->s))
 		cyclic_sim_loop(t);
-	else if (t->cfg->mode == MODE_ABS || t->cfg->mode == MODE_REL)
-		cyclic_sleep_loop(t, t->cfg->mode == MODE_REL);
+	else if (t->cfg->mode == MODE_ABS)
+		cyclic_abs_loop(t);
+	else if (t->cfg->mode == MODE_REL)
+		cyclic_rel_loop(t);
 	else if (t->cfg->mode == MODE_ITIMER)
 		cyclic_itimer_loop(t);
 	else

@@ -77,6 +77,8 @@ dev: $(VENV)/.dev
 # The tests import rtbench and its dependencies: they run in .venv, set up here if needed.
 test: $(VENV)/.dev
 	$(MAKE) -C probe check
+	@if command -v musl-gcc >/dev/null 2>&1; then $(MAKE) -C probe check-musl; \
+	else echo "make test: no musl-gcc, probe unit tests not run against musl"; fi
 	$(VPY) -m pytest tests
 
 bench: probe

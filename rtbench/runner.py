@@ -629,7 +629,8 @@ class Runner:
             load_cpus=scenario.load_cpus, measure_cpus=scenario.measure_cpus)
         self.store.set_scenario_intensity(scenario_id, {"placement": placement.describe()})
         loads = LoadGroup(self.target, self.pump, self.registry, self._host)
-        sampler = IntensitySampler(self.target.read_file, time.monotonic)
+        sampler = IntensitySampler(self.target.read_file, time.monotonic,
+                                   read_many=self.target.read_files)
         try:
             loads.start(scenario.loads, scenario.load_cpus)
             sampler.sample()

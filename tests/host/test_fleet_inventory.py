@@ -46,7 +46,7 @@ def test_good_inventory_is_read_with_its_credentials_by_reference(tmp_path: Path
     assert second.options == {"login": "root", "password": "s3cret"}
     assert "s3cret" not in repr(second)
     target = second.target()
-    assert getattr(target, "login") == "root" and getattr(target, "password") == "s3cret"
+    assert target.login == "root" and target.password == "s3cret"
     assert [b.name for b in select(inventory, ("soc=am335x",))] == ["am335x"]
     assert [b.name for b in select(inventory, ("name=imx8-1",))] == ["imx8-1"]
     assert len(select(inventory, ())) == 2

@@ -25,6 +25,7 @@ from rtbench.events import (
     FleetEvent,
     MeasurementDone,
     Notice,
+    ProbeWarning,
     RunStarted,
     StepStarted,
 )
@@ -107,8 +108,9 @@ class FleetProgress:
             text = measurement_line(event)
             return text + "".join(f"\n  [yellow]{for_rich(m)}[/yellow]"
                                   for m in event.messages)
-        if isinstance(event, Notice):
-            return f"[yellow]{for_rich(event.message)}[/yellow]"
+        if isinstance(event, (Notice, ProbeWarning)):
+            text = event.message if isinstance(event, Notice) else event.text
+            return f"[yellow]{for_rich(text)}[/yellow]"
         if isinstance(event, BoardDone):
             line.ended = event
             line.phase = event.status

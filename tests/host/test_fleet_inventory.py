@@ -155,3 +155,24 @@ def test_summary_of_a_board_without_a_run_and_exit_codes() -> None:
     assert fleet_exit_code([0, 1, 3, 0]) == 3 and fleet_exit_code([0, 4, 3]) == 4
     assert worst_status(["ok", "lost", "fail"]) == "lost"
     assert new_fleet_id().startswith("fleet-")
+
+
+def test_board_text_is_data_in_the_terminal_and_the_html() -> None:
+    from rich.console import Console
+
+    from rtbench.events import BoardDone, BoardPhase
+    from rtbench.report.fleet import FleetProgress, render_html, summary_table
+
+    evil = "<script>x</script> [bold red]boom[/] \x1b[2J"
+    summary = board_summary("b1", "unreachable", 3, evil, None)
+    summary.hostname = "<b>host</b>"
+    html = render_html("f-1", "smoke", "2026-11-23T00:00:00+00:00", [summary], 3)
+    assert "<script>" not in html and "&lt;script&gt;" in html and "&lt;b&gt;host" in html
+    console = Console(width=200, record=True, force_terminal=False)
+    progress = FleetProgress(console, ["b1"])
+    progress("b1", BoardPhase("connecting"))
+    progress("b1", BoardDone("b1", None, "unreachable", 3, evil))
+    console.print(summary_table("f-1", "smoke", [summary]))
+    text = console.export_text()
+    assert "[bold red]boom[/]" in text and "\x1b" not in text
+    assert "b1 unreachable" in text and "b1 connecting" in text

@@ -9,7 +9,9 @@ test (1 ms, one thread) of --duration seconds in each.  Measured for real by def
 --simulate makes rtprobe's samples synthetic (the measurements then take no time and the
 runs are all connection and bookkeeping).  One untimed fleet first pushes the probe into
 every directory; then peer and fleet alternate --repeat times; the ratio is of medians.
-Needs root (the fixture's namespace and sshd).
+Beside wall time it reports CPU seconds on each side: rtbench with its ssh clients (the
+host's share) and the board's sshd sessions with what they ran (the boards' share, which
+here is the same machine's CPUs).  Needs root (the fixture's namespace and sshd).
 
     sudo python3 bench/fleet_bench.py [--boards 8] [--duration 10] [--repeat 3] [--simulate]
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -66,16 +69,27 @@ def write_inventory(board: SshBoard, boards: int, path: Path) -> None:
                               for i in range(1, boards + 1)))
 
 
-def timed(argv: list[str], env: dict[str, str]) -> float:
-    """Run `rtbench ARGV`; its wall time in seconds (it must exit 0)."""
+def board_cpu(board: SshBoard) -> float:
+    """CPU seconds of the finished sessions of the board's sshd (and what they ran)."""
+    fields = Path(f"/proc/{board.procs[0].pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed(argv: list[str], env: dict[str, str], board: SshBoard) -> tuple[float, float, float]:
+    """Run `rtbench ARGV` (it must exit 0): wall seconds, CPU seconds of rtbench with its
+    ssh clients, CPU seconds on the board side."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    board_before = board_cpu(board)
     start = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "rtbench", *argv], env=env,
                           capture_output=True, text=True, check=False)
     wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         sys.exit(f"rtbench {' '.join(argv[:2])} failed ({done.returncode}): "
                  f"{done.stderr.strip()[-500:]}")
-    return wall
+    host = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return wall, host, board_cpu(board) - board_before
 
 
 def main() -> int:
@@ -105,22 +119,24 @@ def main() -> int:
             fleet = ["fleet", str(inventory), str(suite), "--no-report", *extra]
             single = ["run", str(suite), "--target", board_uri(board, 1), "--no-report",
                       *extra]
-            timed([*fleet, "--db", str(work / "warm.db")], env)   # pushes every probe
+            timed([*fleet, "--db", str(work / "warm.db")], env, board)  # pushes every probe
             singles, fleets = [], []
             for k in range(args.repeat):
-                singles.append(timed([*single, "--db", str(work / f"s{k}.db")], env))
-                fleets.append(timed([*fleet, "--db", str(work / f"f{k}.db")], env))
+                singles.append(timed([*single, "--db", str(work / f"s{k}.db")], env, board))
+                fleets.append(timed([*fleet, "--db", str(work / f"f{k}.db")], env, board))
     finally:
         board.stop()
-    one, many = statistics.median(singles), statistics.median(fleets)
+    one = statistics.median(s[0] for s in singles)
+    many = statistics.median(f[0] for f in fleets)
     ratio = many / one
     load = os.getloadavg()[0]
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, load average {load:.1f}; "
           f"{'simulated' if args.simulate else 'real'} samples, 2 x {args.duration:g} s")
-    print(f"one board (rtbench run):   median {one:6.1f} s  "
-          f"({', '.join(f'{s:.1f}' for s in singles)})")
-    print(f"{args.boards} boards (rtbench fleet): median {many:6.1f} s  "
-          f"({', '.join(f'{s:.1f}' for s in fleets)})")
+    for label, rows, median in (("one board (rtbench run)", singles, one),
+                                (f"{args.boards} boards (rtbench fleet)", fleets, many)):
+        print(f"{label:26} wall median {median:6.1f} s ({', '.join(f'{r[0]:.1f}' for r in rows)}); "
+              f"CPU s per run: host {statistics.median(r[1] for r in rows):.1f}, "
+              f"board side {statistics.median(r[2] for r in rows):.1f}")
     print(f"ratio fleet / one board: {ratio:.2f} (bar {args.max_ratio:g})")
     return 0 if ratio <= args.max_ratio else 1
 

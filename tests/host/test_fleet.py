@@ -180,3 +180,23 @@ def test_board_reads_the_sampled_files_in_one_command(board: SshBoard) -> None:
         assert texts[1].splitlines()[0] == target.read_file("/proc/interrupts").splitlines()[0]
         with pytest.raises(TargetError, match="cannot read /proc/stat /nonexistent"):
             target.read_files(["/proc/stat", "/nonexistent"])
+
+
+def test_board_of_another_arch_is_not_run(board: SshBoard, tmp_path: Path) -> None:
+    """arch in the inventory guards against a uri that reaches the wrong board."""
+    port = f":{board.port}" if board.port != 22 else ""
+    path = tmp_path / "lab.toml"
+    path.write_text(f'[[targets]]\nname = "wrong"\narch = "aarch64"\nssh_config = '
+                    f'"{board.config}"\nuri = "ssh://root@{board.address}{port}'
+                    f'?dir={board.home}/wrong"\n')
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), "COLUMNS": "160",
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env.pop("RTBENCH_DB", None)
+    db = tmp_path / "fleet.db"
+    done = subprocess.run([sys.executable, "-m", "rtbench", "fleet", str(path), "smoke",
+                           "--simulate", "7", "--db", str(db), "--no-report"], env=env,
+                          capture_output=True, text=True, timeout=240, check=False)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "wrong: error: the board reports arch x86_64, the inventory says aarch64" \
+        in done.stdout
+    assert stored(db) == []

@@ -37,6 +37,12 @@ PROBE_HELP = ("rtprobe binary to use (default: RTBENCH_PROBE, the packaged one, 
 TARGET_HELP = ("Where to measure, as a URI: local (default, this machine), "
                "ssh://[user@]host[:port], serial:///dev/ttyX?baud=115200, labgrid:PLACE or "
                "labgrid-env:FILE.yaml[:TARGET] (docs/targets.md).")
+# options `run` and `fleet` share
+SCALE_HELP = "Multiply every duration (duration, warmup, settle) by this factor."
+SIMULATE_HELP = ("Synthetic latencies from rtprobe (e.g. 7 or '1:const,lat=5us'); "
+                 "the run is marked simulated.")
+POLICY_HELP = ("Run every test as SCHED_OTHER (no real-time permission needed; the "
+               "results are then not real-time latencies and are marked so).")
 SEVERITY_STYLE = {"ok": "green", "info": "cyan", "warn": "yellow", "bad": "bold red"}
 
 
@@ -223,20 +229,15 @@ def open_target(uri: str | None, probe_path: str | None) -> Target:
 
 @main.command()
 @click.argument("suite", default="quick")
-@click.option("--scale", type=float, default=1.0, show_default=True,
-              help="Multiply every duration (duration, warmup, settle) by this factor.")
+@click.option("--scale", type=float, default=1.0, show_default=True, help=SCALE_HELP)
 @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
 @click.option("--target", "target_uri", metavar="URI", help=TARGET_HELP)
 @click.option("--probe", "probe_path", metavar="PATH", help=PROBE_HELP)
-@click.option("--simulate", metavar="SEED[:DIST]",
-              help="Synthetic latencies from rtprobe (e.g. 7 or '1:const,lat=5us'); "
-                   "the run is marked simulated.")
+@click.option("--simulate", metavar="SEED[:DIST]", help=SIMULATE_HELP)
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the HTML report here (default: <data dir>/reports/run-ID.html).")
 @click.option("--no-report", is_flag=True, help="Do not write the HTML report.")
-@click.option("--policy", type=click.Choice(["other"]),
-              help="Run every test as SCHED_OTHER (no real-time permission needed; the "
-                   "results are then not real-time latencies and are marked so).")
+@click.option("--policy", type=click.Choice(["other"]), help=POLICY_HELP)
 @click.option("--push", "push_url", metavar="URL",
               help="Upload the stored run to this rtbench serve afterwards (token: "
                    "RTBENCH_TOKEN or --token-file).")
@@ -270,10 +271,7 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
     from rtbench.runner import Runner
     from rtbench.runsave import MeasurementNotStored
 
-    if not (math.isfinite(scale) and scale > 0):
-        fail(f"--scale {scale}: must be a finite number > 0", EXIT_USAGE)
-    if no_report and report_path is not None:
-        fail("--no-report and --report contradict each other; give one of them", EXIT_USAGE)
+    check_run_options(scale, report_path, no_report)
     push_token = _push_token(push_url, token_file)
     loaded = load_suite(suite, scale)
     if report_path is not None:
@@ -326,6 +324,14 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
     if push_url and push_token:
         _push_after_run(detail, push_url, push_token)
     sys.exit(outcome.exit_code)
+
+
+def check_run_options(scale: float, report_path: Path | None, no_report: bool) -> None:
+    """The options `run` and `fleet` share make sense together (exit 2 if not)."""
+    if not (math.isfinite(scale) and scale > 0):
+        fail(f"--scale {scale}: must be a finite number > 0", EXIT_USAGE)
+    if no_report and report_path is not None:
+        fail("--no-report and --report contradict each other; give one of them", EXIT_USAGE)
 
 
 def _push_token(push_url: str | None, token_file: Path | None) -> str | None:

@@ -92,9 +92,32 @@ class Notice:
     message: str
 
 
+@dataclass(frozen=True)
+class BoardPhase:
+    """A board of a fleet moved on before or around its run: "reserved", "connecting",
+    "checking" (the suite against its rtprobe), "running"."""
+
+    phase: str
+
+
+@dataclass(frozen=True)
+class BoardDone:
+    """A board of a fleet is finished.  run_id is None when nothing was stored (the board
+    could not be reached or checked); message says why it did not end ok."""
+
+    board: str
+    run_id: int | None
+    status: str  # a run status (ok fail interrupted error lost), or "unreachable"
+    exit_code: int
+    message: str | None = None
+
+
 Event = (RunStarted | StepStarted | ProbeStarted | WindowDone | Tick | SettleDone
          | MeasurementDone | ProbeWarning | RunFinished | Notice)
 OnEvent = Callable[[Event], None]
+# what a fleet display hears: the board's name, then its runner's event or its own
+FleetEvent = Event | BoardPhase | BoardDone
+OnBoardEvent = Callable[[str, FleetEvent], None]
 
 
 def ignore(event: Event) -> None:

@@ -147,6 +147,9 @@ class LoadDirRegistry:
         self.path = directory / f"{owner['pid']}-{owner['start']}.json"
         self.owner = owner
         self.dirs: list[str] = []
+        # only a registry that wrote the file removes it: the runners of a fleet share
+        # one process (one file name), and only a local target ever writes it
+        self._written = False
 
     def add(self, work_dir: str) -> None:
         """Remember a load's work directory (written at once, atomically)."""
@@ -162,6 +165,7 @@ class LoadDirRegistry:
             tmp.write_text(json.dumps({"owner": self.owner, "dirs": self.dirs}),
                            encoding="utf-8")
             tmp.replace(self.path)
+            self._written = True
         except OSError:
             pass  # best effort: the load removes its directory itself on a clean end
 
@@ -176,8 +180,9 @@ class LoadDirRegistry:
         """The run ended: remove what is left and the file."""
         for work_dir in list(self.dirs):
             _remove_io_dir(work_dir)
-        with contextlib.suppress(OSError):
-            self.path.unlink()
+        if self._written:
+            with contextlib.suppress(OSError):
+                self.path.unlink()
 
 
 def _remove_io_dir(work_dir: str) -> None:

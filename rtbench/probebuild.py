@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,9 @@ SIZE_LIMIT = 200 * 1024
 SMALL_CFLAGS = ("-Oz -fno-unwind-tables -fno-asynchronous-unwind-tables -ffunction-sections "
                 "-fdata-sections -fno-stack-protector")
 SMALL_LDFLAGS = "-Wl,--gc-sections -s"
+# One build at a time in this process: the boards of a fleet open in parallel threads and
+# would otherwise build the same arch into the same directory at once.
+_BUILD_LOCK = threading.Lock()
 
 
 class ProbeBuildError(Exception):
@@ -149,6 +153,15 @@ def build_probe(arch: str, *, source: Path = PROBE_SOURCE, force: bool = False,
     target = cached_path(arch, source)
     if target.is_file() and not force:
         return target
+    with _BUILD_LOCK:
+        if target.is_file() and not force:
+            return target  # built by another thread while this one waited
+        return _build(spec, arch, source, target, jobs, timeout_s)
+
+
+def _build(spec: ProbeArch, arch: str, source: Path, target: Path, jobs: int | None,
+           timeout_s: float) -> Path:
+    """Build the probe for arch with Zig into its cache place target."""
     if not zig_available():
         raise ProbeBuildError("building a probe for another arch needs Zig's C compiler: "
                               "pip install ziglang (or rtbench[cross])")

@@ -19,7 +19,7 @@ import select
 import signal
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field, replace
 from types import FrameType
 from typing import Any
@@ -421,13 +421,17 @@ class Runner:
 
     interrupt_grace_s is how long rtprobe gets to write its result after SIGINT;
     hang_grace_s, when given, replaces the per-test time allowed past the expected length.
+    A caller that runs several runners at once (rtbench fleet, one thread per board)
+    passes one shared `stop` flag whose signal handlers it installs itself (only the
+    main thread can), and `tags` the run is created with.
     """
 
     store: Store
 
     def __init__(self, target: Target, *, simulate: str | None = None,
                  on_event: OnEvent = ignore, interrupt_grace_s: float = INTERRUPT_GRACE_S,
-                 hang_grace_s: float | None = None, policy: str | None = None) -> None:
+                 hang_grace_s: float | None = None, policy: str | None = None,
+                 stop: StopFlag | None = None, tags: dict[str, str] | None = None) -> None:
         self.target = target
         self.simulate = simulate
         self.policy = policy  # "other": every test as SCHED_OTHER (rtbench run --policy)
@@ -435,7 +439,11 @@ class Runner:
         self.on_event = on_event
         self.interrupt_grace_s = interrupt_grace_s
         self.hang_grace_s = hang_grace_s
-        self.stop = StopFlag()
+        # a flag of our own installs its signal handlers around run(); a shared one is the
+        # caller's to install
+        self._own_stop = stop is None
+        self.stop = StopFlag() if stop is None else stop
+        self.tags = dict(tags or {})
         self.pump = Pump()
         self._host_target: Target | None = None
         self.statuses: list[str] = []
@@ -535,8 +543,10 @@ class Runner:
             suite=suite.name, suite_source=suite.text or suite.source, scale=suite.scale,
             hostname=self.target.hostname(), target=self.target.name, sysinfo=sysinfo,
             preflight=facts, tool_versions=versions, command_line=list(command_line),
-            simulated=self.simulate is not None)
-        with self.stop.installed():
+            simulated=self.simulate is not None, tags=dict(self.tags))
+        handlers: AbstractContextManager[object] = \
+            self.stop.installed() if self._own_stop else nullcontext()
+        with handlers:
             run_id = with_retries(lambda: self.store.create_run(**self._facts))
             self.run_id = run_id
             self._facts.update(kernel=str(uname.get("release") or ""),
@@ -619,7 +629,8 @@ class Runner:
             load_cpus=scenario.load_cpus, measure_cpus=scenario.measure_cpus)
         self.store.set_scenario_intensity(scenario_id, {"placement": placement.describe()})
         loads = LoadGroup(self.target, self.pump, self.registry, self._host)
-        sampler = IntensitySampler(self.target.read_file, time.monotonic)
+        sampler = IntensitySampler(self.target.read_file, time.monotonic,
+                                   read_many=self.target.read_files)
         try:
             loads.start(scenario.loads, scenario.load_cpus)
             sampler.sample()

@@ -8,6 +8,7 @@ Target operation as shell commands and rtprobe invocations.
 
 from __future__ import annotations
 
+import secrets
 import shlex
 from abc import abstractmethod
 from pathlib import Path
@@ -125,6 +126,19 @@ class BoardTarget(Target):
             raise TargetError(f"{self.name}: cannot read {path} "
                               f"({done.stderr.strip()[:160] or 'cat failed'})")
         return done.stdout
+
+    def read_files(self, paths: list[str]) -> list[str]:
+        """Text files of the target with one command: each file's text is followed by a
+        line holding a random marker, which no file can have guessed."""
+        marker = f"RTBENCH-END-{secrets.token_hex(8)}"
+        command = " && ".join(f"cat {shlex.quote(p)} && printf '\\n%s\\n' {marker}"
+                              for p in paths)
+        done = self.run(command)
+        parts = done.stdout.split(f"\n{marker}\n")
+        if done.returncode != 0 or len(parts) != len(paths) + 1:
+            raise TargetError(f"{self.name}: cannot read {' '.join(paths)} "
+                              f"({done.stderr.strip()[:160] or 'cat failed'})")
+        return parts[:-1]
 
     def put_file(self, local: Path, remote: str, mode: int = 0o755) -> None:
         """Copy a host file onto the target, checksum verified."""

@@ -149,6 +149,11 @@ class Target(ABC):
     def read_file(self, path: str) -> str:
         """A text file of the target (e.g. /proc/stat); TargetError if unreadable."""
 
+    def read_files(self, paths: list[str]) -> list[str]:
+        """Several text files of the target, in order (a board reads them with one
+        command, so the 1 s /proc sampling costs one session on the board, not three)."""
+        return [self.read_file(path) for path in paths]
+
     @abstractmethod
     def run(self, command: str, timeout_s: float = 30.0) -> CommandResult:
         """Run a short /bin/sh command on the target to completion."""

@@ -102,8 +102,12 @@ class SerialTarget(BoardTarget):
     schemes: ClassVar[tuple[str, ...]] = ("serial",)
 
     def __init__(self, device: str, *, baud: int = DEFAULT_BAUD, probe: Path | None = None,
-                 remote_dir: str = DEFAULT_REMOTE_DIR) -> None:
+                 remote_dir: str = DEFAULT_REMOTE_DIR, login: str | None = None,
+                 password: str | None = None) -> None:
         super().__init__(probe=probe, remote_dir=remote_dir)
+        # this board's login (a fleet inventory gives one per board); else the environment
+        self.login = login
+        self.password = password
         self.device = device
         self.baud = baud
         self.link: SerialLink | None = None
@@ -114,7 +118,8 @@ class SerialTarget(BoardTarget):
     @classmethod
     def from_uri(cls, uri: str, *, probe: Path | None = None,
                  options: dict[str, Any] | None = None) -> Target:
-        """serial:///dev/ttyX[?baud=N&dir=PATH]."""
+        """serial:///dev/ttyX[?baud=N&dir=PATH]; options may give this board's `login`
+        and `password` (else RTBENCH_SERIAL_USER and RTBENCH_SERIAL_PASSWORD)."""
         parts = urlsplit(uri)
         if parts.scheme != "serial" or parts.netloc or not parts.path.startswith("/"):
             raise TargetUsageError(f"target {uri!r}: expected serial:///dev/ttyX?baud=115200")
@@ -129,7 +134,9 @@ class SerialTarget(BoardTarget):
         remote_dir = query.get("dir", [DEFAULT_REMOTE_DIR])[-1]
         if not remote_dir.startswith("/"):
             raise TargetUsageError(f"target {uri!r}: dir must be an absolute path")
-        return cls(parts.path, baud=int(text), probe=probe, remote_dir=remote_dir)
+        opts = options or {}
+        return cls(parts.path, baud=int(text), probe=probe, remote_dir=remote_dir,
+                   login=opts.get("login"), password=opts.get("password"))
 
     @property
     def name(self) -> str:
@@ -196,14 +203,16 @@ class SerialTarget(BoardTarget):
                 raise TargetError(f"{self.name}: login refused; check RTBENCH_SERIAL_USER "
                                   "and RTBENCH_SERIAL_PASSWORD")
             if tail.endswith(b"login:") and not sent_user:
-                user = os.environ.get("RTBENCH_SERIAL_USER")
+                user = self.login or os.environ.get("RTBENCH_SERIAL_USER")
                 if not user:
                     raise TargetError(f"{self.name}: the board asks for a login; set "
                                       "RTBENCH_SERIAL_USER (and RTBENCH_SERIAL_PASSWORD)")
                 link.write(user.encode() + b"\n")
                 sent_user, seen, next_sync = True, b"", now + 5.0
             elif tail.endswith(b"password:") and not sent_password:
-                link.write(os.environ.get("RTBENCH_SERIAL_PASSWORD", "").encode() + b"\n")
+                password = self.password if self.password is not None \
+                    else os.environ.get("RTBENCH_SERIAL_PASSWORD", "")
+                link.write(password.encode() + b"\n")
                 sent_password, seen, next_sync = True, b"", now + 2.0
             elif now >= next_sync and not tail.endswith((b"login:", b"password:")):
                 link.write(f"stty -echo 2>/dev/null; PS1=''; PS2=''; {SESSION_VARS}; "

@@ -32,6 +32,7 @@ LAYER_OF = {
     "rtbench.analysis": "analysis",
     "rtbench.events": "events",
     "rtbench.runner": "runner",
+    "rtbench.fleet": "runner",
     "rtbench.report": "report",
     "rtbench.interop": "interop",
     "rtbench.server": "server",

@@ -485,3 +485,32 @@ def test_a_fleet_reserves_places_from_threads(lab: Lab, monkeypatch: pytest.Monk
         assert "board1" not in lab.client("who").stdout
     finally:
         lab.client("-p", "spare", "delete")
+
+
+def test_fleet_over_a_place_and_a_direct_board(lab: Lab, tmp_path: Path) -> None:
+    """docs/fleet.md's mixed lab: one board by ssh, one through a labgrid place; the place
+    is reserved before anything runs and given back after."""
+    env = lab_env(lab, tmp_path)
+    board = lab.board
+    port = f":{board.port}" if board.port != 22 else ""
+    inventory = tmp_path / "lab.toml"
+    inventory.write_text(
+        f'[[targets]]\nname = "direct"\nssh_config = "{board.config}"\n'
+        f'uri = "ssh://root@{board.address}{port}?dir={board.home}/direct"\n'
+        f'tags = {{ via = "ssh" }}\n\n'
+        f'[[targets]]\nname = "placed"\nuri = "labgrid:board1?dir={board.home}/placed"\n'
+        f'tags = {{ via = "labgrid" }}\n')
+    report = tmp_path / "fleet.html"
+    done = rtbench(["fleet", str(inventory), str(suite_file(tmp_path)), "--simulate", "5",
+                    "--fleet-id", "mixed", "--report", str(report)], env, timeout_s=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    runs = stored_runs(tmp_path)
+    assert sorted(r.tags["board"] for r in runs) == ["direct", "placed"]
+    assert {r.tags["fleet"] for r in runs} == {"mixed"}
+    by_board = {r.tags["board"]: r for r in runs}
+    check_stored_like_a_direct_run(by_board["placed"], "labgrid:board1", f"{board.home}/placed")
+    check_stored_like_a_direct_run(by_board["direct"], by_board["direct"].target,
+                                   f"{board.home}/direct")
+    assert "<td>placed</td>" in report.read_text()
+    assert lab.acquired_by() == "None"
+    assert "Reservation" not in lab.client("reservations").stdout

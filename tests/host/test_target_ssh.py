@@ -358,8 +358,45 @@ def test_cli_target_faults_are_one_line(board: SshBoard, tmp_path: Path) -> None
         assert done.returncode == code, done.stderr
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and message in lines[0], done.stderr
+    # Login refused, host key changed and a second run at once, through the CLI too.
+    sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "other_key"))
+    other = tmp_path / "other_config"
+    other.write_text(board.config.read_text().replace(f"{board.home}/user_key",
+                                                      str(tmp_path / "other_key")))
+    sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "new_host"))
+    new_key = (tmp_path / "new_host.pub").read_text().split()
+    known = tmp_path / "known_hosts"
+    where = board.address if board.port == 22 else f"[{board.address}]:{board.port}"
+    known.write_text(f"{where} {new_key[0]} {new_key[1]}\n")
+    changed = tmp_path / "changed_config"
+    changed.write_text(board.config.read_text().replace(f"{board.home}/known_hosts",
+                                                        str(known)))
+    for config, message in ((other, "login refused"), (changed, "host key has CHANGED")):
+        done = rtbench(["run", "smoke", "--target", board.uri],
+                       {**env, "RTBENCH_SSH_CONFIG": str(config)}, timeout_s=60)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 3 and len(lines) == 1 and message in lines[0], done.stderr
+    with open_board(board):
+        done = rtbench(["run", "smoke", "--target", board.uri], env, timeout_s=60)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 3 and len(lines) == 1, done.stderr
+    assert "another rtbench run is using this board" in lines[0]
     assert not (tmp_path / "data" / "rtbench" / "results.db").exists() or not stored_runs(
         tmp_path)
+
+
+def test_readme_measure_a_board_steps(board: SshBoard, tmp_path: Path) -> None:
+    """README's "Measure a board", as written (a real run, not --simulate)."""
+    env = cli_env(board, tmp_path)
+    done = rtbench(["run", "smoke", "--target", board.uri], env)
+    assert done.returncode in (0, 1), done.stderr + done.stdout   # 1: a threshold failed
+    pre = rtbench(["preflight", "--target", board.uri], env, timeout_s=60)
+    assert pre.returncode == 0 and "preempt_rt" in pre.stdout, pre.stderr
+    ls = rtbench(["ls"], env, timeout_s=60)
+    (run,) = stored_runs(tmp_path)
+    assert run.status == ("ok" if done.returncode == 0 else "fail")
+    assert not run.simulated and run.target == board.uri.split("?")[0]
+    assert ls.returncode == 0 and run.hostname in ls.stdout and run.kernel in ls.stdout
 
 
 FLOOD_SUITE = """

@@ -220,6 +220,16 @@ def main() -> None:
     """
 
 
+def _window_ns(text: str) -> int:
+    """The --window value in ns (a bare number is seconds), or exit 2 with one line."""
+    from rtbench.suites import parse_duration_ns
+
+    try:
+        return parse_duration_ns(text, "s")
+    except ValueError as exc:
+        fail(f"--window: {exc}", EXIT_USAGE)
+
+
 def open_target(uri: str | None, probe_path: str | None) -> Target:
     """The target named by uri (default local); --probe, if given, is the rtprobe to use."""
     from rtbench.targets import open_target as open_uri
@@ -238,6 +248,9 @@ def open_target(uri: str | None, probe_path: str | None) -> Target:
               help="Write the HTML report here (default: <data dir>/reports/run-ID.html).")
 @click.option("--no-report", is_flag=True, help="Do not write the HTML report.")
 @click.option("--policy", type=click.Choice(["other"]), help=POLICY_HELP)
+@click.option("--window", metavar="DURATION",
+              help="Period each window record covers (whole seconds, 1s to 1h; default 1s): "
+                   "wider windows send fewer records, for a slow serial line.")
 @click.option("--push", "push_url", metavar="URL",
               help="Upload the stored run to this rtbench serve afterwards (token: "
                    "RTBENCH_TOKEN or --token-file).")
@@ -249,7 +262,7 @@ def open_target(uri: str | None, probe_path: str | None) -> Target:
 @handle_errors
 def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
         probe_path: str | None, simulate: str | None, report_path: Path | None,
-        no_report: bool, policy: str | None, push_url: str | None,
+        no_report: bool, policy: str | None, window: str | None, push_url: str | None,
         token_file: Path | None, power_cycle: bool) -> None:
     """Run a suite (built-in name or TOML file; default: quick) on a target
     (default: this machine).
@@ -262,6 +275,7 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
       rtbench run smoke --simulate 1:const,lat=5us --no-report
       rtbench run --policy other           # as a user without RT permission
       rtbench run smoke --target labgrid:board-3 --power-cycle
+      rtbench run --target serial:///dev/ttyUSB0 --window 5s   # a slow line
 
     Exit codes: 0 ok, 1 a threshold failed, 2 bad suite or usage, 3 the
     environment cannot run it, 4 interrupted (the partial run is kept).
@@ -274,6 +288,8 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
     check_run_options(scale, report_path, no_report)
     push_token = _push_token(push_url, token_file)
     loaded = load_suite(suite, scale)
+    if window is not None:
+        loaded = loaded.with_window(_window_ns(window))
     if report_path is not None:
         check_report_path(report_path)
     chosen = open_target(target_uri, probe_path)

@@ -193,6 +193,10 @@ class SuiteError(ValueError):
         super().__init__(f"{where}: {reason}")
 
 
+# The widest --window rtprobe takes.
+WINDOW_MAX_NS = 3600 * 10**9
+
+
 def parse_duration_ns(value: object, default_unit: str) -> int:
     """Parse a duration (number with unit ns us ms s m h d, or bare number) to exact ns."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
@@ -384,6 +388,17 @@ class Suite:
                 for t in self.tests
             ),
         )
+
+    def with_window(self, window_ns: int) -> Suite:
+        """Return the suite with every test that takes --window set to window_ns (the
+        period each window record covers; wider windows make fewer records)."""
+        if window_ns % UNIT_NS["s"] or not UNIT_NS["s"] <= window_ns <= WINDOW_MAX_NS:
+            raise SuiteError(self.source, "--window", f"{format_duration(window_ns)}: must "
+                             "be whole seconds from 1s to 1h")
+        value = format_duration(window_ns)
+        return replace(self, tests=tuple(
+            replace(t, params={**t.params, "window": value})
+            if "window" in t.kind.options else t for t in self.tests))
 
     def estimated_seconds(self, per_measurement_overhead_s: float = 0.3) -> float:
         """Expected wall time of the whole suite."""

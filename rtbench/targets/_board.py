@@ -38,7 +38,8 @@ class BoardTarget(Target):
     @abstractmethod
     def _start_remote(self, command: str) -> ProbeProcess:
         """Start a /bin/sh command line on the target, streaming its output; the line
-        starts by printing its pid (see _stream.pid_prefix)."""
+        starts by printing its pid and reads its lifeline on stdin (_shell.under_lifeline):
+        the transport writes a line there every LIFELINE_PERIOD_S."""
 
     # --- set-up ---------------------------------------------------------------------
 
@@ -174,7 +175,7 @@ class BoardTarget(Target):
                        f"exec taskset -c {shlex.quote(cpus)} {probe}; else exec {probe}; fi")
         else:
             command = f"exec {probe}"
-        return self._start_remote(f"echo RTBENCH-PID $$; {command}")
+        return self._start_remote(_shell.under_lifeline(command))
 
     def start_command(self, command: str, cpus: str | None = None) -> ProbeProcess:
         """Start a shell-command load, restarted when it ends; its whole group dies when
@@ -183,11 +184,8 @@ class BoardTarget(Target):
         if cpus:
             inner = (f"if command -v taskset >/dev/null 2>&1; then taskset -c "
                      f"{shlex.quote(cpus)} {inner}; else {inner}; fi")
-        # fd 3 keeps the session's stdin for the watcher (an async list's fd 0 is /dev/null).
-        line = ("echo RTBENCH-PID $$; exec 3<&0; "
-                "( cat <&3 >/dev/null 2>&1; kill -KILL -$$ ) >/dev/null 2>&1 & "
-                f"exec 3<&-; while :; do {inner}; sleep 1; done")
-        return self._start_remote(line)
+        return self._start_remote(_shell.under_lifeline(
+            f"while :; do {inner}; sleep 1; done"))
 
     def probe_version(self) -> str:
         """The version the probe on the target reports."""

@@ -15,6 +15,11 @@ from rtbench.targets.base import CommandResult, TargetError
 
 # Where the probe and the lock live on a board unless the URI says ?dir=...
 DEFAULT_REMOTE_DIR = "/tmp/rtbench"
+# The lifeline: rtbench writes a line to a board process's stdin every LIFELINE_PERIOD_S;
+# the board ends the process when its stdin closes or stays silent LIFELINE_TICKS seconds
+# (a cut link: the board's sshd may keep the session, and its pipes, open for many minutes).
+LIFELINE_PERIOD_S = 1.0
+LIFELINE_TICKS = 10
 
 RunFn = Callable[[str], CommandResult]
 
@@ -130,9 +135,29 @@ def probe_remote_path(remote_dir: str, local: Path) -> str:
     return f"{remote_dir.rstrip('/')}/rtprobe-{digest}"
 
 
+def lifeline_watch(then: str) -> str:
+    """A pipeline that reads the lifeline on fd 3 and runs the shell words `then` when it
+    closes or stays silent for LIFELINE_TICKS seconds (POSIX sh: no `read -t`, so a
+    ticker and the reader feed one counting loop)."""
+    return ("( ( while sleep 1; do echo t; done ) & "
+            "while read -r l <&3; do echo b; done; echo e ) 2>/dev/null | "
+            "( n=0; while read -r w; do case $w in b) n=0;; "
+            f"t) n=$((n+1)); [ $n -lt {LIFELINE_TICKS} ] || break;; *) break;; esac; done; "
+            f"{then} )")
+
+
+def under_lifeline(command: str) -> str:
+    """Shell that prints its pid, guards its process group with the lifeline (stdin),
+    then runs command (which should exec) with stdin from /dev/null."""
+    watch = lifeline_watch("kill -KILL -$$ 2>/dev/null")
+    return (f"echo RTBENCH-PID $$; exec 3<&0; {{ {watch}; }} </dev/null >/dev/null 2>&1 & "
+            f"exec 3<&- </dev/null; {command}")
+
+
 def lock_command(lock_dir: str) -> str:
     """Shell that takes the target's run lock (a directory holding the keeper's pid),
-    clearing a stale one, then holds it until its stdin closes; exit 75 when busy."""
+    clearing a stale one, then holds it while its stdin (the lifeline) lives; exit 75
+    when busy."""
     q = shlex.quote(lock_dir)
     return (f"if ! mkdir {q} 2>/dev/null; then "
             f"old=$(cat {q}/pid 2>/dev/null); "
@@ -140,4 +165,4 @@ def lock_command(lock_dir: str) -> str:
             f"echo \"busy $old\"; exit 75; fi; "
             f"rm -rf {q}; mkdir {q} || exit 75; fi; "
             f"echo $$ > {q}/pid; echo locked; "
-            f"cat >/dev/null; rm -rf {q}")
+            f"exec 3<&0; {lifeline_watch(f'rm -rf {q}; kill -KILL -$$ 2>/dev/null')}")

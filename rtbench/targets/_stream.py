@@ -11,8 +11,10 @@ import contextlib
 import fcntl
 import os
 import subprocess
+import threading
 import time
 from collections.abc import Callable
+from typing import IO
 
 from rtbench.targets.base import ProbeProcess
 
@@ -24,17 +26,52 @@ def pid_prefix(command: str) -> str:
     return f"echo RTBENCH-PID $$; exec {command}"
 
 
+class Heartbeat:
+    """A thread that writes a line to a pipe every period_s (the lifeline of a board
+    process, see _shell.under_lifeline) until stopped or the pipe breaks."""
+
+    def __init__(self, pipe: IO[bytes], period_s: float) -> None:
+        self._pipe = pipe
+        self._period_s = period_s
+        self._stopped = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._beat, name="rtbench-lifeline",
+                                        daemon=True)
+        self._thread.start()
+
+    def _beat(self) -> None:
+        """Write one line per period until stopped or the write fails."""
+        while not self._stopped.wait(self._period_s):
+            with self._lock:
+                if self._stopped.is_set():
+                    return
+                try:
+                    self._pipe.write(b"\n")
+                    self._pipe.flush()
+                except (OSError, ValueError):
+                    return
+
+    def stop(self) -> None:
+        """Stop beating and close the pipe (the board process sees EOF)."""
+        self._stopped.set()
+        with self._lock, contextlib.suppress(OSError, ValueError):
+            self._pipe.close()
+
+
 class RemoteProcess(ProbeProcess):
     """A remote process seen through a local client's pipes.
 
     signal_fn(pid, signame, group) sends a signal on the target; lost_fn() says whether
-    the connection broke (asked once the client ended).
+    the connection broke (asked once the client ended).  With heartbeat_s, a line goes
+    to the client's stdin that often: the remote lifeline (_shell.under_lifeline).
     """
 
     def __init__(self, client: subprocess.Popen[bytes],
                  signal_fn: Callable[[int, str, bool], None],
-                 lost_fn: Callable[[], bool]) -> None:
+                 lost_fn: Callable[[], bool], heartbeat_s: float | None = None) -> None:
         self.client = client
+        self._heartbeat = Heartbeat(client.stdin, heartbeat_s) \
+            if heartbeat_s and client.stdin is not None else None
         self._signal = signal_fn
         self._lost_fn = lost_fn
         self._lost: bool | None = None
@@ -135,6 +172,8 @@ class RemoteProcess(ProbeProcess):
         if self.client.poll() is None:
             self.client.kill()
             self.client.wait()
+        if self._heartbeat is not None:
+            self._heartbeat.stop()
         if self.client.stdin is not None:
             with contextlib.suppress(OSError):
                 self.client.stdin.close()

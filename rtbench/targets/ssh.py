@@ -21,8 +21,8 @@ from typing import Any, ClassVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from rtbench.targets._board import BoardTarget
-from rtbench.targets._shell import DEFAULT_REMOTE_DIR, lock_command
-from rtbench.targets._stream import RemoteProcess
+from rtbench.targets._shell import DEFAULT_REMOTE_DIR, LIFELINE_PERIOD_S, lock_command
+from rtbench.targets._stream import Heartbeat, RemoteProcess
 from rtbench.targets.base import (
     CommandResult,
     ProbeProcess,
@@ -81,6 +81,7 @@ class SshTarget(BoardTarget):
         self._dir: str | None = None
         self._master: subprocess.Popen[bytes] | None = None
         self._keeper: subprocess.Popen[bytes] | None = None
+        self._keeper_beat: Heartbeat | None = None
         self._address: str | None = None
 
     @classmethod
@@ -204,10 +205,15 @@ class SshTarget(BoardTarget):
             holder = line.split()[-1] if line.startswith("busy") else "?"
             raise TargetError(f"{self.name}: another rtbench run is using this board "
                               f"(lock {lock} held by pid {holder}); wait for it to end")
+        assert self._keeper.stdin is not None
+        self._keeper_beat = Heartbeat(self._keeper.stdin, LIFELINE_PERIOD_S)
 
     def close(self) -> None:
         """Release the lock, stop the master, remove the control directory."""
         if self._keeper is not None:
+            if self._keeper_beat is not None:
+                self._keeper_beat.stop()
+                self._keeper_beat = None
             with contextlib.suppress(OSError):
                 if self._keeper.stdin:
                     self._keeper.stdin.close()
@@ -272,7 +278,8 @@ class SshTarget(BoardTarget):
                                       start_new_session=True)
         except OSError as exc:
             raise TargetError(f"{self.name}: cannot run ssh ({exc.strerror})") from exc
-        return RemoteProcess(client, self._signal, lambda: not self._master_alive())
+        return RemoteProcess(client, self._signal, lambda: not self._master_alive(),
+                             heartbeat_s=LIFELINE_PERIOD_S)
 
     def _signal(self, pid: int, signame: str, group: bool) -> None:
         """Send SIGname to pid (and its process group when group) on the board."""

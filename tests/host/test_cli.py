@@ -137,6 +137,41 @@ def test_simulated_smoke_end_to_end(run_cli: RunCli, tmp_path: Path) -> None:
     assert missing.returncode == 2 and "999" in missing.stderr
 
 
+WIDE_SUITE = """
+[suite]
+name = "wide"
+[defaults]
+duration = "10s"
+warmup = "0s"
+[[tests]]
+test = "cyclic"
+params = { threads = 1 }
+"""
+
+
+def test_window_option_widens_the_stored_windows(run_cli: RunCli, tmp_path: Path) -> None:
+    suite = write_suite(tmp_path, WIDE_SUITE)
+    url = db_url(tmp_path)
+    for window in (None, "5s"):
+        extra = ["--window", window] if window else []
+        done = run_cli("run", str(suite), "--db", url, "--simulate", "7", "--no-report",
+                       *extra)
+        assert done.returncode == 0, done.stdout + done.stderr
+    with Store.open(url) as store:
+        narrow, wide = (store.get_run(r.id) for r in reversed(store.list_runs()))
+    (m1,), (m5,) = (run.scenarios[0].measurements for run in (narrow, wide))
+    assert "--window" in m5.command and "--window" not in m1.command
+    assert (len(m1.windows), len(m5.windows)) == (10, 2)
+    assert sum(w.count for w in m5.windows) == sum(w.count for w in m1.windows) == 10_000
+    for value, why in (("1500ms", "whole seconds"), ("2h", "whole seconds"),
+                       ("soon", "not a duration")):
+        done = run_cli("run", str(suite), "--db", url, "--simulate", "7", "--window", value)
+        assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
+        assert "--window" in done.stderr and why in done.stderr
+    with Store.open(url) as store:
+        assert len(store.list_runs()) == 2
+
+
 def marked_suite(tmp_path: Path, marker: str) -> Path:
     """A suite whose load command carries marker: idle then loaded, 4 s real tests.
 

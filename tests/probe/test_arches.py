@@ -124,3 +124,17 @@ def test_second_build_comes_from_the_cache(arch_probes: dict[str, Path]) -> None
     before = arch_probes["riscv64"].stat().st_mtime_ns
     assert build_probe("riscv64") == arch_probes["riscv64"]
     assert arch_probes["riscv64"].stat().st_mtime_ns == before
+
+
+# Arches whose probe is still over SIZE_LIMIT (issue 10 asks for <= 200 KiB each): the
+# strict xfail fails the day one of them fits, so the list only ever shrinks.
+OVER_SIZE_LIMIT = {"x86_64", "i386", "aarch64", "armel", "mips", "mipsel", "powerpc",
+                   "riscv64"}
+
+
+@pytest.mark.parametrize("arch", [
+    pytest.param(a, marks=pytest.mark.xfail(strict=True, reason="over 200 KiB (issue 10)"))
+    if a in OVER_SIZE_LIMIT else a for a in ARCHES])
+def test_probe_fits_the_size_limit(arch: str, arch_probes: dict[str, Path]) -> None:
+    size = arch_probes[arch].stat().st_size
+    assert size <= SIZE_LIMIT, f"{arch}: {size / 1024:.1f} KiB"

@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from probe_support import ProbeRun, RunProbe, hist_index, parse_ndjson, sim_uniform
+from probe_support import (
+    ProbeRun,
+    RunProbe,
+    assert_usage_error,
+    hist_index,
+    parse_ndjson,
+    sim_uniform,
+)
 
 WARMUP_SAMPLES = 1000  # default warm-up 1 s at the default 1 ms interval
 
@@ -221,3 +228,26 @@ def test_on_spike_runs_with_environment(run_probe: RunProbe, tmp_path: Path) -> 
     assert "noise-on-stdout" in run.stderr
     assert run.result["on_spike"] == {"runs": 1, "skipped": 0}
     assert log.read_text().split() == ["0", "500000", str(1_999_000_000)]
+
+
+def test_wider_window_gives_fewer_records_with_the_same_samples(run_probe: RunProbe) -> None:
+    args = ("cyclic", "--simulate", "7:uniform,min=1us,max=9us", "--duration", "20s",
+            "--warmup", "0", "--threads", "2")
+    narrow = run_probe(*args)
+    wide = run_probe(*args, "--window", "5s")
+    assert narrow.rc == wide.rc == 0, narrow.stderr + wide.stderr
+    assert wide.start["window_ns"] == 5_000_000_000
+    narrow_w = [r for r in narrow.records if r["type"] == "window"]
+    wide_w = [r for r in wide.records if r["type"] == "window"]
+    assert len(narrow_w) == 2 * 20 and len(wide_w) == 2 * 4
+    assert {w["end_ns"] - w["start_ns"] for w in wide_w} == {5_000_000_000}
+    for series in (0, 1):
+        assert merged_hist(wide_w, series) == merged_hist(narrow_w, series)
+    # The statistics do not depend on the window.
+    assert wide.result["series"] == narrow.result["series"]
+
+
+@pytest.mark.parametrize("value", ["0", "1500ms", "2h", "soon"])
+def test_window_must_be_whole_seconds_up_to_an_hour(run_probe: RunProbe, value: str) -> None:
+    assert_usage_error(run_probe("cyclic", "--simulate", "7", "--duration", "2s",
+                                 "--window", value), "--window")

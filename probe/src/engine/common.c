@@ -45,6 +45,10 @@ static const struct opt_desc common_descs[] = {
 	{ .name = "warmup", .id = C_WARMUP, .type = OPT_DURATION, .def = "1s",
 	  .unit = "s",
 	  .help = "measured but kept out of the statistics (default 1s)" },
+	{ .name = "window", .id = C_WINDOW, .type = OPT_DURATION, .def = "1s",
+	  .unit = "s",
+	  .help = "time each window record covers, whole seconds from\n"
+		  "1s to 1h (default 1s; wider: fewer records)" },
 	{ .name = "threshold", .id = C_THRESHOLD, .type = OPT_LIST,
 	  .unit = "us",
 	  .help = "latency limits, e.g. 50us,100us (bare number: us);\n"
@@ -108,6 +112,7 @@ void common_defaults(struct rtp_common *c, const char *test,
 	c->priority = 80;
 	c->duration_ns = default_duration_ns;
 	c->warmup_ns = NSEC_PER_SEC;
+	c->window_ns = NSEC_PER_SEC;
 	c->worst_n = 10;
 	c->raw_buffer = 65536;
 	c->clock = CLOCK_MONOTONIC;
@@ -203,6 +208,13 @@ bool common_handle(struct rtp_common *c, int id, const char *arg)
 		break;
 	case C_WARMUP:
 		c->warmup_ns = opt_duration("--warmup", arg, "s");
+		break;
+	case C_WINDOW:
+		c->window_ns = opt_duration("--window", arg, "s");
+		if (c->window_ns % NSEC_PER_SEC || !c->window_ns ||
+		    c->window_ns > 3600 * NSEC_PER_SEC)
+			opt_fail("--window", arg,
+				 "must be whole seconds from 1s to 1h");
 		break;
 	case C_THRESHOLD:
 		add_thresholds(c, arg);

@@ -18,6 +18,7 @@
  *   --duration D         measured time after warm-up (default unit s)
  *   --loops N            measured samples per thread (instead of --duration)
  *   --warmup D           warm-up, measured but kept out of stats (default 1s)
+ *   --window D           statistics window of each record (default 1s)
  *   --threshold LIST     comma list of latency thresholds (default unit us);
  *                        exceedances counted; any exceedance fails (exit 1)
  *   --worst N            keep the N worst samples with timestamps (default 10, max 64)
@@ -64,6 +65,7 @@ enum common_id {
 	C_DURATION,
 	C_LOOPS,
 	C_WARMUP,
+	C_WINDOW,
 	C_THRESHOLD,
 	C_WORST,
 	C_OUTPUT,
@@ -99,6 +101,7 @@ struct rtp_common {
 	uint64_t duration_ns;       /* 0 when --loops is used */
 	uint64_t loops;             /* 0 when --duration is used */
 	uint64_t warmup_ns;
+	uint64_t window_ns;          /* statistics window, default 1 s */
 	uint64_t thresholds_ns[COMMON_MAX_THRESHOLDS]; /* ascending */
 	int nthresholds;
 	int worst_n;

@@ -28,7 +28,6 @@
 #include "series.h"
 
 #define SERIES_SPIKE_RING 64u
-#define SERIES_WINDOW_NS 1000000000ULL
 
 /*
  * What a series reports to the run that owns it.  The run (run.c) fills

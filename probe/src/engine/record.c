@@ -110,7 +110,7 @@ void run_write_start(struct run *r)
 	json_u64(j, "t0_ns", r->t0_ns);
 	json_u64(j, "t0_unix_ns", r->t0_unix_ns);
 	json_str(j, "hist_layout", HIST_LAYOUT_NAME);
-	json_u64(j, "window_ns", SERIES_WINDOW_NS);
+	json_u64(j, "window_ns", r->c->window_ns);
 	run_write_common(r);
 	json_begin_object(j, "params");
 	if (r->params_fn)

@@ -22,6 +22,7 @@ struct series {
 	int cpu;
 	bool simulated;
 	uint64_t warmup_ns;
+	uint64_t window_ns;
 	uint64_t end_ns;           /* warmup + duration; UINT64_MAX with --loops */
 	uint64_t loops;            /* 0: duration mode */
 	uint64_t lowest_ns;        /* lowest threshold; UINT64_MAX: none */
@@ -73,20 +74,20 @@ static void series_slot(const struct series *s, uint64_t t_ns,
 	memset(w, 0, sizeof(*w));
 	w->min_ns = UINT64_MAX;
 	if (t_ns < s->warmup_ns) {
-		k = t_ns / SERIES_WINDOW_NS;
+		k = t_ns / s->window_ns;
 		w->index = k;
-		w->start_ns = k * SERIES_WINDOW_NS;
-		w->end_ns = w->start_ns + SERIES_WINDOW_NS;
+		w->start_ns = k * s->window_ns;
+		w->end_ns = w->start_ns + s->window_ns;
 		if (w->end_ns > s->warmup_ns)
 			w->end_ns = s->warmup_ns;
 		w->warmup = true;
 		return;
 	}
-	nwarm = (s->warmup_ns + SERIES_WINDOW_NS - 1) / SERIES_WINDOW_NS;
-	k = (t_ns - s->warmup_ns) / SERIES_WINDOW_NS;
+	nwarm = (s->warmup_ns + s->window_ns - 1) / s->window_ns;
+	k = (t_ns - s->warmup_ns) / s->window_ns;
 	w->index = nwarm + k;
-	w->start_ns = s->warmup_ns + k * SERIES_WINDOW_NS;
-	w->end_ns = w->start_ns + SERIES_WINDOW_NS;
+	w->start_ns = s->warmup_ns + k * s->window_ns;
+	w->end_ns = w->start_ns + s->window_ns;
 }
 
 /* Smallest latency that enters the worst-N heap (UINT64_MAX: none can). */
@@ -149,6 +150,7 @@ struct series *series_create(const struct series_owner *owner,
 	s->cpu = cpu;
 	s->simulated = c->simulate;
 	s->warmup_ns = c->warmup_ns;
+	s->window_ns = c->window_ns;
 	s->loops = c->loops;
 	s->end_ns = UINT64_MAX;
 	if (!c->loops && c->duration_ns &&

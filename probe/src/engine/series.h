@@ -14,9 +14,10 @@
  * output is identical from run to run.
  *
  * Time base: t_ns is the time the event was due, relative to the run's t0
- * (for cyclic: the deadline d_k - t0).  Windows are one second long:
- *   warm-up windows [0, 1s), [1s, 2s) ... up to warmup_ns (last may be shorter),
- *   measured windows [warmup_ns + k s, warmup_ns + (k+1) s).
+ * (for cyclic: the deadline d_k - t0).  Windows are W = --window long (1 s
+ * unless given):
+ *   warm-up windows [0, W), [W, 2W) ... up to warmup_ns (last may be shorter),
+ *   measured windows [warmup_ns + k W, warmup_ns + (k+1) W).
  * Warm-up samples go into warm-up windows (flagged "warmup": true) and into
  * the result's "warmup" summary, never into the statistics.
  *

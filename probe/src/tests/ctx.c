@@ -776,7 +776,7 @@ const struct test_desc test_ctx = {
 		   COMMON_BIT(C_THRESHOLD) | COMMON_BIT(C_WORST) |
 		   COMMON_BIT(C_RAW) | COMMON_BIT(C_RAW_BUFFER) |
 		   COMMON_BIT(C_BREAK_ON) | COMMON_BIT(C_BREAK_ACTION) |
-		   COMMON_BIT(C_ON_SPIKE),
+		   COMMON_BIT(C_ON_SPIKE) | COMMON_BIT(C_WINDOW),
 	.refused_why = "ctx has no latency series; use --repetitions, --hops "
 		       "and --max-switch",
 	.ctx_size = sizeof(struct ctx_test),

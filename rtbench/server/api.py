@@ -8,7 +8,6 @@ the same run (same uid) uploaded again answers 200 with the id it already has.
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime, timezone
 from typing import Annotated, Any
@@ -19,13 +18,13 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from rtbench.bundle import RunDetail
+from rtbench.interop import runjson
 from rtbench.interop.base import ImportFormatError
-from rtbench.interop.runjson import run_from_json, run_to_json
+from rtbench.interop.runjson import run_to_json
 from rtbench.server import views
 from rtbench.server.app import require_read, require_write
 from rtbench.store import RUN_STATUSES, Store
 from rtbench.store.queries import MAX_PER_PAGE, RunFilter, facets, list_runs_page
-from rtbench.wire.records import no_gc
 
 INT32_MAX = (1 << 31) - 1
 _ERROR = {"content": {"application/json": {"schema": {
@@ -187,21 +186,12 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 def parse_upload(body: bytes) -> RunDetail:
     """An uploaded run: 400 when the body is not JSON, 422 when not a valid run."""
-    def no_constant(name: str) -> Any:
-        raise ValueError(f"{name} is not valid JSON")
-
     try:
-        with no_gc():  # millions of small lists, no cycles: the collector only slows it
-            obj = json.loads(body, parse_constant=no_constant)
-    except (ValueError, RecursionError) as exc:
-        raise HTTPException(400, f"the body is not valid JSON: {str(exc)[:120]}") from None
-    try:
-        with no_gc():
-            return run_from_json(obj, "run")
+        return runjson.loads(body, "run")
+    except runjson.NotJson as exc:
+        raise HTTPException(400, f"the body is not valid JSON: {exc}") from None
     except ImportFormatError as exc:
         raise HTTPException(422, str(exc)) from None
-    except RecursionError:
-        raise HTTPException(422, "run: nested too deeply") from None
 
 
 _STORED = {"type": "object", "required": ["id", "created", "url"], "properties": {

@@ -98,7 +98,7 @@ def _wrong_schema() -> str:
     ("[1, Infinity]", 400, "Infinity"),
     ("[" * 100_000 + "]" * 100_000, 400, "JSON"),
     ("", 400, "JSON"),
-    ('"just a string"', 422, "expected an object"),
+    ('"just a string"', 422, "expected 'object'"),
     (_wrong_schema(), 422, "rtbench-run/9"),
     (_bad_counts(), 422, "add up"),
     (_unknown_field(), 422, "surprise"),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -157,8 +158,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="rtbench-bench-") as tmp:
         rows += bench("SQLite", f"sqlite:///{Path(tmp) / 'r.db'}", args.runs, args.repeat,
                       hour)
+    load = " / ".join(f"{v:.1f}" for v in os.getloadavg())
     print(f"{args.runs} stored runs; median and max of {args.repeat} requests (ms), "
-          "client-side wall time")
+          f"client-side wall time; {os.cpu_count()} CPUs, load average now {load}")
     print("| database | request | median ms | max ms |")
     print("|---|---|---:|---:|")
     for row in rows:

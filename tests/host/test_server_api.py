@@ -180,9 +180,16 @@ def test_pages_and_api_agree(app_store) -> None:
     worst = max(s.max_ns for sc in run.scenarios for m in sc.measurements for s in m.series)
     assert listing["runs"][0]["worst_max_ns"] == worst
     cmp = client.get("/api/v1/compare?run=1&run=2").json()
+    assert cmp["schema"] == "rtbench-compare/1"
     assert [r["id"] for r in cmp["runs"]] == [1, 2]
-    assert cmp["differing_facts"] == [{"fact": "host", "values": ["a", "b"]}]
-    assert cmp["measurements"][0]["stats"][0]["max_ns"] == worst
+    assert [r["host"] for r in cmp["runs"]] == ["a", "b"]
+    maxes = [d for d in cmp["cells"][0]["differences"][1] if d["metric"] == "max"]
+    assert [d["baseline_ns"] for d in maxes] == [worst]
+    verdicts = {d["verdict"] for row in cmp["cells"] for d in row["differences"][1]}
+    assert verdicts <= {"better", "worse", "no detectable difference", "no interval"}
+    page = client.get("/compare?run=1&run=2").text
+    assert "comparison of 2 runs" in page and "run 1 against" not in page
+    assert "run 2 against run 1" in page and "95 % interval" in page
     matrix = client.get("/api/v1/matrix").json()
     assert {(c["hostname"], c["runs"]) for c in matrix["cells"]} == {("a", 1), ("b", 1)}
     assert client.get("/api/v1/health").json() == {"status": "ok"}
@@ -227,3 +234,35 @@ def test_database_down_503_then_recovers(tmp_path: Path) -> None:
         assert client.post("/api/v1/runs", content=bundle_text(),
                            headers=auth(token)).status_code == 201
     store.close()
+
+
+def test_reference_runs_beside_stored_runs(app_store) -> None:
+    from rtbench.reference import reference_runs
+
+    client, store, token = app_store
+    run_id = client.post("/api/v1/runs", content=bundle_text(), headers=auth(token)
+                         ).json()["id"]
+    listed = client.get("/api/v1/refs").json()
+    assert [r["name"] for r in listed["refs"]] == [r.name for r in reference_runs()]
+    one = client.get("/api/v1/refs/loongson2f").json()
+    loongson = next(r for r in reference_runs() if r.name == "loongson2f")
+    assert [c["figures_ns"] for c in one["cells"]] == [c.figures_ns for c in loongson.cells]
+    assert client.get("/api/v1/refs/nope").status_code == 404
+    assert client.get("/api/v1/refs/..%2F..%2Fetc%2Fpasswd").status_code == 404
+    page = client.get("/refs").text
+    assert all(f"ref:{r.name}" in page for r in reference_runs())
+    assert "published, not measured here" in client.get("/refs/loongson2f").text
+    cmp = client.get(f"/api/v1/compare?run={run_id}&ref=loongson2f").json()
+    assert [r["label"] for r in cmp["runs"]] == [f"run {run_id}", "ref:loongson2f"]
+    assert cmp["runs"][1]["published"] is True and cmp["cells"]
+    page = client.get(f"/compare?run={run_id}&ref=ref:loongson2f")
+    assert page.status_code == 200 and f"ref:loongson2f against run {run_id}" in page.text
+    for path, status in (("/api/v1/compare?ref=loongson2f", 422),
+                         (f"/api/v1/compare?run={run_id}", 422),
+                         (f"/api/v1/compare?run={run_id}&ref=nope", 404),
+                         (f"/api/v1/compare?run={run_id}&ref=%3Cscript%3E", 422),
+                         (f"/compare?run={run_id}&ref=nope", 404)):
+        answer = client.get(path)
+        assert answer.status_code == status, (path, answer.text)
+    picker = client.get(f"/compare?run={run_id}")
+    assert picker.status_code == 200 and 'name="ref"' in picker.text

@@ -143,6 +143,9 @@ def test_upload_size_limit(app_store) -> None:
     ("/api/v1/runs?tag=%25", 200), ("/api/v1/runs?kernel=%E2%80%AE", 200),
     ("/matrix?suite=%3Cscript%3E", 200), ("/../../etc/passwd", 404),
     ("/static/..%2f..%2fetc%2fpasswd", 404),
+    ("/api/v1/refs/%3Cscript%3E", 404), ("/refs/%00", 404), ("/refs/" + "a" * 100, 422),
+    ("/api/v1/compare?ref=%27%3B--", 422), ("/compare?ref=..%2F..%2Fetc%2Fpasswd", 422),
+    ("/api/v1/compare?run=1&baseline=0", 422), ("/api/v1/compare?ref=loongson2f", 422),
 ])
 def test_unknown_ids_and_hostile_queries(app_store, path: str, status: int) -> None:
     client, store, _ = app_store
@@ -161,8 +164,10 @@ def test_pages_escape_user_text(app_store) -> None:
     doc["scenarios"][0]["name"] = "<img src=x onerror=alert(2)>"
     run_id = client.post("/api/v1/runs", content=json.dumps(doc),
                          headers=auth(token)).json()["id"]
+    other = client.post("/api/v1/runs", content=bundle_text(), headers=auth(token)).json()
     for path in ("/runs", f"/runs/{run_id}", f"/compare?run={run_id}", "/matrix",
-                 f"/runs?suite={evil}"):
+                 f"/runs?suite={evil}", f"/compare?run={run_id}&run={other['id']}",
+                 f"/compare?run={run_id}&ref=loongson2f", "/refs", "/refs/loongson2f"):
         page = client.get(path)
         assert page.status_code == 200
         assert evil not in page.text and "<img src=x" not in page.text

@@ -459,7 +459,10 @@ def _windows_from_json(items: list[Any], where: str) -> list[WindowRecord]:
     """A measurement's windows; each histogram must add up to its window's count."""
     docs = [w if isinstance(w, _WindowDoc) else _window_doc(w, f"{where}[{i}]")
             for i, w in enumerate(items)]
-    # JSON whitespace can only sit between tokens: without it, the compact form
+    if not docs:
+        return []
+    # whitespace outside strings sits between tokens: without it, the compact form (a
+    # histogram with a string in it fails the fast check and is read from the original)
     raws = [bytes(w.hist).translate(None, _WHITESPACE) for w in docs]
     texts = [raw.decode("utf-8") for raw in raws]
     if not _hists_add_up(raws, [w.count for w in docs]):

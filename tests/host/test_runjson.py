@@ -161,3 +161,19 @@ def test_large_but_valid_window_values_take_the_exact_path(stored: tuple[str, in
     run = loads(json.dumps(doc))
     first = next(m for sc in run.scenarios for m in sc.measurements if m.windows)
     assert json.loads(first.windows[1].hist_json)[-1] == [window["hist"][-1][0], 2**62]
+
+
+def test_measurements_without_windows_or_with_empty_histograms(stored: tuple[str, int]
+                                                               ) -> None:
+    doc = _windowed_doc(stored)
+    windows = _first_windows(doc)
+    for w in windows[1:]:
+        w["hist"] = []  # a window may carry no histogram (its count stands alone)
+    run = loads(json.dumps(doc))
+    first = next(m for sc in run.scenarios for m in sc.measurements if m.windows)
+    assert [w.hist_json for w in first.windows[1:]] == ["[]"] * (len(windows) - 1)
+    for sc in doc["scenarios"]:
+        for m in sc["measurements"]:
+            m["windows"] = []
+    assert all(not m.windows for sc in loads(json.dumps(doc)).scenarios
+               for m in sc.measurements)

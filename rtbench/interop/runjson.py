@@ -551,6 +551,8 @@ def loads(text: str | bytes, where: str = "run") -> RunDetail:
         raise ImportFormatError(_validation_line(str(exc), where)) from None
     except msgspec.DecodeError as exc:
         raise NotJson(f"{where}: not valid JSON ({_near(str(exc), data)})") from None
+    except UnicodeDecodeError as exc:
+        raise NotJson(f"{where}: not valid JSON (not UTF-8 at byte {exc.start})") from None
     except RecursionError:
         raise NotJson(f"{where}: not valid JSON (nested too deeply)") from None
     try:
@@ -568,6 +570,8 @@ def _refuse_if_not_json(data: bytes, where: str) -> None:
             msgspec.json.decode(data)
     except msgspec.DecodeError as exc:
         raise NotJson(f"{where}: not valid JSON ({_near(str(exc), data)})") from None
+    except UnicodeDecodeError as exc:
+        raise NotJson(f"{where}: not valid JSON (not UTF-8 at byte {exc.start})") from None
     except RecursionError:
         raise NotJson(f"{where}: not valid JSON (nested too deeply)") from None
 

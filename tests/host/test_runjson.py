@@ -177,3 +177,12 @@ def test_measurements_without_windows_or_with_empty_histograms(stored: tuple[str
             m["windows"] = []
     assert all(not m.windows for sc in loads(json.dumps(doc)).scenarios
                for m in sc.measurements)
+
+
+def test_text_that_is_not_utf8_is_not_json() -> None:
+    from rtbench.interop.runjson import NotJson
+
+    for text in (b'{"schema": "\x80"}', b'{"\x80": 1}', b'{"schema": "rtbench-run/1", '
+                 b'"extra": "\xff"}'):
+        with pytest.raises(NotJson, match="not valid JSON"):
+            loads(text)

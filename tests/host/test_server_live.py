@@ -269,8 +269,13 @@ def test_push_command(live, tmp_path: Path, rtbench_env: dict[str, str]) -> None
            "--db", local]
     first = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
     assert first.returncode == 0 and "(stored)" in first.stdout, first.stderr
-    again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
-    assert again.returncode == 0 and "(already there)" in again.stdout
+    again = subprocess.run([*cmd[:4], "latest", *cmd[5:]], env=env, capture_output=True,
+                           text=True, timeout=60)
+    assert again.returncode == 0 and f"run {run_id} -> " in again.stdout
+    assert "(already there)" in again.stdout
+    ref = subprocess.run([*cmd[:4], "ref:loongson2f", *cmd[5:]], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert ref.returncode == 2 and "reference run" in ref.stderr
     with Store.open(url) as store:
         assert store.run_id_by_uid(uid) is not None
     env["RTBENCH_TOKEN"] = "rtb_wrong"

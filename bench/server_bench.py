@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -126,10 +127,10 @@ def bench(label: str, url: str, runs: int, repeat: int, hour_run: str) -> list[s
         headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
         doc = json.loads(hour_run)
         uploads = max(3, repeat // 2)
-        bodies = []  # serialised before timing: the figure is the upload alone
+        bodies = []  # serialised before timing, compact as `rtbench push` sends them
         for _ in range(uploads + 1):
             doc["uid"] = uuid.uuid4().hex
-            bodies.append(json.dumps(doc).encode())
+            bodies.append(json.dumps(doc, separators=(",", ":")).encode())
 
         def upload() -> None:
             answer = client.post(f"{base}/api/v1/runs", content=bodies.pop(), headers=headers)
@@ -157,8 +158,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="rtbench-bench-") as tmp:
         rows += bench("SQLite", f"sqlite:///{Path(tmp) / 'r.db'}", args.runs, args.repeat,
                       hour)
+    load = " / ".join(f"{v:.1f}" for v in os.getloadavg())
     print(f"{args.runs} stored runs; median and max of {args.repeat} requests (ms), "
-          "client-side wall time")
+          f"client-side wall time; {os.cpu_count()} CPUs, load average now {load}")
     print("| database | request | median ms | max ms |")
     print("|---|---|---:|---:|")
     for row in rows:

@@ -9,6 +9,7 @@ import click
 
 from rtbench import EXIT_ENV, EXIT_USAGE
 from rtbench.cli import DB_HELP, fail, handle_errors, make_console, open_store
+from rtbench.commands._runs import RUN_HELP, resolve_all
 
 
 def _bind(value: str) -> tuple[str, int]:
@@ -58,21 +59,22 @@ def serve(db_url: str | None, bind: str, read_token_required: bool) -> None:
         fail(f"cannot listen on {bind}: the address is in use or not allowed", EXIT_ENV)
 
 
-@click.command()
-@click.argument("run_ids", metavar="RUN...", nargs=-1, required=True, type=int)
+@click.command(epilog=RUN_HELP)
+@click.argument("runs", metavar="RUN...", nargs=-1, required=True)
 @click.option("--server", "server_url", required=True, metavar="URL",
               help="The rtbench serve to upload to, e.g. http://lab:8080.")
 @click.option("--token-file", type=click.Path(dir_okay=False, path_type=Path),
               help="File holding the upload token (default: RTBENCH_TOKEN).")
 @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
 @handle_errors
-def push(run_ids: tuple[int, ...], server_url: str, token_file: Path | None,
+def push(runs: tuple[str, ...], server_url: str, token_file: Path | None,
          db_url: str | None) -> None:
     """Upload stored runs to a results server (same run twice: stored once).
 
     \b
     Examples:
       RTBENCH_TOKEN=rtb_... rtbench push 3 4 --server http://lab:8080
+      rtbench push latest host=box,kernel~rt --server http://lab:8080
       rtbench push 7 --server https://results.lab --token-file ~/.rtbench-token
     """
     from rtbench.server.client import PushError, push_run, read_token
@@ -84,6 +86,11 @@ def push(run_ids: tuple[int, ...], server_url: str, token_file: Path | None,
         fail(str(exc), exc.code)
     store = open_store(db_url)
     try:
+        run_ids = resolve_all(store, runs)
+        for item in run_ids:
+            if not isinstance(item, int):
+                fail(f"ref:{item.name} is a published reference run, not a stored one; "
+                     "every server already has it", EXIT_USAGE)
         for run_id in run_ids:
             try:
                 run = store.get_run(run_id)

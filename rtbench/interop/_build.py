@@ -203,8 +203,15 @@ def loose_json(data: bytes, filename: str) -> Any:
     def refuse(name: str) -> Any:
         raise ValueError(f"{name} is not a number")
 
+    def finite(number: str) -> float:
+        """A JSON number as a float; 1e999 and the like are refused, not infinite."""
+        value = float(number)
+        if value in (float("inf"), float("-inf")):
+            raise ValueError(f"{number[:24]} is out of range")
+        return value
+
     try:
-        return json.loads(_NAN.sub("null", text), parse_constant=refuse)
+        return json.loads(_NAN.sub("null", text), parse_constant=refuse, parse_float=finite)
     except (ValueError, RecursionError) as exc:
         raise ImportFormatError(f"{filename}: not valid JSON "
                                 f"({str(exc).splitlines()[0][:80]})") from None

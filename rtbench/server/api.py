@@ -1,4 +1,4 @@
-"""The JSON API under /api/v1: runs (list, one, stats, upload), compare, matrix.
+"""The JSON API under /api/v1: runs (list, one, stats, upload), compare, matrix, refs.
 
 Every route documents the statuses it answers with; the OpenAPI document is at
 /api/v1/openapi.json.  An upload is rtbench-run/1 JSON (rtbench.interop.runjson),
@@ -8,7 +8,6 @@ the same run (same uid) uploaded again answers 200 with the id it already has.
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime, timezone
 from typing import Annotated, Any
@@ -18,14 +17,17 @@ from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
+from rtbench.analysis.reference import PUBLISHED_LABEL
 from rtbench.bundle import RunDetail
+from rtbench.interop import runjson
 from rtbench.interop.base import ImportFormatError
-from rtbench.interop.runjson import run_from_json, run_to_json
+from rtbench.interop.runjson import run_to_json
+from rtbench.reference import reference_run, reference_runs
+from rtbench.report.compare_text import comparison_json
 from rtbench.server import views
 from rtbench.server.app import require_read, require_write
 from rtbench.store import RUN_STATUSES, Store
 from rtbench.store.queries import MAX_PER_PAGE, RunFilter, facets, list_runs_page
-from rtbench.wire.records import no_gc
 
 INT32_MAX = (1 << 31) - 1
 _ERROR = {"content": {"application/json": {"schema": {
@@ -143,19 +145,73 @@ def run_stats(request: Request, run_id: Annotated[int, PathParam(ge=1, le=INT32_
     return views.compare_runs(store, [detail]).to_json()
 
 
-@router.get("/compare", dependencies=[Depends(require_read)],
-            responses={**READ_ERRORS, **NOT_FOUND})
-def compare(request: Request,
-            run: Annotated[list[int], Query(min_length=1, max_length=views.COMPARE_LIMIT)]
-            ) -> dict[str, Any]:
-    """Runs side by side: each measurement's statistics per run, and the facts that differ."""
-    store = _store(request)
-    ids = list(dict.fromkeys(run))
+def compare_ids(run: list[int] | None, ref: list[str] | None, baseline: int | None = None
+                ) -> tuple[list[int], list[str]]:
+    """The stored run ids (the baseline first: the given one, else the oldest) and the
+    reference names of a compare request (422 when malformed)."""
+    ids = sorted(set(run or []) | ({baseline} if baseline is not None else set()))
+    if baseline is not None:
+        ids.remove(baseline)
+        ids.insert(0, baseline)
+    names = list(dict.fromkeys(r.removeprefix("ref:") for r in ref or [] if r))
     for run_id in ids:
         if not 1 <= run_id <= INT32_MAX:
             raise HTTPException(422, "run: ids are between 1 and 2147483647")
-    details = [store.get_run(run_id) for run_id in ids]
-    return views.compare_runs(store, details).to_json()
+    for name in names:
+        if not re.fullmatch(views.REF_NAME, name):
+            raise HTTPException(422, f"ref: {name[:40]!r} is not a reference run name "
+                                     "(see /api/v1/refs)")
+    return ids, names
+
+
+def analysed(store: Store, ids: list[int], names: list[str]) -> Any:
+    """views.analysed_comparison with its refusals as HTTP errors (404, 422)."""
+    try:
+        return views.analysed_comparison(store, ids, names)
+    except LookupError as exc:
+        raise HTTPException(404, str(exc)) from None
+    except views.CompareRefused as exc:
+        raise HTTPException(422, str(exc)) from None
+
+
+RunIds = Annotated[list[int] | None, Query(max_length=views.COMPARE_LIMIT,
+                                           description="a stored run id (repeat)")]
+RefNames = Annotated[list[str] | None, Query(max_length=views.COMPARE_LIMIT,
+                                             description="a reference run name (repeat)")]
+Baseline = Annotated[int | None, Query(ge=1, le=INT32_MAX, description="the stored run the "
+                                       "others are measured against (default: the oldest)")]
+
+
+@router.get("/compare", dependencies=[Depends(require_read)],
+            responses={**READ_ERRORS, 404: {
+                "description": "no run has this id, or no reference run this name",
+                **_ERROR}})
+def compare(request: Request, run: RunIds = None, ref: RefNames = None,
+            baseline: Baseline = None) -> dict[str, Any]:
+    """Runs compared cell by cell as `rtbench compare --json` prints it: per cell and
+    metric the difference to the baseline run with its 95 % bootstrap interval and a
+    verdict (better / worse / no detectable difference), and the environment facts that
+    differ.  Reference runs (ref=NAME, see /api/v1/refs) are compared beside stored runs."""
+    ids, names = compare_ids(run, ref, baseline)
+    return comparison_json(analysed(_store(request), ids, names))
+
+
+@router.get("/refs", dependencies=[Depends(require_read)], responses=READ_ERRORS)
+def refs() -> dict[str, Any]:
+    """The published reference runs shipped with rtbench (figures quoted from papers)."""
+    return {"note": PUBLISHED_LABEL,
+            "refs": [views.reference_summary_json(r) for r in reference_runs()]}
+
+
+@router.get("/refs/{name}", dependencies=[Depends(require_read)],
+            responses={**READ_ERRORS, 404: {"description": "no reference run has this name",
+                                            **_ERROR}})
+def ref_detail(name: Annotated[str, PathParam(max_length=64)]) -> dict[str, Any]:
+    """One reference run: platform, conditions and every published figure, in ns."""
+    found = reference_run(name) if re.fullmatch(views.REF_NAME, name) else None
+    if found is None:
+        raise HTTPException(404, f"no reference run {name[:64]!r}; see /api/v1/refs")
+    return views.reference_json(found)
 
 
 @router.get("/matrix", dependencies=[Depends(require_read)], responses=READ_ERRORS)
@@ -187,21 +243,12 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 def parse_upload(body: bytes) -> RunDetail:
     """An uploaded run: 400 when the body is not JSON, 422 when not a valid run."""
-    def no_constant(name: str) -> Any:
-        raise ValueError(f"{name} is not valid JSON")
-
     try:
-        with no_gc():  # millions of small lists, no cycles: the collector only slows it
-            obj = json.loads(body, parse_constant=no_constant)
-    except (ValueError, RecursionError) as exc:
-        raise HTTPException(400, f"the body is not valid JSON: {str(exc)[:120]}") from None
-    try:
-        with no_gc():
-            return run_from_json(obj, "run")
+        return runjson.loads(body, "run")
+    except runjson.NotJson as exc:
+        raise HTTPException(400, f"the body is not valid JSON: {exc}") from None
     except ImportFormatError as exc:
         raise HTTPException(422, str(exc)) from None
-    except RecursionError:
-        raise HTTPException(422, "run: nested too deeply") from None
 
 
 _STORED = {"type": "object", "required": ["id", "created", "url"], "properties": {

@@ -98,7 +98,8 @@ def create_app(db_url: str | None = None, *, store: Store | None = None,
     app.state.store = store or Store.open(db_url)
     app.state.read_token_required = read_token_required
     app.state.max_upload_bytes = max_upload_bytes
-    app.state.report_cache = OrderedDict()  # run id -> rendered report (finished runs)
+    # run id, or (run ids, reference names) -> rendered report (finished runs)
+    app.state.report_cache = OrderedDict()
     app.include_router(api.router)
     app.include_router(pages.router)
 

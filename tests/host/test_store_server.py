@@ -187,3 +187,23 @@ def test_run_not_found_and_utc(store: Store) -> None:
     run_id = store_synthetic(store)
     assert store.get_run(run_id).started_at.tzinfo == timezone.utc
     assert store.get_run(run_id).started_at <= datetime.now(timezone.utc)
+
+
+def test_windows_round_trip_through_copy_and_lz4(store: Store) -> None:
+    """PostgreSQL stores windows with COPY, their histograms lz4-compressed (where the
+    server has lz4); on both backends a stored run reads back as it was sent."""
+    from sqlalchemy import text
+
+    sent = bundle(windows=40, per_window=200)
+    run_id, created = store.add_bundle(sent)
+    assert created
+    assert checksum(store.get_run(run_id)) == checksum(sent)
+    if store.engine.dialect.name == "postgresql":
+        with store.engine.connect() as conn:
+            has_lz4 = conn.execute(text(
+                "SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' "
+                "AND 'lz4' = ANY(enumvals)")).scalar()
+            method = conn.execute(text(
+                "SELECT attcompression FROM pg_attribute WHERE attrelid = "
+                "'windows'::regclass AND attname = 'hist'")).scalar()
+        assert method == ("l" if has_lz4 else "")

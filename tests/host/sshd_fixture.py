@@ -134,9 +134,25 @@ class SshBoard:
                 with contextlib.suppress(ProcessLookupError, ValueError):
                     os.kill(int(pid), 9)
             sh("ip", "netns", "del", self.netns, check=False)
+            shutil.rmtree(Path("/etc/netns") / self.netns, ignore_errors=True)
         if self.host_if:
             sh("ip", "link", "del", self.host_if, check=False)
         shutil.rmtree(self.home, ignore_errors=True)
+
+
+def _board_passwd(netns: str) -> None:
+    """Give root a plain /bin/sh inside the namespace, as on a board: `ip netns exec`
+    mounts /etc/netns/NAME/passwd over /etc/passwd.  The host's root may log in to bash
+    with a heavy ~/.bashrc (pyenv here), which every ssh command would run."""
+    lines = []
+    for line in Path("/etc/passwd").read_text().splitlines():
+        fields = line.split(":")
+        if len(fields) == 7 and fields[0] == "root":
+            fields[6] = "/bin/sh"
+        lines.append(":".join(fields))
+    etc = Path("/etc/netns") / netns
+    etc.mkdir(parents=True, exist_ok=True)
+    (etc / "passwd").write_text("\n".join(lines) + "\n")
 
 
 def _make_netns(board: SshBoard) -> bool:
@@ -148,6 +164,7 @@ def _make_netns(board: SshBoard) -> bool:
         return False
     board.netns, board.host_if = netns, host_if
     try:
+        _board_passwd(netns)
         sh("ip", "link", "add", host_if, "type", "veth", "peer", "name", ns_if)
         sh("ip", "link", "set", ns_if, "netns", netns)
         sh("ip", "addr", "add", f"10.213.{n}.1/30", "dev", host_if)

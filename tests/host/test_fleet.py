@@ -30,7 +30,8 @@ pytestmark = [
 
 BOARDS = 8
 VICTIM = "b3"
-# scenario 1 measures at once; scenario 2 waits 8 s first: the victim vanishes then.
+# scenario 1 measures at once; scenario 2 starts an idle load and lets it settle 8 s
+# first: the victim vanishes then.
 # Simulated, 12 s of samples take no time and give the 10,000 a p99.9 needs.
 SUITE = """
 [suite]
@@ -48,6 +49,7 @@ name = "first"
 [[scenarios]]
 name = "second"
 settle = "8s"
+loads = [{ command = "sleep 600" }]     # a settle needs a load; this one costs nothing
 
 [[tests]]
 name = "cyclic-1ms"

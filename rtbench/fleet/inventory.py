@@ -8,6 +8,7 @@
     ssh_config = "lab_ssh_config"          # ssh only: an ssh_config file for this board
     login = "root"                         # serial only: the console login name
     password_env = "IMX8_1_PASSWORD"       # serial only: the variable holding the password
+    power_cycle = true                     # labgrid only: cycle its power before the run
 
 The file holds no secret: a password is named by its environment variable, ssh uses the
 agent, keys and ssh_config as usual.  Every mistake is InventoryError, one line naming the
@@ -39,6 +40,8 @@ COMMON_KEYS = ("name", "uri", "tags", "arch")
 SCHEME_KEYS: dict[str, tuple[str, ...]] = {
     "ssh": ("ssh_config",),
     "serial": ("login", "password_env"),
+    "labgrid": ("power_cycle",),
+    "labgrid-env": ("power_cycle",),
 }
 # tag keys the fleet sets itself, or that name a field of a stored run
 RESERVED_TAGS = ("board", "fleet", "name", "host", "kernel", "suite", "status", "simulated")
@@ -59,10 +62,15 @@ class Board:
     arch: str | None = None
     # what open_target() gets (ssh_config, login, password): never shown or stored
     options: dict[str, Any] = field(default_factory=dict, repr=False)
+    # labgrid only: cycle the board's power before its run (never implicit)
+    power_cycle: bool = False
 
     def target(self) -> Target:
         """The board's target, not opened yet."""
-        return open_target(self.uri, options=dict(self.options))
+        target = open_target(self.uri, options=dict(self.options))
+        if self.power_cycle:
+            target.enable_power_cycle()
+        return target
 
     def matches(self, key: str, value: str) -> bool:
         """True when --only KEY=VALUE selects this board (name= matches the name)."""
@@ -164,7 +172,10 @@ def _board(entry: dict[str, Any], number: int, path: Path, env: Mapping[str, str
         raise InventoryError(f"{here}: arch: write the board's `uname -m` as a string "
                              "(e.g. \"aarch64\")")
     options = _options(entry, here, path, env)
-    board = Board(name, uri, tags, arch.strip() if arch else None, options)
+    power_cycle = entry.get("power_cycle", False)
+    if not isinstance(power_cycle, bool):
+        raise InventoryError(f"{here}: power_cycle: write true or false")
+    board = Board(name, uri, tags, arch.strip() if arch else None, options, power_cycle)
     try:
         board.target()
     except TargetUsageError as exc:

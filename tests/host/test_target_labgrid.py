@@ -499,8 +499,9 @@ def test_fleet_over_a_place_and_a_direct_board(lab: Lab, tmp_path: Path) -> None
         f'uri = "ssh://root@{board.address}{port}?dir={board.home}/direct"\n'
         f'tags = {{ via = "ssh" }}\n\n'
         f'[[targets]]\nname = "placed"\nuri = "labgrid:board1?dir={board.home}/placed"\n'
-        f'tags = {{ via = "labgrid" }}\n')
+        f'tags = {{ via = "labgrid" }}\npower_cycle = true\n')
     report = tmp_path / "fleet.html"
+    switched = len(lab.switched)
     done = rtbench(["fleet", str(inventory), str(suite_file(tmp_path)), "--simulate", "5",
                     "--fleet-id", "mixed", "--report", str(report)], env, timeout_s=240)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -512,5 +513,6 @@ def test_fleet_over_a_place_and_a_direct_board(lab: Lab, tmp_path: Path) -> None
     check_stored_like_a_direct_run(by_board["direct"], by_board["direct"].target,
                                    f"{board.home}/direct")
     assert "<td>placed</td>" in report.read_text()
+    assert lab.switched[switched:] == ["/relay/0/0", "/relay/0/1"]   # off, then on
     assert lab.acquired_by() == "None"
     assert "Reservation" not in lab.client("reservations").stdout

@@ -84,8 +84,11 @@ ARCHES: dict[str, ProbeArch] = {a.name: a for a in (
               "MIPS32 little-endian, soft float"),
     ProbeArch("powerpc", "powerpc-linux-musleabi", "ppc", "qemu-ppc-static",
               "32-bit PowerPC big-endian, soft float"),
+    # Zig compiles RISC-V without linker relaxation (-mno-relax): every call is then an
+    # auipc+jalr pair.  Its linker (LLD) relaxes, so -mrelax turns most calls into one
+    # jal: about 8 % smaller.
     ProbeArch("riscv64", "riscv64-linux-musl", "baseline_rv64", "qemu-riscv64-static",
-              "64-bit RISC-V (RV64GC)"),
+              "64-bit RISC-V (RV64GC)", "-mrelax"),
 )}
 
 

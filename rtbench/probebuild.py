@@ -67,7 +67,10 @@ class ProbeArch:
 
 # Soft-float builds (armel, mips, mipsel, powerpc) run on cores with or without an FPU.
 ARCHES: dict[str, ProbeArch] = {a.name: a for a in (
-    ProbeArch("x86_64", "x86_64-linux-musl", "x86_64", "qemu-x86_64-static", "64-bit PC"),
+    # Zig keeps frame pointers; without them x86_64 code is 2 % smaller (the other
+    # arches gain nothing, i386 even grows).
+    ProbeArch("x86_64", "x86_64-linux-musl", "x86_64", "qemu-x86_64-static", "64-bit PC",
+              "-fomit-frame-pointer"),
     ProbeArch("i386", "x86-linux-musl", "i686", "qemu-i386-static", "32-bit PC, i686 and up"),
     ProbeArch("aarch64", "aarch64-linux-musl", "generic", "qemu-aarch64-static", "64-bit ARM"),
     # Zig picks the instruction set from the target (`-mthumb` is ignored): thumb-* builds

@@ -13,6 +13,7 @@
 
 #include "engine.h"
 #include "sim.h"
+#include "sort.h"
 
 struct series {
 	/* Read-only after creation. */
@@ -594,7 +595,8 @@ int series_worst_sorted(struct series *s, struct series_worst *out, int max)
 
 	/* Sort a copy of the whole heap, then hand out at most max entries. */
 	memcpy(sorted, s->worst, (size_t)s->nworst * sizeof(sorted[0]));
-	qsort(sorted, (size_t)s->nworst, sizeof(sorted[0]), series_worst_cmp);
+	sort_heap(sorted, (size_t)s->nworst, sizeof(sorted[0]),
+		  series_worst_cmp);
 	memcpy(out, sorted, (size_t)n * sizeof(*out));
 	return n;
 }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "json.h"
+#include "numtext.h"
 
 /* A "Key:   N kB" line of /proc/self/status, in KiB; -1 when absent. */
 static long long status_kib(const char *key)
@@ -24,7 +25,7 @@ static long long status_kib(const char *key)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
 		if (!strncmp(line, key, keylen) && line[keylen] == ':') {
-			if (sscanf(line + keylen + 1, "%lld", &value) != 1)
+			if (!numtext_leading_ll(line + keylen + 1, &value))
 				value = -1;
 			break;
 		}

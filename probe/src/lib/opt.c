@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "numtext.h"
 #include "rtprobe.h"
 
 struct unit {
@@ -261,7 +263,6 @@ int opt_double_try(const char *text, double min, double max, double *out,
 		   char *err, size_t errlen)
 {
 	const char *p = text;
-	char *end;
 	double v;
 
 	if (!text || !*text)
@@ -282,9 +283,10 @@ int opt_double_try(const char *text, double min, double max, double *out,
 	}
 	if (*p)
 		return set_err(err, errlen, "expected a decimal number");
-	errno = 0;
-	v = strtod(text, &end);
-	if (errno == ERANGE || *end)
+	v = numtext_decimal(text);
+	/* Overflow, or underflow of nonzero digits (strtod's ERANGE) */
+	if (isinf(v) || (v != 0 && !isnormal(v)) ||
+	    (v == 0 && strpbrk(text, "123456789")))
 		return set_err(err, errlen, "number out of range");
 	if (!(v >= min && v <= max))
 		return set_err(err, errlen, "must be between %g and %g", min,

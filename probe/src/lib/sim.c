@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "opt.h"
+#include "simmath.h"
 
 #define SIM_GOLDEN 0x9E3779B97F4A7C15ULL
 /* Largest accepted duration: keeps every formula far from 64-bit overflow. */
@@ -211,15 +212,15 @@ uint64_t sim_next_ns(struct sim_stream *s)
 		break;
 	case SIM_EXPO:
 		u1 = sim_uniform01(&s->state);
-		x = -(double)cfg->b_ns * log(u1);
+		x = -(double)cfg->b_ns * simmath_log(u1);
 		v = cfg->a_ns + (uint64_t)llround(x);
 		break;
 	case SIM_NORMAL:
 		u1 = sim_uniform01(&s->state);
 		u2 = sim_uniform01(&s->state);
 		x = (double)cfg->a_ns +
-		    (double)cfg->b_ns * sqrt(-2.0 * log(u1)) *
-		    cos(2.0 * M_PI * u2);
+		    (double)cfg->b_ns * sqrt(-2.0 * simmath_log(u1)) *
+		    simmath_cos_turn(u2);
 		rounded = llround(x);
 		v = rounded > 0 ? (uint64_t)rounded : 0;
 		break;

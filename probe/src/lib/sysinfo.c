@@ -17,9 +17,11 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "numtext.h"
 #include "opt.h"
 #include "output.h"
 #include "rtprobe.h"
+#include "sort.h"
 
 #define SYS_CPU "/sys/devices/system/cpu"
 
@@ -243,52 +245,84 @@ static void put_file_words(struct json *j, const char *key, const char *path,
 	json_end_array(j);
 }
 
-/* Compare two directory entry names "cpuN" by N (for scandir). */
-static int cpu_dir_cmp(const struct dirent **a, const struct dirent **b)
+/* Compare two CPU numbers (for sort_heap). */
+static int cpu_num_cmp(const void *a, const void *b)
 {
-	long na = strtol((*a)->d_name + 3, NULL, 10);
-	long nb = strtol((*b)->d_name + 3, NULL, 10);
+	long na = *(const long *)a, nb = *(const long *)b;
 
 	return (na > nb) - (na < nb);
 }
 
-/* Keep only directory entries named cpuN (for scandir). */
-static int cpu_dir_filter(const struct dirent *d)
+/* N of a directory entry named cpuN, or -1 for any other name. */
+static long cpu_dir_num(const char *name)
 {
-	const char *p = d->d_name;
+	const char *p = name;
 
 	if (strncmp(p, "cpu", 3) || !p[3])
-		return 0;
+		return -1;
 	for (p += 3; *p; p++)
 		if (!isdigit((unsigned char)*p))
-			return 0;
-	return 1;
+			return -1;
+	return strtol(name + 3, NULL, 10);
+}
+
+/*
+ * The numbers N of the cpuN directories in SYS_CPU, sorted, in a malloc'd
+ * array (*out, may be NULL when there are none); their count, or -1.
+ */
+static long cpu_dir_nums(long **out)
+{
+	long *nums = NULL, *grown, count = 0, room = 0, n;
+	struct dirent *d;
+	DIR *dir = opendir(SYS_CPU);
+
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir))) {
+		n = cpu_dir_num(d->d_name);
+		if (n < 0)
+			continue;
+		if (count == room) {
+			room = room ? 2 * room : 64;
+			grown = realloc(nums, (size_t)room * sizeof(*nums));
+			if (!grown) {
+				free(nums);
+				closedir(dir);
+				return -1;
+			}
+			nums = grown;
+		}
+		nums[count++] = n;
+	}
+	closedir(dir);
+	sort_heap(nums, (size_t)count, sizeof(*nums), cpu_num_cmp);
+	*out = nums;
+	return count;
 }
 
 /* Per-CPU cpufreq governor as {"cpu0": "performance", ...}, or null. */
 static void put_governors(struct json *j)
 {
-	struct dirent **list;
-	char path[320], buf[64];
-	int n, i, found = 0;
+	long *nums = NULL, n, i;
+	char path[320], buf[64], name[32];
+	int found = 0;
 
-	n = scandir(SYS_CPU, &list, cpu_dir_filter, cpu_dir_cmp);
+	n = cpu_dir_nums(&nums);
 	if (n < 0) {
 		json_null(j, "governors");
 		return;
 	}
 	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "cpu%ld", nums[i]);
 		snprintf(path, sizeof(path), SYS_CPU "/%s/cpufreq/scaling_governor",
-			 list[i]->d_name);
+			 name);
 		if (read_text(path, buf, sizeof(buf)) < 0)
 			continue;
 		if (!found++)
 			json_begin_object(j, "governors");
-		json_str(j, list[i]->d_name, buf);
+		json_str(j, name, buf);
 	}
-	for (i = 0; i < n; i++)
-		free(list[i]);
-	free(list);
+	free(nums);
 	if (found)
 		json_end_object(j);
 	else
@@ -423,9 +457,10 @@ static void put_meminfo(struct json *j)
 
 	if (f) {
 		while (fgets(line, sizeof(line), f)) {
-			if (sscanf(line, "MemTotal: %lld kB", &total) == 1 ||
-			    sscanf(line, "MemAvailable: %lld kB", &avail) == 1)
-				continue;
+			if (!strncmp(line, "MemTotal:", 9))
+				numtext_leading_ll(line + 9, &total);
+			else if (!strncmp(line, "MemAvailable:", 13))
+				numtext_leading_ll(line + 13, &avail);
 		}
 		fclose(f);
 	}

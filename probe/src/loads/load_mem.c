@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 
 #include "load.h"
+#include "numtext.h"
 #include "opt.h"
 #include "rtprobe.h"
 
@@ -78,6 +79,7 @@ static bool mem_read_llc(uint64_t *bytes)
 	char path[512], text[64], err[128];
 	struct dirent *e;
 	int level, best_level = 0;
+	long long value;
 	uint64_t size;
 	FILE *f;
 	DIR *d = opendir(MEM_CACHE_DIR);
@@ -102,8 +104,10 @@ static bool mem_read_llc(uint64_t *bytes)
 		f = fopen(path, "r");
 		if (!f)
 			continue;
-		if (fscanf(f, "%d", &level) != 1)
-			level = 0;
+		if (!fgets(text, sizeof(text), f) ||
+		    !numtext_leading_ll(text, &value))
+			value = 0;
+		level = (int)value;
 		fclose(f);
 		snprintf(path, sizeof(path), MEM_CACHE_DIR "/%s/size",
 			 e->d_name);

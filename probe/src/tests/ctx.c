@@ -40,6 +40,7 @@
 #include "rtprobe.h"
 #include "run.h"
 #include "sim.h"
+#include "sort.h"
 #include "testdesc.h"
 
 #define CTX_MAX_LIST 32
@@ -132,7 +133,7 @@ static uint64_t ctx_median(const uint64_t *v, unsigned int n)
 	uint64_t tmp[CTX_MAX_REPETITIONS];
 
 	memcpy(tmp, v, n * sizeof(*v));
-	qsort(tmp, n, sizeof(*tmp), ctx_cmp_u64);
+	sort_heap(tmp, n, sizeof(*tmp), ctx_cmp_u64);
 	return tmp[(n - 1) / 2];
 }
 

@@ -48,6 +48,7 @@
 #include "run.h"
 #include "series.h"
 #include "sim.h"
+#include "sort.h"
 #include "testdesc.h"
 
 #define IPC_MAX_PAIRS 64
@@ -558,8 +559,8 @@ static void ipc_write_data(struct json *j, void *arg)
 		json_end_array(j);
 		if (p->bw_done) {
 			memcpy(sorted, p->bw_ns, p->bw_done * sizeof(*sorted));
-			qsort(sorted, p->bw_done, sizeof(*sorted),
-			      ipc_cmp_u64);
+			sort_heap(sorted, p->bw_done, sizeof(*sorted),
+				  ipc_cmp_u64);
 			med = sorted[(p->bw_done - 1) / 2];
 			json_u64(j, "elapsed_ns", med);
 			json_double(j, "mb_per_s", (double)cfg->total_bytes *

@@ -21,6 +21,7 @@
 #include "clocksleep.h"
 #include "common.h"
 #include "opt.h"
+#include "numtext.h"
 #include "percpu.h"
 #include "rtprobe.h"
 #include "run.h"
@@ -181,12 +182,16 @@ static void *noise_thread_fn(void *arg)
 static bool read_long(const char *path, long *out)
 {
 	FILE *f = fopen(path, "r");
+	char line[64];
+	long long v;
 	bool ok;
 
 	if (!f)
 		return false;
-	ok = fscanf(f, "%ld", out) == 1;
+	ok = fgets(line, sizeof(line), f) && numtext_leading_ll(line, &v);
 	fclose(f);
+	if (ok)
+		*out = (long)v;
 	return ok;
 }
 

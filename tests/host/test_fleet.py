@@ -16,10 +16,10 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.host.board_helpers import stored_runs
 from tests.host.sshd_fixture import SshBoard, start_board
 
 pytestmark = [
@@ -84,23 +84,12 @@ def inventory(board: SshBoard, tmp_path: Path) -> Path:
     return path
 
 
-def stored(db: Path) -> list[Any]:
-    """Every run in the database, oldest first."""
-    from rtbench.store import Store
-
-    store = Store.open(f"sqlite:///{db}", migrate=False)
-    try:
-        return [store.get_run(r.id) for r in reversed(store.list_runs())]
-    finally:
-        store.close()
-
-
 def victim_measured(db: Path) -> bool:
     """True once the victim's run has its first measurement stored."""
     if not db.exists():
         return False
     try:
-        runs = stored(db)
+        runs = stored_runs(db)
     except Exception:  # noqa: BLE001 - the schema may not be there yet
         return False
     return any(r.tags.get("board") == VICTIM and any(sc.measurements for sc in r.scenarios)
@@ -145,7 +134,7 @@ def test_fleet_of_eight_keeps_going_when_one_board_is_lost(board: SshBoard,
             proc.kill()
             proc.communicate()
     assert proc.returncode == 3, out + err      # the worst board's: lost
-    runs = stored(db)
+    runs = stored_runs(db)
     assert len(runs) == BOARDS
     assert {r.tags["fleet"] for r in runs} == {"night-1"}
     assert sorted(r.tags["board"] for r in runs) == [f"b{i}" for i in range(1, BOARDS + 1)]
@@ -201,4 +190,4 @@ def test_board_of_another_arch_is_not_run(board: SshBoard, tmp_path: Path) -> No
     assert done.returncode == 3, done.stdout + done.stderr
     assert "wrong: error: the board reports arch x86_64, the inventory says aarch64" \
         in done.stdout
-    assert stored(db) == []
+    assert stored_runs(db) == []

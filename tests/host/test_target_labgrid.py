@@ -24,8 +24,9 @@ from typing import Any
 import pytest
 
 from rtbench.targets.base import TargetError, TargetUsageError, open_target
+from tests.host.board_helpers import cli_db, rtbench, stored_runs, wait_for_output
+from tests.host.board_helpers import cli_env as board_cli_env
 from tests.host.sshd_fixture import SshBoard, free_port, start_board
-from tests.host.test_target_serial import wait_for_output
 
 pytest.importorskip("labgrid")
 pytest.importorskip("serial")
@@ -65,36 +66,12 @@ echo 'Login incorrect'; sleep 30
 """
 
 
-def rtbench(args: list[str], env: dict[str, str], timeout_s: float = 240,
-            ) -> subprocess.CompletedProcess[str]:
-    """Run the rtbench CLI of this checkout."""
-    return subprocess.run([sys.executable, "-m", "rtbench", *args], env=env,
-                          capture_output=True, text=True, timeout=timeout_s, check=False)
-
-
 def cli_env(tmp_path: Path) -> dict[str, str]:
-    """Environment for the CLI: a private data directory, this checkout first."""
-    env = dict(os.environ)
-    env["XDG_DATA_HOME"] = str(tmp_path / "data")
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
-    env["COLUMNS"] = "200"
-    for name in ("RTBENCH_DB", "RTBENCH_PROBE", "LG_COORDINATOR", "LG_TOKEN", "LG_PLACE"):
+    """Environment for the CLI: a private data directory, no labgrid settings from outside."""
+    env = board_cli_env(tmp_path)
+    for name in ("LG_COORDINATOR", "LG_TOKEN", "LG_PLACE"):
         env.pop(name, None)
     return env
-
-
-def stored_runs(tmp_path: Path) -> list[Any]:
-    """Every run in the CLI's database (none when it was never created), newest last."""
-    from rtbench.store import Store
-
-    path = tmp_path / "data" / "rtbench" / "results.db"
-    if not path.exists():
-        return []
-    store = Store.open(f"sqlite:///{path}")
-    try:
-        return [store.get_run(r.id) for r in reversed(store.list_runs())]
-    finally:
-        store.close()
 
 
 def suite_file(tmp_path: Path, duration: str = "2s") -> Path:
@@ -174,7 +151,7 @@ def test_env_file_over_ssh_runs_a_suite_with_power_cycle(board: SshBoard,
                     "--no-report", "--power-cycle"], env)
     assert done.returncode == 0, done.stderr + done.stdout
     assert power_log.read_text() == "cycle\n"
-    (run,) = stored_runs(tmp_path)
+    (run,) = stored_runs(cli_db(tmp_path))
     check_stored_like_a_direct_run(run, f"labgrid-env:{env_file}:board", board.remote_dir)
     # labgrid's control master went away with the target
     assert not subprocess.run(["pgrep", "-f", "lg-ssh-"], capture_output=True,
@@ -210,11 +187,11 @@ def test_env_file_over_a_serial_console_with_labgrid_login(tmp_path: Path) -> No
         # No power driver in this environment: one line, nothing stored.
         refused = rtbench(["run", "--target", uri, "--power-cycle"], env, timeout_s=60)
         one_line(refused, 2, "--power-cycle needs a power driver")
-        assert stored_runs(tmp_path) == []
+        assert stored_runs(cli_db(tmp_path)) == []
         done = rtbench(["run", str(suite_file(tmp_path)), "--target", uri, "--simulate", "3",
                         "--no-report"], env)
         assert done.returncode == 0, done.stderr + done.stdout
-        (run,) = stored_runs(tmp_path)
+        (run,) = stored_runs(cli_db(tmp_path))
         check_stored_like_a_direct_run(run, f"labgrid-env:{env_file}:main", remote_dir)
     finally:
         stop(socat)
@@ -236,7 +213,7 @@ def test_env_file_faults_are_one_line(tmp_path: Path) -> None:
         if uri.startswith("ssh:"):
             args.append("--power-cycle")
         one_line(rtbench(args, env, timeout_s=60), code, text)
-    assert stored_runs(tmp_path) == []
+    assert stored_runs(cli_db(tmp_path)) == []
 
 
 def test_uri_forms() -> None:
@@ -409,7 +386,7 @@ def test_place_is_reserved_for_the_run_and_released(lab: Lab, tmp_path: Path) ->
     assert first.returncode == 0, err + out
     # labgrid's NetworkPowerDriver for the place's power port: off, then on
     assert lab.switched == ["/relay/0/0", "/relay/0/1"]
-    (run,) = stored_runs(tmp_path)
+    (run,) = stored_runs(cli_db(tmp_path))
     check_stored_like_a_direct_run(run, "labgrid:board1", lab.board.remote_dir)
     assert lab.acquired_by() == "None"
     assert "Reservation" not in lab.client("reservations").stdout
@@ -430,7 +407,7 @@ def test_place_faults_are_one_line_and_store_nothing(lab: Lab, tmp_path: Path) -
     down = f"labgrid:board1?coordinator=127.0.0.1:{free_port()}"
     one_line(rtbench(["run", "--target", down], env, timeout_s=60), 3,
              "cannot reach the labgrid coordinator")
-    assert stored_runs(tmp_path) == []
+    assert stored_runs(cli_db(tmp_path)) == []
     assert lab.acquired_by() == "None"
 
 
@@ -505,7 +482,7 @@ def test_fleet_over_a_place_and_a_direct_board(lab: Lab, tmp_path: Path) -> None
     done = rtbench(["fleet", str(inventory), str(suite_file(tmp_path)), "--simulate", "5",
                     "--fleet-id", "mixed", "--report", str(report)], env, timeout_s=240)
     assert done.returncode == 0, done.stdout + done.stderr
-    runs = stored_runs(tmp_path)
+    runs = stored_runs(cli_db(tmp_path))
     assert sorted(r.tags["board"] for r in runs) == ["direct", "placed"]
     assert {r.tags["fleet"] for r in runs} == {"mixed"}
     by_board = {r.tags["board"]: r for r in runs}

@@ -23,6 +23,7 @@ from rtbench.targets.base import (
     open_target,
 )
 from rtbench.targets.serial import SerialTarget, _split_console
+from tests.host.board_helpers import wait_for_output
 
 pytest.importorskip("serial")
 pytestmark = pytest.mark.skipif(shutil.which("socat") is None, reason="needs socat")
@@ -68,25 +69,6 @@ def board(tmp_path: Path) -> Iterator[Board]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-
-
-def wait_for_output(tty: Path, timeout_s: float = 20) -> None:
-    """Wait until the board printed something (a banner, a prompt): only then is its
-    program running.  A ^C that came earlier would reach the `sh script` that is about
-    to exec it and end the console, as a ^C during a real board's boot would."""
-    fd = os.open(tty, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
-    try:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            try:
-                if os.read(fd, 4096):
-                    return
-            except BlockingIOError:
-                pass
-            time.sleep(0.02)
-    finally:
-        os.close(fd)
-    raise AssertionError(f"the board on {tty} printed nothing in {timeout_s:g} s")
 
 
 def drain(proc: ProbeProcess, timeout_s: float = 60) -> tuple[bytes, bytes]:

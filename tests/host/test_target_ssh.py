@@ -10,13 +10,14 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from rtbench.targets._stream import RemoteProcess
 from rtbench.targets.base import ProbeProcess, TargetError, TargetUsageError, open_target
 from rtbench.targets.ssh import SshTarget
+from tests.host.board_helpers import cli_db, rtbench, stored_runs
+from tests.host.board_helpers import cli_env as board_cli_env
 from tests.host.sshd_fixture import SshBoard, sh, start_board
 
 pytestmark = [
@@ -276,30 +277,9 @@ params = { interval = "1ms" }
 """
 
 
-def rtbench(args: list[str], env: dict[str, str], timeout_s: float = 240,
-            ) -> subprocess.CompletedProcess[str]:
-    """Run the rtbench CLI of this checkout."""
-    return subprocess.run([sys.executable, "-m", "rtbench", *args], env=env,
-                          capture_output=True, text=True, timeout=timeout_s, check=False)
-
-
 def cli_env(board: SshBoard, tmp_path: Path) -> dict[str, str]:
     """Environment for the CLI: the board's ssh_config, a private data directory."""
-    env = board.env()
-    env["XDG_DATA_HOME"] = str(tmp_path / "data")
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
-    env["COLUMNS"] = "200"
-    env.pop("RTBENCH_DB", None)
-    env.pop("RTBENCH_PROBE", None)
-    return env
-
-
-def stored_runs(tmp_path: Path) -> list[Any]:
-    """Every run in the CLI's database, newest last."""
-    from rtbench.store import Store
-
-    store = Store.open(f"sqlite:///{tmp_path}/data/rtbench/results.db")
-    return [store.get_run(r.id) for r in reversed(store.list_runs())]
+    return board_cli_env(tmp_path, board.env())
 
 
 def test_smoke_suite_over_ssh_stores_the_boards_environment(board: SshBoard,
@@ -307,7 +287,7 @@ def test_smoke_suite_over_ssh_stores_the_boards_environment(board: SshBoard,
     env = cli_env(board, tmp_path)
     done = rtbench(["run", "smoke", "--target", board.uri, "--simulate", "7"], env)
     assert done.returncode == 0, done.stderr + done.stdout
-    (run,) = stored_runs(tmp_path)
+    (run,) = stored_runs(cli_db(tmp_path))
     assert run.status == "ok" and run.target == board.uri.split("?")[0]
     assert run.sysinfo["uname"]["nodename"] == run.hostname
     measurements = [m for s in run.scenarios for m in s.measurements]
@@ -341,7 +321,7 @@ def test_cut_link_mid_run_keeps_the_windows_and_ends_lost(board: SshBoard,
             proc.communicate()
     assert proc.returncode == 3, err + out
     assert "lost" in out + err, out + err
-    (run,) = stored_runs(tmp_path)
+    (run,) = stored_runs(cli_db(tmp_path))
     assert run.status == "lost"
     assert sum(len(m.windows) for s in run.scenarios for m in s.measurements) >= 1
     deadline = time.monotonic() + 30
@@ -393,7 +373,7 @@ def test_readme_measure_a_board_steps(board: SshBoard, tmp_path: Path) -> None:
     pre = rtbench(["preflight", "--target", board.uri], env, timeout_s=60)
     assert pre.returncode == 0 and "preempt_rt" in pre.stdout, pre.stderr
     ls = rtbench(["ls"], env, timeout_s=60)
-    (run,) = stored_runs(tmp_path)
+    (run,) = stored_runs(cli_db(tmp_path))
     assert run.status == ("ok" if done.returncode == 0 else "fail")
     assert not run.simulated and run.target == board.uri.split("?")[0]
     assert ls.returncode == 0 and run.hostname in ls.stdout and run.kernel in ls.stdout
@@ -430,7 +410,7 @@ def test_host_net_flood_is_counted_on_both_ends(board: SshBoard, tmp_path: Path,
     env["RTBENCH_PROBE"] = str(probe_path)      # the host's own probe sends the flood
     done = rtbench(["run", str(suite), "--target", board.uri], env)
     assert done.returncode in (0, 1), done.stderr + done.stdout
-    (run,) = stored_runs(tmp_path)
+    (run,) = stored_runs(cli_db(tmp_path))
     (load,) = run.scenarios[0].intensity["loads"]
     assert load["on"] == "host" and load["kind"] == "net"
     assert load["achieved"] > 0                         # the sender's count

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "fmt.h"
 #include "json.h"
 #include "load.h"
 #include "opt.h"
@@ -121,7 +122,7 @@ static int describe_json(void)
 	rc = json_emit(&j, stdout);
 	json_free(&j);
 	if (rc || fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "rtprobe: describe: cannot write stdout\n");
+		fmt_fprintf(stderr, "rtprobe: describe: cannot write stdout\n");
 		return RTP_EXIT_ENV;
 	}
 	return RTP_EXIT_OK;
@@ -134,22 +135,22 @@ static void describe_text(void)
 	const struct load_kind *const *k;
 	const struct opt_desc *d;
 
-	printf("tests (rtprobe TEST --help for details):\n");
+	fmt_printf("tests (rtprobe TEST --help for details):\n");
 	for (t = rtp_tests; *t; t++) {
-		printf("  %-10s %s%s\n            options:", (*t)->name,
+		fmt_printf("  %-10s %s%s\n            options:", (*t)->name,
 		       (*t)->summary, (*t)->traits & TEST_TIMED ? "" :
 		       " [untimed]");
 		for (d = (*t)->options; d->name; d++)
-			printf(" --%s", d->name);
-		printf("\n");
+			fmt_printf(" --%s", d->name);
+		fmt_printf("\n");
 	}
-	printf("loads (rtprobe load KIND --help):\n");
+	fmt_printf("loads (rtprobe load KIND --help):\n");
 	for (k = load_kinds; *k; k++) {
-		printf("  %-10s %s (--rate in %s)\n            options:",
+		fmt_printf("  %-10s %s (--rate in %s)\n            options:",
 		       (*k)->name, (*k)->summary, (*k)->unit);
 		for (d = (*k)->options; d->name; d++)
-			printf(" --%s", d->name);
-		printf("\n");
+			fmt_printf(" --%s", d->name);
+		fmt_printf("\n");
 	}
 }
 
@@ -159,14 +160,14 @@ int cmd_describe(int argc, char **argv)
 		return describe_json();
 	if (argc == 2 && (!strcmp(argv[1], "--help") ||
 			  !strcmp(argv[1], "-h"))) {
-		printf("usage: rtprobe describe [--json]\n\nThe tests, loads "
+		fmt_printf("usage: rtprobe describe [--json]\n\nThe tests, loads "
 		       "and options of this rtprobe; --json: one JSON\n"
 		       "document (schema %s) for programs.\n",
 		       DESCRIBE_SCHEMA);
 		return RTP_EXIT_OK;
 	}
 	if (argc > 1) {
-		fprintf(stderr, "rtprobe: describe: unknown option '%s' (use "
+		fmt_fprintf(stderr, "rtprobe: describe: unknown option '%s' (use "
 			"--json)\n", argv[1]);
 		return RTP_EXIT_USAGE;
 	}

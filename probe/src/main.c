@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "fmt.h"
 #include "rtprobe.h"
 #include "testdesc.h"
 
@@ -30,14 +31,14 @@ static void usage(FILE *f)
 	const struct test_desc *const *t;
 	const struct command *c;
 
-	fprintf(f, "usage: rtprobe <command> [options]   (rtprobe <command> --help)\n\n");
-	fprintf(f, "Real-time latency probe %s; output: NDJSON (schema %s).\n\n",
+	fmt_fprintf(f, "usage: rtprobe <command> [options]   (rtprobe <command> --help)\n\n");
+	fmt_fprintf(f, "Real-time latency probe %s; output: NDJSON (schema %s).\n\n",
 		RTPROBE_VERSION, RTPROBE_SCHEMA);
 	for (t = rtp_tests; *t; t++)
-		fprintf(f, "  %-10s %s\n", (*t)->name, (*t)->summary);
+		fmt_fprintf(f, "  %-10s %s\n", (*t)->name, (*t)->summary);
 	for (c = commands; c->name; c++)
-		fprintf(f, "  %-10s %s\n", c->name, c->summary);
-	fprintf(f, "\nExit codes: 0 ok, 1 threshold/criterion failed, 2 bad usage, "
+		fmt_fprintf(f, "  %-10s %s\n", c->name, c->summary);
+	fmt_fprintf(f, "\nExit codes: 0 ok, 1 threshold/criterion failed, 2 bad usage, "
 		   "3 environment cannot run it, 4 interrupted.\n");
 }
 
@@ -56,7 +57,7 @@ int main(int argc, char **argv)
 		return RTP_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version")) {
-		printf("rtprobe %s\n", RTPROBE_VERSION);
+		fmt_printf("rtprobe %s\n", RTPROBE_VERSION);
 		return RTP_EXIT_OK;
 	}
 	for (t = rtp_tests; *t; t++) {
@@ -69,7 +70,7 @@ int main(int argc, char **argv)
 	for (c = commands; c->name; c++)
 		if (!strcmp(argv[1], c->name))
 			return c->fn(argc - 1, argv + 1);
-	fprintf(stderr, "rtprobe: unknown command '%s' (see rtprobe --help)\n",
+	fmt_fprintf(stderr, "rtprobe: unknown command '%s' (see rtprobe --help)\n",
 		argv[1]);
 	return RTP_EXIT_USAGE;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "opt.h"
 #include "rtprobe.h"
 
@@ -292,20 +293,20 @@ void common_bad_option(const char *test, int argc, char **argv, int id)
 
 	if (strncmp(bad, "--", 2)) {
 		if (id == ':')
-			fprintf(stderr, "rtprobe: option '-%c' needs a value\n",
+			fmt_fprintf(stderr, "rtprobe: option '-%c' needs a value\n",
 				optopt);
 		else
-			fprintf(stderr, "rtprobe: unknown option '-%c' (rtprobe "
+			fmt_fprintf(stderr, "rtprobe: unknown option '-%c' (rtprobe "
 				"%s takes long options only: see rtprobe %s "
 				"--help)\n", optopt ? optopt : '?', test, test);
 	} else if (id == ':' || (optopt && !eq)) {
-		fprintf(stderr, "rtprobe: option '%.*s' needs a value\n",
+		fmt_fprintf(stderr, "rtprobe: option '%.*s' needs a value\n",
 			namelen, bad);
 	} else if (optopt) {
-		fprintf(stderr, "rtprobe: option '%.*s' takes no value\n",
+		fmt_fprintf(stderr, "rtprobe: option '%.*s' takes no value\n",
 			namelen, bad);
 	} else {
-		fprintf(stderr, "rtprobe: unknown option '%.*s' (see rtprobe "
+		fmt_fprintf(stderr, "rtprobe: unknown option '%.*s' (see rtprobe "
 			"%s --help)\n", namelen, bad, test);
 	}
 	exit(RTP_EXIT_USAGE);
@@ -319,7 +320,7 @@ static void common_fail(const char *fmt, ...)
 
 	fputs("rtprobe: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	fmt_vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(RTP_EXIT_USAGE);
@@ -354,7 +355,7 @@ static void resolve_cpus(struct rtp_common *c)
 		opt_cpulist_format(&c->cpus, list, sizeof(list));
 		opt_cpulist_allowed("--cpus", list, &c->cpus);
 	} else if (sched_getaffinity(0, sizeof(c->cpus), &c->cpus)) {
-		fprintf(stderr, "rtprobe: cannot read the allowed CPUs "
+		fmt_fprintf(stderr, "rtprobe: cannot read the allowed CPUs "
 			"(sched_getaffinity: %s); give --cpus\n",
 			strerror(errno));
 		exit(RTP_EXIT_ENV);
@@ -412,7 +413,7 @@ void common_finish(struct rtp_common *c, int argc, char **argv)
 			    "give one of them");
 	resolve_cpus(c);
 	if (clock_gettime(c->clock, &ts)) {
-		fprintf(stderr, "rtprobe: --clock %s: this kernel cannot read "
+		fmt_fprintf(stderr, "rtprobe: --clock %s: this kernel cannot read "
 			"it (clock_gettime: %s); use --clock monotonic\n",
 			c->clock_name, strerror(errno));
 		exit(RTP_EXIT_ENV);

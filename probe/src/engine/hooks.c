@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "clocksleep.h"
+#include "fmt.h"
 #include "rtprobe.h"
 #include "run_impl.h"
 
@@ -34,7 +35,7 @@ void run_break_hit(struct run *r, int series_index, uint64_t t_ns,
 	r->break_t_ns = t_ns;
 	r->break_latency_ns = latency_ns;
 	if (r->trace_marker_fd >= 0) {
-		n = snprintf(line, sizeof(line), "rtprobe: break-on series %d "
+		n = fmt_snprintf(line, sizeof(line), "rtprobe: break-on series %d "
 			     "latency %llu ns at t %llu ns\n", series_index,
 			     (unsigned long long)latency_ns,
 			     (unsigned long long)t_ns);
@@ -58,12 +59,12 @@ int run_open_tracefs(struct run *r)
 	size_t i;
 
 	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(path, sizeof(path), "%s/tracing_on", dirs[i]);
+		fmt_snprintf(path, sizeof(path), "%s/tracing_on", dirs[i]);
 		if (access(path, F_OK) == 0)
 			break;
 	}
 	if (i == sizeof(dirs) / sizeof(dirs[0])) {
-		fprintf(stderr, "rtprobe: --break-on: tracefs not found at "
+		fmt_fprintf(stderr, "rtprobe: --break-on: tracefs not found at "
 			"/sys/kernel/tracing or /sys/kernel/debug/tracing: "
 			"mount it (mount -t tracefs nodev /sys/kernel/tracing) "
 			"or drop --break-on\n");
@@ -72,14 +73,14 @@ int run_open_tracefs(struct run *r)
 	r->tracefs = dirs[i];
 	r->trace_on_fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (r->trace_on_fd < 0) {
-		fprintf(stderr, "rtprobe: --break-on: cannot open %s: %s; run "
+		fmt_fprintf(stderr, "rtprobe: --break-on: cannot open %s: %s; run "
 			"as root or drop --break-on\n", path, strerror(errno));
 		return RTP_EXIT_ENV;
 	}
-	snprintf(path, sizeof(path), "%s/trace_marker", dirs[i]);
+	fmt_snprintf(path, sizeof(path), "%s/trace_marker", dirs[i]);
 	r->trace_marker_fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (r->trace_marker_fd < 0) {
-		fprintf(stderr, "rtprobe: --break-on: cannot open %s: %s; run "
+		fmt_fprintf(stderr, "rtprobe: --break-on: cannot open %s: %s; run "
 			"as root or drop --break-on\n", path, strerror(errno));
 		return RTP_EXIT_ENV;
 	}
@@ -90,7 +91,7 @@ int run_open_tracefs(struct run *r)
 static char *run_env_entry(char *buf, size_t len, const char *name,
 			   unsigned long long v)
 {
-	snprintf(buf, len, "%s=%llu", name, v);
+	fmt_snprintf(buf, len, "%s=%llu", name, v);
 	return buf;
 }
 

@@ -2,6 +2,7 @@
 /*
  * percpu.c - one measuring thread on each CPU of --cpus (see percpu.h).
  */
+#include "fmt.h"
 #include "percpu.h"
 
 #include <stdio.h>
@@ -12,7 +13,7 @@ struct series *percpu_add_series(struct run *r, const struct rtp_common *c,
 {
 	char label[32];
 
-	snprintf(label, sizeof(label), "cpu%d", c->cpu_list[i]);
+	fmt_snprintf(label, sizeof(label), "cpu%d", c->cpu_list[i]);
 	return run_add_series(r, label, c->cpu_list[i]);
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fmt.h"
 #include "output.h"
 #include "rtprobe.h"
 #include "run_impl.h"
@@ -29,7 +30,7 @@ static void run_put_le(unsigned char *p, uint64_t v, int n)
 static void run_raw_fail(struct run *r, const char *what, int err)
 {
 	if (!r->raw_error[0])
-		snprintf(r->raw_error, sizeof(r->raw_error), "%s %s: %s",
+		fmt_snprintf(r->raw_error, sizeof(r->raw_error), "%s %s: %s",
 			 what, r->c->raw_path, strerror(err));
 }
 
@@ -128,7 +129,7 @@ int run_raw_start(struct run *r)
 		return rc;
 	rc = pthread_create(&r->raw_tid, NULL, run_raw_thread, r);
 	if (rc) {
-		fprintf(stderr, "rtprobe: --raw: cannot start the writer "
+		fmt_fprintf(stderr, "rtprobe: --raw: cannot start the writer "
 			"thread: %s\n", strerror(rc));
 		output_discard(&r->raw);
 		r->raw_open = false;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "footprint.h"
 #include "opt.h"
 #include "output.h"
@@ -22,16 +23,16 @@ void run_fmt_us(char *buf, size_t len, uint64_t ns)
 	int n;
 
 	if (ns % NSEC_PER_USEC == 0) {
-		snprintf(buf, len, "%lluus",
+		fmt_snprintf(buf, len, "%lluus",
 			 (unsigned long long)(ns / NSEC_PER_USEC));
 		return;
 	}
-	n = snprintf(buf, len, "%llu.%03llu",
+	n = fmt_snprintf(buf, len, "%llu.%03llu",
 		     (unsigned long long)(ns / NSEC_PER_USEC),
 		     (unsigned long long)(ns % NSEC_PER_USEC));
 	while (n > 0 && (size_t)n < len && buf[n - 1] == '0')
 		buf[--n] = '\0';
-	snprintf(buf + n, len - (size_t)n, "us");
+	fmt_snprintf(buf + n, len - (size_t)n, "us");
 }
 
 /* Write one NDJSON record; a failed write stops the run. */
@@ -45,7 +46,7 @@ void run_emit(struct run *r)
 		return;
 	if (!r->out_failed) {
 		r->out_failed = true;
-		snprintf(r->out_error, sizeof(r->out_error),
+		fmt_snprintf(r->out_error, sizeof(r->out_error),
 			 "writing %s: %s", output_name(&r->out),
 			 strerror(r->out.err));
 		run_request_stop(r, "error");

@@ -5,6 +5,7 @@
  * write its records, raw samples and spike hooks; engine.h for the
  * hand-over protocol with its series).
  */
+#include "fmt.h"
 #include "run.h"
 
 #include <errno.h>
@@ -50,7 +51,7 @@ struct run *run_create(const struct rtp_common *c, int argc, char **argv)
 	struct run *r = calloc(1, sizeof(*r));
 
 	if (!r) {
-		fprintf(stderr, "rtprobe: out of memory creating the run\n");
+		fmt_fprintf(stderr, "rtprobe: out of memory creating the run\n");
 		exit(RTP_EXIT_ENV);
 	}
 	r->c = c;
@@ -98,7 +99,7 @@ struct series *run_add_series(struct run *r, const char *label, int cpu)
 	struct run_series *rs;
 
 	if (r->nseries >= COMMON_MAX_THREADS) {
-		fprintf(stderr, "rtprobe: too many series (at most %d)\n",
+		fmt_fprintf(stderr, "rtprobe: too many series (at most %d)\n",
 			COMMON_MAX_THREADS);
 		exit(RTP_EXIT_USAGE);
 	}
@@ -109,11 +110,11 @@ struct series *run_add_series(struct run *r, const char *label, int cpu)
 		rs->s = series_create(&r->owner, r->c, &r->stop, r->nseries,
 				      cpu);
 	if (!rs || !rs->hist || !rs->s) {
-		fprintf(stderr, "rtprobe: out of memory for series %d "
+		fmt_fprintf(stderr, "rtprobe: out of memory for series %d "
 			"(lower --raw-buffer or --threads)\n", r->nseries);
 		exit(RTP_EXIT_ENV);
 	}
-	snprintf(rs->label, sizeof(rs->label), "%s", label);
+	fmt_snprintf(rs->label, sizeof(rs->label), "%s", label);
 	rs->cpu = cpu;
 	rs->min_ns = UINT64_MAX;
 	rs->w_min_ns = UINT64_MAX;
@@ -209,7 +210,7 @@ int run_begin(struct run *r)
 	sigaddset(&r->sigs, SIGUSR1);
 	rc = pthread_sigmask(SIG_BLOCK, &r->sigs, NULL);
 	if (rc) {
-		fprintf(stderr, "rtprobe: blocking signals: %s\n",
+		fmt_fprintf(stderr, "rtprobe: blocking signals: %s\n",
 			strerror(rc));
 		return RTP_EXIT_ENV;
 	}
@@ -222,15 +223,15 @@ int run_begin(struct run *r)
 	}
 	rc = rt_prepare(c, &r->rt, err, sizeof(err));
 	if (rc) {
-		fprintf(stderr, "rtprobe: %s\n", err);
+		fmt_fprintf(stderr, "rtprobe: %s\n", err);
 		return rc;
 	}
 	if (r->live_line && !c->simulate) {
 		if (c->mlock && !r->rt.mlocked)
-			fprintf(stderr, "rtprobe: warning: %s\n",
+			fmt_fprintf(stderr, "rtprobe: warning: %s\n",
 				r->rt.mlock_error);
 		if (c->pmqos && r->rt.pmqos_fd < 0)
-			fprintf(stderr, "rtprobe: warning: PM-QoS not held: "
+			fmt_fprintf(stderr, "rtprobe: warning: PM-QoS not held: "
 				"%s\n", r->rt.pmqos_error);
 	}
 	rc = run_open_output(r);
@@ -273,7 +274,7 @@ static void *run_thread_main(void *arg)
 	}
 	if (rc) {
 		if (t->rs)
-			snprintf(t->rs->setup_error,
+			fmt_snprintf(t->rs->setup_error,
 				 sizeof(t->rs->setup_error), "%s", t->error);
 		run_request_stop(r, "error");
 	} else {
@@ -317,11 +318,11 @@ int run_spawn(struct run *r, void *(*fn)(void *), void *arg, int cpu,
 	pthread_attr_destroy(&attr);
 	if (rc) {
 		atomic_fetch_sub(&r->live, 1);
-		snprintf(t->error, sizeof(t->error),
+		fmt_snprintf(t->error, sizeof(t->error),
 			 "cannot start a thread on CPU %d: %s", cpu,
 			 strerror(rc));
 		if (t->rs)
-			snprintf(t->rs->setup_error,
+			fmt_snprintf(t->rs->setup_error,
 				 sizeof(t->rs->setup_error), "%s", t->error);
 		free(t);
 		run_request_stop(r, "error");
@@ -339,9 +340,9 @@ void run_add_verdict(struct run *r, const char *name, bool pass,
 	if (r->nverdicts >= RUN_MAX_VERDICTS)
 		return;
 	v = &r->verdicts[r->nverdicts++];
-	snprintf(v->name, sizeof(v->name), "%s", name);
+	fmt_snprintf(v->name, sizeof(v->name), "%s", name);
 	v->pass = pass;
-	snprintf(v->detail, sizeof(v->detail), "%s", detail ? detail : "");
+	fmt_snprintf(v->detail, sizeof(v->detail), "%s", detail ? detail : "");
 }
 
 /* Print one live line per series that got a window since the last one. */
@@ -365,7 +366,7 @@ static void run_live(struct run *r)
 		ov = warm ? rs->w_overruns : rs->overruns;
 		if (!n)
 			continue;
-		fprintf(stderr, "rtprobe: %-6s %s n=%llu min %.3f avg %.3f "
+		fmt_fprintf(stderr, "rtprobe: %-6s %s n=%llu min %.3f avg %.3f "
 			"max %.3f us overruns %llu\n", rs->label,
 			warm ? "warm-up " : "measured",
 			(unsigned long long)n, mn / 1e3,
@@ -449,8 +450,8 @@ static void run_threshold_verdicts(struct run *r)
 		for (k = 0; k < r->nseries; k++)
 			n += r->series[k]->exceed[i];
 		run_fmt_us(us, sizeof(us), r->c->thresholds_ns[i]);
-		snprintf(name, sizeof(name), "threshold %s", us);
-		snprintf(detail, sizeof(detail), "%llu sample%s >= %s",
+		fmt_snprintf(name, sizeof(name), "threshold %s", us);
+		fmt_snprintf(detail, sizeof(detail), "%llu sample%s >= %s",
 			 (unsigned long long)n, n == 1 ? "" : "s", us);
 		run_add_verdict(r, name, n == 0, detail);
 	}
@@ -474,19 +475,19 @@ int run_status(struct run *r, const char **status, char *reason,
 		err = r->raw_error;
 	if (err || r->out_failed || (why && !strcmp(why, "error"))) {
 		*status = "error";
-		snprintf(reason, len, "%s", err ? err : r->out_failed ?
+		fmt_snprintf(reason, len, "%s", err ? err : r->out_failed ?
 			 r->out_error : "a measuring thread failed");
 		return RTP_EXIT_ENV;
 	}
 	if (why && !strcmp(why, "interrupted")) {
 		*status = "interrupted";
-		snprintf(reason, len, "interrupted by %s",
+		fmt_snprintf(reason, len, "interrupted by %s",
 			 r->signo ? strsignal(r->signo) : "a signal");
 		return RTP_EXIT_INTERRUPTED;
 	}
 	if (why && !strcmp(why, "break")) {
 		*status = "break";
-		snprintf(reason, len, "--break-on: series %d had %llu ns at "
+		fmt_snprintf(reason, len, "--break-on: series %d had %llu ns at "
 			 "t %llu ns", r->break_series,
 			 (unsigned long long)r->break_latency_ns,
 			 (unsigned long long)r->break_t_ns);
@@ -495,7 +496,7 @@ int run_status(struct run *r, const char **status, char *reason,
 	for (i = 0; i < r->nverdicts; i++) {
 		if (!r->verdicts[i].pass) {
 			*status = "fail";
-			snprintf(reason, len, "%s: %s", r->verdicts[i].name,
+			fmt_snprintf(reason, len, "%s: %s", r->verdicts[i].name,
 				 r->verdicts[i].detail);
 			return RTP_EXIT_FAIL;
 		}
@@ -503,7 +504,7 @@ int run_status(struct run *r, const char **status, char *reason,
 	*status = "ok";
 	reason[0] = '\0';
 	if (why && strcmp(why, "break"))
-		snprintf(reason, len, "%s", why);
+		fmt_snprintf(reason, len, "%s", why);
 	return RTP_EXIT_OK;
 }
 

@@ -3,6 +3,7 @@
  * series.c - one thread's latency series: the producer side of the engine
  * (see series.h for the semantics and engine.h for the hand-over protocol).
  */
+#include "fmt.h"
 #include "series.h"
 
 #include <errno.h>
@@ -510,7 +511,7 @@ void series_finish(struct series *s)
 
 void series_fail(struct series *s, const char *what)
 {
-	snprintf(s->error, sizeof(s->error), "%s", what);
+	fmt_snprintf(s->error, sizeof(s->error), "%s", what);
 	s->owner->stop(s->owner->ctx, "error");
 	s->owner->notify(s->owner->ctx);
 }

@@ -3,6 +3,7 @@
  * testdesc.c - the one option-parsing path of every latency test
  * (see testdesc.h).
  */
+#include "fmt.h"
 #include "testdesc.h"
 
 #include <getopt.h>
@@ -39,8 +40,8 @@ void test_usage(const struct test_desc *t, FILE *f)
 	const struct opt_desc *d;
 	int col;
 
-	fprintf(f, "usage: rtprobe %s [options]\n\n%s\n", t->name, t->intro);
-	fprintf(f, "Options of %s:\n", t->name);
+	fmt_fprintf(f, "usage: rtprobe %s [options]\n\n%s\n", t->name, t->intro);
+	fmt_fprintf(f, "Options of %s:\n", t->name);
 	opt_desc_usage(f, t->options);
 	fputs("\nCommon options:\n", f);
 	for (d = common_descriptors(); d->name; d++) {
@@ -51,18 +52,18 @@ void test_usage(const struct test_desc *t, FILE *f)
 	}
 	opt_desc_usage(f, test_help_desc);
 	if (t->refused) {
-		col = fprintf(f, "\nNot taken by %s:", t->name);
+		col = fmt_fprintf(f, "\nNot taken by %s:", t->name);
 		for (d = common_descriptors(); d->name; d++) {
 			if (test_takes_common(t, d->id))
 				continue;
 			if (col + (int)strlen(d->name) + 3 > 78)
-				col = fprintf(f, "\n ") - 1;
-			col += fprintf(f, " --%s", d->name);
+				col = fmt_fprintf(f, "\n ") - 1;
+			col += fmt_fprintf(f, " --%s", d->name);
 		}
-		fprintf(f, "\n(%s)\n", t->refused_why);
+		fmt_fprintf(f, "\n(%s)\n", t->refused_why);
 	}
 	if (t->examples)
-		fprintf(f, "\nExamples:\n%s", t->examples);
+		fmt_fprintf(f, "\nExamples:\n%s", t->examples);
 	fputs("\nExit codes: 0 ok, 1 a threshold or criterion failed, 2 bad "
 	      "usage,\n3 environment cannot run it (the message names the "
 	      "remedy), 4 interrupted\n(SIGINT/SIGTERM/SIGHUP; the result is "
@@ -80,7 +81,7 @@ int test_main(const struct test_desc *t, int argc, char **argv)
 
 	ctx = calloc(1, t->ctx_size ? t->ctx_size : 1);
 	if (!ctx) {
-		fprintf(stderr, "rtprobe: %s: out of memory\n", t->name);
+		fmt_fprintf(stderr, "rtprobe: %s: out of memory\n", t->name);
 		return RTP_EXIT_ENV;
 	}
 	common_defaults(&c, t->name, t->default_duration_ns);
@@ -106,7 +107,7 @@ int test_main(const struct test_desc *t, int argc, char **argv)
 		}
 		if (id >= COMMON_OPT_BASE) {
 			if (!test_takes_common(t, id)) {
-				snprintf(name, sizeof(name), "--%s",
+				fmt_snprintf(name, sizeof(name), "--%s",
 					 longindex >= 0 ? table[longindex].name :
 					 "?");
 				test_refuse(t, name, optarg, t->refused_why);

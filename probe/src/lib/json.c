@@ -2,6 +2,7 @@
 /*
  * json.c - a small NDJSON record builder (see json.h).
  */
+#include "fmt.h"
 #include "json.h"
 
 #include <errno.h>
@@ -364,7 +365,7 @@ void json_double(struct json *j, const char *key, double value)
 		return;
 	}
 	json_prefix(j, key);
-	snprintf(num, sizeof(num), "%.17g", value);
+	fmt_snprintf(num, sizeof(num), "%.17g", value);
 	json_puts(j, num);
 }
 

@@ -2,6 +2,7 @@
 /*
  * opt.c - strict parsing of option values (see opt.h).
  */
+#include "fmt.h"
 #include "opt.h"
 
 #include <errno.h>
@@ -51,7 +52,7 @@ static int set_err(char *err, size_t errlen, const char *fmt, ...)
 
 	if (err && errlen) {
 		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
+		fmt_vsnprintf(err, errlen, fmt, ap);
 		va_end(ap);
 	}
 	return -1;
@@ -64,9 +65,9 @@ void opt_fail(const char *option, const char *text, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
+	fmt_vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "rtprobe: %s%s '%s': %s\n",
+	fmt_fprintf(stderr, "rtprobe: %s%s '%s': %s\n",
 		option[0] == '-' ? "" : "--", option, text ? text : "", reason);
 	exit(RTP_EXIT_USAGE);
 }
@@ -89,7 +90,7 @@ static void list_units(const struct unit *units, char *buf, size_t buflen)
 	for (; units->name; units++) {
 		if (!units->name[0])
 			continue;
-		len += (size_t)snprintf(buf + len, len < buflen ? buflen - len : 0,
+		len += (size_t)fmt_snprintf(buf + len, len < buflen ? buflen - len : 0,
 					"%s%s", len ? " " : "", units->name);
 		if (len >= buflen)
 			break;
@@ -354,7 +355,7 @@ int opt_choice(const char *option, const char *text,
 			return i;
 	list[0] = '\0';
 	for (i = 0; choices[i] && len < sizeof(list); i++)
-		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+		len += (size_t)fmt_snprintf(list + len, sizeof(list) - len, "%s%s",
 					i ? ", " : "", choices[i]);
 	opt_fail(option, text, "expected one of %s", list);
 }
@@ -465,11 +466,11 @@ void opt_cpulist_format(const cpu_set_t *set, char *buf, size_t buflen)
 			last++;
 		if (len < buflen) {
 			if (last == cpu)
-				len += (size_t)snprintf(buf + len, buflen - len,
+				len += (size_t)fmt_snprintf(buf + len, buflen - len,
 							"%s%d", len ? "," : "",
 							cpu);
 			else
-				len += (size_t)snprintf(buf + len, buflen - len,
+				len += (size_t)fmt_snprintf(buf + len, buflen - len,
 							"%s%d-%d",
 							len ? "," : "", cpu,
 							last);
@@ -520,7 +521,7 @@ void opt_check_args(int argc, char **argv, const struct option *table,
 			k = (size_t)(o - table);
 			if (k < sizeof(seen) && seen[k]++ &&
 			    !opt_in_list(o->name, repeatable)) {
-				fprintf(stderr, "rtprobe: option '--%s' given "
+				fmt_fprintf(stderr, "rtprobe: option '--%s' given "
 					"twice: give it once\n", o->name);
 				exit(RTP_EXIT_USAGE);
 			}
@@ -533,7 +534,7 @@ void opt_check_args(int argc, char **argv, const struct option *table,
 			if (len && !strncmp(full->name, name, len))
 				break;
 		if (full->name) {
-			fprintf(stderr, "rtprobe: unknown option '--%.*s' (options "
+			fmt_fprintf(stderr, "rtprobe: unknown option '--%.*s' (options "
 				"are never abbreviated: did you mean '--%s'?)\n",
 				(int)len, name, full->name);
 			exit(RTP_EXIT_USAGE);
@@ -572,7 +573,7 @@ void opt_desc_table(struct option *out, size_t cap, size_t *n,
 
 	for (d = descs; d && d->name; d++) {
 		if (*n + 2 > cap) {
-			fprintf(stderr, "rtprobe: internal error: option table "
+			fmt_fprintf(stderr, "rtprobe: internal error: option table "
 				"of %zu entries too small\n", cap);
 			abort();
 		}
@@ -612,10 +613,10 @@ void opt_desc_usage(FILE *f, const struct opt_desc *descs)
 
 	for (d = descs; d && d->name; d++) {
 		if (d->short_name)
-			col = snprintf(head, sizeof(head), "  -%c, --%s %s",
+			col = fmt_snprintf(head, sizeof(head), "  -%c, --%s %s",
 				       d->short_name, d->name, opt_metavar(d));
 		else
-			col = snprintf(head, sizeof(head), "  --%s %s", d->name,
+			col = fmt_snprintf(head, sizeof(head), "  --%s %s", d->name,
 				       opt_metavar(d));
 		fputs(head, f);
 		if (col >= 22) {
@@ -624,7 +625,7 @@ void opt_desc_usage(FILE *f, const struct opt_desc *descs)
 		}
 		for (line = d->help; line; line = nl ? nl + 1 : NULL) {
 			nl = strchr(line, '\n');
-			fprintf(f, "%*s%.*s\n", 22 - col, "",
+			fmt_fprintf(f, "%*s%.*s\n", 22 - col, "",
 				(int)(nl ? nl - line : (long)strlen(line)),
 				line);
 			col = 0;

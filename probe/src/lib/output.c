@@ -2,6 +2,7 @@
 /*
  * output.c - atomic record files and the record envelope (see output.h).
  */
+#include "fmt.h"
 #include "output.h"
 
 #include <errno.h>
@@ -43,7 +44,7 @@ static int output_open_special(struct output *o)
 	if (fd >= 0)
 		o->f = fdopen(fd, "w");
 	if (fd < 0 || !o->f) {
-		fprintf(stderr, "rtprobe: %s %s: %s\n", o->option, o->path,
+		fmt_fprintf(stderr, "rtprobe: %s %s: %s\n", o->option, o->path,
 			strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -69,14 +70,14 @@ int output_open(struct output *o, const char *option, const char *path)
 	len = strlen(path) + 8;
 	o->tmp_path = malloc(len);
 	if (!o->tmp_path) {
-		fprintf(stderr, "rtprobe: %s %s: out of memory\n", option,
+		fmt_fprintf(stderr, "rtprobe: %s %s: out of memory\n", option,
 			path);
 		return RTP_EXIT_ENV;
 	}
-	snprintf(o->tmp_path, len, "%s.XXXXXX", path);
+	fmt_snprintf(o->tmp_path, len, "%s.XXXXXX", path);
 	fd = mkostemp(o->tmp_path, O_CLOEXEC);
 	if (fd < 0) {
-		fprintf(stderr, "rtprobe: %s %s: cannot create a file there "
+		fmt_fprintf(stderr, "rtprobe: %s %s: cannot create a file there "
 			"(%s); give a path in a writable directory\n", option,
 			path, strerror(errno));
 		free(o->tmp_path);
@@ -87,7 +88,7 @@ int output_open(struct output *o, const char *option, const char *path)
 		o->err = errno;
 	o->f = fdopen(fd, "w");
 	if (!o->f) {
-		fprintf(stderr, "rtprobe: %s %s: %s\n", option, path,
+		fmt_fprintf(stderr, "rtprobe: %s %s: %s\n", option, path,
 			strerror(errno));
 		close(fd);
 		unlink(o->tmp_path);
@@ -143,11 +144,11 @@ const char *output_name(const struct output *o)
 static int output_report(const struct output *o, int err)
 {
 	if (o->path)
-		fprintf(stderr, "rtprobe: %s %s: cannot write it (%s); the "
+		fmt_fprintf(stderr, "rtprobe: %s %s: cannot write it (%s); the "
 			"file was left as it was\n", o->option, o->path,
 			strerror(err));
 	else
-		fprintf(stderr, "rtprobe: cannot write the records to stdout "
+		fmt_fprintf(stderr, "rtprobe: cannot write the records to stdout "
 			"(%s)\n", strerror(err));
 	return RTP_EXIT_ENV;
 }
@@ -192,7 +193,7 @@ bool output_is_terminal(const char *path, bool json)
 {
 	if (path || json || !isatty(STDOUT_FILENO))
 		return false;
-	fprintf(stderr, "rtprobe: stdout is a terminal: the NDJSON records are "
+	fmt_fprintf(stderr, "rtprobe: stdout is a terminal: the NDJSON records are "
 		"not shown (give --output FILE, a pipe or --json); a summary "
 		"follows at the end\n");
 	return true;

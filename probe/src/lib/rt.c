@@ -2,6 +2,7 @@
 /*
  * rt.c - real-time set-up and release (see rt.h).
  */
+#include "fmt.h"
 #include "rt.h"
 
 #include <errno.h>
@@ -102,7 +103,7 @@ int rt_apply_self(const struct rtp_common *c, enum rtp_policy policy,
 		CPU_SET(cpu, &set);
 		rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 		if (rc) {
-			snprintf(err, errlen, "pinning a thread to CPU %d: %s",
+			fmt_snprintf(err, errlen, "pinning a thread to CPU %d: %s",
 				 cpu, strerror(rc));
 			return rc;
 		}
@@ -110,14 +111,14 @@ int rt_apply_self(const struct rtp_common *c, enum rtp_policy policy,
 	rc = rt_set_policy(c, policy, priority);
 	if (rc) {
 		if (policy == POLICY_DEADLINE)
-			snprintf(err, errlen, "sched_setattr(SCHED_DEADLINE "
+			fmt_snprintf(err, errlen, "sched_setattr(SCHED_DEADLINE "
 				 "runtime %llu deadline %llu period %llu ns): %s",
 				 (unsigned long long)c->dl_runtime_ns,
 				 (unsigned long long)c->dl_deadline_ns,
 				 (unsigned long long)c->dl_period_ns,
 				 strerror(rc));
 		else
-			snprintf(err, errlen, "setting %s priority %d: %s",
+			fmt_snprintf(err, errlen, "setting %s priority %d: %s",
 				 common_policy_name(policy), priority,
 				 strerror(rc));
 	}
@@ -139,22 +140,22 @@ static void rt_remedy(const struct rtp_common *c, const struct rt_probe *p,
 		      char *err, size_t errlen)
 {
 	if (c->policy == POLICY_DEADLINE && p->err == EPERM)
-		snprintf(err, errlen, "SCHED_DEADLINE not permitted: run as "
+		fmt_snprintf(err, errlen, "SCHED_DEADLINE not permitted: run as "
 			 "root or grant CAP_SYS_NICE; --policy fifo or "
 			 "--policy other measure without it");
 	else if (c->policy == POLICY_DEADLINE)
-		snprintf(err, errlen, "SCHED_DEADLINE refused (%s): the "
+		fmt_snprintf(err, errlen, "SCHED_DEADLINE refused (%s): the "
 			 "kernel lacks it or rejects these parameters; use "
 			 "--policy fifo", p->msg);
 	else if (p->err == EPERM)
-		snprintf(err, errlen, "SCHED_%s priority %d not permitted: "
+		fmt_snprintf(err, errlen, "SCHED_%s priority %d not permitted: "
 			 "run as root, grant CAP_SYS_NICE, or raise "
 			 "RLIMIT_RTPRIO (ulimit -r %d); --policy other "
 			 "measures without RT",
 			 c->policy == POLICY_RR ? "RR" : "FIFO", c->priority,
 			 c->priority);
 	else
-		snprintf(err, errlen, "%s; --policy other measures without RT",
+		fmt_snprintf(err, errlen, "%s; --policy other measures without RT",
 			 p->msg);
 }
 
@@ -178,7 +179,7 @@ static int rt_check_policy(const struct rtp_common *c, char *err,
 	rc = pthread_create(&tid, &attr, rt_probe_thread, &p);
 	pthread_attr_destroy(&attr);
 	if (rc) {
-		snprintf(err, errlen, "cannot start a thread to check the "
+		fmt_snprintf(err, errlen, "cannot start a thread to check the "
 			 "scheduling policy: %s", strerror(rc));
 		return RTP_EXIT_ENV;
 	}
@@ -199,14 +200,14 @@ static void rt_hold_pmqos(const struct rtp_common *c, struct rt_state *st)
 	st->pmqos_value_us = c->pmqos_us;
 	fd = open(PMQOS_PATH, O_WRONLY | O_CLOEXEC);
 	if (fd < 0) {
-		snprintf(st->pmqos_error, sizeof(st->pmqos_error),
+		fmt_snprintf(st->pmqos_error, sizeof(st->pmqos_error),
 			 "open %s: %s", PMQOS_PATH, strerror(errno));
 		return;
 	}
 	/* The kernel takes the value as a binary s32 (or as hex text). */
 	n = write(fd, &value, sizeof(value));
 	if (n != (ssize_t)sizeof(value)) {
-		snprintf(st->pmqos_error, sizeof(st->pmqos_error),
+		fmt_snprintf(st->pmqos_error, sizeof(st->pmqos_error),
 			 "write %s: %s", PMQOS_PATH,
 			 n < 0 ? strerror(errno) : "short write");
 		close(fd);
@@ -224,9 +225,9 @@ int rt_prepare(const struct rtp_common *c, struct rt_state *st, char *err,
 	st->pmqos_fd = -1;
 	if (c->simulate) {
 		st->simulated = true;
-		snprintf(st->mlock_error, sizeof(st->mlock_error),
+		fmt_snprintf(st->mlock_error, sizeof(st->mlock_error),
 			 "not done: simulated run");
-		snprintf(st->pmqos_error, sizeof(st->pmqos_error),
+		fmt_snprintf(st->pmqos_error, sizeof(st->pmqos_error),
 			 "not done: simulated run");
 		return 0;
 	}
@@ -237,17 +238,17 @@ int rt_prepare(const struct rtp_common *c, struct rt_state *st, char *err,
 		if (mlockall(MCL_CURRENT | MCL_FUTURE) == 0)
 			st->mlocked = true;
 		else
-			snprintf(st->mlock_error, sizeof(st->mlock_error),
+			fmt_snprintf(st->mlock_error, sizeof(st->mlock_error),
 				 "mlockall: %s (raise RLIMIT_MEMLOCK: "
 				 "ulimit -l unlimited)", strerror(errno));
 	} else {
-		snprintf(st->mlock_error, sizeof(st->mlock_error),
+		fmt_snprintf(st->mlock_error, sizeof(st->mlock_error),
 			 "not done: --no-mlock");
 	}
 	if (c->pmqos)
 		rt_hold_pmqos(c, st);
 	else
-		snprintf(st->pmqos_error, sizeof(st->pmqos_error),
+		fmt_snprintf(st->pmqos_error, sizeof(st->pmqos_error),
 			 "not done: --no-pmqos");
 	return 0;
 }

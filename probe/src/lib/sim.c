@@ -3,6 +3,7 @@
  * sim.c - the seeded synthetic latency source behind --simulate (see sim.h,
  * which is the specification the host recomputes from).
  */
+#include "fmt.h"
 #include "sim.h"
 
 #include <math.h>
@@ -26,7 +27,7 @@ static int sim_err(char *err, size_t errlen, const char *fmt, ...)
 
 	if (err && errlen) {
 		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
+		fmt_vsnprintf(err, errlen, fmt, ap);
 		va_end(ap);
 	}
 	return -1;

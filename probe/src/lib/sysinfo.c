@@ -4,6 +4,7 @@
  * from uname, /proc and /sys; `rtprobe sysinfo` prints them as one JSON line.
  * Every fact that cannot be read is written as null; nothing here fails.
  */
+#include "fmt.h"
 #include "sysinfo.h"
 
 #include <ctype.h>
@@ -198,7 +199,7 @@ static void put_cpu_model(struct json *j)
 				;
 			v[strcspn(v, "\n")] = '\0';
 			if (*v) {
-				snprintf(best, sizeof(best), "%s", v);
+				fmt_snprintf(best, sizeof(best), "%s", v);
 				best_rank = i;
 			}
 			break;
@@ -313,8 +314,8 @@ static void put_governors(struct json *j)
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		snprintf(name, sizeof(name), "cpu%ld", nums[i]);
-		snprintf(path, sizeof(path), SYS_CPU "/%s/cpufreq/scaling_governor",
+		fmt_snprintf(name, sizeof(name), "cpu%ld", nums[i]);
+		fmt_snprintf(path, sizeof(path), SYS_CPU "/%s/cpufreq/scaling_governor",
 			 name);
 		if (read_text(path, buf, sizeof(buf)) < 0)
 			continue;
@@ -335,24 +336,24 @@ static void put_idle_states(struct json *j)
 	char path[300], buf[128];
 	int state;
 
-	snprintf(path, sizeof(path), SYS_CPU "/cpu0/cpuidle/state0/name");
+	fmt_snprintf(path, sizeof(path), SYS_CPU "/cpu0/cpuidle/state0/name");
 	if (access(path, R_OK)) {
 		json_null(j, "idle_states");
 		return;
 	}
 	json_begin_array(j, "idle_states");
 	for (state = 0; state < 64; state++) {
-		snprintf(path, sizeof(path), SYS_CPU "/cpu0/cpuidle/state%d/name",
+		fmt_snprintf(path, sizeof(path), SYS_CPU "/cpu0/cpuidle/state%d/name",
 			 state);
 		if (read_text(path, buf, sizeof(buf)) < 0)
 			break;
 		json_begin_object(j, NULL);
 		json_i64(j, "state", state);
 		json_str(j, "name", buf);
-		snprintf(path, sizeof(path),
+		fmt_snprintf(path, sizeof(path),
 			 SYS_CPU "/cpu0/cpuidle/state%d/latency", state);
 		put_file_int(j, "latency_us", path);
-		snprintf(path, sizeof(path),
+		fmt_snprintf(path, sizeof(path),
 			 SYS_CPU "/cpu0/cpuidle/state%d/disable", state);
 		if (read_text(path, buf, sizeof(buf)) > 0)
 			json_bool(j, "disabled", buf[0] != '0');
@@ -528,7 +529,7 @@ static void put_kernel_config(struct json *j, const struct utsname *u,
 		json_null(j, "kernel_config_hints");
 		return;
 	}
-	snprintf(path, sizeof(path), "/boot/config-%s", u->release);
+	fmt_snprintf(path, sizeof(path), "/boot/config-%s", u->release);
 	f = fopen(path, "re");
 	if (!f) {
 		json_null(j, "kernel_config_hints");
@@ -539,7 +540,7 @@ static void put_kernel_config(struct json *j, const struct utsname *u,
 		for (i = 0; keys[i]; i++) {
 			klen = strlen(keys[i]);
 			if (!strncmp(line, keys[i], klen) && line[klen] == '=') {
-				snprintf(values[i], sizeof(values[i]), "%s",
+				fmt_snprintf(values[i], sizeof(values[i]), "%s",
 					 line + klen + 1);
 				set[i] = true;
 			}
@@ -568,7 +569,7 @@ static void put_irqbalance(struct json *j)
 	while (!found && (e = readdir(d))) {
 		if (!isdigit((unsigned char)e->d_name[0]))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
+		fmt_snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
 		if (read_text(path, comm, sizeof(comm)) > 0 &&
 		    !strcmp(comm, "irqbalance"))
 			found = true;
@@ -662,7 +663,7 @@ int cmd_sysinfo(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "rtprobe: unexpected argument '%s': rtprobe "
+		fmt_fprintf(stderr, "rtprobe: unexpected argument '%s': rtprobe "
 			"sysinfo takes only options (see --help)\n",
 			argv[optind]);
 		return RTP_EXIT_USAGE;

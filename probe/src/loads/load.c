@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "footprint.h"
 #include "clocksleep.h"
 #include "commands.h"
@@ -42,7 +43,7 @@ void load_require_dir(const char *kind, const char *dir)
 	struct stat sb;
 
 	if (!dir) {
-		fprintf(stderr, "rtprobe: load %s: --dir DIR is required: the "
+		fmt_fprintf(stderr, "rtprobe: load %s: --dir DIR is required: the "
 				"load writes only where you say\n", kind);
 		exit(RTP_EXIT_USAGE);
 	}
@@ -56,21 +57,21 @@ int load_make_workdir(const char *kind, const char *dir, char *path,
 		      size_t pathlen, int *dirfd, char *err, size_t errlen)
 {
 	*dirfd = -1;
-	if ((size_t)snprintf(path, pathlen, "%s/rtprobe-%s-XXXXXX", dir,
+	if ((size_t)fmt_snprintf(path, pathlen, "%s/rtprobe-%s-XXXXXX", dir,
 			     kind) >= pathlen) {
 		path[0] = 0;
-		snprintf(err, errlen, "--dir '%s': path too long", dir);
+		fmt_snprintf(err, errlen, "--dir '%s': path too long", dir);
 		return RTP_EXIT_USAGE;
 	}
 	if (!mkdtemp(path)) {
-		snprintf(err, errlen, "--dir '%s': cannot create a directory "
+		fmt_snprintf(err, errlen, "--dir '%s': cannot create a directory "
 			 "in it: %s", dir, strerror(errno));
 		path[0] = 0;
 		return RTP_EXIT_ENV;
 	}
 	*dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (*dirfd < 0) {
-		snprintf(err, errlen, "open %s: %s", path, strerror(errno));
+		fmt_snprintf(err, errlen, "open %s: %s", path, strerror(errno));
 		return RTP_EXIT_ENV;
 	}
 	return 0;
@@ -161,7 +162,7 @@ void load_fail(struct load_shared *sh, const char *fmt, ...)
 
 	if (atomic_compare_exchange_strong(&sh->failed, &expected, 1)) {
 		va_start(ap, fmt);
-		vsnprintf(sh->error, sizeof(sh->error), fmt, ap);
+		fmt_vsnprintf(sh->error, sizeof(sh->error), fmt, ap);
 		va_end(ap);
 		atomic_store(&sh->failed, 2);
 	}
@@ -228,7 +229,7 @@ int load_workers_spawn(struct load_workers *w, void *(*fn)(void *), void *arg,
 	int rc;
 
 	if (load_workers_grow(w)) {
-		snprintf(err, errlen, "out of memory for %d workers",
+		fmt_snprintf(err, errlen, "out of memory for %d workers",
 			 w->count + 1);
 		return -1;
 	}
@@ -236,7 +237,7 @@ int load_workers_spawn(struct load_workers *w, void *(*fn)(void *), void *arg,
 		parent = getpid();
 		pid = fork();
 		if (pid < 0) {
-			snprintf(err, errlen, "fork of worker %d: %s",
+			fmt_snprintf(err, errlen, "fork of worker %d: %s",
 				 w->count, strerror(errno));
 			return -1;
 		}
@@ -275,7 +276,7 @@ int load_workers_spawn(struct load_workers *w, void *(*fn)(void *), void *arg,
 		}
 	}
 	if (rc) {
-		snprintf(err, errlen, "thread for worker %d%s: %s", w->count,
+		fmt_snprintf(err, errlen, "thread for worker %d%s: %s", w->count,
 			 cpu >= 0 ? " (pinned)" : "", strerror(rc));
 		return -1;
 	}
@@ -432,20 +433,20 @@ static void load_usage(FILE *f, const struct load_kind *kind)
 	const struct load_kind *const *k;
 
 	if (!kind) {
-		fprintf(f,
+		fmt_fprintf(f,
 			"usage: rtprobe load KIND --rate R|max [--cpus LIST] "
 			"[--duration D] [--output FILE] [--verbose]\n\n"
 			"A standard load defined by the rate it must reach; "
 			"writes a start record,\none rate record a second "
 			"(achieved rate and counters) and a result.\n\nKinds:\n");
 		for (k = load_kinds; *k; k++)
-			fprintf(f, "  %-6s %s (--rate in %s)\n", (*k)->name,
+			fmt_fprintf(f, "  %-6s %s (--rate in %s)\n", (*k)->name,
 				(*k)->summary, (*k)->unit);
-		fprintf(f, "\nSee rtprobe load KIND --help for each kind's "
+		fmt_fprintf(f, "\nSee rtprobe load KIND --help for each kind's "
 			   "options; docs/loads.md for the definitions.\n");
 		return;
 	}
-	fprintf(f,
+	fmt_fprintf(f,
 		"usage: rtprobe load %s --rate R|max [options]\n\n"
 		"%s; --rate in %s (%g..%g) or max.\n\nOptions:\n",
 		kind->name, kind->summary, kind->unit, kind->rate_lo,
@@ -454,7 +455,7 @@ static void load_usage(FILE *f, const struct load_kind *kind)
 	opt_desc_usage(f, kind->options);
 	opt_desc_usage(f, load_help_option);
 	kind->usage(f);
-	fprintf(f, "\nExit codes: 0 ran for --duration, 2 bad usage, "
+	fmt_fprintf(f, "\nExit codes: 0 ran for --duration, 2 bad usage, "
 		   "3 the load could not run, 4 interrupted.\n");
 }
 
@@ -476,7 +477,7 @@ static void load_resolve_cpus(struct load_cfg *cfg)
 
 	if (!CPU_COUNT(&cfg->cpus)) {
 		if (sched_getaffinity(0, sizeof(cfg->cpus), &cfg->cpus)) {
-			fprintf(stderr, "rtprobe: sched_getaffinity: %s\n",
+			fmt_fprintf(stderr, "rtprobe: sched_getaffinity: %s\n",
 				strerror(errno));
 			exit(RTP_EXIT_ENV);
 		}
@@ -504,7 +505,7 @@ static const struct load_kind *load_parse(int argc, char **argv,
 	}
 	kind = load_find_kind(argv[1]);
 	if (!kind) {
-		fprintf(stderr, "rtprobe: load: unknown kind '%s': use one of "
+		fmt_fprintf(stderr, "rtprobe: load: unknown kind '%s': use one of "
 				"cpu sched mem io net timer\n", argv[1]);
 		exit(RTP_EXIT_USAGE);
 	}
@@ -561,7 +562,7 @@ static const struct load_kind *load_parse(int argc, char **argv,
 			exit(RTP_EXIT_OK);
 		case ':':
 		case '?':
-			snprintf(what, sizeof(what), "load %s", kind->name);
+			fmt_snprintf(what, sizeof(what), "load %s", kind->name);
 			common_bad_option(what, argc - 1, argv + 1, id);
 		default:
 			kind->handle(cfg, id, optarg);
@@ -569,13 +570,13 @@ static const struct load_kind *load_parse(int argc, char **argv,
 		}
 	}
 	if (optind + 1 < argc) {
-		fprintf(stderr, "rtprobe: load %s: unexpected argument '%s' "
+		fmt_fprintf(stderr, "rtprobe: load %s: unexpected argument '%s' "
 				"(see rtprobe load %s --help)\n",
 			kind->name, argv[optind + 1], kind->name);
 		exit(RTP_EXIT_USAGE);
 	}
 	if (!cfg->rate_given) {
-		fprintf(stderr, "rtprobe: load %s: --rate is required: a rate "
+		fmt_fprintf(stderr, "rtprobe: load %s: --rate is required: a rate "
 				"in %s (%g..%g) or max\n",
 			kind->name, kind->unit, kind->rate_lo, kind->rate_hi);
 		exit(RTP_EXIT_USAGE);
@@ -684,10 +685,10 @@ static void load_write_rate(struct load_main *m, uint64_t now)
 	json_free(&j);
 	if (m->human) {
 		if (r->cfg.rate_max)
-			fprintf(stderr, "load %s: %.1f %s (max)\n",
+			fmt_fprintf(stderr, "load %s: %.1f %s (max)\n",
 				r->kind->name, achieved, r->kind->unit);
 		else
-			fprintf(stderr, "load %s: %.1f %s (target %g)\n",
+			fmt_fprintf(stderr, "load %s: %.1f %s (target %g)\n",
 				r->kind->name, achieved, r->kind->unit,
 				r->cfg.rate);
 	}
@@ -702,17 +703,17 @@ static void load_summary(const struct load_main *m, const uint64_t *total,
 {
 	const struct load_run *r = m->run;
 
-	fprintf(stderr, "\nrtprobe load %s summary: ", r->kind->name);
+	fmt_fprintf(stderr, "\nrtprobe load %s summary: ", r->kind->name);
 	if (seconds > 0)
-		fprintf(stderr, "achieved %.1f %s over %.1f s", r->kind->achieved(
+		fmt_fprintf(stderr, "achieved %.1f %s over %.1f s", r->kind->achieved(
 			r, total, seconds), r->kind->unit, seconds);
 	else
-		fprintf(stderr, "nothing achieved");
+		fmt_fprintf(stderr, "nothing achieved");
 	if (r->cfg.rate_max)
-		fprintf(stderr, " (--rate max)\n");
+		fmt_fprintf(stderr, " (--rate max)\n");
 	else
-		fprintf(stderr, " (target %g)\n", r->cfg.rate);
-	fprintf(stderr, "status: %s%s%s (exit %d)\n", status, reason ? ": " : "",
+		fmt_fprintf(stderr, " (target %g)\n", r->cfg.rate);
+	fmt_fprintf(stderr, "status: %s%s%s (exit %d)\n", status, reason ? ": " : "",
 		reason ? reason : "", exit_code);
 }
 
@@ -772,7 +773,7 @@ static void load_write_result(struct load_main *m, const char *status,
 static void load_own_group(void)
 {
 	if (getpgrp() != getpid() && setpgid(0, 0))
-		fprintf(stderr, "rtprobe: load: setpgid: %s (the load stays "
+		fmt_fprintf(stderr, "rtprobe: load: setpgid: %s (the load stays "
 				"in its parent's process group)\n",
 			strerror(errno));
 }
@@ -865,19 +866,19 @@ int cmd_load(int argc, char **argv)
 	signal(SIGTERM, SIG_DFL);
 	load_own_group();
 	if (sched_setaffinity(0, sizeof(run.cfg.cpus), &run.cfg.cpus)) {
-		fprintf(stderr, "rtprobe: --cpus '%s': sched_setaffinity: %s\n",
+		fmt_fprintf(stderr, "rtprobe: --cpus '%s': sched_setaffinity: %s\n",
 			run.cfg.cpus_text, strerror(errno));
 		return RTP_EXIT_ENV;
 	}
 	run.shared = load_shared_create();
 	if (!run.shared) {
-		fprintf(stderr, "rtprobe: load: mmap of shared counters: %s\n",
+		fmt_fprintf(stderr, "rtprobe: load: mmap of shared counters: %s\n",
 			strerror(errno));
 		return RTP_EXIT_ENV;
 	}
 	rc = run.kind->prepare(&run, err, sizeof(err));
 	if (rc) {
-		fprintf(stderr, "rtprobe: load %s: %s\n", run.kind->name, err);
+		fmt_fprintf(stderr, "rtprobe: load %s: %s\n", run.kind->name, err);
 		run.kind->cleanup(&run);
 		load_shared_destroy(run.shared);
 		return rc;
@@ -900,7 +901,7 @@ int cmd_load(int argc, char **argv)
 	if (rc) {
 		status = "error";
 		reason = err;
-		fprintf(stderr, "rtprobe: load %s: %s\n", run.kind->name, err);
+		fmt_fprintf(stderr, "rtprobe: load %s: %s\n", run.kind->name, err);
 	} else {
 		rc = load_wait(&m, &sigs, &status, &reason);
 	}
@@ -915,7 +916,7 @@ int cmd_load(int argc, char **argv)
 		rc = RTP_EXIT_ENV;
 	}
 	if (rc == RTP_EXIT_ENV && reason == run.shared->error)
-		fprintf(stderr, "rtprobe: load %s: %s\n", run.kind->name,
+		fmt_fprintf(stderr, "rtprobe: load %s: %s\n", run.kind->name,
 			reason);
 	run.kind->cleanup(&run);
 	load_write_result(&m, status, rc, reason, end);

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "clocksleep.h"
+#include "fmt.h"
 #include "load.h"
 #include "opt.h"
 #include "rtprobe.h"
@@ -43,7 +44,7 @@ struct cpu_worker {
 /* Print the cpu kind's example. */
 static void cpu_usage(FILE *f)
 {
-	fprintf(f,
+	fmt_fprintf(f,
 		"Example: rtprobe load cpu --rate 30 --cpus 1 --duration 10s\n");
 }
 
@@ -110,7 +111,7 @@ static int cpu_prepare(struct load_run *r, char *err, size_t errlen)
 	int i;
 
 	if (!w) {
-		snprintf(err, errlen, "out of memory for %d workers",
+		fmt_snprintf(err, errlen, "out of memory for %d workers",
 			 r->cfg.workers);
 		return RTP_EXIT_ENV;
 	}

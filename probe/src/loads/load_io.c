@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "load.h"
 #include "opt.h"
 #include "rtprobe.h"
@@ -57,7 +58,7 @@ struct io_state {
 /* Print the io kind's example. */
 static void io_usage(FILE *f)
 {
-	fprintf(f,
+	fmt_fprintf(f,
 		"Example: rtprobe load io --rate 20 --walk 5000 --dir /tmp "
 		"--duration 10s\n");
 }
@@ -135,7 +136,7 @@ static void *io_writer(void *arg)
 	while ((n = load_pacer_next(&pacer, sh))) {
 		for (i = 0; i < n; i++) {
 			if (fd < 0) {
-				snprintf(name, sizeof(name), "w%08llu",
+				fmt_snprintf(name, sizeof(name), "w%08llu",
 					 (unsigned long long)file_no);
 				fd = openat(st->dirfd, name,
 					    O_WRONLY | O_CREAT | O_TRUNC |
@@ -176,7 +177,7 @@ static void *io_writer(void *arg)
 			load_count(sh, IO_FSYNCS, 1);
 			load_count(sh, IO_FILES, 1);
 			if (file_no >= IO_KEEP_FILES) {
-				snprintf(name, sizeof(name), "w%08llu",
+				fmt_snprintf(name, sizeof(name), "w%08llu",
 					 (unsigned long long)(file_no -
 							      IO_KEEP_FILES));
 				unlinkat(st->dirfd, name, 0);
@@ -209,7 +210,7 @@ static void *io_walker(void *arg)
 		load_pacer_done(&pacer, batch);
 		while (n) {
 			if (!d) {
-				snprintf(name, sizeof(name), "t%02d", dir_no);
+				fmt_snprintf(name, sizeof(name), "t%02d", dir_no);
 				fd = openat(st->dirfd, name,
 					    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 				d = fd < 0 ? NULL : fdopendir(fd);
@@ -256,7 +257,7 @@ static int io_prepare(struct load_run *r, char *err, size_t errlen)
 	int i, k, fd, rc;
 
 	if (!st) {
-		snprintf(err, errlen, "out of memory");
+		fmt_snprintf(err, errlen, "out of memory");
 		return RTP_EXIT_ENV;
 	}
 	st->dirfd = -1;
@@ -264,7 +265,7 @@ static int io_prepare(struct load_run *r, char *err, size_t errlen)
 	load_workers_init(&r->workers, false);
 	st->chunk = malloc(IO_CHUNK);
 	if (!st->chunk) {
-		snprintf(err, errlen, "out of memory");
+		fmt_snprintf(err, errlen, "out of memory");
 		return RTP_EXIT_ENV;
 	}
 	memset(st->chunk, 0xa5, IO_CHUNK);
@@ -275,19 +276,19 @@ static int io_prepare(struct load_run *r, char *err, size_t errlen)
 	if (!r->cfg.walk_rate)
 		return 0;
 	for (i = 0; i < IO_WALK_DIRS; i++) {
-		snprintf(name, sizeof(name), "t%02d", i);
+		fmt_snprintf(name, sizeof(name), "t%02d", i);
 		if (mkdirat(st->dirfd, name, 0700)) {
-			snprintf(err, errlen, "mkdir %s/%s: %s", st->path,
+			fmt_snprintf(err, errlen, "mkdir %s/%s: %s", st->path,
 				 name, strerror(errno));
 			return RTP_EXIT_ENV;
 		}
 		for (k = 0; k < IO_WALK_FILES; k++) {
-			snprintf(name, sizeof(name), "t%02d/e%03d", i, k);
+			fmt_snprintf(name, sizeof(name), "t%02d/e%03d", i, k);
 			fd = openat(st->dirfd, name,
 				    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
 				    0600);
 			if (fd < 0) {
-				snprintf(err, errlen, "create %s/%s: %s",
+				fmt_snprintf(err, errlen, "create %s/%s: %s",
 					 st->path, name, strerror(errno));
 				return RTP_EXIT_ENV;
 			}
@@ -360,7 +361,7 @@ static void io_cleanup(struct load_run *r)
 	if (st->dirfd >= 0)
 		close(st->dirfd);
 	if (st->path[0] && io_remove(AT_FDCWD, st->path))
-		fprintf(stderr, "rtprobe: load io: could not remove all of "
+		fmt_fprintf(stderr, "rtprobe: load io: could not remove all of "
 				"%s: %s (remove it by hand)\n", st->path,
 			strerror(errno));
 	free(st->chunk);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "fmt.h"
 #include "load.h"
 #include "numtext.h"
 #include "opt.h"
@@ -57,7 +58,7 @@ struct mem_state {
 /* Print the mem kind's example. */
 static void mem_usage(FILE *f)
 {
-	fprintf(f,
+	fmt_fprintf(f,
 		"Example: rtprobe load mem --rate 200 --cpus 1 --duration 10s\n");
 }
 
@@ -89,7 +90,7 @@ static bool mem_read_llc(uint64_t *bytes)
 	while ((e = readdir(d))) {
 		if (strncmp(e->d_name, "index", 5))
 			continue;
-		snprintf(path, sizeof(path), MEM_CACHE_DIR "/%s/type",
+		fmt_snprintf(path, sizeof(path), MEM_CACHE_DIR "/%s/type",
 			 e->d_name);
 		f = fopen(path, "r");
 		if (!f)
@@ -99,7 +100,7 @@ static bool mem_read_llc(uint64_t *bytes)
 		fclose(f);
 		if (!strncmp(text, "Instruction", 11))
 			continue;
-		snprintf(path, sizeof(path), MEM_CACHE_DIR "/%s/level",
+		fmt_snprintf(path, sizeof(path), MEM_CACHE_DIR "/%s/level",
 			 e->d_name);
 		f = fopen(path, "r");
 		if (!f)
@@ -109,7 +110,7 @@ static bool mem_read_llc(uint64_t *bytes)
 			value = 0;
 		level = (int)value;
 		fclose(f);
-		snprintf(path, sizeof(path), MEM_CACHE_DIR "/%s/size",
+		fmt_snprintf(path, sizeof(path), MEM_CACHE_DIR "/%s/size",
 			 e->d_name);
 		f = fopen(path, "r");
 		if (!f)
@@ -138,7 +139,7 @@ static void mem_finish(struct load_cfg *cfg)
 		cfg->workers = cfg->ncpus;
 	if (cfg->buffer_given &&
 	    cfg->buffer_bytes / (uint64_t)cfg->workers < 2 * MEM_CHUNK) {
-		fprintf(stderr, "rtprobe: --buffer: %d workers need at least "
+		fmt_fprintf(stderr, "rtprobe: --buffer: %d workers need at least "
 				"%d KiB\n", cfg->workers,
 			cfg->workers * 2 * MEM_CHUNK / 1024);
 		exit(RTP_EXIT_USAGE);
@@ -179,7 +180,7 @@ static int mem_prepare(struct load_run *r, char *err, size_t errlen)
 	int i;
 
 	if (!st) {
-		snprintf(err, errlen, "out of memory");
+		fmt_snprintf(err, errlen, "out of memory");
 		return RTP_EXIT_ENV;
 	}
 	r->state = st;
@@ -192,7 +193,7 @@ static int mem_prepare(struct load_run *r, char *err, size_t errlen)
 	else
 		st->buffer_bytes = MEM_FALLBACK_BUFFER;
 	if (st->buffer_bytes / (size_t)r->cfg.workers < 2 * MEM_CHUNK) {
-		snprintf(err, errlen, "--buffer of %zu bytes is too small for "
+		fmt_snprintf(err, errlen, "--buffer of %zu bytes is too small for "
 			 "%d workers", st->buffer_bytes, r->cfg.workers);
 		return RTP_EXIT_USAGE;
 	}
@@ -202,7 +203,7 @@ static int mem_prepare(struct load_run *r, char *err, size_t errlen)
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (st->buffer == MAP_FAILED) {
 		st->buffer = NULL;
-		snprintf(err, errlen, "--buffer: cannot map %zu bytes: %s "
+		fmt_snprintf(err, errlen, "--buffer: cannot map %zu bytes: %s "
 			 "(choose a smaller --buffer)", st->buffer_bytes,
 			 strerror(errno));
 		return RTP_EXIT_ENV;
@@ -211,7 +212,7 @@ static int mem_prepare(struct load_run *r, char *err, size_t errlen)
 	memset(st->buffer, 0x5a, st->buffer_bytes);
 	st->worker = calloc((size_t)r->cfg.workers, sizeof(*st->worker));
 	if (!st->worker) {
-		snprintf(err, errlen, "out of memory");
+		fmt_snprintf(err, errlen, "out of memory");
 		return RTP_EXIT_ENV;
 	}
 	for (i = 0; i < r->cfg.workers; i++) {

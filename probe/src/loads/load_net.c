@@ -18,6 +18,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "load.h"
 #include "opt.h"
 #include "rtprobe.h"
@@ -57,7 +58,7 @@ struct net_state {
 /* Print the net kind's example. */
 static void net_usage(FILE *f)
 {
-	fprintf(f,
+	fmt_fprintf(f,
 		"Example: rtprobe load net --rate 5000 --duration 10s\n");
 }
 
@@ -79,7 +80,7 @@ static int net_parse_target(const char *text, struct sockaddr_storage *ss,
 	if (text[0] == '[') {
 		colon = strstr(text, "]:");
 		if (!colon) {
-			snprintf(err, errlen, "use [IPv6]:PORT");
+			fmt_snprintf(err, errlen, "use [IPv6]:PORT");
 			return -1;
 		}
 		host_start = text + 1;
@@ -88,20 +89,20 @@ static int net_parse_target(const char *text, struct sockaddr_storage *ss,
 	} else {
 		colon = strrchr(text, ':');
 		if (!colon) {
-			snprintf(err, errlen, "use ADDR:PORT, e.g. 127.0.0.1:9");
+			fmt_snprintf(err, errlen, "use ADDR:PORT, e.g. 127.0.0.1:9");
 			return -1;
 		}
 		host_len = (size_t)(colon - text);
 		port_text = colon + 1;
 	}
 	if (host_len == 0 || host_len >= sizeof(host)) {
-		snprintf(err, errlen, "missing or too long address");
+		fmt_snprintf(err, errlen, "missing or too long address");
 		return -1;
 	}
 	memcpy(host, host_start, host_len);
 	host[host_len] = 0;
 	if (opt_u64_try(port_text, 1, 65535, &port, err, errlen)) {
-		snprintf(err, errlen, "port must be 1..65535");
+		fmt_snprintf(err, errlen, "port must be 1..65535");
 		return -1;
 	}
 	if (text[0] != '[' && inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
@@ -116,7 +117,7 @@ static int net_parse_target(const char *text, struct sockaddr_storage *ss,
 		*len = sizeof(*in6);
 		return 0;
 	}
-	snprintf(err, errlen, "'%s' is not a numeric IPv4 or [IPv6] address",
+	fmt_snprintf(err, errlen, "'%s' is not a numeric IPv4 or [IPv6] address",
 		 host);
 	return -1;
 }
@@ -257,10 +258,10 @@ static int net_prepare(struct load_run *r, char *err, size_t errlen)
 	struct sockaddr_in *in4;
 	struct timeval tv = { .tv_sec = 0, .tv_usec = 100000 };
 	int rcvbuf = 4 << 20;
-	char addr[INET6_ADDRSTRLEN];
+	const unsigned char *octet;
 
 	if (!st) {
-		snprintf(err, errlen, "out of memory");
+		fmt_snprintf(err, errlen, "out of memory");
 		return RTP_EXIT_ENV;
 	}
 	st->rx_fd = st->tx_fd = -1;
@@ -268,14 +269,14 @@ static int net_prepare(struct load_run *r, char *err, size_t errlen)
 	load_workers_init(&r->workers, false);
 	st->payload = calloc(1, r->cfg.size);
 	if (!st->payload) {
-		snprintf(err, errlen, "out of memory");
+		fmt_snprintf(err, errlen, "out of memory");
 		return RTP_EXIT_ENV;
 	}
 	if (r->cfg.target) {
 		/* validated in net_finish() */
 		net_parse_target(r->cfg.target, &st->target, &st->target_len,
 				 err, errlen);
-		snprintf(st->target_text, sizeof(st->target_text), "%s",
+		fmt_snprintf(st->target_text, sizeof(st->target_text), "%s",
 			 r->cfg.target);
 	} else {
 		st->own_receiver = true;
@@ -291,26 +292,28 @@ static int net_prepare(struct load_run *r, char *err, size_t errlen)
 				&st->target_len) ||
 		    setsockopt(st->rx_fd, SOL_SOCKET, SO_RCVTIMEO, &tv,
 			       sizeof(tv))) {
-			snprintf(err, errlen, "receiver socket on 127.0.0.1: %s",
+			fmt_snprintf(err, errlen, "receiver socket on 127.0.0.1: %s",
 				 strerror(errno));
 			return RTP_EXIT_ENV;
 		}
 		/* a larger queue if allowed; the default still works */
 		setsockopt(st->rx_fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
 			   sizeof(rcvbuf));
-		inet_ntop(AF_INET, &in4->sin_addr, addr, sizeof(addr));
-		snprintf(st->target_text, sizeof(st->target_text), "%s:%u",
-			 addr, ntohs(in4->sin_port));
+		/* the bound address, in network order (inet_ntop would bring printf) */
+		octet = (const unsigned char *)&in4->sin_addr;
+		fmt_snprintf(st->target_text, sizeof(st->target_text),
+			     "%u.%u.%u.%u:%u", octet[0], octet[1], octet[2],
+			     octet[3], ntohs(in4->sin_port));
 	}
 	st->tx_fd = socket(st->target.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (st->tx_fd < 0) {
-		snprintf(err, errlen, "UDP socket: %s", strerror(errno));
+		fmt_snprintf(err, errlen, "UDP socket: %s", strerror(errno));
 		return RTP_EXIT_ENV;
 	}
 	/* connect() on UDP only fixes the destination; it sends nothing */
 	if (connect(st->tx_fd, (struct sockaddr *)&st->target,
 		    st->target_len)) {
-		snprintf(err, errlen, "--target %s: connect: %s",
+		fmt_snprintf(err, errlen, "--target %s: connect: %s",
 			 st->target_text, strerror(errno));
 		return RTP_EXIT_ENV;
 	}

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fdio.h"
+#include "fmt.h"
 #include "load.h"
 #include "opt.h"
 #include "rtprobe.h"
@@ -70,7 +71,7 @@ struct sched_state {
 /* Print the sched kind's example. */
 static void sched_usage(FILE *f)
 {
-	fprintf(f,
+	fmt_fprintf(f,
 		"Example: rtprobe load sched --rate 20000 --duration 10s\n");
 }
 
@@ -215,7 +216,7 @@ static int sched_prepare(struct load_run *r, char *err, size_t errlen)
 	int g, i, fds[2], n;
 
 	if (!st) {
-		snprintf(err, errlen, "out of memory");
+		fmt_snprintf(err, errlen, "out of memory");
 		return RTP_EXIT_ENV;
 	}
 	r->state = st;
@@ -226,13 +227,13 @@ static int sched_prepare(struct load_run *r, char *err, size_t errlen)
 	st->write_fd = malloc((size_t)n * sizeof(int));
 	st->task = calloc((size_t)n * 2, sizeof(*st->task));
 	if (!st->read_fd || !st->write_fd || !st->task) {
-		snprintf(err, errlen, "out of memory for %d tasks", 2 * n);
+		fmt_snprintf(err, errlen, "out of memory for %d tasks", 2 * n);
 		return RTP_EXIT_ENV;
 	}
 	for (i = 0; i < n; i++) {
 		if (r->cfg.pipe ? pipe(fds) :
 		    socketpair(AF_UNIX, SOCK_STREAM, 0, fds)) {
-			snprintf(err, errlen, "%s for --groups %d --fds %d: %s%s",
+			fmt_snprintf(err, errlen, "%s for --groups %d --fds %d: %s%s",
 				 r->cfg.pipe ? "pipe" : "socketpair",
 				 r->cfg.groups, r->cfg.fds, strerror(errno),
 				 errno == EMFILE ? " (raise ulimit -n or use "

@@ -17,6 +17,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "load.h"
 #include "opt.h"
 #include "rtprobe.h"
@@ -59,7 +60,7 @@ struct timer_state {
 /* Print the timer kind's example. */
 static void timer_usage(FILE *f)
 {
-	fprintf(f,
+	fmt_fprintf(f,
 		"Each timer's interval is timers/rate, at least 10us "
 		"(--rate max uses 10us).\n"
 		"Example: rtprobe load timer --rate 20000 --timers 16 "
@@ -86,7 +87,7 @@ static void timer_finish(struct load_cfg *cfg)
 		cfg->workers = cfg->timers;
 	if (!cfg->rate_max &&
 	    (double)cfg->timers / cfg->rate * 1e9 < TIMER_MIN_INTERVAL_NS) {
-		snprintf(text, sizeof(text), "%.15g", cfg->rate);
+		fmt_snprintf(text, sizeof(text), "%.15g", cfg->rate);
 		opt_fail("--rate", text, "over %d timers each would expire "
 			 "more often than every 10us; raise --timers",
 			 cfg->timers);
@@ -129,7 +130,7 @@ static int timer_prepare(struct load_run *r, char *err, size_t errlen)
 	int i, k, per, extra;
 
 	if (!st) {
-		snprintf(err, errlen, "out of memory");
+		fmt_snprintf(err, errlen, "out of memory");
 		return RTP_EXIT_ENV;
 	}
 	r->state = st;
@@ -140,7 +141,7 @@ static int timer_prepare(struct load_run *r, char *err, size_t errlen)
 	st->fd = malloc((size_t)r->cfg.timers * sizeof(int));
 	st->worker = calloc((size_t)r->cfg.workers, sizeof(*st->worker));
 	if (!st->fd || !st->worker) {
-		snprintf(err, errlen, "out of memory");
+		fmt_snprintf(err, errlen, "out of memory");
 		return RTP_EXIT_ENV;
 	}
 	for (i = 0; i < r->cfg.workers; i++)
@@ -155,7 +156,7 @@ static int timer_prepare(struct load_run *r, char *err, size_t errlen)
 		w->ntimers = per + (i < extra);
 		w->epfd = epoll_create1(EPOLL_CLOEXEC);
 		if (w->epfd < 0) {
-			snprintf(err, errlen, "epoll_create1: %s",
+			fmt_snprintf(err, errlen, "epoll_create1: %s",
 				 strerror(errno));
 			return RTP_EXIT_ENV;
 		}
@@ -163,7 +164,7 @@ static int timer_prepare(struct load_run *r, char *err, size_t errlen)
 			st->fd[k] = timerfd_create(CLOCK_MONOTONIC,
 						   TFD_NONBLOCK | TFD_CLOEXEC);
 			if (st->fd[k] < 0) {
-				snprintf(err, errlen, "timerfd_create for "
+				fmt_snprintf(err, errlen, "timerfd_create for "
 					 "--timers %d: %s", r->cfg.timers,
 					 strerror(errno));
 				return RTP_EXIT_ENV;
@@ -171,7 +172,7 @@ static int timer_prepare(struct load_run *r, char *err, size_t errlen)
 			st->nfds++;
 			ev.data.fd = st->fd[k];
 			if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, st->fd[k], &ev)) {
-				snprintf(err, errlen, "epoll_ctl: %s",
+				fmt_snprintf(err, errlen, "epoll_ctl: %s",
 					 strerror(errno));
 				return RTP_EXIT_ENV;
 			}
@@ -209,7 +210,7 @@ static int timer_start(struct load_run *r, char *err, size_t errlen)
 		its.it_interval.tv_nsec = (long)(st->interval_ns %
 						 NSEC_PER_SEC);
 		if (timerfd_settime(st->fd[i], TFD_TIMER_ABSTIME, &its, NULL)) {
-			snprintf(err, errlen, "timerfd_settime: %s",
+			fmt_snprintf(err, errlen, "timerfd_settime: %s",
 				 strerror(errno));
 			return RTP_EXIT_ENV;
 		}

@@ -22,6 +22,7 @@
 
 #include "clocksleep.h"
 #include "common.h"
+#include "fmt.h"
 #include "opt.h"
 #include "percpu.h"
 #include "rtprobe.h"
@@ -130,14 +131,14 @@ static int calibrate_counter(double *hz, char *err, size_t errlen)
 	n0 = clock_now_ns(CLOCK_MONOTONIC_RAW);
 	c1 = counter_read();
 	if (nanosleep(&pause, NULL)) {
-		snprintf(err, errlen, "nanosleep: %s", strerror(errno));
+		fmt_snprintf(err, errlen, "nanosleep: %s", strerror(errno));
 		return -1;
 	}
 	c2 = counter_read();
 	n1 = clock_now_ns(CLOCK_MONOTONIC_RAW);
 	c3 = counter_read();
 	if (n1 <= n0 || c3 + c2 <= c1 + c0) {
-		snprintf(err, errlen, "the counter did not advance");
+		fmt_snprintf(err, errlen, "the counter did not advance");
 		return -1;
 	}
 	*hz = ((double)(c2 - c0) + (double)(c3 - c1)) / 2.0 * 1e9 /
@@ -221,7 +222,7 @@ static void *clock_thread_fn(void *arg)
 			int err = clock_sleep_until(sched_clock, t0 + due);
 
 			if (err) {
-				snprintf(ct->error, sizeof(ct->error),
+				fmt_snprintf(ct->error, sizeof(ct->error),
 					 "clock_nanosleep: %s",
 					 strerror(err));
 				series_fail(ct->series, ct->error);
@@ -359,7 +360,7 @@ static int clock_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 	t->cfg.warmup_ns = c->warmup_ns;
 
 	if (t->cfg.source == SRC_COUNTER && !HAVE_COUNTER) {
-		fprintf(stderr, "rtprobe: --clock-source counter: this "
+		fmt_fprintf(stderr, "rtprobe: --clock-source counter: this "
 			"architecture has no user-readable CPU counter; use "
 			"--clock-source monotonic_raw\n");
 		return RTP_EXIT_ENV;
@@ -368,7 +369,7 @@ static int clock_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 		char err[96];
 
 		if (calibrate_counter(&t->cfg.counter_hz, err, sizeof(err))) {
-			fprintf(stderr, "rtprobe: --clock-source counter: "
+			fmt_fprintf(stderr, "rtprobe: --clock-source counter: "
 				"cannot calibrate the %s: %s; use "
 				"--clock-source monotonic_raw\n",
 				COUNTER_NAME ? COUNTER_NAME : "counter", err);
@@ -388,7 +389,7 @@ static int clock_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 	t->nthreads = c->nthreads;
 	t->threads = calloc((size_t)c->nthreads, sizeof(*t->threads));
 	if (!t->threads) {
-		fprintf(stderr, "rtprobe: clock: out of memory\n");
+		fmt_fprintf(stderr, "rtprobe: clock: out of memory\n");
 		return RTP_EXIT_ENV;
 	}
 	r = run_create(c, argc, argv);
@@ -400,7 +401,7 @@ static int clock_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 		if (!c->simulate) {
 			stamps = calloc(t->cfg.reads, sizeof(*stamps));
 			if (!stamps) {
-				fprintf(stderr, "rtprobe: --reads %" PRIu64
+				fmt_fprintf(stderr, "rtprobe: --reads %" PRIu64
 					": out of memory for the read buffer; "
 					"use fewer reads\n", t->cfg.reads);
 				return RTP_EXIT_ENV;

@@ -35,6 +35,7 @@
 #include "clocksleep.h"
 #include "common.h"
 #include "fdio.h"
+#include "fmt.h"
 #include "json.h"
 #include "opt.h"
 #include "rtprobe.h"
@@ -302,11 +303,11 @@ static bool ctx_child_failed(pid_t pid, int status, char *err, size_t errlen)
 		return false;
 	if (WIFEXITED(status)) {
 		code = WEXITSTATUS(status);
-		snprintf(err, errlen, "ctx: measuring process %d: %s", (int)pid,
+		fmt_snprintf(err, errlen, "ctx: measuring process %d: %s", (int)pid,
 			 code >= CTX_CHILD_IO && code <= CTX_CHILD_AFFINITY ?
 			 what[code] : "failed");
 	} else {
-		snprintf(err, errlen, "ctx: measuring process %d killed by signal %d",
+		fmt_snprintf(err, errlen, "ctx: measuring process %d killed by signal %d",
 			 (int)pid, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 	}
 	return true;
@@ -330,20 +331,20 @@ static int ctx_measure(struct ctx_test *t, unsigned int size_kib,
 
 	pipes = calloc(n, sizeof(*pipes));
 	if (!pipes) {
-		snprintf(t->error, sizeof(t->error), "ctx: out of memory");
+		fmt_snprintf(t->error, sizeof(t->error), "ctx: out of memory");
 		return -1;
 	}
 	for (i = 0; i < n; i++)
 		pipes[i][0] = pipes[i][1] = -1;
 	if (pipe(result)) {
-		snprintf(t->error, sizeof(t->error), "ctx: pipe: %s",
+		fmt_snprintf(t->error, sizeof(t->error), "ctx: pipe: %s",
 			 strerror(errno));
 		free(pipes);
 		return -1;
 	}
 	for (i = 0; n > 1 && i < n; i++) {
 		if (pipe(pipes[i])) {
-			snprintf(t->error, sizeof(t->error),
+			fmt_snprintf(t->error, sizeof(t->error),
 				 "ctx: pipe for %u processes: %s (raise "
 				 "ulimit -n or lower --processes)", n,
 				 strerror(errno));
@@ -354,7 +355,7 @@ static int ctx_measure(struct ctx_test *t, unsigned int size_kib,
 	for (i = 0; i < n; i++) {
 		pids[i] = fork();
 		if (pids[i] < 0) {
-			snprintf(t->error, sizeof(t->error),
+			fmt_snprintf(t->error, sizeof(t->error),
 				 "ctx: fork of ring process %u of %u: %s", i, n,
 				 strerror(errno));
 			rc = -1;
@@ -404,7 +405,7 @@ out:
 	}
 	if (!rc && got < t->cfg.repetitions) {
 		if (!t->error[0])
-			snprintf(t->error, sizeof(t->error),
+			fmt_snprintf(t->error, sizeof(t->error),
 				 "ctx: ring of %u processes ended early", n);
 		rc = -1;
 	}
@@ -420,7 +421,7 @@ out:
 /* Print one cell's line of the lmbench table. */
 static void ctx_print_cell(const struct ctx_cell *cell)
 {
-	fprintf(stderr, "%u %.2f%s\n", cell->processes,
+	fmt_fprintf(stderr, "%u %.2f%s\n", cell->processes,
 		(double)cell->per_switch_ns / 1000.0,
 		cell->flagged ? "  (flagged: <= 0, noise exceeds a switch; "
 				"raise --hops)" : "");
@@ -469,7 +470,7 @@ static void *ctx_worker(void *arg)
 		}
 		ov->overhead_ns = ctx_median(ov->rep_ns, cfg->repetitions);
 		ov->measured = true;
-		fprintf(stderr, "\n\"size=%uk ovr=%.2f\n", cfg->sizes_kib[s],
+		fmt_fprintf(stderr, "\n\"size=%uk ovr=%.2f\n", cfg->sizes_kib[s],
 			(double)ov->overhead_ns / 1000.0);
 		for (p = 0; p < cfg->nprocesses; p++) {
 			struct ctx_cell *cell =
@@ -495,7 +496,7 @@ static void *ctx_worker(void *arg)
 	return NULL;
 stop:
 	if (rc < 0) {
-		fprintf(stderr, "rtprobe: %s\n", t->error);
+		fmt_fprintf(stderr, "rtprobe: %s\n", t->error);
 		run_request_stop(t->run, "error"); /* status error, exit 3 */
 	}
 	return NULL;
@@ -597,15 +598,15 @@ static void ctx_verdicts(struct run *r, void *arg)
 		run_add_verdict(r, "all cells measured", false, t->error);
 		return;
 	}
-	snprintf(detail, sizeof(detail),
+	fmt_snprintf(detail, sizeof(detail),
 		 "%d of %d cells with per-switch <= 0 (raise --hops if any)",
 		 flagged, measured);
 	run_add_verdict(r, "per-switch time positive", flagged == 0, detail);
 	if (!cfg->max_switch_ns)
 		return;
-	snprintf(name, sizeof(name), "per-switch <= %.3fus",
+	fmt_snprintf(name, sizeof(name), "per-switch <= %.3fus",
 		 (double)cfg->max_switch_ns / 1000.0);
-	snprintf(detail, sizeof(detail),
+	fmt_snprintf(detail, sizeof(detail),
 		 "%d of %d cells above; worst %.3fus", over, measured,
 		 (double)worst / 1000.0);
 	run_add_verdict(r, name, over == 0, detail);
@@ -712,7 +713,7 @@ static int ctx_run(void *ctxp, struct rtp_common *c, int argc, char **argv)
 	buf = calloc((size_t)(ncells + t->cfg.nsizes) * t->cfg.repetitions,
 		     sizeof(uint64_t));
 	if (!t->cells || !t->overheads || !buf) {
-		fprintf(stderr, "rtprobe: ctx: out of memory\n");
+		fmt_fprintf(stderr, "rtprobe: ctx: out of memory\n");
 		return RTP_EXIT_ENV;
 	}
 	for (s = 0; s < t->cfg.nsizes; s++) {
@@ -737,12 +738,12 @@ static int ctx_run(void *ctxp, struct rtp_common *c, int argc, char **argv)
 	rc = run_begin(r);
 	if (rc)
 		return rc;
-	fprintf(stderr, "rtprobe ctx: per-switch time in microseconds "
+	fmt_fprintf(stderr, "rtprobe ctx: per-switch time in microseconds "
 		"(overhead subtracted), median of %u repetitions\n",
 		t->cfg.repetitions);
 	run_spawn(r, ctx_worker, t, -1, c->policy, c->priority);
 	rc = run_finish(r);
-	fprintf(stderr, "\n");
+	fmt_fprintf(stderr, "\n");
 	free(buf);
 	free(t->cells);
 	free(t->overheads);

@@ -27,6 +27,7 @@
 
 #include "clocksleep.h"
 #include "common.h"
+#include "fmt.h"
 #include "json.h"
 #include "opt.h"
 #include "rtprobe.h"
@@ -99,7 +100,7 @@ static void cyclic_fail(struct series *s, const char *call, int err)
 {
 	char msg[160];
 
-	snprintf(msg, sizeof(msg), "cyclic thread of series %d: %s: %s",
+	fmt_snprintf(msg, sizeof(msg), "cyclic thread of series %d: %s: %s",
 		 series_index(s), call, strerror(err));
 	series_fail(s, msg);
 }
@@ -439,7 +440,7 @@ static int cyclic_run(void *ctx, struct rtp_common *cp, int argc,
 
 	threads = calloc((size_t)c->nthreads, sizeof(*threads));
 	if (!threads) {
-		fprintf(stderr, "rtprobe: out of memory\n");
+		fmt_fprintf(stderr, "rtprobe: out of memory\n");
 		return RTP_EXIT_ENV;
 	}
 	r = run_create(c, argc, argv);
@@ -447,7 +448,7 @@ static int cyclic_run(void *ctx, struct rtp_common *cp, int argc,
 	for (i = 0; i < c->nthreads; i++) {
 		char label[24];
 
-		snprintf(label, sizeof(label), "cpu%d", c->cpu_list[i]);
+		fmt_snprintf(label, sizeof(label), "cpu%d", c->cpu_list[i]);
 		threads[i].run = r;
 		threads[i].cfg = cfg;
 		threads[i].clock = c->clock;

@@ -52,6 +52,7 @@
 #include "clocksleep.h"
 #include "common.h"
 #include "fdio.h"
+#include "fmt.h"
 #include "json.h"
 #include "opt.h"
 #include "percpu.h"
@@ -155,7 +156,7 @@ static int event_gpio_request(int chip_fd, unsigned int line, uint64_t flags)
 	req.offsets[0] = line;
 	req.num_lines = 1;
 	req.config.flags = flags;
-	snprintf(req.consumer, sizeof(req.consumer), "rtprobe");
+	fmt_snprintf(req.consumer, sizeof(req.consumer), "rtprobe");
 	if (ioctl(chip_fd, GPIO_V2_GET_LINE_IOCTL, &req) < 0)
 		return -1;
 	return req.fd;
@@ -183,7 +184,7 @@ static int event_gpio_open(struct event_test *t)
 
 	chip = open(cfg->path, O_RDWR | O_CLOEXEC);
 	if (chip < 0) {
-		fprintf(stderr, "rtprobe: --source %s: open %s: %s; is the "
+		fmt_fprintf(stderr, "rtprobe: --source %s: open %s: %s; is the "
 			"GPIO chip there (ls /dev/gpiochip*) and are you "
 			"root?\n", cfg->source_text, cfg->path,
 			strerror(errno));
@@ -192,7 +193,7 @@ static int event_gpio_open(struct event_test *t)
 	t->fd = event_gpio_request(chip, cfg->line, GPIO_V2_LINE_FLAG_INPUT |
 				   edge_flags[cfg->edge]);
 	if (t->fd < 0) {
-		fprintf(stderr, "rtprobe: --source %s: cannot request line %u "
+		fmt_fprintf(stderr, "rtprobe: --source %s: cannot request line %u "
 			"for edge events (%s); is it free (gpioinfo) and "
 			"able to interrupt?\n", cfg->source_text, cfg->line,
 			strerror(errno));
@@ -204,7 +205,7 @@ static int event_gpio_open(struct event_test *t)
 					       (unsigned int)cfg->out_line,
 					       GPIO_V2_LINE_FLAG_OUTPUT);
 		if (t->out_fd < 0 || event_gpio_set(t->out_fd, 0)) {
-			fprintf(stderr, "rtprobe: --source %s: cannot drive "
+			fmt_fprintf(stderr, "rtprobe: --source %s: cannot drive "
 				"out=%d (%s); is the line free and an "
 				"output?\n", cfg->source_text, cfg->out_line,
 				strerror(errno));
@@ -228,7 +229,7 @@ static int event_gpio_set(int line_fd, int level)
 /* Toolchain headers without the GPIO v2 uAPI: refuse the device source. */
 static int event_gpio_open(struct event_test *t)
 {
-	fprintf(stderr, "rtprobe: --source %s: this rtprobe was built "
+	fmt_fprintf(stderr, "rtprobe: --source %s: this rtprobe was built "
 		"without the GPIO v2 uAPI headers (linux/gpio.h); rebuild "
 		"with kernel headers >= 5.10\n", t->cfg.source_text);
 	return RTP_EXIT_ENV;
@@ -256,7 +257,7 @@ static int event_take_self(struct event_test *t, uint64_t *last_seq,
 	n = read(t->fd, &count, sizeof(count));
 	now = run_now_ns(t->run);
 	if (n < 0 && errno != EAGAIN && errno != EINTR) {
-		snprintf(t->error, sizeof(t->error),
+		fmt_snprintf(t->error, sizeof(t->error),
 			 "event: read of the eventfd: %s", strerror(errno));
 		return -1;
 	}
@@ -295,7 +296,7 @@ static int event_take_uio(struct event_test *t, bool *have_last,
 		return 0;
 	if (n < 0 || write(t->fd, &enable, sizeof(enable)) !=
 		     (ssize_t)sizeof(enable)) {
-		snprintf(t->error, sizeof(t->error), "event: --source %s: "
+		fmt_snprintf(t->error, sizeof(t->error), "event: --source %s: "
 			 "%s: %s", t->cfg.source_text, n < 0 ? "read" :
 			 "write to re-enable", strerror(errno));
 		return -1;
@@ -332,13 +333,13 @@ static int event_take_gpio(struct event_test *t, uint32_t *last_seqno,
 	if (n == 0)
 		return 0;
 	if (n < 0) {
-		snprintf(t->error, sizeof(t->error), "event: --source %s: "
+		fmt_snprintf(t->error, sizeof(t->error), "event: --source %s: "
 			 "read: %s", t->cfg.source_text, strerror(errno));
 		return -1;
 	}
 	if (t->out_fd >= 0) {
 		if (event_gpio_set(t->out_fd, (int)(t->out_toggles & 1) ^ 1)) {
-			snprintf(t->error, sizeof(t->error), "event: --source "
+			fmt_snprintf(t->error, sizeof(t->error), "event: --source "
 				 "%s: driving out=%d: %s", t->cfg.source_text,
 				 t->cfg.out_line, strerror(errno));
 			return -1;
@@ -406,7 +407,7 @@ static void *event_handler(void *arg)
 	while (!run_stopping(t->run)) {
 		rc = poll(&pfd, 1, EVENT_POLL_MS);
 		if (rc < 0 && errno != EINTR) {
-			snprintf(t->error, sizeof(t->error),
+			fmt_snprintf(t->error, sizeof(t->error),
 				 "event: poll on --source %s: %s",
 				 t->cfg.source_text, strerror(errno));
 			break;
@@ -481,7 +482,7 @@ static void *event_stimulus(void *arg)
 		if (write(t->fd, &one, sizeof(one)) != (ssize_t)sizeof(one) &&
 		    errno != EAGAIN) {
 			/* the handler would see nothing more: end the run */
-			fprintf(stderr, "rtprobe: event: stimulus write to "
+			fmt_fprintf(stderr, "rtprobe: event: stimulus write to "
 				"the eventfd: %s\n", strerror(errno));
 			run_request_stop(t->run, "error");
 			break;
@@ -533,7 +534,7 @@ static void event_parse_source(struct event_config *cfg, const char *text)
 		if (!text[4] || strlen(text + 4) >= sizeof(cfg->path))
 			opt_fail("--source", text, "give the device, e.g. "
 				 "uio:/dev/uio0");
-		snprintf(cfg->path, sizeof(cfg->path), "%s", text + 4);
+		fmt_snprintf(cfg->path, sizeof(cfg->path), "%s", text + 4);
 		return;
 	}
 	if (!strncmp(text, "gpio:", 5)) {
@@ -587,7 +588,7 @@ static int event_open_source(struct event_test *t)
 	if (cfg->kind == EVENT_SELF) {
 		t->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (t->fd < 0) {
-			fprintf(stderr, "rtprobe: --source self: eventfd: %s; "
+			fmt_fprintf(stderr, "rtprobe: --source self: eventfd: %s; "
 				"the kernel needs CONFIG_EVENTFD\n",
 				strerror(errno));
 			return RTP_EXIT_ENV;
@@ -602,14 +603,14 @@ static int event_open_source(struct event_test *t)
 		return event_gpio_open(t);
 	t->fd = open(cfg->path, O_RDWR | O_CLOEXEC);
 	if (t->fd < 0) {
-		fprintf(stderr, "rtprobe: --source %s: open: %s; is a UIO "
+		fmt_fprintf(stderr, "rtprobe: --source %s: open: %s; is a UIO "
 			"driver bound (ls /sys/class/uio) and are you root?\n",
 			cfg->source_text, strerror(errno));
 		return RTP_EXIT_ENV;
 	}
 	/* a previous user may have left the interrupt disabled */
 	if (write(t->fd, &enable, sizeof(enable)) != (ssize_t)sizeof(enable)) {
-		fprintf(stderr, "rtprobe: --source %s: write to enable the "
+		fmt_fprintf(stderr, "rtprobe: --source %s: write to enable the "
 			"interrupt: %s; the driver needs an irqcontrol "
 			"(e.g. uio_pdrv_genirq)\n", cfg->source_text,
 			strerror(errno));
@@ -688,9 +689,9 @@ static void event_verdicts(struct run *r, void *arg)
 	const struct event_test *t = arg;
 	char name[64], detail[160];
 
-	snprintf(name, sizeof(name), "missed events <= %llu",
+	fmt_snprintf(name, sizeof(name), "missed events <= %llu",
 		 (unsigned long long)t->cfg.max_missed);
-	snprintf(detail, sizeof(detail), "%llu missed after warm-up, %llu "
+	fmt_snprintf(detail, sizeof(detail), "%llu missed after warm-up, %llu "
 		 "during it; %llu handled",
 		 (unsigned long long)t->missed,
 		 (unsigned long long)t->missed_warmup,
@@ -802,7 +803,7 @@ static void event_defaults(void *ctx, struct rtp_common *c)
 
 	ep->t = calloc(1, sizeof(*ep->t));
 	if (!ep->t) {
-		fprintf(stderr, "rtprobe: event: out of memory\n");
+		fmt_fprintf(stderr, "rtprobe: event: out of memory\n");
 		exit(RTP_EXIT_ENV);
 	}
 	c->threads_requested = 1;

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "footprint.h"
 #include "common.h"
 #include "fdio.h"
@@ -100,13 +101,13 @@ static const struct opt_desc hb_options[] = {
 /* Print the usage of `rtprobe hackbench`. */
 static void hb_usage(FILE *f)
 {
-	fprintf(f,
+	fmt_fprintf(f,
 		"usage: rtprobe hackbench [options]\n\n"
 		"Scheduler benchmark after hackbench: groups of senders and "
 		"receivers pass\nmessages; prints \"Time: S.SSS\" on stderr and "
 		"NDJSON (start, result) on stdout.\n\n");
 	opt_desc_usage(f, hb_options);
-	fprintf(f, "\nExample: rtprobe hackbench -g 4 -l 200 --pipe --threads\n"
+	fmt_fprintf(f, "\nExample: rtprobe hackbench -g 4 -l 200 --pipe --threads\n"
 		"Exit codes: 0 ran, 2 bad usage, 3 could not run (fds, "
 		"fork), 4 interrupted.\n");
 }
@@ -175,7 +176,7 @@ static void hb_parse(int argc, char **argv, struct hb_cfg *cfg)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "rtprobe: hackbench: unexpected argument '%s' "
+		fmt_fprintf(stderr, "rtprobe: hackbench: unexpected argument '%s' "
 				"(see rtprobe hackbench --help)\n",
 			argv[optind]);
 		exit(RTP_EXIT_USAGE);
@@ -279,13 +280,13 @@ static int hb_start_group(struct hb_bench *hb, struct load_workers *w, int g,
 	struct hb_task *t;
 
 	if (!write_fds) {
-		snprintf(err, errlen, "out of memory");
+		fmt_snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	for (i = 0; i < fds; i++) {
 		if (hb->cfg.pipe ? pipe(pair) :
 		    socketpair(AF_UNIX, SOCK_STREAM, 0, pair)) {
-			snprintf(err, errlen, "%s: %s%s",
+			fmt_snprintf(err, errlen, "%s: %s%s",
 				 hb->cfg.pipe ? "pipe" : "socketpair",
 				 strerror(errno), errno == EMFILE ?
 				 " (raise ulimit -n, or fewer --groups/--fds "
@@ -456,7 +457,7 @@ static int hb_main(int argc, char **argv)
 	hb.chan = malloc((size_t)hb.total_tasks * sizeof(int));
 	if (!hb.shared || !hb.task || !hb.chan ||
 	    pipe(hb.ready) || pipe(hb.wakeup)) {
-		fprintf(stderr, "rtprobe: hackbench: setting up %d tasks: %s\n",
+		fmt_fprintf(stderr, "rtprobe: hackbench: setting up %d tasks: %s\n",
 			hb.total_tasks, strerror(errno));
 		return RTP_EXIT_ENV;
 	}
@@ -468,7 +469,7 @@ static int hb_main(int argc, char **argv)
 	out.discard = output_is_terminal(hb.cfg.output_path, hb.cfg.json);
 	hb_write_start(&out, &hb, argc, argv);
 	if (human)
-		fprintf(stderr, "Running in %s mode with %d groups using %d "
+		fmt_fprintf(stderr, "Running in %s mode with %d groups using %d "
 				"file descriptors each (== %d tasks)\n"
 				"Each sender will pass %d messages of %llu "
 				"bytes\n",
@@ -514,15 +515,15 @@ static int hb_main(int argc, char **argv)
 		w.count = 0;
 	if (!rc && (w.failed || atomic_load(&hb.shared->failed))) {
 		rc = RTP_EXIT_ENV;
-		snprintf(err, sizeof(err), "%s", hb.shared->error[0] ?
+		fmt_snprintf(err, sizeof(err), "%s", hb.shared->error[0] ?
 			 hb.shared->error : "a worker failed");
 	}
 	if (rc == RTP_EXIT_ENV) {
 		status = "error";
 		reason = err;
-		fprintf(stderr, "rtprobe: hackbench: %s\n", err);
+		fmt_fprintf(stderr, "rtprobe: hackbench: %s\n", err);
 	} else if (rc == RTP_EXIT_OK) {
-		fprintf(stderr, "Time: %.3f\n", (double)(end - start) / 1e9);
+		fmt_fprintf(stderr, "Time: %.3f\n", (double)(end - start) / 1e9);
 	}
 	hb_write_result(&out, &hb, status, rc, reason,
 			end > start ? end - start : 0);

@@ -41,6 +41,7 @@
 #include "clocksleep.h"
 #include "common.h"
 #include "fdio.h"
+#include "fmt.h"
 #include "json.h"
 #include "opt.h"
 #include "percpu.h"
@@ -146,13 +147,13 @@ static int ipc_channel_create(struct ipc_test *t, struct ipc_pair *p)
 		p->peer_in = p->peer_out = a[1];
 		return 0;
 	case IPC_FIFO:
-		snprintf(p->fifo_to_peer, sizeof(p->fifo_to_peer),
+		fmt_snprintf(p->fifo_to_peer, sizeof(p->fifo_to_peer),
 			 "%s/to-peer-%d", t->fifo_dir, p->index);
-		snprintf(p->fifo_from_peer, sizeof(p->fifo_from_peer),
+		fmt_snprintf(p->fifo_from_peer, sizeof(p->fifo_from_peer),
 			 "%s/from-peer-%d", t->fifo_dir, p->index);
 		if (mkfifo(p->fifo_to_peer, 0600) ||
 		    mkfifo(p->fifo_from_peer, 0600)) {
-			fprintf(stderr, "rtprobe: --fifo-dir %s: mkfifo: %s; "
+			fmt_fprintf(stderr, "rtprobe: --fifo-dir %s: mkfifo: %s; "
 				"give a writable local directory\n",
 				t->cfg.fifo_dir, strerror(errno));
 			return -1;
@@ -160,7 +161,7 @@ static int ipc_channel_create(struct ipc_test *t, struct ipc_pair *p)
 		return 0;
 	}
 fail:
-	fprintf(stderr, "rtprobe: --transport %s: cannot create the channel "
+	fmt_fprintf(stderr, "rtprobe: --transport %s: cannot create the channel "
 		"(%s); raise ulimit -n or use fewer --threads\n",
 		ipc_transport_names[t->cfg.transport], strerror(errno));
 	return -1;
@@ -288,11 +289,11 @@ static bool ipc_peer_failed(int status, char *err, size_t errlen)
 		return false;
 	if (WIFEXITED(status)) {
 		code = WEXITSTATUS(status);
-		snprintf(err, errlen, "ipc: peer process: %s",
+		fmt_snprintf(err, errlen, "ipc: peer process: %s",
 			 code >= IPC_PEER_IO && code <= IPC_PEER_MEM ?
 			 what[code] : "failed");
 	} else {
-		snprintf(err, errlen, "ipc: peer process killed by signal %d",
+		fmt_snprintf(err, errlen, "ipc: peer process killed by signal %d",
 			 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 	}
 	return true;
@@ -306,9 +307,9 @@ static void ipc_error(struct ipc_pair *p, const char *fmt, ...)
 
 	if (!p->error[0]) {
 		va_start(ap, fmt);
-		vsnprintf(p->error, sizeof(p->error), fmt, ap);
+		fmt_vsnprintf(p->error, sizeof(p->error), fmt, ap);
 		va_end(ap);
-		fprintf(stderr, "rtprobe: %s\n", p->error);
+		fmt_fprintf(stderr, "rtprobe: %s\n", p->error);
 	}
 	/* status error, exit 3 */
 	if (p->series)
@@ -599,7 +600,7 @@ static void ipc_verdicts(struct run *r, void *arg)
 	for (i = 0; i < t->npairs; i++)
 		if (t->pairs[i].bw_done < least)
 			least = t->pairs[i].bw_done;
-	snprintf(detail, sizeof(detail), "%u of %u transfers of %llu bytes",
+	fmt_snprintf(detail, sizeof(detail), "%u of %u transfers of %llu bytes",
 		 least, t->cfg.repetitions,
 		 (unsigned long long)t->cfg.total_bytes);
 	run_add_verdict(r, "all transfers done",
@@ -681,7 +682,7 @@ static void ipc_defaults(void *ctx, struct rtp_common *c)
 
 	t = calloc(1, sizeof(*t)); /* large: 64 pairs with paths */
 	if (!t) {
-		fprintf(stderr, "rtprobe: ipc: out of memory\n");
+		fmt_fprintf(stderr, "rtprobe: ipc: out of memory\n");
 		exit(RTP_EXIT_ENV);
 	}
 	ip->t = t;
@@ -751,7 +752,7 @@ static void ipc_check(void *ctx, struct rtp_common *c)
 		for (d = common_descriptors(); d->name; d++)
 			if (c->given & IPC_LATENCY_ONLY & COMMON_BIT(d->id))
 				break;
-		snprintf(name, sizeof(name), "--%s", d->name);
+		fmt_snprintf(name, sizeof(name), "--%s", d->name);
 		opt_refuse(name, "", "--bandwidth", "no latency series; use "
 			   "--repetitions and --total");
 	}
@@ -777,7 +778,7 @@ static int ipc_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 	}
 	t->common = c;
 	if (sched_getaffinity(0, sizeof(t->allowed), &t->allowed)) {
-		fprintf(stderr, "rtprobe: --peer-cpu: sched_getaffinity: %s\n",
+		fmt_fprintf(stderr, "rtprobe: --peer-cpu: sched_getaffinity: %s\n",
 			strerror(errno));
 		return RTP_EXIT_ENV;
 	}
@@ -786,16 +787,16 @@ static int ipc_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 	t->run = r;
 	t->npairs = c->nthreads;
 	if (t->cfg.transport == IPC_FIFO && !c->simulate) {
-		snprintf(tmpl, sizeof(tmpl), "%s/rtprobe-ipc-XXXXXX",
+		fmt_snprintf(tmpl, sizeof(tmpl), "%s/rtprobe-ipc-XXXXXX",
 			 t->cfg.fifo_dir);
 		if (!mkdtemp(tmpl)) {
-			fprintf(stderr, "rtprobe: --fifo-dir %s: cannot create "
+			fmt_fprintf(stderr, "rtprobe: --fifo-dir %s: cannot create "
 				"a directory there (%s); give a writable "
 				"directory\n", t->cfg.fifo_dir,
 				strerror(errno));
 			return RTP_EXIT_ENV;
 		}
-		snprintf(t->fifo_dir, sizeof(t->fifo_dir), "%s", tmpl);
+		fmt_snprintf(t->fifo_dir, sizeof(t->fifo_dir), "%s", tmpl);
 	}
 	for (i = 0; i < t->npairs; i++) {
 		struct ipc_pair *p = &t->pairs[i];

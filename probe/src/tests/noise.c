@@ -20,6 +20,7 @@
 
 #include "clocksleep.h"
 #include "common.h"
+#include "fmt.h"
 #include "opt.h"
 #include "numtext.h"
 #include "percpu.h"
@@ -87,6 +88,9 @@ static void noise_spin(struct noise_thread *nt, clockid_t clock,
 		now = clock_now_ns(clock);
 		gap = now - prev;
 		if (gap >= thr) {
+			/* begun after the measured end: the series drops it too */
+			if (series_past_end(nt->series, prev - t0))
+				break;
 			if (warm) {
 				nt->warmup_gaps++;
 			} else {
@@ -164,7 +168,7 @@ static void *noise_thread_fn(void *arg)
 	}
 	err = clock_sleep_until(clock, t0);
 	if (err) {
-		snprintf(why, sizeof(why), "clock_nanosleep: %s",
+		fmt_snprintf(why, sizeof(why), "clock_nanosleep: %s",
 			 strerror(err));
 		series_fail(nt->series, why);
 	} else {
@@ -206,7 +210,7 @@ static void noise_check_throttling(struct noise_cfg *cfg,
 	if (c->simulate || c->policy == POLICY_OTHER ||
 	    cfg->rt_runtime_us < 0 || cfg->rt_period_us <= 0)
 		return;
-	fprintf(stderr, "rtprobe: noise: warning: RT throttling is on "
+	fmt_fprintf(stderr, "rtprobe: noise: warning: RT throttling is on "
 		"(sched_rt_runtime_us %ld of sched_rt_period_us %ld): the "
 		"busy loops may be stopped for %ld us each period and show "
 		"it as gaps; echo -1 > /proc/sys/kernel/sched_rt_runtime_us "
@@ -413,7 +417,7 @@ static int noise_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 	int i;
 
 	if (c->duration_ns > NOISE_MAX_DURATION_NS && !n->cfg.force) {
-		snprintf(dur, sizeof(dur), "%" PRIu64 "s",
+		fmt_snprintf(dur, sizeof(dur), "%" PRIu64 "s",
 			 (uint64_t)(c->duration_ns / NSEC_PER_SEC));
 		opt_fail("--duration", dur, "noise is capped at 1h (its busy "
 			 "loops hold their CPUs); add --force to run longer");
@@ -434,7 +438,7 @@ static int noise_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 	n->nthreads = c->nthreads;
 	n->threads = calloc((size_t)c->nthreads, sizeof(*n->threads));
 	if (!n->threads) {
-		fprintf(stderr, "rtprobe: noise: out of memory\n");
+		fmt_fprintf(stderr, "rtprobe: noise: out of memory\n");
 		return RTP_EXIT_ENV;
 	}
 	r = run_create(c, argc, argv);

@@ -20,6 +20,7 @@
 
 #include "clocksleep.h"
 #include "common.h"
+#include "fmt.h"
 #include "opt.h"
 #include "percpu.h"
 #include "rtprobe.h"
@@ -71,13 +72,13 @@ struct periodic {
 static const char *fmt_duration(uint64_t ns, char *buf, size_t len)
 {
 	if (ns && ns % NSEC_PER_SEC == 0)
-		snprintf(buf, len, "%" PRIu64 "s", (uint64_t)(ns / NSEC_PER_SEC));
+		fmt_snprintf(buf, len, "%" PRIu64 "s", (uint64_t)(ns / NSEC_PER_SEC));
 	else if (ns && ns % NSEC_PER_MSEC == 0)
-		snprintf(buf, len, "%" PRIu64 "ms", (uint64_t)(ns / NSEC_PER_MSEC));
+		fmt_snprintf(buf, len, "%" PRIu64 "ms", (uint64_t)(ns / NSEC_PER_MSEC));
 	else if (ns && ns % NSEC_PER_USEC == 0)
-		snprintf(buf, len, "%" PRIu64 "us", (uint64_t)(ns / NSEC_PER_USEC));
+		fmt_snprintf(buf, len, "%" PRIu64 "us", (uint64_t)(ns / NSEC_PER_USEC));
 	else
-		snprintf(buf, len, "%" PRIu64 "ns", ns);
+		fmt_snprintf(buf, len, "%" PRIu64 "ns", ns);
 	return buf;
 }
 
@@ -173,7 +174,7 @@ static void periodic_measure(struct periodic_thread *pt)
 			break;
 		err = clock_sleep_until(run_common(r)->clock, t0 + due);
 		if (err) {
-			snprintf(pt->error, sizeof(pt->error),
+			fmt_snprintf(pt->error, sizeof(pt->error),
 				 "clock_nanosleep: %s", strerror(err));
 			series_fail(pt->series, pt->error);
 			break;
@@ -264,8 +265,8 @@ static void periodic_verdicts(struct run *r, void *ctx)
 			max_delay = p->threads[i].max_delay_ns;
 	}
 	fmt_duration(p->cfg.criterion_ns, crit, sizeof(crit));
-	snprintf(name, sizeof(name), "every delay < %s", crit);
-	snprintf(detail, sizeof(detail),
+	fmt_snprintf(name, sizeof(name), "every delay < %s", crit);
+	fmt_snprintf(detail, sizeof(detail),
 		 "%" PRIu64 " of %" PRIu64 " iterations >= %s (max delay %"
 		 PRId64 " ns)", failed, iterations, crit, max_delay);
 	run_add_verdict(r, name, failed == 0, detail);
@@ -279,8 +280,8 @@ static void periodic_verdicts(struct run *r, void *ctx)
 	}
 	if (!started)
 		return;
-	snprintf(name, sizeof(name), "start latency < %s", crit);
-	snprintf(detail, sizeof(detail), "largest start latency %" PRId64
+	fmt_snprintf(name, sizeof(name), "start latency < %s", crit);
+	fmt_snprintf(detail, sizeof(detail), "largest start latency %" PRId64
 		 " ns", worst_start);
 	run_add_verdict(r, name, worst_start < (int64_t)p->cfg.criterion_ns,
 			detail);
@@ -377,7 +378,7 @@ static int periodic_run(void *ctx, struct rtp_common *c, int argc,
 	p->nthreads = c->nthreads;
 	p->threads = calloc((size_t)c->nthreads, sizeof(*p->threads));
 	if (!p->threads) {
-		fprintf(stderr, "rtprobe: periodic: out of memory\n");
+		fmt_fprintf(stderr, "rtprobe: periodic: out of memory\n");
 		return RTP_EXIT_ENV;
 	}
 	r = run_create(c, argc, argv);

@@ -35,6 +35,7 @@
 
 #include "clocksleep.h"
 #include "common.h"
+#include "fmt.h"
 #include "json.h"
 #include "opt.h"
 #include "percpu.h"
@@ -280,14 +281,14 @@ static void pi_verdicts(struct run *r, void *arg)
 	const struct pi_test *t = arg;
 	char name[64], detail[200];
 
-	snprintf(name, sizeof(name), "waiter excess <= %.3fus",
+	fmt_snprintf(name, sizeof(name), "waiter excess <= %.3fus",
 		 (double)t->cfg.max_excess_ns / 1000.0);
 	if (!t->done) {
 		run_add_verdict(r, name, run_stopping(r),
 				"no iteration completed");
 		return;
 	}
-	snprintf(detail, sizeof(detail), "max %.3fus, mean %.3fus over %llu "
+	fmt_snprintf(detail, sizeof(detail), "max %.3fus, mean %.3fus over %llu "
 		 "iterations (%s mutex, %u hogs for %.3fus)",
 		 (double)t->max_excess_ns / 1000.0,
 		 (double)(t->sum_excess_ns / t->done) / 1000.0,
@@ -312,7 +313,7 @@ static int pi_init_sync(struct pi_test *t)
 	if (!err)
 		err = pthread_mutex_init(&t->lock, &attr);
 	if (err) {
-		fprintf(stderr, "rtprobe: pi: cannot create a %s mutex (%s); "
+		fmt_fprintf(stderr, "rtprobe: pi: cannot create a %s mutex (%s); "
 			"this C library or kernel lacks PI futexes: --no-pi "
 			"runs without\n", t->cfg.no_pi ? "plain" :
 			"priority-inheritance", strerror(err));
@@ -322,7 +323,7 @@ static int pi_init_sync(struct pi_test *t)
 	if (sem_init(&t->holder_go, 0, 0) || sem_init(&t->lock_taken, 0, 0) ||
 	    sem_init(&t->holder_idle, 0, 0) || sem_init(&t->hog_go, 0, 0) ||
 	    sem_init(&t->hog_done, 0, 0)) {
-		fprintf(stderr, "rtprobe: pi: sem_init: %s\n",
+		fmt_fprintf(stderr, "rtprobe: pi: sem_init: %s\n",
 			strerror(errno));
 		return RTP_EXIT_ENV;
 	}
@@ -348,7 +349,7 @@ static int pi_resolve_cpu(struct pi_test *t, struct rtp_common *c,
 	int cpu;
 
 	if (sched_getaffinity(0, sizeof(allowed), &allowed)) {
-		fprintf(stderr, "rtprobe: pi: sched_getaffinity: %s; give "
+		fmt_fprintf(stderr, "rtprobe: pi: sched_getaffinity: %s; give "
 			"--cpu\n", strerror(errno));
 		return RTP_EXIT_ENV;
 	}
@@ -359,7 +360,7 @@ static int pi_resolve_cpu(struct pi_test *t, struct rtp_common *c,
 		t->cfg.cpu = cpu;
 	}
 	if (CPU_COUNT(&allowed) < 2 && !t->cfg.force && !c->simulate) {
-		fprintf(stderr, "rtprobe: pi: only one CPU is allowed and the "
+		fmt_fprintf(stderr, "rtprobe: pi: only one CPU is allowed and the "
 			"hogs would take all of it for --hog-time; add --force "
 			"to run anyway\n");
 		return RTP_EXIT_ENV;
@@ -414,7 +415,7 @@ static void pi_defaults(void *ctx, struct rtp_common *c)
 
 	pp->t = calloc(1, sizeof(*pp->t));
 	if (!pp->t) {
-		fprintf(stderr, "rtprobe: pi: out of memory\n");
+		fmt_fprintf(stderr, "rtprobe: pi: out of memory\n");
 		exit(RTP_EXIT_ENV);
 	}
 	c->warmup_ns = 0;
@@ -480,7 +481,7 @@ static void pi_check(void *ctx, struct rtp_common *c)
 	struct pi_test *t = pp->t;
 	char prio_text[16];
 
-	snprintf(prio_text, sizeof(prio_text), "%d", c->priority);
+	fmt_snprintf(prio_text, sizeof(prio_text), "%d", c->priority);
 	if (c->policy != POLICY_FIFO && c->policy != POLICY_RR)
 		opt_fail("--policy", common_policy_name(c->policy),
 			 "pi needs fifo or rr (priorities decide the test)");

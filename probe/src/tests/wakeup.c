@@ -30,6 +30,7 @@
 
 #include "clocksleep.h"
 #include "common.h"
+#include "fmt.h"
 #include "opt.h"
 #include "rt.h"
 #include "rtprobe.h"
@@ -142,7 +143,7 @@ static void wakee_loop(struct wake_shared *sh)
 
 	rc = wake_wakee_init(&sh->ch);
 	if (rc) {
-		snprintf(sh->error, sizeof(sh->error),
+		fmt_snprintf(sh->error, sizeof(sh->error),
 			 "%s: the wakee's signal mask: %s",
 			 wake_mech_names[sh->ch.mech], strerror(rc));
 		atomic_store(&sh->state, WAKEE_FAILED);
@@ -152,7 +153,7 @@ static void wakee_loop(struct wake_shared *sh)
 	for (;;) {
 		rc = wake_wait(&sh->ch, &t_after);
 		if (rc) {
-			snprintf(sh->error, sizeof(sh->error),
+			fmt_snprintf(sh->error, sizeof(sh->error),
 				 "%s: the wakee's wait failed: %s",
 				 wake_mech_names[sh->ch.mech], strerror(rc));
 			atomic_store(&sh->state, WAKEE_FAILED);
@@ -178,7 +179,7 @@ static void *wakee_thread_fn(void *arg)
 
 	if (rt_apply_self(c, c->policy, p->w->cfg.wakee_priority,
 			  p->w->cfg.wakee_cpu, err, sizeof(err))) {
-		snprintf(p->sh->error, sizeof(p->sh->error), "wakee thread: %s",
+		fmt_snprintf(p->sh->error, sizeof(p->sh->error), "wakee thread: %s",
 			 err);
 		atomic_store(&p->sh->state, WAKEE_FAILED);
 		return NULL;
@@ -198,13 +199,13 @@ static void wakee_child(struct wakeup_pair *p, pid_t parent)
 		_exit(RTP_EXIT_ENV);
 	if (rt_apply_self(c, c->policy, p->w->cfg.wakee_priority,
 			  p->w->cfg.wakee_cpu, err, sizeof(err))) {
-		snprintf(sh->error, sizeof(sh->error), "wakee process: %s",
+		fmt_snprintf(sh->error, sizeof(sh->error), "wakee process: %s",
 			 err);
 		atomic_store(&sh->state, WAKEE_FAILED);
 		_exit(RTP_EXIT_ENV);
 	}
 	if (c->mlock && mlockall(MCL_CURRENT | MCL_FUTURE)) {
-		snprintf(sh->error, sizeof(sh->error),
+		fmt_snprintf(sh->error, sizeof(sh->error),
 			 "wakee process: mlockall: %s (--no-mlock skips it)",
 			 strerror(errno));
 		atomic_store(&sh->state, WAKEE_FAILED);
@@ -305,7 +306,7 @@ static void measure_pair(struct wakeup_pair *p, uint64_t start_abs)
 			return;
 		rc = clock_sleep_until(clock, start_abs + due);
 		if (rc) {
-			snprintf(why, sizeof(why), "clock_nanosleep: %s",
+			fmt_snprintf(why, sizeof(why), "clock_nanosleep: %s",
 				 strerror(rc));
 			series_fail(p->series, why);
 			return;
@@ -313,13 +314,13 @@ static void measure_pair(struct wakeup_pair *p, uint64_t start_abs)
 		expected++;
 		rc = wake_post(&sh->ch, &t_before);
 		if (rc) {
-			snprintf(why, sizeof(why), "%s: the wake call failed: %s",
+			fmt_snprintf(why, sizeof(why), "%s: the wake call failed: %s",
 				 wake_mech_names[p->mech], strerror(rc));
 			series_fail(p->series, why);
 			return;
 		}
 		if (!wait_ack(p, expected)) {
-			snprintf(why, sizeof(why), "%s",
+			fmt_snprintf(why, sizeof(why), "%s",
 				 sh->error[0] ? sh->error :
 				 "the wakee stopped answering");
 			series_fail(p->series, why);
@@ -384,7 +385,7 @@ static bool start_wakee(struct wakeup_pair *p)
 					    wakee_thread_fn, p);
 		pthread_attr_destroy(&attr);
 		if (rc) {
-			snprintf(why, sizeof(why), "cannot start the wakee "
+			fmt_snprintf(why, sizeof(why), "cannot start the wakee "
 				 "thread: %s", strerror(rc));
 			series_fail(p->series, why);
 			return false;
@@ -393,7 +394,7 @@ static bool start_wakee(struct wakeup_pair *p)
 	}
 	p->child = fork();
 	if (p->child < 0) {
-		snprintf(why, sizeof(why), "fork of the wakee process: %s",
+		fmt_snprintf(why, sizeof(why), "fork of the wakee process: %s",
 			 strerror(errno));
 		series_fail(p->series, why);
 		return false;
@@ -516,21 +517,21 @@ static int wakeup_open(struct wakeup *w, const struct rtp_common *c)
 	w->shared = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (w->shared == MAP_FAILED) {
-		fprintf(stderr, "rtprobe: wakeup: mmap of %zu bytes shared "
+		fmt_fprintf(stderr, "rtprobe: wakeup: mmap of %zu bytes shared "
 			"with the wakee failed: %s\n", len, strerror(errno));
 		return RTP_EXIT_ENV;
 	}
 	if (c->simulate)
 		return 0;
 	if (wake_process_init(err, sizeof(err))) {
-		fprintf(stderr, "rtprobe: wakeup: %s\n", err);
+		fmt_fprintf(stderr, "rtprobe: wakeup: %s\n", err);
 		return RTP_EXIT_ENV;
 	}
 	for (i = 0; i < w->cfg.nmechs; i++) {
 		if (wake_channel_open(&w->shared[i].ch, w->cfg.mechs[i],
 				      w->cfg.processes, c->clock, err,
 				      sizeof(err))) {
-			fprintf(stderr, "rtprobe: --mechanism %s: cannot set "
+			fmt_fprintf(stderr, "rtprobe: --mechanism %s: cannot set "
 				"it up (%s); leave it out of the list\n",
 				wake_mech_names[w->cfg.mechs[i]], err);
 			while (i-- > 0)

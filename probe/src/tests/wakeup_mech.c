@@ -2,6 +2,7 @@
 /*
  * wakeup_mech.c - wake-up mechanisms for `rtprobe wakeup` (see wakeup_mech.h).
  */
+#include "fmt.h"
 #include "wakeup_mech.h"
 
 #include <errno.h>
@@ -50,7 +51,7 @@ int wake_process_init(char *err, size_t errlen)
 	sa.sa_handler = wake_signal_handler;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(wake_signal_number(MECH_SIGNAL), &sa, NULL)) {
-		snprintf(err, errlen, "sigaction: %s", strerror(errno));
+		fmt_snprintf(err, errlen, "sigaction: %s", strerror(errno));
 		return -1;
 	}
 	sigemptyset(&set);
@@ -58,7 +59,7 @@ int wake_process_init(char *err, size_t errlen)
 	sigaddset(&set, wake_signal_number(MECH_SIGWAIT));
 	rc = pthread_sigmask(SIG_BLOCK, &set, NULL);
 	if (rc) {
-		snprintf(err, errlen, "pthread_sigmask: %s", strerror(rc));
+		fmt_snprintf(err, errlen, "pthread_sigmask: %s", strerror(rc));
 		return -1;
 	}
 	return 0;
@@ -91,7 +92,7 @@ void wake_futex_wake(_Atomic uint32_t *word, bool shared)
 /* Write "call: strerror" into err and return -1. */
 static int mech_fail(char *err, size_t errlen, const char *call, int errnum)
 {
-	snprintf(err, errlen, "%s: %s", call, strerror(errnum));
+	fmt_snprintf(err, errlen, "%s: %s", call, strerror(errnum));
 	return -1;
 }
 
@@ -134,7 +135,7 @@ static int open_mq(struct wake_channel *ch, char *err, size_t errlen)
 	struct mq_attr attr = { .mq_maxmsg = 4, .mq_msgsize = 8 };
 	char name[64];
 
-	snprintf(name, sizeof(name), "/rtprobe-wakeup-%ld-%p", (long)getpid(),
+	fmt_snprintf(name, sizeof(name), "/rtprobe-wakeup-%ld-%p", (long)getpid(),
 		 (void *)ch);
 	ch->mq = mq_open(name, O_RDWR | O_CREAT | O_EXCL, 0600, &attr);
 	if (ch->mq == (mqd_t)-1)
@@ -195,7 +196,7 @@ int wake_channel_open(struct wake_channel *ch, enum wake_mech mech,
 	case MECH_COUNT:
 		break;
 	}
-	snprintf(err, errlen, "unknown mechanism %d", (int)mech);
+	fmt_snprintf(err, errlen, "unknown mechanism %d", (int)mech);
 	return -1;
 }
 

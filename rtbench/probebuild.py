@@ -54,10 +54,21 @@ class ProbeArch:
     cflags: str = ""
     # C files of probe/port/ linked in (what the CPU lacks, e.g. ARMv5's atomics)
     port: tuple[str, ...] = ()
+    # Zig target of the link (and of the C library), when rtprobe's own code is
+    # compiled for another instruction set of the same CPU; None: zig_target
+    link_target: str | None = None
 
     def cc(self) -> str:
         """The CC value for the probe Makefile (Zig's clang through this Python)."""
-        parts = [sys.executable, "-m", "ziglang", "cc", "-target", self.zig_target]
+        return self._zig_cc(self.zig_target)
+
+    def link_cc(self) -> str:
+        """The LINK_CC value for the probe Makefile: what links rtprobe and its C library."""
+        return self._zig_cc(self.link_target or self.zig_target)
+
+    def _zig_cc(self, target: str) -> str:
+        """Zig's C compiler for target with this arch's CPU and flags."""
+        parts = [sys.executable, "-m", "ziglang", "cc", "-target", target]
         if self.cpu:
             parts.append(f"-mcpu={self.cpu}")
         if self.cflags:
@@ -74,13 +85,16 @@ ARCHES: dict[str, ProbeArch] = {a.name: a for a in (
     ProbeArch("i386", "x86-linux-musl", "i686", "qemu-i386-static", "32-bit PC, i686 and up"),
     ProbeArch("aarch64", "aarch64-linux-musl", "generic", "qemu-aarch64-static", "64-bit ARM"),
     # Zig picks the instruction set from the target (`-mthumb` is ignored): thumb-* builds
-    # Thumb-2 code, about a quarter smaller than ARM code.  (Not on ARMv5: musl's ARM
-    # assembly has no Thumb-1 form.)
+    # Thumb-2 code, about a quarter smaller than ARM code.
     ProbeArch("armhf", "thumb-linux-musleabihf", "generic+v7a+vfp3d16", "qemu-arm-static",
               "ARMv7 with VFPv3 (hard float), Thumb-2 code"),
-    ProbeArch("armel", "arm-linux-musleabi", "arm926ej_s", "qemu-arm-static",
-              "ARMv5TE and up, soft float (ARM926 class)", "-Wno-atomic-alignment",
-              ("armv5_atomics.c",)),
+    # ARMv5TE has Thumb-1 only, and musl's ARM assembly has no Thumb-1 form: rtprobe's
+    # own code is Thumb (about a fifth smaller), the C library ARM; ARMv5T calls
+    # between the two with BLX (interworking).
+    ProbeArch("armel", "thumb-linux-musleabi", "arm926ej_s", "qemu-arm-static",
+              "ARMv5TE and up, soft float (ARM926 class), Thumb code",
+              "-Wno-atomic-alignment", ("armv5_atomics.c",),
+              link_target="arm-linux-musleabi"),
     ProbeArch("mips", "mips-linux-musleabi", "mips32", "qemu-mips-static",
               "MIPS32 big-endian, soft float"),
     ProbeArch("mipsel", "mipsel-linux-musleabi", "mips32", "qemu-mipsel-static",
@@ -181,7 +195,8 @@ def _build(spec: ProbeArch, arch: str, source: Path, target: Path, jobs: int | N
     build_dir = target.parent / "build"
     build_dir.mkdir(parents=True, exist_ok=True)
     command = ["make", "-C", str(source), f"-j{jobs or os.cpu_count() or 1}",
-               "STATIC=1", f"CC={spec.cc()}", f"BUILD={build_dir}",
+               "STATIC=1", f"CC={spec.cc()}", f"LINK_CC={spec.link_cc()}",
+               f"BUILD={build_dir}",
                f"CFLAGS={SMALL_CFLAGS}", f"LDFLAGS={SMALL_LDFLAGS}",
                "LDLIBS=" + " ".join(["-lpthread -lm -lrt",
                                      *(str(source / "port" / f) for f in spec.port)]),

@@ -2,7 +2,7 @@
 /*
  * test_common.c - the common test options: parsing, defaults, resolution
  * and every contradiction refused with exit 2 and one line naming the option.
- * Each case parses in a forked child (getopt keeps global state).
+ * Each case parses in a forked child (a refused option exits).
  */
 #include <stdlib.h>
 #include <sys/wait.h>

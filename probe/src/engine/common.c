@@ -281,28 +281,29 @@ bool common_handle(struct rtp_common *c, int id, const char *arg)
 }
 
 /*
- * Report getopt's '?' or ':' and exit 2, saying which it was: an unknown
- * option, a missing value, or a value given to a flag.  Short options are
- * all unknown to the tests (every option has a long form only).
+ * Report opt_next()'s error status and exit 2, saying which it was: an
+ * unknown option, a missing value, or a value given to a flag.  Short
+ * options are all unknown to the tests (every option has a long form only).
  */
-void common_bad_option(const char *test, int argc, char **argv, int id)
+void common_bad_option(const char *test, const struct opt_parser *p,
+		       int status)
 {
-	const char *bad = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+	const char *bad = p->element ? p->element : "";
 	const char *eq = strchr(bad, '=');
 	int namelen = eq ? (int)(eq - bad) : (int)strlen(bad);
 
-	if (strncmp(bad, "--", 2)) {
-		if (id == ':')
+	if (p->short_name) {
+		if (status == OPT_MISSING_VALUE)
 			fmt_fprintf(stderr, "rtprobe: option '-%c' needs a value\n",
-				optopt);
+				p->short_name);
 		else
 			fmt_fprintf(stderr, "rtprobe: unknown option '-%c' (rtprobe "
 				"%s takes long options only: see rtprobe %s "
-				"--help)\n", optopt ? optopt : '?', test, test);
-	} else if (id == ':' || (optopt && !eq)) {
+				"--help)\n", p->short_name, test, test);
+	} else if (status == OPT_MISSING_VALUE) {
 		fmt_fprintf(stderr, "rtprobe: option '%.*s' needs a value\n",
 			namelen, bad);
-	} else if (optopt) {
+	} else if (status == OPT_UNWANTED_VALUE) {
 		fmt_fprintf(stderr, "rtprobe: option '%.*s' takes no value\n",
 			namelen, bad);
 	} else {
@@ -374,14 +375,14 @@ static void resolve_cpus(struct rtp_common *c)
 }
 
 /* Validate combinations, resolve CPUs/threads; exits 2 on contradictions. */
-void common_finish(struct rtp_common *c, int argc, char **argv)
+void common_finish(struct rtp_common *c, const char *stray)
 {
 	struct timespec ts;
 	uint64_t end;
 
-	if (optind < argc)
+	if (stray)
 		common_fail("unexpected argument '%s': rtprobe %s takes only "
-			    "options (see rtprobe %s --help)", argv[optind],
+			    "options (see rtprobe %s --help)", stray,
 			    c->test, c->test);
 	if ((c->given & GIVEN(C_DURATION)) && (c->given & GIVEN(C_LOOPS)))
 		common_fail("--duration and --loops exclude each other: give "

@@ -44,19 +44,19 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <getopt.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
 
+#include "optparse.h"
 #include "sim.h"
 
 #define COMMON_OPT_BASE 1000
 #define COMMON_BIT(id) (1ULL << ((id) - COMMON_OPT_BASE))
 
-/* Option ids of the common options (getopt_long val). */
+/* Option ids of the common options (what opt_next() returns). */
 enum common_id {
 	C_CPUS = COMMON_OPT_BASE,
 	C_THREADS,
@@ -136,13 +136,16 @@ const struct opt_desc *common_descriptors(void);
 /* Handle a common option id; returns true if it was one. Exits 2 on bad values. */
 bool common_handle(struct rtp_common *c, int id, const char *arg);
 
-/* Report getopt's '?' or ':' (unknown option, missing value) and exit 2;
- * test is the command named in the hint ("cyclic", "load cpu"). */
-__attribute__((noreturn)) void common_bad_option(const char *test, int argc,
-						 char **argv, int id);
+/* Report opt_next()'s error status (unknown option, missing or unwanted
+ * value) and exit 2; test is the command named in the hint ("cyclic",
+ * "load cpu"). */
+__attribute__((noreturn)) void common_bad_option(const char *test,
+						 const struct opt_parser *p,
+						 int status);
 
-/* Validate combinations, resolve CPUs/threads; exits 2 on contradictions. */
-void common_finish(struct rtp_common *c, int argc, char **argv);
+/* Validate combinations, resolve CPUs/threads; exits 2 on contradictions
+ * or on stray, the first positional argument left (NULL: none). */
+void common_finish(struct rtp_common *c, const char *stray);
 
 /* Print the common options' help. */
 void common_usage(FILE *f);

@@ -6,10 +6,10 @@
 #include "fmt.h"
 #include "testdesc.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "optparse.h"
 #include "rtprobe.h"
 
 #define TEST_HELP_ID (COMMON_OPT_BASE - 1)
@@ -72,12 +72,13 @@ void test_usage(const struct test_desc *t, FILE *f)
 
 int test_main(const struct test_desc *t, int argc, char **argv)
 {
-	struct option table[TEST_MAX_OPTIONS];
+	struct opt_long table[TEST_MAX_OPTIONS];
+	struct opt_parser p;
 	struct rtp_common c;
 	size_t n = 0;
 	char name[40];
 	void *ctx;
-	int id, rc, longindex;
+	int id, rc;
 
 	ctx = calloc(1, t->ctx_size ? t->ctx_size : 1);
 	if (!ctx) {
@@ -91,15 +92,13 @@ int test_main(const struct test_desc *t, int argc, char **argv)
 	opt_desc_table(table, TEST_MAX_OPTIONS, &n, test_help_desc);
 	opt_desc_table(table, TEST_MAX_OPTIONS, &n, common_descriptors());
 	opt_check_args(argc, argv, table, test_repeatable);
-	opterr = 0;
-	optind = 1;
+	opt_parser_init(&p, argc, argv, table, "h");
 	for (;;) {
-		longindex = -1;
-		id = getopt_long(argc, argv, ":h", table, &longindex);
-		if (id == -1)
+		id = opt_next(&p);
+		if (id == OPT_END)
 			break;
-		if (id == '?' || id == ':')
-			common_bad_option(t->name, argc, argv, id);
+		if (id < 0)
+			common_bad_option(t->name, &p, id);
 		if (id == 'h' || id == TEST_HELP_ID) {
 			test_usage(t, stdout);
 			free(ctx);
@@ -108,14 +107,13 @@ int test_main(const struct test_desc *t, int argc, char **argv)
 		if (id >= COMMON_OPT_BASE) {
 			if (!test_takes_common(t, id)) {
 				fmt_snprintf(name, sizeof(name), "--%s",
-					 longindex >= 0 ? table[longindex].name :
-					 "?");
-				test_refuse(t, name, optarg, t->refused_why);
+					 p.found ? p.found->name : "?");
+				test_refuse(t, name, p.value, t->refused_why);
 			}
-			common_handle(&c, id, optarg);
+			common_handle(&c, id, p.value);
 			continue;
 		}
-		t->option(ctx, &c, id, optarg);
+		t->option(ctx, &c, id, p.value);
 	}
 	if (t->check)
 		t->check(ctx, &c);
@@ -123,7 +121,7 @@ int test_main(const struct test_desc *t, int argc, char **argv)
 		test_refuse(t, "--policy", "deadline", "it does not set the "
 			    "runtime and period SCHED_DEADLINE needs; use "
 			    "fifo, rr or other");
-	common_finish(&c, argc, argv);
+	common_finish(&c, p.rest < argc ? argv[p.rest] : NULL);
 	rc = t->run(ctx, &c, argc, argv);
 	free(ctx);
 	return rc;

@@ -9,7 +9,7 @@
  *   ctx = calloc(ctx_size)            the test's own parse state
  *   common_defaults(); defaults()     set-up of common and own defaults
  *   opt_check_args()                  abbreviations and repeats refused
- *   getopt_long over own + common     own ids -> option(); common ids ->
+ *   opt_next() over own + common      own ids -> option(); common ids ->
  *                                     common_handle(), or refused with one
  *                                     line when the test's `refused` mask
  *                                     has it; --help -> test_usage()

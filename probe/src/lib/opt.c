@@ -6,7 +6,6 @@
 #include "opt.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -480,7 +479,7 @@ void opt_cpulist_format(const cpu_set_t *set, char *buf, size_t buflen)
 }
 
 /* Find the entry named exactly name[0..len) in table, or NULL. */
-static const struct option *opt_find_exact(const struct option *table,
+static const struct opt_long *opt_find_exact(const struct opt_long *table,
 					   const char *name, size_t len)
 {
 	for (; table->name; table++)
@@ -499,10 +498,10 @@ static bool opt_in_list(const char *name, const char *const *list)
 	return false;
 }
 
-void opt_check_args(int argc, char **argv, const struct option *table,
+void opt_check_args(int argc, char **argv, const struct opt_long *table,
 		    const char *const *repeatable)
 {
-	const struct option *o, *full;
+	const struct opt_long *o, *full;
 	unsigned char seen[128] = { 0 };
 	const char *name, *eq;
 	size_t len, k;
@@ -526,7 +525,7 @@ void opt_check_args(int argc, char **argv, const struct option *table,
 				exit(RTP_EXIT_USAGE);
 			}
 			/* Skip a separate value so "--on-spike --x" is fine. */
-			if (o->has_arg == required_argument && !eq)
+			if (o->takes_value && !eq)
 				i++;
 			continue;
 		}
@@ -539,7 +538,7 @@ void opt_check_args(int argc, char **argv, const struct option *table,
 				(int)len, name, full->name);
 			exit(RTP_EXIT_USAGE);
 		}
-		/* Wholly unknown: getopt_long reports it the usual way. */
+		/* Wholly unknown: opt_next() reports it the usual way. */
 	}
 }
 
@@ -566,7 +565,7 @@ const char *opt_type_name(enum opt_type type)
 	return "text";
 }
 
-void opt_desc_table(struct option *out, size_t cap, size_t *n,
+void opt_desc_table(struct opt_long *out, size_t cap, size_t *n,
 		    const struct opt_desc *descs)
 {
 	const struct opt_desc *d;
@@ -577,14 +576,12 @@ void opt_desc_table(struct option *out, size_t cap, size_t *n,
 				"of %zu entries too small\n", cap);
 			abort();
 		}
-		out[*n] = (struct option){
-			d->name,
-			d->type == OPT_FLAG ? no_argument : required_argument,
-			NULL, d->id,
+		out[*n] = (struct opt_long){
+			d->name, d->id, d->type != OPT_FLAG,
 		};
 		(*n)++;
 	}
-	out[*n] = (struct option){ NULL, 0, NULL, 0 };
+	out[*n] = (struct opt_long){ NULL, 0, false };
 }
 
 /* The placeholder of a value in --help. */

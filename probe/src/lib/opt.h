@@ -31,6 +31,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "optparse.h"
+
 /* Print "rtprobe: --OPTION 'TEXT': REASON" and exit 2. */
 __attribute__((noreturn, format(printf, 3, 4)))
 void opt_fail(const char *option, const char *text, const char *fmt, ...);
@@ -72,19 +74,17 @@ void opt_cpulist_allowed(const char *option, const char *text,
 			 const cpu_set_t *set);
 
 /*
- * Check the command line before getopt_long sees it, so that nothing it
- * accepts silently changes meaning:
- *   - abbreviated long options are refused: getopt_long accepts any unique
- *     prefix ("--dur" for "--duration"), which lets a typo or a future option
- *     change meaning silently;
+ * Check the whole command line before any option is handled:
+ *   - abbreviated long options are refused with a hint naming the full
+ *     option ("--dur" for "--duration"): accepting a unique prefix would
+ *     let a typo or a future option change meaning silently;
  *   - an option given twice is refused (the second would silently win),
  *     except those named in repeatable (NULL-terminated, may be NULL):
  *     list options whose values add up (--threshold 50us --threshold 1ms).
  * Every "--name" before a lone "--" must be a full name in table, given
  * once; otherwise print one line naming it and exit 2.
  */
-struct option;
-void opt_check_args(int argc, char **argv, const struct option *table,
+void opt_check_args(int argc, char **argv, const struct opt_long *table,
 		    const char *const *repeatable);
 
 /* Print "rtprobe: --OPTION 'TEXT': does not apply to WHAT: WHY" and exit 2. */
@@ -94,7 +94,7 @@ void opt_refuse(const char *option, const char *text, const char *what,
 
 /*
  * Option descriptors: one entry per option a command takes, the single
- * source of its getopt_long table, its --help lines and its entry in
+ * source of its option table (optparse.h), its --help lines and its entry in
  * `rtprobe describe --json`.
  */
 enum opt_type {
@@ -113,7 +113,7 @@ enum opt_type {
 
 struct opt_desc {
 	const char *name;           /* long name without "--"; NULL ends */
-	int id;                     /* getopt_long val */
+	int id;                     /* what opt_next() returns for it */
 	enum opt_type type;
 	const char *def;            /* default as written; NULL: none or derived */
 	const char *help;           /* lines separated by '\n' */
@@ -126,8 +126,8 @@ struct opt_desc {
 /* Name of a type as written in `rtprobe describe --json`. */
 const char *opt_type_name(enum opt_type type);
 
-/* Append the descriptors' getopt_long entries at out[*n] (no terminator). */
-void opt_desc_table(struct option *out, size_t cap, size_t *n,
+/* Append the descriptors' opt_long entries at out[*n], then a terminator. */
+void opt_desc_table(struct opt_long *out, size_t cap, size_t *n,
 		    const struct opt_desc *descs);
 
 /* Print the descriptors' --help lines. */

@@ -10,7 +10,6 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -636,36 +635,37 @@ static void sysinfo_usage(FILE *f)
 /* Entry point of `rtprobe sysinfo`. */
 int cmd_sysinfo(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	static const struct opt_long opts[] = {
+		{ "output", 'o', true },
+		{ "help", 'h', false },
+		{ NULL, 0, false },
 	};
+	struct opt_parser p;
 	const char *output = NULL;
 	struct json j;
 	struct output out;
 	int id, rc;
 
-	opterr = 0;
 	opt_check_args(argc, argv, opts, NULL);
-	while ((id = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+	opt_parser_init(&p, argc, argv, opts, NULL);
+	while ((id = opt_next(&p)) != OPT_END) {
 		switch (id) {
 		case 'o':
-			if (!*optarg)
-				opt_fail("--output", optarg, "must not be empty");
-			output = optarg;
+			if (!*p.value)
+				opt_fail("--output", p.value, "must not be empty");
+			output = p.value;
 			break;
 		case 'h':
 			sysinfo_usage(stdout);
 			return RTP_EXIT_OK;
 		default:
-			common_bad_option("sysinfo", argc, argv, id);
+			common_bad_option("sysinfo", &p, id);
 		}
 	}
-	if (optind < argc) {
+	if (p.rest < argc) {
 		fmt_fprintf(stderr, "rtprobe: unexpected argument '%s': rtprobe "
 			"sysinfo takes only options (see --help)\n",
-			argv[optind]);
+			argv[p.rest]);
 		return RTP_EXIT_USAGE;
 	}
 	rc = output_open(&out, "--output", output);

@@ -493,8 +493,9 @@ static void load_resolve_cpus(struct load_cfg *cfg)
 static const struct load_kind *load_parse(int argc, char **argv,
 					  struct load_cfg *cfg)
 {
-	struct option table[LOAD_MAX_OPTIONS];
+	struct opt_long table[LOAD_MAX_OPTIONS];
 	const struct load_kind *kind;
+	struct opt_parser p;
 	size_t n = 0;
 	char what[32];
 	int id;
@@ -515,41 +516,40 @@ static const struct load_kind *load_parse(int argc, char **argv,
 	opt_desc_table(table, LOAD_MAX_OPTIONS, &n, kind->options);
 	opt_desc_table(table, LOAD_MAX_OPTIONS, &n, load_help_option);
 
-	opterr = 0;
-	optind = 1;
 	opt_check_args(argc - 1, argv + 1, table, NULL);
-	while ((id = getopt_long(argc - 1, argv + 1, ":", table, NULL)) != -1) {
+	opt_parser_init(&p, argc - 1, argv + 1, table, NULL);
+	while ((id = opt_next(&p)) != OPT_END) {
 		switch (id) {
 		case LOPT_RATE:
 			cfg->rate_given = true;
-			if (!strcmp(optarg, "max")) {
+			if (!strcmp(p.value, "max")) {
 				cfg->rate_max = true;
 				cfg->rate = 0;
 			} else {
 				cfg->rate_max = false;
-				cfg->rate = opt_double("--rate", optarg,
+				cfg->rate = opt_double("--rate", p.value,
 						       kind->rate_lo,
 						       kind->rate_hi);
 			}
 			break;
 		case LOPT_CPUS:
-			opt_cpulist("--cpus", optarg, &cfg->cpus);
-			opt_cpulist_allowed("--cpus", optarg, &cfg->cpus);
+			opt_cpulist("--cpus", p.value, &cfg->cpus);
+			opt_cpulist_allowed("--cpus", p.value, &cfg->cpus);
 			break;
 		case LOPT_DURATION:
-			cfg->duration_ns = opt_duration("--duration", optarg,
+			cfg->duration_ns = opt_duration("--duration", p.value,
 							"s");
 			if (!cfg->duration_ns)
-				opt_fail("--duration", optarg,
+				opt_fail("--duration", p.value,
 					 "must be more than 0 (leave it out "
 					 "to run until stopped)");
 			break;
 		case LOPT_WORKERS:
-			cfg->workers = (int)opt_u64("--workers", optarg, 1,
+			cfg->workers = (int)opt_u64("--workers", p.value, 1,
 						    4096);
 			break;
 		case LOPT_OUTPUT:
-			cfg->output_path = optarg;
+			cfg->output_path = p.value;
 			break;
 		case LOPT_VERBOSE:
 			cfg->verbose = true;
@@ -560,19 +560,20 @@ static const struct load_kind *load_parse(int argc, char **argv,
 		case LOPT_HELP:
 			load_usage(stdout, kind);
 			exit(RTP_EXIT_OK);
-		case ':':
-		case '?':
+		case OPT_UNKNOWN:
+		case OPT_MISSING_VALUE:
+		case OPT_UNWANTED_VALUE:
 			fmt_snprintf(what, sizeof(what), "load %s", kind->name);
-			common_bad_option(what, argc - 1, argv + 1, id);
+			common_bad_option(what, &p, id);
 		default:
-			kind->handle(cfg, id, optarg);
+			kind->handle(cfg, id, p.value);
 			break;
 		}
 	}
-	if (optind + 1 < argc) {
+	if (p.rest < argc - 1) {
 		fmt_fprintf(stderr, "rtprobe: load %s: unexpected argument '%s' "
 				"(see rtprobe load %s --help)\n",
-			kind->name, argv[optind + 1], kind->name);
+			kind->name, argv[p.rest + 1], kind->name);
 		exit(RTP_EXIT_USAGE);
 	}
 	if (!cfg->rate_given) {

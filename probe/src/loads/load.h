@@ -25,7 +25,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -42,7 +41,7 @@
 #define LOAD_MAX_COUNTERS 6
 #define LOAD_ERROR_LEN 200
 
-/* Option ids of every load option (getopt_long 'val'); >= 256 to avoid chars. */
+/* Option ids of every load option (opt_next()'s); >= 256 to avoid chars. */
 enum load_opt_id {
 	LOPT_RATE = 256,
 	LOPT_CPUS,

@@ -115,7 +115,8 @@ static void hb_usage(FILE *f)
 /* Parse argv into cfg; exits 2 on bad input. */
 static void hb_parse(int argc, char **argv, struct hb_cfg *cfg)
 {
-	struct option table[16];
+	struct opt_long table[16];
+	struct opt_parser p;
 	size_t n = 0;
 	int id;
 
@@ -124,28 +125,26 @@ static void hb_parse(int argc, char **argv, struct hb_cfg *cfg)
 	cfg->loops = 100;
 	cfg->datasize = 100;
 	cfg->fds = 20;
-	opterr = 0;
-	optind = 1;
 	opt_desc_table(table, sizeof(table) / sizeof(table[0]), &n,
 		       hb_options);
 	opt_check_args(argc, argv, table, NULL);
-	while ((id = getopt_long(argc, argv, ":g:l:s:f:TPph", table,
-				 NULL)) != -1) {
+	opt_parser_init(&p, argc, argv, table, "g:l:s:f:TPph");
+	while ((id = opt_next(&p)) != OPT_END) {
 		switch (id) {
 		case 'g':
-			cfg->groups = (int)opt_u64("--groups", optarg, 1,
+			cfg->groups = (int)opt_u64("--groups", p.value, 1,
 						   10000);
 			break;
 		case 'l':
-			cfg->loops = (int)opt_u64("--loops", optarg, 1,
+			cfg->loops = (int)opt_u64("--loops", p.value, 1,
 						  100000000);
 			break;
 		case 's':
-			cfg->datasize = opt_u64("--datasize", optarg, 1,
+			cfg->datasize = opt_u64("--datasize", p.value, 1,
 						1 << 20);
 			break;
 		case 'f':
-			cfg->fds = (int)opt_u64("--fds", optarg, 1, 1000);
+			cfg->fds = (int)opt_u64("--fds", p.value, 1, 1000);
 			break;
 		case 'T':
 			cfg->threads = true;
@@ -160,7 +159,7 @@ static void hb_parse(int argc, char **argv, struct hb_cfg *cfg)
 			cfg->pipe = false;
 			break;
 		case 'o':
-			cfg->output_path = optarg;
+			cfg->output_path = p.value;
 			break;
 		case 'v':
 			cfg->verbose = true;
@@ -172,13 +171,13 @@ static void hb_parse(int argc, char **argv, struct hb_cfg *cfg)
 			hb_usage(stdout);
 			exit(RTP_EXIT_OK);
 		default:
-			common_bad_option("hackbench", argc, argv, id);
+			common_bad_option("hackbench", &p, id);
 		}
 	}
-	if (optind < argc) {
+	if (p.rest < argc) {
 		fmt_fprintf(stderr, "rtprobe: hackbench: unexpected argument '%s' "
 				"(see rtprobe hackbench --help)\n",
-			argv[optind]);
+			argv[p.rest]);
 		exit(RTP_EXIT_USAGE);
 	}
 }

@@ -5,7 +5,6 @@
  * write its records, raw samples and spike hooks; engine.h for the
  * hand-over protocol with its series).
  */
-#include "fmt.h"
 #include "run.h"
 
 #include <errno.h>
@@ -24,6 +23,7 @@
 #include <unistd.h>
 
 #include "clocksleep.h"
+#include "fmt.h"
 #include "opt.h"
 #include "rtprobe.h"
 #include "run_impl.h"

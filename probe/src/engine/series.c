@@ -3,7 +3,6 @@
  * series.c - one thread's latency series: the producer side of the engine
  * (see series.h for the semantics and engine.h for the hand-over protocol).
  */
-#include "fmt.h"
 #include "series.h"
 
 #include <errno.h>
@@ -13,6 +12,7 @@
 #include <time.h>
 
 #include "engine.h"
+#include "fmt.h"
 #include "sim.h"
 #include "sort.h"
 

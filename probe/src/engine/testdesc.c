@@ -3,14 +3,15 @@
  * testdesc.c - the one option-parsing path of every latency test
  * (see testdesc.h).
  */
-#include "fmt.h"
 #include "testdesc.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "optparse.h"
 #include "rtprobe.h"
+#include "text.h"
 
 #define TEST_HELP_ID (COMMON_OPT_BASE - 1)
 #define TEST_MAX_OPTIONS 80
@@ -38,9 +39,11 @@ void test_refuse(const struct test_desc *t, const char *option,
 void test_usage(const struct test_desc *t, FILE *f)
 {
 	const struct opt_desc *d;
+	char text[TEXT_MAX];
 	int col;
 
-	fmt_fprintf(f, "usage: rtprobe %s [options]\n\n%s\n", t->name, t->intro);
+	fmt_fprintf(f, "usage: rtprobe %s [options]\n\n%s\n", t->name,
+		    text_get(t->intro, text, sizeof(text)));
 	fmt_fprintf(f, "Options of %s:\n", t->name);
 	opt_desc_usage(f, t->options);
 	fputs("\nCommon options:\n", f);
@@ -63,7 +66,8 @@ void test_usage(const struct test_desc *t, FILE *f)
 		fmt_fprintf(f, "\n(%s)\n", t->refused_why);
 	}
 	if (t->examples)
-		fmt_fprintf(f, "\nExamples:\n%s", t->examples);
+		fmt_fprintf(f, "\nExamples:\n%s",
+			    text_get(t->examples, text, sizeof(text)));
 	fputs("\nExit codes: 0 ok, 1 a threshold or criterion failed, 2 bad "
 	      "usage,\n3 environment cannot run it (the message names the "
 	      "remedy), 4 interrupted\n(SIGINT/SIGTERM/SIGHUP; the result is "

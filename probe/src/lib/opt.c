@@ -2,7 +2,6 @@
 /*
  * opt.c - strict parsing of option values (see opt.h).
  */
-#include "fmt.h"
 #include "opt.h"
 
 #include <errno.h>
@@ -13,9 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "json.h"
 #include "numtext.h"
 #include "rtprobe.h"
+#include "text.h"
 
 struct unit {
 	const char *name;
@@ -605,7 +606,7 @@ void opt_desc_usage(FILE *f, const struct opt_desc *descs)
 {
 	const struct opt_desc *d;
 	const char *line, *nl;
-	char head[48];
+	char head[48], help[TEXT_MAX];
 	int col;
 
 	for (d = descs; d && d->name; d++) {
@@ -620,7 +621,8 @@ void opt_desc_usage(FILE *f, const struct opt_desc *descs)
 			fputc('\n', f);
 			col = 0;
 		}
-		for (line = d->help; line; line = nl ? nl + 1 : NULL) {
+		for (line = text_get(d->help, help, sizeof(help)); line;
+		     line = nl ? nl + 1 : NULL) {
 			nl = strchr(line, '\n');
 			fmt_fprintf(f, "%*s%.*s\n", 22 - col, "",
 				(int)(nl ? nl - line : (long)strlen(line)),
@@ -643,10 +645,11 @@ const struct opt_desc *opt_desc_find(const struct opt_desc *descs, int id)
 /* The help text on one line (newlines and their indentation as one space). */
 static void opt_help_json(struct json *j, const char *help)
 {
-	char buf[1024];
+	char buf[1024], text[TEXT_MAX];
 	size_t n = 0;
 	const char *p;
 
+	help = text_get(help, text, sizeof(text));
 	for (p = help ? help : ""; *p && n + 1 < sizeof(buf); p++) {
 		if (*p == '\n') {
 			buf[n++] = ' ';

@@ -2,7 +2,6 @@
 /*
  * output.c - atomic record files and the record envelope (see output.h).
  */
-#include "fmt.h"
 #include "output.h"
 
 #include <errno.h>
@@ -12,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "json.h"
 #include "rtprobe.h"
 

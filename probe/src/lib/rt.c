@@ -2,7 +2,6 @@
 /*
  * rt.c - real-time set-up and release (see rt.h).
  */
-#include "fmt.h"
 #include "rt.h"
 
 #include <errno.h>
@@ -14,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "rtprobe.h"
 
 #define PMQOS_PATH "/dev/cpu_dma_latency"

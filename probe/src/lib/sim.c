@@ -3,7 +3,6 @@
  * sim.c - the seeded synthetic latency source behind --simulate (see sim.h,
  * which is the specification the host recomputes from).
  */
-#include "fmt.h"
 #include "sim.h"
 
 #include <math.h>
@@ -12,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "opt.h"
 #include "simmath.h"
 

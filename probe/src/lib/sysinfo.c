@@ -4,7 +4,6 @@
  * from uname, /proc and /sys; `rtprobe sysinfo` prints them as one JSON line.
  * Every fact that cannot be read is written as null; nothing here fails.
  */
-#include "fmt.h"
 #include "sysinfo.h"
 
 #include <ctype.h>
@@ -17,6 +16,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "fmt.h"
 #include "numtext.h"
 #include "opt.h"
 #include "output.h"

@@ -2,7 +2,6 @@
 /*
  * wakeup_mech.c - wake-up mechanisms for `rtprobe wakeup` (see wakeup_mech.h).
  */
-#include "fmt.h"
 #include "wakeup_mech.h"
 
 #include <errno.h>
@@ -21,6 +20,7 @@
 
 #include "clocksleep.h"
 #include "fdio.h"
+#include "fmt.h"
 #include "rtprobe.h"
 
 const char *const wake_mech_names[] = {

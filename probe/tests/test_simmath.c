@@ -32,6 +32,38 @@ static double draw(uint64_t *state)
 	return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
 }
 
+/* simmath_sqrt is the C library's sqrt, bit for bit: any finite positive bits and edges. */
+static void test_sqrt(struct tap *t)
+{
+	static const double edges[] = {
+		0.0, 1.0, 2.0, 4.0, 0.25, 3.0, 1e-300, 5e-324, 1e-310, 1.7976931348623157e308,
+		2.2250738585072014e-308, 9007199254740993.0, 0.5, 1e16, 123456.789,
+	};
+	uint64_t state = 7, bits;
+	long differ = 0;
+	size_t k;
+	int i;
+
+	for (k = 0; k < sizeof(edges) / sizeof(edges[0]); k++)
+		tap_ok(t, simmath_sqrt(edges[k]) == sqrt(edges[k]), "sqrt(%a)", edges[k]);
+	for (i = 0; i < 1000000; i++) {
+		double x;
+
+		state += 0x9e3779b97f4a7c15ULL;
+		bits = (state ^ (state >> 29)) * 0xbf58476d1ce4e5b9ULL;
+		bits &= ~(1ULL << 63);          /* positive */
+		memcpy(&x, &bits, sizeof(x));
+		if (!isfinite(x))
+			continue;
+		if (i % 2)
+			x = -2.0 * log(draw(&state)) * 1e6;   /* the simulation's use */
+		if (simmath_sqrt(x) != sqrt(x) && differ++ < 3)
+			tap_diag("sqrt(%a): %a, libc %a", x, simmath_sqrt(x), sqrt(x));
+	}
+	tap_ok(t, differ == 0, "sqrt of a million values as the C library's (%ld differ)",
+	       differ);
+}
+
 int main(void)
 {
 	struct tap t = { 0, 0 };
@@ -70,5 +102,6 @@ int main(void)
 	tap_ok(&t, ulps(simmath_log(5e-324), log(5e-324)) <= 2,
 	       "log of the smallest subnormal");
 	tap_ok(&t, ulps(simmath_log(1e300), log(1e300)) <= 2, "log 1e300");
+	test_sqrt(&t);
 	return tap_done(&t);
 }

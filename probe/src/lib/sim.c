@@ -220,7 +220,7 @@ uint64_t sim_next_ns(struct sim_stream *s)
 		u1 = sim_uniform01(&s->state);
 		u2 = sim_uniform01(&s->state);
 		x = (double)cfg->a_ns +
-		    (double)cfg->b_ns * sqrt(-2.0 * simmath_log(u1)) *
+		    (double)cfg->b_ns * simmath_sqrt(-2.0 * simmath_log(u1)) *
 		    simmath_cos_turn(u2);
 		rounded = llround(x);
 		v = rounded > 0 ? (uint64_t)rounded : 0;

@@ -92,3 +92,65 @@ double simmath_cos_turn(double u)
 		return sin_small(t);
 	}
 }
+
+/*
+ * x = m * 2^e with an integer m < 2^53 and e even (m doubled if not), so
+ * sqrt(x) = sqrt(m * 2^s) * 2^((e - s) / 2) for an even shift s that gives
+ * the root 54 bits: 53 and a rounding bit.  The root is taken one bit at a
+ * time (two radicand bits in, one root bit out); the remainder, at most
+ * twice the root, fits 64 bits.  A remainder left over is the sticky bit.
+ */
+double simmath_sqrt(double x)
+{
+	uint64_t bits, m, root = 0, rem = 0;
+	int e, shift, top, i;
+
+	memcpy(&bits, &x, sizeof(bits));
+	if (bits == 0 || bits >> 63 || (bits >> 52) >= 0x7ff)
+		return x;       /* zero, and what the probe never asks for */
+	m = bits & ((1ULL << 52) - 1);
+	e = (int)(bits >> 52);
+	if (e) {
+		m |= 1ULL << 52;
+		e -= 1075;
+	} else {
+		e = -1074;
+	}
+	if (e & 1) {
+		m <<= 1;
+		e--;
+	}
+	for (top = 63; !(m >> top); top--)
+		;
+	/* the radicand m * 2^shift has 107 or 108 bits: a 54-bit root */
+	shift = 106 - top;
+	shift += shift & 1;
+	for (i = 53; i >= 0; i--) {
+		/* radicand bits 2i+1 and 2i: m's bits 2i+1-shift and 2i-shift */
+		int lo = 2 * i - shift;
+		uint64_t pair = lo >= 0 ? (m >> lo) & 3 : lo == -1 ? (m << 1) & 3 : 0;
+		uint64_t trial;
+
+		rem = (rem << 2) | pair;
+		trial = (root << 2) | 1;
+		root <<= 1;
+		if (rem >= trial) {
+			rem -= trial;
+			root |= 1;
+		}
+	}
+	/* root has 54 bits; halve it to 53 with round to nearest, ties to even */
+	if ((root & 1) && (rem || (root & 2)))
+		root += 2;
+	root >>= 1;
+	e = (e - shift) / 2 + 1;        /* the dropped rounding bit */
+	if (root >> 53) {
+		root >>= 1;
+		e++;
+	}
+	/* root in [2^52, 2^53): the value root * 2^e with e + 52 the exponent */
+	bits = ((uint64_t)(e + 52 + 1023) << 52) | (root & ((1ULL << 52) - 1));
+	memcpy(&x, &bits, sizeof(x));
+	return x;
+}
+

@@ -19,4 +19,11 @@ double simmath_log(double x);
 /* cos(2 pi u) for u in [0, 1). */
 double simmath_cos_turn(double u);
 
+/*
+ * The square root of a non-negative finite x, correctly rounded (as the C
+ * library's sqrt), in integer arithmetic: the compiler runtime's sqrt keeps
+ * 26 KiB of unrelated tables in the PowerPC probe.
+ */
+double simmath_sqrt(double x);
+
 #endif /* RTP_SIMMATH_H */

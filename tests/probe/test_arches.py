@@ -142,6 +142,31 @@ def test_packed_help_reads_as_the_sources(arch_probes: dict[str, Path], rtprobe:
         assert len(native.stdout) > 100, args
 
 
+# Command lines whose messages go through rtprobe's printf with packed format strings.
+MESSAGE_COMMANDS = [
+    ["cyclic", "--bogus"], ["cyclic", "--interval"], ["cyclic", "--json=1"],
+    ["cyclic", "--interval", "0"], ["cyclic", "--threads", "100000"], ["load", "cpu"],
+    ["load", "bogus"], ["hackbench", "-g", "0"], ["sysinfo", "--bogus"],
+    ["noise", "--loops", "5"], ["pi", "--hogs", "-1"], ["describe", "--bogus"],
+    ["cyclic", "--simulate", "1", "--threads", "1", "--loops", "300", "--verbose", "--output",
+     os.devnull],
+    ["wakeup", "--simulate", "2", "--loops", "200", "--verbose", "--output", os.devnull],
+]
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="runs the x86_64 build natively")
+def test_packed_messages_read_as_the_sources(arch_probes: dict[str, Path],
+                                             rtprobe: Path) -> None:
+    """The board build's messages (format strings packed) are the native build's."""
+    for args in MESSAGE_COMMANDS:
+        native = subprocess.run([str(rtprobe), *args], capture_output=True, timeout=60,
+                                check=False)
+        board = subprocess.run([str(arch_probes["x86_64"]), *args], capture_output=True,
+                               timeout=60, check=False)
+        assert (board.returncode, board.stderr) == (native.returncode, native.stderr), args
+        assert native.stderr, args
+
+
 def test_foreign_binary_is_refused(arch_probes: dict[str, Path]) -> None:
     for arch, binary in arch_probes.items():
         for other in ELF_IDENTITY:

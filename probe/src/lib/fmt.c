@@ -547,10 +547,13 @@ int fmt_vfprintf(FILE *f, const char *format, va_list ap)
 	struct fmt_out o = { .buf = chunk, .size = sizeof(chunk), .f = f };
 	va_list args;
 
+	/* one message stays whole between threads, as with the C library's vfprintf */
+	flockfile(f);
 	va_copy(args, ap);
 	fmt_run(&o, format, &args);
 	va_end(args);
 	out_flush(&o);
+	funlockfile(f);
 	return o.failed ? -1 : (int)o.total;
 }
 

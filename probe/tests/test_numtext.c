@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_numtext.c - the scanf/strtod replacements give what the C library
- * gives: leading integers as "%lld", plain decimals bit for bit as strtod
+ * gives: integers as strtoll (end, value and ERANGE), leading integers as "%lld", plain decimals bit for bit as strtod
  * (up to 15 significant digits), and the heapsort sorts.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,63 @@ static void test_leading(struct tap *t)
 		tap_ok(t, ok == cases[i].ok && (!ok || got == cases[i].want),
 		       "leading case %zu -> %d %lld", i, ok, got);
 	}
+}
+
+/* numtext_ll agrees with strtoll(text, &end, 10): value, end and ERANGE. */
+static bool same_as_strtoll(const char *text)
+{
+	long long mine, libc;
+	const char *my_end;
+	char *libc_end;
+	bool range;
+
+	my_end = numtext_ll(text, &mine, &range);
+	errno = 0;
+	libc = strtoll(text, &libc_end, 10);
+	return mine == libc && my_end == libc_end &&
+	       range == (errno == ERANGE);
+}
+
+/* Fixed texts around every edge, then random digit strings with signs. */
+static void test_ll(struct tap *t)
+{
+	static const char *const fixed[] = {
+		"0", "-0", "+0", "42", "-42", "+42", "007", "  12", "\t\n\v\f\r 5",
+		"12\n", "12 kB", "12abc", "", " ", "-", "+", "+-1", "-+1", "- 1",
+		"x1", "0x10", "1e3", "1.5",
+		"9223372036854775807", "9223372036854775808",
+		"-9223372036854775808", "-9223372036854775809",
+		"99999999999999999999", "-99999999999999999999",
+		"18446744073709551615", "18446744073709551616",
+		"000000000000000000000000009223372036854775807",
+		"922337203685477580", "9223372036854775806x",
+		"4294967295", "4294967296", "2147483648", "-2147483649",
+	};
+	unsigned long long seed = 2463534242ULL;
+	char text[48];
+	int i, k, n, bad = 0;
+
+	for (i = 0; i < (int)(sizeof(fixed) / sizeof(fixed[0])); i++)
+		tap_ok(t, same_as_strtoll(fixed[i]), "strtoll case %d", i);
+	for (i = 0; i < 100000; i++) {
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
+		k = 0;
+		if (seed & 1)
+			text[k++] = ' ';
+		if (seed & 2)
+			text[k++] = seed & 4 ? '-' : '+';
+		for (n = (int)((seed >> 8) % 24); n > 0; n--)
+			text[k++] = (char)('0' + (seed >> (n % 40)) % 10);
+		if (seed & 8)
+			text[k++] = 'z';
+		text[k] = '\0';
+		if (!same_as_strtoll(text) && bad++ < 5)
+			tap_diag("differs from strtoll: '%s'", text);
+	}
+	tap_ok(t, bad == 0, "100000 random integers as strtoll (%d differ)",
+	       bad);
 }
 
 /* One decimal text equals strtod's value bit for bit. */
@@ -119,6 +177,7 @@ int main(void)
 {
 	struct tap t = { 0, 0 };
 
+	test_ll(&t);
 	test_leading(&t);
 	test_decimal(&t);
 	test_sort(&t);

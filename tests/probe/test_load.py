@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -48,6 +49,9 @@ BAD_INPUT = [
     (["net", "--rate", "100", "--target", "127.0.0.1:0"], "--target"),
     (["net", "--rate", "100", "--target", "127.0.0.1:70000"], "--target"),
     (["net", "--rate", "100", "--target", "localhost:9"], "--target"),
+    (["net", "--rate", "100", "--target", "127.0.0.01:9"], "--target"),
+    (["net", "--rate", "100", "--target", "[::1::]:9"], "--target"),
+    (["net", "--rate", "100", "--target", "[::127.0.0.1.]:9"], "--target"),
     (["net", "--rate", "100", "--size", "70000"], "--size"),
     (["io", "--rate", "1"], "--dir"),
     (["io", "--rate", "1", "--dir", "/nonexistent/rtprobe"], "--dir"),
@@ -131,6 +135,26 @@ def test_rate_counters_add_up_to_the_result(run_probe: RunProbe) -> None:
     assert run.result["data"]["counters"]["packets_received"] > 0
     assert run.start["params"]["own_receiver"] is True
     assert run.start["params"]["target"].startswith("127.0.0.1:")
+
+
+def test_net_sends_to_an_ipv6_loopback_target(run_probe: RunProbe) -> None:
+    """A bracketed IPv6 --target is parsed and the packets reach a socket there."""
+    try:
+        receiver = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    except OSError:
+        pytest.skip("no IPv6 sockets here")
+    with receiver:
+        try:
+            receiver.bind(("::1", 0))
+        except OSError:
+            pytest.skip("no IPv6 loopback address here")
+        receiver.settimeout(5)
+        port = receiver.getsockname()[1]
+        run = run_probe("load", "net", "--rate", "200", "--duration", "1s",
+                        "--target", f"[0:0::1]:{port}", timeout=15)
+        assert run.rc == 0, run.stderr
+        assert run.result["data"]["counters"]["packets_sent"] > 0
+        assert receiver.recv(65536)
 
 
 def test_rate_max_runs_flat_out_without_a_target(run_probe: RunProbe,

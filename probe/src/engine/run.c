@@ -438,6 +438,17 @@ static void run_wait(struct run *r)
 	}
 }
 
+/*
+ * strsignal's text (the same in glibc and musl) for the signals run_wait
+ * stops on: SIGINT, SIGTERM, SIGHUP; without strsignal's table of all.
+ */
+static const char *stop_signal_name(int sig)
+{
+	if (sig == SIGINT)
+		return "Interrupt";
+	return sig == SIGTERM ? "Terminated" : "Hangup";
+}
+
 /* Add the verdict of each --threshold. */
 static void run_threshold_verdicts(struct run *r)
 {
@@ -482,7 +493,7 @@ int run_status(struct run *r, const char **status, char *reason,
 	if (why && !strcmp(why, "interrupted")) {
 		*status = "interrupted";
 		fmt_snprintf(reason, len, "interrupted by %s",
-			 r->signo ? strsignal(r->signo) : "a signal");
+			 r->signo ? stop_signal_name(r->signo) : "a signal");
 		return RTP_EXIT_INTERRUPTED;
 	}
 	if (why && !strcmp(why, "break")) {

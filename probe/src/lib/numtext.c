@@ -5,8 +5,8 @@
  */
 #include "numtext.h"
 
+#include <limits.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 /* 10^0 .. 10^22: every one is exactly a double. */
 static const double pow10_exact[] = {
@@ -14,12 +14,43 @@ static const double pow10_exact[] = {
 	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 };
 
+const char *numtext_ll(const char *text, long long *out, bool *range)
+{
+	const char *p = text;
+	unsigned long long v = 0, limit = LLONG_MAX;
+	bool negative;
+	unsigned int d;
+
+	*range = false;
+	*out = 0;
+	while (*p == ' ' || (*p >= '\t' && *p <= '\r'))
+		p++;
+	negative = *p == '-';
+	if (*p == '-' || *p == '+')
+		p++;
+	if (*p < '0' || *p > '9')
+		return text;
+	limit += negative;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		d = (unsigned int)(*p - '0');
+		if (v > LLONG_MAX / 10 || v * 10 > limit - d)
+			*range = true;
+		else
+			v = v * 10 + d;
+	}
+	if (*range)
+		*out = negative ? LLONG_MIN : LLONG_MAX;
+	else
+		*out = negative ? (long long)(0 - v) : (long long)v;
+	return p;
+}
+
 bool numtext_leading_ll(const char *text, long long *out)
 {
-	char *end;
-	long long v = strtoll(text, &end, 10);
+	long long v;
+	bool range;
 
-	if (end == text)
+	if (numtext_ll(text, &v, &range) == text)
 		return false;
 	*out = v;
 	return true;

@@ -14,6 +14,14 @@
 #include <stdbool.h>
 
 /*
+ * The decimal integer at the start of text, as strtoll(text, &end, 10):
+ * blanks (isspace) skipped, an optional sign, the digits.  Returns the end
+ * (text itself when there is no digit, *out then 0); out of range, *out is
+ * LLONG_MAX or LLONG_MIN and *range true (strtoll's ERANGE), else false.
+ */
+const char *numtext_ll(const char *text, long long *out, bool *range);
+
+/*
  * The integer at the start of text after blanks (as sscanf's "%lld"):
  * true and *out set when at least one digit is there.
  */

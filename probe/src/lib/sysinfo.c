@@ -8,7 +8,7 @@
 
 #include <ctype.h>
 #include <dirent.h>
-#include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,16 +62,17 @@ static void put_file_str(struct json *j, const char *key, const char *path)
 /* Write a file holding one integer as a number member, or null. */
 static void put_file_int(struct json *j, const char *key, const char *path)
 {
-	char buf[64], *end;
+	char buf[64];
+	const char *end;
 	long long v;
+	bool range;
 
 	if (read_text(path, buf, sizeof(buf)) <= 0) {
 		json_null(j, key);
 		return;
 	}
-	errno = 0;
-	v = strtoll(buf, &end, 10);
-	if (errno || *end)
+	end = numtext_ll(buf, &v, &range);
+	if (range || *end)
 		json_null(j, key);
 	else
 		json_i64(j, key, v);
@@ -257,13 +258,16 @@ static int cpu_num_cmp(const void *a, const void *b)
 static long cpu_dir_num(const char *name)
 {
 	const char *p = name;
+	long long v;
+	bool range;
 
 	if (strncmp(p, "cpu", 3) || !p[3])
 		return -1;
 	for (p += 3; *p; p++)
 		if (!isdigit((unsigned char)*p))
 			return -1;
-	return strtol(name + 3, NULL, 10);
+	numtext_ll(name + 3, &v, &range);
+	return v > LONG_MAX ? LONG_MAX : (long)v;
 }
 
 /*
@@ -577,12 +581,31 @@ static void put_irqbalance(struct json *j)
 	json_bool(j, "irqbalance_running", found);
 }
 
+/*
+ * sysconf(_SC_NPROCESSORS_CONF) as the C library it is built with defines
+ * it: glibc counts /sys/devices/system/cpu/possible, musl the CPUs of the
+ * affinity mask (1 when that cannot be read), which board builds count
+ * here themselves to leave musl's sysconf table out.
+ */
+static long cpus_configured(void)
+{
+#ifdef __GLIBC__
+	return sysconf(_SC_NPROCESSORS_CONF);
+#else
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 1;
+	return CPU_COUNT(&set);
+#endif
+}
+
 /* Write the sysinfo object under key (NULL inside an array/top level). */
 void sysinfo_write(struct json *j, const char *key)
 {
 	struct utsname u;
 	bool uname_ok = uname(&u) == 0;
-	long conf = sysconf(_SC_NPROCESSORS_CONF);
+	long conf = cpus_configured();
 
 	json_begin_object(j, key);
 	put_uname(j, &u, uname_ok);

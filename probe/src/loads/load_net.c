@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "fmt.h"
+#include "inaddr.h"
 #include "load.h"
 #include "opt.h"
 #include "rtprobe.h"
@@ -105,13 +106,14 @@ static int net_parse_target(const char *text, struct sockaddr_storage *ss,
 		fmt_snprintf(err, errlen, "port must be 1..65535");
 		return -1;
 	}
-	if (text[0] != '[' && inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
+	if (text[0] != '[' &&
+	    inaddr_parse4(host, (unsigned char *)&in4->sin_addr)) {
 		in4->sin_family = AF_INET;
 		in4->sin_port = htons((uint16_t)port);
 		*len = sizeof(*in4);
 		return 0;
 	}
-	if (text[0] == '[' && inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+	if (text[0] == '[' && inaddr_parse6(host, in6->sin6_addr.s6_addr)) {
 		in6->sin6_family = AF_INET6;
 		in6->sin6_port = htons((uint16_t)port);
 		*len = sizeof(*in6);

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,12 +235,11 @@ static void noise_check_cpus(const struct noise_cfg *cfg,
 		return;
 	f = fopen("/sys/devices/system/cpu/online", "r");
 	if (!f || !fgets(text, sizeof(text), f)) {
+		/* no sysfs list: the CPUs we may run on stand for the online */
 		if (f)
 			fclose(f);
-		CPU_ZERO(&online);
-		for (i = 0; i < sysconf(_SC_NPROCESSORS_ONLN) &&
-			    i < CPU_SETSIZE; i++)
-			CPU_SET((size_t)i, &online);
+		if (sched_getaffinity(0, sizeof(online), &online))
+			return;
 	} else {
 		fclose(f);
 		text[strcspn(text, "\n")] = '\0';

@@ -138,8 +138,8 @@ static void describe_text(void)
 	fmt_printf("tests (rtprobe TEST --help for details):\n");
 	for (t = rtp_tests; *t; t++) {
 		fmt_printf("  %-10s %s%s\n            options:", (*t)->name,
-		       (*t)->summary, (*t)->traits & TEST_TIMED ? "" :
-		       " [untimed]");
+			   (*t)->summary, (*t)->traits & TEST_TIMED ? "" :
+			   " [untimed]");
 		for (d = (*t)->options; d->name; d++)
 			fmt_printf(" --%s", d->name);
 		fmt_printf("\n");
@@ -147,7 +147,7 @@ static void describe_text(void)
 	fmt_printf("loads (rtprobe load KIND --help):\n");
 	for (k = load_kinds; *k; k++) {
 		fmt_printf("  %-10s %s (--rate in %s)\n            options:",
-		       (*k)->name, (*k)->summary, (*k)->unit);
+			   (*k)->name, (*k)->summary, (*k)->unit);
 		for (d = (*k)->options; d->name; d++)
 			fmt_printf(" --%s", d->name);
 		fmt_printf("\n");
@@ -161,14 +161,14 @@ int cmd_describe(int argc, char **argv)
 	if (argc == 2 && (!strcmp(argv[1], "--help") ||
 			  !strcmp(argv[1], "-h"))) {
 		fmt_printf("usage: rtprobe describe [--json]\n\nThe tests, loads "
-		       "and options of this rtprobe; --json: one JSON\n"
-		       "document (schema %s) for programs.\n",
-		       DESCRIBE_SCHEMA);
+			   "and options of this rtprobe; --json: one JSON\n"
+			   "document (schema %s) for programs.\n",
+			   DESCRIBE_SCHEMA);
 		return RTP_EXIT_OK;
 	}
 	if (argc > 1) {
 		fmt_fprintf(stderr, "rtprobe: describe: unknown option '%s' (use "
-			"--json)\n", argv[1]);
+			    "--json)\n", argv[1]);
 		return RTP_EXIT_USAGE;
 	}
 	describe_text();

@@ -33,7 +33,7 @@ static void usage(FILE *f)
 
 	fmt_fprintf(f, "usage: rtprobe <command> [options]   (rtprobe <command> --help)\n\n");
 	fmt_fprintf(f, "Real-time latency probe %s; output: NDJSON (schema %s).\n\n",
-		RTPROBE_VERSION, RTPROBE_SCHEMA);
+		    RTPROBE_VERSION, RTPROBE_SCHEMA);
 	for (t = rtp_tests; *t; t++)
 		fmt_fprintf(f, "  %-10s %s\n", (*t)->name, (*t)->summary);
 	for (c = commands; c->name; c++)
@@ -71,6 +71,6 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], c->name))
 			return c->fn(argc - 1, argv + 1);
 	fmt_fprintf(stderr, "rtprobe: unknown command '%s' (see rtprobe --help)\n",
-		argv[1]);
+		    argv[1]);
 	return RTP_EXIT_USAGE;
 }

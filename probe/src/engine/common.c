@@ -295,20 +295,20 @@ void common_bad_option(const char *test, const struct opt_parser *p,
 	if (p->short_name) {
 		if (status == OPT_MISSING_VALUE)
 			fmt_fprintf(stderr, "rtprobe: option '-%c' needs a value\n",
-				p->short_name);
+				    p->short_name);
 		else
 			fmt_fprintf(stderr, "rtprobe: unknown option '-%c' (rtprobe "
-				"%s takes long options only: see rtprobe %s "
-				"--help)\n", p->short_name, test, test);
+				    "%s takes long options only: see rtprobe %s "
+				    "--help)\n", p->short_name, test, test);
 	} else if (status == OPT_MISSING_VALUE) {
 		fmt_fprintf(stderr, "rtprobe: option '%.*s' needs a value\n",
-			namelen, bad);
+			    namelen, bad);
 	} else if (status == OPT_UNWANTED_VALUE) {
 		fmt_fprintf(stderr, "rtprobe: option '%.*s' takes no value\n",
-			namelen, bad);
+			    namelen, bad);
 	} else {
 		fmt_fprintf(stderr, "rtprobe: unknown option '%.*s' (see rtprobe "
-			"%s --help)\n", namelen, bad, test);
+			    "%s --help)\n", namelen, bad, test);
 	}
 	exit(RTP_EXIT_USAGE);
 }
@@ -357,8 +357,8 @@ static void resolve_cpus(struct rtp_common *c)
 		opt_cpulist_allowed("--cpus", list, &c->cpus);
 	} else if (sched_getaffinity(0, sizeof(c->cpus), &c->cpus)) {
 		fmt_fprintf(stderr, "rtprobe: cannot read the allowed CPUs "
-			"(sched_getaffinity: %s); give --cpus\n",
-			strerror(errno));
+			    "(sched_getaffinity: %s); give --cpus\n",
+			    strerror(errno));
 		exit(RTP_EXIT_ENV);
 	}
 	ncpus = CPU_COUNT(&c->cpus);
@@ -415,8 +415,8 @@ void common_finish(struct rtp_common *c, const char *stray)
 	resolve_cpus(c);
 	if (clock_gettime(c->clock, &ts)) {
 		fmt_fprintf(stderr, "rtprobe: --clock %s: this kernel cannot read "
-			"it (clock_gettime: %s); use --clock monotonic\n",
-			c->clock_name, strerror(errno));
+			    "it (clock_gettime: %s); use --clock monotonic\n",
+			    c->clock_name, strerror(errno));
 		exit(RTP_EXIT_ENV);
 	}
 }

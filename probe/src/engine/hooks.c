@@ -36,9 +36,9 @@ void run_break_hit(struct run *r, int series_index, uint64_t t_ns,
 	r->break_latency_ns = latency_ns;
 	if (r->trace_marker_fd >= 0) {
 		n = fmt_snprintf(line, sizeof(line), "rtprobe: break-on series %d "
-			     "latency %llu ns at t %llu ns\n", series_index,
-			     (unsigned long long)latency_ns,
-			     (unsigned long long)t_ns);
+				 "latency %llu ns at t %llu ns\n", series_index,
+				 (unsigned long long)latency_ns,
+				 (unsigned long long)t_ns);
 		if (write(r->trace_marker_fd, line, (size_t)n) < 0)
 			n = -1; /* tracing goes on being stopped below */
 	}
@@ -65,23 +65,23 @@ int run_open_tracefs(struct run *r)
 	}
 	if (i == sizeof(dirs) / sizeof(dirs[0])) {
 		fmt_fprintf(stderr, "rtprobe: --break-on: tracefs not found at "
-			"/sys/kernel/tracing or /sys/kernel/debug/tracing: "
-			"mount it (mount -t tracefs nodev /sys/kernel/tracing) "
-			"or drop --break-on\n");
+			    "/sys/kernel/tracing or /sys/kernel/debug/tracing: "
+			    "mount it (mount -t tracefs nodev /sys/kernel/tracing) "
+			    "or drop --break-on\n");
 		return RTP_EXIT_ENV;
 	}
 	r->tracefs = dirs[i];
 	r->trace_on_fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (r->trace_on_fd < 0) {
 		fmt_fprintf(stderr, "rtprobe: --break-on: cannot open %s: %s; run "
-			"as root or drop --break-on\n", path, strerror(errno));
+			    "as root or drop --break-on\n", path, strerror(errno));
 		return RTP_EXIT_ENV;
 	}
 	fmt_snprintf(path, sizeof(path), "%s/trace_marker", dirs[i]);
 	r->trace_marker_fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (r->trace_marker_fd < 0) {
 		fmt_fprintf(stderr, "rtprobe: --break-on: cannot open %s: %s; run "
-			"as root or drop --break-on\n", path, strerror(errno));
+			    "as root or drop --break-on\n", path, strerror(errno));
 		return RTP_EXIT_ENV;
 	}
 	return 0;

@@ -31,7 +31,7 @@ static void run_raw_fail(struct run *r, const char *what, int err)
 {
 	if (!r->raw_error[0])
 		fmt_snprintf(r->raw_error, sizeof(r->raw_error), "%s %s: %s",
-			 what, r->c->raw_path, strerror(err));
+			     what, r->c->raw_path, strerror(err));
 }
 
 /* Open --raw FILE and write its header; 0 or an exit code with a line. */
@@ -130,7 +130,7 @@ int run_raw_start(struct run *r)
 	rc = pthread_create(&r->raw_tid, NULL, run_raw_thread, r);
 	if (rc) {
 		fmt_fprintf(stderr, "rtprobe: --raw: cannot start the writer "
-			"thread: %s\n", strerror(rc));
+			    "thread: %s\n", strerror(rc));
 		output_discard(&r->raw);
 		r->raw_open = false;
 		return RTP_EXIT_ENV;

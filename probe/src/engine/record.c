@@ -24,12 +24,12 @@ void run_fmt_us(char *buf, size_t len, uint64_t ns)
 
 	if (ns % NSEC_PER_USEC == 0) {
 		fmt_snprintf(buf, len, "%lluus",
-			 (unsigned long long)(ns / NSEC_PER_USEC));
+			     (unsigned long long)(ns / NSEC_PER_USEC));
 		return;
 	}
 	n = fmt_snprintf(buf, len, "%llu.%03llu",
-		     (unsigned long long)(ns / NSEC_PER_USEC),
-		     (unsigned long long)(ns % NSEC_PER_USEC));
+			 (unsigned long long)(ns / NSEC_PER_USEC),
+			 (unsigned long long)(ns % NSEC_PER_USEC));
 	while (n > 0 && (size_t)n < len && buf[n - 1] == '0')
 		buf[--n] = '\0';
 	fmt_snprintf(buf + n, len - (size_t)n, "us");
@@ -47,8 +47,8 @@ void run_emit(struct run *r)
 	if (!r->out_failed) {
 		r->out_failed = true;
 		fmt_snprintf(r->out_error, sizeof(r->out_error),
-			 "writing %s: %s", output_name(&r->out),
-			 strerror(r->out.err));
+			     "writing %s: %s", output_name(&r->out),
+			     strerror(r->out.err));
 		run_request_stop(r, "error");
 	}
 }

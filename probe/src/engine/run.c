@@ -100,7 +100,7 @@ struct series *run_add_series(struct run *r, const char *label, int cpu)
 
 	if (r->nseries >= COMMON_MAX_THREADS) {
 		fmt_fprintf(stderr, "rtprobe: too many series (at most %d)\n",
-			COMMON_MAX_THREADS);
+			    COMMON_MAX_THREADS);
 		exit(RTP_EXIT_USAGE);
 	}
 	rs = calloc(1, sizeof(*rs));
@@ -111,7 +111,7 @@ struct series *run_add_series(struct run *r, const char *label, int cpu)
 				      cpu);
 	if (!rs || !rs->hist || !rs->s) {
 		fmt_fprintf(stderr, "rtprobe: out of memory for series %d "
-			"(lower --raw-buffer or --threads)\n", r->nseries);
+			    "(lower --raw-buffer or --threads)\n", r->nseries);
 		exit(RTP_EXIT_ENV);
 	}
 	fmt_snprintf(rs->label, sizeof(rs->label), "%s", label);
@@ -211,7 +211,7 @@ int run_begin(struct run *r)
 	rc = pthread_sigmask(SIG_BLOCK, &r->sigs, NULL);
 	if (rc) {
 		fmt_fprintf(stderr, "rtprobe: blocking signals: %s\n",
-			strerror(rc));
+			    strerror(rc));
 		return RTP_EXIT_ENV;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -229,10 +229,10 @@ int run_begin(struct run *r)
 	if (r->live_line && !c->simulate) {
 		if (c->mlock && !r->rt.mlocked)
 			fmt_fprintf(stderr, "rtprobe: warning: %s\n",
-				r->rt.mlock_error);
+				    r->rt.mlock_error);
 		if (c->pmqos && r->rt.pmqos_fd < 0)
 			fmt_fprintf(stderr, "rtprobe: warning: PM-QoS not held: "
-				"%s\n", r->rt.pmqos_error);
+				    "%s\n", r->rt.pmqos_error);
 	}
 	rc = run_open_output(r);
 	if (rc) {
@@ -275,7 +275,7 @@ static void *run_thread_main(void *arg)
 	if (rc) {
 		if (t->rs)
 			fmt_snprintf(t->rs->setup_error,
-				 sizeof(t->rs->setup_error), "%s", t->error);
+				     sizeof(t->rs->setup_error), "%s", t->error);
 		run_request_stop(r, "error");
 	} else {
 		t->fn(t->arg);
@@ -319,11 +319,11 @@ int run_spawn(struct run *r, void *(*fn)(void *), void *arg, int cpu,
 	if (rc) {
 		atomic_fetch_sub(&r->live, 1);
 		fmt_snprintf(t->error, sizeof(t->error),
-			 "cannot start a thread on CPU %d: %s", cpu,
-			 strerror(rc));
+			     "cannot start a thread on CPU %d: %s", cpu,
+			     strerror(rc));
 		if (t->rs)
 			fmt_snprintf(t->rs->setup_error,
-				 sizeof(t->rs->setup_error), "%s", t->error);
+				     sizeof(t->rs->setup_error), "%s", t->error);
 		free(t);
 		run_request_stop(r, "error");
 		return rc;
@@ -367,11 +367,11 @@ static void run_live(struct run *r)
 		if (!n)
 			continue;
 		fmt_fprintf(stderr, "rtprobe: %-6s %s n=%llu min %.3f avg %.3f "
-			"max %.3f us overruns %llu\n", rs->label,
-			warm ? "warm-up " : "measured",
-			(unsigned long long)n, mn / 1e3,
-			(double)sum / (double)n / 1e3, mx / 1e3,
-			(unsigned long long)ov);
+			    "max %.3f us overruns %llu\n", rs->label,
+			    warm ? "warm-up " : "measured",
+			    (unsigned long long)n, mn / 1e3,
+			    (double)sum / (double)n / 1e3, mx / 1e3,
+			    (unsigned long long)ov);
 	}
 }
 
@@ -463,7 +463,7 @@ static void run_threshold_verdicts(struct run *r)
 		run_fmt_us(us, sizeof(us), r->c->thresholds_ns[i]);
 		fmt_snprintf(name, sizeof(name), "threshold %s", us);
 		fmt_snprintf(detail, sizeof(detail), "%llu sample%s >= %s",
-			 (unsigned long long)n, n == 1 ? "" : "s", us);
+			     (unsigned long long)n, n == 1 ? "" : "s", us);
 		run_add_verdict(r, name, n == 0, detail);
 	}
 }
@@ -487,28 +487,28 @@ int run_status(struct run *r, const char **status, char *reason,
 	if (err || r->out_failed || (why && !strcmp(why, "error"))) {
 		*status = "error";
 		fmt_snprintf(reason, len, "%s", err ? err : r->out_failed ?
-			 r->out_error : "a measuring thread failed");
+			     r->out_error : "a measuring thread failed");
 		return RTP_EXIT_ENV;
 	}
 	if (why && !strcmp(why, "interrupted")) {
 		*status = "interrupted";
 		fmt_snprintf(reason, len, "interrupted by %s",
-			 r->signo ? stop_signal_name(r->signo) : "a signal");
+			     r->signo ? stop_signal_name(r->signo) : "a signal");
 		return RTP_EXIT_INTERRUPTED;
 	}
 	if (why && !strcmp(why, "break")) {
 		*status = "break";
 		fmt_snprintf(reason, len, "--break-on: series %d had %llu ns at "
-			 "t %llu ns", r->break_series,
-			 (unsigned long long)r->break_latency_ns,
-			 (unsigned long long)r->break_t_ns);
+			     "t %llu ns", r->break_series,
+			     (unsigned long long)r->break_latency_ns,
+			     (unsigned long long)r->break_t_ns);
 		return RTP_EXIT_FAIL;
 	}
 	for (i = 0; i < r->nverdicts; i++) {
 		if (!r->verdicts[i].pass) {
 			*status = "fail";
 			fmt_snprintf(reason, len, "%s: %s", r->verdicts[i].name,
-				 r->verdicts[i].detail);
+				     r->verdicts[i].detail);
 			return RTP_EXIT_FAIL;
 		}
 	}

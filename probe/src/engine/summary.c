@@ -21,14 +21,14 @@ static void run_summary_series(const struct run_series *rs)
 
 	if (!rs->count) {
 		fmt_fprintf(stderr, "  %-10s no measured samples (warm-up %llu)\n",
-			rs->label, (unsigned long long)rs->w_count);
+			    rs->label, (unsigned long long)rs->w_count);
 		return;
 	}
 	p99 = hist_quantile(rs->hist, 0.99, rs->min_ns, rs->max_ns);
 	fmt_fprintf(stderr, "  %-10s %10llu %10.3f %10.3f %10.3f %10.3f %9llu\n",
-		rs->label, (unsigned long long)rs->count, rs->min_ns / 1e3,
-		(double)rs->sum_ns / (double)rs->count / 1e3, p99 / 1e3,
-		rs->max_ns / 1e3, (unsigned long long)rs->overruns);
+		    rs->label, (unsigned long long)rs->count, rs->min_ns / 1e3,
+		    (double)rs->sum_ns / (double)rs->count / 1e3, p99 / 1e3,
+		    rs->max_ns / 1e3, (unsigned long long)rs->overruns);
 }
 
 void run_summary(struct run *r, int rc)
@@ -39,15 +39,15 @@ void run_summary(struct run *r, int rc)
 
 	run_status(r, &status, reason, sizeof(reason));
 	fmt_fprintf(stderr, "\nrtprobe %s summary (us; measured samples, warm-up "
-		"excluded):\n  %-10s %10s %10s %10s %10s %10s %9s\n",
-		r->c->test, "series", "samples", "min", "avg", "p99", "max",
-		"overruns");
+		    "excluded):\n  %-10s %10s %10s %10s %10s %10s %9s\n",
+		    r->c->test, "series", "samples", "min", "avg", "p99", "max",
+		    "overruns");
 	for (i = 0; i < r->nseries; i++)
 		run_summary_series(r->series[i]);
 	for (i = 0; i < r->nverdicts; i++)
 		fmt_fprintf(stderr, "  %s %s: %s\n",
-			r->verdicts[i].pass ? "pass" : "FAIL",
-			r->verdicts[i].name, r->verdicts[i].detail);
+			    r->verdicts[i].pass ? "pass" : "FAIL",
+			    r->verdicts[i].name, r->verdicts[i].detail);
 	fmt_fprintf(stderr, "status: %s%s%s (exit %d)\n", status,
-		reason[0] ? ": " : "", reason, rc);
+		    reason[0] ? ": " : "", reason, rc);
 }

@@ -111,7 +111,7 @@ int test_main(const struct test_desc *t, int argc, char **argv)
 		if (id >= COMMON_OPT_BASE) {
 			if (!test_takes_common(t, id)) {
 				fmt_snprintf(name, sizeof(name), "--%s",
-					 p.found ? p.found->name : "?");
+					     p.found ? p.found->name : "?");
 				test_refuse(t, name, p.value, t->refused_why);
 			}
 			common_handle(&c, id, p.value);

@@ -68,7 +68,7 @@ void opt_fail(const char *option, const char *text, const char *fmt, ...)
 	fmt_vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
 	fmt_fprintf(stderr, "rtprobe: %s%s '%s': %s\n",
-		option[0] == '-' ? "" : "--", option, text ? text : "", reason);
+		    option[0] == '-' ? "" : "--", option, text ? text : "", reason);
 	exit(RTP_EXIT_USAGE);
 }
 
@@ -91,7 +91,7 @@ static void list_units(const struct unit *units, char *buf, size_t buflen)
 		if (!units->name[0])
 			continue;
 		len += (size_t)fmt_snprintf(buf + len, len < buflen ? buflen - len : 0,
-					"%s%s", len ? " " : "", units->name);
+					    "%s%s", len ? " " : "", units->name);
 		if (len >= buflen)
 			break;
 	}
@@ -356,7 +356,7 @@ int opt_choice(const char *option, const char *text,
 	list[0] = '\0';
 	for (i = 0; choices[i] && len < sizeof(list); i++)
 		len += (size_t)fmt_snprintf(list + len, sizeof(list) - len, "%s%s",
-					i ? ", " : "", choices[i]);
+					    i ? ", " : "", choices[i]);
 	opt_fail(option, text, "expected one of %s", list);
 }
 
@@ -467,13 +467,13 @@ void opt_cpulist_format(const cpu_set_t *set, char *buf, size_t buflen)
 		if (len < buflen) {
 			if (last == cpu)
 				len += (size_t)fmt_snprintf(buf + len, buflen - len,
-							"%s%d", len ? "," : "",
-							cpu);
+							    "%s%d", len ? "," : "",
+							    cpu);
 			else
 				len += (size_t)fmt_snprintf(buf + len, buflen - len,
-							"%s%d-%d",
-							len ? "," : "", cpu,
-							last);
+							    "%s%d-%d",
+							    len ? "," : "", cpu,
+							    last);
 		}
 		cpu = last + 1;
 	}
@@ -522,7 +522,7 @@ void opt_check_args(int argc, char **argv, const struct opt_long *table,
 			if (k < sizeof(seen) && seen[k]++ &&
 			    !opt_in_list(o->name, repeatable)) {
 				fmt_fprintf(stderr, "rtprobe: option '--%s' given "
-					"twice: give it once\n", o->name);
+					    "twice: give it once\n", o->name);
 				exit(RTP_EXIT_USAGE);
 			}
 			/* Skip a separate value so "--on-spike --x" is fine. */
@@ -535,8 +535,8 @@ void opt_check_args(int argc, char **argv, const struct opt_long *table,
 				break;
 		if (full->name) {
 			fmt_fprintf(stderr, "rtprobe: unknown option '--%.*s' (options "
-				"are never abbreviated: did you mean '--%s'?)\n",
-				(int)len, name, full->name);
+				    "are never abbreviated: did you mean '--%s'?)\n",
+				    (int)len, name, full->name);
 			exit(RTP_EXIT_USAGE);
 		}
 		/* Wholly unknown: opt_next() reports it the usual way. */
@@ -574,7 +574,7 @@ void opt_desc_table(struct opt_long *out, size_t cap, size_t *n,
 	for (d = descs; d && d->name; d++) {
 		if (*n + 2 > cap) {
 			fmt_fprintf(stderr, "rtprobe: internal error: option table "
-				"of %zu entries too small\n", cap);
+				    "of %zu entries too small\n", cap);
 			abort();
 		}
 		out[*n] = (struct opt_long){
@@ -612,10 +612,10 @@ void opt_desc_usage(FILE *f, const struct opt_desc *descs)
 	for (d = descs; d && d->name; d++) {
 		if (d->short_name)
 			col = fmt_snprintf(head, sizeof(head), "  -%c, --%s %s",
-				       d->short_name, d->name, opt_metavar(d));
+					   d->short_name, d->name, opt_metavar(d));
 		else
 			col = fmt_snprintf(head, sizeof(head), "  --%s %s", d->name,
-				       opt_metavar(d));
+					   opt_metavar(d));
 		fputs(head, f);
 		if (col >= 22) {
 			fputc('\n', f);
@@ -625,8 +625,8 @@ void opt_desc_usage(FILE *f, const struct opt_desc *descs)
 		     line = nl ? nl + 1 : NULL) {
 			nl = strchr(line, '\n');
 			fmt_fprintf(f, "%*s%.*s\n", 22 - col, "",
-				(int)(nl ? nl - line : (long)strlen(line)),
-				line);
+				    (int)(nl ? nl - line : (long)strlen(line)),
+				    line);
 			col = 0;
 		}
 	}

@@ -45,7 +45,7 @@ static int output_open_special(struct output *o)
 		o->f = fdopen(fd, "w");
 	if (fd < 0 || !o->f) {
 		fmt_fprintf(stderr, "rtprobe: %s %s: %s\n", o->option, o->path,
-			strerror(errno));
+			    strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return RTP_EXIT_ENV;
@@ -71,15 +71,15 @@ int output_open(struct output *o, const char *option, const char *path)
 	o->tmp_path = malloc(len);
 	if (!o->tmp_path) {
 		fmt_fprintf(stderr, "rtprobe: %s %s: out of memory\n", option,
-			path);
+			    path);
 		return RTP_EXIT_ENV;
 	}
 	fmt_snprintf(o->tmp_path, len, "%s.XXXXXX", path);
 	fd = mkostemp(o->tmp_path, O_CLOEXEC);
 	if (fd < 0) {
 		fmt_fprintf(stderr, "rtprobe: %s %s: cannot create a file there "
-			"(%s); give a path in a writable directory\n", option,
-			path, strerror(errno));
+			    "(%s); give a path in a writable directory\n", option,
+			    path, strerror(errno));
 		free(o->tmp_path);
 		o->tmp_path = NULL;
 		return RTP_EXIT_USAGE;
@@ -89,7 +89,7 @@ int output_open(struct output *o, const char *option, const char *path)
 	o->f = fdopen(fd, "w");
 	if (!o->f) {
 		fmt_fprintf(stderr, "rtprobe: %s %s: %s\n", option, path,
-			strerror(errno));
+			    strerror(errno));
 		close(fd);
 		unlink(o->tmp_path);
 		free(o->tmp_path);
@@ -145,11 +145,11 @@ static int output_report(const struct output *o, int err)
 {
 	if (o->path)
 		fmt_fprintf(stderr, "rtprobe: %s %s: cannot write it (%s); the "
-			"file was left as it was\n", o->option, o->path,
-			strerror(err));
+			    "file was left as it was\n", o->option, o->path,
+			    strerror(err));
 	else
 		fmt_fprintf(stderr, "rtprobe: cannot write the records to stdout "
-			"(%s)\n", strerror(err));
+			    "(%s)\n", strerror(err));
 	return RTP_EXIT_ENV;
 }
 
@@ -194,8 +194,8 @@ bool output_is_terminal(const char *path, bool json)
 	if (path || json || !isatty(STDOUT_FILENO))
 		return false;
 	fmt_fprintf(stderr, "rtprobe: stdout is a terminal: the NDJSON records are "
-		"not shown (give --output FILE, a pipe or --json); a summary "
-		"follows at the end\n");
+		    "not shown (give --output FILE, a pipe or --json); a summary "
+		    "follows at the end\n");
 	return true;
 }
 

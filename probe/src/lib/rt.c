@@ -104,7 +104,7 @@ int rt_apply_self(const struct rtp_common *c, enum rtp_policy policy,
 		rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 		if (rc) {
 			fmt_snprintf(err, errlen, "pinning a thread to CPU %d: %s",
-				 cpu, strerror(rc));
+				     cpu, strerror(rc));
 			return rc;
 		}
 	}
@@ -112,15 +112,15 @@ int rt_apply_self(const struct rtp_common *c, enum rtp_policy policy,
 	if (rc) {
 		if (policy == POLICY_DEADLINE)
 			fmt_snprintf(err, errlen, "sched_setattr(SCHED_DEADLINE "
-				 "runtime %llu deadline %llu period %llu ns): %s",
-				 (unsigned long long)c->dl_runtime_ns,
-				 (unsigned long long)c->dl_deadline_ns,
-				 (unsigned long long)c->dl_period_ns,
-				 strerror(rc));
+				     "runtime %llu deadline %llu period %llu ns): %s",
+				     (unsigned long long)c->dl_runtime_ns,
+				     (unsigned long long)c->dl_deadline_ns,
+				     (unsigned long long)c->dl_period_ns,
+				     strerror(rc));
 		else
 			fmt_snprintf(err, errlen, "setting %s priority %d: %s",
-				 common_policy_name(policy), priority,
-				 strerror(rc));
+				     common_policy_name(policy), priority,
+				     strerror(rc));
 	}
 	return rc;
 }
@@ -141,22 +141,22 @@ static void rt_remedy(const struct rtp_common *c, const struct rt_probe *p,
 {
 	if (c->policy == POLICY_DEADLINE && p->err == EPERM)
 		fmt_snprintf(err, errlen, "SCHED_DEADLINE not permitted: run as "
-			 "root or grant CAP_SYS_NICE; --policy fifo or "
-			 "--policy other measure without it");
+			     "root or grant CAP_SYS_NICE; --policy fifo or "
+			     "--policy other measure without it");
 	else if (c->policy == POLICY_DEADLINE)
 		fmt_snprintf(err, errlen, "SCHED_DEADLINE refused (%s): the "
-			 "kernel lacks it or rejects these parameters; use "
-			 "--policy fifo", p->msg);
+			     "kernel lacks it or rejects these parameters; use "
+			     "--policy fifo", p->msg);
 	else if (p->err == EPERM)
 		fmt_snprintf(err, errlen, "SCHED_%s priority %d not permitted: "
-			 "run as root, grant CAP_SYS_NICE, or raise "
-			 "RLIMIT_RTPRIO (ulimit -r %d); --policy other "
-			 "measures without RT",
-			 c->policy == POLICY_RR ? "RR" : "FIFO", c->priority,
-			 c->priority);
+			     "run as root, grant CAP_SYS_NICE, or raise "
+			     "RLIMIT_RTPRIO (ulimit -r %d); --policy other "
+			     "measures without RT",
+			     c->policy == POLICY_RR ? "RR" : "FIFO", c->priority,
+			     c->priority);
 	else
 		fmt_snprintf(err, errlen, "%s; --policy other measures without RT",
-			 p->msg);
+			     p->msg);
 }
 
 /* Try the policy on a short-lived thread; 0 or RTP_EXIT_ENV with err set. */
@@ -180,7 +180,7 @@ static int rt_check_policy(const struct rtp_common *c, char *err,
 	pthread_attr_destroy(&attr);
 	if (rc) {
 		fmt_snprintf(err, errlen, "cannot start a thread to check the "
-			 "scheduling policy: %s", strerror(rc));
+			     "scheduling policy: %s", strerror(rc));
 		return RTP_EXIT_ENV;
 	}
 	pthread_join(tid, NULL);
@@ -201,15 +201,15 @@ static void rt_hold_pmqos(const struct rtp_common *c, struct rt_state *st)
 	fd = open(PMQOS_PATH, O_WRONLY | O_CLOEXEC);
 	if (fd < 0) {
 		fmt_snprintf(st->pmqos_error, sizeof(st->pmqos_error),
-			 "open %s: %s", PMQOS_PATH, strerror(errno));
+			     "open %s: %s", PMQOS_PATH, strerror(errno));
 		return;
 	}
 	/* The kernel takes the value as a binary s32 (or as hex text). */
 	n = write(fd, &value, sizeof(value));
 	if (n != (ssize_t)sizeof(value)) {
 		fmt_snprintf(st->pmqos_error, sizeof(st->pmqos_error),
-			 "write %s: %s", PMQOS_PATH,
-			 n < 0 ? strerror(errno) : "short write");
+			     "write %s: %s", PMQOS_PATH,
+			     n < 0 ? strerror(errno) : "short write");
 		close(fd);
 		return;
 	}
@@ -226,9 +226,9 @@ int rt_prepare(const struct rtp_common *c, struct rt_state *st, char *err,
 	if (c->simulate) {
 		st->simulated = true;
 		fmt_snprintf(st->mlock_error, sizeof(st->mlock_error),
-			 "not done: simulated run");
+			     "not done: simulated run");
 		fmt_snprintf(st->pmqos_error, sizeof(st->pmqos_error),
-			 "not done: simulated run");
+			     "not done: simulated run");
 		return 0;
 	}
 	rc = rt_check_policy(c, err, errlen);
@@ -239,17 +239,17 @@ int rt_prepare(const struct rtp_common *c, struct rt_state *st, char *err,
 			st->mlocked = true;
 		else
 			fmt_snprintf(st->mlock_error, sizeof(st->mlock_error),
-				 "mlockall: %s (raise RLIMIT_MEMLOCK: "
-				 "ulimit -l unlimited)", strerror(errno));
+				     "mlockall: %s (raise RLIMIT_MEMLOCK: "
+				     "ulimit -l unlimited)", strerror(errno));
 	} else {
 		fmt_snprintf(st->mlock_error, sizeof(st->mlock_error),
-			 "not done: --no-mlock");
+			     "not done: --no-mlock");
 	}
 	if (c->pmqos)
 		rt_hold_pmqos(c, st);
 	else
 		fmt_snprintf(st->pmqos_error, sizeof(st->pmqos_error),
-			 "not done: --no-pmqos");
+			     "not done: --no-pmqos");
 	return 0;
 }
 

@@ -319,7 +319,7 @@ static void put_governors(struct json *j)
 	for (i = 0; i < n; i++) {
 		fmt_snprintf(name, sizeof(name), "cpu%ld", nums[i]);
 		fmt_snprintf(path, sizeof(path), SYS_CPU "/%s/cpufreq/scaling_governor",
-			 name);
+			     name);
 		if (read_text(path, buf, sizeof(buf)) < 0)
 			continue;
 		if (!found++)
@@ -347,17 +347,17 @@ static void put_idle_states(struct json *j)
 	json_begin_array(j, "idle_states");
 	for (state = 0; state < 64; state++) {
 		fmt_snprintf(path, sizeof(path), SYS_CPU "/cpu0/cpuidle/state%d/name",
-			 state);
+			     state);
 		if (read_text(path, buf, sizeof(buf)) < 0)
 			break;
 		json_begin_object(j, NULL);
 		json_i64(j, "state", state);
 		json_str(j, "name", buf);
 		fmt_snprintf(path, sizeof(path),
-			 SYS_CPU "/cpu0/cpuidle/state%d/latency", state);
+			     SYS_CPU "/cpu0/cpuidle/state%d/latency", state);
 		put_file_int(j, "latency_us", path);
 		fmt_snprintf(path, sizeof(path),
-			 SYS_CPU "/cpu0/cpuidle/state%d/disable", state);
+			     SYS_CPU "/cpu0/cpuidle/state%d/disable", state);
 		if (read_text(path, buf, sizeof(buf)) > 0)
 			json_bool(j, "disabled", buf[0] != '0');
 		else
@@ -544,7 +544,7 @@ static void put_kernel_config(struct json *j, const struct utsname *u,
 			klen = strlen(keys[i]);
 			if (!strncmp(line, keys[i], klen) && line[klen] == '=') {
 				fmt_snprintf(values[i], sizeof(values[i]), "%s",
-					 line + klen + 1);
+					     line + klen + 1);
 				set[i] = true;
 			}
 		}
@@ -687,8 +687,8 @@ int cmd_sysinfo(int argc, char **argv)
 	}
 	if (p.rest < argc) {
 		fmt_fprintf(stderr, "rtprobe: unexpected argument '%s': rtprobe "
-			"sysinfo takes only options (see --help)\n",
-			argv[p.rest]);
+			    "sysinfo takes only options (see --help)\n",
+			    argv[p.rest]);
 		return RTP_EXIT_USAGE;
 	}
 	rc = output_open(&out, "--output", output);

@@ -58,14 +58,14 @@ int load_make_workdir(const char *kind, const char *dir, char *path,
 {
 	*dirfd = -1;
 	if ((size_t)fmt_snprintf(path, pathlen, "%s/rtprobe-%s-XXXXXX", dir,
-			     kind) >= pathlen) {
+				 kind) >= pathlen) {
 		path[0] = 0;
 		fmt_snprintf(err, errlen, "--dir '%s': path too long", dir);
 		return RTP_EXIT_USAGE;
 	}
 	if (!mkdtemp(path)) {
 		fmt_snprintf(err, errlen, "--dir '%s': cannot create a directory "
-			 "in it: %s", dir, strerror(errno));
+			     "in it: %s", dir, strerror(errno));
 		path[0] = 0;
 		return RTP_EXIT_ENV;
 	}
@@ -230,7 +230,7 @@ int load_workers_spawn(struct load_workers *w, void *(*fn)(void *), void *arg,
 
 	if (load_workers_grow(w)) {
 		fmt_snprintf(err, errlen, "out of memory for %d workers",
-			 w->count + 1);
+			     w->count + 1);
 		return -1;
 	}
 	if (w->processes) {
@@ -238,7 +238,7 @@ int load_workers_spawn(struct load_workers *w, void *(*fn)(void *), void *arg,
 		pid = fork();
 		if (pid < 0) {
 			fmt_snprintf(err, errlen, "fork of worker %d: %s",
-				 w->count, strerror(errno));
+				     w->count, strerror(errno));
 			return -1;
 		}
 		if (pid == 0) {
@@ -277,7 +277,7 @@ int load_workers_spawn(struct load_workers *w, void *(*fn)(void *), void *arg,
 	}
 	if (rc) {
 		fmt_snprintf(err, errlen, "thread for worker %d%s: %s", w->count,
-			 cpu >= 0 ? " (pinned)" : "", strerror(rc));
+			     cpu >= 0 ? " (pinned)" : "", strerror(rc));
 		return -1;
 	}
 	w->alive[w->count] = true;
@@ -434,23 +434,23 @@ static void load_usage(FILE *f, const struct load_kind *kind)
 
 	if (!kind) {
 		fmt_fprintf(f,
-			"usage: rtprobe load KIND --rate R|max [--cpus LIST] "
-			"[--duration D] [--output FILE] [--verbose]\n\n"
-			"A standard load defined by the rate it must reach; "
-			"writes a start record,\none rate record a second "
-			"(achieved rate and counters) and a result.\n\nKinds:\n");
+			    "usage: rtprobe load KIND --rate R|max [--cpus LIST] "
+			    "[--duration D] [--output FILE] [--verbose]\n\n"
+			    "A standard load defined by the rate it must reach; "
+			    "writes a start record,\none rate record a second "
+			    "(achieved rate and counters) and a result.\n\nKinds:\n");
 		for (k = load_kinds; *k; k++)
 			fmt_fprintf(f, "  %-6s %s (--rate in %s)\n", (*k)->name,
-				(*k)->summary, (*k)->unit);
+				    (*k)->summary, (*k)->unit);
 		fmt_fprintf(f, "\nSee rtprobe load KIND --help for each kind's "
 			   "options; docs/loads.md for the definitions.\n");
 		return;
 	}
 	fmt_fprintf(f,
-		"usage: rtprobe load %s --rate R|max [options]\n\n"
-		"%s; --rate in %s (%g..%g) or max.\n\nOptions:\n",
-		kind->name, kind->summary, kind->unit, kind->rate_lo,
-		kind->rate_hi);
+		    "usage: rtprobe load %s --rate R|max [options]\n\n"
+		    "%s; --rate in %s (%g..%g) or max.\n\nOptions:\n",
+		    kind->name, kind->summary, kind->unit, kind->rate_lo,
+		    kind->rate_hi);
 	opt_desc_usage(f, load_common_options);
 	opt_desc_usage(f, kind->options);
 	opt_desc_usage(f, load_help_option);
@@ -478,7 +478,7 @@ static void load_resolve_cpus(struct load_cfg *cfg)
 	if (!CPU_COUNT(&cfg->cpus)) {
 		if (sched_getaffinity(0, sizeof(cfg->cpus), &cfg->cpus)) {
 			fmt_fprintf(stderr, "rtprobe: sched_getaffinity: %s\n",
-				strerror(errno));
+				    strerror(errno));
 			exit(RTP_EXIT_ENV);
 		}
 	}
@@ -573,13 +573,13 @@ static const struct load_kind *load_parse(int argc, char **argv,
 	if (p.rest < argc - 1) {
 		fmt_fprintf(stderr, "rtprobe: load %s: unexpected argument '%s' "
 				"(see rtprobe load %s --help)\n",
-			kind->name, argv[p.rest + 1], kind->name);
+			    kind->name, argv[p.rest + 1], kind->name);
 		exit(RTP_EXIT_USAGE);
 	}
 	if (!cfg->rate_given) {
 		fmt_fprintf(stderr, "rtprobe: load %s: --rate is required: a rate "
 				"in %s (%g..%g) or max\n",
-			kind->name, kind->unit, kind->rate_lo, kind->rate_hi);
+			    kind->name, kind->unit, kind->rate_lo, kind->rate_hi);
 		exit(RTP_EXIT_USAGE);
 	}
 	load_resolve_cpus(cfg);
@@ -687,11 +687,11 @@ static void load_write_rate(struct load_main *m, uint64_t now)
 	if (m->human) {
 		if (r->cfg.rate_max)
 			fmt_fprintf(stderr, "load %s: %.1f %s (max)\n",
-				r->kind->name, achieved, r->kind->unit);
+				    r->kind->name, achieved, r->kind->unit);
 		else
 			fmt_fprintf(stderr, "load %s: %.1f %s (target %g)\n",
-				r->kind->name, achieved, r->kind->unit,
-				r->cfg.rate);
+				    r->kind->name, achieved, r->kind->unit,
+				    r->cfg.rate);
 	}
 	m->last_ns = now;
 	m->windows++;
@@ -707,7 +707,7 @@ static void load_summary(const struct load_main *m, const uint64_t *total,
 	fmt_fprintf(stderr, "\nrtprobe load %s summary: ", r->kind->name);
 	if (seconds > 0)
 		fmt_fprintf(stderr, "achieved %.1f %s over %.1f s", r->kind->achieved(
-			r, total, seconds), r->kind->unit, seconds);
+			    r, total, seconds), r->kind->unit, seconds);
 	else
 		fmt_fprintf(stderr, "nothing achieved");
 	if (r->cfg.rate_max)
@@ -715,7 +715,7 @@ static void load_summary(const struct load_main *m, const uint64_t *total,
 	else
 		fmt_fprintf(stderr, " (target %g)\n", r->cfg.rate);
 	fmt_fprintf(stderr, "status: %s%s%s (exit %d)\n", status, reason ? ": " : "",
-		reason ? reason : "", exit_code);
+		    reason ? reason : "", exit_code);
 }
 
 /* Write the result record. */
@@ -776,7 +776,7 @@ static void load_own_group(void)
 	if (getpgrp() != getpid() && setpgid(0, 0))
 		fmt_fprintf(stderr, "rtprobe: load: setpgid: %s (the load stays "
 				"in its parent's process group)\n",
-			strerror(errno));
+			    strerror(errno));
 }
 
 /* Wait for signals and write rate records until the load must end. */
@@ -868,13 +868,13 @@ int cmd_load(int argc, char **argv)
 	load_own_group();
 	if (sched_setaffinity(0, sizeof(run.cfg.cpus), &run.cfg.cpus)) {
 		fmt_fprintf(stderr, "rtprobe: --cpus '%s': sched_setaffinity: %s\n",
-			run.cfg.cpus_text, strerror(errno));
+			    run.cfg.cpus_text, strerror(errno));
 		return RTP_EXIT_ENV;
 	}
 	run.shared = load_shared_create();
 	if (!run.shared) {
 		fmt_fprintf(stderr, "rtprobe: load: mmap of shared counters: %s\n",
-			strerror(errno));
+			    strerror(errno));
 		return RTP_EXIT_ENV;
 	}
 	rc = run.kind->prepare(&run, err, sizeof(err));
@@ -918,7 +918,7 @@ int cmd_load(int argc, char **argv)
 	}
 	if (rc == RTP_EXIT_ENV && reason == run.shared->error)
 		fmt_fprintf(stderr, "rtprobe: load %s: %s\n", run.kind->name,
-			reason);
+			    reason);
 	run.kind->cleanup(&run);
 	load_write_result(&m, status, rc, reason, end);
 	if (output_close(&m.out))

@@ -76,8 +76,8 @@ struct build_worker {
 static void build_usage(FILE *f)
 {
 	fmt_fprintf(f,
-		"Example: rtprobe load build --rate 2 --dir /var/tmp "
-		"--duration 30s\n");
+		    "Example: rtprobe load build --rate 2 --dir /var/tmp "
+		    "--duration 30s\n");
 }
 
 /* Parse the build kind's options. */
@@ -151,24 +151,24 @@ static int build_write_source(FILE *f, int units)
 	fmt_fprintf(f, "};\n");
 	for (i = 0; i < units; i++) {
 		fmt_fprintf(f,
-			"unsigned long f%d(unsigned long x, const unsigned char *p, int n)\n"
-			"{\n"
-			"\tunsigned long s = %dUL;\n"
-			"\tfor (int i = 0; i < n; i++) {\n"
-			"\t\tswitch ((p[i] ^ x) & 7) {\n"
-			"\t\tcase 0: s += table[(s + i) & 255] * %dUL; break;\n"
-			"\t\tcase 1: s ^= s << %d; break;\n"
-			"\t\tcase 2: s = s * 2654435761UL + x; break;\n"
-			"\t\tcase 3: s -= (x >> %d) | p[(i + %d) %% n]; break;\n"
-			"\t\tdefault: s += i * (x | %dUL);\n"
-			"\t\t}\n"
-			"\t\tif (s & %dUL)\n"
-			"\t\t\tx = (x >> 1) ^ (s & 0xffff);\n"
-			"\t}\n"
-			"\treturn s ^ x;\n"
-			"}\n",
-			i, i * 7 + 1, i % 13 + 1, i % 11 + 1, i % 5 + 1, i % 3,
-			i | 1, 1 << (i % 9));
+			    "unsigned long f%d(unsigned long x, const unsigned char *p, int n)\n"
+			    "{\n"
+			    "\tunsigned long s = %dUL;\n"
+			    "\tfor (int i = 0; i < n; i++) {\n"
+			    "\t\tswitch ((p[i] ^ x) & 7) {\n"
+			    "\t\tcase 0: s += table[(s + i) & 255] * %dUL; break;\n"
+			    "\t\tcase 1: s ^= s << %d; break;\n"
+			    "\t\tcase 2: s = s * 2654435761UL + x; break;\n"
+			    "\t\tcase 3: s -= (x >> %d) | p[(i + %d) %% n]; break;\n"
+			    "\t\tdefault: s += i * (x | %dUL);\n"
+			    "\t\t}\n"
+			    "\t\tif (s & %dUL)\n"
+			    "\t\t\tx = (x >> 1) ^ (s & 0xffff);\n"
+			    "\t}\n"
+			    "\treturn s ^ x;\n"
+			    "}\n",
+			    i, i * 7 + 1, i % 13 + 1, i % 11 + 1, i % 5 + 1, i % 3,
+			    i | 1, 1 << (i % 9));
 	}
 	return ferror(f) ? -1 : 0;
 }
@@ -194,8 +194,8 @@ static int build_prepare(struct load_run *r, char *err, size_t errlen)
 	if (cc && cc[0]) {
 		if (build_find(cc, st->cc, sizeof(st->cc))) {
 			fmt_snprintf(err, errlen, "compiler '%s' not found or not "
-				 "executable; install it or name another with "
-				 "--cc", cc);
+				     "executable; install it or name another with "
+				     "--cc", cc);
 			return RTP_EXIT_ENV;
 		}
 	} else {
@@ -204,8 +204,8 @@ static int build_prepare(struct load_run *r, char *err, size_t errlen)
 				break;
 		if (!compilers[i]) {
 			fmt_snprintf(err, errlen, "no C compiler (cc, gcc, clang) on "
-				 "PATH; the build load needs one on the target: "
-				 "install it, or name it with --cc");
+				     "PATH; the build load needs one on the target: "
+				     "install it, or name it with --cc");
 			return RTP_EXIT_ENV;
 		}
 	}
@@ -218,7 +218,7 @@ static int build_prepare(struct load_run *r, char *err, size_t errlen)
 	f = fd < 0 ? NULL : fdopen(fd, "w");
 	if (!f) {
 		fmt_snprintf(err, errlen, "create %s/%s: %s", st->path, BUILD_SOURCE,
-			 strerror(errno));
+			     strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return RTP_EXIT_ENV;
@@ -226,7 +226,7 @@ static int build_prepare(struct load_run *r, char *err, size_t errlen)
 	rc = build_write_source(f, r->cfg.units);
 	if (fclose(f) || rc) {
 		fmt_snprintf(err, errlen, "write %s/%s: %s", st->path, BUILD_SOURCE,
-			 strerror(errno));
+			     strerror(errno));
 		return RTP_EXIT_ENV;
 	}
 	return 0;
@@ -339,7 +339,7 @@ static int build_start(struct load_run *r, char *err, size_t errlen)
 
 	if (!w) {
 		fmt_snprintf(err, errlen, "out of memory for %d workers",
-			 r->cfg.workers);
+			     r->cfg.workers);
 		return RTP_EXIT_ENV;
 	}
 	((struct build_state *)r->state)->workers = w;
@@ -400,7 +400,7 @@ static void build_cleanup(struct load_run *r)
 	if (st->path[0] && rmdir(st->path))
 		fmt_fprintf(stderr, "rtprobe: load build: could not remove %s: %s "
 				"(remove it by hand)\n", st->path,
-			strerror(errno));
+			    strerror(errno));
 	free(st);
 	r->state = NULL;
 }

@@ -45,7 +45,7 @@ struct cpu_worker {
 static void cpu_usage(FILE *f)
 {
 	fmt_fprintf(f,
-		"Example: rtprobe load cpu --rate 30 --cpus 1 --duration 10s\n");
+		    "Example: rtprobe load cpu --rate 30 --cpus 1 --duration 10s\n");
 }
 
 /* Parse the cpu kind's options. */
@@ -112,7 +112,7 @@ static int cpu_prepare(struct load_run *r, char *err, size_t errlen)
 
 	if (!w) {
 		fmt_snprintf(err, errlen, "out of memory for %d workers",
-			 r->cfg.workers);
+			     r->cfg.workers);
 		return RTP_EXIT_ENV;
 	}
 	for (i = 0; i < r->cfg.workers; i++) {

@@ -59,8 +59,8 @@ struct io_state {
 static void io_usage(FILE *f)
 {
 	fmt_fprintf(f,
-		"Example: rtprobe load io --rate 20 --walk 5000 --dir /tmp "
-		"--duration 10s\n");
+		    "Example: rtprobe load io --rate 20 --walk 5000 --dir /tmp "
+		    "--duration 10s\n");
 }
 
 /* Parse the io kind's options. */
@@ -137,7 +137,7 @@ static void *io_writer(void *arg)
 		for (i = 0; i < n; i++) {
 			if (fd < 0) {
 				fmt_snprintf(name, sizeof(name), "w%08llu",
-					 (unsigned long long)file_no);
+					     (unsigned long long)file_no);
 				fd = openat(st->dirfd, name,
 					    O_WRONLY | O_CREAT | O_TRUNC |
 					    O_CLOEXEC, 0600);
@@ -178,7 +178,7 @@ static void *io_writer(void *arg)
 			load_count(sh, IO_FILES, 1);
 			if (file_no >= IO_KEEP_FILES) {
 				fmt_snprintf(name, sizeof(name), "w%08llu",
-					 (unsigned long long)(file_no -
+					     (unsigned long long)(file_no -
 							      IO_KEEP_FILES));
 				unlinkat(st->dirfd, name, 0);
 			}
@@ -279,7 +279,7 @@ static int io_prepare(struct load_run *r, char *err, size_t errlen)
 		fmt_snprintf(name, sizeof(name), "t%02d", i);
 		if (mkdirat(st->dirfd, name, 0700)) {
 			fmt_snprintf(err, errlen, "mkdir %s/%s: %s", st->path,
-				 name, strerror(errno));
+				     name, strerror(errno));
 			return RTP_EXIT_ENV;
 		}
 		for (k = 0; k < IO_WALK_FILES; k++) {
@@ -289,7 +289,7 @@ static int io_prepare(struct load_run *r, char *err, size_t errlen)
 				    0600);
 			if (fd < 0) {
 				fmt_snprintf(err, errlen, "create %s/%s: %s",
-					 st->path, name, strerror(errno));
+					     st->path, name, strerror(errno));
 				return RTP_EXIT_ENV;
 			}
 			close(fd);
@@ -363,7 +363,7 @@ static void io_cleanup(struct load_run *r)
 	if (st->path[0] && io_remove(AT_FDCWD, st->path))
 		fmt_fprintf(stderr, "rtprobe: load io: could not remove all of "
 				"%s: %s (remove it by hand)\n", st->path,
-			strerror(errno));
+			    strerror(errno));
 	free(st->chunk);
 	free(st);
 	r->state = NULL;

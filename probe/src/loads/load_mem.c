@@ -59,7 +59,7 @@ struct mem_state {
 static void mem_usage(FILE *f)
 {
 	fmt_fprintf(f,
-		"Example: rtprobe load mem --rate 200 --cpus 1 --duration 10s\n");
+		    "Example: rtprobe load mem --rate 200 --cpus 1 --duration 10s\n");
 }
 
 /* Parse the mem kind's options. */
@@ -91,7 +91,7 @@ static bool mem_read_llc(uint64_t *bytes)
 		if (strncmp(e->d_name, "index", 5))
 			continue;
 		fmt_snprintf(path, sizeof(path), MEM_CACHE_DIR "/%s/type",
-			 e->d_name);
+			     e->d_name);
 		f = fopen(path, "r");
 		if (!f)
 			continue;
@@ -101,7 +101,7 @@ static bool mem_read_llc(uint64_t *bytes)
 		if (!strncmp(text, "Instruction", 11))
 			continue;
 		fmt_snprintf(path, sizeof(path), MEM_CACHE_DIR "/%s/level",
-			 e->d_name);
+			     e->d_name);
 		f = fopen(path, "r");
 		if (!f)
 			continue;
@@ -111,7 +111,7 @@ static bool mem_read_llc(uint64_t *bytes)
 		level = (int)value;
 		fclose(f);
 		fmt_snprintf(path, sizeof(path), MEM_CACHE_DIR "/%s/size",
-			 e->d_name);
+			     e->d_name);
 		f = fopen(path, "r");
 		if (!f)
 			continue;
@@ -141,7 +141,7 @@ static void mem_finish(struct load_cfg *cfg)
 	    cfg->buffer_bytes / (uint64_t)cfg->workers < 2 * MEM_CHUNK) {
 		fmt_fprintf(stderr, "rtprobe: --buffer: %d workers need at least "
 				"%d KiB\n", cfg->workers,
-			cfg->workers * 2 * MEM_CHUNK / 1024);
+			    cfg->workers * 2 * MEM_CHUNK / 1024);
 		exit(RTP_EXIT_USAGE);
 	}
 }
@@ -194,7 +194,7 @@ static int mem_prepare(struct load_run *r, char *err, size_t errlen)
 		st->buffer_bytes = MEM_FALLBACK_BUFFER;
 	if (st->buffer_bytes / (size_t)r->cfg.workers < 2 * MEM_CHUNK) {
 		fmt_snprintf(err, errlen, "--buffer of %zu bytes is too small for "
-			 "%d workers", st->buffer_bytes, r->cfg.workers);
+			     "%d workers", st->buffer_bytes, r->cfg.workers);
 		return RTP_EXIT_USAGE;
 	}
 	share = st->buffer_bytes / (size_t)r->cfg.workers;
@@ -204,8 +204,8 @@ static int mem_prepare(struct load_run *r, char *err, size_t errlen)
 	if (st->buffer == MAP_FAILED) {
 		st->buffer = NULL;
 		fmt_snprintf(err, errlen, "--buffer: cannot map %zu bytes: %s "
-			 "(choose a smaller --buffer)", st->buffer_bytes,
-			 strerror(errno));
+			     "(choose a smaller --buffer)", st->buffer_bytes,
+			     strerror(errno));
 		return RTP_EXIT_ENV;
 	}
 	/* fault every page in now, so the run copies instead of faulting */

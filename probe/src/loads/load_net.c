@@ -60,7 +60,7 @@ struct net_state {
 static void net_usage(FILE *f)
 {
 	fmt_fprintf(f,
-		"Example: rtprobe load net --rate 5000 --duration 10s\n");
+		    "Example: rtprobe load net --rate 5000 --duration 10s\n");
 }
 
 /*
@@ -120,7 +120,7 @@ static int net_parse_target(const char *text, struct sockaddr_storage *ss,
 		return 0;
 	}
 	fmt_snprintf(err, errlen, "'%s' is not a numeric IPv4 or [IPv6] address",
-		 host);
+		     host);
 	return -1;
 }
 
@@ -279,7 +279,7 @@ static int net_prepare(struct load_run *r, char *err, size_t errlen)
 		net_parse_target(r->cfg.target, &st->target, &st->target_len,
 				 err, errlen);
 		fmt_snprintf(st->target_text, sizeof(st->target_text), "%s",
-			 r->cfg.target);
+			     r->cfg.target);
 	} else {
 		st->own_receiver = true;
 		in4 = (struct sockaddr_in *)&st->target;
@@ -295,7 +295,7 @@ static int net_prepare(struct load_run *r, char *err, size_t errlen)
 		    setsockopt(st->rx_fd, SOL_SOCKET, SO_RCVTIMEO, &tv,
 			       sizeof(tv))) {
 			fmt_snprintf(err, errlen, "receiver socket on 127.0.0.1: %s",
-				 strerror(errno));
+				     strerror(errno));
 			return RTP_EXIT_ENV;
 		}
 		/* a larger queue if allowed; the default still works */
@@ -316,7 +316,7 @@ static int net_prepare(struct load_run *r, char *err, size_t errlen)
 	if (connect(st->tx_fd, (struct sockaddr *)&st->target,
 		    st->target_len)) {
 		fmt_snprintf(err, errlen, "--target %s: connect: %s",
-			 st->target_text, strerror(errno));
+			     st->target_text, strerror(errno));
 		return RTP_EXIT_ENV;
 	}
 	return 0;

@@ -72,7 +72,7 @@ struct sched_state {
 static void sched_usage(FILE *f)
 {
 	fmt_fprintf(f,
-		"Example: rtprobe load sched --rate 20000 --duration 10s\n");
+		    "Example: rtprobe load sched --rate 20000 --duration 10s\n");
 }
 
 /* Parse the sched kind's options. */
@@ -234,9 +234,9 @@ static int sched_prepare(struct load_run *r, char *err, size_t errlen)
 		if (r->cfg.pipe ? pipe(fds) :
 		    socketpair(AF_UNIX, SOCK_STREAM, 0, fds)) {
 			fmt_snprintf(err, errlen, "%s for --groups %d --fds %d: %s%s",
-				 r->cfg.pipe ? "pipe" : "socketpair",
-				 r->cfg.groups, r->cfg.fds, strerror(errno),
-				 errno == EMFILE ? " (raise ulimit -n or use "
+				     r->cfg.pipe ? "pipe" : "socketpair",
+				     r->cfg.groups, r->cfg.fds, strerror(errno),
+				     errno == EMFILE ? " (raise ulimit -n or use "
 						   "fewer --groups/--fds)" : "");
 			return RTP_EXIT_ENV;
 		}

@@ -61,10 +61,10 @@ struct timer_state {
 static void timer_usage(FILE *f)
 {
 	fmt_fprintf(f,
-		"Each timer's interval is timers/rate, at least 10us "
-		"(--rate max uses 10us).\n"
-		"Example: rtprobe load timer --rate 20000 --timers 16 "
-		"--duration 10s\n");
+		    "Each timer's interval is timers/rate, at least 10us "
+		    "(--rate max uses 10us).\n"
+		    "Example: rtprobe load timer --rate 20000 --timers 16 "
+		    "--duration 10s\n");
 }
 
 /* Parse the timer kind's options. */
@@ -157,7 +157,7 @@ static int timer_prepare(struct load_run *r, char *err, size_t errlen)
 		w->epfd = epoll_create1(EPOLL_CLOEXEC);
 		if (w->epfd < 0) {
 			fmt_snprintf(err, errlen, "epoll_create1: %s",
-				 strerror(errno));
+				     strerror(errno));
 			return RTP_EXIT_ENV;
 		}
 		for (; k < w->first + w->ntimers; k++) {
@@ -165,15 +165,15 @@ static int timer_prepare(struct load_run *r, char *err, size_t errlen)
 						   TFD_NONBLOCK | TFD_CLOEXEC);
 			if (st->fd[k] < 0) {
 				fmt_snprintf(err, errlen, "timerfd_create for "
-					 "--timers %d: %s", r->cfg.timers,
-					 strerror(errno));
+					     "--timers %d: %s", r->cfg.timers,
+					     strerror(errno));
 				return RTP_EXIT_ENV;
 			}
 			st->nfds++;
 			ev.data.fd = st->fd[k];
 			if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, st->fd[k], &ev)) {
 				fmt_snprintf(err, errlen, "epoll_ctl: %s",
-					 strerror(errno));
+					     strerror(errno));
 				return RTP_EXIT_ENV;
 			}
 		}
@@ -211,7 +211,7 @@ static int timer_start(struct load_run *r, char *err, size_t errlen)
 						 NSEC_PER_SEC);
 		if (timerfd_settime(st->fd[i], TFD_TIMER_ABSTIME, &its, NULL)) {
 			fmt_snprintf(err, errlen, "timerfd_settime: %s",
-				 strerror(errno));
+				     strerror(errno));
 			return RTP_EXIT_ENV;
 		}
 	}

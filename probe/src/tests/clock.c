@@ -223,8 +223,8 @@ static void *clock_thread_fn(void *arg)
 
 			if (err) {
 				fmt_snprintf(ct->error, sizeof(ct->error),
-					 "clock_nanosleep: %s",
-					 strerror(err));
+					     "clock_nanosleep: %s",
+					     strerror(err));
 				series_fail(ct->series, ct->error);
 				break;
 			}
@@ -361,8 +361,8 @@ static int clock_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 
 	if (t->cfg.source == SRC_COUNTER && !HAVE_COUNTER) {
 		fmt_fprintf(stderr, "rtprobe: --clock-source counter: this "
-			"architecture has no user-readable CPU counter; use "
-			"--clock-source monotonic_raw\n");
+			    "architecture has no user-readable CPU counter; use "
+			    "--clock-source monotonic_raw\n");
 		return RTP_EXIT_ENV;
 	}
 	if (t->cfg.source == SRC_COUNTER && !c->simulate) {
@@ -370,9 +370,9 @@ static int clock_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 
 		if (calibrate_counter(&t->cfg.counter_hz, err, sizeof(err))) {
 			fmt_fprintf(stderr, "rtprobe: --clock-source counter: "
-				"cannot calibrate the %s: %s; use "
-				"--clock-source monotonic_raw\n",
-				COUNTER_NAME ? COUNTER_NAME : "counter", err);
+				    "cannot calibrate the %s: %s; use "
+				    "--clock-source monotonic_raw\n",
+				    COUNTER_NAME ? COUNTER_NAME : "counter", err);
 			return RTP_EXIT_ENV;
 		}
 		t->cfg.ns_per_tick = 1e9 / t->cfg.counter_hz;
@@ -402,8 +402,8 @@ static int clock_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 			stamps = calloc(t->cfg.reads, sizeof(*stamps));
 			if (!stamps) {
 				fmt_fprintf(stderr, "rtprobe: --reads %" PRIu64
-					": out of memory for the read buffer; "
-					"use fewer reads\n", t->cfg.reads);
+					    ": out of memory for the read buffer; "
+					    "use fewer reads\n", t->cfg.reads);
 				return RTP_EXIT_ENV;
 			}
 		}

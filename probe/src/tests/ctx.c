@@ -304,11 +304,11 @@ static bool ctx_child_failed(pid_t pid, int status, char *err, size_t errlen)
 	if (WIFEXITED(status)) {
 		code = WEXITSTATUS(status);
 		fmt_snprintf(err, errlen, "ctx: measuring process %d: %s", (int)pid,
-			 code >= CTX_CHILD_IO && code <= CTX_CHILD_AFFINITY ?
-			 what[code] : "failed");
+			     code >= CTX_CHILD_IO && code <= CTX_CHILD_AFFINITY ?
+			     what[code] : "failed");
 	} else {
 		fmt_snprintf(err, errlen, "ctx: measuring process %d killed by signal %d",
-			 (int)pid, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+			     (int)pid, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 	}
 	return true;
 }
@@ -338,16 +338,16 @@ static int ctx_measure(struct ctx_test *t, unsigned int size_kib,
 		pipes[i][0] = pipes[i][1] = -1;
 	if (pipe(result)) {
 		fmt_snprintf(t->error, sizeof(t->error), "ctx: pipe: %s",
-			 strerror(errno));
+			     strerror(errno));
 		free(pipes);
 		return -1;
 	}
 	for (i = 0; n > 1 && i < n; i++) {
 		if (pipe(pipes[i])) {
 			fmt_snprintf(t->error, sizeof(t->error),
-				 "ctx: pipe for %u processes: %s (raise "
-				 "ulimit -n or lower --processes)", n,
-				 strerror(errno));
+				     "ctx: pipe for %u processes: %s (raise "
+				     "ulimit -n or lower --processes)", n,
+				     strerror(errno));
 			rc = -1;
 			goto out;
 		}
@@ -356,8 +356,8 @@ static int ctx_measure(struct ctx_test *t, unsigned int size_kib,
 		pids[i] = fork();
 		if (pids[i] < 0) {
 			fmt_snprintf(t->error, sizeof(t->error),
-				 "ctx: fork of ring process %u of %u: %s", i, n,
-				 strerror(errno));
+				     "ctx: fork of ring process %u of %u: %s", i, n,
+				     strerror(errno));
 			rc = -1;
 			goto out;
 		}
@@ -406,7 +406,7 @@ out:
 	if (!rc && got < t->cfg.repetitions) {
 		if (!t->error[0])
 			fmt_snprintf(t->error, sizeof(t->error),
-				 "ctx: ring of %u processes ended early", n);
+				     "ctx: ring of %u processes ended early", n);
 		rc = -1;
 	}
 	ctx_close_pipes(pipes, n, -1, -1);
@@ -422,8 +422,8 @@ out:
 static void ctx_print_cell(const struct ctx_cell *cell)
 {
 	fmt_fprintf(stderr, "%u %.2f%s\n", cell->processes,
-		(double)cell->per_switch_ns / 1000.0,
-		cell->flagged ? "  (flagged: <= 0, noise exceeds a switch; "
+		    (double)cell->per_switch_ns / 1000.0,
+		    cell->flagged ? "  (flagged: <= 0, noise exceeds a switch; "
 				"raise --hops)" : "");
 }
 
@@ -471,7 +471,7 @@ static void *ctx_worker(void *arg)
 		ov->overhead_ns = ctx_median(ov->rep_ns, cfg->repetitions);
 		ov->measured = true;
 		fmt_fprintf(stderr, "\n\"size=%uk ovr=%.2f\n", cfg->sizes_kib[s],
-			(double)ov->overhead_ns / 1000.0);
+			    (double)ov->overhead_ns / 1000.0);
 		for (p = 0; p < cfg->nprocesses; p++) {
 			struct ctx_cell *cell =
 				&t->cells[s * cfg->nprocesses + p];
@@ -599,16 +599,16 @@ static void ctx_verdicts(struct run *r, void *arg)
 		return;
 	}
 	fmt_snprintf(detail, sizeof(detail),
-		 "%d of %d cells with per-switch <= 0 (raise --hops if any)",
-		 flagged, measured);
+		     "%d of %d cells with per-switch <= 0 (raise --hops if any)",
+		     flagged, measured);
 	run_add_verdict(r, "per-switch time positive", flagged == 0, detail);
 	if (!cfg->max_switch_ns)
 		return;
 	fmt_snprintf(name, sizeof(name), "per-switch <= %.3fus",
-		 (double)cfg->max_switch_ns / 1000.0);
+		     (double)cfg->max_switch_ns / 1000.0);
 	fmt_snprintf(detail, sizeof(detail),
-		 "%d of %d cells above; worst %.3fus", over, measured,
-		 (double)worst / 1000.0);
+		     "%d of %d cells above; worst %.3fus", over, measured,
+		     (double)worst / 1000.0);
 	run_add_verdict(r, name, over == 0, detail);
 }
 
@@ -739,8 +739,8 @@ static int ctx_run(void *ctxp, struct rtp_common *c, int argc, char **argv)
 	if (rc)
 		return rc;
 	fmt_fprintf(stderr, "rtprobe ctx: per-switch time in microseconds "
-		"(overhead subtracted), median of %u repetitions\n",
-		t->cfg.repetitions);
+		    "(overhead subtracted), median of %u repetitions\n",
+		    t->cfg.repetitions);
 	run_spawn(r, ctx_worker, t, -1, c->policy, c->priority);
 	rc = run_finish(r);
 	fmt_fprintf(stderr, "\n");

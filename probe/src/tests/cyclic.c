@@ -101,7 +101,7 @@ static void cyclic_fail(struct series *s, const char *call, int err)
 	char msg[160];
 
 	fmt_snprintf(msg, sizeof(msg), "cyclic thread of series %d: %s: %s",
-		 series_index(s), call, strerror(err));
+		     series_index(s), call, strerror(err));
 	series_fail(s, msg);
 }
 

@@ -185,18 +185,18 @@ static int event_gpio_open(struct event_test *t)
 	chip = open(cfg->path, O_RDWR | O_CLOEXEC);
 	if (chip < 0) {
 		fmt_fprintf(stderr, "rtprobe: --source %s: open %s: %s; is the "
-			"GPIO chip there (ls /dev/gpiochip*) and are you "
-			"root?\n", cfg->source_text, cfg->path,
-			strerror(errno));
+			    "GPIO chip there (ls /dev/gpiochip*) and are you "
+			    "root?\n", cfg->source_text, cfg->path,
+			    strerror(errno));
 		return RTP_EXIT_ENV;
 	}
 	t->fd = event_gpio_request(chip, cfg->line, GPIO_V2_LINE_FLAG_INPUT |
 				   edge_flags[cfg->edge]);
 	if (t->fd < 0) {
 		fmt_fprintf(stderr, "rtprobe: --source %s: cannot request line %u "
-			"for edge events (%s); is it free (gpioinfo) and "
-			"able to interrupt?\n", cfg->source_text, cfg->line,
-			strerror(errno));
+			    "for edge events (%s); is it free (gpioinfo) and "
+			    "able to interrupt?\n", cfg->source_text, cfg->line,
+			    strerror(errno));
 		close(chip);
 		return RTP_EXIT_ENV;
 	}
@@ -206,9 +206,9 @@ static int event_gpio_open(struct event_test *t)
 					       GPIO_V2_LINE_FLAG_OUTPUT);
 		if (t->out_fd < 0 || event_gpio_set(t->out_fd, 0)) {
 			fmt_fprintf(stderr, "rtprobe: --source %s: cannot drive "
-				"out=%d (%s); is the line free and an "
-				"output?\n", cfg->source_text, cfg->out_line,
-				strerror(errno));
+				    "out=%d (%s); is the line free and an "
+				    "output?\n", cfg->source_text, cfg->out_line,
+				    strerror(errno));
 			close(chip);
 			return RTP_EXIT_ENV;
 		}
@@ -230,8 +230,8 @@ static int event_gpio_set(int line_fd, int level)
 static int event_gpio_open(struct event_test *t)
 {
 	fmt_fprintf(stderr, "rtprobe: --source %s: this rtprobe was built "
-		"without the GPIO v2 uAPI headers (linux/gpio.h); rebuild "
-		"with kernel headers >= 5.10\n", t->cfg.source_text);
+		    "without the GPIO v2 uAPI headers (linux/gpio.h); rebuild "
+		    "with kernel headers >= 5.10\n", t->cfg.source_text);
 	return RTP_EXIT_ENV;
 }
 #endif
@@ -258,7 +258,7 @@ static int event_take_self(struct event_test *t, uint64_t *last_seq,
 	now = run_now_ns(t->run);
 	if (n < 0 && errno != EAGAIN && errno != EINTR) {
 		fmt_snprintf(t->error, sizeof(t->error),
-			 "event: read of the eventfd: %s", strerror(errno));
+			     "event: read of the eventfd: %s", strerror(errno));
 		return -1;
 	}
 	do {
@@ -297,8 +297,8 @@ static int event_take_uio(struct event_test *t, bool *have_last,
 	if (n < 0 || write(t->fd, &enable, sizeof(enable)) !=
 		     (ssize_t)sizeof(enable)) {
 		fmt_snprintf(t->error, sizeof(t->error), "event: --source %s: "
-			 "%s: %s", t->cfg.source_text, n < 0 ? "read" :
-			 "write to re-enable", strerror(errno));
+			     "%s: %s", t->cfg.source_text, n < 0 ? "read" :
+			     "write to re-enable", strerror(errno));
 		return -1;
 	}
 	it->t_ns = now - run_t0_ns(t->run);
@@ -334,14 +334,14 @@ static int event_take_gpio(struct event_test *t, uint32_t *last_seqno,
 		return 0;
 	if (n < 0) {
 		fmt_snprintf(t->error, sizeof(t->error), "event: --source %s: "
-			 "read: %s", t->cfg.source_text, strerror(errno));
+			     "read: %s", t->cfg.source_text, strerror(errno));
 		return -1;
 	}
 	if (t->out_fd >= 0) {
 		if (event_gpio_set(t->out_fd, (int)(t->out_toggles & 1) ^ 1)) {
 			fmt_snprintf(t->error, sizeof(t->error), "event: --source "
-				 "%s: driving out=%d: %s", t->cfg.source_text,
-				 t->cfg.out_line, strerror(errno));
+				     "%s: driving out=%d: %s", t->cfg.source_text,
+				     t->cfg.out_line, strerror(errno));
 			return -1;
 		}
 		t->out_toggles++;
@@ -408,8 +408,8 @@ static void *event_handler(void *arg)
 		rc = poll(&pfd, 1, EVENT_POLL_MS);
 		if (rc < 0 && errno != EINTR) {
 			fmt_snprintf(t->error, sizeof(t->error),
-				 "event: poll on --source %s: %s",
-				 t->cfg.source_text, strerror(errno));
+				     "event: poll on --source %s: %s",
+				     t->cfg.source_text, strerror(errno));
 			break;
 		}
 		if (rc <= 0) {
@@ -483,7 +483,7 @@ static void *event_stimulus(void *arg)
 		    errno != EAGAIN) {
 			/* the handler would see nothing more: end the run */
 			fmt_fprintf(stderr, "rtprobe: event: stimulus write to "
-				"the eventfd: %s\n", strerror(errno));
+				    "the eventfd: %s\n", strerror(errno));
 			run_request_stop(t->run, "error");
 			break;
 		}
@@ -589,8 +589,8 @@ static int event_open_source(struct event_test *t)
 		t->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (t->fd < 0) {
 			fmt_fprintf(stderr, "rtprobe: --source self: eventfd: %s; "
-				"the kernel needs CONFIG_EVENTFD\n",
-				strerror(errno));
+				    "the kernel needs CONFIG_EVENTFD\n",
+				    strerror(errno));
 			return RTP_EXIT_ENV;
 		}
 		return 0;
@@ -604,16 +604,16 @@ static int event_open_source(struct event_test *t)
 	t->fd = open(cfg->path, O_RDWR | O_CLOEXEC);
 	if (t->fd < 0) {
 		fmt_fprintf(stderr, "rtprobe: --source %s: open: %s; is a UIO "
-			"driver bound (ls /sys/class/uio) and are you root?\n",
-			cfg->source_text, strerror(errno));
+			    "driver bound (ls /sys/class/uio) and are you root?\n",
+			    cfg->source_text, strerror(errno));
 		return RTP_EXIT_ENV;
 	}
 	/* a previous user may have left the interrupt disabled */
 	if (write(t->fd, &enable, sizeof(enable)) != (ssize_t)sizeof(enable)) {
 		fmt_fprintf(stderr, "rtprobe: --source %s: write to enable the "
-			"interrupt: %s; the driver needs an irqcontrol "
-			"(e.g. uio_pdrv_genirq)\n", cfg->source_text,
-			strerror(errno));
+			    "interrupt: %s; the driver needs an irqcontrol "
+			    "(e.g. uio_pdrv_genirq)\n", cfg->source_text,
+			    strerror(errno));
 		close(t->fd);
 		return RTP_EXIT_ENV;
 	}
@@ -690,12 +690,12 @@ static void event_verdicts(struct run *r, void *arg)
 	char name[64], detail[160];
 
 	fmt_snprintf(name, sizeof(name), "missed events <= %llu",
-		 (unsigned long long)t->cfg.max_missed);
+		     (unsigned long long)t->cfg.max_missed);
 	fmt_snprintf(detail, sizeof(detail), "%llu missed after warm-up, %llu "
-		 "during it; %llu handled",
-		 (unsigned long long)t->missed,
-		 (unsigned long long)t->missed_warmup,
-		 (unsigned long long)t->handled);
+		     "during it; %llu handled",
+		     (unsigned long long)t->missed,
+		     (unsigned long long)t->missed_warmup,
+		     (unsigned long long)t->handled);
 	run_add_verdict(r, name, t->missed <= t->cfg.max_missed, detail);
 	if (!t->handled && !run_stopping(r))
 		run_add_verdict(r, "events arrived", false,

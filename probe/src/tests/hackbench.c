@@ -102,14 +102,14 @@ static const struct opt_desc hb_options[] = {
 static void hb_usage(FILE *f)
 {
 	fmt_fprintf(f,
-		"usage: rtprobe hackbench [options]\n\n"
-		"Scheduler benchmark after hackbench: groups of senders and "
-		"receivers pass\nmessages; prints \"Time: S.SSS\" on stderr and "
-		"NDJSON (start, result) on stdout.\n\n");
+		    "usage: rtprobe hackbench [options]\n\n"
+		    "Scheduler benchmark after hackbench: groups of senders and "
+		    "receivers pass\nmessages; prints \"Time: S.SSS\" on stderr and "
+		    "NDJSON (start, result) on stdout.\n\n");
 	opt_desc_usage(f, hb_options);
 	fmt_fprintf(f, "\nExample: rtprobe hackbench -g 4 -l 200 --pipe --threads\n"
-		"Exit codes: 0 ran, 2 bad usage, 3 could not run (fds, "
-		"fork), 4 interrupted.\n");
+		    "Exit codes: 0 ran, 2 bad usage, 3 could not run (fds, "
+		    "fork), 4 interrupted.\n");
 }
 
 /* Parse argv into cfg; exits 2 on bad input. */
@@ -177,7 +177,7 @@ static void hb_parse(int argc, char **argv, struct hb_cfg *cfg)
 	if (p.rest < argc) {
 		fmt_fprintf(stderr, "rtprobe: hackbench: unexpected argument '%s' "
 				"(see rtprobe hackbench --help)\n",
-			argv[p.rest]);
+			    argv[p.rest]);
 		exit(RTP_EXIT_USAGE);
 	}
 }
@@ -286,10 +286,10 @@ static int hb_start_group(struct hb_bench *hb, struct load_workers *w, int g,
 		if (hb->cfg.pipe ? pipe(pair) :
 		    socketpair(AF_UNIX, SOCK_STREAM, 0, pair)) {
 			fmt_snprintf(err, errlen, "%s: %s%s",
-				 hb->cfg.pipe ? "pipe" : "socketpair",
-				 strerror(errno), errno == EMFILE ?
-				 " (raise ulimit -n, or fewer --groups/--fds "
-				 "with --threads)" : "");
+				     hb->cfg.pipe ? "pipe" : "socketpair",
+				     strerror(errno), errno == EMFILE ?
+				     " (raise ulimit -n, or fewer --groups/--fds "
+				     "with --threads)" : "");
 			free(write_fds);
 			return -1;
 		}
@@ -457,7 +457,7 @@ static int hb_main(int argc, char **argv)
 	if (!hb.shared || !hb.task || !hb.chan ||
 	    pipe(hb.ready) || pipe(hb.wakeup)) {
 		fmt_fprintf(stderr, "rtprobe: hackbench: setting up %d tasks: %s\n",
-			hb.total_tasks, strerror(errno));
+			    hb.total_tasks, strerror(errno));
 		return RTP_EXIT_ENV;
 	}
 	/* Opened once set-up succeeded: a failure above leaves no temp file. */
@@ -472,9 +472,9 @@ static int hb_main(int argc, char **argv)
 				"file descriptors each (== %d tasks)\n"
 				"Each sender will pass %d messages of %llu "
 				"bytes\n",
-			hb.cfg.threads ? "threaded" : "process",
-			hb.cfg.groups, 2 * hb.cfg.fds, hb.total_tasks,
-			hb.cfg.loops, (unsigned long long)hb.cfg.datasize);
+			    hb.cfg.threads ? "threaded" : "process",
+			    hb.cfg.groups, 2 * hb.cfg.fds, hb.total_tasks,
+			    hb.cfg.loops, (unsigned long long)hb.cfg.datasize);
 
 	load_workers_init(&w, !hb.cfg.threads);
 	for (g = 0; g < hb.cfg.groups; g++) {
@@ -515,7 +515,7 @@ static int hb_main(int argc, char **argv)
 	if (!rc && (w.failed || atomic_load(&hb.shared->failed))) {
 		rc = RTP_EXIT_ENV;
 		fmt_snprintf(err, sizeof(err), "%s", hb.shared->error[0] ?
-			 hb.shared->error : "a worker failed");
+			     hb.shared->error : "a worker failed");
 	}
 	if (rc == RTP_EXIT_ENV) {
 		status = "error";

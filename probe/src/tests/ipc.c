@@ -148,22 +148,22 @@ static int ipc_channel_create(struct ipc_test *t, struct ipc_pair *p)
 		return 0;
 	case IPC_FIFO:
 		fmt_snprintf(p->fifo_to_peer, sizeof(p->fifo_to_peer),
-			 "%s/to-peer-%d", t->fifo_dir, p->index);
+			     "%s/to-peer-%d", t->fifo_dir, p->index);
 		fmt_snprintf(p->fifo_from_peer, sizeof(p->fifo_from_peer),
-			 "%s/from-peer-%d", t->fifo_dir, p->index);
+			     "%s/from-peer-%d", t->fifo_dir, p->index);
 		if (mkfifo(p->fifo_to_peer, 0600) ||
 		    mkfifo(p->fifo_from_peer, 0600)) {
 			fmt_fprintf(stderr, "rtprobe: --fifo-dir %s: mkfifo: %s; "
-				"give a writable local directory\n",
-				t->cfg.fifo_dir, strerror(errno));
+				    "give a writable local directory\n",
+				    t->cfg.fifo_dir, strerror(errno));
 			return -1;
 		}
 		return 0;
 	}
 fail:
 	fmt_fprintf(stderr, "rtprobe: --transport %s: cannot create the channel "
-		"(%s); raise ulimit -n or use fewer --threads\n",
-		ipc_transport_names[t->cfg.transport], strerror(errno));
+		    "(%s); raise ulimit -n or use fewer --threads\n",
+		    ipc_transport_names[t->cfg.transport], strerror(errno));
 	return -1;
 }
 
@@ -290,11 +290,11 @@ static bool ipc_peer_failed(int status, char *err, size_t errlen)
 	if (WIFEXITED(status)) {
 		code = WEXITSTATUS(status);
 		fmt_snprintf(err, errlen, "ipc: peer process: %s",
-			 code >= IPC_PEER_IO && code <= IPC_PEER_MEM ?
-			 what[code] : "failed");
+			     code >= IPC_PEER_IO && code <= IPC_PEER_MEM ?
+			     what[code] : "failed");
 	} else {
 		fmt_snprintf(err, errlen, "ipc: peer process killed by signal %d",
-			 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+			     WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 	}
 	return true;
 }
@@ -601,8 +601,8 @@ static void ipc_verdicts(struct run *r, void *arg)
 		if (t->pairs[i].bw_done < least)
 			least = t->pairs[i].bw_done;
 	fmt_snprintf(detail, sizeof(detail), "%u of %u transfers of %llu bytes",
-		 least, t->cfg.repetitions,
-		 (unsigned long long)t->cfg.total_bytes);
+		     least, t->cfg.repetitions,
+		     (unsigned long long)t->cfg.total_bytes);
 	run_add_verdict(r, "all transfers done",
 			least == t->cfg.repetitions || run_stopping(r),
 			detail);
@@ -779,7 +779,7 @@ static int ipc_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 	t->common = c;
 	if (sched_getaffinity(0, sizeof(t->allowed), &t->allowed)) {
 		fmt_fprintf(stderr, "rtprobe: --peer-cpu: sched_getaffinity: %s\n",
-			strerror(errno));
+			    strerror(errno));
 		return RTP_EXIT_ENV;
 	}
 
@@ -788,12 +788,12 @@ static int ipc_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 	t->npairs = c->nthreads;
 	if (t->cfg.transport == IPC_FIFO && !c->simulate) {
 		fmt_snprintf(tmpl, sizeof(tmpl), "%s/rtprobe-ipc-XXXXXX",
-			 t->cfg.fifo_dir);
+			     t->cfg.fifo_dir);
 		if (!mkdtemp(tmpl)) {
 			fmt_fprintf(stderr, "rtprobe: --fifo-dir %s: cannot create "
-				"a directory there (%s); give a writable "
-				"directory\n", t->cfg.fifo_dir,
-				strerror(errno));
+				    "a directory there (%s); give a writable "
+				    "directory\n", t->cfg.fifo_dir,
+				    strerror(errno));
 			return RTP_EXIT_ENV;
 		}
 		fmt_snprintf(t->fifo_dir, sizeof(t->fifo_dir), "%s", tmpl);

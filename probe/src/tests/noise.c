@@ -170,7 +170,7 @@ static void *noise_thread_fn(void *arg)
 	err = clock_sleep_until(clock, t0);
 	if (err) {
 		fmt_snprintf(why, sizeof(why), "clock_nanosleep: %s",
-			 strerror(err));
+			     strerror(err));
 		series_fail(nt->series, why);
 	} else {
 		if (nt->cfg->warmup_ns)
@@ -212,11 +212,11 @@ static void noise_check_throttling(struct noise_cfg *cfg,
 	    cfg->rt_runtime_us < 0 || cfg->rt_period_us <= 0)
 		return;
 	fmt_fprintf(stderr, "rtprobe: noise: warning: RT throttling is on "
-		"(sched_rt_runtime_us %ld of sched_rt_period_us %ld): the "
-		"busy loops may be stopped for %ld us each period and show "
-		"it as gaps; echo -1 > /proc/sys/kernel/sched_rt_runtime_us "
-		"to measure without it\n", cfg->rt_runtime_us,
-		cfg->rt_period_us, cfg->rt_period_us - cfg->rt_runtime_us);
+		    "(sched_rt_runtime_us %ld of sched_rt_period_us %ld): the "
+		    "busy loops may be stopped for %ld us each period and show "
+		    "it as gaps; echo -1 > /proc/sys/kernel/sched_rt_runtime_us "
+		    "to measure without it\n", cfg->rt_runtime_us,
+		    cfg->rt_period_us, cfg->rt_period_us - cfg->rt_runtime_us);
 }
 
 /*
@@ -418,7 +418,7 @@ static int noise_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 
 	if (c->duration_ns > NOISE_MAX_DURATION_NS && !n->cfg.force) {
 		fmt_snprintf(dur, sizeof(dur), "%" PRIu64 "s",
-			 (uint64_t)(c->duration_ns / NSEC_PER_SEC));
+			     (uint64_t)(c->duration_ns / NSEC_PER_SEC));
 		opt_fail("--duration", dur, "noise is capped at 1h (its busy "
 			 "loops hold their CPUs); add --force to run longer");
 	}

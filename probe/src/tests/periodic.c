@@ -175,7 +175,7 @@ static void periodic_measure(struct periodic_thread *pt)
 		err = clock_sleep_until(run_common(r)->clock, t0 + due);
 		if (err) {
 			fmt_snprintf(pt->error, sizeof(pt->error),
-				 "clock_nanosleep: %s", strerror(err));
+				     "clock_nanosleep: %s", strerror(err));
 			series_fail(pt->series, pt->error);
 			break;
 		}
@@ -267,8 +267,8 @@ static void periodic_verdicts(struct run *r, void *ctx)
 	fmt_duration(p->cfg.criterion_ns, crit, sizeof(crit));
 	fmt_snprintf(name, sizeof(name), "every delay < %s", crit);
 	fmt_snprintf(detail, sizeof(detail),
-		 "%" PRIu64 " of %" PRIu64 " iterations >= %s (max delay %"
-		 PRId64 " ns)", failed, iterations, crit, max_delay);
+		     "%" PRIu64 " of %" PRIu64 " iterations >= %s (max delay %"
+		     PRId64 " ns)", failed, iterations, crit, max_delay);
 	run_add_verdict(r, name, failed == 0, detail);
 	/* LTP judges the first release separately: it is always warm-up. */
 	for (i = 0; i < p->nthreads; i++) {
@@ -282,7 +282,7 @@ static void periodic_verdicts(struct run *r, void *ctx)
 		return;
 	fmt_snprintf(name, sizeof(name), "start latency < %s", crit);
 	fmt_snprintf(detail, sizeof(detail), "largest start latency %" PRId64
-		 " ns", worst_start);
+		     " ns", worst_start);
 	run_add_verdict(r, name, worst_start < (int64_t)p->cfg.criterion_ns,
 			detail);
 }

@@ -282,19 +282,19 @@ static void pi_verdicts(struct run *r, void *arg)
 	char name[64], detail[200];
 
 	fmt_snprintf(name, sizeof(name), "waiter excess <= %.3fus",
-		 (double)t->cfg.max_excess_ns / 1000.0);
+		     (double)t->cfg.max_excess_ns / 1000.0);
 	if (!t->done) {
 		run_add_verdict(r, name, run_stopping(r),
 				"no iteration completed");
 		return;
 	}
 	fmt_snprintf(detail, sizeof(detail), "max %.3fus, mean %.3fus over %llu "
-		 "iterations (%s mutex, %u hogs for %.3fus)",
-		 (double)t->max_excess_ns / 1000.0,
-		 (double)(t->sum_excess_ns / t->done) / 1000.0,
-		 (unsigned long long)t->done,
-		 t->cfg.no_pi ? "plain" : "priority-inheritance",
-		 t->cfg.hogs, (double)t->cfg.hog_time_ns / 1000.0);
+		     "iterations (%s mutex, %u hogs for %.3fus)",
+		     (double)t->max_excess_ns / 1000.0,
+		     (double)(t->sum_excess_ns / t->done) / 1000.0,
+		     (unsigned long long)t->done,
+		     t->cfg.no_pi ? "plain" : "priority-inheritance",
+		     t->cfg.hogs, (double)t->cfg.hog_time_ns / 1000.0);
 	run_add_verdict(r, name, t->max_excess_ns <= t->cfg.max_excess_ns,
 			detail);
 }
@@ -314,9 +314,9 @@ static int pi_init_sync(struct pi_test *t)
 		err = pthread_mutex_init(&t->lock, &attr);
 	if (err) {
 		fmt_fprintf(stderr, "rtprobe: pi: cannot create a %s mutex (%s); "
-			"this C library or kernel lacks PI futexes: --no-pi "
-			"runs without\n", t->cfg.no_pi ? "plain" :
-			"priority-inheritance", strerror(err));
+			    "this C library or kernel lacks PI futexes: --no-pi "
+			    "runs without\n", t->cfg.no_pi ? "plain" :
+			    "priority-inheritance", strerror(err));
 		return RTP_EXIT_ENV;
 	}
 	pthread_mutexattr_destroy(&attr);
@@ -324,7 +324,7 @@ static int pi_init_sync(struct pi_test *t)
 	    sem_init(&t->holder_idle, 0, 0) || sem_init(&t->hog_go, 0, 0) ||
 	    sem_init(&t->hog_done, 0, 0)) {
 		fmt_fprintf(stderr, "rtprobe: pi: sem_init: %s\n",
-			strerror(errno));
+			    strerror(errno));
 		return RTP_EXIT_ENV;
 	}
 	return 0;
@@ -350,7 +350,7 @@ static int pi_resolve_cpu(struct pi_test *t, struct rtp_common *c,
 
 	if (sched_getaffinity(0, sizeof(allowed), &allowed)) {
 		fmt_fprintf(stderr, "rtprobe: pi: sched_getaffinity: %s; give "
-			"--cpu\n", strerror(errno));
+			    "--cpu\n", strerror(errno));
 		return RTP_EXIT_ENV;
 	}
 	if (!cpu_given) {
@@ -361,8 +361,8 @@ static int pi_resolve_cpu(struct pi_test *t, struct rtp_common *c,
 	}
 	if (CPU_COUNT(&allowed) < 2 && !t->cfg.force && !c->simulate) {
 		fmt_fprintf(stderr, "rtprobe: pi: only one CPU is allowed and the "
-			"hogs would take all of it for --hog-time; add --force "
-			"to run anyway\n");
+			    "hogs would take all of it for --hog-time; add --force "
+			    "to run anyway\n");
 		return RTP_EXIT_ENV;
 	}
 	/* the waiter's series is measured on that CPU */

@@ -144,8 +144,8 @@ static void wakee_loop(struct wake_shared *sh)
 	rc = wake_wakee_init(&sh->ch);
 	if (rc) {
 		fmt_snprintf(sh->error, sizeof(sh->error),
-			 "%s: the wakee's signal mask: %s",
-			 wake_mech_names[sh->ch.mech], strerror(rc));
+			     "%s: the wakee's signal mask: %s",
+			     wake_mech_names[sh->ch.mech], strerror(rc));
 		atomic_store(&sh->state, WAKEE_FAILED);
 		return;
 	}
@@ -154,8 +154,8 @@ static void wakee_loop(struct wake_shared *sh)
 		rc = wake_wait(&sh->ch, &t_after);
 		if (rc) {
 			fmt_snprintf(sh->error, sizeof(sh->error),
-				 "%s: the wakee's wait failed: %s",
-				 wake_mech_names[sh->ch.mech], strerror(rc));
+				     "%s: the wakee's wait failed: %s",
+				     wake_mech_names[sh->ch.mech], strerror(rc));
 			atomic_store(&sh->state, WAKEE_FAILED);
 			break;
 		}
@@ -180,7 +180,7 @@ static void *wakee_thread_fn(void *arg)
 	if (rt_apply_self(c, c->policy, p->w->cfg.wakee_priority,
 			  p->w->cfg.wakee_cpu, err, sizeof(err))) {
 		fmt_snprintf(p->sh->error, sizeof(p->sh->error), "wakee thread: %s",
-			 err);
+			     err);
 		atomic_store(&p->sh->state, WAKEE_FAILED);
 		return NULL;
 	}
@@ -200,14 +200,14 @@ static void wakee_child(struct wakeup_pair *p, pid_t parent)
 	if (rt_apply_self(c, c->policy, p->w->cfg.wakee_priority,
 			  p->w->cfg.wakee_cpu, err, sizeof(err))) {
 		fmt_snprintf(sh->error, sizeof(sh->error), "wakee process: %s",
-			 err);
+			     err);
 		atomic_store(&sh->state, WAKEE_FAILED);
 		_exit(RTP_EXIT_ENV);
 	}
 	if (c->mlock && mlockall(MCL_CURRENT | MCL_FUTURE)) {
 		fmt_snprintf(sh->error, sizeof(sh->error),
-			 "wakee process: mlockall: %s (--no-mlock skips it)",
-			 strerror(errno));
+			     "wakee process: mlockall: %s (--no-mlock skips it)",
+			     strerror(errno));
 		atomic_store(&sh->state, WAKEE_FAILED);
 		_exit(RTP_EXIT_ENV);
 	}
@@ -307,7 +307,7 @@ static void measure_pair(struct wakeup_pair *p, uint64_t start_abs)
 		rc = clock_sleep_until(clock, start_abs + due);
 		if (rc) {
 			fmt_snprintf(why, sizeof(why), "clock_nanosleep: %s",
-				 strerror(rc));
+				     strerror(rc));
 			series_fail(p->series, why);
 			return;
 		}
@@ -315,14 +315,14 @@ static void measure_pair(struct wakeup_pair *p, uint64_t start_abs)
 		rc = wake_post(&sh->ch, &t_before);
 		if (rc) {
 			fmt_snprintf(why, sizeof(why), "%s: the wake call failed: %s",
-				 wake_mech_names[p->mech], strerror(rc));
+				     wake_mech_names[p->mech], strerror(rc));
 			series_fail(p->series, why);
 			return;
 		}
 		if (!wait_ack(p, expected)) {
 			fmt_snprintf(why, sizeof(why), "%s",
-				 sh->error[0] ? sh->error :
-				 "the wakee stopped answering");
+				     sh->error[0] ? sh->error :
+				     "the wakee stopped answering");
 			series_fail(p->series, why);
 			return;
 		}
@@ -386,7 +386,7 @@ static bool start_wakee(struct wakeup_pair *p)
 		pthread_attr_destroy(&attr);
 		if (rc) {
 			fmt_snprintf(why, sizeof(why), "cannot start the wakee "
-				 "thread: %s", strerror(rc));
+				     "thread: %s", strerror(rc));
 			series_fail(p->series, why);
 			return false;
 		}
@@ -395,7 +395,7 @@ static bool start_wakee(struct wakeup_pair *p)
 	p->child = fork();
 	if (p->child < 0) {
 		fmt_snprintf(why, sizeof(why), "fork of the wakee process: %s",
-			 strerror(errno));
+			     strerror(errno));
 		series_fail(p->series, why);
 		return false;
 	}
@@ -518,7 +518,7 @@ static int wakeup_open(struct wakeup *w, const struct rtp_common *c)
 			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (w->shared == MAP_FAILED) {
 		fmt_fprintf(stderr, "rtprobe: wakeup: mmap of %zu bytes shared "
-			"with the wakee failed: %s\n", len, strerror(errno));
+			    "with the wakee failed: %s\n", len, strerror(errno));
 		return RTP_EXIT_ENV;
 	}
 	if (c->simulate)
@@ -532,8 +532,8 @@ static int wakeup_open(struct wakeup *w, const struct rtp_common *c)
 				      w->cfg.processes, c->clock, err,
 				      sizeof(err))) {
 			fmt_fprintf(stderr, "rtprobe: --mechanism %s: cannot set "
-				"it up (%s); leave it out of the list\n",
-				wake_mech_names[w->cfg.mechs[i]], err);
+				    "it up (%s); leave it out of the list\n",
+				    wake_mech_names[w->cfg.mechs[i]], err);
 			while (i-- > 0)
 				wake_channel_close(&w->shared[i].ch);
 			return RTP_EXIT_ENV;

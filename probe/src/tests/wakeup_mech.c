@@ -136,7 +136,7 @@ static int open_mq(struct wake_channel *ch, char *err, size_t errlen)
 	char name[64];
 
 	fmt_snprintf(name, sizeof(name), "/rtprobe-wakeup-%ld-%p", (long)getpid(),
-		 (void *)ch);
+		     (void *)ch);
 	ch->mq = mq_open(name, O_RDWR | O_CREAT | O_EXCL, 0600, &attr);
 	if (ch->mq == (mqd_t)-1)
 		return mech_fail(err, errlen, "mq_open", errno);

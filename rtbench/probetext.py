@@ -256,9 +256,9 @@ def _stripped(code: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def packable_spans(source: str) -> list[tuple[int, int, bool]]:
-    """Where the packable literals of one C file are: (start, end, is_format), in order."""
-    code = code_only(source)
+def packable_spans(code: str) -> list[tuple[int, int, bool]]:
+    """Where the packable literals of one C file are: (start, end, is_format), in order;
+    code is the file with its comments blanked (code_only), so offsets are the file's."""
     spans = [(*_stripped(code, m.start(2), m.end(2)), False) for m in _FIELD.finditer(code)]
     for call in _FORMAT_CALL.finditer(code):
         args = _arguments(code, call.end())
@@ -272,9 +272,9 @@ def packable_spans(source: str) -> list[tuple[int, int, bool]]:
     return spans
 
 
-def _check_ascii(path: Path, source: str) -> None:
+def _check_ascii(path: Path, code: str) -> None:
     """Refuse a source with a non-ASCII string literal (a byte from 0x80 up must be a code)."""
-    for literal in _LITERAL.findall(code_only(source)):
+    for literal in _LITERAL.findall(code):
         if not literal.isascii():
             raise TextPackError(f"{path.name}: string literal {literal[:30]!r} is not ASCII")
 
@@ -289,8 +289,9 @@ def pack_tree(source: Path, dest: Path) -> PackReport:
     plain_bytes = 0
     for path in sorted((dest / "src").rglob("*.[ch]")):
         text = path.read_text(encoding="utf-8")
-        _check_ascii(path, text)
-        spans = packable_spans(text) if path.suffix == ".c" else []
+        code = code_only(text)
+        _check_ascii(path, code)
+        spans = packable_spans(code) if path.suffix == ".c" else []
         found.append((path, text, spans))
         for start, end, is_format in spans:
             plain = parse_literals(text[start:end])

@@ -69,7 +69,7 @@ def test_spans_of_fields_and_format_calls() -> None:
         '    " text" }};\n'
         'void f(char *b) { fmt_snprintf(b, sizeof(b), "%d, (x)", g(1, 2));\n'
         '  fmt_fprintf(stderr, fmt, 1); fmt_printf("plain %s\\n", "arg"); }\n')
-    texts = [(source[a:b], is_format) for a, b, is_format in packable_spans(source)]
+    texts = [(source[a:b], is_format) for a, b, is_format in packable_spans(code_only(source))]
     assert texts == [('"the help"\n    " text"', False), ('"%d, (x)"', True),
                      ('"plain %s\\n"', True)]
     assert len(code_only(source)) == len(source)

@@ -92,7 +92,13 @@ static void noise_spin(struct noise_thread *nt, clockid_t clock,
 			/* begun after the measured end: the series drops it too */
 			if (series_past_end(nt->series, prev - t0))
 				break;
-			if (warm) {
+			/*
+			 * Classed by when it began, as the series classes it:
+			 * the warm-up loop checks its end only every
+			 * NOISE_CHECK_EVERY readings, so it may run a little
+			 * past warmup_ns.
+			 */
+			if (prev - t0 < nt->cfg->warmup_ns) {
 				nt->warmup_gaps++;
 			} else {
 				nt->gaps++;

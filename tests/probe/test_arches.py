@@ -124,6 +124,14 @@ def test_describe_is_the_same_on_every_arch(arch_probes: dict[str, Path], rtprob
         assert board.stdout == native, arch
 
 
+def run_both(native: Path, board: Path, args: list[str], timeout_s: float
+             ) -> tuple[subprocess.CompletedProcess[bytes], subprocess.CompletedProcess[bytes]]:
+    """Run args with the native build and then with a board build; both results."""
+    runs = [subprocess.run([str(binary), *args], capture_output=True, timeout=timeout_s,
+                           check=False) for binary in (native, board)]
+    return runs[0], runs[1]
+
+
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="runs the x86_64 build natively")
 def test_packed_help_reads_as_the_sources(arch_probes: dict[str, Path], rtprobe: Path) -> None:
     """Every --help text of the packed x86_64 board build is the native build's."""
@@ -134,10 +142,7 @@ def test_packed_help_reads_as_the_sources(arch_probes: dict[str, Path], rtprobe:
     commands += [[test["name"], "--help"] for test in catalogue["tests"]]
     commands += [["load", load["name"], "--help"] for load in catalogue["loads"]]
     for args in commands:
-        native = subprocess.run([str(rtprobe), *args], capture_output=True, timeout=30,
-                                check=False)
-        board = subprocess.run([str(arch_probes["x86_64"]), *args], capture_output=True,
-                               timeout=30, check=False)
+        native, board = run_both(rtprobe, arch_probes["x86_64"], args, 30)
         assert (board.returncode, board.stdout) == (native.returncode, native.stdout), args
         assert len(native.stdout) > 100, args
 
@@ -159,10 +164,7 @@ def test_packed_messages_read_as_the_sources(arch_probes: dict[str, Path],
                                              rtprobe: Path) -> None:
     """The board build's messages (format strings packed) are the native build's."""
     for args in MESSAGE_COMMANDS:
-        native = subprocess.run([str(rtprobe), *args], capture_output=True, timeout=60,
-                                check=False)
-        board = subprocess.run([str(arch_probes["x86_64"]), *args], capture_output=True,
-                               timeout=60, check=False)
+        native, board = run_both(rtprobe, arch_probes["x86_64"], args, 60)
         assert (board.returncode, board.stderr) == (native.returncode, native.stderr), args
         assert native.stderr, args
 

@@ -25,6 +25,7 @@ from types import FrameType
 from typing import Any
 
 from rtbench import EXIT_ENV, EXIT_USAGE, __version__, data_dir
+from rtbench.analysis.scenario_check import scenario_flags
 from rtbench.analysis.verdict import run_verdict
 from rtbench.cpulist import parse_cpulist
 from rtbench.events import (
@@ -666,6 +667,8 @@ class Runner:
             intensity = sampler.intensity()
             intensity["placement"] = placement.describe()
             intensity["loads"] = loads.summary()
+            intensity["not_as_defined"] = scenario_flags(
+                intensity["loads"], intensity, scenario.measure_cpus)
             with suppress(StoreError):
                 with_retries(lambda: self.store.set_scenario_intensity(scenario_id,
                                                                        intensity))

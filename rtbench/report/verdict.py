@@ -34,6 +34,10 @@ def verdict_lines(verdict: Verdict) -> list[tuple[str, str]]:
     style = {"ok": "bold green", "fail": "bold red", "break": "bold red"}.get(
         verdict.status, "bold yellow")
     lines = [(style, f"verdict: {verdict.headline}")]
+    if verdict.not_as_defined:
+        lines.append(("bold yellow", "scenarios not as defined (the numbers are not those "
+                                     "of the scenario asked for):"))
+        lines += [("yellow", f"  - {flag}") for flag in verdict.not_as_defined]
     if verdict.causes:
         lines.append(("", "likely causes (from preflight):"))
         lines += [("", f"  - {c.name} = {c.value}: {c.why}") for c in verdict.causes]

@@ -1,0 +1,64 @@
+"""Verdicts with three outcomes: PASS only when thresholds were set and held, "measured,
+no thresholds set" otherwise, and scenarios that did not happen as defined are flagged."""
+
+from __future__ import annotations
+
+from explain_helpers import exp_windows, synthetic_measurement, synthetic_run
+
+from rtbench.analysis.scenario_check import scenario_flags
+from rtbench.analysis.verdict import verdict_of
+from rtbench.report.verdict import verdict_lines
+
+
+def test_a_run_without_thresholds_is_not_a_pass() -> None:
+    # issue 24: "PASS: 49 measurements within every threshold" with no threshold set
+    run = synthetic_run([synthetic_measurement(exp_windows(1))])
+    run.status = "ok"
+    verdict = verdict_of(run)
+    assert verdict.headline.startswith("MEASURED, NO THRESHOLDS SET: 1 measurement")
+    assert "PASS" not in verdict.headline and verdict.status == "measured"
+
+
+def test_pass_names_the_measurements_that_had_no_threshold() -> None:
+    checked = synthetic_measurement(exp_windows(1))
+    checked.thresholds_ns = [50_000_000]
+    run = synthetic_run([checked, synthetic_measurement(exp_windows(2), name="other")])
+    run.status = "ok"
+    assert verdict_of(run).headline.startswith(
+        "PASS: 1 of 2 measurements within every threshold; 1 had none set")
+    run.scenarios[0].measurements = [checked]
+    assert verdict_of(run).headline.startswith("PASS: 1 measurement within every threshold")
+
+
+def test_a_load_short_of_its_target_is_flagged() -> None:
+    loads = [{"kind": "cpu", "target": 80, "achieved": 36.8, "unit": "%"}]
+    (flag,) = scenario_flags(loads, {"loads": loads}, None)
+    assert "load cpu reached 36.8 of its 80 % target (46%" in flag
+    assert scenario_flags([{**loads[0], "achieved": 70.0}], {"loads": [
+        {**loads[0], "achieved": 70.0}]}, None) == []
+    maxed = [{"kind": "cpu", "target": "max", "achieved": 10.0}]
+    assert scenario_flags(maxed, {"loads": maxed}, None) == []
+    unknown = [{"kind": "net", "target": 1000, "achieved": None, "unit": "packets/s"}]
+    assert "not measured" in scenario_flags(unknown, {"loads": unknown}, None)[0]
+
+
+def test_a_busy_idle_scenario_is_flagged_in_the_verdict_and_html() -> None:
+    # issue 24: "idle" measured with the CPU 66 % busy, and the verdict said nothing
+    run = synthetic_run([synthetic_measurement(exp_windows(1))])
+    run.status, run.id = "ok", 1
+    sc = run.scenarios[0]
+    sc.measure_cpus = "1"
+    sc.intensity = {"cpu_busy_pct": 66.0,
+                    "cpu_busy_pct_per_cpu": {"cpu0": 98.0, "cpu1": 100.0, "cpu2": 34.0}}
+    verdict = verdict_of(run)
+    assert "SCENARIO NOT AS DEFINED" in verdict.headline
+    assert verdict.not_as_defined == [
+        "idle: no load was defined, but the CPUs that did not measure were 66 % busy "
+        "(above 20 %): something else ran"]
+    text = "\n".join(line for _, line in verdict_lines(verdict))
+    assert "scenarios not as defined" in text and "66 % busy" in text
+    from rtbench.report.html import render_html
+
+    assert "Scenarios not as defined" in render_html(run)
+    sc.intensity["cpu_busy_pct_per_cpu"] = {"cpu0": 3.0, "cpu1": 100.0}
+    assert verdict_of(run).not_as_defined == []

@@ -155,15 +155,21 @@ def hist_figure(views: Sequence[RunView], key: CellKey) -> Figure:
     return fig
 
 
-def _ccdf(idx: hist.I64, cnt: hist.I64) -> tuple[np.ndarray, np.ndarray]:
-    """(x in us, P(latency > x)) at each bucket's upper bound (zeros dropped)."""
+def _ccdf(idx: hist.I64, cnt: hist.I64,
+          max_ns: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(x in us, P(latency > x)) at each bucket's upper bound, out to the max: the last
+    step (the samples of the highest bucket, share count / n) is drawn to the exact max
+    (else to that bucket's upper bound), so the worst samples are on the figure."""
     order = np.argsort(idx)
     idx, cnt = idx[order], cnt[order].astype(np.float64)
     n = cnt.sum()
     tail = 1.0 - np.cumsum(cnt) / n
     x = (hist.upper(idx).astype(np.float64) + 1.0) / 1000.0
     keep = tail > 0
-    return np.concatenate([[x[0]], x[keep]]), np.concatenate([[1.0], tail[keep]])
+    end = (max_ns if max_ns is not None else float(hist.upper(idx[-1:])[0]) + 1.0) / 1000.0
+    last = cnt[-1] / n
+    return (np.concatenate([[x[0]], x[keep], [max(end, x[0])]]),
+            np.concatenate([[1.0], tail[keep], [last]]))
 
 
 def ccdf_figure(views: Sequence[RunView], key: CellKey) -> Figure:
@@ -178,7 +184,7 @@ def ccdf_figure(views: Sequence[RunView], key: CellKey) -> Figure:
             if cell.measurement is not None else []
         if series:
             idx, cnt = hist.merge(*(s.hist_arrays() for s in series))
-            x, p = _ccdf(idx, cnt)
+            x, p = _ccdf(idx, cnt, cell.figures.get("max"))
             ax.step(x, p, where="post", linewidth=1.0,
                     label=literal(f"{v.label} (n={int(cnt.sum()):,})"))
             drawn += 1

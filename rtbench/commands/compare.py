@@ -95,8 +95,9 @@ def register(main: click.Group) -> None:
         from rtbench.report.gate_text import gate_json, gate_lines
 
         names = ([baseline] if baseline else []) + list(runs)
-        if len(names) < 2:
-            fail("compare needs two runs or more (or --baseline RUN and one run)", EXIT_USAGE)
+        if not names:
+            fail("compare needs two runs or more (or --baseline RUN and one run); a "
+                 "selector such as suite=quick adds every run it matches", EXIT_USAGE)
         limit = parse_percent(max_regression, "--max-regression") \
             if max_regression is not None else None
         metrics = parse_metrics(metric_text) if metric_text is not None else DEFAULT_METRICS
@@ -111,7 +112,8 @@ def register(main: click.Group) -> None:
         finally:
             store.close()
         if len(chosen) < 2:
-            fail("these names give one run; compare needs two or more", EXIT_USAGE)
+            fail(f"{' '.join(names)} names one run; compare needs two or more (a "
+                 "selector adds every run it matches)", EXIT_USAGE)
         if all(v.published for v in chosen):
             fail("compare needs at least one measured run (all are published references)",
                  EXIT_USAGE)

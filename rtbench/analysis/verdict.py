@@ -307,10 +307,30 @@ def headline_of(status: str, total: int, failed: int, errors: int,
         head = "INTERRUPTED: the run was stopped; finished measurements are kept"
     elif status == "running":
         head = "RUNNING: the run has not finished"
+    elif status == "lost":
+        head = ("LOST: the connection to the target broke; the measurements after the last "
+                "one listed never started")
     else:
         head = (f"{status.upper()}: {_plural(errors, 'measurement')} of {total} could not "
                 "run (see the messages)")
     return f"{head}; {worst_text}" if worst_text else head
+
+
+def _worst_text(worst: Worst) -> str:
+    """'worst 26.0 us in idle / cyclic-1ms'."""
+    return f"worst {_us(worst.max_ns)} in {worst.label}"
+
+
+def lost_headline(measurements: Sequence[tuple[str, MeasurementDetail]]) -> str:
+    """A lost run: which measurements finished and which were cut short (with samples)."""
+    finished = [_label(n, m) for n, m in measurements if m.status in ("ok", *STATUS_FAILED)]
+    cut = [(_label(n, m), sum(s.count for s in m.series)) for n, m in measurements
+           if m.status == "lost"]
+    parts = [f"{_plural(len(finished), 'measurement')} finished"]
+    parts += [f"{label} cut short ({_plural(samples, 'sample')} kept)"
+              for label, samples in cut]
+    return ("LOST: the connection to the target broke; " + ", ".join(parts)
+            + "; the measurements after it never started")
 
 
 def verdict_of(run: RunDetail, warnings: Sequence[str] = ()) -> Verdict:
@@ -328,6 +348,9 @@ def verdict_of(run: RunDetail, warnings: Sequence[str] = ()) -> Verdict:
     verdict.not_as_defined = [f"{sc.name}: {flag}" for sc in run.scenarios
                               for flag in scenario_flags(sc.loads, sc.intensity,
                                                          sc.measure_cpus)]
+    if run.status == "lost":
+        verdict.headline = lost_headline(measurements) + (
+            f"; {_worst_text(worst)}" if worst is not None else "")
     if verdict.not_as_defined:
         verdict.headline += (f"; SCENARIO NOT AS DEFINED in "
                              f"{_plural(len(verdict.not_as_defined), 'case')} (below)")

@@ -62,3 +62,20 @@ def test_a_busy_idle_scenario_is_flagged_in_the_verdict_and_html() -> None:
     assert "Scenarios not as defined" in render_html(run)
     sc.intensity["cpu_busy_pct_per_cpu"] = {"cpu0": 3.0, "cpu1": 100.0}
     assert verdict_of(run).not_as_defined == []
+
+
+def test_a_lost_run_is_told_straight() -> None:
+    # issue 24: "LOST: 0 measurements of 2 could not run", and --break-on advice
+    done = synthetic_measurement(exp_windows(1))
+    done.status = "fail"
+    cut = synthetic_measurement(exp_windows(2, windows=15), name="cyclic-250us")
+    cut.status = "lost"
+    run = synthetic_run([done, cut])
+    run.status = "lost"
+    verdict = verdict_of(run)
+    assert verdict.headline.startswith(
+        "LOST: the connection to the target broke; 1 measurement finished, "
+        "idle / cyclic-250us cut short (15,000 samples kept); the measurements after it "
+        "never started")
+    text = "\n".join(line for _, line in verdict_lines(verdict))
+    assert "--break-on" not in text and "the link to the target broke" in text

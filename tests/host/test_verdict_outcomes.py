@@ -79,3 +79,20 @@ def test_a_lost_run_is_told_straight() -> None:
         "never started")
     text = "\n".join(line for _, line in verdict_lines(verdict))
     assert "--break-on" not in text and "the link to the target broke" in text
+
+
+def test_an_imported_run_is_not_a_pass_on_its_report_page() -> None:
+    # issue 24: an imported cyclictest run with a 9.5 ms max showed PASS on the dashboard
+    # (its run page is this HTML report)
+    import json
+
+    from rtbench.interop.base import importers
+    from rtbench.report.html import render_html
+
+    doc = {"file_version": 1, "cmdline:": "cyclictest -m -p 80 -t1 -i 1000", "return_code": 0,
+           "num_threads": 1, "thread": {"0": {"histogram": {}, "cycles": 5000, "min": 7,
+                                              "max": 9500, "avg": 20.5, "cpu": 0}}}
+    run = importers()["cyclictest-json"].read(json.dumps(doc).encode(), "ct.json")[0]
+    run.id = 1
+    page = render_html(run)
+    assert "Verdict: MEASURED, NO THRESHOLDS SET" in page and "Verdict: PASS" not in page

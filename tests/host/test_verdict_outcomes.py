@@ -96,3 +96,16 @@ def test_an_imported_run_is_not_a_pass_on_its_report_page() -> None:
     run.id = 1
     page = render_html(run)
     assert "Verdict: MEASURED, NO THRESHOLDS SET" in page and "Verdict: PASS" not in page
+
+
+def test_the_live_line_of_a_cut_measurement_counts_its_windows() -> None:
+    # issue 24: the live line said "0 samples" for a measurement that stored 15,886
+    from rtbench.events import MeasurementDone
+    from rtbench.report.live import measurement_line
+    from rtbench.wire.records import ProbeOutput
+
+    m = synthetic_measurement(exp_windows(3, windows=4, per_window=500))
+    line = measurement_line(MeasurementDone("idle", "cyclic-1ms", "cyclic", "lost",
+                                            ProbeOutput(windows=list(m.windows))))
+    assert "2,000 samples" in line and "4 windows" in line
+    assert f"max {max(w.max_ns for w in m.windows) / 1000:.1f}" in line

@@ -201,6 +201,9 @@ def test_a_lost_connection_keeps_the_finished_windows(store: Store) -> None:
     assert measurements(store) == [("first", "lost", 4)]
     assert store.list_runs()[0].status == "lost"
     assert any("connection to target fake lost" in m for m in runner.messages)
+    # issue 24: the measurements that never started were not named
+    assert any(m.startswith("never started (the connection to the target was lost "
+                            "first): ") and m.endswith("/ second") for m in runner.messages)
 
 
 def test_the_live_view_prints_one_line_per_measurement(store: Store) -> None:

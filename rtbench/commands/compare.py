@@ -85,7 +85,8 @@ def register(main: click.Group) -> None:
 
         Exit codes: 0 compared (with --max-regression: every check says no regression),
         1 a regression beyond --max-regression, 2 bad runs or options (also: no cell in
-        common, --strict and the environments differ), 5 the gate is inconclusive (the
+        common, --strict and the environments differ, a measured and a simulated run
+        without --allow-simulated), 5 the gate is inconclusive (the
         runs cannot decide a check; --inconclusive pass|fail chooses 0 or 1 instead).
         """
         from rtbench.analysis.compare import compare as do_compare

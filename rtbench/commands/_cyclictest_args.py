@@ -1,7 +1,7 @@
 """cyclictest's command line mapped onto rtprobe cyclic, and cyclictest's output printed.
 
-The pure half of `rtbench cyclictest` (rtbench/commands/cyclictest.py runs it; the
-leading underscore keeps this module out of the command registry):
+The pure half of `rtbench cyclictest` (rtbench/commands/cyclictest.py runs it; it
+holds no command of its own):
 parse rt-tests 2.x cyclictest options as getopt_long would, refuse by name what
 rtprobe cannot do, build the rtprobe arguments, and format the T: summary lines,
 the -h/-H histogram block, -v samples and the --json document.

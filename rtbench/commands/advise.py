@@ -9,7 +9,7 @@ import sys
 import click
 
 from rtbench import EXIT_FAIL, EXIT_USAGE
-from rtbench.cli import DB_HELP, fail, handle_errors, make_console, open_store
+from rtbench.commands._common import DB_HELP, fail, handle_errors, make_console, open_store
 from rtbench.commands._runs import RUN_HELP, stored_id
 from rtbench.commands.compare import parse_percent
 

@@ -22,7 +22,7 @@ from typing import Any
 import click
 
 from rtbench import EXIT_USAGE, __version__
-from rtbench.cli import (
+from rtbench.commands._common import (
     DB_HELP,
     PROBE_HELP,
     TARGET_HELP,

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from rtbench import EXIT_ENV, EXIT_USAGE, data_dir
-from rtbench.cli import (
+from rtbench.commands._common import (
     DB_HELP,
     POLICY_HELP,
     SCALE_HELP,

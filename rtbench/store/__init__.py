@@ -10,6 +10,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import sqlite3
 import uuid
 from collections.abc import Callable, Iterator
@@ -204,11 +205,32 @@ def _alembic_config(engine: Engine) -> Any:
     return cfg
 
 
-def _at_head(engine: Engine, cfg: Any) -> bool:
-    """True when the database's schema is already at the newest revision."""
-    from alembic.script import ScriptDirectory
+def head_revision() -> str | None:
+    """The newest migration's revision, read from the files in migrations/versions
+    (the one no other revision names as its down_revision).
 
-    head = ScriptDirectory.from_config(cfg).get_current_head()
+    Read without Alembic, so that opening an up-to-date database costs no Alembic
+    import; None when the files do not name exactly one head (Alembic then decides).
+    """
+    revisions: dict[str, str | None] = {}
+    for path in (Path(__file__).parent / "migrations" / "versions").glob("*.py"):
+        found = dict(_REVISION_LINE.findall(path.read_text(encoding="utf-8")))
+        if "revision" in found:
+            down = found.get("down_revision")
+            revisions[found["revision"].strip("\"'")] = \
+                None if down in (None, "None") else down.strip("\"'")
+    heads = set(revisions) - set(revisions.values())
+    return heads.pop() if len(heads) == 1 else None
+
+
+_REVISION_LINE = re.compile(r"^(revision|down_revision)\s*(?::[^=]*)?=\s*(\S+)\s*$", re.M)
+
+
+def _at_head(engine: Engine) -> bool:
+    """True when the database's schema is already at the newest revision."""
+    head = head_revision()
+    if head is None:
+        return False
     try:
         with engine.connect() as conn:
             current = conn.execute(text("SELECT version_num FROM alembic_version")
@@ -250,11 +272,11 @@ def migrate(engine: Engine) -> None:
     server workers) serialise on a lock: an advisory lock on PostgreSQL (held
     by the migration's own transaction), a file lock next to a SQLite file.
     """
+    if _at_head(engine):
+        return
     from alembic import command
 
     cfg = _alembic_config(engine)
-    if _at_head(engine, cfg):
-        return
     if engine.dialect.name == "postgresql":
         with engine.begin() as conn:
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"),
@@ -281,15 +303,18 @@ class Store:
         url = db_url_of(url or default_db_url())
         engine = _make_engine(url)
         if migrate:
-            from alembic.util.exc import CommandError
-
             try:
                 _migrate(engine)
             except SQLAlchemyError as exc:
                 engine.dispose()
                 raise StoreError(f"cannot open database {url}: "
                                  f"{_first_line(exc)}") from None
-            except CommandError as exc:
+            except Exception as exc:
+                # Alembic is imported only when a migration runs: its error class too
+                from alembic.util.exc import CommandError
+
+                if not isinstance(exc, CommandError):
+                    raise
                 written_by = _newest_writer(engine)
                 engine.dispose()
                 raise StoreError(

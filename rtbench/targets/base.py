@@ -201,10 +201,10 @@ class Target(ABC):
 
 def _target_classes() -> dict[str, type[Target]]:
     """Every Target subclass in rtbench.targets, by URI scheme."""
-    import rtbench.targets as package
-
+    # the directory of this module, not the package object: base must not import its
+    # own package (whose __init__ imports base)
     found: dict[str, type[Target]] = {}
-    for info in pkgutil.iter_modules(package.__path__):
+    for info in pkgutil.iter_modules([str(Path(__file__).resolve().parent)]):
         if info.name.startswith("_") or info.name == "base":
             continue
         module = importlib.import_module(f"rtbench.targets.{info.name}")

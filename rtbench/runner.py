@@ -405,6 +405,31 @@ def allowed_cpus(sysinfo: dict[str, Any]) -> set[int]:
     return set(range(count)) if isinstance(count, int) and count > 0 else {0}
 
 
+@dataclass(frozen=True)
+class FixedArgsTest(TestSpec):
+    """A test whose rtprobe arguments are given whole, run like any other test of a suite.
+
+    For a front end that maps another tool's command line onto rtprobe (rtbench
+    cyclictest): `args` are what rtprobe gets, and `policy`/`priority` in params say
+    what the run-time checks need to know (an RT policy needs RT permission).
+    """
+
+    args: tuple[str, ...] = ()
+
+    def probe_args(self, scenario: Scenario, simulate: str | None,
+                   policy: str | None = None) -> list[str]:
+        """The given arguments (with --simulate for a simulated run)."""
+        args = list(self.args)
+        if simulate is not None:
+            args += ["--simulate", simulate]
+        return args
+
+    def policy_use(self) -> str:
+        """"rt" when the given arguments ask for fifo or rr, else "none" (nothing to
+        replace or check)."""
+        return "rt" if self.params.get("policy") in ("fifo", "rr") else "none"
+
+
 class RunError(Exception):
     """The suite cannot run on this target: one line for the user, with its exit code."""
 
@@ -423,7 +448,8 @@ class Runner:
     hang_grace_s, when given, replaces the per-test time allowed past the expected length.
     A caller that runs several runners at once (rtbench fleet, one thread per board)
     passes one shared `stop` flag whose signal handlers it installs itself (only the
-    main thread can), and `tags` the run is created with.
+    main thread can), and `tags` the run is created with; `source` says where a run that
+    did not come from a suite file came from (rtbench cyclictest: its argv).
     """
 
     store: Store
@@ -431,7 +457,8 @@ class Runner:
     def __init__(self, target: Target, *, simulate: str | None = None,
                  on_event: OnEvent = ignore, interrupt_grace_s: float = INTERRUPT_GRACE_S,
                  hang_grace_s: float | None = None, policy: str | None = None,
-                 stop: StopFlag | None = None, tags: dict[str, str] | None = None) -> None:
+                 stop: StopFlag | None = None, tags: dict[str, str] | None = None,
+                 source: dict[str, Any] | None = None) -> None:
         self.target = target
         self.simulate = simulate
         self.policy = policy  # "other": every test as SCHED_OTHER (rtbench run --policy)
@@ -444,6 +471,7 @@ class Runner:
         self._own_stop = stop is None
         self.stop = StopFlag() if stop is None else stop
         self.tags = dict(tags or {})
+        self.source = dict(source or {})  # where the run came from, when not a suite file
         self.pump = Pump()
         self._host_target: Target | None = None
         self.statuses: list[str] = []
@@ -544,6 +572,8 @@ class Runner:
             hostname=self.target.hostname(), target=self.target.name, sysinfo=sysinfo,
             preflight=facts, tool_versions=versions, command_line=list(command_line),
             simulated=self.simulate is not None, tags=dict(self.tags))
+        if self.source:
+            self._facts["source"] = dict(self.source)
         handlers: AbstractContextManager[object] = \
             self.stop.installed() if self._own_stop else nullcontext()
         with handlers:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Time the reports of a 49-cell suite (DESIGN.md section 7: "in seconds").
+"""Time the reports of a 49-cell suite (docs/design.md, "Quality bars": in seconds).
 
 Builds, in a temporary SQLite store and through the store API, a synthetic run
 of 7 scenarios x 7 tests = 49 measurements, each with 2 series of 60 one-second

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
     Connection,
@@ -51,8 +51,9 @@ from rtbench.bundle import (
     SeriesDetail,
 )
 from rtbench.store import schema as t
-from rtbench.store.ingest import measurement_detail
-from rtbench.wire.records import ProbeOutput, SpikeRecord, WindowRecord, no_gc
+
+if TYPE_CHECKING:
+    from rtbench.wire.records import ProbeOutput
 
 __all__ = [
     "BundleInvalid", "MeasurementDetail", "RunDetail", "RunNotFound", "RunSummary",
@@ -428,6 +429,8 @@ class Store:
         if not isinstance(uname, dict) or "machine" not in uname:
             # the hosts row is keyed by the arch the bundle states
             sysinfo["uname"] = {**(uname or {}), "machine": run.arch}
+        from rtbench.wire.records import no_gc
+
         with self._tx(f"store run {run.suite!r}") as conn, no_gc():
             found = conn.execute(select(t.runs.c.id).where(
                 t.runs.c.uid == uid)).scalar()
@@ -515,6 +518,8 @@ class Store:
 
         reason, when given, replaces the result's own (why the host judged it an error).
         """
+        from rtbench.store.ingest import measurement_detail
+
         detail = measurement_detail(
             output, name=name, test=test, params=params, command=command,
             status=status, thresholds_ns=thresholds_ns)
@@ -526,6 +531,8 @@ class Store:
                                detail: MeasurementDetail) -> int:
         """Store one measurement and everything it produced, atomically, after the
         scenario's others; return its id."""
+        from rtbench.wire.records import no_gc
+
         with self._tx(f"store measurement {detail.name!r}") as conn, no_gc():
             position = conn.execute(
                 select(func.count()).select_from(t.measurements)
@@ -602,6 +609,8 @@ class Store:
         if not 0 < run_id < 2**63:  # no such row can exist (and SQLite cannot bind it)
             raise StoreError(f"run {run_id} is not in {self.url}; "
                              "'rtbench ls' lists the stored runs")
+        from rtbench.wire.records import no_gc
+
         with self._tx(f"read run {run_id}") as conn, no_gc():
             row = conn.execute(
                 select(t.runs, t.hosts.c.hostname, t.hosts.c.arch)
@@ -639,6 +648,8 @@ class Store:
 
     def _measurement(self, conn: Connection, m: Any) -> MeasurementDetail:
         """Assemble one measurement with its series, windows and spikes."""
+        from rtbench.wire.records import SpikeRecord, WindowRecord
+
         detail = MeasurementDetail(
             id=m.id, name=m.name, test=m.test, params=_loads(m.params),
             command=_loads(m.command), status=m.status,

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from rtbench.wire import loglin7
-from rtbench.wire.records import SpikeRecord, WindowRecord
+from rtbench.rtprobe import loglin7
+from rtbench.rtprobe.records import SpikeRecord, WindowRecord
 
 
 @dataclass

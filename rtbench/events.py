@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rtbench.suites import Suite
-from rtbench.wire.records import ProbeOutput, StartRecord, WindowRecord
+from rtbench.rtprobe.records import ProbeOutput, StartRecord, WindowRecord
 
 
 @dataclass(frozen=True)

@@ -66,7 +66,7 @@ from rtbench.targets.procstat import (
     read_steal,
     received_rate,
 )
-from rtbench.wire.records import (
+from rtbench.rtprobe.records import (
     ProbeOutput,
     RecordError,
     StartRecord,

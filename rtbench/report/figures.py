@@ -25,7 +25,7 @@ from matplotlib.ticker import FuncFormatter
 from rtbench.analysis.compare import CellData, RunView
 from rtbench.analysis.select import CellKey, ref_matches
 from rtbench.atomicfile import write_atomic
-from rtbench.wire import loglin7 as hist
+from rtbench.rtprobe import loglin7 as hist
 
 KINDS = ("hist", "timeline", "ccdf", "sweep", "load")
 FORMATS = ("svg", "png", "pdf")

@@ -29,7 +29,7 @@ from rtbench.events import (
 )
 from rtbench.report.resultdata import headline
 from rtbench.report.text import for_rich, for_terminal
-from rtbench.wire.records import StartRecord, WindowRecord
+from rtbench.rtprobe.records import StartRecord, WindowRecord
 
 
 @dataclass

@@ -27,8 +27,8 @@ from matplotlib.ticker import (
 from rtbench._pdeath import die_with_parent
 from rtbench.bundle import MeasurementDetail
 from rtbench.report.text import for_matplotlib
-from rtbench.wire import loglin7 as hist
-from rtbench.wire.records import WindowRecord
+from rtbench.rtprobe import loglin7 as hist
+from rtbench.rtprobe.records import WindowRecord
 
 _PROLOG = re.compile(r"^.*?(?=<svg)", re.S)
 _METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)

@@ -51,7 +51,7 @@ from rtbench.bundle import (
 )
 from rtbench.store import schema as t
 from rtbench.store.ingest import measurement_detail
-from rtbench.wire.records import ProbeOutput, SpikeRecord, WindowRecord, no_gc
+from rtbench.rtprobe.records import ProbeOutput, SpikeRecord, WindowRecord, no_gc
 
 __all__ = [
     "BundleInvalid", "MeasurementDetail", "RunDetail", "RunNotFound", "RunSummary",

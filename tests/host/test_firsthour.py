@@ -34,7 +34,7 @@ from rtbench.report.verdict import verdict_lines
 from rtbench.runner import RunError, Runner
 from rtbench.store import Store, db_url_of
 from rtbench.suites import Scenario, builtin_suites, load_suite
-from rtbench.wire.records import ProbeOutput
+from rtbench.rtprobe.records import ProbeOutput
 from tests.conftest import REPO, RunCli
 from tests.host.suite_helpers import parse
 

@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "rtbench"
 # module (dotted, as a prefix) -> layer; the longest matching prefix wins
 LAYER_OF = {
     "rtbench": "root",
-    "rtbench.wire": "wire",
+    "rtbench.rtprobe": "wire",
     "rtbench.cpulist": "util",
     "rtbench._pdeath": "util",
     "rtbench.owner": "util",
@@ -108,7 +108,7 @@ def imports(path: Path) -> list[tuple[int, str]]:
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
-            # `from rtbench.wire import records` names a module, not a name
+            # `from rtbench.rtprobe import records` names a module, not a name
             for alias in node.names:
                 full = f"{base}.{alias.name}"
                 found.append((node.lineno, full if is_module(full) else base))

@@ -20,7 +20,7 @@ from rtbench.report import plot
 from rtbench.report.html import write_html_report
 from rtbench.report.terminal import load_table, show_run, summary_table
 from rtbench.store import Store
-from rtbench.wire.records import ProbeOutput
+from rtbench.rtprobe.records import ProbeOutput
 
 
 @pytest.fixture()

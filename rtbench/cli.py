@@ -81,7 +81,7 @@ def handle_errors(func: F) -> F:
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from rtbench.runner import RunError
+        from rtbench.run.runner import RunError
         from rtbench.store import StoreError
         from rtbench.targets import TargetError, TargetUsageError
 
@@ -184,7 +184,7 @@ def open_store(url: str | None) -> Any:
 
 def recover_stale(store: Any, store_error: type[Exception]) -> None:
     """Mark the runs of dead owners abandoned; kill their loads; remove their io dirs."""
-    from rtbench.owner import clean_stale_load_dirs, kill_orphaned_loads, owner_dead
+    from rtbench.run.owner import clean_stale_load_dirs, kill_orphaned_loads, owner_dead
 
     kill_orphaned_loads()
     clean_stale_load_dirs(data_dir() / "loads")
@@ -282,8 +282,8 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
     """
     from rtbench.commands._run_support import fmt_seconds, plural
     from rtbench.report.live import LiveProgress
-    from rtbench.runner import Runner
-    from rtbench.runsave import MeasurementNotStored
+    from rtbench.run.runner import Runner
+    from rtbench.run.save import MeasurementNotStored
 
     check_run_options(scale, report_path, no_report)
     push_token = _push_token(push_url, token_file)

@@ -77,7 +77,7 @@ def register(main: click.Group) -> None:
           rtbench cyclictest -p80 -t1 -n -i1000 -l10000
           rtbench cyclictest -m -p 90 -t -a -q -D 10m -h 400 --json=ct.json
         """
-        from rtbench.runner import allowed_cpus
+        from rtbench.run.runner import allowed_cpus
 
         argv = list(cyclictest_args)
         try:

@@ -24,7 +24,7 @@ from rtbench.cli import (
     make_console,
     open_store,
 )
-from rtbench.runsave import MeasurementNotStored
+from rtbench.run.save import MeasurementNotStored
 
 FLEET_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
 
@@ -76,7 +76,7 @@ def register(main: click.Group) -> None:
         """
         from rtbench.analysis.fleet import board_summary, fleet_exit_code
         from rtbench.fleet.inventory import InventoryError, load_inventory, select
-        from rtbench.fleet.run import (
+        from rtbench.run.fleet import (
             Fleet,
             FleetError,
             FleetSetup,

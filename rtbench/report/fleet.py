@@ -19,7 +19,7 @@ from rich.text import Text
 
 from rtbench.analysis.fleet import BoardSummary
 from rtbench.atomicfile import write_atomic
-from rtbench.events import (
+from rtbench.run.events import (
     BoardDone,
     BoardPhase,
     FleetEvent,

@@ -1,5 +1,5 @@
 """The terminal view of a run in progress: a live table on a terminal, one log line per
-measurement everywhere.  It is an rtbench.events callback; the runner knows nothing of it.
+measurement everywhere.  It is an rtbench.run.events callback; the runner knows nothing of it.
 
     with LiveProgress(console) as live:
         Runner(target, store, on_event=live).run(suite, argv)
@@ -15,7 +15,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from rtbench.events import (
+from rtbench.run.events import (
     Event,
     MeasurementDone,
     Notice,

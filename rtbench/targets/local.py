@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from rtbench.cpulist import parse_cpulist
-from rtbench.owner import LOAD_OWNER_VAR, current_owner, kill_tagged, owner_tag
+from rtbench.run.owner import LOAD_OWNER_VAR, current_owner, kill_tagged, owner_tag
 from rtbench.probe import locate_probe
 from rtbench.targets.base import (
     CommandResult,

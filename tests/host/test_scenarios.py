@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from suite_helpers import error_of, parse
 
 from rtbench.cpulist import format_cpulist, parse_cpulist
-from rtbench.runner import allowed_cpus
+from rtbench.run.runner import allowed_cpus
 from rtbench.suites import (
     Scenario,
     Suite,

@@ -9,7 +9,7 @@ and the run is finished as 'interrupted' (exit 4).  When the connection to the t
 breaks, what was measured so far is stored and the run ends as 'lost' (exit 3).
 
 The runner is headless: it talks to the target only through rtbench.targets.base and
-tells a display what happens through the events of rtbench.events.
+tells a display what happens through the events of rtbench.run.events.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 from rtbench import EXIT_ENV, EXIT_USAGE, __version__, data_dir
 from rtbench.analysis.verdict import run_verdict
 from rtbench.cpulist import parse_cpulist
-from rtbench.events import (
+from rtbench.run.events import (
     MeasurementDone,
     Notice,
     OnEvent,
@@ -41,9 +41,9 @@ from rtbench.events import (
     WindowDone,
     ignore,
 )
-from rtbench.owner import LoadDirRegistry, current_owner
+from rtbench.run.owner import LoadDirRegistry, current_owner
 from rtbench.preflight import run_preflight
-from rtbench.runsave import MeasurementNotStored, recovery_bundle, with_retries
+from rtbench.run.save import MeasurementNotStored, recovery_bundle, with_retries
 from rtbench.store import Store, StoreError
 from rtbench.store.ingest import measurement_detail
 from rtbench.suites import (

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rtbench.suites import TestSpec
+from rtbench.suites.model import TestSpec
 
 
 def plural(n: int, word: str) -> str:

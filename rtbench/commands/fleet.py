@@ -85,7 +85,7 @@ def register(main: click.Group) -> None:
             reserve_all,
         )
         from rtbench.report.fleet import FleetProgress, problems, summary_table, write_html
-        from rtbench.suites import load_suite
+        from rtbench.suites.model import load_suite
 
         check_run_options(scale, report_path, no_report)
         if fleet_id is not None and not FLEET_ID.match(fleet_id):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rtbench.suites import Suite
+from rtbench.suites.model import Suite
 from rtbench.rtprobe.records import ProbeOutput, StartRecord, WindowRecord
 
 

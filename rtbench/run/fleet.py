@@ -21,7 +21,7 @@ from rtbench.fleet.inventory import Board
 from rtbench.run.runner import RunError, Runner, StopFlag
 from rtbench.run.save import MeasurementNotStored
 from rtbench.store import Store, StoreError
-from rtbench.suites import Suite, SuiteError
+from rtbench.suites.model import Suite, SuiteError
 from rtbench.targets.base import Target, TargetError
 
 # How often the main thread looks at its board threads (and lets signals in).

@@ -46,7 +46,7 @@ from rtbench.preflight import run_preflight
 from rtbench.run.save import MeasurementNotStored, recovery_bundle, with_retries
 from rtbench.store import Store, StoreError
 from rtbench.store.ingest import measurement_detail
-from rtbench.suites import (
+from rtbench.suites.model import (
     LoadSpec,
     Placement,
     ProbeMismatch,

@@ -33,7 +33,7 @@ from rtbench.report.terminal import series_table, summary_table
 from rtbench.report.verdict import verdict_lines
 from rtbench.run.runner import RunError, Runner
 from rtbench.store import Store, db_url_of
-from rtbench.suites import Scenario, builtin_suites, load_suite
+from rtbench.suites.model import Scenario, builtin_suites, load_suite
 from rtbench.rtprobe.records import ProbeOutput
 from tests.conftest import REPO, RunCli
 from tests.host.suite_helpers import parse

@@ -16,7 +16,7 @@ import pytest
 from suite_helpers import parse
 
 from rtbench.probe import locate_probe
-from rtbench.suites import (
+from rtbench.suites.model import (
     CatalogueError,
     ProbeCatalogue,
     ProbeMismatch,

@@ -9,7 +9,7 @@ from suite_helpers import error_of, parse
 
 from rtbench.cpulist import format_cpulist, parse_cpulist
 from rtbench.run.runner import allowed_cpus
-from rtbench.suites import (
+from rtbench.suites.model import (
     Scenario,
     Suite,
     SuiteError,

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from suite_helpers import error_of, parse
 
-from rtbench.suites import (
+from rtbench.suites.model import (
     UNIT_NS,
     SuiteError,
     builtin_suites,

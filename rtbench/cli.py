@@ -22,7 +22,8 @@ from rich.text import Text
 from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, __version__, data_dir
 from rtbench.probe import ProbeNotFound
 from rtbench.report.text import for_rich, for_terminal
-from rtbench.suites.model import SuiteError, builtin_suites, load_suite
+from rtbench.suites.model import SuiteError
+from rtbench.suites.parse import builtin_suites, load_suite
 
 if TYPE_CHECKING:
     from rtbench.targets.base import Target
@@ -222,7 +223,7 @@ def main() -> None:
 
 def _window_ns(text: str) -> int:
     """The --window value in ns (a bare number is seconds), or exit 2 with one line."""
-    from rtbench.suites.model import parse_duration_ns
+    from rtbench.suites.parse import parse_duration_ns
 
     try:
         return parse_duration_ns(text, "s")

@@ -127,8 +127,8 @@ def run_and_store(plan: ProbePlan, argv: list[str], target: Any, sysinfo: dict[s
                   db_url: str | None) -> None:
     """Run rtprobe, print cyclictest's output, store the run, exit with rtprobe's code."""
     from rtbench.preflight import run_preflight
-    from rtbench.targets.procstat import read_steal
     from rtbench.rtprobe.records import ProbeOutput, RecordError
+    from rtbench.targets.procstat import read_steal
 
     facts = run_preflight(sysinfo, read_steal(target.read_file))
     with tempfile.TemporaryDirectory(prefix="rtbench-cyclictest-") as tmp:

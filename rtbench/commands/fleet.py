@@ -76,6 +76,7 @@ def register(main: click.Group) -> None:
         """
         from rtbench.analysis.fleet import board_summary, fleet_exit_code
         from rtbench.fleet.inventory import InventoryError, load_inventory, select
+        from rtbench.report.fleet import FleetProgress, problems, summary_table, write_html
         from rtbench.run.fleet import (
             Fleet,
             FleetError,
@@ -84,8 +85,7 @@ def register(main: click.Group) -> None:
             release_all,
             reserve_all,
         )
-        from rtbench.report.fleet import FleetProgress, problems, summary_table, write_html
-        from rtbench.suites.model import load_suite
+        from rtbench.suites.parse import load_suite
 
         check_run_options(scale, report_path, no_report)
         if fleet_id is not None and not FLEET_ID.match(fleet_id):

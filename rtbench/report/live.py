@@ -15,6 +15,9 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from rtbench.report.resultdata import headline
+from rtbench.report.text import for_rich, for_terminal
+from rtbench.rtprobe.records import StartRecord, WindowRecord
 from rtbench.run.events import (
     Event,
     MeasurementDone,
@@ -27,9 +30,6 @@ from rtbench.run.events import (
     Tick,
     WindowDone,
 )
-from rtbench.report.resultdata import headline
-from rtbench.report.text import for_rich, for_terminal
-from rtbench.rtprobe.records import StartRecord, WindowRecord
 
 
 @dataclass

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE
-from rtbench.run.events import BoardDone, BoardPhase, Event, OnBoardEvent
 from rtbench.fleet.inventory import Board
+from rtbench.run.events import BoardDone, BoardPhase, Event, OnBoardEvent
 from rtbench.run.runner import RunError, Runner, StopFlag
 from rtbench.run.save import MeasurementNotStored
 from rtbench.store import Store, StoreError

@@ -49,9 +49,9 @@ from rtbench.bundle import (
     ScenarioDetail,
     SeriesDetail,
 )
+from rtbench.rtprobe.records import ProbeOutput, SpikeRecord, WindowRecord, no_gc
 from rtbench.store import schema as t
 from rtbench.store.ingest import measurement_detail
-from rtbench.rtprobe.records import ProbeOutput, SpikeRecord, WindowRecord, no_gc
 
 __all__ = [
     "BundleInvalid", "MeasurementDetail", "RunDetail", "RunNotFound", "RunSummary",

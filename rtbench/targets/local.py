@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from rtbench.cpulist import parse_cpulist
-from rtbench.run.owner import LOAD_OWNER_VAR, current_owner, kill_tagged, owner_tag
 from rtbench.probe import locate_probe
+from rtbench.run.owner import LOAD_OWNER_VAR, current_owner, kill_tagged, owner_tag
 from rtbench.targets.base import (
     CommandResult,
     ProbeProcess,

@@ -164,8 +164,8 @@ def test_summary_of_a_board_without_a_run_and_exit_codes() -> None:
 def test_board_text_is_data_in_the_terminal_and_the_html() -> None:
     from rich.console import Console
 
-    from rtbench.run.events import BoardDone, BoardPhase
     from rtbench.report.fleet import FleetProgress, render_html, summary_table
+    from rtbench.run.events import BoardDone, BoardPhase
 
     evil = "<script>x</script> [bold red]boom[/] \x1b[2J"
     summary = board_summary("b1", "unreachable", 3, evil, None)

@@ -23,7 +23,8 @@ from rtbench.run.events import (
 )
 from rtbench.run.runner import Runner
 from rtbench.store import Store
-from rtbench.suites.model import Suite, parse_suite
+from rtbench.suites.model import Suite
+from rtbench.suites.parse import parse_suite
 
 SUITE = """
 [suite]

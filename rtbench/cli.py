@@ -233,9 +233,10 @@ def _window_ns(text: str) -> int:
 
 def open_target(uri: str | None, probe_path: str | None) -> Target:
     """The target named by uri (default local); --probe, if given, is the rtprobe to use."""
+    from rtbench.rtprobe.provider import Probes
     from rtbench.targets import open_target as open_uri
 
-    return open_uri(uri, probe=Path(probe_path) if probe_path else None)
+    return open_uri(uri, provider=Probes(Path(probe_path) if probe_path else None))
 
 
 @main.command()

@@ -77,6 +77,7 @@ def register(main: click.Group) -> None:
         from rtbench.analysis.fleet import board_summary, fleet_exit_code
         from rtbench.fleet.inventory import InventoryError, load_inventory, select
         from rtbench.report.fleet import FleetProgress, problems, summary_table, write_html
+        from rtbench.rtprobe.provider import Probes
         from rtbench.run.fleet import (
             Fleet,
             FleetError,
@@ -97,7 +98,8 @@ def register(main: click.Group) -> None:
         loaded = load_suite(suite, scale)
         if report_path is not None:
             check_report_path(report_path)
-        targets = [(board, board.target()) for board in boards]
+        probes = Probes()
+        targets = [(board, board.target(probes)) for board in boards]
         store = open_store(db_url)  # created and brought up to date once, here
         store.close()
         setup = FleetSetup(loaded, db_url, fleet_id or new_fleet_id(), list(sys.argv),

@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from rtbench import __version__
@@ -222,22 +221,6 @@ def plan_probe(opts: CyclictestOptions, cpus_allowed: list[int]) -> ProbePlan:
                      histofall="histofall" in opts.values,
                      histfile=opts.values.get("histfile"), json_file=opts.values.get("json"),
                      need_raw=buckets is not None or verbose)
-
-
-def read_raw(path: Path) -> dict[int, list[int]]:
-    """Measured latencies (ns, early wake-ups as 0) per series from an rtprobe raw file."""
-    import struct
-
-    data = path.read_bytes()
-    out: dict[int, list[int]] = {}
-    if len(data) < 32 or data[:8] != b"RTPRAW01":
-        return out
-    header, record = struct.unpack_from("<II", data, 8)
-    for offset in range(header, len(data) - record + 1, record):
-        _, latency, series, flags = struct.unpack_from("<QqII", data, offset)
-        if not flags & 1:
-            out.setdefault(series, []).append(max(latency, 0))
-    return out
 
 
 def unit(ns: float, nsecs: bool) -> int:

@@ -39,10 +39,10 @@ from rtbench.commands._cyclictest_args import (
     json_document,
     parse_cyclictest_args,
     plan_probe,
-    read_raw,
     summary_lines,
     unit,
 )
+from rtbench.rtprobe.raw import read_raw
 
 
 def _write_text(path: str, text: str) -> None:

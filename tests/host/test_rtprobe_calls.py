@@ -3,6 +3,7 @@ probe provider (pure: no probe runs here)."""
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from rtbench.rtprobe.argv import format_duration, load_args, measure_args
 from rtbench.rtprobe.catalogue import TestKind as Traits
 from rtbench.rtprobe.provider import Probes, ProbeUnavailable
+from rtbench.rtprobe.raw import parse_raw, read_raw
 from rtbench.rtprobe.sysinfo import ProbeAnswerError, sysinfo_of, version_of
 from rtbench.targets.base import TargetError
 from rtbench.targets.ssh import SshTarget
@@ -98,3 +100,18 @@ def test_a_board_without_a_provider_cannot_get_a_probe() -> None:
     board._arch = "x86_64"  # what probe_arch() would have detected
     with pytest.raises(TargetError, match="no probe to push"):
         board._install_probe()
+
+
+def raw_file(records: list[tuple[int, int, int, int]]) -> bytes:
+    """A raw samples file as docs/schema.md lays it out."""
+    head = b"RTPRAW01" + struct.pack("<IIQII", 32, 24, 1000, 1, 0)
+    return head + b"".join(struct.pack("<QqII", *r) for r in records)
+
+
+def test_raw_samples_per_series_without_warmup(tmp_path: Path) -> None:
+    data = raw_file([(1, 5000, 0, 1), (2, 7000, 0, 0), (3, -40, 1, 0), (4, 9000, 0, 0)])
+    assert parse_raw(data) == {0: [7000, 9000], 1: [0]}
+    path = tmp_path / "samples.bin"
+    path.write_bytes(data + b"\x00" * 10)  # a record cut short is not read
+    assert read_raw(path) == {0: [7000, 9000], 1: [0]}
+    assert parse_raw(b"NOTRAW01" + data[8:]) == {}

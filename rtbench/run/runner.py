@@ -25,6 +25,7 @@ from types import FrameType
 from typing import Any
 
 from rtbench import EXIT_ENV, EXIT_USAGE, __version__, data_dir
+from rtbench.analysis.loads import achieved_rate
 from rtbench.analysis.verdict import run_verdict
 from rtbench.cpulist import parse_cpulist
 from rtbench.preflight import run_preflight
@@ -348,18 +349,14 @@ class LoadGroup:
             entry["instances"] = 1
             entry["cpus"] = load.cpus
             if load.spec.kind is not None:
-                rates = [r.achieved for r in load.output.rates]
                 result = load.output.result
-                achieved = result.raw.get("achieved") if result else None
-                if achieved is None and rates:
-                    achieved = sum(rates) / len(rates)
                 entry["target"] = load.spec.rate
-                entry["achieved"] = achieved
+                entry["achieved"] = achieved_rate(load.output)
                 unit = result.raw.get("unit") if result else None
                 if unit is None and load.output.rates:
                     unit = load.output.rates[-1].unit
                 entry["unit"] = unit
-                entry["rate_samples"] = len(rates)
+                entry["rate_samples"] = len(load.output.rates)
                 footprint = result.raw.get("footprint") if result else None
                 if isinstance(footprint, dict):
                     entry["peak_rss_kib"] = footprint.get("peak_rss_kib")

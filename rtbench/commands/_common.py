@@ -118,9 +118,9 @@ def _known_error(exc: Exception) -> tuple[str, int] | None:
     succeeds pays for none of their modules.
     """
     from rtbench.probe import ProbeNotFound
-    from rtbench.runner import RunError
+    from rtbench.run.runner import RunError
     from rtbench.store import StoreError
-    from rtbench.suites import SuiteError
+    from rtbench.suites.model import SuiteError
     from rtbench.targets import TargetError, TargetUsageError
 
     if isinstance(exc, (CliError, RunError)):
@@ -169,7 +169,7 @@ def open_store(url: str | None) -> Any:
 
 def recover_stale(store: Any, store_error: type[Exception]) -> None:
     """Mark the runs of dead owners abandoned; kill their loads; remove their io dirs."""
-    from rtbench.owner import clean_stale_load_dirs, kill_orphaned_loads, owner_dead
+    from rtbench.run.owner import clean_stale_load_dirs, kill_orphaned_loads, owner_dead
 
     kill_orphaned_loads()
     clean_stale_load_dirs(data_dir() / "loads")
@@ -193,7 +193,7 @@ def stored_run(run_id: int, db_url: str | None) -> Any:
 
 def window_ns_option(text: str) -> int:
     """The --window value in ns (a bare number is seconds), or exit 2 with one line."""
-    from rtbench.suites import parse_duration_ns
+    from rtbench.suites.parse import parse_duration_ns
 
     try:
         return parse_duration_ns(text, "s")
@@ -203,9 +203,10 @@ def window_ns_option(text: str) -> int:
 
 def open_target(uri: str | None, probe_path: str | None) -> Target:
     """The target named by uri (default local); --probe, if given, is the rtprobe to use."""
+    from rtbench.rtprobe.provider import Probes
     from rtbench.targets import open_target as open_uri
 
-    return open_uri(uri, probe=Path(probe_path) if probe_path else None)
+    return open_uri(uri, provider=Probes(Path(probe_path) if probe_path else None))
 
 
 def check_run_options(scale: float, report_path: Path | None, no_report: bool) -> None:

@@ -232,22 +232,6 @@ def plan_probe(opts: CyclictestOptions, cpus_allowed: list[int]) -> ProbePlan:
                      need_raw=buckets is not None or verbose, expected_ns=expected_ns)
 
 
-def parse_raw(data: bytes) -> dict[int, list[int]]:
-    """Measured latencies (ns, early wake-ups as 0) per series from the bytes of an
-    rtprobe raw file."""
-    import struct
-
-    out: dict[int, list[int]] = {}
-    if len(data) < 32 or data[:8] != b"RTPRAW01":
-        return out
-    header, record = struct.unpack_from("<II", data, 8)
-    for offset in range(header, len(data) - record + 1, record):
-        _, latency, series, flags = struct.unpack_from("<QqII", data, offset)
-        if not flags & 1:
-            out.setdefault(series, []).append(max(latency, 0))
-    return out
-
-
 def unit(ns: float, nsecs: bool) -> int:
     """A latency as cyclictest prints it: whole us (truncated) or ns."""
     return int(ns) if nsecs else int(ns) // 1000

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rtbench.suites import TestSpec
+    from rtbench.suites.model import TestSpec
 
 
 def plural(n: int, word: str) -> str:

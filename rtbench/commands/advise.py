@@ -16,7 +16,7 @@ from rtbench.commands.compare import parse_percent
 
 def parse_duration(text: str, option: str, default_unit: str) -> int:
     """A duration option in ns (exit 2 when it is not one or not > 0)."""
-    from rtbench.suites import parse_duration_ns
+    from rtbench.suites.parse import parse_duration_ns
 
     try:
         ns = parse_duration_ns(text.strip(), default_unit)

@@ -45,11 +45,11 @@ from rtbench.commands._cyclictest_args import (
     histogram_block,
     json_document,
     parse_cyclictest_args,
-    parse_raw,
     plan_probe,
     summary_lines,
     unit,
 )
+from rtbench.rtprobe.raw import parse_raw
 
 # the tag the runs of this front end carry; `latest` and selectors skip such runs
 # unless they name the tag (rtbench.analysis.select)
@@ -109,9 +109,9 @@ def register(main: click.Group) -> None:
 def run_on(target: Any, opts: Any, argv: list[str], db_url: str | None,
            no_store: bool) -> None:
     """Plan, run through the runner, print cyclictest's output, exit with the run's code."""
-    from rtbench.events import MeasurementDone
-    from rtbench.runner import Runner, allowed_cpus
-    from rtbench.runsave import MeasurementNotStored
+    from rtbench.run.events import MeasurementDone
+    from rtbench.run.runner import Runner, allowed_cpus
+    from rtbench.run.save import MeasurementNotStored
 
     measured: list[MeasurementDone] = []
 
@@ -155,8 +155,8 @@ def run_on(target: Any, opts: Any, argv: list[str], db_url: str | None,
 def one_test_suite(plan: ProbePlan, argv: list[str], raw_path: str | None) -> Any:
     """The suite of one scenario (no loads, no settling) and one cyclic test whose rtprobe
     arguments are the plan's."""
-    from rtbench.runner import FixedArgsTest
-    from rtbench.suites import Scenario, Suite
+    from rtbench.run.runner import FixedArgsTest
+    from rtbench.suites.model import Scenario, Suite
 
     args = list(plan.args) + (["--raw", raw_path] if raw_path is not None else [])
     policy = args[args.index("--policy") + 1] if "--policy" in args else "other"

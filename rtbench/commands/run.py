@@ -82,9 +82,9 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
     from rtbench.commands._run_support import fmt_seconds, plural
     from rtbench.report.live import LiveProgress
     from rtbench.report.text import for_rich
-    from rtbench.runner import Runner
-    from rtbench.runsave import MeasurementNotStored
-    from rtbench.suites import load_suite
+    from rtbench.run.runner import Runner
+    from rtbench.run.save import MeasurementNotStored
+    from rtbench.suites.parse import load_suite
 
     check_run_options(scale, report_path, no_report)
     token = push_token(push_url, token_file)

@@ -32,7 +32,7 @@ def suites(name: str | None, scale: float) -> None:
     from rtbench.report.layout import Column, FittedTable
     from rtbench.report.suitetext import load_text, params_text
     from rtbench.report.text import for_rich
-    from rtbench.suites import builtin_suites, load_suite
+    from rtbench.suites.parse import builtin_suites, load_suite
 
     console = make_console()
     if name is None:

@@ -28,8 +28,8 @@ from rtbench._pdeath import die_with_parent
 from rtbench.analysis.curves import window_means_ns
 from rtbench.bundle import MeasurementDetail
 from rtbench.report.text import for_matplotlib
-from rtbench.wire import loglin7 as hist
-from rtbench.wire.records import WindowRecord
+from rtbench.rtprobe import loglin7 as hist
+from rtbench.rtprobe.records import WindowRecord
 
 _PROLOG = re.compile(r"^.*?(?=<svg)", re.S)
 _METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)

@@ -53,7 +53,7 @@ from rtbench.bundle import (
 from rtbench.store import schema as t
 
 if TYPE_CHECKING:
-    from rtbench.wire.records import ProbeOutput
+    from rtbench.rtprobe.records import ProbeOutput
 
 __all__ = [
     "BundleInvalid", "MeasurementDetail", "RunDetail", "RunNotFound", "RunSummary",
@@ -429,7 +429,7 @@ class Store:
         if not isinstance(uname, dict) or "machine" not in uname:
             # the hosts row is keyed by the arch the bundle states
             sysinfo["uname"] = {**(uname or {}), "machine": run.arch}
-        from rtbench.wire.records import no_gc
+        from rtbench.rtprobe.records import no_gc
 
         with self._tx(f"store run {run.suite!r}") as conn, no_gc():
             found = conn.execute(select(t.runs.c.id).where(
@@ -531,7 +531,7 @@ class Store:
                                detail: MeasurementDetail) -> int:
         """Store one measurement and everything it produced, atomically, after the
         scenario's others; return its id."""
-        from rtbench.wire.records import no_gc
+        from rtbench.rtprobe.records import no_gc
 
         with self._tx(f"store measurement {detail.name!r}") as conn, no_gc():
             position = conn.execute(
@@ -609,7 +609,7 @@ class Store:
         if not 0 < run_id < 2**63:  # no such row can exist (and SQLite cannot bind it)
             raise StoreError(f"run {run_id} is not in {self.url}; "
                              "'rtbench ls' lists the stored runs")
-        from rtbench.wire.records import no_gc
+        from rtbench.rtprobe.records import no_gc
 
         with self._tx(f"read run {run_id}") as conn, no_gc():
             row = conn.execute(
@@ -648,7 +648,7 @@ class Store:
 
     def _measurement(self, conn: Connection, m: Any) -> MeasurementDetail:
         """Assemble one measurement with its series, windows and spikes."""
-        from rtbench.wire.records import SpikeRecord, WindowRecord
+        from rtbench.rtprobe.records import SpikeRecord, WindowRecord
 
         detail = MeasurementDetail(
             id=m.id, name=m.name, test=m.test, params=_loads(m.params),

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from rtbench.rtprobe.provider import Probes
 from rtbench.targets._stream import RemoteProcess
 from rtbench.targets.base import ProbeProcess, TargetError, TargetUsageError, open_target
 from rtbench.targets.ssh import SshTarget
@@ -40,7 +41,8 @@ def board() -> Iterator[SshBoard]:
 def open_board(board: SshBoard, config: Path | None = None) -> SshTarget:
     """An SshTarget for the board (its ssh_config unless config is given), to open with
     `with`."""
-    target = open_target(board.uri, options={"ssh_config": str(config or board.config)})
+    target = open_target(board.uri, provider=Probes(),
+                         options={"ssh_config": str(config or board.config)})
     assert isinstance(target, SshTarget)
     return target
 

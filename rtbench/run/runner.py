@@ -9,7 +9,7 @@ and the run is finished as 'interrupted' (exit 4).  When the connection to the t
 breaks, what was measured so far is stored and the run ends as 'lost' (exit 3).
 
 The runner is headless: it talks to the target only through rtbench.targets.base and
-tells a display what happens through the events of rtbench.events.
+tells a display what happens through the events of rtbench.run.events.
 """
 
 from __future__ import annotations
@@ -25,9 +25,20 @@ from types import FrameType
 from typing import Any
 
 from rtbench import EXIT_ENV, EXIT_USAGE, __version__, data_dir
+from rtbench.analysis.loads import achieved_rate
 from rtbench.analysis.verdict import run_verdict
 from rtbench.cpulist import parse_cpulist
-from rtbench.events import (
+from rtbench.preflight import run_preflight
+from rtbench.rtprobe.argv import load_args
+from rtbench.rtprobe.catalogue import ProbeMismatch, target_catalogue
+from rtbench.rtprobe.records import (
+    ProbeOutput,
+    RecordError,
+    StartRecord,
+    WindowRecord,
+    parse_record,
+)
+from rtbench.run.events import (
     MeasurementDone,
     Notice,
     OnEvent,
@@ -41,37 +52,19 @@ from rtbench.events import (
     WindowDone,
     ignore,
 )
-from rtbench.owner import LoadDirRegistry, current_owner
-from rtbench.preflight import run_preflight
-from rtbench.runsave import MeasurementNotStored, recovery_bundle, with_retries
+from rtbench.run.owner import LoadDirRegistry, current_owner
+from rtbench.run.save import MeasurementNotStored, recovery_bundle, with_retries
 from rtbench.store import Store, StoreError
 from rtbench.store.ingest import measurement_detail
-from rtbench.suites import (
-    LoadSpec,
-    Placement,
-    ProbeMismatch,
-    Scenario,
-    Suite,
-    TestSpec,
-    check_placement,
-    params_to_args,
-    plan_placement,
-    target_catalogue,
-    validate_for_probe,
-)
+from rtbench.suites.compat import validate_for_probe
+from rtbench.suites.model import LoadSpec, Scenario, Suite, TestSpec
+from rtbench.suites.placement import Placement, check_placement, plan_placement
 from rtbench.targets.base import ProbeProcess, Target, TargetError, TargetLost, open_target
 from rtbench.targets.procstat import (
     IntensitySampler,
     parse_net_dev,
     read_steal,
     received_rate,
-)
-from rtbench.wire.records import (
-    ProbeOutput,
-    RecordError,
-    StartRecord,
-    WindowRecord,
-    parse_record,
 )
 
 # UDP port a host-side net load floods on the target (discard: nothing listens).
@@ -254,38 +247,37 @@ class LoadGroup:
 
     def _start_builtin(self, spec: LoadSpec, cpus: str | None) -> None:
         """Start `rtprobe load KIND --rate R` and read its rate records."""
-        rate = spec.rate if isinstance(spec.rate, str) else f"{spec.rate:g}"
-        args = ["load", str(spec.kind), "--rate", rate]
+        assert spec.rate is not None, "suites/parse.py gives every built-in load a rate"
+        rate = spec.rate
         where = self.target
         if spec.on == "host":
-            where, aim = self._host_side()
-            args += aim
-        elif cpus is not None:
-            args += ["--cpus", cpus]
-        args += params_to_args(spec.options)
+            where, address = self._host_side()
+            args = load_args(str(spec.kind), rate, spec.options, flood_address=address,
+                             flood_port=HOST_LOAD_PORT)
+        else:
+            args = load_args(str(spec.kind), rate, spec.options, cpus=cpus)
         proc = where.start_probe(args)
         load = _Load(spec, proc, cpus)
         self.loads.append(load)
         self.pump.add(proc, lambda data: self._on_data(load, data),
                       lambda data: self._on_stderr(load, data))
 
-    def _host_side(self) -> tuple[Target, list[str]]:
-        """The host target and the arguments aiming a net load at the target's address;
-        the target's /proc/net/dev is read now, to count what it received."""
+    def _host_side(self) -> tuple[Target, str | None]:
+        """The host target and the target's address a net load aims at (None: the host
+        is the target); the target's /proc/net/dev is read now, to count what it received."""
         if self.host is None:
             raise TargetError("this run has no host side for `on = \"host\"` loads")
         host = self.host()
         address = self.target.address()
         if host.name == self.target.name:
-            return host, []
+            return host, None
         if address is None:
             raise TargetError(f"target {self.target.name} has no network address for a "
                               "host-side load (`on = \"host\"` needs an ssh target)")
         if self._net_before is None:
             self._net_before = (time.monotonic(),
                                 parse_net_dev(self.target.read_file("/proc/net/dev")))
-        where = f"[{address}]" if ":" in address else address
-        return host, ["--target", f"{where}:{HOST_LOAD_PORT}", "--allow-remote"]
+        return host, address
 
     def _on_data(self, load: _Load, data: bytes) -> None:
         """Parse rate and result records of a built-in load; note its work directory."""
@@ -357,18 +349,14 @@ class LoadGroup:
             entry["instances"] = 1
             entry["cpus"] = load.cpus
             if load.spec.kind is not None:
-                rates = [r.achieved for r in load.output.rates]
                 result = load.output.result
-                achieved = result.raw.get("achieved") if result else None
-                if achieved is None and rates:
-                    achieved = sum(rates) / len(rates)
                 entry["target"] = load.spec.rate
-                entry["achieved"] = achieved
+                entry["achieved"] = achieved_rate(load.output)
                 unit = result.raw.get("unit") if result else None
                 if unit is None and load.output.rates:
                     unit = load.output.rates[-1].unit
                 entry["unit"] = unit
-                entry["rate_samples"] = len(rates)
+                entry["rate_samples"] = len(load.output.rates)
                 footprint = result.raw.get("footprint") if result else None
                 if isinstance(footprint, dict):
                     entry["peak_rss_kib"] = footprint.get("peak_rss_kib")

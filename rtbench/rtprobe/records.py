@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from rtbench.wire.loglin7 import BUCKETS as HIST_BUCKETS
+from rtbench.rtprobe.loglin7 import BUCKETS as HIST_BUCKETS
 
 SCHEMA_NAME = "rtprobe/1"
 

@@ -1,4 +1,4 @@
-"""Latency statistics of DESIGN §3 from histograms (pure functions, numpy).
+"""Latency statistics of docs/definitions.md from histograms (pure functions, numpy).
 
 How each number is computed, and how wrong it can be, is in
 docs/statistics.md.  In short: count, min, max, mean (from the exact sum),

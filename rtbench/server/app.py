@@ -1,7 +1,8 @@
-"""The FastAPI application of `rtbench serve`: pages, the /api/v1 API, errors, tokens.
+"""The FastAPI application of `rtbench serve`: pages, the /api/v1 API and errors.
 
 create_app() wires one Store (SQLite or PostgreSQL) into the routes of
-rtbench.server.api and rtbench.server.pages.  Every error becomes one line --
+rtbench.server.api and rtbench.server.pages (whose token checks are in
+rtbench.server.auth).  Every error becomes one line --
 JSON under /api, a small HTML page elsewhere -- and never a stack trace; a
 database that is down answers 503 and the next request after it is back works.
 """

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -40,6 +40,7 @@ from rtbench.commands._common import (
 )
 from rtbench.commands._cyclictest_args import (
     NOTE,
+    CyclictestOptions,
     CyclictestUsage,
     ProbePlan,
     histogram_block,
@@ -50,6 +51,11 @@ from rtbench.commands._cyclictest_args import (
     unit,
 )
 from rtbench.rtprobe.raw import parse_raw
+
+if TYPE_CHECKING:
+    from rtbench.rtprobe.records import ProbeOutput
+    from rtbench.suites.model import Suite
+    from rtbench.targets.base import Target
 
 # the tag the runs of this front end carry; `latest` and selectors skip such runs
 # unless they name the tag (rtbench.analysis.select)
@@ -106,7 +112,7 @@ def register(main: click.Group) -> None:
             run_on(target, opts, argv, db_url, no_store)
 
 
-def run_on(target: Any, opts: Any, argv: list[str], db_url: str | None,
+def run_on(target: Target, opts: CyclictestOptions, argv: list[str], db_url: str | None,
            no_store: bool) -> None:
     """Plan, run through the runner, print cyclictest's output, exit with the run's code."""
     from rtbench.run.events import MeasurementDone
@@ -152,7 +158,7 @@ def run_on(target: Any, opts: Any, argv: list[str], db_url: str | None,
     sys.exit(outcome.exit_code)
 
 
-def one_test_suite(plan: ProbePlan, argv: list[str], raw_path: str | None) -> Any:
+def one_test_suite(plan: ProbePlan, argv: list[str], raw_path: str | None) -> Suite:
     """The suite of one scenario (no loads, no settling) and one cyclic test whose rtprobe
     arguments are the plan's."""
     from rtbench.run.runner import FixedArgsTest
@@ -191,7 +197,7 @@ def store_for(db_url: str | None, no_store: bool) -> Iterator[Any]:
 
 
 @contextmanager
-def raw_file(target: Any, needed: bool) -> Iterator[str | None]:
+def raw_file(target: Target, needed: bool) -> Iterator[str | None]:
     """Where rtprobe writes every sample (-h, -H, -v), on the target: a private temporary
     directory on this machine, a unique /tmp name elsewhere (removed afterwards)."""
     if not needed:
@@ -212,7 +218,7 @@ def raw_file(target: Any, needed: bool) -> Iterator[str | None]:
             target.run(f"rm -f {shlex.quote(path)}", timeout_s=30.0)
 
 
-def fetch_raw(target: Any, path: str) -> dict[int, list[int]]:
+def fetch_raw(target: Target, path: str) -> dict[int, list[int]]:
     """The samples of the raw file on the target (empty when rtprobe wrote none)."""
     if target.name == "local":
         raw = Path(path)
@@ -228,12 +234,14 @@ def fetch_raw(target: Any, path: str) -> dict[int, list[int]]:
     return parse_raw(bytes.fromhex("".join(done.stdout.split())))
 
 
-def print_output(plan: ProbePlan, argv: list[str], output: Any,
+def print_output(plan: ProbePlan, argv: list[str], output: ProbeOutput,
                  samples: dict[int, list[int]], sysinfo: dict[str, Any],
                  started: datetime, ended: datetime, code: int) -> None:
-    """Print what cyclictest prints (and write its --histfile and --json files)."""
+    """Print what cyclictest prints (and write its --histfile and --json files); output
+    has its result record."""
     from rtbench.analysis.frontend import act_ns
 
+    assert output.result is not None
     series = list(output.result.series)
     act = {int(s["index"]): act_ns(int(s["index"]), samples, output.windows) or 0.0
            for s in series}

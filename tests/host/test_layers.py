@@ -147,6 +147,16 @@ def test_no_import_circles() -> None:
     assert circles(module_edges(PACKAGE, in_functions=True)) == []
 
 
+def test_cli_only_assembles() -> None:
+    # the commands share rtbench.commands._common; rtbench.cli imports a command's module
+    # only when it runs (importlib), so nothing but `python -m rtbench` imports the CLI
+    importers = sorted({own for own, path in modules_of(PACKAGE).items()
+                        for found in imports(PACKAGE, path) if found.module == "rtbench.cli"})
+    assert importers == ["rtbench.__main__"]
+    cli_imports = {found.module for found in imports(PACKAGE, PACKAGE / "cli.py")}
+    assert not {m for m in cli_imports if m.startswith("rtbench.commands")}
+
+
 @pytest.mark.parametrize(("layer_name", "module"), [
     ("runner", "rtbench.report.live"), ("runner", "rich.console"),
     ("analysis", "rtbench.store"), ("analysis", "sqlalchemy"),

@@ -178,29 +178,6 @@ def recover_stale(store: Any, store_error: type[Exception]) -> None:
         store.mark_abandoned(owner_dead)
 
 
-def stored_run(run_id: int, db_url: str | None) -> Any:
-    """Everything stored about run_id; a run not in the database is a usage error."""
-    from rtbench.store import StoreError
-
-    store = open_store(db_url)
-    try:
-        return store.get_run(run_id)
-    except StoreError as exc:
-        fail(str(exc), EXIT_USAGE)
-    finally:
-        store.close()
-
-
-def window_ns_option(text: str) -> int:
-    """The --window value in ns (a bare number is seconds), or exit 2 with one line."""
-    from rtbench.suites.parse import parse_duration_ns
-
-    try:
-        return parse_duration_ns(text, "s")
-    except ValueError as exc:
-        fail(f"--window: {exc}", EXIT_USAGE)
-
-
 def open_target(uri: str | None, probe_path: str | None) -> Target:
     """The target named by uri (default local); --probe, if given, is the rtprobe to use."""
     from rtbench.rtprobe.provider import Probes
@@ -215,32 +192,6 @@ def check_run_options(scale: float, report_path: Path | None, no_report: bool) -
         fail(f"--scale {scale}: must be a finite number > 0", EXIT_USAGE)
     if no_report and report_path is not None:
         fail("--no-report and --report contradict each other; give one of them", EXIT_USAGE)
-
-
-def push_token(push_url: str | None, token_file: Path | None) -> str | None:
-    """The upload token for --push, checked before anything runs (None without --push)."""
-    if not push_url:
-        if token_file is not None:
-            fail("--token-file is only used with --push URL", EXIT_USAGE)
-        return None
-    from rtbench.server.client import PushError, read_token
-
-    try:
-        return read_token(token_file)
-    except PushError as exc:
-        fail(f"--push: {exc}", exc.code)
-
-
-def push_after_run(detail: Any, push_url: str, token: str) -> None:
-    """Upload the finished run; a failure keeps it stored here and exits 3."""
-    from rtbench.server.client import PushError, push_run
-
-    try:
-        pushed = push_run(detail, push_url, token)
-    except PushError as exc:
-        fail(f"{exc}; the run is stored here, retry with 'rtbench push {detail.id} "
-             f"--server {push_url}'", EXIT_ENV)
-    click.echo(f"pushed run {detail.id} -> {pushed.url}")
 
 
 def keep_recovery(exc: Any) -> NoReturn:

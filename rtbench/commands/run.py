@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
-from rtbench import __version__, data_dir
+from rtbench import EXIT_ENV, EXIT_USAGE, __version__, data_dir
 from rtbench.commands._common import (
     DB_HELP,
     POLICY_HELP,
@@ -24,9 +25,6 @@ from rtbench.commands._common import (
     make_console,
     open_store,
     open_target,
-    push_after_run,
-    push_token,
-    window_ns_option,
     write_report,
 )
 
@@ -142,3 +140,38 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
         push_after_run(detail, push_url, token)
     sys.exit(outcome.exit_code)
 
+
+def window_ns_option(text: str) -> int:
+    """The --window value in ns (a bare number is seconds), or exit 2 with one line."""
+    from rtbench.suites.parse import parse_duration_ns
+
+    try:
+        return parse_duration_ns(text, "s")
+    except ValueError as exc:
+        fail(f"--window: {exc}", EXIT_USAGE)
+
+
+def push_token(push_url: str | None, token_file: Path | None) -> str | None:
+    """The upload token for --push, checked before anything runs (None without --push)."""
+    if not push_url:
+        if token_file is not None:
+            fail("--token-file is only used with --push URL", EXIT_USAGE)
+        return None
+    from rtbench.server.client import PushError, read_token
+
+    try:
+        return read_token(token_file)
+    except PushError as exc:
+        fail(f"--push: {exc}", exc.code)
+
+
+def push_after_run(detail: Any, push_url: str, token: str) -> None:
+    """Upload the finished run; a failure keeps it stored here and exits 3."""
+    from rtbench.server.client import PushError, push_run
+
+    try:
+        pushed = push_run(detail, push_url, token)
+    except PushError as exc:
+        fail(f"{exc}; the run is stored here, retry with 'rtbench push {detail.id} "
+             f"--server {push_url}'", EXIT_ENV)
+    click.echo(f"pushed run {detail.id} -> {pushed.url}")

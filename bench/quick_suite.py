@@ -32,7 +32,7 @@ from rtbench.analysis.bootstrap import MIN_WINDOWS  # noqa: E402
 from rtbench.analysis.compare import view_of_run  # noqa: E402
 from rtbench.analysis.evt import MIN_BLOCKS  # noqa: E402
 from rtbench.store import Store  # noqa: E402
-from rtbench.suites import load_suite  # noqa: E402
+from rtbench.suites.parse import load_suite  # noqa: E402
 
 
 def run_suite(suite: str, args: argparse.Namespace) -> tuple[float, int, list[str]]:

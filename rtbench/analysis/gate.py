@@ -18,7 +18,7 @@ from scipy import stats as sps
 from rtbench.analysis.bootstrap import MIN_WINDOWS, WindowMatrix
 from rtbench.analysis.compare import QUANTILE, CellData, Comparison, MetricDiff
 from rtbench.analysis.stats import min_samples
-from rtbench.wire import loglin7 as hist
+from rtbench.rtprobe import loglin7 as hist
 
 GATE_METRICS = ("p50", "p99", "p99.9", "max", "exceedance-rate")
 DEFAULT_METRICS = ("p50", "p99", "max")

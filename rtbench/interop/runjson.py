@@ -33,7 +33,7 @@ from rtbench.bundle import (
     mark_beyond_hist,
 )
 from rtbench.interop.base import Exporter, Importer, ImportFormatError
-from rtbench.wire.records import SpikeRecord, WindowRecord, no_gc
+from rtbench.rtprobe.records import SpikeRecord, WindowRecord, no_gc
 
 SCHEMA = "rtbench-run/1"
 INT64_MAX = (1 << 63) - 1

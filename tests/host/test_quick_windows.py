@@ -12,7 +12,7 @@ from explain_helpers import cli, simulated_runs
 
 from rtbench.analysis.bootstrap import MIN_WINDOWS
 from rtbench.analysis.evt import MIN_BLOCKS
-from rtbench.suites import load_suite, parse_duration_ns
+from rtbench.suites.parse import load_suite, parse_duration_ns
 
 
 def test_every_quick_cell_gets_enough_windows() -> None:

@@ -13,8 +13,9 @@ VENV ?= .venv
 VPY := $(VENV)/bin/python
 SUITE ?= quick
 RUN_ARGS ?=
-# pytest-xdist workers for make test / test-fast: 3 was the fastest of 2, 3 and 4 on a
-# 2-vCPU machine (BENCHMARKS.md); much of the suite waits on subprocesses, not the CPU.
+# pytest-xdist workers for make test / test-fast.  Much of the suite waits on subprocesses
+# (sshd, qemu, servers), not on the CPU, hence more workers than the 2 vCPUs it was set
+# for; 2 and 4 are not measured against it yet (BENCHMARKS.md, "Test suite wall time").
 TEST_WORKERS ?= 3
 # Jobs for the C unit tests' build.
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)

@@ -6,6 +6,8 @@ that suffix, and every test would go wherever the scheduler pleases.  Here each 
 writes the group of each test it collected into a file the controller named, and the
 controller's scheduler (xdist's load-scope scheduling) reads its work units from it: a
 group's tests are one unit, every other test a unit of its own.
+
+Also: each worker gets the controller's COLUMNS (or none), as a run without xdist has.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import pytest
 
 GROUPS_KEY = "rtbench_xdist_groups"
 GROUPS_DIR = pytest.StashKey[Path]()
+COLUMNS_KEY = "rtbench_columns"
 
 
 def group_of(item: pytest.Item) -> str | None:
@@ -46,10 +49,26 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    """Tell each worker where to write the groups (controller side)."""
+    """Tell each worker where to write the groups, and the controller's COLUMNS."""
     folder = node.config.stash.get(GROUPS_DIR, None)
     if folder is not None:
         node.workerinput[GROUPS_KEY] = str(folder / "groups.json")
+    node.workerinput[COLUMNS_KEY] = os.environ.get("COLUMNS")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """In a worker: COLUMNS as in the controller.  A worker starts with COLUMNS=80 set,
+    which rtbench takes as the terminal's width (tables fold at 80 columns, where a test
+    run without xdist gets rtbench's 120 for output that is not a terminal)."""
+    workerinput = getattr(session.config, "workerinput", None)
+    if workerinput is None or COLUMNS_KEY not in workerinput:
+        return
+    columns = workerinput[COLUMNS_KEY]
+    if columns is None:
+        os.environ.pop("COLUMNS", None)
+    else:
+        os.environ["COLUMNS"] = columns
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -101,7 +101,10 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         def _split_scope(self, nodeid: str) -> str:
             """The unit nodeid belongs to: its group's, or its own."""
             if self.groups is None:
-                self.groups = json.loads((folder / "groups.json").read_text())
+                # written by every worker before it reports its collection, so present
+                # here unless no worker collected anything (then there is nothing to group)
+                path = folder / "groups.json"
+                self.groups = json.loads(path.read_text()) if path.exists() else {}
             name = self.groups.get(nodeid)
             return nodeid if name is None else f"group {name}"
 

@@ -110,6 +110,10 @@ def handle_errors(func: F) -> F:
         except OSError as exc:
             if os.environ.get("RTBENCH_DEBUG"):
                 raise
+            if exc.filename is None and _stdout_failed(exc):
+                _say(f"cannot write to stdout: {exc.strerror or exc}; the output is "
+                     "incomplete")
+                sys.exit(EXIT_ENV)
             name = f" {exc.filename}" if exc.filename else ""
             _say(f"cannot access{name}: {exc.strerror or exc}")
             # a path that cannot exist is the user's to fix; a refusing machine is not
@@ -122,6 +126,22 @@ def handle_errors(func: F) -> F:
             sys.exit(EXIT_ENV)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _stdout_failed(exc: OSError) -> bool:
+    """Whether exc came from writing stdout (its buffer cannot be flushed either)."""
+    from rtbench.commands._stdout import StdoutFailed, silence_stdout, stdout_error
+
+    # a failed write leaves nothing to flush: an error of writing with no file named
+    # is stdout's (every file rtbench writes is named in its errors)
+    if isinstance(exc, StdoutFailed) or stdout_error() is not None \
+            or exc.errno in _WRITE_ERRNOS:
+        silence_stdout()
+        return True
+    return False
+
+
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EPIPE, errno.EFBIG, errno.EDQUOT}
 
 
 def _one_line(exc: BaseException) -> str:
@@ -158,11 +178,32 @@ class RtbenchGroup(click.Group):
             where = " ".join(["rtbench", *(ctx.command_path.split()[1:] if ctx else [])])
             line = " ".join(for_terminal(exc.format_message()).split())
             click.echo(f"{where}: {line} (see --help)", err=True)
-            sys.exit(EXIT_USAGE)
+            code = EXIT_USAGE
         except click.Abort:
             click.echo("rtbench: interrupted", err=True)
-            sys.exit(EXIT_INTERRUPTED)
-        sys.exit(code if isinstance(code, int) else 0)
+            code = EXIT_INTERRUPTED
+        except SystemExit as exc:
+            code = exc.code
+        except OSError as exc:  # a command without handle_errors (--help, db path)
+            if exc.filename is not None or not _stdout_failed(exc):
+                raise
+            _say(f"cannot write to stdout: {exc.strerror or exc}; the output is incomplete")
+            code = EXIT_ENV
+        sys.exit(_checked_exit_code(code if isinstance(code, int) else 0))
+
+
+def _checked_exit_code(code: int) -> int:
+    """code, or exit 3 with one line when stdout did not take all that was written."""
+    from rtbench.commands._stdout import silence_stdout, stdout_error
+
+    reason = stdout_error()
+    if reason is None:
+        return code
+    silence_stdout()
+    if code in (0, 1):  # a failing command has said its one line already
+        _say(f"cannot write to stdout: {reason}; the output is incomplete")
+        return EXIT_ENV
+    return code
 
 
 # A stored run's id, or a count: what fits a 64-bit signed database integer.
@@ -195,12 +236,12 @@ def recover_stale(store: Any, store_error: type[Exception]) -> None:
 
 def stored_run(run_id: int, db_url: str | None) -> Any:
     """Everything stored about run_id; a run not in the database is a usage error."""
-    from rtbench.store import StoreError
+    from rtbench.store import RunNotFound
 
     store = open_store(db_url)
     try:
         return store.get_run(run_id)
-    except StoreError as exc:
+    except RunNotFound as exc:  # other store errors are the machine's (exit 3)
         fail(str(exc), EXIT_USAGE)
     finally:
         store.close()
@@ -416,6 +457,10 @@ def _path_error(what: str, path: Path, exc: OSError) -> NoReturn:
     """Fail naming path: exit 2 for a wrong path, 3 for a refusing machine (EACCES...)."""
     code = EXIT_USAGE if exc.errno in _BAD_PATH_ERRNOS else EXIT_ENV
     fail(f"{what} {path}: {exc.strerror or exc}", code)
+
+
+# what other commands' output paths use (export -o): the same codes as the report's
+path_error = _path_error
 
 
 def _make_parent(what: str, path: Path) -> None:

@@ -19,7 +19,8 @@ import click
 
 from rtbench import EXIT_USAGE
 from rtbench.bundle import RunDetail
-from rtbench.cli import DB_HELP, fail, handle_errors, open_store
+from rtbench.cli import DB_HELP, fail, handle_errors, open_store, path_error
+from rtbench.commands._stdout import write_stdout_bytes
 from rtbench.interop._build import run_uid
 
 HEAD_BYTES = 4096
@@ -136,7 +137,7 @@ def write_atomic(path: Path, data: bytes) -> None:
     try:
         write_whole(path, data)
     except OSError as exc:
-        fail(f"{path}: cannot write ({exc.strerror})", EXIT_USAGE)
+        path_error("cannot write", path, exc)
 
 
 def register(main: click.Group) -> None:
@@ -217,7 +218,7 @@ def register(main: click.Group) -> None:
           rtbench export 3 --format json | rtbench import - --db sqlite:////tmp/b.db
         """
         from rtbench.interop.base import ExportFormatError, exporters
-        from rtbench.store import StoreError
+        from rtbench.store import RunNotFound
 
         found = exporters()
         if fmt == "help":
@@ -231,7 +232,7 @@ def register(main: click.Group) -> None:
             run_id = resolve_run(store, run_ref)
             try:
                 run = store.get_run(run_id)
-            except StoreError as exc:
+            except RunNotFound as exc:
                 fail(str(exc), EXIT_USAGE)
         finally:
             store.close()
@@ -240,7 +241,6 @@ def register(main: click.Group) -> None:
         except ExportFormatError as exc:
             fail(_one_line(str(exc)), EXIT_USAGE)
         if output is None:
-            sys.stdout.buffer.write(data)
-            sys.stdout.buffer.flush()
+            write_stdout_bytes(data)
         else:
             write_atomic(output, data)

@@ -321,6 +321,11 @@ class Store:
         except SQLAlchemyError as exc:
             raise StoreError(f"database {self.url}: cannot {what}: "
                              f"{_first_line(exc)}") from None
+        except (ValueError, TypeError, OverflowError) as exc:
+            # a row SQLAlchemy cannot convert (a date that is not one): damaged data
+            raise StoreError(f"database {self.url}: cannot {what}: a stored value cannot "
+                             f"be read ({_first_line(exc)}); the database is damaged, "
+                             "restore it from a backup") from None
 
     def transaction(self, what: str) -> contextlib.AbstractContextManager[Connection]:
         """One transaction for the store's query modules (errors as in _tx)."""
@@ -575,8 +580,8 @@ class Store:
     def get_run(self, run_id: int) -> RunDetail:
         """Everything stored about run_id; StoreError when it does not exist."""
         if not 0 < run_id < 2**63:  # no such row can exist (and SQLite cannot bind it)
-            raise StoreError(f"run {run_id} is not in {self.url}; "
-                             "'rtbench ls' lists the stored runs")
+            raise RunNotFound(f"run {run_id} is not in {self.url}; "
+                              "'rtbench ls' lists the stored runs")
         with self._tx(f"read run {run_id}") as conn, no_gc():
             row = conn.execute(
                 select(t.runs, t.hosts.c.hostname, t.hosts.c.arch)

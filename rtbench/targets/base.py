@@ -225,6 +225,11 @@ def open_target(uri: str | None, *, probe: Path | None = None,
                 options: dict[str, Any] | None = None) -> Target:
     """The target named by uri ("local" when None); not opened yet."""
     text = uri or "local"
+    try:
+        urlsplit(text)
+    except ValueError as exc:  # e.g. "ssh://[::1": an IPv6 address without its "]"
+        raise TargetUsageError(f"target {text!r} is not a valid URI ({exc}); e.g. "
+                               "ssh://user@[::1]:22") from None
     scheme = text.split(":", 1)[0] if ":" in text else text
     classes = _target_classes()
     cls = classes.get(scheme.lower())

@@ -124,6 +124,11 @@ for _args, _code, _culprit in (
         (("run", "smoke", "--target", "ssh://"), 2, ("ssh",)),
         (("preflight", "--target", "bogus://x"), 2, ("bogus",)),
         (("run", "smoke", "--target"), 2, ("--target",)),
+        (("run", "smoke", "--target", "ssh://[::1"), 2, ("ssh://[::1",)),
+        (("preflight", "--target", "ssh://[::1"), 2, ("ssh://[::1",)),
+        (("run", "smoke", "--target", "serial://[x/dev/tty"), 2, ("serial://[x",)),
+        (("push", "1", "--server", "http://127.0.0.1:9", "--token-file", "/dev/zero"), 2,
+         ("/dev/zero",)),
         (("export", BIG, "--format", "json"), 2, ("RUN",)),
         (("export", "999", "--format", "json"), 2, ("run 999",)),
         (("export", "1", "--format", "bogus"), 2, ("--format",)),
@@ -376,6 +381,10 @@ for _name, _args, _code, _culprit in (
         ("directory-as-db", ("ls",), 3, ("database",)),
         ("full-disk-run", ("run", "SUITE", "--no-report", "--simulate", "1"), 3,
          ("full", "No space")),
+        ("bad-date-ls", ("ls",), 3, ("damaged",)),
+        ("bad-date-show", ("show", "1"), 3, ("damaged",)),
+        ("bad-date-export", ("export", "1", "--format", "json"), 3, ("damaged",)),
+        ("bad-date-report", ("report", "1", "-o", "REPORT"), 3, ("damaged",)),
 ):
     add(Case(f"db-{_name}", "db", _code, _culprit, args=_args, data=_name))
 
@@ -635,6 +644,12 @@ def test_database(case: Case, case_env: dict[str, Any], small_fs: Path) -> None:
         conn.execute("UPDATE alembic_version SET version_num = 'ffff_from_the_future'")
         conn.commit()
         conn.close()
+    elif case.data.startswith("bad-date"):
+        conn = sqlite3.connect(db)
+        conn.execute("UPDATE runs SET started_at = 'not a date' WHERE id = 1")
+        conn.commit()
+        conn.close()
+        before = None
     elif case.data.startswith("directory"):
         db.unlink()
         db.mkdir()
@@ -652,7 +667,8 @@ def test_database(case: Case, case_env: dict[str, Any], small_fs: Path) -> None:
         before = db_digest(url)
         _fill(small_fs)
     env = {**case_env["env"], "RTBENCH_DB": url}
-    args = [str(suite) if a == "SUITE" else a for a in case.args]
+    args = [str(suite) if a == "SUITE" else str(tmp / "r.html") if a == "REPORT" else a
+            for a in case.args]
     result = invoke(args, env)
     if case.data.startswith("full-disk"):
         # the run starts (its row fits) or not; either way one line and nothing lost

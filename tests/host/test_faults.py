@@ -8,6 +8,7 @@ escapes its process group (setsid) and a built-in io load with its own work dire
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -403,3 +404,129 @@ def test_database_locked_by_another_process(run_env: dict[str, Any], probe_path:
     with Store.open(run_env["url"]) as store:
         runs = store.list_runs()
         assert any(r.id != 1 for r in runs)
+
+
+# ----------------------------------------------------------------- issue 27: second pass
+@pytest.fixture(scope="module")
+def one_run_db(tmp_path_factory: pytest.TempPathFactory, probe_path: Path) -> dict[str, Any]:
+    """A database holding one simulated run, and the environment that points at it."""
+    base = tmp_path_factory.mktemp("one-run")
+    url = f"sqlite:///{base / 'results.db'}"
+    env = base_env(base, probe_path, url)
+    suite = write_suite(base, one_test_suite())
+    result = CliRunner().invoke(main, ["run", str(suite), "--simulate", "1", "--no-report"],
+                                env=env)
+    assert result.exit_code == 0, result.output
+    return {"dir": base, "url": url, "env": env}
+
+
+def rtbench_child(args: list[str], env: dict[str, str], stdout: Any,
+                  stdin: Any = subprocess.DEVNULL) -> subprocess.CompletedProcess[str]:
+    """rtbench as a child process with the given stdout (a file, /dev/full)."""
+    return subprocess.run([sys.executable, "-m", "rtbench", *args], env=env, cwd=REPO,
+                          stdout=stdout, stdin=stdin, stderr=subprocess.PIPE, text=True,
+                          timeout=120, check=False)
+
+
+def one_error_line(stderr: str, *words: str) -> str:
+    """The only line of stderr; it contains every word (case-insensitive)."""
+    assert "Traceback" not in stderr, stderr
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, lines
+    for word in words:
+        assert word.lower() in lines[0].lower(), lines[0]
+    return lines[0]
+
+
+STDOUT_COMMANDS = (("export", "1", "--format", "json"), ("export", "1", "--format", "ndjson"),
+                   ("export", "1", "--format", "kcidb"),
+                   ("export", "1", "--format", "openmetrics"), ("show", "1", "--json"),
+                   ("show", "1"), ("ls",), ("suites",), ("db", "path"), ("--help",))
+
+
+@pytest.mark.parametrize("args", STDOUT_COMMANDS, ids=lambda a: "_".join(a))
+def test_stdout_on_dev_full(args: tuple[str, ...], one_run_db: dict[str, Any]) -> None:
+    """Every command writing to stdout: a refused write is exit 3 and one line, never 0."""
+    with open("/dev/full", "w", encoding="utf-8") as full:
+        done = rtbench_child(list(args), one_run_db["env"], full)
+    assert done.returncode == 3, done.stderr
+    one_error_line(done.stderr, "stdout")
+
+
+@pytest.mark.parametrize("fmt", ["json", "ndjson"])
+def test_stdout_short_write_on_full_fs(fmt: str, one_run_db: dict[str, Any],
+                                       small_fs: Path) -> None:
+    """stdout a file on a file system with room for part of the export: exit 3, one line."""
+    whole = rtbench_child(["export", "1", "--format", fmt], one_run_db["env"],
+                          subprocess.PIPE)
+    assert whole.returncode == 0
+    for name, size in (("filler", 65536), ("filler2", 512)):
+        fd = os.open(small_fs / name, os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            with contextlib.suppress(OSError):
+                while True:
+                    os.write(fd, b"\0" * size)
+        finally:
+            os.close(fd)
+    (small_fs / "filler2").unlink()  # room for 4 KiB pages of part of the output
+    assert len(whole.stdout) > 8192
+    with open(small_fs / "out", "w", encoding="utf-8") as out:
+        done = rtbench_child(["export", "1", "--format", fmt], one_run_db["env"], out)
+    assert done.returncode == 3, (done.stderr, (small_fs / "out").stat().st_size)
+    one_error_line(done.stderr, "stdout", "no space")
+
+
+def test_export_output_on_full_fs(one_run_db: dict[str, Any], small_fs: Path) -> None:
+    """`export -o` onto a full disk exits 3 as `report` does, leaving no file."""
+    fd = os.open(small_fs / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        with contextlib.suppress(OSError):
+            while True:
+                os.write(fd, b"\0" * 4096)
+    finally:
+        os.close(fd)
+    out = small_fs / "run.json"
+    result = CliRunner().invoke(main, ["export", "1", "--format", "json", "-o", str(out)],
+                                env=one_run_db["env"])
+    assert result.exit_code == 3, result.output
+    one_error_line(result.stderr, str(out))
+    assert not out.exists() and not list(small_fs.glob(".*tmp"))
+    report = CliRunner().invoke(main, ["report", "1", "-o", str(small_fs / "r.html")],
+                                env=one_run_db["env"])
+    assert report.exit_code == result.exit_code
+
+
+@pytest.mark.parametrize("content,mode,words", [
+    ("rtb_abc\nsecond line\n", 0o600, ("one line",)),
+    ("rtb_abc", 0o644, ("chmod 600",)),
+    ("rtb_a b", 0o600, ("printable",)),
+    ("rtb_\x1b[2Jx", 0o600, ("printable",)),
+], ids=["two-lines", "world-readable", "space", "escape"])
+def test_token_file_never_printed(content: str, mode: int, words: tuple[str, ...],
+                                  one_run_db: dict[str, Any], tmp_path: Path) -> None:
+    """A malformed or exposed token file: exit 2, one line, and the token is not in it."""
+    token = tmp_path / "token"
+    token.write_text(content)
+    token.chmod(mode)
+    result = CliRunner().invoke(main, ["push", "1", "--server", "http://127.0.0.1:9",
+                                       "--token-file", str(token)], env=one_run_db["env"])
+    assert result.exit_code == 2, result.output
+    line = one_error_line(result.stderr, *words)
+    assert "rtb_a" not in line and "second" not in line
+
+
+def test_token_env_never_printed(one_run_db: dict[str, Any]) -> None:
+    """RTBENCH_TOKEN with a second line: exit 2, one line without the token."""
+    env = {**one_run_db["env"], "RTBENCH_TOKEN": "rtb_secret\nsecond line"}
+    result = CliRunner().invoke(main, ["push", "1", "--server", "http://127.0.0.1:9"], env=env)
+    assert result.exit_code == 2, result.output
+    line = one_error_line(result.stderr, "RTBENCH_TOKEN")
+    assert "rtb_secret" not in line and "second" not in line
+
+
+def test_token_file_dev_zero_is_bounded(one_run_db: dict[str, Any]) -> None:
+    """--token-file /dev/zero is refused after a few KiB (it took all memory before)."""
+    done = rtbench_child(["push", "1", "--server", "http://127.0.0.1:9", "--token-file",
+                          "/dev/zero"], one_run_db["env"], subprocess.PIPE)
+    assert done.returncode == 2, done.stderr
+    one_error_line(done.stderr, "/dev/zero", "larger than")

@@ -8,6 +8,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 from collections.abc import Callable
 from datetime import datetime, timezone
 from functools import wraps
@@ -210,15 +211,16 @@ def _checked_exit_code(code: int) -> int:
 RUN_ID = click.IntRange(min=1, max=2**63 - 1)
 
 
-def open_store(url: str | None) -> Any:
-    """Open the results database (created and migrated on first use).
+def open_store(url: str | None, *, reading: bool = False) -> Any:
+    """Open the results database (created and migrated on first use; with reading, for
+    a command that only reads: never created, opened read-only when it cannot be written).
 
     Runs whose rtbench died (SIGKILL, power loss, a closed terminal) are marked
     `abandoned` on the way, and what such a process left behind is cleaned up.
     """
     from rtbench.store import Store, StoreError
 
-    store = Store.open(url)
+    store = Store.open(url, reading=reading)
     recover_stale(store, StoreError)
     return store
 
@@ -238,7 +240,7 @@ def stored_run(run_id: int, db_url: str | None) -> Any:
     """Everything stored about run_id; a run not in the database is a usage error."""
     from rtbench.store import RunNotFound
 
-    store = open_store(db_url)
+    store = open_store(db_url, reading=True)
     try:
         return store.get_run(run_id)
     except RunNotFound as exc:  # other store errors are the machine's (exit 3)
@@ -259,6 +261,16 @@ def main() -> None:
       rtbench show 3               # everything stored about run 3
       rtbench report 3 -o r3.html  # self-contained HTML report
     """
+
+
+def _check_values_locally(suite: Any) -> None:
+    """`rtbench suites FILE`: every param value as this machine's rtprobe parses it (a
+    board's probe is asked again at `run`)."""
+    from rtbench.suites import check_param_values
+    from rtbench.targets import open_target as open_uri
+
+    with open_uri("local") as target:
+        check_param_values(suite, target)
 
 
 def _window_ns(text: str) -> int:
@@ -486,6 +498,14 @@ def check_report_path(path: Path) -> None:
     _make_parent("--report", path)
     if not os.access(directory, os.W_OK | os.X_OK):
         fail(f"--report {path}: directory {directory} is not writable", EXIT_ENV)
+    # access() says yes to root everywhere (/proc too): create and remove a file there
+    try:
+        fd, probe_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
+                                          dir=directory)
+        os.close(fd)
+        os.unlink(probe_name)
+    except OSError as exc:
+        _path_error("--report: cannot create a file beside", path, exc)
 
 
 def write_report(detail: Any, path: Path) -> None:
@@ -532,6 +552,7 @@ def suites(name: str | None, scale: float) -> None:
             title="built-in suites", box=box.HEAVY_HEAD))
         return
     suite = load_suite(name, scale)
+    _check_values_locally(suite)
     console.print(f"[bold]{for_rich(suite.name)}[/bold] ({for_rich(suite.source)}): "
                   f"{for_rich(suite.description)}",
                   highlight=False)
@@ -627,7 +648,7 @@ def list_runs(selector: str | None, db_url: str | None, limit: int, as_json: boo
         if spec.kind != "selector":
             fail(f"ls {selector!r}: give a selector such as host=box,kernel~rt", EXIT_USAGE)
         conditions = spec.conditions
-    store = open_store(db_url)
+    store = open_store(db_url, reading=True)
     try:
         runs = store.list_runs(2**62 if conditions else limit)
     finally:
@@ -671,7 +692,7 @@ def show(run: str, db_url: str | None, as_json: bool) -> None:
     from rtbench.commands._runs import stored_id
     from rtbench.report.terminal import show_run
 
-    store = open_store(db_url)
+    store = open_store(db_url, reading=True)
     try:
         detail = store.get_run(stored_id(store, run))
     finally:
@@ -716,7 +737,7 @@ def report(runs: tuple[str, ...], output: Path | None, layout: str | None,
     if layout is not None:
         report_layout(runs, layout, output, db_url)
         return
-    store = open_store(db_url)
+    store = open_store(db_url, reading=True)
     try:
         named = resolve_all(store, runs)
         single = store.get_run(named[0]) if len(named) == 1 and isinstance(named[0], int) \
@@ -750,7 +771,7 @@ def report_layout(runs: tuple[str, ...], name: str, output: Path | None,
     from rtbench.report.html import write_html_report, write_layout_page
     from rtbench.report.layouts import layout_html, layout_renderable
 
-    store = open_store(db_url)
+    store = open_store(db_url, reading=True)
     try:
         named = resolve_all(store, runs)
         if not all(isinstance(n, int) for n in named):

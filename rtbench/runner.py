@@ -53,6 +53,7 @@ from rtbench.suites import (
     Scenario,
     Suite,
     TestSpec,
+    check_param_values,
     check_placement,
     params_to_args,
     plan_placement,
@@ -471,6 +472,7 @@ class Runner:
             validate_for_probe(suite, target_catalogue(self.target), self.simulate is not None)
         except ProbeMismatch as exc:
             raise RunError(str(exc), exc.exit_code) from None
+        check_param_values(suite, self.target)
         if self.simulate is not None:
             # one simulated sample: rtprobe parses SEED[:DIST] the same way for every
             # test, and refuses a bad one with exit 2 before anything runs

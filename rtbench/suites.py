@@ -19,8 +19,10 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, Protocol
 
+from rtbench import EXIT_USAGE
 from rtbench.cpulist import format_cpulist, parse_cpulist
 from rtbench.probe import ProbeDescribeError, locate_probe, probe_describe
+from rtbench.readlimit import SUITE_MAX_BYTES, InputTooLarge, read_text_limited
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -849,9 +851,12 @@ def load_suite(name_or_path: str, scale: float = 1.0) -> Suite:
     """Read, validate and scale a suite given by built-in name or file path."""
     path = resolve_suite_path(name_or_path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_limited(path, SUITE_MAX_BYTES)
     except (OSError, UnicodeDecodeError) as exc:
         raise SuiteError(str(path), "", f"cannot read ({exc})") from None
+    except InputTooLarge:
+        raise SuiteError(str(path), "", f"larger than {SUITE_MAX_BYTES >> 20} MiB; a suite "
+                         "file is a few KiB of TOML") from None
     suite = parse_suite(text, str(path))
     return suite.scaled(scale) if scale != 1.0 else suite
 
@@ -876,6 +881,40 @@ def check_options(suite: Suite, catalogue: ProbeCatalogue) -> None:
             raise SuiteError(suite.source, where,
                              f"rtprobe {test.test} has no option {option} "
                              f"(see `rtprobe {test.test} --help`)")
+
+
+def _param_where(test: TestSpec, key: str) -> str:
+    """Where in the suite file a test's param is set."""
+    if key in test.sweep_keys:
+        return f"tests[{test.index}].sweep.{key}"
+    if key in test.own_params:
+        return f"tests[{test.index}].params.{key}"
+    return f"defaults.params.{key}"
+
+
+def check_param_values(suite: Suite, target: _ProbeRunner) -> None:
+    """Every param value as the target's rtprobe parses it, before anything runs.
+
+    `rtprobe KIND --OPTION VALUE --help` parses the value with the probe's own rules
+    (ranges, units, choices) and stops at --help: exit 2 and a line naming the option
+    when the value is refused.  Asked once per distinct (test kind, option, value).
+    """
+    asked: set[tuple[str, str, str]] = set()
+    for test in suite.tests:
+        for key, value in test.params.items():
+            args = params_to_args({key: value})
+            if not args or (test.test, key, repr(value)) in asked:
+                continue
+            asked.add((test.test, key, repr(value)))
+            done = target.run_probe([test.test, *args, "--help"], timeout_s=30.0)
+            if done.returncode != EXIT_USAGE:
+                continue
+            why = (str(done.stderr).strip().splitlines() or [""])[-1]
+            why = why.removeprefix("rtprobe: ").strip()
+            if args[0] not in why:
+                continue  # refused for another reason: the run reports it
+            raise SuiteError(suite.source, _param_where(test, key),
+                             f"rtprobe {test.test} refuses it: {why}")
 
 
 def check_load_options(suite: Suite, catalogue: ProbeCatalogue) -> None:

@@ -78,7 +78,7 @@ def register(main: click.Group) -> None:
             if max_regression is not None else None
         if output is not None:
             check_writable(output, (".html", ".htm"))
-        store = open_store(db_url)
+        store = open_store(db_url, reading=True)
         try:
             chosen = views(store, names)
         finally:

@@ -227,7 +227,7 @@ def register(main: click.Group) -> None:
             return
         if fmt not in found:
             fail(f"--format {fmt!r}: unknown; one of {', '.join(sorted(found))}", EXIT_USAGE)
-        store = open_store(db_url)
+        store = open_store(db_url, reading=True)
         try:
             run_id = resolve_run(store, run_ref)
             try:

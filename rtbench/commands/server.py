@@ -84,7 +84,7 @@ def push(runs: tuple[str, ...], server_url: str, token_file: Path | None,
         token = read_token(token_file)
     except PushError as exc:
         fail(str(exc), exc.code)
-    store = open_store(db_url)
+    store = open_store(db_url, reading=True)
     try:
         run_ids = resolve_all(store, runs)
         for item in run_ids:

@@ -41,7 +41,7 @@ from sqlalchemy.exc import (
     SQLAlchemyError,
 )
 
-from rtbench import __version__, data_dir
+from rtbench import EXIT_USAGE, __version__, data_dir
 from rtbench.bundle import (
     MeasurementDetail,
     RunDetail,
@@ -276,10 +276,20 @@ class Store:
         self._url = url
 
     @classmethod
-    def open(cls, url: str | None = None, *, migrate: bool = True) -> Store:
-        """Open (and by default create/upgrade) the database at url."""
+    def open(cls, url: str | None = None, *, migrate: bool = True,
+             reading: bool = False) -> Store:
+        """Open (and by default create/upgrade) the database at url; reading: for a
+        command that only reads (nothing created, a read-only database opened as such)."""
         url = db_url_of(url or default_db_url())
-        engine = _make_engine(url)
+        engine_url = url
+        if reading:
+            engine_url, migrate = _reading_url(url, migrate)
+        engine = _make_engine(engine_url)
+        if reading and engine_url != url and not _at_head(engine, _alembic_config(engine)):
+            engine.dispose()
+            raise StoreError(f"database {url} is read-only and its schema is not the one "
+                             f"rtbench {__version__} reads; open it with the rtbench that "
+                             "wrote it, or copy it somewhere writable")
         if migrate:
             from alembic.util.exc import CommandError
 
@@ -680,6 +690,25 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         """Close the store."""
         self.close()
+
+
+class DatabaseMissing(StoreError):
+    """A command that only reads named a database that does not exist."""
+
+    code = EXIT_USAGE
+
+
+def _reading_url(url: str, migrate: bool) -> tuple[str, bool]:
+    """The URL a reading command opens url with, and whether it may upgrade the schema."""
+    from rtbench.store.readonly import NoDatabase, UnreadableLog, reading_url
+
+    try:
+        engine_url, may_migrate = reading_url(url)
+    except NoDatabase as exc:
+        raise DatabaseMissing(str(exc)) from None
+    except UnreadableLog as exc:
+        raise StoreError(str(exc)) from None
+    return engine_url, migrate and may_migrate
 
 
 def _migrate(engine: Engine) -> None:

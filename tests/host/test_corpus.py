@@ -262,6 +262,16 @@ SUITES: list[tuple[str, str, tuple[str, ...]]] = [
      'loads = [{ kind = "cpu", rate = 5, options = { frob = 1 } }]\n' + GOOD_TEST,
      ("frob",)),
     ("ctx-duration", GOOD_HEAD + '[[tests]]\ntest = "ctx"\nduration = "1s"\n', ("duration",)),
+    ("param-zero-interval", GOOD_HEAD + GOOD_TEST + 'params = { interval = "0ns" }\n',
+     ("params.interval",)),
+    ("param-shell-text", GOOD_HEAD + GOOD_TEST + 'params = { interval = "1ms; touch x" }\n',
+     ("params.interval",)),
+    ("param-bad-choice", GOOD_HEAD + GOOD_TEST + 'params = { mode = "bogus" }\n',
+     ("params.mode",)),
+    ("sweep-zero-interval", GOOD_HEAD + GOOD_TEST + 'sweep = { interval = ["1ms", "0us"] }\n',
+     ("sweep.interval",)),
+    ("defaults-zero-interval", GOOD_HEAD + '[defaults]\nparams = { interval = "-1ms" }\n'
+     + GOOD_TEST, ("defaults.params.interval",)),
     ("int-65-bits", GOOD_HEAD + GOOD_TEST + "params = { loops = 36893488147419103232 }\n",
      ("TOML", "loops")),
 ]
@@ -364,6 +374,7 @@ for _name, _code, _culprit in (
         ("full-fs", 3, ("No space",)), ("run-report-dir", 2, ("directory",)),
         ("run-report-under-file", 2, ("Not a directory",)),
         ("run-report-read-only", 3, ("Read-only", "not writable")),
+        ("run-report-proc", 2, ("/proc/",)),
 ):
     add(Case(f"path-{_name}", "path", _code, _culprit, data=_name))
 
@@ -381,6 +392,13 @@ for _name, _args, _code, _culprit in (
         ("directory-as-db", ("ls",), 3, ("database",)),
         ("full-disk-run", ("run", "SUITE", "--no-report", "--simulate", "1"), 3,
          ("full", "No space")),
+        ("ro-wal-ls", ("ls",), 0, ()),
+        ("ro-wal-show", ("show", "1"), 0, ()),
+        ("ro-wal-export", ("export", "1", "--format", "json"), 0, ()),
+        ("ro-wal-report", ("report", "1", "-o", "REPORT"), 0, ()),
+        ("missing-ls", ("ls",), 2, ("does not exist",)),
+        ("missing-show", ("show", "1"), 2, ("does not exist",)),
+        ("missing-export", ("export", "1", "--format", "json"), 2, ("does not exist",)),
         ("bad-date-ls", ("ls",), 3, ("damaged",)),
         ("bad-date-show", ("show", "1"), 3, ("damaged",)),
         ("bad-date-export", ("export", "1", "--format", "json"), 3, ("damaged",)),
@@ -605,7 +623,8 @@ def test_report_path(case: Case, case_env: dict[str, Any], small_fs: Path) -> No
         "name-too-long": tmp / ("x" * 300 + ".html"), "read-only-fs": small_fs / "r.html",
         "full-fs": small_fs / "r.html", "run-report-dir": tmp,
         "run-report-under-file": tmp / "afile" / "r.html",
-        "run-report-read-only": small_fs / "sub" / "r.html"}[case.data]
+        "run-report-read-only": small_fs / "sub" / "r.html",
+        "run-report-proc": Path("/proc/rtbench-report.html")}[case.data]
     if case.data in ("read-only-fs", "run-report-read-only"):
         subprocess.run(["mount", "-o", "remount,ro", str(small_fs)], check=True)
     if case.data == "full-fs":
@@ -644,6 +663,17 @@ def test_database(case: Case, case_env: dict[str, Any], small_fs: Path) -> None:
         conn.execute("UPDATE alembic_version SET version_num = 'ffff_from_the_future'")
         conn.commit()
         conn.close()
+    elif case.data.startswith("ro-wal"):
+        shutil.copy(db, small_fs / "ro.db")
+        conn = sqlite3.connect(small_fs / "ro.db")
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        conn.close()  # the last connection checkpoints: no -wal, no -shm left
+        subprocess.run(["mount", "-o", "remount,ro", str(small_fs)], check=True)
+        url = f"sqlite:///{small_fs / 'ro.db'}"
+        before = db_digest(url)
+    elif case.data.startswith("missing"):
+        url = f"sqlite:///{tmp / 'no' / 'such' / 'dir' / 'x.db'}"
+        before = None
     elif case.data.startswith("bad-date"):
         conn = sqlite3.connect(db)
         conn.execute("UPDATE runs SET started_at = 'not a date' WHERE id = 1")
@@ -680,6 +710,8 @@ def test_database(case: Case, case_env: dict[str, Any], small_fs: Path) -> None:
         assert all(s != "ok" or i in before for i, s in statuses.items())
     else:
         check_error(result, case)
+    if case.data.startswith("missing"):
+        assert not (tmp / "no").exists(), "a reading command created the database"
     if before is not None:
         after = db_digest(url)
         assert {k: after[k] for k in before} == before

@@ -129,35 +129,63 @@ class StopFlag:
                 signal.signal(signum, handler)
 
 
+# The longest line read from rtprobe: its records are a few KiB (a result with
+# thousands of CPUs some MiB); a longer line is refused as it arrives, not kept.
+MAX_PROBE_LINE_BYTES = 16 << 20
+
+
 class LineBuffer:
     """Split a byte stream into lines as data arrives, in time linear in its length.
 
     The unfinished line is kept as a list of chunks and joined once, when its newline
-    arrives (appending to one bytes object would copy it again for every chunk).
+    arrives (appending to one bytes object would copy it again for every chunk).  A line
+    longer than max_line_bytes is not kept: its bytes are dropped as they come, and it is
+    returned as an empty line whose number is in `overlong`.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_line_bytes: int = 1 << 62) -> None:
         self._pending: list[bytes] = []
+        self._pending_bytes = 0
+        self._dropping = False
+        self.max_line_bytes = max_line_bytes
+        self.overlong: set[int] = set()
         self.lineno = 0
+
+    def _keep(self, data: bytes) -> None:
+        """Hold part of the unfinished line, or drop it once the line is too long."""
+        if self._dropping or not data:
+            return
+        self._pending.append(data)
+        self._pending_bytes += len(data)
+        if self._pending_bytes > self.max_line_bytes:
+            self._pending, self._pending_bytes, self._dropping = [], 0, True
 
     def feed(self, data: bytes) -> list[tuple[int, str]]:
         """Add data; return the complete lines (numbered from 1)."""
         if b"\n" not in data:
-            if data:
-                self._pending.append(data)
+            self._keep(data)
             return []
         first, *lines = data.split(b"\n")
         tail = lines.pop()
-        lines.insert(0, b"".join([*self._pending, first]))
-        self._pending = [tail] if tail else []
+        self._keep(first)
+        head = b"".join(self._pending)
+        head_overlong = self._dropping
+        self._pending, self._pending_bytes, self._dropping = [], 0, False
         out = []
-        for raw in lines:
+        for index, raw in enumerate([head, *lines]):
             self.lineno += 1
+            if (index == 0 and head_overlong) or len(raw) > self.max_line_bytes:
+                self.overlong.add(self.lineno)
+                out.append((self.lineno, ""))
+                continue
             out.append((self.lineno, raw.decode("utf-8", errors="replace")))
+        self._keep(tail)
         return out
 
     def rest(self) -> str:
         """Text left without a newline (a line cut short by a killed process)."""
+        if self._dropping:
+            return "(a line too long to keep)"
         return b"".join(self._pending).decode("utf-8", errors="replace")
 
 
@@ -749,14 +777,21 @@ class Runner:
         """
         proc = self.target.start_probe(args, cpus)
         output = ProbeOutput()
-        lines = LineBuffer()
+        lines = LineBuffer(MAX_PROBE_LINE_BYTES)
         stderr = bytearray()
-        stderr_lines = LineBuffer()
+        stderr_lines = LineBuffer(1 << 16)
         messages: list[str] = []
         bad_records: list[str] = []
 
         def on_stdout(data: bytes) -> None:
             for lineno, line in lines.feed(data):
+                if lineno in lines.overlong:
+                    why = (f"line {lineno}: longer than {MAX_PROBE_LINE_BYTES >> 20} MiB, "
+                           "more than any rtprobe record; not read")
+                    bad_records.append(why)
+                    if len(messages) < 5:
+                        messages.append(f"rtprobe output: {why}")
+                    continue
                 if not line.strip():
                     continue
                 try:

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field, replace
+from functools import partial
 from types import FrameType
 from typing import Any
 
@@ -67,6 +68,7 @@ from rtbench.targets.procstat import (
     read_steal,
     received_rate,
 )
+from rtbench.targets.shell import LOAD_ENDED
 from rtbench.wire.records import (
     ProbeOutput,
     RecordError,
@@ -241,6 +243,31 @@ class Pump:
         self._watched.pop(id(proc), None)
 
 
+# A command load that ends this many times in a row, each within COMMAND_QUICK_S
+# seconds of its start, is not running: it exits at once (`exit 0`, a wrong option).
+COMMAND_QUICK_ENDS = 3
+COMMAND_QUICK_S = 1
+# the shell's codes for a command it could not start
+_CANNOT_START = {126: "is not executable", 127: "was not found"}
+
+
+def _ignore(_data: bytes) -> None:
+    """Drop output nobody reads (a command load's stderr: its launcher sends none)."""
+
+
+def command_load_failure(ends: list[tuple[int, int]]) -> str | None:
+    """Why a command load with these ends (exit code, seconds run) is not a load, or
+    None while it may be one."""
+    if ends and ends[-1][0] in _CANNOT_START:
+        return (f"cannot run: the command {_CANNOT_START[ends[-1][0]]} "
+                f"(exit {ends[-1][0]})")
+    recent = ends[-COMMAND_QUICK_ENDS:]
+    if len(recent) == COMMAND_QUICK_ENDS and all(s <= COMMAND_QUICK_S for _, s in recent):
+        return (f"ends at once (exit {recent[-1][0]}, {COMMAND_QUICK_ENDS} times in a row "
+                f"within {COMMAND_QUICK_S} s): it puts no load on the machine")
+    return None
+
+
 @dataclass
 class _Load:
     """One running load instance."""
@@ -252,6 +279,8 @@ class _Load:
     lines: LineBuffer = field(default_factory=LineBuffer)
     errors: list[str] = field(default_factory=list)
     work_dir: str | None = None
+    # a command load: how its runs ended (exit code, seconds it ran), newest last
+    ends: list[tuple[int, int]] = field(default_factory=list)
 
 
 class LoadGroup:
@@ -277,7 +306,9 @@ class LoadGroup:
             for _ in range(spec.instances):
                 if spec.command is not None:
                     proc = self.target.start_command(spec.command, cpus)
-                    self.loads.append(_Load(spec, proc, cpus))
+                    load = _Load(spec, proc, cpus)
+                    self.loads.append(load)
+                    self.pump.add(proc, partial(self._on_command_data, load), _ignore)
                 else:
                     self._start_builtin(spec, cpus)
 
@@ -334,6 +365,20 @@ class LoadGroup:
                     self.registry.add(work_dir)
 
     @staticmethod
+    def _on_command_data(load: _Load, data: bytes) -> None:
+        """Note each end of a command load its launcher reports (LOAD_ENDED lines)."""
+        for _, line in load.lines.feed(data):
+            words = line.split()
+            if len(words) != 4 or words[0] != LOAD_ENDED:
+                continue
+            try:
+                code, began, ended = (int(w) for w in words[1:])
+            except ValueError:
+                continue
+            load.ends.append((code, max(0, ended - began)))
+            del load.ends[:-COMMAND_QUICK_ENDS]
+
+    @staticmethod
     def _on_stderr(load: _Load, data: bytes) -> None:
         """Keep the last error line of a built-in load."""
         text = data.decode("utf-8", errors="replace").strip()
@@ -341,13 +386,18 @@ class LoadGroup:
             load.errors.append(text.splitlines()[-1])
 
     def failures(self) -> list[str]:
-        """Built-in loads that ended by themselves (external ones are restarted)."""
+        """Built-in loads that ended by themselves; command loads (restarted when they
+        end) that cannot run: not found or not executable, or ending at once every time."""
         out = []
         for load in self.loads:
             code = load.proc.poll()
             if load.spec.kind is not None and code is not None:
                 why = load.errors[-1] if load.errors else "no message"
                 out.append(f"load {load.spec.kind} exited ({code}): {why}")
+            elif load.spec.command is not None:
+                failed = command_load_failure(load.ends)
+                if failed is not None:
+                    out.append(f"load {load.spec.command!r} {failed}")
         return out
 
     def lost(self) -> bool:

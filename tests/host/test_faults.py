@@ -530,3 +530,87 @@ def test_token_file_dev_zero_is_bounded(one_run_db: dict[str, Any]) -> None:
                           "/dev/zero"], one_run_db["env"], subprocess.PIPE)
     assert done.returncode == 2, done.stderr
     one_error_line(done.stderr, "/dev/zero", "larger than")
+
+
+def _sh(script: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run a /bin/sh script as a board would."""
+    return subprocess.run(["/bin/sh", "-c", script], capture_output=True, text=True,
+                          timeout=30, check=False, env=env)
+
+
+def test_board_dir_is_private(tmp_path: Path) -> None:
+    """The board's rtbench directory: created 0700, a loose one of ours tightened; one of
+    another user, or a symlink, refused with the reason (the probe could be swapped)."""
+    from rtbench.targets._shell import private_dir_command
+
+    fresh = tmp_path / "fresh" / "rtbench"
+    assert _sh(private_dir_command(str(fresh))).returncode == 0
+    assert fresh.is_dir() and fresh.stat().st_mode & 0o777 == 0o700
+    loose = tmp_path / "loose"
+    loose.mkdir(mode=0o777)
+    loose.chmod(0o777)
+    assert _sh(private_dir_command(str(loose))).returncode == 0
+    assert loose.stat().st_mode & 0o777 == 0o700
+    theirs = tmp_path / "theirs"
+    theirs.mkdir(mode=0o700)
+    os.chown(theirs, 65534, 65534)
+    done = _sh(private_dir_command(str(theirs)))
+    assert done.returncode == 1 and "belongs to uid 65534" in done.stdout
+    link = tmp_path / "link"
+    link.symlink_to(fresh)
+    done = _sh(private_dir_command(str(link)))
+    assert done.returncode == 1 and "not a directory" in done.stdout
+
+
+def test_serial_session_files_private(tmp_path: Path) -> None:
+    """The serial session's stderr and exit-code files: in a 0700 directory of a new name
+    (no pid-named files in TMPDIR to plant as symlinks), removed when the session ends."""
+    from rtbench.targets.serial import CLEAR_FILES, ERR_FILE, SESSION_CLEANUP, SESSION_VARS
+
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    done = _sh(f"{SESSION_VARS}; {SESSION_VARS}; echo $RTBD; ls -ld $RTBD; "
+               f"(echo oops >&2) 2>{ERR_FILE}; cat {ERR_FILE}; {CLEAR_FILES}; "
+               f"{SESSION_CLEANUP}", env)
+    assert done.returncode == 0, done.stderr
+    directory, mode, said = done.stdout.splitlines()[:3]
+    assert Path(directory).parent == tmp_path and mode.startswith("drwx------")
+    assert said == "oops"
+    assert list(tmp_path.iterdir()) == []
+    # without mktemp: a directory of its own made by mkdir -m 700, still removed
+    done = _sh(f"mktemp() {{ return 1; }}; {SESSION_VARS}; ls -ld $RTBD; {SESSION_CLEANUP}",
+               env)
+    assert done.stdout.startswith("drwx------"), done.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command,words", [
+    ("/nonexistent/binary --x", ("cannot run", "not found")),
+    ("exit 0", ("ends at once",)),
+], ids=["not-found", "exits-at-once"])
+def test_command_load_that_cannot_run(run_env: dict[str, Any], command: str,
+                                      words: tuple[str, ...]) -> None:
+    """A command load that is not found, or ends at once every time, fails its scenario's
+    measurement with the reason (it was stored `ok`, verdict PASS, before)."""
+    suite = write_suite(run_env["tmp"], f"""
+[suite]
+name = "bad-command-load"
+[defaults]
+duration = "3s"
+warmup = "0s"
+settle = "0s"
+[[scenarios]]
+name = "loaded"
+loads = [{{ command = "{command}" }}]
+[[tests]]
+name = "cyclic"
+test = "cyclic"
+params = {{ policy = "other", interval = "2ms" }}
+""")
+    result = CliRunner().invoke(main, ["run", str(suite), "--no-report"], env=run_env["env"])
+    assert result.exit_code == 3, result.output
+    run = newest_run(run_env["url"])
+    assert run.status == "error"
+    (m,) = run.scenarios[0].measurements
+    assert m.status == "error" and m.reason
+    for word in words:
+        assert word in m.reason, m.reason

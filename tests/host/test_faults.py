@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -37,6 +38,7 @@ from tests.host.robust_support import (
     db_digest,
     fake_probe,
     one_test_suite,
+    run_statuses,
     write_suite,
 )
 from tests.host.synth_probe import synth_lines
@@ -614,3 +616,179 @@ params = {{ policy = "other", interval = "2ms" }}
     assert m.status == "error" and m.reason
     for word in words:
         assert word in m.reason, m.reason
+
+
+# ----------------------------------------------------------------- the server under attack
+@pytest.fixture()
+def sqlite_app(tmp_path: Path) -> Iterator[tuple[Any, str, str]]:
+    """(TestClient, token, db URL) of a server over a fresh SQLite database."""
+    from fastapi.testclient import TestClient
+
+    from rtbench.server.app import create_app
+    from rtbench.store.tokens import create_token
+
+    url = f"sqlite:///{tmp_path / 'server.db'}"
+    store = Store.open(url)
+    token = create_token(store, "t")
+    with TestClient(create_app(store=store), raise_server_exceptions=False) as client:
+        yield client, token, url
+    store.close()
+
+
+def test_server_security_headers(sqlite_app: tuple[Any, str, str]) -> None:
+    """Pages, API answers and errors carry CSP, X-Frame-Options and nosniff."""
+    client, _, _ = sqlite_app
+    for path in ("/runs", "/api/v1/runs", "/no/such/page", "/api/v1/runs/999"):
+        answer = client.get(path)
+        assert "frame-ancestors 'none'" in answer.headers["content-security-policy"], path
+        assert answer.headers["x-frame-options"] == "DENY"
+        assert answer.headers["x-content-type-options"] == "nosniff"
+
+
+def test_server_limits_failed_tokens(sqlite_app: tuple[Any, str, str]) -> None:
+    """Ten wrong tokens from one address, then 429 (even for the right token) with
+    Retry-After; the limit is per address, so other clients are not locked out."""
+    from tests.host.server_helpers import bundle_text
+
+    client, token, _ = sqlite_app
+    body = bundle_text()
+    for _ in range(10):
+        answer = client.post("/api/v1/runs", content=body,
+                             headers={"Authorization": "Bearer rtb_guess"})
+        assert answer.status_code == 401
+    answer = client.post("/api/v1/runs", content=body,
+                         headers={"Authorization": f"Bearer {token}"})
+    assert answer.status_code == 429 and int(answer.headers["retry-after"]) > 0
+    assert "rtb_" not in answer.text
+    client.app.state.failed_attempts.window_s = 0.0  # the window has passed
+    answer = client.post("/api/v1/runs", content=body,
+                         headers={"Authorization": f"Bearer {token}"})
+    assert answer.status_code == 201, answer.text
+
+
+def test_server_bounds_string_fields(sqlite_app: tuple[Any, str, str]) -> None:
+    """A 1 MB word in command_line is refused (422 naming the field); nothing stored."""
+    client, token, url = sqlite_app
+    doc = json.loads(bundle_text_of())
+    doc["command_line"] = ["rtbench", "x" * 1_000_000]
+    answer = client.post("/api/v1/runs", content=json.dumps(doc),
+                         headers={"Authorization": f"Bearer {token}"})
+    assert answer.status_code == 422 and "command_line" in answer.text, answer.text
+    assert run_statuses(url) == {}
+
+
+def bundle_text_of() -> str:
+    """One synthetic run as rtbench-run/1 JSON."""
+    from tests.host.server_helpers import bundle_text
+
+    return bundle_text()
+
+
+def test_serve_refuses_public_bind_without_flag(tmp_path: Path) -> None:
+    """`serve --bind 0.0.0.0:PORT` is refused (exit 2, one line) unless --public."""
+    result = CliRunner().invoke(main, ["serve", "--db", f"sqlite:///{tmp_path / 's.db'}",
+                                       "--bind", "0.0.0.0:8999"])
+    assert result.exit_code == 2, result.output
+    one_error_line(result.stderr, "--public")
+
+
+def test_sqlite_server_queues_uploads_past_a_lock(tmp_path: Path) -> None:
+    """A live SQLite server while another process holds the write lock for longer than
+    SQLite's busy timeout: 8 x 10 concurrent uploads all stored, none answered 503."""
+    import httpx
+
+    from rtbench.store.tokens import create_token
+    from tests.host.server_helpers import bundle_text, free_port
+
+    db = tmp_path / "server.db"
+    url = f"sqlite:///{db}"
+    with Store.open(url) as store:
+        token = create_token(store, "t")
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    log = tmp_path / "serve.log"
+    with open(log, "wb") as out:
+        server = subprocess.Popen([sys.executable, "-m", "rtbench", "serve", "--db", url,
+                                   "--bind", f"127.0.0.1:{port}"], stdout=out, stderr=out,
+                                  env=env)
+    base = f"http://127.0.0.1:{port}"
+    holder = None
+    try:
+        for _ in range(300):
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{base}/api/v1/health", timeout=2).status_code == 200:
+                    break
+            time.sleep(0.1)
+        flag = tmp_path / "locked"
+        holder = subprocess.Popen([sys.executable, "-c",
+                                   "import sqlite3, sys, time\n"
+                                   "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+                                   "c.execute('BEGIN IMMEDIATE')\n"
+                                   "open(sys.argv[2], 'w').close()\n"
+                                   "time.sleep(12)\n"
+                                   "c.execute('COMMIT')\n", str(db), str(flag)])
+        while not flag.exists():
+            time.sleep(0.05)
+        template = json.loads(bundle_text())
+
+        def uploader(worker: int) -> list[int]:
+            """Ten uploads; their status codes."""
+            codes = []
+            with httpx.Client(timeout=180) as client:
+                for _ in range(10):
+                    doc = dict(template, uid=uuid.uuid4().hex, hostname=f"w{worker}")
+                    codes.append(client.post(f"{base}/api/v1/runs", content=json.dumps(doc),
+                                             headers={"Authorization": f"Bearer {token}"})
+                                 .status_code)
+            return codes
+
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(8) as pool:
+            codes = [c for part in pool.map(uploader, range(8)) for c in part]
+        assert codes == [201] * 80, sorted(set(codes))
+        assert len(run_statuses(url)) == 80
+    finally:
+        if holder is not None:
+            holder.kill()
+            holder.wait()
+        server.terminate()
+        server.wait(20)
+    assert "Traceback" not in log.read_text()
+
+
+def test_server_pages_a_huge_run(sqlite_app: tuple[Any, str, str],
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run of more measurements than a page holds (here 5 a page, 12 scenarios): its
+    page shows part 1 of 3 and links the next; the parts hold every scenario once; no
+    page past the last."""
+    import copy
+
+    import rtbench.server.paging
+    from rtbench.interop.runjson import loads as load_run
+
+    client, token, _ = sqlite_app
+    run = load_run(bundle_text_of())
+    first = run.scenarios[0]
+    run.scenarios = []
+    for i in range(12):
+        scenario = copy.deepcopy(first)
+        scenario.name = f"scenario-{i:03d}"
+        scenario.measurements = scenario.measurements[:1]
+        run.scenarios.append(scenario)
+    from rtbench.interop.runjson import dumps as dump_run
+
+    monkeypatch.setattr(rtbench.server.paging, "PAGE_MEASUREMENTS", 5)
+
+    answer = client.post("/api/v1/runs", content=dump_run(run),
+                         headers={"Authorization": f"Bearer {token}"})
+    assert answer.status_code == 201, answer.text
+    run_id = answer.json()["id"]
+    seen: list[str] = []
+    for page in (1, 2, 3):
+        html = client.get(f"/runs/{run_id}?page={page}").text
+        assert f"part {page} of 3" in html
+        assert (f"?page={page + 1}" in html) == (page < 3)
+        seen += sorted(set(re.findall(r"scenario-\d{3}", html)))
+    assert seen == [f"scenario-{i:03d}" for i in range(12)]
+    assert client.get(f"/runs/{run_id}?page=4").status_code == 404

@@ -46,7 +46,7 @@ class Case:
     """One bad input and what must come back."""
 
     id: str
-    kind: str  # probe | cli | suite | stream | db | text | path
+    kind: str  # probe | cli | suite | stream | db | text | path | import
     code: int
     culprit: tuple[str, ...]  # one of these (case-insensitive) names what was wrong
     args: tuple[str, ...] = ()
@@ -381,6 +381,50 @@ for _name, _code, _culprit in (
 ):
     add(Case(f"path-{_name}", "path", _code, _culprit, data=_name))
 
+# ---------------------------------------------------------------- imports
+REAL = Path(__file__).resolve().parent / "data" / "interop" / "real"
+
+
+def _half(name: str) -> bytes:
+    """The first half of a real tool output (cut inside a line, as a full disk cuts)."""
+    data = (REAL / name).read_bytes()
+    half = data.index(b"\n", len(data) // 2)  # the end of a line past the middle
+    return data[:half - 2]
+
+
+def _noise(size: int = 4000, seed: int = 27) -> bytes:
+    """Random printable characters in lines (not any tool's output)."""
+    import random
+
+    rng = random.Random(seed)
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 :.-#"
+    text = "".join(rng.choice(alphabet) for _ in range(size))
+    return ("\n".join(text[i:i + 70] for i in range(0, size, 70)) + "\n").encode()
+
+
+IMPORTS: list[tuple[str, Any, str | None, tuple[str, ...]]] = [
+    ("ct-h-half", _half("ct-h.txt"), None, ("cut short",)),
+    ("ct-v-half", _half("ct-v.txt"), None, ("cut short",)),
+    ("ct-q-half", _half("ct-q.txt"), None, ("cut short",)),
+    ("os-half", _half("os.txt"), None, ("cut short",)),
+    ("sng-half", _half("sng.txt"), None, ("cut short",)),
+    ("hb-half", _half("hb.txt"), "hackbench", ("cut short",)),
+    ("lmbench-half", lambda: _half("../lmbench.txt"), "lmbench", ("cut short",)),
+    ("ct-h-no-closing-lines", lambda: b"".join(
+        ln for ln in (REAL / "ct-h.txt").read_bytes().splitlines(keepends=True)
+        if not ln.startswith((b"# Min", b"# Avg", b"# Max", b"# Total", b"# Hist",
+                              b"# Thread"))), None, ("# Total", "cut short")),
+    ("noise-as-cyclictest", _noise(), "cyclictest", ("cyclictest",)),
+    ("blank-as-cyclictest", b"\n\n# only a comment\n", "cyclictest", ("no cyclictest",)),
+    ("ct-negative-min", lambda: (REAL / "ct-q.txt").read_bytes().replace(
+        b"Min:     15", b"Min:    -15"), None, ("line 2",)),
+    ("ct-json-as-oslat", lambda: (REAL / "ct.json").read_bytes(), "oslat-json",
+     ("not of oslat",)),
+]
+for _name, _data, _fmt, _culprit in IMPORTS:
+    add(Case(f"import-{_name}", "import", 2, _culprit, data=_data,
+             extra={"format": _fmt}))
+
 # ---------------------------------------------------------------- databases
 for _name, _args, _code, _culprit in (
         ("corrupt-ls", ("ls",), 3, ("database",)),
@@ -482,6 +526,14 @@ def _run_case(case: Case, ctx: dict[str, Any], probe_path: Path) -> None:
         _stream_case(case, ctx, probe_path)
     elif case.kind == "text":
         _text_case(case, ctx, probe_path)
+    elif case.kind == "import":
+        data = case.data() if callable(case.data) else case.data
+        path = ctx["tmp"] / f"{case.id}.txt"
+        path.write_bytes(data)
+        fmt = case.extra["format"]
+        result = invoke(["import", str(path), *(["--format", fmt] if fmt else [])],
+                        ctx["env"])
+        check_error(result, case)
     after = db_digest(ctx["url"])
     assert {k: after[k] for k in before} == before, f"{case.id}: a stored run changed"
     if case.code == 2:
@@ -580,6 +632,13 @@ def _text_case(case: Case, ctx: dict[str, Any], probe_path: Path) -> None:
     if len(commands) == 5:
         html = (ctx["tmp"] / "s.html").read_text(encoding="utf-8")
         assert "<script>alert" not in html
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.kind == "import"], ids=lambda c: c.id)
+def test_import(case: Case, case_env: dict[str, Any], probe_path: Path) -> None:
+    """Cut, damaged and wrong-format tool outputs: exit 2 naming file and line, nothing
+    stored."""
+    _run_case(case, case_env, probe_path)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.kind == "text"], ids=lambda c: c.id)

@@ -77,6 +77,10 @@ for _sub in PROBE_SUBCOMMANDS:
         add(Case(f"probe-{_sub.replace(' ', '-')}{_opt.replace(' ', '=')}", "probe", 2,
                  (_words[0], *_words[1:]), args=(*_sub.split(), *_words)))
 
+# `describe --json --bogus` named --json as the unknown option
+add(Case("probe-describe-json-bogus", "probe", 2, ("'--bogus'",),
+         args=("describe", "--json", "--bogus")))
+
 # ---------------------------------------------------------------- rtbench command lines
 BIG = "9" * 30
 for _args, _code, _culprit in (

@@ -19,9 +19,9 @@ import click
 
 from rtbench import EXIT_USAGE
 from rtbench.bundle import RunDetail
-from rtbench.cli import DB_HELP, fail, handle_errors, open_store, path_error
-from rtbench.commands._stdout import write_stdout_bytes
+from rtbench.commands._common import DB_HELP, fail, handle_errors, open_store, path_error
 from rtbench.interop._build import run_uid
+from rtbench.stdoutcheck import write_stdout_bytes
 
 HEAD_BYTES = 4096
 MAX_FILE_BYTES = 1 << 30

@@ -31,6 +31,7 @@ from rtbench.readlimit import (
     read_text_limited,
     too_large_message,
 )
+from rtbench.rtprobe.provider import ProbeProvider
 from rtbench.targets.base import Target, TargetError, TargetUsageError, open_target, target_schemes
 
 if sys.version_info >= (3, 11):
@@ -71,9 +72,10 @@ class Board:
     # labgrid only: cycle the board's power before its run (never implicit)
     power_cycle: bool = False
 
-    def target(self) -> Target:
-        """The board's target, not opened yet."""
-        target = open_target(self.uri, options=dict(self.options))
+    def target(self, provider: ProbeProvider | None = None) -> Target:
+        """The board's target, not opened yet; provider gives it its rtprobe (without
+        one the target can be checked but not opened)."""
+        target = open_target(self.uri, provider=provider, options=dict(self.options))
         if self.power_cycle:
             target.enable_power_cycle()
         return target

@@ -24,7 +24,7 @@ from rtbench.report import compare_html
 from rtbench.report.html import render_html
 from rtbench.server import views
 from rtbench.server.api import INT32_MAX, Baseline, Filter, analysed, compare_ids, read_body
-from rtbench.server.app import TOKEN_COOKIE, require_read, token_accepted
+from rtbench.server.auth import TOKEN_COOKIE, require_read, token_accepted
 from rtbench.server.paging import PAGE_MEASUREMENTS, page_count, run_part
 from rtbench.server.render import render_page
 from rtbench.store import Store

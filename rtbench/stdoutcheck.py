@@ -9,6 +9,7 @@ exit code is chosen.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sys
 
@@ -67,3 +68,18 @@ def silence_stdout() -> None:
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, sys.stdout.fileno())
         os.close(null)
+
+
+# errors of writing: with no file named, they are stdout's (every file rtbench writes is
+# named in its errors)
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EPIPE, errno.EFBIG, errno.EDQUOT}
+
+
+def stdout_failed(exc: OSError) -> bool:
+    """Whether exc came from writing stdout (a failed write leaves nothing to flush, so
+    the errno decides too); stdout is then pointed at /dev/null for the exit."""
+    if isinstance(exc, StdoutFailed) or stdout_error() is not None \
+            or exc.errno in _WRITE_ERRNOS:
+        silence_stdout()
+        return True
+    return False

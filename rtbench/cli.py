@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
-from rich import box
 from rich.console import Console
 from rich.text import Text
 
@@ -55,16 +54,10 @@ class CliError(Exception):
 
 
 def make_console() -> Console:
-    """A rich console; 120 columns when stdout is not a terminal (logs, CI, pipes).
+    """A rich console: --width, COLUMNS, the terminal's width or 80 (report/console.py)."""
+    from rtbench.report.console import make_console as console_for_output
 
-    rich assumes 80 columns without a terminal, which folds the summary table's
-    names and drops threshold columns; a log has no width limit to respect.
-    """
-    # emoji=False: a name such as ":smile:" is text, not a picture
-    console = Console(emoji=False)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(width=120, emoji=False)
-    return console
+    return console_for_output()
 
 
 def fail(message: str, code: int) -> NoReturn:
@@ -208,7 +201,10 @@ def stored_run(run_id: int, db_url: str | None) -> Any:
 
 @click.group(cls=RtbenchGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="rtbench")
-def main() -> None:
+@click.option("--width", type=click.IntRange(40, 1000), default=None, metavar="N",
+              help="Lay tables out for N columns (default: COLUMNS, the terminal's width, "
+                   "or 80 when output is not a terminal).")
+def main(width: int | None) -> None:
     """rtbench: measure real-time latency with rtprobe, keep every run, report it.
 
     \b
@@ -218,6 +214,9 @@ def main() -> None:
       rtbench show 3               # everything stored about run 3
       rtbench report 3 -o r3.html  # self-contained HTML report
     """
+    from rtbench.report.console import set_width
+
+    set_width(width)
 
 
 def _window_ns(text: str) -> int:
@@ -484,7 +483,7 @@ def suites(name: str | None, scale: float) -> None:
         console.print(FittedTable(
             [Column("name", "left", True), Column("description", "left", True),
              Column("scenarios"), Column("tests"), Column("about")], rows,
-            title="built-in suites", box=box.HEAVY_HEAD))
+            title="built-in suites"))
         return
     suite = load_suite(name, scale)
     console.print(f"[bold]{for_rich(suite.name)}[/bold] ({for_rich(suite.source)}): "
@@ -497,7 +496,7 @@ def suites(name: str | None, scale: float) -> None:
     console.print(FittedTable(
         [Column("name", "left", True), Column("loads", "left", True),
          Column("load cpus", "left", True), Column("measure cpus", "left", True),
-         Column("settle s")], scen_rows, title="scenarios", box=box.HEAVY_HEAD,
+         Column("settle s")], scen_rows, title="scenarios",
         caption="auto: with loads in the suite and >= 4 CPUs, loads on the first half of "
                 "the CPUs and tests on the rest; else shared"))
     test_rows = []
@@ -511,8 +510,8 @@ def suites(name: str | None, scale: float) -> None:
     console.print(FittedTable(
         [Column("name", "left", True), Column("test", "left"), Column("duration s", "left"),
          Column("warmup s"), Column("expected s", "left", True),
-         Column("thresholds us", "left", True), Column("params", "left", True)],
-        test_rows, title="tests (run in every scenario)", box=box.HEAVY_HEAD))
+         Column("thresholds µs", "left", True), Column("params", "left", True)],
+        test_rows, title="tests (run in every scenario)"))
 
 
 @main.command()
@@ -547,7 +546,7 @@ def preflight(target_uri: str | None, probe_path: str | None, as_json: bool) -> 
     make_console().print(FittedTable(
         [Column("knob", "left", True), Column("value", "left", True),
          Column("severity", "left"), Column("advice", "left", True)], rows,
-        title=f"preflight: {hostname}", box=box.HEAVY_HEAD))
+        title=f"preflight: {hostname}"))
 
 
 @main.command(name="ls")
@@ -593,7 +592,8 @@ def list_runs(selector: str | None, db_url: str | None, limit: int, as_json: boo
         return
     columns = [Column("id"), Column("started (UTC)", "left"), Column("host", "left", True),
                Column("kernel", "left", True), Column("suite", "left", True),
-               Column("status", "left"), Column("worst max us"), Column("tags", "left", True)]
+               Column("status", "left"), Column("worst max µs", abbrev="max µs"),
+               Column("tags", "left", True)]
     rows = []
     for r in runs:
         worst = "-" if r.worst_max_ns is None else f"{r.worst_max_ns / 1000:,.1f}"

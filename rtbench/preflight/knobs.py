@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from rtbench.valuetext import value_text
+
 Severity = Literal["ok", "info", "warn", "bad"]
 
 # Idle states with an exit latency above this (us) can show up in wake-up latencies.
@@ -225,7 +227,7 @@ class Clocksource(Check):
         if source in SLOW_CLOCKSOURCES:
             advice = "slow clocksource: use tsc (boot with clocksource=tsc tsc=reliable)"
             if available and "tsc" not in str(available):
-                advice = f"slow clocksource and no tsc available ({available})"
+                advice = f"slow clocksource and no tsc available ({value_text(available)})"
             return self.fact(source, "warn", advice)
         if source == "kvm-clock":
             return self.fact(source, "info", "virtual machine clock; measure on bare metal "

@@ -14,7 +14,7 @@ from rtbench.analysis.compare import Comparison, RunView
 from rtbench.analysis.select import CellKey
 from rtbench.report import compare_text as ct
 from rtbench.report import figures
-from rtbench.report.format import fmt_us
+from rtbench.report.format import fmt_template_value, fmt_us
 from rtbench.report.html import write_text
 from rtbench.report.parallel import run_all
 
@@ -27,7 +27,7 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
         autoescape=True, undefined=jinja2.StrictUndefined,
-        trim_blocks=True, lstrip_blocks=True)
+        trim_blocks=True, lstrip_blocks=True, finalize=fmt_template_value)
     env.filters.update(us=fmt_us, signed=ct.fmt_signed_us, interval=ct.fmt_interval,
                        figure=ct.fmt_figure, cycle=ct.fmt_cycle)
     return env

@@ -29,7 +29,7 @@ from rtbench.events import (
     RunStarted,
     StepStarted,
 )
-from rtbench.report.format import fmt_us
+from rtbench.report.format import fmt_template_value, fmt_us
 from rtbench.report.layout import Column, FittedTable
 from rtbench.report.live import measurement_line
 from rtbench.report.text import for_rich, for_terminal
@@ -180,7 +180,7 @@ def render_html(fleet_id: str, suite: str, started: str, boards: list[BoardSumma
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
         autoescape=True, undefined=jinja2.StrictUndefined,
-        trim_blocks=True, lstrip_blocks=True)
+        trim_blocks=True, lstrip_blocks=True, finalize=fmt_template_value)
     env.filters["us"] = fmt_us
     scenarios: list[str] = []
     for b in boards:

@@ -6,6 +6,7 @@ from typing import Any
 
 from rtbench.analysis.stats import LatencyStats
 from rtbench.bundle import ScenarioDetail
+from rtbench.valuetext import value_text
 
 DEFINITIONS = (
     ("Latency", "time from the deadline (or stimulus) to the moment the "
@@ -24,6 +25,13 @@ DEFINITIONS = (
     ("All series", "the threads of a measurement merged: histograms added, "
      "min of minima, max of maxima"),
 )
+
+
+def fmt_template_value(value: object) -> object:
+    """Jinja2's finalize: every {{ value }} of a page through value_text (HTML kept)."""
+    if hasattr(value, "__html__"):
+        return value
+    return value_text(value)
 
 
 def fmt_us(ns: float | int | None) -> str:
@@ -59,14 +67,14 @@ def fmt_rate(per_hour: float | None) -> str:
 
 
 def fmt_threshold(ns: int) -> str:
-    """A threshold like '100us' or '2ms'."""
+    """A threshold like '100µs' or '2ms'."""
     if ns >= 1_000_000 and ns % 1_000_000 == 0:
         return f"{ns // 1_000_000}ms"
-    return f"{ns / 1000:g}us"
+    return f"{ns / 1000:g}µs"
 
 
 def fmt_exceed(stats: LatencyStats) -> str:
-    """Exceedances per threshold: '3 ≥100us, 0 ≥1000us'."""
+    """Exceedances per threshold: '3 ≥100µs, 0 ≥1ms'."""
     if not stats.exceedances:
         return "-"
     return ", ".join(f"{fmt_count(e.count)} ≥{fmt_threshold(e.threshold_ns)}"

@@ -18,6 +18,7 @@ from rtbench.report.plot import histogram_svgs
 from rtbench.report.resultdata import ctx_table, headline, key_values, table_keys
 from rtbench.report.suitetext import load_text
 from rtbench.report.verdict import actions
+from rtbench.valuetext import value_text
 from rtbench.wire.loglin7 import BUCKET_ERROR_BOUND
 
 
@@ -26,12 +27,13 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
         autoescape=True, undefined=jinja2.StrictUndefined,
-        trim_blocks=True, lstrip_blocks=True)
+        trim_blocks=True, lstrip_blocks=True, finalize=fmt.fmt_template_value)
     env.filters.update(us=fmt.fmt_us, count=fmt.fmt_count,
                        rate=fmt.fmt_rate, threshold=fmt.fmt_threshold,
                        exceed=fmt.fmt_exceed, intensity=fmt.fmt_intensity,
                        load_rate=fmt.fmt_load_rate, placement=fmt.fmt_placement,
-                       per_s=fmt.fmt_per_s, load_text=load_text)
+                       per_s=fmt.fmt_per_s, load_text=load_text,
+                       value=lambda pairs: value_text(dict(pairs)))
     return env
 
 

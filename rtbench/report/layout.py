@@ -1,17 +1,21 @@
-"""Tables that never cut a number: too wide for the terminal, they wrap their columns.
+"""Tables that never cut a number: the one table style of every command's output.
 
 A FittedTable is a rich renderable.  At render time it measures itself against the
-width it is given; when every column fits it is one table, otherwise its columns are
-split over several tables stacked one below the other, each repeating the key (first)
-column.  Number columns never wrap and never shrink, so every figure is printed whole
-at any width; text columns wrap (folding words longer than the column) instead of
-ending in an ellipsis.  Cells are rich Text, never markup, so names print as written.
+width it is given and takes the first of these that fits:
+  1. one table, text columns wrapped (folding words longer than the column);
+  2. one table with the long headers abbreviated, a legend under it;
+  3. the columns split over several tables stacked one below the other (headers
+     abbreviated, the legend once at the end), each repeating the key (first) column.
+Number columns never wrap and never shrink, so every figure is printed whole at any
+width.  Cells are rich Text, never markup, so names print as written.  Notes (a reason
+that holds for every row) are printed once under the table, not in each row.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from rich import box as rich_box
@@ -23,8 +27,10 @@ from rich.text import Text
 from rtbench.report.text import for_terminal
 
 Cell = str | Text
+# The one table style of every command's output.
+TABLE_BOX = rich_box.SIMPLE_HEAD
 # A text column is never squeezed below this many characters (longer words fold).
-WRAP_MIN_WIDTH = 12
+WRAP_MIN_WIDTH = 10
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,8 @@ class Column:
     header: str
     justify: str = "right"
     wrap: bool = False
+    # a shorter header used when the table does not fit, explained in the legend
+    abbrev: str | None = None
 
 
 class FittedTable:
@@ -41,12 +49,35 @@ class FittedTable:
 
     def __init__(self, columns: Sequence[Column], rows: Sequence[Sequence[Cell]], *,
                  title: str | None = None, caption: str | None = None,
-                 box: rich_box.Box | None = rich_box.SIMPLE_HEAD) -> None:
+                 notes: Sequence[str] = ()) -> None:
         self.columns = list(columns)
         self.rows = [list(row) for row in rows]
         self.title = title
         self.caption = caption
-        self.box = box
+        self.box = TABLE_BOX
+        self.notes = list(notes)
+        self.short = False
+
+    def header(self, index: int) -> str:
+        """A column's header: when the table is shown short, its abbreviation, and in
+        a number column broken at spaces to the width of its widest cell."""
+        col = self.columns[index]
+        if not self.short:
+            return col.header
+        text = col.abbrev or col.header
+        if col.wrap:
+            return text
+        cells = [line for c in self._cells(index) for line in _text(c).plain.splitlines()]
+        width = max([Text(line).cell_len for line in cells] + [1])
+        return "\n".join(_break_words(text, width))
+
+    def legend(self, indices: Sequence[int]) -> str | None:
+        """'abbrev = header' for each abbreviated column among indices, or None."""
+        if not self.short:
+            return None
+        parts = [f"{self.columns[i].abbrev} = {self.columns[i].header}" for i in indices
+                 if self.columns[i].abbrev]
+        return "; ".join(parts) or None
 
     @property
     def row_count(self) -> int:
@@ -64,17 +95,18 @@ class FittedTable:
                                                                 style="table.caption"),
                       caption_justify="left", box=self.box, padding=(0, 1),
                       pad_edge=self.box not in (None, rich_box.SIMPLE_HEAD),
-                      collapse_padding=True)
+                      collapse_padding=self.box in (None, rich_box.SIMPLE_HEAD))
         for i in indices:
             col = self.columns[i]
+            header = self.header(i)
             justify: Literal["left", "right"] = "left" if col.justify == "left" else "right"
             if col.wrap:
-                table.add_column(col.header, justify=justify, overflow="fold",
+                table.add_column(header, justify=justify, overflow="fold",
                                  min_width=min(WRAP_MIN_WIDTH,
-                                               _widest(col.header, self._cells(i))))
+                                               _widest(header, self._cells(i))))
             else:
-                table.add_column(col.header, justify=justify, no_wrap=True,
-                                 min_width=_widest(col.header, self._cells(i)))
+                table.add_column(header, justify=justify, no_wrap=True,
+                                 min_width=_widest(header, self._cells(i)))
         for row in self.rows:
             table.add_row(*[_text(row[i]) if i < len(row) else "" for i in indices])
         return table
@@ -86,15 +118,23 @@ class FittedTable:
     def min_width(self, indices: Sequence[int]) -> int:
         """The narrowest the columns can be shown: number columns whole, text columns
         down to WRAP_MIN_WIDTH (their words fold), plus borders and padding."""
-        total = 1
+        total = _overhead(self.box, len(indices))
         for i in indices:
-            widest = _widest(self.columns[i].header, self._cells(i))
-            total += (min(WRAP_MIN_WIDTH, widest) if self.columns[i].wrap else widest) + 3
+            widest = _widest(self.header(i), self._cells(i))
+            total += min(WRAP_MIN_WIDTH, widest) if self.columns[i].wrap else widest
         return total
 
     def chunks(self, console: Console, options: ConsoleOptions) -> list[list[int]]:
-        """Column indices of each stacked table: as many columns as fit per table."""
-        rest = list(range(1, len(self.columns)))
+        """Column indices of each table: all in one when they fit (abbreviated if that
+        is what it takes), else as many columns as fit per stacked table."""
+        everything = list(range(len(self.columns)))
+        self.short = False
+        if self.min_width(everything) <= options.max_width:
+            return [everything]
+        self.short = True
+        if self.min_width(everything) <= options.max_width:
+            return [everything]
+        rest = everything[1:]
         if not rest:
             return [[0]]
         out: list[list[int]] = []
@@ -107,11 +147,19 @@ class FittedTable:
             rest = rest[take:]
         return out
 
+    def _footer(self) -> list[Text]:
+        """The legend and the notes said once under the table."""
+        legend = self.legend(range(len(self.columns)))
+        lines = [f"({legend})"] if legend else []
+        lines += self.notes
+        return [Text(for_terminal(line), style="table.caption") for line in lines]
+
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         """Render as one table, or as several stacked ones when too wide."""
         chunks = self.chunks(console, options)
         if len(chunks) == 1:
             yield self._table(chunks[0], self.title, self.caption)
+            yield from self._footer()
             return
         # Stacked: title and caption span the width, not the (narrower) part tables.
         for n, indices in enumerate(chunks):
@@ -121,12 +169,68 @@ class FittedTable:
             yield self._table(indices, None, None)
         if self.caption:
             yield Text(for_terminal(self.caption), style="table.caption")
+        yield from self._footer()
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         """As wide as the whole table, down to what its widest stacked part needs."""
         whole = Measurement.get(console, options, self._table(
             range(len(self.columns)), self.title, self.caption))
         return Measurement(min(whole.minimum, options.max_width), whole.maximum)
+
+
+class NoteRefs:
+    """Reasons said once under a table: a cell carries 'note N', the note its text."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def ref(self, text: str) -> str:
+        """'note N' for text, numbering each distinct text once."""
+        if text not in self.texts:
+            self.texts.append(text)
+        return f"note {self.texts.index(text) + 1}"
+
+    def lines(self) -> list[str]:
+        """'note N: text' for every note, in order."""
+        return [f"note {i}: {text}" for i, text in enumerate(self.texts, 1)]
+
+
+@lru_cache(maxsize=64)
+def _overhead(box: rich_box.Box | None, columns: int) -> int:
+    """Columns of borders and padding a table of this box and column count adds to
+    its cells, measured by rendering one."""
+    table = Table(box=box, padding=(0, 1), pad_edge=box not in (None, rich_box.SIMPLE_HEAD),
+                  collapse_padding=box in (None, rich_box.SIMPLE_HEAD), show_header=False)
+    for _ in range(columns):
+        table.add_column(no_wrap=True, min_width=1)
+    table.add_row(*["x"] * columns)
+    console = Console(width=10_000, record=True, file=_NullFile(), color_system=None)
+    console.print(table)
+    lines = console.export_text().splitlines()
+    return max((len(line) for line in lines), default=columns) - columns
+
+
+class _NullFile:
+    """A text stream that drops what it is given."""
+
+    def write(self, text: str) -> int:
+        """Drop text."""
+        return len(text)
+
+    def flush(self) -> None:
+        """Nothing to flush."""
+
+
+def _break_words(text: str, width: int) -> list[str]:
+    """text in lines of at most width characters, broken at spaces only (a longer
+    word keeps a line of its own)."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and Text(f"{lines[-1]} {word}").cell_len <= width:
+            lines[-1] = f"{lines[-1]} {word}"
+        else:
+            lines.append(word)
+    return lines
 
 
 def _text(cell: Cell) -> Text:

@@ -64,8 +64,9 @@ def figure_svgs(comp: Comparison) -> list[tuple[str, str]]:
     """(caption, svg) of the report's figures: a CCDF per matched cell, a p99 sweep per
     test, the achieved load."""
     jobs: list[tuple[str, str, CellKey | None]] = [
-        (f"Complementary CDF, {row.key.label()}: share of samples above each latency; "
-         "dashed: published figures", "ccdf", row.key) for row in comp.rows]
+        (f"Complementary CDF, {row.key.label()}: share of samples above each latency"
+         + ("; dashed: published figures" if figures.published_drawn(comp.runs, row.key)
+            else ""), "ccdf", row.key) for row in comp.rows]
     jobs += [(f"p99 of every {test} cell of each run", "sweep", CellKey("", test, ""))
              for test in dict.fromkeys(row.key.test for row in comp.rows)]
     jobs.append(("Achieved load intensity per scenario", "load", None))

@@ -50,7 +50,7 @@ def runs_table(views: list[RunView]) -> FittedTable:
     rows: list[list[str | Text]] = []
     for v in views:
         if v.reference is not None:
-            what = (f"{v.reference.title} — PUBLISHED, NOT MEASURED HERE "
+            what = (f"PUBLISHED, NOT MEASURED HERE:\n{v.reference.title} "
                     f"(source: reference/{v.reference.file})")
         else:
             assert v.run is not None

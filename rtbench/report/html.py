@@ -61,12 +61,16 @@ def render_html(run: RunDetail, sections: list[str] | None = None) -> str:
     go after the verdict, and a run of a study suite gets its study's layout."""
     measurements = []
     stats = run_stats(run)
-    svgs = histogram_svgs([(ms.measurement, f"{ms.scenario.name} / {ms.measurement.name}")
+    mark = "SIMULATED: " if run.simulated else ""
+    svgs = histogram_svgs([(ms.measurement,
+                            f"{mark}{ms.scenario.name} / {ms.measurement.name}")
                            for ms in stats])
     for ms, svg in zip(stats, svgs, strict=True):
         m = ms.measurement
         measurements.append({
             "ms": ms, "rows": ms.table_rows(), "svg": svg,
+            "notes": fmt.notes_once(ms),
+            "caption": fmt.figure_caption(m, f"{BUCKET_ERROR_BOUND * 100:.2f}"),
             "headline": headline(m.test, m.data),
             "ctx": ctx_table(m.data) if m.test == "ctx" else None,
             "data": key_values(m.data, table_keys(m.test))})

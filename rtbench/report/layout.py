@@ -13,6 +13,7 @@ that holds for every row) are printed once under the table, not in each row.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -204,21 +205,10 @@ def _overhead(box: rich_box.Box | None, columns: int) -> int:
     for _ in range(columns):
         table.add_column(no_wrap=True, min_width=1)
     table.add_row(*["x"] * columns)
-    console = Console(width=10_000, record=True, file=_NullFile(), color_system=None)
+    console = Console(width=10_000, record=True, file=io.StringIO(), color_system=None)
     console.print(table)
     lines = console.export_text().splitlines()
     return max((len(line) for line in lines), default=columns) - columns
-
-
-class _NullFile:
-    """A text stream that drops what it is given."""
-
-    def write(self, text: str) -> int:
-        """Drop text."""
-        return len(text)
-
-    def flush(self) -> None:
-        """Nothing to flush."""
 
 
 def _break_words(text: str, width: int) -> list[str]:

@@ -22,6 +22,7 @@ from rtbench.report.format import (
     fmt_rate,
     fmt_threshold,
     fmt_us,
+    notes_once,
 )
 from rtbench.report.layout import Column, FittedTable
 from rtbench.report.resultdata import ctx_table, headline, key_values, table_keys
@@ -155,7 +156,7 @@ def show_run(console: Console, run: RunDetail) -> None:
                 worst = ", ".join(f"{fmt_us(v)} µs at {t / 1e9:.3f} s"
                                   for t, v in s.worst[:5])
                 console.print(f"  worst {for_rich(label)}: {worst}")
-        for labels, note in _notes_once(ms):
+        for labels, note in notes_once(ms):
             console.print(f"  note {for_rich(labels)}: {for_rich(note)}")
         for v in m.verdicts:
             mark = "[green]pass[/]" if v.get("pass") else "[red]FAIL[/]"
@@ -166,18 +167,6 @@ def show_run(console: Console, run: RunDetail) -> None:
     console.print("\n[bold]Definitions[/]")
     for name, text in DEFINITIONS:
         console.print(f"  {name}: {text}")
-
-
-def _notes_once(ms: MeasurementStats) -> list[tuple[str, str]]:
-    """Each series note once, with the series it holds for ('cpu0, cpu1' or 'every
-    series')."""
-    holders: dict[str, list[str]] = {}
-    for label, s in ms.per_series:
-        for note in s.notes:
-            holders.setdefault(note, []).append(label)
-    every = len(ms.per_series) > 1
-    return [("every series" if every and len(labels) == len(ms.per_series)
-             else ", ".join(labels), note) for note, labels in holders.items()]
 
 
 def scenario_table(run: RunDetail) -> FittedTable:

@@ -115,8 +115,8 @@ def show_run(console: Console, run: RunDetail) -> None:
         console.print("[bold yellow]SIMULATED RUN: synthetic latencies, "
                       "not measurements of this machine[/]")
     head = Table.grid(padding=(0, 2))
-    head.add_column(style="bold")
-    head.add_column()
+    head.add_column(style="bold", no_wrap=True)
+    head.add_column(overflow="fold")
     finished = run.finished_at.isoformat(timespec="seconds") \
         if run.finished_at else "-"
     for key, value in (

@@ -25,11 +25,14 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from rtbench.report.console import ascii_text
 from rtbench.report.text import for_terminal
 
 Cell = str | Text
-# The one table style of every command's output.
+# The one table style of every command's output, and the same in ASCII (a rule of '-'
+# under the header) for a terminal that cannot print '─'.
 TABLE_BOX = rich_box.SIMPLE_HEAD
+TABLE_BOX_ASCII = rich_box.Box("    \n    \n -- \n    \n    \n    \n    \n    \n", ascii=True)
 # A text column is never squeezed below this many characters (longer words fold).
 WRAP_MIN_WIDTH = 10
 
@@ -58,14 +61,15 @@ class FittedTable:
         self.box = TABLE_BOX
         self.notes = list(notes)
         self.short = False
+        self.ascii = False
 
     def header(self, index: int) -> str:
         """A column's header: when the table is shown short, its abbreviation, and in
         a number column broken at spaces to the width of its widest cell."""
         col = self.columns[index]
         if not self.short:
-            return col.header
-        text = col.abbrev or col.header
+            return self._plain(col.header)
+        text = self._plain(col.abbrev or col.header)
         if col.wrap:
             return text
         cells = [line for c in self._cells(index) for line in _text(c).plain.splitlines()]
@@ -80,6 +84,17 @@ class FittedTable:
                  if self.columns[i].abbrev]
         return "; ".join(parts) or None
 
+    def _plain(self, text: str) -> str:
+        """text as it will be printed: ASCII on a terminal that cannot show more."""
+        return ascii_text(text) if self.ascii else text
+
+    def _cell(self, cell: Cell) -> Text:
+        """A cell as the Text that will be printed."""
+        text = _text(cell)
+        if self.ascii:
+            text = Text(ascii_text(text.plain), style=text.style)
+        return text
+
     @property
     def row_count(self) -> int:
         """Number of data rows."""
@@ -89,12 +104,13 @@ class FittedTable:
                caption: str | None) -> Table:
         """A rich Table of the given columns (the key column is always first)."""
         # titles and captions carry names: Text, so never read as markup
-        table = Table(title=None if title is None else Text(for_terminal(title),
+        table = Table(title=None if title is None else Text(self._plain(for_terminal(title)),
                                                             style="table.title"),
                       title_justify="left",
-                      caption=None if caption is None else Text(for_terminal(caption),
-                                                                style="table.caption"),
-                      caption_justify="left", box=self.box, padding=(0, 1),
+                      caption=None if caption is None else Text(
+                          self._plain(for_terminal(caption)), style="table.caption"),
+                      caption_justify="left",
+                      box=TABLE_BOX_ASCII if self.ascii else self.box, padding=(0, 1),
                       pad_edge=self.box not in (None, rich_box.SIMPLE_HEAD),
                       collapse_padding=self.box in (None, rich_box.SIMPLE_HEAD))
         for i in indices:
@@ -109,12 +125,12 @@ class FittedTable:
                 table.add_column(header, justify=justify, no_wrap=True,
                                  min_width=_widest(header, self._cells(i)))
         for row in self.rows:
-            table.add_row(*[_text(row[i]) if i < len(row) else "" for i in indices])
+            table.add_row(*[self._cell(row[i]) if i < len(row) else "" for i in indices])
         return table
 
     def _cells(self, index: int) -> list[Cell]:
         """The cells of one column."""
-        return [row[index] for row in self.rows if index < len(row)]
+        return [self._cell(row[index]) for row in self.rows if index < len(row)]
 
     def min_width(self, indices: Sequence[int]) -> int:
         """The narrowest the columns can be shown: number columns whole, text columns
@@ -153,10 +169,11 @@ class FittedTable:
         legend = self.legend(range(len(self.columns)))
         lines = [f"({legend})"] if legend else []
         lines += self.notes
-        return [Text(for_terminal(line), style="table.caption") for line in lines]
+        return [Text(self._plain(for_terminal(line)), style="table.caption") for line in lines]
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         """Render as one table, or as several stacked ones when too wide."""
+        self.ascii = options.ascii_only
         chunks = self.chunks(console, options)
         if len(chunks) == 1:
             yield self._table(chunks[0], self.title, self.caption)
@@ -166,10 +183,10 @@ class FittedTable:
         for n, indices in enumerate(chunks):
             if self.title:
                 title = self.title if n == 0 else f"{self.title} (continued)"
-                yield Text(for_terminal(title), style="table.title")
+                yield Text(self._plain(for_terminal(title)), style="table.title")
             yield self._table(indices, None, None)
         if self.caption:
-            yield Text(for_terminal(self.caption), style="table.caption")
+            yield Text(self._plain(for_terminal(self.caption)), style="table.caption")
         yield from self._footer()
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:

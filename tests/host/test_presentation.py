@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -33,6 +36,7 @@ from rtbench.report.verdict import verdict_text
 from rtbench.server.app import create_app
 from rtbench.store import Store
 from rtbench.wire.records import StartRecord, WindowRecord
+from tests.conftest import REPO
 
 WIDTHS = (60, 80, 120)
 COMMANDS = (
@@ -216,3 +220,18 @@ def test_verdict_lines_hang_under_their_bullet(db: str, width: int) -> None:
     for line in lines[1:]:
         # a continuation never starts at column 0 unless it starts a new item
         assert line.startswith((" ", "likely causes", "what to do", "note: ")), line
+
+
+def test_ascii_terminal_gets_us_and_whole_numbers(db: str) -> None:
+    """A terminal whose encoding cannot print µ gets 'us' and ASCII tables, numbers whole."""
+    env = dict(os.environ, PYTHONIOENCODING="ascii", COLUMNS="80", PYTHONPATH=str(REPO))
+    for command in (("show", "2"), ("compare", "1", "2"), ("ls",)):
+        done = subprocess.run([sys.executable, "-m", "rtbench", *command, "--db", db],
+                              env=env, capture_output=True, timeout=120, check=False, cwd=REPO)
+        assert done.returncode in (0, 1), done.stderr
+        text = done.stdout.decode("ascii")  # raises on anything but ASCII
+        assert "us" in text and "?" not in text.replace("(?)", "")
+        for line in text.splitlines():
+            assert len(line.rstrip()) <= 80, line
+        missing = sorted(n for n in figures_of(db, command) if not whole(n, text))
+        assert not missing, f"{' '.join(command)}: {missing}"

@@ -91,7 +91,7 @@ class RTThrottling(Check):
             period = 1_000_000
         stopped_ms = max(0, period - runtime) / 1000
         return self.fact(
-            f"{runtime} us per {period} us", "warn",
+            f"{runtime} µs per {period} µs", "warn",
             f"RT tasks are stopped for {stopped_ms:g} ms of every {period / 1e6:g} s once "
             f"they used {runtime / 1000:g} ms of it: busy-loop tests "
             f"({', '.join(BUSY_LOOP_TESTS)}) then show {stopped_ms:g} ms gaps "
@@ -134,10 +134,10 @@ class IdleStates(Check):
         deep = [s for s in states if isinstance(s, dict) and not s.get("disabled")
                 and (s.get("latency_us") or 0) > DEEP_IDLE_US]
         if not deep:
-            return self.fact(f"driver {driver}, no state deeper than {DEEP_IDLE_US} us", "ok")
+            return self.fact(f"driver {driver}, no state deeper than {DEEP_IDLE_US} µs", "ok")
         worst = max(deep, key=lambda s: int(s.get("latency_us") or 0))
         return self.fact(
-            f"driver {driver}, deepest {worst.get('name')} {worst.get('latency_us')} us",
+            f"driver {driver}, deepest {worst.get('name')} {worst.get('latency_us')} µs",
             "warn",
             "rtprobe holds /dev/cpu_dma_latency at 0 while measuring; your application must "
             "do the same or boot with processor.max_cstate=1 / intel_idle.max_cstate=1")

@@ -103,7 +103,7 @@ def diff_table(comp: Comparison, run_index: int) -> FittedTable:
     columns = [Column("cell", "left", wrap=True), Column("metric", "left"),
                Column("baseline", abbrev="base"), Column("run"),
                Column("difference", abbrev="diff"),
-               Column("95 % interval", "left", abbrev="95 % CI"),
+               Column("95 % interval", "left", abbrev="CI (95%)"),
                Column("verdict", "left", wrap=True)]
     return FittedTable(columns, rows,
                        title=f"{comp.runs[run_index].label} against {comp.runs[base].label} "

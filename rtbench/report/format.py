@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rtbench.analysis.measurement import MeasurementStats
@@ -36,7 +37,8 @@ def fmt_template_value(value: object) -> object:
 
 
 def fmt_us(ns: float | int | None) -> str:
-    """Nanoseconds as microseconds with 1-3 decimals ('-' for None)."""
+    """Nanoseconds as microseconds with 1-3 decimals and thousands separators ('-' for
+    None)."""
     if ns is None:
         return "-"
     us = ns / 1000.0
@@ -44,7 +46,17 @@ def fmt_us(ns: float | int | None) -> str:
         return f"{us:.3f}"
     if abs(us) < 100:
         return f"{us:.2f}"
-    return f"{us:.1f}"
+    return f"{us:,.1f}"
+
+
+# rtprobe writes ASCII: '1000us', '>= 1000us'.
+_PROBE_US = re.compile(r"(?<=\d)us\b")
+
+
+def fmt_probe_text(text: object) -> str:
+    """Text rtprobe wrote (a verdict, a reason) in the unit style of everything else:
+    '1000us' as '1000µs', '>=' as '≥'."""
+    return _PROBE_US.sub("µs", value_text(text)).replace(">=", "≥")
 
 
 def fmt_count(n: int | float | None) -> str:

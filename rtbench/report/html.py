@@ -32,7 +32,7 @@ def _environment() -> jinja2.Environment:
                        rate=fmt.fmt_rate, threshold=fmt.fmt_threshold,
                        exceed=fmt.fmt_exceed, intensity=fmt.fmt_intensity,
                        load_rate=fmt.fmt_load_rate, placement=fmt.fmt_placement,
-                       per_s=fmt.fmt_per_s, load_text=load_text,
+                       per_s=fmt.fmt_per_s, load_text=load_text, probe_text=fmt.fmt_probe_text,
                        value=lambda pairs: value_text(dict(pairs)))
     return env
 

@@ -35,6 +35,8 @@ TABLE_BOX = rich_box.SIMPLE_HEAD
 TABLE_BOX_ASCII = rich_box.Box("    \n    \n -- \n    \n    \n    \n    \n    \n", ascii=True)
 # A text column is never squeezed below this many characters (longer words fold).
 WRAP_MIN_WIDTH = 10
+# A word up to this long keeps its text column at least as wide (never folded).
+LONG_WORD_WIDTH = 16
 
 
 @dataclass(frozen=True)
@@ -100,9 +102,32 @@ class FittedTable:
         """Number of data rows."""
         return len(self.rows)
 
+    def widths(self, indices: Sequence[int], max_width: int | None) -> dict[int, int]:
+        """Each column's width: number columns their widest cell; text columns their
+        narrowest (_wrap_width) plus a share of the room left, up to their widest line.
+        Set explicitly, so rich never shrinks a number column to fit."""
+        out = {i: _widest(self.header(i), self._cells(i)) for i in indices}
+        wrap = [i for i in indices if self.columns[i].wrap]
+        want = {i: out[i] for i in wrap}
+        for i in wrap:
+            out[i] = self._wrap_width(i)
+        spare = (max_width - self.min_width(indices)) if max_width is not None else 1 << 30
+        while spare > 0:
+            needy = [i for i in wrap if out[i] < want[i]]
+            if not needy:
+                break
+            share = max(1, spare // len(needy))
+            for i in needy:
+                give = min(share, want[i] - out[i], spare)
+                out[i] += give
+                spare -= give
+        return out
+
     def _table(self, indices: Sequence[int], title: str | None,
-               caption: str | None) -> Table:
-        """A rich Table of the given columns (the key column is always first)."""
+               caption: str | None, max_width: int | None = None) -> Table:
+        """A rich Table of the given columns (the key column is always first), each
+        column as wide as widths() says."""
+        widths = self.widths(indices, max_width)
         # titles and captions carry names: Text, so never read as markup
         table = Table(title=None if title is None else Text(self._plain(for_terminal(title)),
                                                             style="table.title"),
@@ -118,15 +143,21 @@ class FittedTable:
             header = self.header(i)
             justify: Literal["left", "right"] = "left" if col.justify == "left" else "right"
             if col.wrap:
-                table.add_column(header, justify=justify, overflow="fold",
-                                 min_width=min(WRAP_MIN_WIDTH,
-                                               _widest(header, self._cells(i))))
+                table.add_column(header, justify=justify, overflow="fold", width=widths[i])
             else:
-                table.add_column(header, justify=justify, no_wrap=True,
-                                 min_width=_widest(header, self._cells(i)))
+                table.add_column(header, justify=justify, no_wrap=True, width=widths[i])
         for row in self.rows:
             table.add_row(*[self._cell(row[i]) if i < len(row) else "" for i in indices])
         return table
+
+    def _wrap_width(self, index: int) -> int:
+        """The narrowest a text column is made: its longest word (up to
+        LONG_WORD_WIDTH, longer ones fold), at least WRAP_MIN_WIDTH, at most its
+        widest line."""
+        cells = self._cells(index)
+        words = [len(w) for c in cells for w in _text(c).plain.split()]
+        word = min(max(words, default=0), LONG_WORD_WIDTH)
+        return min(_widest(self.header(index), cells), max(WRAP_MIN_WIDTH, word))
 
     def _cells(self, index: int) -> list[Cell]:
         """The cells of one column."""
@@ -137,8 +168,8 @@ class FittedTable:
         down to WRAP_MIN_WIDTH (their words fold), plus borders and padding."""
         total = _overhead(self.box, len(indices))
         for i in indices:
-            widest = _widest(self.header(i), self._cells(i))
-            total += min(WRAP_MIN_WIDTH, widest) if self.columns[i].wrap else widest
+            total += self._wrap_width(i) if self.columns[i].wrap else \
+                _widest(self.header(i), self._cells(i))
         return total
 
     def chunks(self, console: Console, options: ConsoleOptions) -> list[list[int]]:
@@ -176,7 +207,10 @@ class FittedTable:
         self.ascii = options.ascii_only
         chunks = self.chunks(console, options)
         if len(chunks) == 1:
-            yield self._table(chunks[0], self.title, self.caption)
+            # the title spans the width, not only the table's (it would wrap early)
+            if self.title:
+                yield Text(self._plain(for_terminal(self.title)), style="table.title")
+            yield self._table(chunks[0], None, self.caption, options.max_width)
             yield from self._footer()
             return
         # Stacked: title and caption span the width, not the (narrower) part tables.
@@ -184,7 +218,7 @@ class FittedTable:
             if self.title:
                 title = self.title if n == 0 else f"{self.title} (continued)"
                 yield Text(self._plain(for_terminal(title)), style="table.title")
-            yield self._table(indices, None, None)
+            yield self._table(indices, None, None, options.max_width)
         if self.caption:
             yield Text(self._plain(for_terminal(self.caption)), style="table.caption")
         yield from self._footer()

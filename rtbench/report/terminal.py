@@ -19,6 +19,7 @@ from rtbench.report.format import (
     fmt_load_rate,
     fmt_per_s,
     fmt_placement,
+    fmt_probe_text,
     fmt_rate,
     fmt_threshold,
     fmt_us,
@@ -27,7 +28,7 @@ from rtbench.report.format import (
 from rtbench.report.layout import Column, FittedTable
 from rtbench.report.resultdata import ctx_table, headline, key_values, table_keys
 from rtbench.report.suitetext import load_text
-from rtbench.report.text import for_rich
+from rtbench.report.text import for_rich, for_terminal
 from rtbench.report.verdict import verdict_text
 from rtbench.valuetext import value_text
 
@@ -148,19 +149,21 @@ def show_run(console: Console, run: RunDetail) -> None:
                       f"CPUs: {for_rich(fmt_placement(ms.scenario))}")
         console.print(f"command: {for_rich(' '.join(map(str, m.command)))}")
         if m.reason:
-            console.print(f"reason: {for_rich(m.reason)}")
+            console.print(hanging("reason: ", fmt_probe_text(m.reason)))
         if m.series:
             console.print(series_table(ms))
         for label, s in ms.per_series:
             if s.worst:
                 worst = ", ".join(f"{fmt_us(v)} µs at {t / 1e9:.3f} s"
                                   for t, v in s.worst[:5])
-                console.print(f"  worst {for_rich(label)}: {worst}")
+                console.print(hanging(f"  worst {label}: ", worst))
         for labels, note in notes_once(ms):
-            console.print(f"  note {for_rich(labels)}: {for_rich(note)}")
+            console.print(hanging(f"  note {labels}: ", note))
         for v in m.verdicts:
-            mark = "[green]pass[/]" if v.get("pass") else "[red]FAIL[/]"
-            console.print(f"  {mark} {for_rich(v.get('name'))}: {for_rich(v.get('detail'))}")
+            mark = Text("  pass ", style="green") if v.get("pass") else Text("  FAIL ",
+                                                                                style="red")
+            console.print(hanging(mark, f"{fmt_probe_text(v.get('name'))}: "
+                                        f"{fmt_probe_text(v.get('detail'))}"))
         for heading, table in data_tables(m):
             console.print(for_rich(heading))
             console.print(table)
@@ -169,11 +172,21 @@ def show_run(console: Console, run: RunDetail) -> None:
         console.print(f"  {name}: {text}")
 
 
+def hanging(head: str | Text, text: str) -> Table:
+    """head, then text wrapped under its own first word (never back to column 0)."""
+    grid = Table.grid()
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
+    grid.add_row(head if isinstance(head, Text) else Text(for_terminal(head)),
+                 Text(for_terminal(text)))
+    return grid
+
+
 def scenario_table(run: RunDetail) -> FittedTable:
     """Per scenario: CPU placement and the achieved intensity, each load against its target."""
     columns = [Column("scenario", "left", wrap=True), Column("placement", "left", wrap=True),
                Column("cpu busy"), Column("ctxt/s"), Column("irq/s"), Column("loadavg 1m"),
-               Column("loads: achieved/target", "left", wrap=True)]
+               Column("loads (achieved / target)", "left", wrap=True)]
     rows = []
     for sc in run.scenarios:
         it = sc.intensity or {}

@@ -56,11 +56,14 @@ _HANGING = re.compile(r"^(\s*- |verdict: |note: )")
 def verdict_text(verdict: Verdict) -> Group:
     """The verdict, each line wrapped under its own text (a bullet's continuation lines
     start below the bullet's first word, never at column 0); names are never markup."""
-    lines = []
+    lines: list[Table | Text] = []
     for style, line in verdict_lines(verdict):
         text = for_terminal(line)
         head = _HANGING.match(text)
-        prefix = head.group(1) if head else ""
+        if head is None:
+            lines.append(Text(text, style=style or ""))
+            continue
+        prefix = head.group(1)
         grid = Table.grid()
         grid.add_column(no_wrap=True)
         grid.add_column(overflow="fold")

@@ -69,7 +69,7 @@ def test_untuned_machine_warns_with_advice() -> None:
         assert fact["advice"], name
         assert "\n" not in fact["advice"], name
     assert "performance" in facts["cpufreq_governor"]["advice"]
-    assert "C6 133 us" in facts["idle_states"]["value"]
+    assert "C6 133 µs" in facts["idle_states"]["value"]
     assert "5.00 %" in facts["virtualization"]["value"]
     assert worst_severity(list(facts.values())) == "bad"
 

@@ -120,9 +120,9 @@ def test_every_table_fits_and_keeps_every_number_whole(db: str, command: tuple[s
 def test_the_big_figures_of_the_spiky_run_are_there(db: str) -> None:
     """The run whose cells once were cut at 80 columns ('111,600…')."""
     text = rtbench(db, "show", "2", width=80)
-    assert whole("111600.0", text)
+    assert whole("111,600.0", text)
     compare = rtbench(db, "compare", "1", "2", width=80)
-    assert whole("111600.0", compare)
+    assert whole("111,600.0", compare)
 
 
 def test_no_repr_in_any_command_output(db: str) -> None:
@@ -204,7 +204,7 @@ def test_live_display_fits(width: int) -> None:
     text = _live_at(width)
     for line in text.splitlines():
         assert cell_len(line.rstrip()) <= width
-    for figure in ("111600.0", "2.004", "5.000", "12,345"):
+    for figure in ("111,600.0", "2.004", "5.000", "12,345"):
         assert whole(figure, text), (width, figure, text)
     assert "…" not in text and "overru…" not in text
 

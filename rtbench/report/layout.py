@@ -35,6 +35,8 @@ TABLE_BOX = rich_box.SIMPLE_HEAD
 TABLE_BOX_ASCII = rich_box.Box("    \n    \n -- \n    \n    \n    \n    \n    \n", ascii=True)
 # A text column is never squeezed below this many characters (longer words fold).
 WRAP_MIN_WIDTH = 10
+# A text column squeezed by a very narrow terminal still keeps this many characters.
+NARROWEST = 4
 # A word up to this long keeps its text column at least as wide (never folded).
 LONG_WORD_WIDTH = 16
 
@@ -112,6 +114,14 @@ class FittedTable:
         for i in wrap:
             out[i] = self._wrap_width(i)
         spare = (max_width - self.min_width(indices)) if max_width is not None else 1 << 30
+        # narrower than even that (a key column and one number): text folds further,
+        # the widest text column first, down to NARROWEST; numbers stay whole
+        while spare < 0:
+            widest = max(wrap, key=lambda i: out[i], default=None)
+            if widest is None or out[widest] <= NARROWEST:
+                break
+            out[widest] -= 1
+            spare += 1
         while spare > 0:
             needy = [i for i in wrap if out[i] < want[i]]
             if not needy:

@@ -103,3 +103,10 @@ def test_clocksource_severity(value: str) -> None:
     fact = by_name(run_preflight({"clocksource": value}))["clocksource"]
     assert fact["severity"] == {"tsc": "ok", "arch_sys_counter": "ok", "kvm-clock": "info",
                                 "acpi_pm": "warn"}[value]
+
+
+def test_slow_clocksource_advice_lists_the_sources_for_people() -> None:
+    facts = {f["name"]: f for f in run_preflight({"clocksource": "hpet",
+                                                  "clocksource_available": ["hpet", "acpi_pm"]})}
+    advice = facts["clocksource"]["advice"]
+    assert advice == "slow clocksource and no tsc available (hpet, acpi_pm)"

@@ -292,4 +292,5 @@ def _text(cell: Cell) -> Text:
 def _widest(header: str, cells: Sequence[Cell]) -> int:
     """The widest line among a header and cells."""
     lines: Iterator[str] = (line for c in cells for line in _text(c).plain.splitlines())
-    return max([Text(header).cell_len, *(Text(line).cell_len for line in lines)])
+    heads = (Text(line).cell_len for line in header.splitlines() or [""])
+    return max([*heads, *(Text(line).cell_len for line in lines)])

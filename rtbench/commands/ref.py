@@ -6,7 +6,7 @@ import click
 from rich.text import Text
 
 from rtbench import EXIT_USAGE
-from rtbench.cli import fail, handle_errors, make_console
+from rtbench.commands._common import fail, handle_errors, make_console
 from rtbench.report.layout import Column, FittedTable
 from rtbench.valuetext import value_text
 

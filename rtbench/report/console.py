@@ -1,43 +1,23 @@
 """The console every command prints to: its width, and text its encoding cannot show.
 
-Width: `rtbench --width N`, else `COLUMNS`, else the terminal's, else 80 columns (output
-to a pipe or file is laid out for the 80-column terminal it is most likely read in).
+Width: report/width.py (`rtbench --width N`, else `COLUMNS`, else the terminal's, else
+80 columns when the output is not a terminal).
 Encoding: a terminal that cannot print µ gets `us` (and ASCII for the other symbols the
 tables use: ≥, —, ·, ±, …), with rich's ASCII boxes; docs/output.md says so.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import IO
 
 from rich.console import Console
 
-DEFAULT_WIDTH = 80
-MIN_WIDTH = 40
+from rtbench.report.width import chosen_width
 
 # What a non-Unicode terminal gets instead of the symbols rtbench prints.
 ASCII_FALLBACK = {"µ": "u", "≥": ">=", "≤": "<=", "—": "-", "–": "-", "·": "|",
                   "±": "+/-", "…": "...", "−": "-", "×": "x", "→": "->", "≈": "~"}
-
-_width_option: int | None = None
-
-
-def set_width(columns: int | None) -> None:
-    """Remember `--width` for every console made after this."""
-    global _width_option
-    _width_option = columns
-
-
-def chosen_width(is_terminal: bool, terminal_width: int) -> int:
-    """The width to lay out for: --width, COLUMNS, the terminal's, else 80."""
-    if _width_option is not None:
-        return max(MIN_WIDTH, _width_option)
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return max(MIN_WIDTH, int(columns))
-    return terminal_width if is_terminal else DEFAULT_WIDTH
 
 
 def can_print(text: str, encoding: str | None) -> bool:

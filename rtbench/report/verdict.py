@@ -44,8 +44,8 @@ def verdict_lines(verdict: Verdict) -> list[tuple[str, str]]:
         verdict.status, "bold yellow")
     lines = [(style, f"verdict: {verdict.headline}")]
     if verdict.not_as_defined:
-        lines.append(("bold yellow", "scenarios not as defined (the numbers are not those "
-                                     "of the scenario asked for):"))
+        # short enough for 60 columns: a wrapped header would restart at column 0
+        lines.append(("bold yellow", "scenarios not as defined (not what was asked for):"))
         lines += [("yellow", f"  - {flag}") for flag in verdict.not_as_defined]
     if verdict.causes:
         lines.append(("", "likely causes (from preflight):"))

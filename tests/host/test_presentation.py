@@ -219,7 +219,8 @@ def test_verdict_lines_hang_under_their_bullet(db: str, width: int) -> None:
     assert lines[0].startswith("verdict: ")
     for line in lines[1:]:
         # a continuation never starts at column 0 unless it starts a new item
-        assert line.startswith((" ", "likely causes", "what to do", "note: ")), line
+        assert line.startswith((" ", "scenarios not as defined", "likely causes", "what to do",
+                                "note: ")), line
 
 
 def test_ascii_terminal_gets_us_and_whole_numbers(db: str) -> None:

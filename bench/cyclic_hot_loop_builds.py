@@ -43,7 +43,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from rtbench import probebuild  # noqa: E402
+from rtbench.rtprobe import build as probebuild  # noqa: E402
 
 
 def rtprobe_cmd(binary: Path, loops: int, cpu: int) -> list[str]:

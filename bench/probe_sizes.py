@@ -16,7 +16,7 @@ import struct
 import sys
 from pathlib import Path
 
-from rtbench.probebuild import ARCHES, build_probe
+from rtbench.rtprobe.build import ARCHES, build_probe
 
 
 def section_sizes(path: Path) -> dict[str, int]:

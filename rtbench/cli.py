@@ -20,8 +20,8 @@ from rich.console import Console
 from rich.text import Text
 
 from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, __version__, data_dir
-from rtbench.probe import ProbeNotFound
 from rtbench.report.text import for_rich, for_terminal
+from rtbench.rtprobe.locate import ProbeNotFound
 from rtbench.suites import SuiteError, builtin_suites, load_suite
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from rtbench.cpulist import format_cpulist, parse_cpulist
-from rtbench.probe import ProbeDescribeError, locate_probe, probe_describe
+from rtbench.rtprobe.locate import ProbeDescribeError, locate_probe, probe_describe
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -25,7 +25,7 @@ def probe_group() -> None:
 @handle_errors
 def probe_build(arches: tuple[str, ...], force: bool) -> None:
     """Build static stripped rtprobe binaries (cached per arch and probe version)."""
-    from rtbench.probebuild import (
+    from rtbench.rtprobe.build import (
         ProbeBuildError,
         UnknownArch,
         arch_names,

@@ -13,8 +13,8 @@ import shlex
 from abc import abstractmethod
 from pathlib import Path
 
+from rtbench.rtprobe.elf import check_probe_arch
 from rtbench.targets import _shell
-from rtbench.targets._elf import check_probe_arch
 from rtbench.targets.base import CommandResult, ProbeProcess, Target, TargetError
 
 
@@ -54,7 +54,7 @@ class BoardTarget(Target):
 
     def _install_probe(self) -> None:
         """Pick the probe for the target's arch and make sure the target has it."""
-        from rtbench.probebuild import ProbeBuildError, build_probe
+        from rtbench.rtprobe.build import ProbeBuildError, build_probe
 
         arch = self.probe_arch()
         if self._probe_option is not None:

@@ -21,7 +21,7 @@ from typing import IO, Any
 
 from rtbench.cpulist import parse_cpulist
 from rtbench.owner import LOAD_OWNER_VAR, current_owner, kill_tagged, owner_tag
-from rtbench.probe import locate_probe
+from rtbench.rtprobe.locate import locate_probe
 from rtbench.targets.base import (
     CommandResult,
     ProbeProcess,
@@ -172,7 +172,7 @@ class LocalTarget(Target):
         return "local"
 
     def probe_path(self) -> str:
-        """The host's rtprobe (found by rtbench.probe.locate_probe)."""
+        """The host's rtprobe (found by rtbench.rtprobe.locate.locate_probe)."""
         return str(self.probe)
 
     def hostname(self) -> str:

@@ -23,7 +23,7 @@ LAYER_OF = {
     "rtbench._pdeath": "util",
     "rtbench.owner": "util",
     "rtbench.runsave": "runner",
-    "rtbench.probe": "util",
+    "rtbench.rtprobe": "util",
     "rtbench.bundle": "bundle",
     "rtbench.suites": "suites",
     "rtbench.preflight": "preflight",

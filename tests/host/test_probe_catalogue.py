@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from suite_helpers import parse
 
-from rtbench.probe import locate_probe
+from rtbench.rtprobe.locate import locate_probe
 from rtbench.suites import (
     CatalogueError,
     ProbeCatalogue,

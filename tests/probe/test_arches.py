@@ -21,8 +21,8 @@ import jsonschema
 import pytest
 from probe_support import parse_ndjson, validate_records
 
-from rtbench.probebuild import ARCHES, build_probe, zig_available
-from rtbench.targets._elf import ELF_IDENTITY, check_probe_arch
+from rtbench.rtprobe.build import ARCHES, build_probe, zig_available
+from rtbench.rtprobe.elf import ELF_IDENTITY, check_probe_arch
 from rtbench.targets.base import TargetError
 
 # A short real run that needs no privileges (no RT policy, no locked memory, no PM QoS).

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from probe_support import REPO
 
-from rtbench import probebuild
+from rtbench.rtprobe import build as probebuild
 
 HELP_TXT = REPO / "probe" / "src" / "help.txt"
 

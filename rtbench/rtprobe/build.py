@@ -19,9 +19,9 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from rtbench import elftrim
-from rtbench.elftrim import ElfLayoutError, trim_unloaded
-from rtbench.probe import PACKAGE_DIR
+from rtbench.rtprobe import elftrim
+from rtbench.rtprobe.elftrim import ElfLayoutError, trim_unloaded
+from rtbench.rtprobe.locate import PACKAGE_DIR
 
 PROBE_SOURCE = PACKAGE_DIR.parent / "probe"
 # Size bound of one stripped static board probe (bytes); `probe build` reports any arch over

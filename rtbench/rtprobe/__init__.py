@@ -1,0 +1,1 @@
+"""The rtprobe contract on the host: locating, building and checking rtprobe binaries."""

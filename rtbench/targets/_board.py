@@ -13,7 +13,7 @@ import shlex
 from abc import abstractmethod
 from pathlib import Path
 
-from rtbench.rtprobe.elf import check_probe_arch
+from rtbench.rtprobe.elf import ProbeArchError, check_probe_arch
 from rtbench.targets import _shell
 from rtbench.targets.base import CommandResult, ProbeProcess, Target, TargetError
 
@@ -64,7 +64,10 @@ class BoardTarget(Target):
                 local = build_probe(arch)
             except ProbeBuildError as exc:
                 raise TargetError(f"{self.name}: no probe for arch {arch}: {exc}") from exc
-        check_probe_arch(local, arch)
+        try:
+            check_probe_arch(local, arch)
+        except ProbeArchError as exc:
+            raise TargetError(str(exc)) from exc
         remote = _shell.probe_remote_path(self.remote_dir, local)
         if not _shell.remote_matches(self._run_short, remote, local):
             self._push(local, remote)

@@ -22,8 +22,7 @@ import pytest
 from probe_support import parse_ndjson, validate_records
 
 from rtbench.rtprobe.build import ARCHES, build_probe, zig_available
-from rtbench.rtprobe.elf import ELF_IDENTITY, check_probe_arch
-from rtbench.targets.base import TargetError
+from rtbench.rtprobe.elf import ELF_IDENTITY, ProbeArchError, check_probe_arch
 
 # A short real run that needs no privileges (no RT policy, no locked memory, no PM QoS).
 QUIET_RUN = ["--interval", "200us", "--threads", "1", "--warmup", "0", "--policy", "other",
@@ -196,7 +195,7 @@ def test_foreign_binary_is_refused(arch_probes: dict[str, Path]) -> None:
         for other in ELF_IDENTITY:
             if ELF_IDENTITY[other] == ELF_IDENTITY[arch]:
                 continue
-            with pytest.raises(TargetError, match=f"not built for the target's arch {other}"):
+            with pytest.raises(ProbeArchError, match=f"not built for the target's arch {other}"):
                 check_probe_arch(binary, other)
 
 

@@ -183,11 +183,13 @@ def cache_root() -> Path:
     return Path(base) / "rtbench" / "probes"
 
 
-def cached_path(arch: str, source: Path = PROBE_SOURCE) -> Path:
-    """Where the probe for arch is (or will be) cached for the current sources."""
+def cached_path(arch: str, source: Path = PROBE_SOURCE, *, simulation: bool = False) -> Path:
+    """Where the probe for arch is (or will be) cached for the current sources; simulation:
+    the full build, with --simulate (see build_probe)."""
     spec = get_arch(arch)
     key = f"{probe_version(source)}-{source_digest(source)}"
-    return cache_root() / key / f"{arch}-{arch_digest(spec, source)}" / "rtprobe"
+    variant = "-simulation" if simulation else ""
+    return cache_root() / key / f"{arch}-{arch_digest(spec, source)}{variant}" / "rtprobe"
 
 
 def zig_available() -> bool:
@@ -196,23 +198,27 @@ def zig_available() -> bool:
 
 
 def build_probe(arch: str, *, source: Path = PROBE_SOURCE, force: bool = False,
-                jobs: int | None = None, timeout_s: float = 900.0) -> Path:
-    """The cached static stripped rtprobe for arch, building it first when needed."""
+                jobs: int | None = None, timeout_s: float = 900.0,
+                simulation: bool = False) -> Path:
+    """The cached static stripped board rtprobe for arch, building it first when needed.
+    simulation: the full build instead (the native build's features, --simulate included;
+    not held to the size bound), which board targets push for simulated runs only."""
     spec = get_arch(arch)
     if not (source / "Makefile").is_file():
         raise ProbeBuildError(f"{source}: no probe sources here; building a probe for "
                               "another arch needs an rtbench source checkout")
-    target = cached_path(arch, source)
+    target = cached_path(arch, source, simulation=simulation)
     if target.is_file() and not force:
         return target
     with _BUILD_LOCK:
         if target.is_file() and not force:
             return target  # built by another thread while this one waited
-        return _build(spec, arch, source, target, jobs, timeout_s)
+        make_args = ("STATIC=1",) if simulation else BOARD_MAKE_ARGS
+        return _build(spec, arch, source, target, jobs, timeout_s, make_args)
 
 
 def _build(spec: ProbeArch, arch: str, source: Path, target: Path, jobs: int | None,
-           timeout_s: float) -> Path:
+           timeout_s: float, make_args: tuple[str, ...]) -> Path:
     """Build the probe for arch with Zig into its cache place target."""
     if not zig_available():
         raise ProbeBuildError("building a probe for another arch needs Zig's C compiler: "
@@ -220,7 +226,7 @@ def _build(spec: ProbeArch, arch: str, source: Path, target: Path, jobs: int | N
     build_dir = target.parent / "build"
     build_dir.mkdir(parents=True, exist_ok=True)
     command = ["make", "-C", str(source), f"-j{jobs or os.cpu_count() or 1}",
-               *BOARD_MAKE_ARGS, f"PYTHON={sys.executable}",
+               *make_args, f"PYTHON={sys.executable}",
                f"CC={spec.cc()}", f"LINK_CC={spec.link_cc()}", f"BUILD={build_dir}",
                f"CFLAGS={SMALL_CFLAGS}", f"LDFLAGS={SMALL_LDFLAGS}",
                "LDLIBS=" + " ".join(["-lpthread -lm -lrt",

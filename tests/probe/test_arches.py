@@ -16,6 +16,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -23,6 +24,8 @@ from probe_support import parse_ndjson, validate_records
 
 from rtbench.rtprobe.build import ARCHES, build_probe, zig_available
 from rtbench.rtprobe.elf import ELF_IDENTITY, ProbeArchError, check_probe_arch
+from rtbench.targets._board import BoardTarget, asks_simulation
+from rtbench.targets.base import CommandResult, ProbeProcess
 
 # A short real run that needs no privileges (no RT policy, no locked memory, no PM QoS).
 QUIET_RUN = ["--interval", "200us", "--threads", "1", "--warmup", "0", "--policy", "other",
@@ -222,3 +225,67 @@ def test_missing_zig_fails_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CI")
     with pytest.raises(pytest.skip.Exception):
         require_zig()
+
+
+@pytest.mark.parametrize(("args", "asks"), [
+    (["cyclic", "--simulate", "1"], True), (["cyclic", "--simulate=1:const"], True),
+    (["cyclic", "--loops", "5"], False), (["load", "cmd", "--", "--simulate"], False),
+    ([], False),
+])
+def test_simulated_command_lines_are_recognised(args: list[str], asks: bool) -> None:
+    """What makes a board target start the full build: --simulate among the options."""
+    assert asks_simulation(args) is asks
+
+
+class PickingBoard(BoardTarget):
+    """A board target whose builds and pushes are recorded, not done."""
+
+    name = "fake"
+    pushed: list[tuple[str, bool]]
+
+    def __init__(self, probe: Path | None) -> None:
+        super().__init__(probe=probe, remote_dir="/tmp/rtb")
+        self.pushed = []
+        self._arch = "mips"
+        self._remote_probe = "/tmp/rtb/rtprobe-board"
+
+    def _built_probe(self, arch: str, *, simulation: bool) -> Path:
+        """A made-up path naming what was asked for."""
+        return Path(f"/cache/{arch}-{'simulation' if simulation else 'board'}")
+
+    def _pushed(self, local: Path, arch: str) -> str:
+        """Record the push; the remote name the real one would give."""
+        self.pushed.append((local.name, arch == "mips"))
+        return f"/tmp/rtb/rtprobe-{local.name}"
+
+    def run(self, command: str, timeout_s: float = 30.0) -> CommandResult:
+        """Never called: the test runs nothing on the board."""
+        raise AssertionError("no command runs here")
+
+    def _send_file(self, data: bytes, remote: str) -> None:
+        """Never called: pushes are recorded by _pushed."""
+        raise AssertionError("no file is sent here")
+
+    def _start_remote(self, command: str) -> ProbeProcess:
+        """Never called: the test starts no process."""
+        raise AssertionError("no process starts here")
+
+    @classmethod
+    def from_uri(cls, uri: str, *, probe: Path | None = None,
+                 options: dict[str, Any] | None = None) -> PickingBoard:
+        """Never called: made directly."""
+        raise AssertionError("not opened from a URI")
+
+
+def test_board_target_pushes_the_full_build_for_simulated_runs_only() -> None:
+    board = PickingBoard(probe=None)
+    assert board._probe_path(["cyclic", "--loops", "5"]) == "/tmp/rtb/rtprobe-board"
+    assert board.pushed == []
+    for _ in range(2):   # pushed once, then reused
+        assert board._probe_path(["cyclic", "--simulate", "1"]) == \
+            "/tmp/rtb/rtprobe-mips-simulation"
+    assert board.pushed == [("mips-simulation", True)]
+    assert board._probe_path(["sysinfo"]) == "/tmp/rtb/rtprobe-board"
+    given = PickingBoard(probe=Path("/mine/rtprobe"))
+    assert given._probe_path(["cyclic", "--simulate", "1"]) == "/tmp/rtb/rtprobe-board"
+    assert given.pushed == []

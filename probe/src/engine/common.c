@@ -226,8 +226,9 @@ bool common_handle(struct rtp_common *c, int id, const char *arg)
 		break;
 	case C_SIMULATE: {
 #ifdef RTPROBE_BOARD
-		opt_fail("--simulate", arg, "this board build of rtprobe has no "
-			 "simulation; run --simulate with a native build");
+		opt_fail("--simulate", arg, "this board build of rtprobe "
+			 "has no simulation; run --simulate with a native "
+			 "build");
 #else
 		char err[200];
 

@@ -106,7 +106,8 @@ void run_write_start(struct run *r)
 
 	record_begin(j, "start");
 	record_start_header(j, c->test, SIMULATED(c->simulate),
-			    SIMULATED(c->simulate) ? c->sim.text : NULL, r->argc, r->argv);
+			    SIMULATED(c->simulate) ? c->sim.text : NULL,
+			    r->argc, r->argv);
 	json_str(j, "clock", c->clock_name);
 	json_u64(j, "t0_ns", r->t0_ns);
 	json_u64(j, "t0_unix_ns", r->t0_unix_ns);

@@ -240,7 +240,8 @@ series_roll(struct series *s, uint64_t t_ns)
 	series_slot(s, t_ns, &next);
 	if (series_has_data(s)) {
 		if (atomic_load_explicit(&s->mbox_full, memory_order_acquire)) {
-			if (!SIMULATED(s->simulated) && next.warmup == s->win.warmup) {
+			if (!SIMULATED(s->simulated) &&
+			    next.warmup == s->win.warmup) {
 				s->win.end_ns = next.end_ns;
 				series_enter(s);
 				return;

@@ -79,7 +79,7 @@ void series_fail(struct series *s, const char *what);
 
 /* This series' simulation stream (stream id = series index); NULL unless simulated. */
 #ifdef RTPROBE_BOARD
-/* Always NULL in a board build (no simulation): the simulated paths drop out. */
+/* Always NULL in a board build (no simulation): simulated paths drop out. */
 static inline struct sim_stream *series_sim(struct series *s)
 {
 	(void)s;

@@ -18,7 +18,7 @@
 /* Room for the longest help text once unpacked (helpgen.py checks it). */
 #define TEXT_MAX 2048
 
-/* The plain text: text itself when nothing is packed, else unpacked into buf. */
+/* The plain text: text itself when not packed, else unpacked into buf. */
 const char *text_get(const char *text, char *buf, size_t size);
 
 #endif /* RTP_TEXT_H */

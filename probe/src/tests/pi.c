@@ -359,7 +359,8 @@ static int pi_resolve_cpu(struct pi_test *t, struct rtp_common *c,
 				break;
 		t->cfg.cpu = cpu;
 	}
-	if (CPU_COUNT(&allowed) < 2 && !t->cfg.force && !SIMULATED(c->simulate)) {
+	if (CPU_COUNT(&allowed) < 2 && !t->cfg.force &&
+	    !SIMULATED(c->simulate)) {
 		fmt_fprintf(stderr, "rtprobe: pi: only one CPU is allowed and the "
 			    "hogs would take all of it for --hog-time; add --force "
 			    "to run anyway\n");

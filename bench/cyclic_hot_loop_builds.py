@@ -139,7 +139,8 @@ def build_board_symbols(out: Path) -> Path:
     spec = probebuild.get_arch("x86_64")
     ldflags = " ".join(f for f in probebuild.SMALL_LDFLAGS.split() if f != "-s")
     subprocess.run(["make", "-s", "-C", str(REPO / "probe"), f"-j{os.cpu_count() or 1}",
-                    "STATIC=1", f"CC={spec.cc()}", f"BUILD={out}",
+                    *probebuild.BOARD_MAKE_ARGS, f"PYTHON={sys.executable}",
+                    f"CC={spec.cc()}", f"BUILD={out}",
                     f"CFLAGS={probebuild.SMALL_CFLAGS} -g", f"LDFLAGS={ldflags}",
                     "LDLIBS=-lpthread -lm -lrt", f"{out}/rtprobe"], check=True)
     return out / "rtprobe"

@@ -1,5 +1,7 @@
-"""The help texts: probe/src/help.txt, its generator (probe/tools/helpgen.py, packed for
-board builds and unpacked by text_get() in C), and the cache key of board builds."""
+"""What makes the board build the native build with features left out, checked without
+Zig: the help texts (probe/src/help.txt, its generator probe/tools/helpgen.py, packed for
+board builds and unpacked by text_get() in C), the poisoned C library calls, and the cache
+key of board builds."""
 
 from __future__ import annotations
 
@@ -183,3 +185,34 @@ def test_arch_flags_change_the_arch_digest() -> None:
     spec = probebuild.get_arch("mips")
     other = probebuild.ProbeArch(**{**spec.__dict__, "cflags": "-mno-relax"})
     assert probebuild.arch_digest(spec) != probebuild.arch_digest(other)
+
+
+POISON_H = REPO / "probe" / "src" / "lib" / "poison.h"
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+@pytest.mark.parametrize(("call", "poisoned"), [
+    ('printf("%d", 1)', True), ('fprintf(stderr, "x")', True),
+    ('snprintf(buf, sizeof(buf), "x")', True), ("strtoll(buf, NULL, 10)", True),
+    ("(long)strtod(buf, NULL)", True), ("atoi(buf)", True), ('sscanf(buf, "%d", &n)', True),
+    ("getopt_long(0, NULL, \"\", NULL, NULL)", True), ("inet_pton(2, buf, buf)", True),
+    ("strsignal(2) != NULL", True), ("fputs(buf, stdout)", False), ("(int)strlen(buf)", False),
+])
+def test_replaced_libc_calls_fail_the_build(tmp_path: Path, call: str, poisoned: bool) -> None:
+    """A source compiled as the Makefile compiles rtprobe's: a replaced call is an error."""
+    source = tmp_path / "new.c"
+    source.write_text("#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+                      "#include <getopt.h>\n#include <arpa/inet.h>\n"
+                      f"int f(void);\nint f(void)\n{{\n\tchar buf[8] = \"1\";\n\tint n = 0;\n\n"
+                      f"\treturn (int)({call}) + n;\n}}\n")
+    done = subprocess.run(["cc", "-std=c11", "-D_GNU_SOURCE", "-include", str(POISON_H),
+                           "-c", "-o", str(tmp_path / "new.o"), str(source)],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert (done.returncode != 0) is poisoned, done.stderr
+    assert ("poisoned" in done.stderr) is poisoned, done.stderr
+
+
+def test_makefile_compiles_every_source_with_the_poison() -> None:
+    makefile = (REPO / "probe" / "Makefile").read_text()
+    assert "POISON := -include src/lib/poison.h" in makefile
+    assert "$(CC) $(WARN) $(CPPFLAGS_ALL) $(POISON)" in makefile

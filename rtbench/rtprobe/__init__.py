@@ -1,1 +1,1 @@
-"""The rtprobe contract on the host: locating, building and checking rtprobe binaries."""
+"""The host twin of probe/: how rtbench calls rtprobe and reads back what it prints."""

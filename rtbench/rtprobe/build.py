@@ -19,7 +19,6 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from rtbench.rtprobe import elftrim
 from rtbench.rtprobe.elftrim import ElfLayoutError, trim_unloaded
 from rtbench.rtprobe.locate import PACKAGE_DIR
 
@@ -39,7 +38,7 @@ SMALL_LDFLAGS = "-Wl,--gc-sections -s"
 # no simulation code) and byte-pair packed help texts.
 BOARD_MAKE_ARGS = ("BOARD=1", "STATIC=1")
 # The Python code that builds and trims a probe: part of what the cache key hashes.
-BUILD_CODE: tuple[Path, ...] = (Path(__file__), Path(elftrim.__file__))
+BUILD_CODE: tuple[Path, ...] = (Path(__file__), Path(__file__).with_name("elftrim.py"))
 # One build at a time in this process: the boards of a fleet open in parallel threads and
 # would otherwise build the same arch into the same directory at once.
 _BUILD_LOCK = threading.Lock()

@@ -16,6 +16,8 @@ from abc import abstractmethod
 from pathlib import Path
 
 from rtbench.rtprobe.elf import ProbeArchError, check_probe_arch
+from rtbench.rtprobe.provider import ProbeProvider, ProbeUnavailable
+from rtbench.rtprobe.sysinfo import VERSION_ARGS, last_error_line, version_of
 from rtbench.targets import _shell
 from rtbench.targets.base import CommandResult, ProbeProcess, Target, TargetError
 
@@ -33,8 +35,8 @@ def asks_simulation(args: list[str]) -> bool:
 class BoardTarget(Target):
     """A Linux board with /bin/sh, reached by some transport."""
 
-    def __init__(self, *, probe: Path | None, remote_dir: str) -> None:
-        self._probe_option = probe
+    def __init__(self, *, provider: ProbeProvider | None, remote_dir: str) -> None:
+        self._provider = provider
         self.remote_dir = remote_dir
         self._arch: str | None = None
         self._hostname: str | None = None
@@ -68,24 +70,25 @@ class BoardTarget(Target):
     def _install_probe(self) -> None:
         """Pick the probe for the target's arch and make sure the target has it."""
         arch = self.probe_arch()
-        local = self._probe_option or self._built_probe(arch, simulation=False)
-        self._remote_probe = self._pushed(local, arch)
-        done = self.run_probe(["--version"], timeout_s=30.0)
-        words = done.stdout.split()
-        if done.returncode != 0 or not words:
-            said = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        self._remote_probe = self._pushed(self._provided(arch, simulation=False), arch)
+        done = self.run_probe(VERSION_ARGS, timeout_s=30.0)
+        version = version_of(done)
+        if version is None:
+            said = last_error_line(done, "no output")
             raise TargetError(f"{self.name}: the pushed probe does not run there "
                               f"(exit {done.returncode}: {said[:160]})")
-        self._probe_version = words[-1]
+        self._probe_version = version
 
-    def _built_probe(self, arch: str, *, simulation: bool) -> Path:
-        """The cached Zig build of rtprobe for arch (the full one when simulation)."""
-        from rtbench.rtprobe.build import ProbeBuildError, build_probe
-
+    def _provided(self, arch: str, *, simulation: bool) -> Path:
+        """The provider's probe for arch: the board build, or the full build (with
+        --simulate) when simulation."""
+        if self._provider is None:
+            raise TargetError(f"{self.name}: no probe to push (the target was opened "
+                              "without a probe provider)")
         try:
-            return build_probe(arch, simulation=simulation)
-        except ProbeBuildError as exc:
-            raise TargetError(f"{self.name}: no probe for arch {arch}: {exc}") from exc
+            return self._provider.probe_for(arch, simulation=simulation)
+        except ProbeUnavailable as exc:
+            raise TargetError(f"{self.name}: {exc}") from exc
 
     def _pushed(self, local: Path, arch: str) -> str:
         """Where the probe local is on the target, pushed there unless it already is."""
@@ -181,15 +184,15 @@ class BoardTarget(Target):
     def _probe_path(self, args: list[str] | None = None) -> str:
         """The probe's path on the target (after open()) for a run of args: the board
         build, or for a simulated run the full build (board builds have no --simulate),
-        pushed the first time one is started; --probe's binary for every run."""
+        pushed the first time one is started."""
         if self._remote_probe is None:
             raise TargetError(f"{self.name}: not opened (no probe on the target yet)")
-        if self._probe_option is not None or not asks_simulation(args or []):
+        if not asks_simulation(args or []):
             return self._remote_probe
         if self._simulation_probe is None:
             arch = self.probe_arch()
             self._simulation_probe = self._pushed(
-                self._built_probe(arch, simulation=True), arch)
+                self._provided(arch, simulation=True), arch)
         return self._simulation_probe
 
     def run_probe(self, args: list[str], timeout_s: float = 30.0) -> CommandResult:

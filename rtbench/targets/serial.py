@@ -19,10 +19,10 @@ import re
 import shlex
 import termios
 import time
-from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
+from rtbench.rtprobe.provider import ProbeProvider
 from rtbench.targets._board import BoardTarget
 from rtbench.targets._shell import DEFAULT_REMOTE_DIR
 from rtbench.targets.base import (
@@ -101,10 +101,11 @@ class SerialTarget(BoardTarget):
 
     schemes: ClassVar[tuple[str, ...]] = ("serial",)
 
-    def __init__(self, device: str, *, baud: int = DEFAULT_BAUD, probe: Path | None = None,
+    def __init__(self, device: str, *, baud: int = DEFAULT_BAUD,
+                 provider: ProbeProvider | None = None,
                  remote_dir: str = DEFAULT_REMOTE_DIR, login: str | None = None,
                  password: str | None = None) -> None:
-        super().__init__(probe=probe, remote_dir=remote_dir)
+        super().__init__(provider=provider, remote_dir=remote_dir)
         # this board's login (a fleet inventory gives one per board); else the environment
         self.login = login
         self.password = password
@@ -116,7 +117,7 @@ class SerialTarget(BoardTarget):
         self._console_level: str | None = None
 
     @classmethod
-    def from_uri(cls, uri: str, *, probe: Path | None = None,
+    def from_uri(cls, uri: str, *, provider: ProbeProvider | None = None,
                  options: dict[str, Any] | None = None) -> Target:
         """serial:///dev/ttyX[?baud=N&dir=PATH]; options may give this board's `login`
         and `password` (else RTBENCH_SERIAL_USER and RTBENCH_SERIAL_PASSWORD)."""
@@ -135,7 +136,7 @@ class SerialTarget(BoardTarget):
         if not remote_dir.startswith("/"):
             raise TargetUsageError(f"target {uri!r}: dir must be an absolute path")
         opts = options or {}
-        return cls(parts.path, baud=int(text), probe=probe, remote_dir=remote_dir,
+        return cls(parts.path, baud=int(text), provider=provider, remote_dir=remote_dir,
                    login=opts.get("login"), password=opts.get("password"))
 
     @property

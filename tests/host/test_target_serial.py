@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from rtbench.rtprobe.provider import Probes
 from rtbench.targets.base import (
     ProbeProcess,
     TargetError,
@@ -96,7 +97,7 @@ def board_tty_of(console: Path) -> str:
 @pytest.mark.parametrize("shell", ["exec busybox sh -i", "exec sh -i"])
 def test_commands_push_and_stream(board: Board, shell: str) -> None:
     tty = board(shell)
-    with open_target(f"serial://{tty}?baud=115200") as target:
+    with open_target(f"serial://{tty}?baud=115200", provider=Probes()) as target:
         assert isinstance(target, SerialTarget)
         done = target.run("echo out; echo err >&2; exit 3")
         assert done == type(done)(3, "out\n", "err\n")
@@ -114,13 +115,13 @@ def test_commands_push_and_stream(board: Board, shell: str) -> None:
         # The line is free again.
         assert target.run("echo again").stdout == "again\n"
     # A second open finds the pushed probe and the shell as it was left.
-    with open_target(f"serial://{tty}") as again:
+    with open_target(f"serial://{tty}", provider=Probes()) as again:
         assert again.run("echo back").stdout == "back\n"
 
 
 def test_interrupt_and_console_messages(board: Board) -> None:
     tty = board("exec busybox sh -i")
-    with open_target(f"serial://{tty}") as target:
+    with open_target(f"serial://{tty}", provider=Probes()) as target:
         proc = target.start_probe(["cyclic", "--duration", "60s", "--interval", "1ms"])
         out, err = b"", b""
         deadline = time.monotonic() + 20
@@ -145,7 +146,7 @@ def test_login_from_the_environment(board: Board, monkeypatch: pytest.MonkeyPatc
     tty = board(LOGIN_SCRIPT)
     monkeypatch.setenv("RTBENCH_SERIAL_USER", "rtb")
     monkeypatch.setenv("RTBENCH_SERIAL_PASSWORD", "secret")
-    with open_target(f"serial://{tty}") as target:
+    with open_target(f"serial://{tty}", provider=Probes()) as target:
         assert target.run("echo in").stdout == "in\n"
 
 
@@ -154,19 +155,19 @@ def test_login_refused(board: Board, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RTBENCH_SERIAL_USER", "rtb")
     monkeypatch.setenv("RTBENCH_SERIAL_PASSWORD", "wrong")
     with pytest.raises(TargetError, match="login refused"):
-        open_target(f"serial://{tty}").open()
+        open_target(f"serial://{tty}", provider=Probes()).open()
 
 
 def test_login_without_credentials(board: Board, monkeypatch: pytest.MonkeyPatch) -> None:
     tty = board(LOGIN_SCRIPT)
     monkeypatch.delenv("RTBENCH_SERIAL_USER", raising=False)
     with pytest.raises(TargetError, match="set RTBENCH_SERIAL_USER"):
-        open_target(f"serial://{tty}").open()
+        open_target(f"serial://{tty}", provider=Probes()).open()
 
 
 def test_garbage_on_the_line(board: Board) -> None:
     tty = board("trap '' INT; while :; do head -c 200 /dev/urandom; sleep 0.05; done")
-    target = open_target(f"serial://{tty}?baud=9600")
+    target = open_target(f"serial://{tty}?baud=9600", provider=Probes())
     assert isinstance(target, SerialTarget)
     target.shell_timeout_s = 6
     with pytest.raises(TargetError, match="garbage on the line; is the baud rate"):
@@ -175,10 +176,11 @@ def test_garbage_on_the_line(board: Board) -> None:
 
 def test_port_missing_busy_and_bad_uris(board: Board, tmp_path: Path) -> None:
     with pytest.raises(TargetError, match="no such device"):
-        open_target(f"serial://{tmp_path}/ttyNONE").open()
+        open_target(f"serial://{tmp_path}/ttyNONE", provider=Probes()).open()
     tty = board("exec busybox sh -i")
-    with open_target(f"serial://{tty}"), pytest.raises(TargetError, match="busy"):
-        open_target(f"serial://{tty}").open()
+    with open_target(f"serial://{tty}", provider=Probes()), \
+            pytest.raises(TargetError, match="busy"):
+        open_target(f"serial://{tty}", provider=Probes()).open()
     for uri, message in (("serial:///dev/ttyS0?baud=fast", "baud must be"),
                          ("serial:///dev/ttyS0?parity=odd", "unknown option 'parity'"),
                          ("serial://ttyS0", "expected serial:///dev/ttyX")):
@@ -202,7 +204,7 @@ def test_console_lines_never_break_records() -> None:
 def test_silent_board_is_lost(board: Board) -> None:
     """The probe stops answering (as on a board that hung or rebooted): lost, not hung."""
     tty = board("exec busybox sh -i")
-    with open_target(f"serial://{tty}") as target:
+    with open_target(f"serial://{tty}", provider=Probes()) as target:
         assert isinstance(target, SerialTarget)
         proc = target.start_probe(["cyclic", "--duration", "60s", "--interval", "1ms"])
         out = b""
@@ -227,7 +229,7 @@ def test_silent_board_is_lost(board: Board) -> None:
 
 def test_board_gone_mid_run_raises_lost(board: Board) -> None:
     tty = board("exec busybox sh -i")
-    with open_target(f"serial://{tty}") as target:
+    with open_target(f"serial://{tty}", provider=Probes()) as target:
         proc = target.start_probe(["cyclic", "--duration", "60s", "--interval", "1ms"])
         time.sleep(1.0)
         console = CONSOLES[tty]

@@ -43,7 +43,7 @@
  *
  * On the wire (NDJSON) a histogram is a sparse list of [index, count] pairs in
  * increasing index order; the start record names the layout as
- * "hist_layout": "loglin7".  The host (rtbench/wire/loglin7.py) implements
+ * "hist_layout": "loglin7".  The host (rtbench/rtprobe/loglin7.py) implements
  * the same mapping; tests check both sides against shared vectors.
  */
 #ifndef RTP_HIST_H

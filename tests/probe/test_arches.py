@@ -24,6 +24,7 @@ from probe_support import parse_ndjson, validate_records
 
 from rtbench.rtprobe.build import ARCHES, build_probe, zig_available
 from rtbench.rtprobe.elf import ELF_IDENTITY, ProbeArchError, check_probe_arch
+from rtbench.rtprobe.provider import ProbeProvider
 from rtbench.targets._board import BoardTarget, asks_simulation
 from rtbench.targets.base import CommandResult, ProbeProcess
 
@@ -237,25 +238,39 @@ def test_simulated_command_lines_are_recognised(args: list[str], asks: bool) -> 
     assert asks_simulation(args) is asks
 
 
+class FakeProbes:
+    """A probe provider whose builds are made-up paths naming what was asked for."""
+
+    def __init__(self, given: Path | None = None) -> None:
+        self.given = given
+
+    def host_probe(self) -> Path:
+        """Never called: a board has no host probe."""
+        raise AssertionError("no host probe here")
+
+    def probe_for(self, arch: str, *, simulation: bool = False) -> Path:
+        """--probe if given, else the board or the simulation build of arch."""
+        if self.given is not None:
+            return self.given
+        return Path(f"/cache/{arch}-{'simulation' if simulation else 'board'}")
+
+
 class PickingBoard(BoardTarget):
-    """A board target whose builds and pushes are recorded, not done."""
+    """A board target whose pushes are recorded, not done."""
 
     name = "fake"
-    pushed: list[tuple[str, bool]]
+    pushed: list[str]
 
-    def __init__(self, probe: Path | None) -> None:
-        super().__init__(probe=probe, remote_dir="/tmp/rtb")
+    def __init__(self, given: Path | None) -> None:
+        super().__init__(provider=FakeProbes(given), remote_dir="/tmp/rtb")
         self.pushed = []
         self._arch = "mips"
         self._remote_probe = "/tmp/rtb/rtprobe-board"
 
-    def _built_probe(self, arch: str, *, simulation: bool) -> Path:
-        """A made-up path naming what was asked for."""
-        return Path(f"/cache/{arch}-{'simulation' if simulation else 'board'}")
-
     def _pushed(self, local: Path, arch: str) -> str:
         """Record the push; the remote name the real one would give."""
-        self.pushed.append((local.name, arch == "mips"))
+        assert arch == "mips"
+        self.pushed.append(local.name)
         return f"/tmp/rtb/rtprobe-{local.name}"
 
     def run(self, command: str, timeout_s: float = 30.0) -> CommandResult:
@@ -271,21 +286,22 @@ class PickingBoard(BoardTarget):
         raise AssertionError("no process starts here")
 
     @classmethod
-    def from_uri(cls, uri: str, *, probe: Path | None = None,
+    def from_uri(cls, uri: str, *, provider: ProbeProvider | None = None,
                  options: dict[str, Any] | None = None) -> PickingBoard:
         """Never called: made directly."""
         raise AssertionError("not opened from a URI")
 
 
 def test_board_target_pushes_the_full_build_for_simulated_runs_only() -> None:
-    board = PickingBoard(probe=None)
+    board = PickingBoard(given=None)
     assert board._probe_path(["cyclic", "--loops", "5"]) == "/tmp/rtb/rtprobe-board"
     assert board.pushed == []
     for _ in range(2):   # pushed once, then reused
         assert board._probe_path(["cyclic", "--simulate", "1"]) == \
             "/tmp/rtb/rtprobe-mips-simulation"
-    assert board.pushed == [("mips-simulation", True)]
+    assert board.pushed == ["mips-simulation"]
     assert board._probe_path(["sysinfo"]) == "/tmp/rtb/rtprobe-board"
-    given = PickingBoard(probe=Path("/mine/rtprobe"))
-    assert given._probe_path(["cyclic", "--simulate", "1"]) == "/tmp/rtb/rtprobe-board"
-    assert given.pushed == []
+    # --probe: the provider gives the user's binary for simulated runs too
+    given = PickingBoard(given=Path("/mine/rtprobe"))
+    assert given._probe_path(["cyclic", "--simulate", "1"]) == "/tmp/rtb/rtprobe-rtprobe"
+    assert given.pushed == ["rtprobe"]

@@ -196,12 +196,14 @@ POISON_H = REPO / "probe" / "src" / "lib" / "poison.h"
     ('snprintf(buf, sizeof(buf), "x")', True), ("strtoll(buf, NULL, 10)", True),
     ("(long)strtod(buf, NULL)", True), ("atoi(buf)", True), ('sscanf(buf, "%d", &n)', True),
     ("getopt_long(0, NULL, \"\", NULL, NULL)", True), ("inet_pton(2, buf, buf)", True),
-    ("strsignal(2) != NULL", True), ("fputs(buf, stdout)", False), ("(int)strlen(buf)", False),
+    ("strsignal(2) != NULL", True), ("qsort(buf, 1, 1, NULL), 0", True),
+    ("(int)sqrt(2.0)", True), ("fputs(buf, stdout)", False), ("(int)strlen(buf)", False),
 ])
 def test_replaced_libc_calls_fail_the_build(tmp_path: Path, call: str, poisoned: bool) -> None:
     """A source compiled as the Makefile compiles rtprobe's: a replaced call is an error."""
     source = tmp_path / "new.c"
-    source.write_text("#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+    source.write_text("#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
+                      "#include <string.h>\n"
                       "#include <getopt.h>\n#include <arpa/inet.h>\n"
                       f"int f(void);\nint f(void)\n{{\n\tchar buf[8] = \"1\";\n\tint n = 0;\n\n"
                       f"\treturn (int)({call}) + n;\n}}\n")

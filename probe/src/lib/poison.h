@@ -12,6 +12,8 @@
  *   getopt, getopt_long   optparse.h
  *   inet_pton, inet_aton, inet_addr      inaddr.h
  *   strsignal, psignal    the few names needed, written out (engine/run.c)
+ *   qsort                 sort.h
+ *   log, cos, sqrt        simmath.h (the simulation's only maths)
  * The headers that declare them come first: a poisoned name may not appear
  * even in a declaration after the pragma.  The unit tests (probe/tests) are
  * compiled without it: they compare rtprobe's versions with the C library's.
@@ -22,6 +24,7 @@
 #include <arpa/inet.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +38,6 @@
 #pragma GCC poison strtod strtof strtold atoi atol atoll atof
 #pragma GCC poison getopt getopt_long getopt_long_only
 #pragma GCC poison inet_pton inet_aton inet_addr
-#pragma GCC poison strsignal psignal
+#pragma GCC poison strsignal psignal qsort log cos sqrt
 
 #endif /* RTP_POISON_H */

@@ -200,10 +200,11 @@ bool common_handle(struct rtp_common *c, int id, const char *arg)
 		break;
 	case C_WINDOW:
 		c->window_ns = opt_duration("--window", arg, "s");
-		if (c->window_ns % NSEC_PER_SEC || !c->window_ns ||
+		if (c->window_ns % WINDOW_STEP_NS ||
+		    c->window_ns < WINDOW_MIN_NS ||
 		    c->window_ns > 3600 * NSEC_PER_SEC)
 			opt_fail("--window", arg,
-				 "must be whole seconds from 1s to 1h");
+				 "must be whole milliseconds from 100ms to 1h");
 		break;
 	case C_THRESHOLD:
 		add_thresholds(c, arg);

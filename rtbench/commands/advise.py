@@ -84,7 +84,7 @@ def register(main: click.Group) -> None:
             fail(f"--budget {budget!r}: must be more than 0 % and at most 100 %", EXIT_USAGE)
         cycle_ns = parse_duration(cycle, "--cycle", "us") if cycle is not None else None
         horizon_s = parse_duration(horizon, "--horizon", "s") / 1e9
-        store = open_store(db_url)
+        store = open_store(db_url, reading=True)
         try:
             detail = store.get_run(stored_id(store, run))
         finally:
@@ -118,7 +118,7 @@ def register(main: click.Group) -> None:
                               "machine", style="bold yellow", markup=False, highlight=False)
             what = f"cycle {cycle}" if cycle else "smallest safe cycle"
             console.print(advice_table(
-                advice, f"run {detail.id} ({clean(detail.hostname)}, {clean(detail.kernel)}"
+                advice, f"run {detail.id} ({detail.hostname}, {detail.kernel}"
                 f"{', SIMULATED' if detail.simulated else ''}): {what}, budget "
                 f"{fraction:.0%}, horizon {horizon}"))
             for a in advice:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from rtbench.commands._common import handle_errors, make_console
@@ -26,7 +28,6 @@ def suites(name: str | None, scale: float) -> None:
       rtbench suites quick         # the scenarios and tests of quick
       rtbench suites ./my.toml     # validate a suite file
     """
-    from rich import box
 
     from rtbench.commands._run_support import expected_text
     from rtbench.report.layout import Column, FittedTable
@@ -44,9 +45,10 @@ def suites(name: str | None, scale: float) -> None:
         console.print(FittedTable(
             [Column("name", "left", True), Column("description", "left", True),
              Column("scenarios"), Column("tests"), Column("about")], rows,
-            title="built-in suites", box=box.HEAVY_HEAD))
+            title="built-in suites"))
         return
     suite = load_suite(name, scale)
+    _check_values_locally(suite)
     console.print(f"[bold]{for_rich(suite.name)}[/bold] ({for_rich(suite.source)}): "
                   f"{for_rich(suite.description)}",
                   highlight=False)
@@ -57,7 +59,7 @@ def suites(name: str | None, scale: float) -> None:
     console.print(FittedTable(
         [Column("name", "left", True), Column("loads", "left", True),
          Column("load cpus", "left", True), Column("measure cpus", "left", True),
-         Column("settle s")], scen_rows, title="scenarios", box=box.HEAVY_HEAD,
+         Column("settle s")], scen_rows, title="scenarios",
         caption="auto: with loads in the suite and >= 4 CPUs, loads on the first half of "
                 "the CPUs and tests on the rest; else shared"))
     test_rows = []
@@ -71,6 +73,16 @@ def suites(name: str | None, scale: float) -> None:
     console.print(FittedTable(
         [Column("name", "left", True), Column("test", "left"), Column("duration s", "left"),
          Column("warmup s"), Column("expected s", "left", True),
-         Column("thresholds us", "left", True), Column("params", "left", True)],
-        test_rows, title="tests (run in every scenario)", box=box.HEAVY_HEAD))
+         Column("thresholds µs", "left", True), Column("params", "left", True)],
+        test_rows, title="tests (run in every scenario)"))
 
+
+
+def _check_values_locally(suite: Any) -> None:
+    """`rtbench suites FILE`: every param value as this machine's rtprobe parses it (a
+    board's probe is asked again at `run`)."""
+    from rtbench.suites.compat import check_param_values
+    from rtbench.targets import open_target as open_uri
+
+    with open_uri("local") as target:
+        check_param_values(suite, target)

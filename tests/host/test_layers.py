@@ -20,10 +20,13 @@ PACKAGE = Path(__file__).resolve().parents[2] / "rtbench"
 # module (dotted, as a prefix) -> layer; the longest matching prefix wins
 LAYER_OF = {
     "rtbench": "root",
+    "rtbench.valuetext": "root",
     "rtbench.rtprobe": "rtprobe",
     "rtbench.rtprobe.records": "wire",
     "rtbench.rtprobe.loglin7": "wire",
     "rtbench.rtprobe.raw": "wire",
+    "rtbench.readlimit": "root",
+    "rtbench.stdoutcheck": "root",
     "rtbench.cpulist": "util",
     "rtbench._pdeath": "util",
     "rtbench.atomicfile": "util",

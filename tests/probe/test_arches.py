@@ -32,6 +32,9 @@ from rtbench.targets.base import CommandResult, ProbeProcess
 QUIET_RUN = ["--interval", "200us", "--threads", "1", "--warmup", "0", "--policy", "other",
              "--no-mlock", "--no-pmqos"]
 
+# Cross builds and qemu-user: the slow real-part tests (make test runs them, test-fast not).
+pytestmark = [pytest.mark.cross]
+
 # What `uname -m` says under each arch's qemu-user.
 MACHINE = {"x86_64": "x86_64", "i386": "i686", "aarch64": "aarch64", "armhf": "armv7l",
            "armel": "armv5tel", "mips": "mips", "mipsel": "mips", "powerpc": "ppc",

@@ -116,7 +116,7 @@ def _known_error(exc: Exception) -> tuple[str, int] | None:
     The error classes are imported here, on the error path, so that a command that
     succeeds pays for none of their modules.
     """
-    from rtbench.probe import ProbeNotFound
+    from rtbench.rtprobe.locate import ProbeNotFound
     from rtbench.run.runner import RunError
     from rtbench.store import StoreError
     from rtbench.suites.model import SuiteError

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from rtbench.probe import locate_probe
+from rtbench.rtprobe.locate import locate_probe
 
 
 class ProbeUnavailable(Exception):
@@ -24,8 +24,9 @@ class ProbeProvider(Protocol):
         """The rtprobe this machine runs (the local target's)."""
         ...
 
-    def probe_for(self, arch: str) -> Path:
-        """A local path to a static rtprobe for a board of arch (x86_64, armhf, ...);
+    def probe_for(self, arch: str, *, simulation: bool = False) -> Path:
+        """A local path to a static rtprobe for a board of arch (x86_64, armhf, ...): the
+        board build, or with simulation one that runs --simulate (board builds do not);
         ProbeUnavailable when there is none."""
         ...
 
@@ -42,14 +43,14 @@ class Probes:
         one)."""
         return locate_probe(str(self.given) if self.given is not None else None)
 
-    def probe_for(self, arch: str) -> Path:
+    def probe_for(self, arch: str, *, simulation: bool = False) -> Path:
         """--probe (the target checks it is for arch), else the cached static build for
-        arch, built first when needed."""
+        arch (the board build, or the full one when simulation), built first when needed."""
         if self.given is not None:
             return self.given
-        from rtbench.probebuild import ProbeBuildError, build_probe
+        from rtbench.rtprobe.build import ProbeBuildError, build_probe
 
         try:
-            return build_probe(arch)
+            return build_probe(arch, simulation=simulation)
         except ProbeBuildError as exc:
             raise ProbeUnavailable(f"no probe for arch {arch}: {exc}") from exc

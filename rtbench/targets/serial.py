@@ -386,7 +386,7 @@ class SerialTarget(BoardTarget):
         if args[:1] == ["load"]:
             raise TargetError(f"{self.name}: a serial line runs one process at a time; "
                               "loads next to a test need an ssh target")
-        probe = " ".join(shlex.quote(w) for w in [self._probe_path(), *args])
+        probe = " ".join(shlex.quote(w) for w in [self._probe_path(args), *args])
         if cpus and self.run("command -v taskset").returncode == 0:
             probe = f"taskset -c {shlex.quote(cpus)} {probe}"
         return self._start_remote(probe)

@@ -20,7 +20,7 @@
 #define SIM_MAX_NS (1000000ULL * 1000000000ULL)
 
 /* Write a formatted reason into err and return -1. */
-__attribute__((format(printf, 3, 4)))
+__attribute__((format(__printf__, 3, 4)))
 static int sim_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;

@@ -74,4 +74,16 @@ uint64_t sim_splitmix64(uint64_t *state);
 /* Next synthetic latency in ns. */
 uint64_t sim_next_ns(struct sim_stream *s);
 
+/*
+ * Whether flag (a "this run is simulated" value) holds.  A board build
+ * (RTPROBE_BOARD) has no simulation: --simulate is refused, sim.c and
+ * simmath.c are not built, and this is false, so the compiler drops every
+ * simulated path (a call left to them fails the link).
+ */
+#ifdef RTPROBE_BOARD
+#define SIMULATED(flag) (0 && (flag))
+#else
+#define SIMULATED(flag) (flag)
+#endif
+
 #endif /* RTP_SIM_H */

@@ -389,7 +389,7 @@ static void cyclic_check_clock(const struct rtp_common *c,
 	timer_t timer;
 	int fd;
 
-	if (c->simulate)
+	if (SIMULATED(c->simulate))
 		return;
 	if (cfg->mode == MODE_TIMERFD) {
 		fd = timerfd_create(c->clock, TFD_CLOEXEC);
@@ -412,15 +412,10 @@ static void cyclic_check_clock(const struct rtp_common *c,
 static const struct opt_desc cyclic_opts[] = {
 	{ .name = "interval", .id = OPT_INTERVAL, .type = OPT_DURATION,
 	  .def = "1000us", .unit = "us",
-	  .help = "period, equal for every thread (default 1000us;\n"
-		  "bare number: us)" },
+	  .help = HELP_CYCLIC_INTERVAL },
 	{ .name = "mode", .id = OPT_MODE, .type = OPT_CHOICE, .def = "abs",
 	  .metavar = "M", .choices = cyclic_modes,
-	  .help = "abs | rel | itimer | timerfd (default abs):\n"
-		  "abs: clock_nanosleep to the absolute deadline;\n"
-		  "rel: relative sleep to the same deadline;\n"
-		  "itimer: periodic POSIX timer, signal per period;\n"
-		  "timerfd: periodic timerfd" },
+	  .help = HELP_CYCLIC_MODE },
 	{ .name = NULL },
 };
 
@@ -507,16 +502,8 @@ static int cyclic_run(void *ctx, struct rtp_common *cp, int argc,
 const struct test_desc test_cyclic = {
 	.name = "cyclic",
 	.summary = "timer wake-up latency (cyclictest-style)",
-	.intro =
-"Timer wake-up latency: each thread sleeps until d_k = t0 + k*interval and\n"
-"measures now - d_k on waking; skipped periods are counted as overruns.\n"
-"Output: NDJSON records (start, window, spike, result) on stdout.\n",
-	.examples =
-"  rtprobe cyclic --duration 5m --threshold 100us\n"
-"  rtprobe cyclic --cpus 1 --interval 200us --priority 95 --output run.ndjson\n"
-"  rtprobe cyclic --mode timerfd --loops 100000 --raw samples.bin\n"
-"  rtprobe cyclic --break-on 150us --duration 1h   (stops ftrace on a spike)\n"
-"  rtprobe cyclic --simulate 7:uniform,min=1us,max=9us --loops 1000\n",
+	.intro = INTRO_CYCLIC,
+	.examples = EXAMPLES_CYCLIC,
 	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE,
 	.default_duration_ns = CYCLIC_DEFAULT_DURATION_NS,
 	.cpu_option = "cpus",

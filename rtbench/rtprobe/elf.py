@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rtbench.targets.base import TargetError
+
+class ProbeArchError(Exception):
+    """A probe binary is not for the arch it is to run on, or unreadable; one line."""
+
 
 # arch -> (EI_CLASS, EI_DATA, e_machine): 1 = 32-bit / little-endian, 2 = 64-bit / big.
 ELF_IDENTITY: dict[str, tuple[int, int, int]] = {
@@ -26,7 +29,7 @@ def elf_identity(path: Path) -> tuple[int, int, int] | None:
         with path.open("rb") as f:
             head = f.read(20)
     except OSError as exc:
-        raise TargetError(f"probe {path}: cannot read ({exc.strerror})") from exc
+        raise ProbeArchError(f"probe {path}: cannot read ({exc.strerror})") from exc
     if len(head) < 20 or head[:4] != b"\x7fELF":
         return None
     machine = int.from_bytes(head[18:20], "little" if head[5] == 1 else "big")
@@ -34,9 +37,9 @@ def elf_identity(path: Path) -> tuple[int, int, int] | None:
 
 
 def check_probe_arch(path: Path, arch: str) -> None:
-    """TargetError unless path is an ELF binary for arch (a foreign binary never runs)."""
+    """ProbeArchError unless path is an ELF binary for arch (a foreign binary never runs)."""
     want = ELF_IDENTITY.get(arch)
     have = elf_identity(path)
     if want is None or have != want:
-        raise TargetError(f"probe {path} is not built for the target's arch {arch}; "
-                          f"run `rtbench probe build --arch {arch}` or drop --probe")
+        raise ProbeArchError(f"probe {path} is not built for the target's arch {arch}; "
+                             f"run `rtbench probe build --arch {arch}` or drop --probe")

@@ -35,6 +35,9 @@ class RunSummary:
     worst_max_ns: int | None
     simulated: bool
     tags: dict[str, str] = field(default_factory=dict)
+    # its measurements, and those with a threshold or criterion (None: not counted)
+    measurement_count: int | None = None
+    checked_count: int | None = None
 
 
 @dataclass
@@ -67,6 +70,9 @@ class SeriesDetail:
         from rtbench.rtprobe import loglin7
 
         return loglin7.to_arrays(self.hist)
+
+# the status of a measurement that never ran (the run was lost before it could start)
+NOT_STARTED = "not started"
 
 
 @dataclass

@@ -93,4 +93,4 @@ lint:
 
 clean:
 	$(MAKE) -C probe clean
-	rm -rf build dist *.egg-info rtbench/_bin rtbench/_suites
+	rm -rf build dist *.egg-info rtbench/_bin rtbench/_suites rtbench/_probe

@@ -22,7 +22,16 @@ from rtbench.elftrim import ElfLayoutError, trim_unloaded
 from rtbench.probe import PACKAGE_DIR
 from rtbench.probetext import TextPackError, pack_tree
 
-PROBE_SOURCE = PACKAGE_DIR.parent / "probe"
+
+def _probe_source() -> Path:
+    """probe/ of a source checkout, else the sources an installed wheel carries."""
+    checkout = PACKAGE_DIR.parent / "probe"
+    if (checkout / "Makefile").is_file() and (checkout / "src").is_dir():
+        return checkout
+    return PACKAGE_DIR / "_probe"
+
+
+PROBE_SOURCE = _probe_source()
 # Size limit the issue sets for one binary (bytes); `probe build` reports any arch over it.
 SIZE_LIMIT = 200 * 1024
 # Small code everywhere (zig cc turns -Oz into -Os; -Xclang -Oz gives clang's real -Oz,
@@ -180,8 +189,9 @@ def build_probe(arch: str, *, source: Path = PROBE_SOURCE, force: bool = False,
     """The cached static stripped rtprobe for arch, building it first when needed."""
     spec = get_arch(arch)
     if not (source / "Makefile").is_file():
-        raise ProbeBuildError(f"{source}: no probe sources here; building a probe for "
-                              "another arch needs an rtbench source checkout")
+        raise ProbeBuildError(f"{source}: no probe sources here (this rtbench was installed "
+                              "without them); reinstall it: pip install --force-reinstall "
+                              "rtbench")
     target = cached_path(arch, source)
     if target.is_file() and not force:
         return target
@@ -195,8 +205,8 @@ def _build(spec: ProbeArch, arch: str, source: Path, target: Path, jobs: int | N
            timeout_s: float) -> Path:
     """Build the probe for arch with Zig into its cache place target."""
     if not zig_available():
-        raise ProbeBuildError("building a probe for another arch needs Zig's C compiler: "
-                              "pip install ziglang (or rtbench[cross])")
+        raise ProbeBuildError(f"building a probe for {arch} needs Zig's C compiler: "
+                              "pip install 'rtbench[cross]'")
     build_dir = target.parent / "build"
     build_dir.mkdir(parents=True, exist_ok=True)
     # the sources with their help texts packed (about 7 KiB smaller on every arch)

@@ -15,7 +15,9 @@ from pathlib import Path
 
 from rtbench.targets import _shell
 from rtbench.targets._elf import check_probe_arch
+from rtbench.targets._probepick import pick_probe
 from rtbench.targets.base import CommandResult, ProbeProcess, Target, TargetError
+from rtbench.targets.progress import Progress
 
 
 class BoardTarget(Target):
@@ -28,6 +30,17 @@ class BoardTarget(Target):
         self._hostname: str | None = None
         self._remote_probe: str | None = None
         self._probe_version: str | None = None
+        self._progress_lines: Progress | None = None
+
+    def progress(self) -> Progress:
+        """The live lines of this board's slow steps (stderr, prefixed with its name)."""
+        if self._progress_lines is None:
+            self._progress_lines = Progress(self.name)
+        return self._progress_lines
+
+    def set_progress(self, progress: Progress) -> None:
+        """Show this board's slow steps through progress instead (a fleet, a test)."""
+        self._progress_lines = progress
 
     # --- what a transport supplies -------------------------------------------------
 
@@ -54,16 +67,11 @@ class BoardTarget(Target):
 
     def _install_probe(self) -> None:
         """Pick the probe for the target's arch and make sure the target has it."""
-        from rtbench.probebuild import ProbeBuildError, build_probe
-
         arch = self.probe_arch()
-        if self._probe_option is not None:
-            local = self._probe_option
-        else:
-            try:
-                local = build_probe(arch)
-            except ProbeBuildError as exc:
-                raise TargetError(f"{self.name}: no probe for arch {arch}: {exc}") from exc
+        try:
+            local = pick_probe(arch, self._probe_option, self.progress())
+        except TargetError as exc:
+            raise TargetError(f"{self.name}: {exc}") from exc
         check_probe_arch(local, arch)
         remote = _shell.probe_remote_path(self.remote_dir, local)
         if not _shell.remote_matches(self._run_short, remote, local):
@@ -85,7 +93,10 @@ class BoardTarget(Target):
         if mkdir.returncode != 0:
             raise TargetError(f"{self.name}: cannot create {self.remote_dir} "
                               f"({mkdir.stderr.strip()[:160]}); give another ?dir=")
+        size = local.stat().st_size
+        self.progress().start(f"pushing rtprobe ({size // 1024} KiB) to {remote}")
         self._send_file(local.read_bytes(), temp)
+        self.progress().done("sent")
         if not _shell.remote_matches(self._run_short, temp, local):
             self.run(f"rm -f {shlex.quote(temp)}")
             raise TargetError(f"{self.name}: the probe arrived damaged at {temp} "

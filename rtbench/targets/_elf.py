@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from rtbench.targets.base import TargetError
 
@@ -40,3 +41,33 @@ def check_probe_arch(path: Path, arch: str) -> None:
     if want is None or have != want:
         raise TargetError(f"probe {path} is not built for the target's arch {arch}; "
                           f"run `rtbench probe build --arch {arch}` or drop --probe")
+
+
+def is_static(path: Path) -> bool:
+    """True when path is an ELF executable without a program interpreter (PT_INTERP):
+    it runs on a board whatever C library the board has."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise TargetError(f"probe {path}: cannot read ({exc.strerror})") from exc
+    if len(data) < 52 or data[:4] != b"\x7fELF" or data[4] not in (1, 2):
+        return False
+    order: Literal["little", "big"] = "little" if data[5] == 1 else "big"
+    is64 = data[4] == 2
+    if is64:
+        phoff = int.from_bytes(data[32:40], order)
+        phentsize = int.from_bytes(data[54:56], order)
+        phnum = int.from_bytes(data[56:58], order)
+    else:
+        phoff = int.from_bytes(data[28:32], order)
+        phentsize = int.from_bytes(data[42:44], order)
+        phnum = int.from_bytes(data[44:46], order)
+    if phnum == 0 or phentsize < 4:
+        return False
+    for index in range(phnum):
+        at = phoff + index * phentsize
+        if at + 4 > len(data):
+            return False
+        if int.from_bytes(data[at:at + 4], order) == 3:  # PT_INTERP
+            return False
+    return True

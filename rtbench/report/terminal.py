@@ -21,6 +21,7 @@ from rtbench.report.format import (
     fmt_per_s,
     fmt_placement,
     fmt_rate,
+    fmt_target,
     fmt_threshold,
     fmt_us,
 )
@@ -129,7 +130,7 @@ def show_run(console: Console, run: RunDetail) -> None:
             ("status", run.status),
             ("started", run.started_at.isoformat(timespec="seconds")),
             ("finished", finished), ("host", run.hostname),
-            ("target", run.target), ("kernel", run.kernel),
+            ("target", fmt_target(run.target, run.tags)), ("kernel", run.kernel),
             ("arch", run.arch),
             ("command", " ".join(run.command_line)),
             ("tools", ", ".join(f"{k} {v}" for k, v in

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
@@ -101,6 +101,20 @@ class Progress:
             self.stream.write(line + "\n")
         self.stream.flush()
         self._shown_at = time.monotonic()
+
+
+class Forwarded(Progress):
+    """Progress whose lines go to a function (a fleet's per-board live line): one per
+    step, when it starts, as a log gets them."""
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        super().__init__("", stream=sys.stderr, interactive=False)
+        self.say = say
+
+    def _show(self, text: str, force: bool = False, final: bool = False) -> None:
+        """Hand the line on."""
+        if force:
+            self.say(text)
 
 
 class Silent(Progress):

@@ -317,6 +317,9 @@ class LoadGroup:
         for load in self.loads:
             code = load.proc.poll()
             if load.spec.kind is not None and code is not None:
+                if self.pump.watching(load.proc):
+                    # its last words (a board's job hands its output over only now)
+                    self.pump.drain(load.proc, 2.0)
                 why = load.errors[-1] if load.errors else "no message"
                 out.append(f"load {load.spec.kind} exited ({code}): {why}")
         return out

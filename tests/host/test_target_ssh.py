@@ -21,7 +21,7 @@ from rtbench.targets.ssh import SshTarget
 from tests.host.board_helpers import cli_db, rtbench, stored_runs
 from tests.host.board_helpers import cli_env as board_cli_env
 from tests.host.sshd_fixture import SshBoard, sh, start_board
-from tests.host.wheel_venv import REPO, WheelVenv, build_wheel_venv
+from tests.host.wheel_venv import REPO, WheelVenv, build_wheel_venv, sdist_names
 
 pytestmark = [
     pytest.mark.skipif(not Path("/usr/sbin/sshd").exists() or shutil.which("ssh") is None,
@@ -442,6 +442,15 @@ def test_wheel_carries_what_a_board_needs(wheel_venv: WheelVenv) -> None:
     assert "rtbench/_suites/serial-suite.toml" in names
     assert not [n for n in names if n.startswith("rtbench/_probe/") and n.endswith(".o")]
     assert not [n for n in names if "probe/build/" in n or n.startswith("probe/")]
+
+
+def test_sdist_carries_what_a_board_build_needs(tmp_path: Path) -> None:
+    names = set(sdist_names(tmp_path))
+    wanted = ["probe/Makefile", "setup.py", "pyproject.toml", "suites/serial-suite.toml",
+              *(p.relative_to(REPO).as_posix() for p in (REPO / "probe").glob("src/**/*.[ch]")),
+              *(p.relative_to(REPO).as_posix() for p in (REPO / "probe" / "port").glob("*.c"))]
+    assert [w for w in wanted if w not in names] == []
+    assert not [n for n in names if n.startswith("probe/build")]
 
 
 def test_board_measured_from_a_wheel_install(board: SshBoard, wheel_venv: WheelVenv,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import sysconfig
+import tarfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,13 +42,23 @@ class WheelVenv:
             return archive.namelist()
 
 
-def _run(argv: list[str], timeout_s: float = 600) -> None:
+def _run(argv: list[str], timeout_s: float = 600, cwd: Path | None = None) -> None:
     """Run a build step; a failure shows its output."""
     done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,
-                          check=False)
+                          check=False, cwd=cwd)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(argv[:4])}: exit {done.returncode}\n"
                            f"{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+
+
+def sdist_names(workdir: Path) -> list[str]:
+    """The files of the sdist built from this checkout (`setup.py sdist`), without the
+    leading rtbench-VERSION/."""
+    dist = workdir / "sdist"
+    _run([sys.executable, "setup.py", "-q", "sdist", "-d", str(dist)], cwd=REPO)
+    (archive,) = dist.glob("rtbench-*.tar.gz")
+    with tarfile.open(archive) as tar:
+        return [name.split("/", 1)[1] for name in tar.getnames() if "/" in name]
 
 
 def build_wheel_venv(workdir: Path) -> WheelVenv:

@@ -1,10 +1,11 @@
 """Live lines for the slow steps of opening a board (probe build, waiting for a shell,
 a push over serial, reserving a place): nothing stays silent for more than two seconds.
 
-On a terminal the current step is one line rewritten in place (at most every
-UPDATE_PERIOD_S) that stays with its outcome; elsewhere (a log, CI) every step is one
-line, written when it starts.  Board text shown here is stripped of control
-characters.
+A step is shown once it has lasted SHOW_AFTER_S (a quick one never is, so a quick step
+that fails leaves its one-line error alone).  On a terminal it is then one line
+rewritten in place (at most every UPDATE_PERIOD_S) that stays with its outcome;
+elsewhere (a log, CI) it is one line, written once.  Board text shown here is stripped
+of control characters.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from contextlib import contextmanager
 from typing import TextIO
 
 UPDATE_PERIOD_S = 0.5
+# A step is shown once it has lasted this long (a quick one never is, so a quick step
+# that fails leaves its error as the only line).
+SHOW_AFTER_S = 1.5
 
 
 def _printable(text: str) -> str:
@@ -36,29 +40,38 @@ class Progress:
             interactive = bool(isatty and isatty())
         self.interactive = interactive
         self._step: str | None = None
+        self._began = 0.0
+        self._shown = False
         self._shown_at = 0.0
         self._width = 0
 
     def start(self, step: str) -> None:
-        """A step begins: say so now."""
+        """A step begins (shown once it lasts SHOW_AFTER_S: call update() meanwhile)."""
         self._step = _printable(step)
-        self._shown_at = 0.0
-        self._show(f"{self._step} ...", force=True)
+        self._began = time.monotonic()
+        self._shown = False
 
     def update(self, detail: str) -> None:
-        """How the step is going (a terminal shows it; a log does not)."""
-        if self._step is None or not self.interactive:
+        """How the step is going: the step's line appears once it lasted SHOW_AFTER_S;
+        a terminal then shows the detail too, a log only the step, once."""
+        if self._step is None or time.monotonic() - self._began < SHOW_AFTER_S:
             return
-        if time.monotonic() - self._shown_at < UPDATE_PERIOD_S:
+        if not self._shown:
+            self._shown = True
+            if not self.interactive:
+                self._show(f"{self._step} ...", final=True)
+                return
+        elif not self.interactive \
+                or time.monotonic() - self._shown_at < UPDATE_PERIOD_S:
             return
         self._show(f"{self._step}: {_printable(detail)}")
 
     def done(self, result: str) -> None:
-        """The step ended: its last line stays."""
+        """The step ended: on a terminal its line, if shown, stays with the result."""
         if self._step is None:
             return
-        if self.interactive:
-            self._show(f"{self._step}: {_printable(result)}", force=True, final=True)
+        if self._shown and self.interactive:
+            self._show(f"{self._step}: {_printable(result)}", final=True)
         self._step = None
 
     @contextmanager
@@ -84,14 +97,8 @@ class Progress:
             ticker.join()
             self.done(outcome)
 
-    def note(self, text: str) -> None:
-        """One line that is not a step (e.g. why a build happens)."""
-        self._show(_printable(text), force=True, final=True)
-
-    def _show(self, text: str, force: bool = False, final: bool = False) -> None:
+    def _show(self, text: str, final: bool = False) -> None:
         """Write one line (rewritten in place on a terminal until final)."""
-        if not force and not self.interactive:
-            return
         line = f"{self.prefix}: {text}"
         if self.interactive:
             pad = " " * max(0, self._width - len(line))
@@ -111,10 +118,9 @@ class Forwarded(Progress):
         super().__init__("", stream=sys.stderr, interactive=False)
         self.say = say
 
-    def _show(self, text: str, force: bool = False, final: bool = False) -> None:
+    def _show(self, text: str, final: bool = False) -> None:
         """Hand the line on."""
-        if force:
-            self.say(text)
+        self.say(text)
 
 
 class Silent(Progress):
@@ -123,5 +129,5 @@ class Silent(Progress):
     def __init__(self) -> None:
         super().__init__("", stream=sys.stderr, interactive=False)
 
-    def _show(self, text: str, force: bool = False, final: bool = False) -> None:
+    def _show(self, text: str, final: bool = False) -> None:
         """Nothing."""

@@ -46,8 +46,6 @@ from rtbench.targets.base import (
 DEFAULT_BAUD = 115200
 # Seconds to find a shell (a board may still be booting).
 SHELL_TIMEOUT_S = 60.0
-# A shell that has not answered after this long gets a live "waiting" line.
-WAIT_SHOWN_AFTER_S = 1.5
 # Longest command line sent (busybox's line editor keeps 1024 characters).
 MAX_LINE = 1000
 # Bytes of the probe per pushed line (base64 grows it by 4/3: 640 characters).
@@ -170,6 +168,7 @@ class SerialTarget(BoardTarget):
             self.run(stale_jobs_command(self.remote_dir))
             self._install_probe()
         except BaseException:
+            self.progress().done("failed")  # a live line ends before the error's
             self.close()
             raise
 
@@ -206,22 +205,17 @@ class SerialTarget(BoardTarget):
         next_sync = start + 1.0
         seen = b""
         sent_user = sent_password = False
-        waiting_shown = False
+        self.progress().start(f"waiting for the board's shell (booting?), up to "
+                              f"{self.shell_timeout_s:g} s")
         while time.monotonic() < deadline:
             now = time.monotonic()
             chunk = link.read()
             seen = (seen + chunk)[-4096:]
             if want in seen:
                 self._drain_after(want)
-                if waiting_shown:
-                    self.progress().done(f"answered after {now - start:.0f} s")
+                self.progress().done(f"answered after {now - start:.0f} s")
                 return
-            if now - start >= WAIT_SHOWN_AFTER_S:
-                if not waiting_shown:
-                    self.progress().start(f"waiting for the board's shell (booting?), up "
-                                          f"to {self.shell_timeout_s:g} s")
-                    waiting_shown = True
-                self.progress().update(f"{now - start:.0f} s, {len(seen)} bytes seen")
+            self.progress().update(f"{now - start:.0f} s, {len(seen)} bytes seen")
             low = seen.lower()
             tail = low.rstrip()
             if b"incorrect" in low or b"denied" in low:
@@ -245,8 +239,7 @@ class SerialTarget(BoardTarget):
                 next_sync = now + 3.0
             if not chunk:
                 time.sleep(0.02)
-        if waiting_shown:
-            self.progress().done("no answer")
+        self.progress().done("no answer")
         printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in seen)
         if seen and printable < 0.8 * len(seen):
             raise TargetError(f"{self.name}: only garbage on the line; is the baud rate "

@@ -85,40 +85,53 @@ def test_board_arch_without_a_probe_is_one_line() -> None:
     assert "\n" not in str(caught.value)
 
 
-def test_progress_in_a_log_is_one_line_per_step() -> None:
+def test_progress_in_a_log_is_one_line_per_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [100.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: clock[0])
     out = io.StringIO()
     shown = Progress("serial:///dev/ttyS0", stream=out, interactive=False)
-    shown.start("pushing rtprobe (400 KiB)")
+    shown.start("quick step")
+    shown.update("at once")
+    shown.done("done")                      # over before SHOW_AFTER_S: never shown
+    shown.start("pushing rtprobe (400 KiB) \x1b[31mred\x1b[0m")
     for n in range(5):
+        clock[0] += 1.0
         shown.update(f"{n}/400 KiB")
     shown.done("sent")
-    shown.note("built \x1b[31mred\x1b[0m")   # control characters never reach the log
+    # control characters never reach the log
     assert out.getvalue().splitlines() == [
-        "serial:///dev/ttyS0: pushing rtprobe (400 KiB) ...",
-        "serial:///dev/ttyS0: built [31mred[0m"]
+        "serial:///dev/ttyS0: pushing rtprobe (400 KiB) [31mred[0m ..."]
 
 
 def test_progress_on_a_terminal_is_one_live_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(progress, "UPDATE_PERIOD_S", 0.0)
+    clock = [100.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: clock[0])
     out = io.StringIO()
     shown = Progress("board", stream=out, interactive=True)
     shown.start("waiting for the board's shell")
-    shown.update("3 s")
+    shown.update("1 s")                     # too soon: nothing yet
+    assert out.getvalue() == ""
+    for seconds in (2, 2.2, 3):             # 2.2: within UPDATE_PERIOD_S, not shown
+        clock[0] = 100.0 + seconds
+        shown.update(f"{seconds:g} s")
     shown.done("answered after 4 s")
     text = out.getvalue()
     assert text.count("\n") == 1 and text.endswith("answered after 4 s\n")
     assert text.count("\r") == 3 and "board: waiting for the board's shell: 3 s" in text
+    assert "2.2 s" not in text
 
 
 def test_ticking_shows_the_seconds_of_a_silent_step(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(progress, "UPDATE_PERIOD_S", 0.05)
+    monkeypatch.setattr(progress, "SHOW_AFTER_S", 0.1)
     out = io.StringIO()
     shown = Progress("rtbench probe build", stream=out, interactive=True)
     with shown.ticking("aarch64 (1/1): building with Zig"):
-        time.sleep(0.3)
+        time.sleep(0.4)
     text = out.getvalue()
     assert text.count("\r") >= 3 and text.endswith("done in 0 s\n")
     said: list[str] = []
     with pytest.raises(RuntimeError), Forwarded(said.append).ticking("building"):
+        time.sleep(0.3)
         raise RuntimeError("make failed")
     assert said == ["building ..."]

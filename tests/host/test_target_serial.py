@@ -358,3 +358,24 @@ def test_interrupted_push_leaves_nothing_half_installed(board: Board, tmp_path: 
     with open_target(uri) as again:
         assert again.run_probe(["--version"]).returncode == 0
     assert installed.stat().st_size > 1000
+
+
+def test_jobs_a_former_session_left_are_ended_on_open(board: Board, tmp_path: Path) -> None:
+    """rtbench died with a load running on the board (its watchdog has not fired yet):
+    the next session that opens the line kills it and removes its directory."""
+    tty = board("exec busybox sh -i")
+    remote = tmp_path / "remote"
+    token = f"rtbench-orphan-{os.getpid()}-{time.monotonic_ns()}"
+    with open_target(f"serial://{tty}?dir={remote}") as target:
+        assert isinstance(target, SerialTarget)
+        target.expect_loads_for(600)
+        target.start_command(f"while :; do sleep 1; done # {token}")
+        assert board_processes(token) and list(remote.glob("job-*"))
+        # closed without stopping the job, as a killed rtbench would leave it
+    assert board_processes(token)
+    with open_target(f"serial://{tty}?dir={remote}"):
+        deadline = time.monotonic() + 10
+        while board_processes(token) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert board_processes(token) == []
+        assert not list(remote.glob("job-*"))

@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -379,3 +380,35 @@ def test_jobs_a_former_session_left_are_ended_on_open(board: Board, tmp_path: Pa
             time.sleep(0.2)
         assert board_processes(token) == []
         assert not list(remote.glob("job-*"))
+
+
+def test_interrupted_run_stops_the_board_jobs(board: Board, tmp_path: Path) -> None:
+    """Ctrl-C while a scenario's loads run as jobs on the board: the run is stored as
+    interrupted and the jobs are gone."""
+    tty = board("exec busybox sh -i")
+    token = f"rtbench-sigint-{os.getpid()}-{time.monotonic_ns()}"
+    suite = tmp_path / "serial-loads.toml"
+    suite.write_text(LOADS_SUITE.format(token=token).replace('duration = "2s"',
+                                                             'duration = "30s"'))
+    remote = tmp_path / "remote"
+    run = subprocess.Popen([sys.executable, "-m", "rtbench", "run", str(suite), "--target",
+                            f"serial://{tty}?dir={remote}", "--policy", "other"],
+                           env=cli_env(tmp_path), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not board_processes(token) and run.poll() is None \
+                and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert board_processes(token), "the shell-command load never started"
+        run.send_signal(signal.SIGINT)
+        out, err = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 4, err + out
+    (stored,) = stored_runs(cli_db(tmp_path))
+    assert stored.status == "interrupted"
+    assert board_processes(token) == [] and board_processes(str(remote)) == []
+    assert not list(remote.glob("job-*"))

@@ -23,6 +23,9 @@ from rtbench.targets.progress import Progress
 class BoardTarget(Target):
     """A Linux board with /bin/sh, reached by some transport."""
 
+    # True when _send_file() reports its own progress (bytes sent) through progress()
+    push_reports_progress = False
+
     def __init__(self, *, probe: Path | None, remote_dir: str) -> None:
         self._probe_option = probe
         self.remote_dir = remote_dir
@@ -93,10 +96,14 @@ class BoardTarget(Target):
         if mkdir.returncode != 0:
             raise TargetError(f"{self.name}: cannot create {self.remote_dir} "
                               f"({mkdir.stderr.strip()[:160]}); give another ?dir=")
-        size = local.stat().st_size
-        self.progress().start(f"pushing rtprobe ({size // 1024} KiB) to {remote}")
-        self._send_file(local.read_bytes(), temp)
-        self.progress().done("sent")
+        step = f"pushing rtprobe ({local.stat().st_size // 1024} KiB) to {remote}"
+        if self.push_reports_progress:
+            self.progress().start(step)
+            self._send_file(local.read_bytes(), temp)
+            self.progress().done("sent")
+        else:
+            with self.progress().ticking(step):  # the seconds, if it takes long
+                self._send_file(local.read_bytes(), temp)
         if not _shell.remote_matches(self._run_short, temp, local):
             self.run(f"rm -f {shlex.quote(temp)}")
             raise TargetError(f"{self.name}: the probe arrived damaged at {temp} "

@@ -109,6 +109,7 @@ class SerialTarget(BoardTarget):
     """A board reached on a serial console."""
 
     schemes: ClassVar[tuple[str, ...]] = ("serial",)
+    push_reports_progress = True
 
     def __init__(self, device: str, *, baud: int = DEFAULT_BAUD, probe: Path | None = None,
                  remote_dir: str = DEFAULT_REMOTE_DIR, login: str | None = None,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Measure `rtprobe cyclic` against rt-tests' cyclictest on this machine, in one run.
 
-Figures (DESIGN.md section 7, issue 2 item 6):
+Figures (docs/design.md, "Quality bars"; issue 2 item 6):
   - user-space instructions per sample (callgrind; difference between two loop counts,
     so start-up and warm-up cancel out),
   - syscalls per sample (strace -f -c; same difference),

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Inject a known interference on the measured CPU and check what rtprobe reports.
 
-DESIGN.md section 7: "a higher-priority thread busy for D us every T ms on the
-measured CPU is reported as max ~ D and as the right count of exceedances".
+docs/design.md, "Quality bars": a higher-priority thread busy for D us every T ms
+on the measured CPU is reported as a maximum of about D with the right count of
+exceedances.
 
 Set-up.  `rtprobe cyclic` measures one SCHED_FIFO 80 thread on CPU C with a
 1 ms interval I, deadlines d_k = t0 + k*I.  Beside it this script starts an
@@ -164,7 +165,7 @@ class Case:
 
 
 def probe_cmd(cpu: int, seconds: int, threshold_us: int) -> list[str]:
-    """The rtprobe command under test (DESIGN.md section 7 settings)."""
+    """The rtprobe command under test (the settings of docs/design.md, "Quality bars")."""
     return [str(PROBE), "cyclic", "--threads", "1", "--cpus", str(cpu),
             "--priority", "80", "--interval", "1ms", "--duration", f"{seconds}s",
             "--warmup", f"{WARMUP_S}s", "--threshold", f"{threshold_us}us"]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Time the reports of a 49-cell suite (DESIGN.md section 7: "in seconds").
+"""Time the reports of a 49-cell suite (docs/design.md, "Quality bars": in seconds).
 
 Builds, in a temporary SQLite store and through the store API, a synthetic run
 of 7 scenarios x 7 tests = 49 measurements, each with 2 series of 60 one-second
@@ -46,9 +46,9 @@ from rich.console import Console  # noqa: E402
 from rtbench.bundle import RunDetail  # noqa: E402
 from rtbench.report.html import write_html_report  # noqa: E402
 from rtbench.report.terminal import load_table, summary_table  # noqa: E402
+from rtbench.rtprobe import loglin7 as hist  # noqa: E402
+from rtbench.rtprobe.records import ProbeOutput  # noqa: E402
 from rtbench.store import Store  # noqa: E402
-from rtbench.wire import loglin7 as hist  # noqa: E402
-from rtbench.wire.records import ProbeOutput  # noqa: E402
 
 S = "rtprobe/1"
 INTERVAL_NS = 1_000_000

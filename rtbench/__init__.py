@@ -5,7 +5,7 @@ from pathlib import Path
 
 __version__ = "0.1.0"
 
-# Exit codes shared with rtprobe (DESIGN.md section 4).
+# Exit codes shared with rtprobe (docs/design.md, "Exit codes").
 EXIT_OK = 0
 EXIT_FAIL = 1
 EXIT_USAGE = 2

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    # numpy and the record classes are only named here: listing runs (`rtbench ls`)
+    # needs the summaries alone and does not pay for numpy
+    import numpy as np
+    import numpy.typing as npt
 
-from rtbench.wire import loglin7
-from rtbench.wire.records import SpikeRecord, WindowRecord
+    from rtbench.rtprobe.records import SpikeRecord, WindowRecord
 
 
 @dataclass
@@ -61,6 +63,8 @@ class SeriesDetail:
     def hist_arrays(self) -> tuple[npt.NDArray[np.int64],
                                    npt.NDArray[np.int64]]:
         """The histogram as (indices, counts) numpy arrays."""
+        from rtbench.rtprobe import loglin7
+
         return loglin7.to_arrays(self.hist)
 
 

@@ -57,7 +57,7 @@ def probe_describe(probe: Path) -> str:
     """Return what `rtprobe describe --json` prints (its tests, loads and options).
 
     Suite parsing uses the local probe's catalogue; a run checks the target's own
-    (suites.target_catalogue through the target's run_probe).
+    (rtprobe.catalogue.target_catalogue through the target's run_probe).
     """
     try:
         out = subprocess.run([str(probe), "describe", "--json"], capture_output=True,

@@ -2,7 +2,7 @@
 /*
  * rtprobe.h - project-wide constants: version, schema name, exit codes.
  *
- * Exit codes are shared with the host tool (DESIGN.md section 4):
+ * Exit codes are shared with the host tool (docs/design.md, "Exit codes"):
  *   0 ran, no threshold crossed      1 a threshold or criterion failed
  *   2 bad usage or input             3 environment cannot run it
  *   4 interrupted (result still written with status "interrupted")

@@ -21,7 +21,7 @@ import numpy as np
 from rtbench.analysis.reference import PUBLISHED_LABEL, ReferenceCell, ReferenceRun
 from rtbench.analysis.stats import LatencyStats, merged_stats
 from rtbench.bundle import MeasurementDetail, RunDetail, ScenarioDetail, SeriesDetail
-from rtbench.wire import loglin7
+from rtbench.rtprobe import loglin7
 
 Cell = float | int | str | None
 

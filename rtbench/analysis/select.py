@@ -19,6 +19,9 @@ from typing import Any
 from rtbench.bundle import RunSummary
 
 FIELD_KEYS = ("host", "kernel", "suite", "status", "simulated")
+# the tag of quick runs made outside a suite (rtbench cyclictest): `latest` and the
+# selectors skip them unless a condition names this tag
+ADHOC_TAG = "adhoc"
 _COND = re.compile(r"^([A-Za-z0-9_.:-]+?)\s*(!=|!~|=|~)(.*)$")
 
 
@@ -103,24 +106,37 @@ def resolve(spec: RunSpec, runs: Sequence[RunSummary]) -> list[int]:
     """Ids of the stored runs a (non-ref) spec names, oldest first.
 
     runs: every stored run, any order.  An id or latest names at most one run;
-    a selector may name several.  SelectError when nothing matches.
+    a selector may name several.  Runs tagged adhoc (rtbench cyclictest) are left to
+    ids and to selectors that name the tag.  SelectError when nothing matches.
     """
-    newest = sorted(runs, key=lambda r: r.id, reverse=True)
     if spec.kind == "id":
         if not any(r.id == spec.run_id for r in runs):
             raise SelectError(f"run {spec.run_id} is not stored; 'rtbench ls' lists the runs")
         return [spec.run_id]
+    chosen = candidates(spec, runs)
+    skipped = len(runs) - len(chosen)
+    note = (f" ({skipped} run(s) tagged {ADHOC_TAG}, e.g. from rtbench cyclictest, are "
+            f"skipped: name one by id or select it with {ADHOC_TAG}=...)") if skipped else ""
     if spec.kind == "latest":
+        newest = sorted(chosen, key=lambda r: r.id, reverse=True)
         if spec.back >= len(newest):
-            raise SelectError(f"{spec.text}: only {len(newest)} run(s) are stored")
+            raise SelectError(f"{spec.text}: only {len(newest)} run(s) are stored{note}")
         return [newest[spec.back].id]
     if spec.kind == "selector":
-        found = sorted(r.id for r in runs if matches(r, spec.conditions))
+        found = sorted(r.id for r in chosen if matches(r, spec.conditions))
         if not found:
             raise SelectError(f"selector {spec.text!r} matches no stored run "
-                              "('rtbench ls' shows host, kernel, suite, status and tags)")
+                              f"('rtbench ls' shows host, kernel, suite, status and tags){note}")
         return found
     raise SelectError(f"{spec.text}: a reference run is not a stored run")
+
+
+def candidates(spec: RunSpec, runs: Sequence[RunSummary]) -> list[RunSummary]:
+    """The runs `latest` or a selector chooses among: all but those tagged adhoc,
+    unless the selector names the tag."""
+    if any(key == ADHOC_TAG for key, _, _ in spec.conditions):
+        return list(runs)
+    return [r for r in runs if ADHOC_TAG not in r.tags]
 
 
 def resolve_one(spec: RunSpec, runs: Sequence[RunSummary]) -> int:

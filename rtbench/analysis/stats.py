@@ -1,4 +1,4 @@
-"""Latency statistics of DESIGN §3 from histograms (pure functions, numpy).
+"""Latency statistics of docs/definitions.md from histograms (pure functions, numpy).
 
 How each number is computed, and how wrong it can be, is in
 docs/statistics.md.  In short: count, min, max, mean (from the exact sum),
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from rtbench.wire import loglin7 as hist
+from rtbench.rtprobe import loglin7 as hist
 
 NS_PER_HOUR = 3_600_000_000_000
 

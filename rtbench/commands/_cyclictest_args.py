@@ -1,7 +1,7 @@
 """cyclictest's command line mapped onto rtprobe cyclic, and cyclictest's output printed.
 
-The pure half of `rtbench cyclictest` (rtbench/commands/cyclictest.py runs it; the
-leading underscore keeps this module out of the command registry):
+The pure half of `rtbench cyclictest` (rtbench/commands/cyclictest.py runs it; it
+holds no command of its own):
 parse rt-tests 2.x cyclictest options as getopt_long would, refuse by name what
 rtprobe cannot do, build the rtprobe arguments, and format the T: summary lines,
 the -h/-H histogram block, -v samples and the --json document.
@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from rtbench import __version__
+from rtbench.analysis.frontend import series_mean_ns
 
 # flags that take no value: option -> what it sets
 _FLAGS = {"-m": "mlock", "--mlockall": "mlock", "-n": "nanosleep", "--nanosleep": "nanosleep",
@@ -53,6 +53,7 @@ _REFUSED = {
 }
 _CPULIST = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 _DURATION = re.compile(r"^\d+[smhd]?$")
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 NOTE = ("rtbench cyclictest: measured by rtprobe cyclic: each thread pinned to one CPU, "
         "equal intervals, skipped periods counted as overruns (cyclictest does not count "
         "them), nanoseconds internally; Act: is the last sample with -h/-v, else the mean "
@@ -137,6 +138,7 @@ class ProbePlan:
     histfile: str | None
     json_file: str | None
     need_raw: bool
+    expected_ns: int = 0  # how long the measurement should take (loops x interval, -D)
 
 
 def plan_probe(opts: CyclictestOptions, cpus_allowed: list[int]) -> ProbePlan:
@@ -184,14 +186,20 @@ def plan_probe(opts: CyclictestOptions, cpus_allowed: list[int]) -> ProbePlan:
         raise CyclictestUsage(f"-d {distance}: rtprobe gives every thread the same interval; "
                               "use -d 0")
     if "loops" in opts.values and opts.int_of("loops", 0) > 0:
-        args += ["--loops", str(opts.int_of("loops", 0, 1))]
+        loops = opts.int_of("loops", 0, 1)
+        args += ["--loops", str(loops)]
+        expected_ns = loops * interval * 1000
     elif "duration" in opts.values:
         duration = opts.values["duration"]
         if not _DURATION.match(duration) or int(duration.rstrip("smhd")) == 0:
             raise CyclictestUsage(f"-D {duration}: expected a time like 60, 10m, 2h or 1d")
         args += ["--duration", duration if duration[-1] in "smhd" else f"{duration}s"]
+        expected_ns = int(duration.rstrip("smhd")) * _UNIT_S[duration[-1]
+                                                            if duration[-1] in "smhd"
+                                                            else "s"] * 10**9
     else:
         args += ["--duration", "3650d"]  # cyclictest runs until interrupted
+        expected_ns = 3650 * _UNIT_S["d"] * 10**9
     if "breaktrace" in opts.values:
         args += ["--break-on", f"{opts.int_of('breaktrace', 0, 1)}us"]
     clock = opts.values.get("clock", "0")
@@ -221,23 +229,7 @@ def plan_probe(opts: CyclictestOptions, cpus_allowed: list[int]) -> ProbePlan:
                      verbose=verbose, hist_buckets=buckets,
                      histofall="histofall" in opts.values,
                      histfile=opts.values.get("histfile"), json_file=opts.values.get("json"),
-                     need_raw=buckets is not None or verbose)
-
-
-def read_raw(path: Path) -> dict[int, list[int]]:
-    """Measured latencies (ns, early wake-ups as 0) per series from an rtprobe raw file."""
-    import struct
-
-    data = path.read_bytes()
-    out: dict[int, list[int]] = {}
-    if len(data) < 32 or data[:8] != b"RTPRAW01":
-        return out
-    header, record = struct.unpack_from("<II", data, 8)
-    for offset in range(header, len(data) - record + 1, record):
-        _, latency, series, flags = struct.unpack_from("<QqII", data, offset)
-        if not flags & 1:
-            out.setdefault(series, []).append(max(latency, 0))
-    return out
+                     need_raw=buckets is not None or verbose, expected_ns=expected_ns)
 
 
 def unit(ns: float, nsecs: bool) -> int:
@@ -247,14 +239,15 @@ def unit(ns: float, nsecs: bool) -> int:
 
 def summary_lines(plan: ProbePlan, series: list[dict[str, Any]], act: dict[int, float],
                   pids: dict[int, int]) -> list[str]:
-    """The `T:` lines cyclictest prints at the end."""
+    """The `T:` lines cyclictest prints at the end (pids: each series' thread id; as
+    cyclictest, a value with no sample behind it prints as 0)."""
     lines = []
     for s in series:
         index = int(s["index"])
         count = int(s.get("count") or 0)
         lo = unit(s["min_ns"], plan.nsecs) if s.get("min_ns") is not None else 0
         hi = unit(s["max_ns"], plan.nsecs) if s.get("max_ns") is not None else 0
-        avg = unit(int(s.get("sum_ns") or 0) / count, plan.nsecs) if count else 0
+        avg = unit(series_mean_ns(s) or 0, plan.nsecs)
         lines.append(f"T:{index:2d} ({pids.get(index, 0):5d}) P:{plan.priority:2d} "
                      f"I:{plan.interval_us} C:{count:7d} Min:{lo:7d} "
                      f"Act:{unit(act.get(index, 0), plan.nsecs):5d} Avg:{avg:5d} "
@@ -295,12 +288,7 @@ def histogram_block(plan: ProbePlan, series: list[dict[str, Any]],
     for label, key in (("Min", "min_ns"), ("Avg", None), ("Max", "max_ns")):
         values = []
         for s in series:
-            count = int(s.get("count") or 0)
-            ns: float = 0.0
-            if key is None:
-                ns = int(s.get("sum_ns") or 0) / count if count else 0.0
-            else:
-                ns = float(s.get(key) or 0)
+            ns = (series_mean_ns(s) or 0.0) if key is None else float(s.get(key) or 0)
             values.append(unit(ns, plan.nsecs))
         extra = f" {max(values):05d}" if every and label == "Max" else ""
         lines.append(f"# {label} Latencies:" + "".join(f" {v:05d}" for v in values) + extra)
@@ -327,13 +315,13 @@ def json_document(plan: ProbePlan, argv: list[str], series: list[dict[str, Any]]
     for s in series:
         index = int(s["index"])
         count = int(s.get("count") or 0)
+        mean = series_mean_ns(s)
         threads[str(index)] = {
             "histogram": {str(k): v for k, v in sorted(hists.get(index, {}).items())},
             "cycles": count,
             "min": unit(s.get("min_ns") or 0, plan.nsecs),
             "max": unit(s.get("max_ns") or 0, plan.nsecs),
-            "avg": round((int(s.get("sum_ns") or 0) / count) / (1 if plan.nsecs else 1000), 2)
-            if count else 0.0,
+            "avg": round(mean / (1 if plan.nsecs else 1000), 2) if mean is not None else 0.0,
             "cpu": s.get("cpu") if s.get("cpu") is not None else -1, "node": 0}
     stamp = "%a, %d %b %Y %H:%M:%S %z"
     return {"file_version": 1, "cmdline:": " ".join(["cyclictest", *argv]),

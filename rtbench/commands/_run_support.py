@@ -1,14 +1,11 @@
-"""Small text helpers of the core commands in rtbench/cli.py (run, suites, ls).
-
-The leading underscore keeps rtbench.commands.register_all from taking this module for a
-command family.
-"""
+"""Small text helpers of the run, suites and ls commands (no command of its own)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rtbench.suites import TestSpec
+if TYPE_CHECKING:
+    from rtbench.suites.model import TestSpec
 
 
 def plural(n: int, word: str) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 from rtbench import EXIT_USAGE
 from rtbench.analysis.compare import RunView, view_of_reference, view_of_run
 from rtbench.analysis.select import SelectError, parse_spec, resolve, resolve_one
-from rtbench.cli import fail
+from rtbench.commands._common import fail
 from rtbench.reference import reference_run, reference_runs
 
 RUN_HELP = ("RUN: an id, latest, latest~N, a selector such as host=box,kernel~rt "

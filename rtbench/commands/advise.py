@@ -9,14 +9,14 @@ import sys
 import click
 
 from rtbench import EXIT_FAIL, EXIT_USAGE
-from rtbench.cli import DB_HELP, fail, handle_errors, make_console, open_store
+from rtbench.commands._common import DB_HELP, fail, handle_errors, make_console, open_store
 from rtbench.commands._runs import RUN_HELP, stored_id
 from rtbench.commands.compare import parse_percent
 
 
 def parse_duration(text: str, option: str, default_unit: str) -> int:
     """A duration option in ns (exit 2 when it is not one or not > 0)."""
-    from rtbench.suites import parse_duration_ns
+    from rtbench.suites.parse import parse_duration_ns
 
     try:
         ns = parse_duration_ns(text.strip(), default_unit)

@@ -10,8 +10,14 @@ from pathlib import Path
 import click
 
 from rtbench import EXIT_FAIL, EXIT_USAGE
-from rtbench.cli import DB_HELP, fail, handle_errors, make_console, open_store
-from rtbench.commands._output import check_writable
+from rtbench.commands._common import (
+    DB_HELP,
+    check_writable,
+    fail,
+    handle_errors,
+    make_console,
+    open_store,
+)
 from rtbench.commands._runs import RUN_HELP, views
 
 FACTS = ("kernel", "preemption model", "CPU model", "governor", "isolcpus", "nohz_full",

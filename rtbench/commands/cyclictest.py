@@ -2,47 +2,66 @@
 
 Scripts that call `cyclictest -p80 -t1 -n -i1000 -l10000` keep working: the options
 of rt-tests 2.x (and the deprecated ones scripts still pass) are mapped onto
-`rtprobe cyclic`, the output is what cyclictest prints (`T:` summary lines, the `-h`
-histogram block, `-v` samples, the `--json` file) and the run is stored like any
-other.  Where the meaning differs it says so once on stderr; an option it cannot
-honour is refused by name (exit 2).
+`rtprobe cyclic`, the output is what cyclictest prints (`T:` summary lines with the
+measuring threads' ids, the `-h` histogram block, `-v` samples, the `--json` file).
+The measurement is a one-test suite run by the runner, as `rtbench run` runs one (same
+owner tracking, retries, recovery file and lost-connection handling), on any target.
+The run is stored with the tag adhoc=cyclictest, which `latest` and selectors skip
+unless they name it; `--no-store` keeps nothing.  Where the meaning differs it says so
+once on stderr; an option it cannot honour is refused by name (exit 2).
 """
 
 from __future__ import annotations
 
 import json
-import platform
-import select
+import shlex
 import sys
 import tempfile
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from rtbench import EXIT_USAGE, __version__
-from rtbench.cli import (
+from rtbench import EXIT_ENV, EXIT_USAGE
+from rtbench.analysis.select import ADHOC_TAG as SELECT_ADHOC_TAG
+from rtbench.commands._common import (
     DB_HELP,
     PROBE_HELP,
     TARGET_HELP,
     fail,
     handle_errors,
+    keep_recovery,
     open_store,
     open_target,
 )
 from rtbench.commands._cyclictest_args import (
     NOTE,
+    CyclictestOptions,
     CyclictestUsage,
     ProbePlan,
     histogram_block,
     json_document,
     parse_cyclictest_args,
     plan_probe,
-    read_raw,
     summary_lines,
     unit,
 )
+from rtbench.rtprobe.raw import parse_raw
+
+if TYPE_CHECKING:
+    from rtbench.rtprobe.records import ProbeOutput
+    from rtbench.suites.model import Suite
+    from rtbench.targets.base import Target
+
+# the tag the runs of this front end carry; `latest` and selectors skip such runs
+# unless they name the tag (rtbench.analysis.select)
+ADHOC_TAG = (SELECT_ADHOC_TAG, "cyclictest")
+# bytes of od's hex output per second a target's shell is given to print the raw file
+RAW_FETCH_BYTES_PER_S = 20_000
 
 
 def _write_text(path: str, text: str) -> None:
@@ -59,103 +78,174 @@ def register(main: click.Group) -> None:
         "ignore_unknown_options": True, "allow_extra_args": True,
         "help_option_names": ["--help"]})
     @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
+    @click.option("--no-store", is_flag=True,
+                  help="Keep nothing: the run is measured and printed, not stored.")
     @click.option("--target", "target_uri", metavar="URI", help=TARGET_HELP)
     @click.option("--probe", "probe_path", metavar="PATH", help=PROBE_HELP)
     @click.argument("cyclictest_args", nargs=-1, type=click.UNPROCESSED)
     @handle_errors
-    def cyclictest_cmd(db_url: str | None, target_uri: str | None, probe_path: str | None,
-                       cyclictest_args: tuple[str, ...]) -> None:
+    def cyclictest_cmd(db_url: str | None, no_store: bool, target_uri: str | None,
+                       probe_path: str | None, cyclictest_args: tuple[str, ...]) -> None:
         """Run cyclictest's command line with rtprobe; print and store what it measured.
 
         Takes rt-tests 2.x cyclictest options (-p -t -a -i -l -D -h -H --histfile -q -v
         -N -m -n -b -c -r -x -S --json --policy --latency --default-system) and prints
         what cyclictest prints: the T: summary lines, the -h histogram block, -v samples
         and the --json file.  Options it cannot honour are refused by name (exit 2).
+        The run is stored tagged adhoc=cyclictest (`latest` skips it; name it by id or
+        with the selector adhoc=cyclictest), or not at all with --no-store.
 
         \b
         Examples:
           rtbench cyclictest -p80 -t1 -n -i1000 -l10000
           rtbench cyclictest -m -p 90 -t -a -q -D 10m -h 400 --json=ct.json
+          rtbench cyclictest -p80 -t -l 100000 --target ssh://root@board --no-store
         """
-        from rtbench.runner import allowed_cpus
-
         argv = list(cyclictest_args)
+        if no_store and db_url is not None:
+            fail("--no-store and --db contradict each other; give one of them", EXIT_USAGE)
         try:
             opts = parse_cyclictest_args(argv)
         except CyclictestUsage as exc:
             fail(str(exc), EXIT_USAGE)
         with open_target(target_uri, probe_path) as target:
-            sysinfo = target.sysinfo()
-            try:
-                plan = plan_probe(opts, sorted(allowed_cpus(sysinfo)))
-            except CyclictestUsage as exc:
-                fail(str(exc), EXIT_USAGE)
-            if plan.need_raw and target.name != "local":
-                fail("-h/-H/-v need every sample, which rtbench cyclictest reads only on the "
-                     "local target so far; drop them or run without --target", EXIT_USAGE)
-            click.echo(NOTE, err=True)
-            run_and_store(plan, argv, target, sysinfo, db_url)
+            run_on(target, opts, argv, db_url, no_store)
 
 
-def _pump(proc: Any) -> tuple[bytes, bytes, int]:
-    """All stdout and stderr of a target process and its exit code; Ctrl-C interrupts it
-    (rtprobe then writes its result and exits 4)."""
-    out, err = bytearray(), bytearray()
-    interrupted = False
-    while True:
-        try:
-            fds = proc.fds()
-            if fds:
-                select.select(fds, [], [], 0.5)
-            chunk_out, chunk_err = proc.read_available()
-            out += chunk_out
-            err += chunk_err
-            code = proc.poll()
-            if code is not None and proc.at_eof():
-                return bytes(out), bytes(err), int(code)
-            if not fds and code is None:
-                select.select([], [], [], 0.1)
-        except KeyboardInterrupt:
-            if interrupted:
-                proc.stop()
-            else:
-                proc.interrupt()
-                interrupted = True
+def run_on(target: Target, opts: CyclictestOptions, argv: list[str], db_url: str | None,
+           no_store: bool) -> None:
+    """Plan, run through the runner, print cyclictest's output, exit with the run's code."""
+    from rtbench.run.events import MeasurementDone
+    from rtbench.run.runner import Runner, allowed_cpus
+    from rtbench.run.save import MeasurementNotStored
 
+    measured: list[MeasurementDone] = []
 
-def run_and_store(plan: ProbePlan, argv: list[str], target: Any, sysinfo: dict[str, Any],
-                  db_url: str | None) -> None:
-    """Run rtprobe, print cyclictest's output, store the run, exit with rtprobe's code."""
-    from rtbench.preflight import run_preflight
-    from rtbench.targets.procstat import read_steal
-    from rtbench.wire.records import ProbeOutput, RecordError
+    def on_event(event: object) -> None:
+        """Keep the measurement's records for printing."""
+        if isinstance(event, MeasurementDone):
+            measured.append(event)
 
-    facts = run_preflight(sysinfo, read_steal(target.read_file))
-    with tempfile.TemporaryDirectory(prefix="rtbench-cyclictest-") as tmp:
-        raw_path = Path(tmp) / "raw.bin"
-        args = list(plan.args) + (["--raw", str(raw_path)] if plan.need_raw else [])
-        command = [target.probe_path(), *args]
+    runner = Runner(target, on_event=on_event, tags=dict([ADHOC_TAG]),
+                    source={"tool": "rtbench", "front_end": "cyclictest", "argv": argv})
+    try:
+        plan = plan_probe(opts, sorted(allowed_cpus(runner.sysinfo())))
+    except CyclictestUsage as exc:
+        fail(str(exc), EXIT_USAGE)
+    with raw_file(target, plan.need_raw) as raw_path:
+        suite = one_test_suite(plan, argv, raw_path)
+        runner.validate(suite)
+        click.echo(NOTE, err=True)
         started = datetime.now(timezone.utc)
-        out, err, code = _pump(target.start_probe(args))
+        with store_for(db_url, no_store) as store:
+            try:
+                outcome = runner.run(suite, store, sys.argv)
+            except MeasurementNotStored as exc:
+                keep_recovery(exc)
         ended = datetime.now(timezone.utc)
+        output = measured[-1].output if measured else None
+        if output is None or output.result is None:
+            why = (outcome.messages or [f"rtprobe ended without a result ({outcome.status})"])
+            fail(why[-1], outcome.exit_code or EXIT_ENV)
+        samples = fetch_raw(target, raw_path) if raw_path is not None else {}
+    print_output(plan, argv, output, samples, runner.sysinfo(), started, ended,
+                 outcome.exit_code)
+    if no_store:
+        click.echo(f"rtbench: run not stored (--no-store; {outcome.status})", err=True)
+    else:
+        click.echo(f"rtbench: run {outcome.run_id} stored ({outcome.status}; tagged "
+                   f"{ADHOC_TAG[0]}={ADHOC_TAG[1]})", err=True)
+    sys.exit(outcome.exit_code)
+
+
+def one_test_suite(plan: ProbePlan, argv: list[str], raw_path: str | None) -> Suite:
+    """The suite of one scenario (no loads, no settling) and one cyclic test whose rtprobe
+    arguments are the plan's."""
+    from rtbench.run.runner import FixedArgsTest
+    from rtbench.suites.model import Scenario, Suite
+
+    args = list(plan.args) + (["--raw", raw_path] if raw_path is not None else [])
+    policy = args[args.index("--policy") + 1] if "--policy" in args else "other"
+    duration_ns = plan.expected_ns
+    test = FixedArgsTest(name="cyclictest", test="cyclic", duration_ns=duration_ns,
+                         warmup_ns=0, params={"policy": policy, "priority": plan.priority},
+                         args=tuple(args))
+    return Suite(name="cyclictest", description="rtbench cyclictest " + " ".join(argv),
+                 source="rtbench cyclictest", scale=1.0,
+                 scenarios=(Scenario(name="cyclictest", settle_ns=0),), tests=(test,),
+                 text=" ".join(["rtbench", "cyclictest", *[shlex.quote(a) for a in argv]]))
+
+
+@contextmanager
+def store_for(db_url: str | None, no_store: bool) -> Iterator[Any]:
+    """The results database, or with --no-store a private one deleted afterwards."""
+    if not no_store:
+        store = open_store(db_url)
         try:
-            output = ProbeOutput.from_lines(out.decode("utf-8", "replace").splitlines())
-        except RecordError as exc:
-            fail(f"rtprobe's output could not be read: {exc}", 3)
-        if output.result is None:
-            message = err.decode(errors="replace").strip().splitlines()
-            fail(message[-1] if message else f"rtprobe exited with {code} and no result",
-                 code if code in (2, 3, 4) else 3)
-        samples = read_raw(raw_path) if plan.need_raw and raw_path.exists() else {}
+            yield store
+        finally:
+            store.close()
+        return
+    from rtbench.store import Store
+
+    with tempfile.TemporaryDirectory(prefix="rtbench-cyclictest-") as tmp:
+        store = Store.open(f"sqlite:///{Path(tmp) / 'scratch.db'}")
+        try:
+            yield store
+        finally:
+            store.close()
+
+
+@contextmanager
+def raw_file(target: Target, needed: bool) -> Iterator[str | None]:
+    """Where rtprobe writes every sample (-h, -H, -v), on the target: a private temporary
+    directory on this machine, a unique /tmp name elsewhere (removed afterwards)."""
+    if not needed:
+        yield None
+        return
+    if target.name == "local":
+        with tempfile.TemporaryDirectory(prefix="rtbench-cyclictest-") as tmp:
+            yield str(Path(tmp) / "raw.bin")
+        return
+    path = f"/tmp/rtbench-cyclictest-{uuid.uuid4().hex}.raw"
+    try:
+        yield path
+    finally:
+        from rtbench.targets import TargetError
+
+        # a target that is gone keeps the file: nothing can be removed there
+        with suppress(TargetError):
+            target.run(f"rm -f {shlex.quote(path)}", timeout_s=30.0)
+
+
+def fetch_raw(target: Target, path: str) -> dict[int, list[int]]:
+    """The samples of the raw file on the target (empty when rtprobe wrote none)."""
+    if target.name == "local":
+        raw = Path(path)
+        return parse_raw(raw.read_bytes()) if raw.exists() else {}
+    size = target.run(f"wc -c < {shlex.quote(path)}", timeout_s=30.0)
+    if size.returncode != 0 or not size.stdout.strip().isdigit():
+        return {}
+    timeout_s = 30.0 + 3 * int(size.stdout.strip()) / RAW_FETCH_BYTES_PER_S
+    done = target.run(f"od -A n -v -t x1 {shlex.quote(path)}", timeout_s=timeout_s)
+    if done.returncode != 0:
+        fail(f"cannot read the samples file {path} on target {target.name}: "
+             f"{(done.stderr.strip().splitlines() or ['od failed'])[-1]}", EXIT_ENV)
+    return parse_raw(bytes.fromhex("".join(done.stdout.split())))
+
+
+def print_output(plan: ProbePlan, argv: list[str], output: ProbeOutput,
+                 samples: dict[int, list[int]], sysinfo: dict[str, Any],
+                 started: datetime, ended: datetime, code: int) -> None:
+    """Print what cyclictest prints (and write its --histfile and --json files); output
+    has its result record."""
+    from rtbench.analysis.frontend import act_ns
+
+    assert output.result is not None
     series = list(output.result.series)
-    act: dict[int, float] = {}
-    for s in series:
-        index = int(s["index"])
-        if samples.get(index):
-            act[index] = float(samples[index][-1])
-        else:
-            last = [w for w in output.windows if w.series == index and w.count]
-            act[index] = last[-1].sum_ns / last[-1].count if last else 0.0
+    act = {int(s["index"]): act_ns(int(s["index"]), samples, output.windows) or 0.0
+           for s in series}
+    tids = {int(s["index"]): int(s["tid"]) for s in series if s.get("tid") is not None}
     text: list[str] = []
     if "--no-pmqos" not in plan.args:
         held = plan.args[plan.args.index("--pmqos-us") + 1] if "--pmqos-us" in plan.args \
@@ -168,7 +258,7 @@ def run_and_store(plan: ProbePlan, argv: list[str], target: Any, sysinfo: dict[s
             for cycle, ns in enumerate(samples.get(index, [])):
                 text.append(f"{index:8d}:{cycle:8d}:{unit(ns, plan.nsecs):8d}")
     elif not (plan.hist_buckets is not None and plan.quiet):
-        text += summary_lines(plan, series, act, {})
+        text += summary_lines(plan, series, act, tids)
     if plan.hist_buckets is not None:
         block, hists = histogram_block(plan, series, samples)
         if plan.histfile:
@@ -184,26 +274,3 @@ def run_and_store(plan: ProbePlan, argv: list[str], target: Any, sysinfo: dict[s
     if plan.json_file:
         doc = json_document(plan, argv, series, hists, sysinfo, started, ended, code)
         _write_text(plan.json_file, json.dumps(doc, indent=2) + "\n")
-    store = open_store(db_url)
-    try:
-        run_id = store.create_run(
-            suite="cyclictest", suite_source=" ".join(["rtbench", "cyclictest", *argv]),
-            scale=1.0, hostname=target.hostname(), target=target.name, sysinfo=sysinfo,
-            preflight=facts, tool_versions={"rtbench": __version__,
-                                            "rtprobe": output.start.version
-                                            if output.start else "",
-                                            "python": platform.python_version()},
-            command_line=sys.argv, simulated=False,
-            source={"tool": "rtbench", "front_end": "cyclictest", "argv": argv})
-        scenario_id = store.add_scenario(run_id, name="cyclictest", loads=[], load_cpus=None,
-                                         measure_cpus=None)
-        status = output.result.status
-        store.add_measurement(scenario_id, name="cyclictest", test="cyclic",
-                              params=dict(output.start.params) if output.start else {},
-                              command=command, output=output, status=status,
-                              thresholds_ns=[])
-        store.finish_run(run_id, status)
-    finally:
-        store.close()
-    click.echo(f"rtbench: run {run_id} stored ({status})", err=True)
-    sys.exit(code)

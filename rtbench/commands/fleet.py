@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from rtbench import EXIT_ENV, EXIT_USAGE, data_dir
-from rtbench.cli import (
+from rtbench.commands._common import (
     DB_HELP,
     POLICY_HELP,
     SCALE_HELP,
@@ -24,7 +24,7 @@ from rtbench.cli import (
     make_console,
     open_store,
 )
-from rtbench.runsave import MeasurementNotStored
+from rtbench.run.save import MeasurementNotStored
 
 FLEET_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
 
@@ -76,7 +76,9 @@ def register(main: click.Group) -> None:
         """
         from rtbench.analysis.fleet import board_summary, fleet_exit_code
         from rtbench.fleet.inventory import InventoryError, load_inventory, select
-        from rtbench.fleet.run import (
+        from rtbench.report.fleet import FleetProgress, problems, summary_table, write_html
+        from rtbench.rtprobe.provider import Probes
+        from rtbench.run.fleet import (
             Fleet,
             FleetError,
             FleetSetup,
@@ -84,8 +86,7 @@ def register(main: click.Group) -> None:
             release_all,
             reserve_all,
         )
-        from rtbench.report.fleet import FleetProgress, problems, summary_table, write_html
-        from rtbench.suites import load_suite
+        from rtbench.suites.parse import load_suite
 
         check_run_options(scale, report_path, no_report)
         if fleet_id is not None and not FLEET_ID.match(fleet_id):
@@ -97,7 +98,8 @@ def register(main: click.Group) -> None:
         loaded = load_suite(suite, scale)
         if report_path is not None:
             check_report_path(report_path)
-        targets = [(board, board.target()) for board in boards]
+        probes = Probes()
+        targets = [(board, board.target(probes)) for board in boards]
         store = open_store(db_url)  # created and brought up to date once, here
         store.close()
         setup = FleetSetup(loaded, db_url, fleet_id or new_fleet_id(), list(sys.argv),

@@ -19,7 +19,7 @@ import click
 
 from rtbench import EXIT_USAGE
 from rtbench.bundle import RunDetail
-from rtbench.cli import DB_HELP, fail, handle_errors, open_store
+from rtbench.commands._common import DB_HELP, fail, handle_errors, open_store
 from rtbench.interop._build import run_uid
 
 HEAD_BYTES = 4096

@@ -7,8 +7,7 @@ from pathlib import Path
 import click
 
 from rtbench import EXIT_USAGE
-from rtbench.cli import DB_HELP, fail, handle_errors, open_store
-from rtbench.commands._output import check_writable
+from rtbench.commands._common import DB_HELP, check_writable, fail, handle_errors, open_store
 from rtbench.commands._runs import RUN_HELP, views
 
 

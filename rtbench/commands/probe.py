@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from rtbench.cli import fail, handle_errors, make_console
+from rtbench.commands._common import fail, handle_errors, make_console
 
 
 def register(main: click.Group) -> None:

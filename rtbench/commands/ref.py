@@ -6,7 +6,7 @@ import click
 from rich.table import Table
 
 from rtbench import EXIT_USAGE
-from rtbench.cli import fail, handle_errors, make_console
+from rtbench.commands._common import fail, handle_errors, make_console
 
 
 def register(main: click.Group) -> None:

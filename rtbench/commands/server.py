@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from rtbench import EXIT_ENV, EXIT_USAGE
-from rtbench.cli import DB_HELP, fail, handle_errors, make_console, open_store
+from rtbench.commands._common import DB_HELP, fail, handle_errors, make_console, open_store
 from rtbench.commands._runs import RUN_HELP, resolve_all
 
 

@@ -7,7 +7,7 @@ import re
 import click
 
 from rtbench import EXIT_USAGE
-from rtbench.cli import DB_HELP, fail, handle_errors, open_store
+from rtbench.commands._common import DB_HELP, fail, handle_errors, open_store
 from rtbench.commands._runs import RUN_HELP, stored_id
 
 _TAG = re.compile(r"^([A-Za-z0-9_.:-]+)=(.*)$")

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rtbench.rtprobe.provider import ProbeProvider
 from rtbench.targets.base import Target, TargetError, TargetUsageError, open_target, target_schemes
 
 if sys.version_info >= (3, 11):
@@ -65,9 +66,10 @@ class Board:
     # labgrid only: cycle the board's power before its run (never implicit)
     power_cycle: bool = False
 
-    def target(self) -> Target:
-        """The board's target, not opened yet."""
-        target = open_target(self.uri, options=dict(self.options))
+    def target(self, provider: ProbeProvider | None = None) -> Target:
+        """The board's target, not opened yet; provider gives it its rtprobe (without
+        one the target can be checked but not opened)."""
+        target = open_target(self.uri, provider=provider, options=dict(self.options))
         if self.power_cycle:
             target.enable_power_cycle()
         return target

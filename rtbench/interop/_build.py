@@ -24,7 +24,7 @@ from typing import Any
 
 from rtbench.bundle import MeasurementDetail, RunDetail, ScenarioDetail, SeriesDetail
 from rtbench.interop.base import ImportFormatError
-from rtbench.wire import loglin7
+from rtbench.rtprobe import loglin7
 
 # the largest latency an import accepts: one day in ns (anything above is a broken file)
 MAX_NS = 86_400 * 10**9

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from rtbench.bundle import RunDetail
 from rtbench.interop._cells import cells
 from rtbench.interop.base import Exporter
-from rtbench.wire import loglin7
+from rtbench.rtprobe import loglin7
 
 
 def _label(value: object) -> str:

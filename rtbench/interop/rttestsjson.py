@@ -17,7 +17,7 @@ from typing import Any
 
 from rtbench.bundle import MeasurementDetail, RunDetail, SeriesDetail
 from rtbench.interop.base import Exporter
-from rtbench.wire import loglin7
+from rtbench.rtprobe import loglin7
 
 
 def _histogram(m: MeasurementDetail, position: int, s: SeriesDetail) -> dict[str, int]:

@@ -27,7 +27,7 @@ import numpy as np
 
 from rtbench.bundle import MeasurementDetail, RunDetail, ScenarioDetail, SeriesDetail
 from rtbench.interop.base import Exporter, Importer, ImportFormatError
-from rtbench.wire.records import SpikeRecord, WindowRecord, no_gc
+from rtbench.rtprobe.records import SpikeRecord, WindowRecord, no_gc
 
 SCHEMA = "rtbench-run/1"
 INT64_MAX = (1 << 63) - 1

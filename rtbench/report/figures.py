@@ -23,9 +23,10 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
 from rtbench.analysis.compare import CellData, RunView
+from rtbench.analysis.curves import ccdf_us, fixed_width_ccdf_us, merged_windows
 from rtbench.analysis.select import CellKey, ref_matches
 from rtbench.atomicfile import write_atomic
-from rtbench.wire import loglin7 as hist
+from rtbench.rtprobe import loglin7 as hist
 
 KINDS = ("hist", "timeline", "ccdf", "sweep", "load")
 FORMATS = ("svg", "png", "pdf")
@@ -155,17 +156,6 @@ def hist_figure(views: Sequence[RunView], key: CellKey) -> Figure:
     return fig
 
 
-def _ccdf(idx: hist.I64, cnt: hist.I64) -> tuple[np.ndarray, np.ndarray]:
-    """(x in us, P(latency > x)) at each bucket's upper bound (zeros dropped)."""
-    order = np.argsort(idx)
-    idx, cnt = idx[order], cnt[order].astype(np.float64)
-    n = cnt.sum()
-    tail = 1.0 - np.cumsum(cnt) / n
-    x = (hist.upper(idx).astype(np.float64) + 1.0) / 1000.0
-    keep = tail > 0
-    return np.concatenate([[x[0]], x[keep]]), np.concatenate([[1.0], tail[keep]])
-
-
 def ccdf_figure(views: Sequence[RunView], key: CellKey) -> Figure:
     """Complementary CDF on log-log axes: the share of samples above each latency."""
     fig, (ax,) = _figure()
@@ -178,18 +168,13 @@ def ccdf_figure(views: Sequence[RunView], key: CellKey) -> Figure:
             if cell.measurement is not None else []
         if series:
             idx, cnt = hist.merge(*(s.hist_arrays() for s in series))
-            x, p = _ccdf(idx, cnt)
+            x, p = ccdf_us(idx, cnt)
             ax.step(x, p, where="post", linewidth=1.0,
                     label=literal(f"{v.label} (n={int(cnt.sum()):,})"))
             drawn += 1
         elif cell.reference is not None and cell.reference.hist:
-            lows = np.array([int(lo) for lo, _ in cell.reference.hist], dtype=np.int64)
-            counts = np.array([c for _, c in cell.reference.hist], dtype=np.int64)
-            cum = np.cumsum(counts) / counts.sum()
-            x = (lows + cell.reference.hist_width_ns) / 1000.0
-            keep = cum < 1
-            ax.step(np.concatenate([[x[0]], x[keep]]), np.concatenate([[1.0], 1 - cum[keep]]),
-                    where="post", linestyle="--", linewidth=1.0,
+            x, p = fixed_width_ccdf_us(cell.reference.hist, cell.reference.hist_width_ns)
+            ax.step(x, p, where="post", linestyle="--", linewidth=1.0,
                     label=literal(f"{v.label} (published histogram)"))
             drawn += 1
     refs: list[str] = []
@@ -223,27 +208,17 @@ def timeline_figure(views: Sequence[RunView], key: CellKey) -> Figure:
     for ax, (v, cell) in zip(axes, measured, strict=True):
         m = cell.measurement
         assert m is not None
-        rows: dict[int, list[float]] = {}
-        for w in m.windows:
-            if w.warmup or not w.count or w.min_ns is None or w.max_ns is None:
-                continue
-            r = rows.setdefault(w.index, [(w.start_ns + w.end_ns) / 2e9, float(w.min_ns),
-                                          float(w.max_ns),
-                                          0.0, 0.0, 0.0])
-            r[1] = min(r[1], w.min_ns)
-            r[2] = max(r[2], w.max_ns)
-            r[3] += w.sum_ns
-            r[4] += w.count
-            r[5] += w.overruns
-        data = np.array([rows[k] for k in sorted(rows)]) if rows else np.zeros((0, 6))
-        if data.size:
-            t = data[:, 0]
-            ax.plot(t, data[:, 2] / 1000, linewidth=0.9, label="max")
-            ax.plot(t, data[:, 3] / data[:, 4] / 1000, linewidth=0.9, label="avg")
-            ax.plot(t, data[:, 1] / 1000, linewidth=0.9, label="min")
-            over = data[:, 5] > 0
+        rows = merged_windows(m.windows)
+        if rows:
+            t = np.array([r.mid_s for r in rows])
+            peak = np.array([r.max_ns for r in rows], dtype=np.float64) / 1000
+            ax.plot(t, peak, linewidth=0.9, label="max")
+            ax.plot(t, np.array([r.mean_ns for r in rows]) / 1000, linewidth=0.9, label="avg")
+            ax.plot(t, np.array([r.min_ns for r in rows], dtype=np.float64) / 1000,
+                    linewidth=0.9, label="min")
+            over = np.array([r.overruns > 0 for r in rows])
             if over.any():
-                ax.plot(t[over], data[over, 2] / 1000, "rx", label="window with overruns")
+                ax.plot(t[over], peak[over], "rx", label="window with overruns")
         worst = [(tt, lat) for s in m.series for tt, lat in s.worst]
         if worst:
             ax.plot([tt / 1e9 for tt, _ in worst], [lat / 1000 for _, lat in worst], "kv",

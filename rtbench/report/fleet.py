@@ -19,7 +19,11 @@ from rich.text import Text
 
 from rtbench.analysis.fleet import BoardSummary
 from rtbench.atomicfile import write_atomic
-from rtbench.events import (
+from rtbench.report.format import fmt_us
+from rtbench.report.layout import Column, FittedTable
+from rtbench.report.live import measurement_line
+from rtbench.report.text import for_rich, for_terminal
+from rtbench.run.events import (
     BoardDone,
     BoardPhase,
     FleetEvent,
@@ -29,10 +33,6 @@ from rtbench.events import (
     RunStarted,
     StepStarted,
 )
-from rtbench.report.format import fmt_us
-from rtbench.report.layout import Column, FittedTable
-from rtbench.report.live import measurement_line
-from rtbench.report.text import for_rich, for_terminal
 
 STATUS_STYLE = {"ok": "green", "fail": "red", "break": "red", "lost": "bold red",
                 "unreachable": "bold red", "error": "bold red", "interrupted": "yellow"}

@@ -26,13 +26,6 @@ DEFINITIONS = (
 )
 
 
-def fmt_target(target: str, tags: dict[str, str]) -> str:
-    """Where a run ran, with the board's name when a fleet inventory gave one."""
-    where = target or "unknown"
-    board = tags.get("board")
-    return f"{where} ({board})" if board and board != where else where
-
-
 def fmt_us(ns: float | int | None) -> str:
     """Nanoseconds as microseconds with 1-3 decimals ('-' for None)."""
     if ns is None:

@@ -18,7 +18,7 @@ from rtbench.report.plot import histogram_svgs
 from rtbench.report.resultdata import ctx_table, headline, key_values, table_keys
 from rtbench.report.suitetext import load_text
 from rtbench.report.verdict import actions
-from rtbench.wire.loglin7 import BUCKET_ERROR_BOUND
+from rtbench.rtprobe.loglin7 import BUCKET_ERROR_BOUND
 
 
 def _environment() -> jinja2.Environment:

@@ -1,5 +1,5 @@
 """The terminal view of a run in progress: a live table on a terminal, one log line per
-measurement everywhere.  It is an rtbench.events callback; the runner knows nothing of it.
+measurement everywhere.  It is an rtbench.run.events callback; the runner knows nothing of it.
 
     with LiveProgress(console) as live:
         Runner(target, store, on_event=live).run(suite, argv)
@@ -15,7 +15,10 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from rtbench.events import (
+from rtbench.report.resultdata import headline
+from rtbench.report.text import for_rich, for_terminal
+from rtbench.rtprobe.records import StartRecord, WindowRecord
+from rtbench.run.events import (
     Event,
     MeasurementDone,
     Notice,
@@ -27,9 +30,6 @@ from rtbench.events import (
     Tick,
     WindowDone,
 )
-from rtbench.report.resultdata import headline
-from rtbench.report.text import for_rich, for_terminal
-from rtbench.wire.records import StartRecord, WindowRecord
 
 
 @dataclass

@@ -25,10 +25,11 @@ from matplotlib.ticker import (
 )
 
 from rtbench._pdeath import die_with_parent
+from rtbench.analysis.curves import window_means_ns
 from rtbench.bundle import MeasurementDetail
 from rtbench.report.text import for_matplotlib
-from rtbench.wire import loglin7 as hist
-from rtbench.wire.records import WindowRecord
+from rtbench.rtprobe import loglin7 as hist
+from rtbench.rtprobe.records import WindowRecord
 
 _PROLOG = re.compile(r"^.*?(?=<svg)", re.S)
 _METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
@@ -159,7 +160,7 @@ def _draw_timeline(ax: Axes, m: MeasurementDetail, windows: list[WindowRecord]) 
         own = sorted((w for w in windows if w.series == index), key=lambda w: w.start_ns)
         mid = np.array([(w.start_ns + w.end_ns) / 2 - t0 for w in own]) / 1e9
         peak = np.array([w.max_ns for w in own], dtype=np.float64) / 1000.0
-        mean = np.array([w.sum_ns / w.count for w in own]) / 1000.0
+        mean = np.array(window_means_ns(own)) / 1000.0
         line = ax.plot(mid, peak, marker=".", markersize=3, linewidth=0.8,
                        label=f"{labels.get(index, index)} max")[0]
         ax.plot(mid, mean, linewidth=0.6, linestyle=":", color=line.get_color(),
@@ -172,7 +173,7 @@ def _draw_timeline(ax: Axes, m: MeasurementDetail, windows: list[WindowRecord]) 
     ax.set_xlabel("time since the start (s)")
     ax.set_ylabel("latency per window (µs)")
     ax.grid(True, which="major", linewidth=0.3)
-    shown = [w.sum_ns / w.count / 1000.0 for w in windows] + [
+    shown = [ns / 1000.0 for ns in window_means_ns(windows)] + [
         float(w.max_ns or 0) / 1000.0 for w in windows] + [th / 1000.0 for th in m.thresholds_ns]
     positive = [v for v in shown if v > 0]
     _plain_decades(ax, min(positive, default=0.0), max(positive, default=0.0))

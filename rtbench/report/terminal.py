@@ -21,13 +21,13 @@ from rtbench.report.format import (
     fmt_per_s,
     fmt_placement,
     fmt_rate,
-    fmt_target,
     fmt_threshold,
     fmt_us,
 )
 from rtbench.report.layout import Column, FittedTable
 from rtbench.report.resultdata import ctx_table, headline, key_values, table_keys
 from rtbench.report.suitetext import load_text
+from rtbench.report.target import fmt_target
 from rtbench.report.text import for_rich
 from rtbench.report.verdict import verdict_text
 

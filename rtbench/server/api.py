@@ -25,7 +25,7 @@ from rtbench.interop.runjson import run_to_json
 from rtbench.reference import reference_run, reference_runs
 from rtbench.report.compare_text import comparison_json
 from rtbench.server import views
-from rtbench.server.app import require_read, require_write
+from rtbench.server.auth import require_read, require_write
 from rtbench.store import RUN_STATUSES, Store
 from rtbench.store.queries import MAX_PER_PAGE, RunFilter, facets, list_runs_page
 

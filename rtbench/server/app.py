@@ -1,7 +1,8 @@
-"""The FastAPI application of `rtbench serve`: pages, the /api/v1 API, errors, tokens.
+"""The FastAPI application of `rtbench serve`: pages, the /api/v1 API and errors.
 
 create_app() wires one Store (SQLite or PostgreSQL) into the routes of
-rtbench.server.api and rtbench.server.pages.  Every error becomes one line --
+rtbench.server.api and rtbench.server.pages (whose token checks are in
+rtbench.server.auth).  Every error becomes one line --
 JSON under /api, a small HTML page elsewhere -- and never a stack trace; a
 database that is down answers 503 and the next request after it is back works.
 """
@@ -12,19 +13,17 @@ import logging
 from collections import OrderedDict
 from typing import Any
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from rtbench import __version__
+from rtbench.server import api, pages
 from rtbench.server.render import render_page
 from rtbench.store import BundleInvalid, RunNotFound, Store, StoreError, StoreUnavailable
-from rtbench.store.tokens import check_token
 
 MAX_UPLOAD_BYTES = 64 * 1024 * 1024
-TOKEN_COOKIE = "rtbench_token"
 log = logging.getLogger("rtbench.server")
 
 
@@ -50,47 +49,10 @@ def error_response(request: Request, status: int, message: str,
     return HTMLResponse(page, status_code=status, headers=headers)
 
 
-def bearer_token(request: Request) -> str | None:
-    """The token of an "Authorization: Bearer ..." header, or None."""
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        return None
-    return token.strip()
-
-
-def _token_ok(store: Store, token: str | None) -> bool:
-    """True when token names an active upload token."""
-    return bool(token) and len(token or "") <= 200 and check_token(store, token or "") is not None
-
-
-async def require_write(request: Request) -> None:
-    """Writes need a valid bearer token (401 otherwise)."""
-    store: Store = request.app.state.store
-    if not await run_in_threadpool(_token_ok, store, bearer_token(request)):
-        raise HTTPException(401, "a valid upload token is needed: send 'Authorization: "
-                                 "Bearer TOKEN' (create one with 'rtbench token create NAME')",
-                            headers={"WWW-Authenticate": "Bearer"})
-
-
-async def require_read(request: Request) -> None:
-    """Reads need a token only when the server was started with --read-token-required."""
-    if not request.app.state.read_token_required:
-        return
-    store: Store = request.app.state.store
-    token = bearer_token(request) or request.cookies.get(TOKEN_COOKIE)
-    if not await run_in_threadpool(_token_ok, store, token):
-        raise HTTPException(401, "this server needs a token to read: log in at /login or "
-                                 "send 'Authorization: Bearer TOKEN'",
-                            headers={"WWW-Authenticate": "Bearer"})
-
-
 def create_app(db_url: str | None = None, *, store: Store | None = None,
                read_token_required: bool = False,
                max_upload_bytes: int = MAX_UPLOAD_BYTES) -> FastAPI:
     """The application over the database at db_url (or an open store)."""
-    from rtbench.server import api, pages
-
     app = FastAPI(title="rtbench results server", version=__version__,
                   description="Runs of rtbench: list, compare, the board x kernel matrix, "
                               "and uploads of rtbench-run/1 JSON with a bearer token.",

@@ -25,7 +25,7 @@ from rtbench.report import compare_html
 from rtbench.report.html import render_html
 from rtbench.server import views
 from rtbench.server.api import INT32_MAX, Baseline, Filter, analysed, compare_ids, read_body
-from rtbench.server.app import TOKEN_COOKIE, _token_ok, require_read
+from rtbench.server.auth import TOKEN_COOKIE, require_read, token_ok
 from rtbench.server.render import render_page
 from rtbench.store import Store
 from rtbench.store.queries import MAX_PER_PAGE, RunFilter, facets, list_runs_page
@@ -186,7 +186,7 @@ async def login(request: Request) -> Response:
     """Check the token and keep it in an HttpOnly cookie."""
     body = await read_body(request, 4096)
     token = (parse_qs(body.decode("utf-8", "replace")).get("token") or [""])[0].strip()
-    if not await run_in_threadpool(_token_ok, _store(request), token):
+    if not await run_in_threadpool(token_ok, _store(request), token):
         return HTMLResponse(render_page("login.html.j2", failed=True), status_code=401)
     response = RedirectResponse("/runs", status_code=303)
     response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="strict",

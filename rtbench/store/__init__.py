@@ -10,13 +10,14 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import sqlite3
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
     Connection,
@@ -50,8 +51,9 @@ from rtbench.bundle import (
     SeriesDetail,
 )
 from rtbench.store import schema as t
-from rtbench.store.ingest import measurement_detail
-from rtbench.wire.records import ProbeOutput, SpikeRecord, WindowRecord, no_gc
+
+if TYPE_CHECKING:
+    from rtbench.rtprobe.records import ProbeOutput
 
 __all__ = [
     "BundleInvalid", "MeasurementDetail", "RunDetail", "RunNotFound", "RunSummary",
@@ -204,11 +206,32 @@ def _alembic_config(engine: Engine) -> Any:
     return cfg
 
 
-def _at_head(engine: Engine, cfg: Any) -> bool:
-    """True when the database's schema is already at the newest revision."""
-    from alembic.script import ScriptDirectory
+def head_revision() -> str | None:
+    """The newest migration's revision, read from the files in migrations/versions
+    (the one no other revision names as its down_revision).
 
-    head = ScriptDirectory.from_config(cfg).get_current_head()
+    Read without Alembic, so that opening an up-to-date database costs no Alembic
+    import; None when the files do not name exactly one head (Alembic then decides).
+    """
+    revisions: dict[str, str | None] = {}
+    for path in (Path(__file__).parent / "migrations" / "versions").glob("*.py"):
+        found = dict(_REVISION_LINE.findall(path.read_text(encoding="utf-8")))
+        if "revision" in found:
+            down = found.get("down_revision")
+            revisions[found["revision"].strip("\"'")] = \
+                None if down in (None, "None") else down.strip("\"'")
+    heads = set(revisions) - set(revisions.values())
+    return heads.pop() if len(heads) == 1 else None
+
+
+_REVISION_LINE = re.compile(r"^(revision|down_revision)\s*(?::[^=]*)?=\s*(\S+)\s*$", re.M)
+
+
+def _at_head(engine: Engine) -> bool:
+    """True when the database's schema is already at the newest revision."""
+    head = head_revision()
+    if head is None:
+        return False
     try:
         with engine.connect() as conn:
             current = conn.execute(text("SELECT version_num FROM alembic_version")
@@ -250,11 +273,11 @@ def migrate(engine: Engine) -> None:
     server workers) serialise on a lock: an advisory lock on PostgreSQL (held
     by the migration's own transaction), a file lock next to a SQLite file.
     """
+    if _at_head(engine):
+        return
     from alembic import command
 
     cfg = _alembic_config(engine)
-    if _at_head(engine, cfg):
-        return
     if engine.dialect.name == "postgresql":
         with engine.begin() as conn:
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"),
@@ -281,15 +304,18 @@ class Store:
         url = db_url_of(url or default_db_url())
         engine = _make_engine(url)
         if migrate:
-            from alembic.util.exc import CommandError
-
             try:
                 _migrate(engine)
             except SQLAlchemyError as exc:
                 engine.dispose()
                 raise StoreError(f"cannot open database {url}: "
                                  f"{_first_line(exc)}") from None
-            except CommandError as exc:
+            except Exception as exc:
+                # Alembic is imported only when a migration runs: its error class too
+                from alembic.util.exc import CommandError
+
+                if not isinstance(exc, CommandError):
+                    raise
                 written_by = _newest_writer(engine)
                 engine.dispose()
                 raise StoreError(
@@ -403,6 +429,8 @@ class Store:
         if not isinstance(uname, dict) or "machine" not in uname:
             # the hosts row is keyed by the arch the bundle states
             sysinfo["uname"] = {**(uname or {}), "machine": run.arch}
+        from rtbench.rtprobe.records import no_gc
+
         with self._tx(f"store run {run.suite!r}") as conn, no_gc():
             found = conn.execute(select(t.runs.c.id).where(
                 t.runs.c.uid == uid)).scalar()
@@ -490,6 +518,8 @@ class Store:
 
         reason, when given, replaces the result's own (why the host judged it an error).
         """
+        from rtbench.store.ingest import measurement_detail
+
         detail = measurement_detail(
             output, name=name, test=test, params=params, command=command,
             status=status, thresholds_ns=thresholds_ns)
@@ -501,6 +531,8 @@ class Store:
                                detail: MeasurementDetail) -> int:
         """Store one measurement and everything it produced, atomically, after the
         scenario's others; return its id."""
+        from rtbench.rtprobe.records import no_gc
+
         with self._tx(f"store measurement {detail.name!r}") as conn, no_gc():
             position = conn.execute(
                 select(func.count()).select_from(t.measurements)
@@ -577,6 +609,8 @@ class Store:
         if not 0 < run_id < 2**63:  # no such row can exist (and SQLite cannot bind it)
             raise StoreError(f"run {run_id} is not in {self.url}; "
                              "'rtbench ls' lists the stored runs")
+        from rtbench.rtprobe.records import no_gc
+
         with self._tx(f"read run {run_id}") as conn, no_gc():
             row = conn.execute(
                 select(t.runs, t.hosts.c.hostname, t.hosts.c.arch)
@@ -614,6 +648,8 @@ class Store:
 
     def _measurement(self, conn: Connection, m: Any) -> MeasurementDetail:
         """Assemble one measurement with its series, windows and spikes."""
+        from rtbench.rtprobe.records import SpikeRecord, WindowRecord
+
         detail = MeasurementDetail(
             id=m.id, name=m.name, test=m.test, params=_loads(m.params),
             command=_loads(m.command), status=m.status,

@@ -13,9 +13,10 @@ import shlex
 from abc import abstractmethod
 from pathlib import Path
 
+from rtbench.rtprobe.provider import ProbeProvider, ProbeUnavailable
+from rtbench.rtprobe.sysinfo import VERSION_ARGS, last_error_line, version_of
 from rtbench.targets import _shell
 from rtbench.targets._elf import check_probe_arch
-from rtbench.targets._probepick import pick_probe
 from rtbench.targets.base import CommandResult, ProbeProcess, Target, TargetError
 from rtbench.targets.progress import Progress
 
@@ -26,8 +27,8 @@ class BoardTarget(Target):
     # True when _send_file() reports its own progress (bytes sent) through progress()
     push_reports_progress = False
 
-    def __init__(self, *, probe: Path | None, remote_dir: str) -> None:
-        self._probe_option = probe
+    def __init__(self, *, provider: ProbeProvider | None, remote_dir: str) -> None:
+        self._provider = provider
         self.remote_dir = remote_dir
         self._arch: str | None = None
         self._hostname: str | None = None
@@ -71,22 +72,25 @@ class BoardTarget(Target):
     def _install_probe(self) -> None:
         """Pick the probe for the target's arch and make sure the target has it."""
         arch = self.probe_arch()
+        if self._provider is None:
+            raise TargetError(f"{self.name}: no probe to push (the target was opened "
+                              "without a probe provider)")
         try:
-            local = pick_probe(arch, self._probe_option, self.progress())
-        except TargetError as exc:
+            local = self._provider.probe_for(arch, self.progress())
+        except ProbeUnavailable as exc:
             raise TargetError(f"{self.name}: {exc}") from exc
         check_probe_arch(local, arch)
         remote = _shell.probe_remote_path(self.remote_dir, local)
         if not _shell.remote_matches(self._run_short, remote, local):
             self._push(local, remote)
         self._remote_probe = remote
-        done = self.run_probe(["--version"], timeout_s=30.0)
-        words = done.stdout.split()
-        if done.returncode != 0 or not words:
-            said = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        done = self.run_probe(VERSION_ARGS, timeout_s=30.0)
+        version = version_of(done)
+        if version is None:
+            said = last_error_line(done, "no output")
             raise TargetError(f"{self.name}: the pushed probe does not run there "
                               f"(exit {done.returncode}: {said[:160]})")
-        self._probe_version = words[-1]
+        self._probe_version = version
 
     def _push(self, local: Path, remote: str) -> None:
         """Copy local to remote through a temp name, verify the checksum, then rename."""

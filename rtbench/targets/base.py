@@ -14,13 +14,15 @@ EOF on stdin kills the group), which is what makes them die with rtbench anywher
 from __future__ import annotations
 
 import importlib
-import json
 import pkgutil
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
+
+from rtbench.rtprobe.provider import ProbeProvider
+from rtbench.rtprobe.sysinfo import SYSINFO_ARGS, ProbeAnswerError, sysinfo_of
 
 
 class TargetError(Exception):
@@ -91,9 +93,10 @@ class Target(ABC):
 
     @classmethod
     @abstractmethod
-    def from_uri(cls, uri: str, *, probe: Path | None = None,
+    def from_uri(cls, uri: str, *, provider: ProbeProvider | None = None,
                  options: dict[str, Any] | None = None) -> Target:
-        """Make a target from its URI; TargetUsageError names what is wrong."""
+        """Make a target from its URI; TargetUsageError names what is wrong.  provider
+        gives it its rtprobe (a board without one cannot be opened)."""
 
     @property
     @abstractmethod
@@ -196,25 +199,18 @@ class Target(ABC):
 
     def sysinfo(self) -> dict[str, Any]:
         """The target's facts from `rtprobe sysinfo`; TargetError when it cannot say."""
-        done = self.run_probe(["sysinfo"])
-        if done.returncode != 0:
-            line = (done.stderr.strip().splitlines() or ["no message"])[-1]
-            raise TargetError(f"rtprobe sysinfo failed (exit {done.returncode}): {line}")
         try:
-            info = json.loads(done.stdout)
-        except json.JSONDecodeError as exc:
-            raise TargetError(f"rtprobe sysinfo printed invalid JSON ({exc})") from exc
-        if not isinstance(info, dict):
-            raise TargetError("rtprobe sysinfo did not print a JSON object")
-        return info
+            return sysinfo_of(self.run_probe(SYSINFO_ARGS))
+        except ProbeAnswerError as exc:
+            raise TargetError(str(exc)) from exc
 
 
 def _target_classes() -> dict[str, type[Target]]:
     """Every Target subclass in rtbench.targets, by URI scheme."""
-    import rtbench.targets as package
-
+    # the directory of this module, not the package object: base must not import its
+    # own package (whose __init__ imports base)
     found: dict[str, type[Target]] = {}
-    for info in pkgutil.iter_modules(package.__path__):
+    for info in pkgutil.iter_modules([str(Path(__file__).resolve().parent)]):
         if info.name.startswith("_") or info.name == "base":
             continue
         module = importlib.import_module(f"rtbench.targets.{info.name}")
@@ -231,9 +227,11 @@ def target_schemes() -> list[str]:
     return sorted(_target_classes())
 
 
-def open_target(uri: str | None, *, probe: Path | None = None,
+def open_target(uri: str | None, *, provider: ProbeProvider | None = None,
                 options: dict[str, Any] | None = None) -> Target:
-    """The target named by uri ("local" when None); not opened yet."""
+    """The target named by uri ("local" when None); not opened yet.  provider gives it
+    its rtprobe (rtbench.rtprobe.provider.Probes; the local target finds the host's
+    without one, a board cannot be opened without one)."""
     text = uri or "local"
     scheme = text.split(":", 1)[0] if ":" in text else text
     classes = _target_classes()
@@ -244,4 +242,4 @@ def open_target(uri: str | None, *, probe: Path | None = None,
                                f"use one of {known}")
     if scheme != "local" and not urlsplit(text).scheme:
         raise TargetUsageError(f"target {text!r} is not a URI; e.g. ssh://user@host")
-    return cls.from_uri(text, probe=probe, options=options)
+    return cls.from_uri(text, provider=provider, options=options)

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, unquote
 
+from rtbench.rtprobe.provider import ProbeProvider
 from rtbench.targets._labgrid_place import (
     Coordinator,
     HeldPlace,
@@ -93,13 +94,14 @@ class LabgridTarget(Target):
 
     def __init__(self, *, place: str | None = None, env_file: Path | None = None,
                  role: str = "main", coordinator: str | None = None, wait_s: float = 0.0,
-                 probe: Path | None = None, remote_dir: str = DEFAULT_REMOTE_DIR) -> None:
+                 provider: ProbeProvider | None = None,
+                 remote_dir: str = DEFAULT_REMOTE_DIR) -> None:
         self.place = place
         self.env_file = env_file
         self.role = role
         self.coordinator = coordinator_address(coordinator) if place else None
         self.wait_s = wait_s
-        self.probe = probe
+        self.provider = provider
         self.remote_dir = remote_dir
         self._held: HeldPlace | None = None
         self._release_on_close = False
@@ -119,7 +121,7 @@ class LabgridTarget(Target):
         self._progress = progress
 
     @classmethod
-    def from_uri(cls, uri: str, *, probe: Path | None = None,
+    def from_uri(cls, uri: str, *, provider: ProbeProvider | None = None,
                  options: dict[str, Any] | None = None) -> Target:
         """labgrid:PLACE[?coordinator=HOST:PORT&wait=S&dir=PATH] or
         labgrid-env:FILE.yaml[:TARGET][?dir=PATH]."""
@@ -147,14 +149,14 @@ class LabgridTarget(Target):
             if not 0 <= wait_s < 1e7:
                 raise TargetUsageError(f"target {uri!r}: wait must be a number of seconds")
             return cls(place=body, coordinator=query.get("coordinator", [""])[-1] or None,
-                       wait_s=wait_s, probe=probe, remote_dir=remote_dir)
+                       wait_s=wait_s, provider=provider, remote_dir=remote_dir)
         path, role = body, "main"
         head, sep, tail = body.rpartition(":")
         if sep and head and tail and "/" not in tail:
             path, role = head, tail
         if not path:
             raise TargetUsageError(f"target {uri!r}: expected labgrid-env:FILE.yaml[:TARGET]")
-        return cls(env_file=Path(path).expanduser(), role=role, probe=probe,
+        return cls(env_file=Path(path).expanduser(), role=role, provider=provider,
                    remote_dir=remote_dir)
 
     @property
@@ -289,12 +291,13 @@ class LabgridTarget(Target):
         """rtbench's ssh or serial transport on top of labgrid's driver."""
         ssh = self._driver("SSHDriver", {"NetworkService": "SSHDriver"})
         if ssh is not None:
-            return _LabgridSsh(ssh, self.name, probe=self.probe, remote_dir=self.remote_dir)
+            return _LabgridSsh(ssh, self.name, provider=self.provider,
+                               remote_dir=self.remote_dir)
         console = self._driver("SerialDriver", {"SerialPort": "SerialDriver",
                                                 "RawSerialPort": "SerialDriver",
                                                 "NetworkSerialPort": "SerialDriver"})
         if console is not None:
-            return _LabgridSerial(console, self.name, probe=self.probe,
+            return _LabgridSerial(console, self.name, provider=self.provider,
                                   remote_dir=self.remote_dir)
         kinds = ", ".join(sorted({type(r).__name__ for r in self._lg.resources})) or "none"
         raise TargetError(f"{self.name}: no way to a shell: rtbench needs a NetworkService "
@@ -370,12 +373,12 @@ class _LabgridSsh(SshTarget):
 
     schemes: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, driver: Any, shown: str, *, probe: Path | None,
+    def __init__(self, driver: Any, shown: str, *, provider: ProbeProvider | None,
                  remote_dir: str) -> None:
         service = driver.networkservice
         user = driver.username or service.username
         super().__init__(str(service.address).split("%", 1)[0], user=user or None,
-                         port=int(service.port), probe=probe, remote_dir=remote_dir)
+                         port=int(service.port), provider=provider, remote_dir=remote_dir)
         self.driver = driver
         self.shown = shown
 
@@ -422,11 +425,11 @@ class _LabgridSerial(SerialTarget):
 
     schemes: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, driver: Any, shown: str, *, probe: Path | None,
+    def __init__(self, driver: Any, shown: str, *, provider: ProbeProvider | None,
                  remote_dir: str) -> None:
         port = driver.port
         device = str(getattr(port, "port", "") or "")
-        super().__init__(device, baud=int(getattr(port, "speed", 115200)), probe=probe,
+        super().__init__(device, baud=int(getattr(port, "speed", 115200)), provider=provider,
                          remote_dir=remote_dir)
         self.driver = driver
         self.shown = shown

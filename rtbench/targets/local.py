@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from rtbench.cpulist import parse_cpulist
-from rtbench.owner import LOAD_OWNER_VAR, current_owner, kill_tagged, owner_tag
 from rtbench.probe import locate_probe
+from rtbench.rtprobe.provider import ProbeProvider
+from rtbench.rtprobe.sysinfo import VERSION_ARGS, version_of
+from rtbench.run.owner import LOAD_OWNER_VAR, current_owner, kill_tagged, owner_tag
 from rtbench.targets.base import (
     CommandResult,
     ProbeProcess,
@@ -157,14 +159,14 @@ class LocalTarget(Target):
         self._load_tags: dict[int, str] = {}
 
     @classmethod
-    def from_uri(cls, uri: str, *, probe: Path | None = None,
+    def from_uri(cls, uri: str, *, provider: ProbeProvider | None = None,
                  options: dict[str, Any] | None = None) -> LocalTarget:
-        """`local` (nothing else in the URI); probe is --probe, else locate_probe() finds
-        it (ProbeNotFound says how to get one)."""
+        """`local` (nothing else in the URI); its rtprobe is the provider's host probe,
+        else the one locate_probe() finds (ProbeNotFound says how to get one)."""
         if uri != "local":
             raise TargetUsageError(f"target {uri!r}: the local target takes no address; "
                                    "use --target local")
-        return cls(locate_probe(str(probe) if probe is not None else None))
+        return cls(provider.host_probe() if provider is not None else locate_probe(None))
 
     @property
     def name(self) -> str:
@@ -253,11 +255,10 @@ class LocalTarget(Target):
     def probe_version(self) -> str:
         """What `rtprobe --version` says (its last word), or 'unknown'."""
         try:
-            done = self.run_probe(["--version"], timeout_s=10.0)
+            done = self.run_probe(VERSION_ARGS, timeout_s=10.0)
         except TargetError:
             return "unknown"
-        words = done.stdout.split()
-        return words[-1] if done.returncode == 0 and words else "unknown"
+        return version_of(done) or "unknown"
 
 
 def _sha256(path: Path) -> str:

@@ -20,10 +20,10 @@ import re
 import shlex
 import termios
 import time
-from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
+from rtbench.rtprobe.provider import ProbeProvider
 from rtbench.targets._board import BoardTarget
 from rtbench.targets._serialjob import (
     COMMAND_JOB,
@@ -111,10 +111,11 @@ class SerialTarget(BoardTarget):
     schemes: ClassVar[tuple[str, ...]] = ("serial",)
     push_reports_progress = True
 
-    def __init__(self, device: str, *, baud: int = DEFAULT_BAUD, probe: Path | None = None,
+    def __init__(self, device: str, *, baud: int = DEFAULT_BAUD,
+                 provider: ProbeProvider | None = None,
                  remote_dir: str = DEFAULT_REMOTE_DIR, login: str | None = None,
                  password: str | None = None) -> None:
-        super().__init__(probe=probe, remote_dir=remote_dir)
+        super().__init__(provider=provider, remote_dir=remote_dir)
         # this board's login (a fleet inventory gives one per board); else the environment
         self.login = login
         self.password = password
@@ -128,7 +129,7 @@ class SerialTarget(BoardTarget):
         self._job_lifetime_s = DEFAULT_LIFETIME_S
 
     @classmethod
-    def from_uri(cls, uri: str, *, probe: Path | None = None,
+    def from_uri(cls, uri: str, *, provider: ProbeProvider | None = None,
                  options: dict[str, Any] | None = None) -> Target:
         """serial:///dev/ttyX[?baud=N&dir=PATH]; options may give this board's `login`
         and `password` (else RTBENCH_SERIAL_USER and RTBENCH_SERIAL_PASSWORD)."""
@@ -147,7 +148,7 @@ class SerialTarget(BoardTarget):
         if not remote_dir.startswith("/"):
             raise TargetUsageError(f"target {uri!r}: dir must be an absolute path")
         opts = options or {}
-        return cls(parts.path, baud=int(text), probe=probe, remote_dir=remote_dir,
+        return cls(parts.path, baud=int(text), provider=provider, remote_dir=remote_dir,
                    login=opts.get("login"), password=opts.get("password"))
 
     @property

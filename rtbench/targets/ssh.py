@@ -16,10 +16,10 @@ import shutil
 import subprocess
 import tempfile
 import time
-from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from rtbench.rtprobe.provider import ProbeProvider
 from rtbench.targets._board import BoardTarget
 from rtbench.targets._shell import DEFAULT_REMOTE_DIR, LIFELINE_PERIOD_S, lock_command
 from rtbench.targets._stream import Heartbeat, RemoteProcess
@@ -71,9 +71,9 @@ class SshTarget(BoardTarget):
     schemes: ClassVar[tuple[str, ...]] = ("ssh",)
 
     def __init__(self, host: str, *, user: str | None = None, port: int | None = None,
-                 probe: Path | None = None, remote_dir: str = DEFAULT_REMOTE_DIR,
+                 provider: ProbeProvider | None = None, remote_dir: str = DEFAULT_REMOTE_DIR,
                  ssh_config: str | None = None) -> None:
-        super().__init__(probe=probe, remote_dir=remote_dir)
+        super().__init__(provider=provider, remote_dir=remote_dir)
         self.host = host
         self.user = user
         self.port = port
@@ -85,7 +85,7 @@ class SshTarget(BoardTarget):
         self._address: str | None = None
 
     @classmethod
-    def from_uri(cls, uri: str, *, probe: Path | None = None,
+    def from_uri(cls, uri: str, *, provider: ProbeProvider | None = None,
                  options: dict[str, Any] | None = None) -> Target:
         """ssh://[user@]host[:port][?dir=/remote/dir]."""
         parts = urlsplit(uri)
@@ -108,7 +108,7 @@ class SshTarget(BoardTarget):
             raise TargetUsageError(f"target {uri!r}: dir must be an absolute path")
         opts = options or {}
         return cls(parts.hostname, user=unquote(parts.username) if parts.username else None,
-                   port=port, probe=probe, remote_dir=remote_dir,
+                   port=port, provider=provider, remote_dir=remote_dir,
                    ssh_config=opts.get("ssh_config"))
 
     @property

@@ -15,8 +15,8 @@ from click.testing import CliRunner, Result
 
 from rtbench.bundle import MeasurementDetail, RunDetail, ScenarioDetail, SeriesDetail
 from rtbench.cli import main
-from rtbench.wire import loglin7 as hist
-from rtbench.wire.records import WindowRecord
+from rtbench.rtprobe import loglin7 as hist
+from rtbench.rtprobe.records import WindowRecord
 from tests.conftest import REPO
 
 SUITE = """

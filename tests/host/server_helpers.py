@@ -15,8 +15,8 @@ from synth_probe import synth_lines
 
 from rtbench.bundle import RunDetail
 from rtbench.interop.runjson import dumps, loads
+from rtbench.rtprobe.records import ProbeOutput
 from rtbench.store import Store
-from rtbench.wire.records import ProbeOutput
 
 SYSINFO = {"uname": {"release": "6.1.0-test", "machine": "x86_64"}, "cpu_model": "Test CPU"}
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rtbench.suites import Suite, SuiteError, parse_suite
+from rtbench.suites.model import Suite, SuiteError
+from rtbench.suites.parse import parse_suite
 
 
 def parse(text: str) -> Suite:

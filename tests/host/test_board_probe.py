@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 
 from rtbench import probebuild
-from rtbench.targets import _probepick, progress
-from rtbench.targets._elf import is_static
-from rtbench.targets._probepick import pick_probe, stripped
+from rtbench.rtprobe import pushable
+from rtbench.rtprobe.elf import is_static
+from rtbench.rtprobe.provider import Probes, ProbeUnavailable
+from rtbench.rtprobe.pushable import stripped
+from rtbench.targets import progress
 from rtbench.targets._shell import arch_from_facts
 from rtbench.targets.base import TargetError
 from rtbench.targets.progress import Forwarded, Progress, Silent
@@ -61,17 +63,17 @@ def test_native_static_probe_serves_its_own_arch_only(tmp_path: Path,
     native = fake_elf(tmp_path / "rtprobe", with_interp=False)
     monkeypatch.setenv("RTBENCH_PROBE", str(native))
     monkeypatch.setattr(probebuild, "zig_available", lambda: False)
-    assert pick_probe("x86_64", None, Silent()) == native
-    with pytest.raises(TargetError) as caught:
-        pick_probe("aarch64", None, Silent())
+    assert Probes().probe_for("x86_64", Silent()) == native
+    with pytest.raises(ProbeUnavailable) as caught:
+        Probes().probe_for("aarch64", Silent())
     message = str(caught.value)
     assert "\n" not in message and "aarch64" in message
     assert "pip install 'rtbench[cross]'" in message
     # a dynamic native probe is not pushed: it needs the host's C library
     monkeypatch.setenv("RTBENCH_PROBE", str(fake_elf(tmp_path / "dyn", with_interp=True)))
-    assert _probepick.native_static_probe("x86_64") is None
-    with pytest.raises(TargetError, match=r"rtbench\[cross\]"):
-        pick_probe("x86_64", None, Silent())
+    assert pushable.native_static_probe("x86_64") is None
+    with pytest.raises(ProbeUnavailable, match=r"rtbench\[cross\]"):
+        Probes().probe_for("x86_64", Silent())
 
 
 def test_probe_build_without_sources_says_to_reinstall(tmp_path: Path) -> None:

@@ -8,10 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from rtbench.commands._cyclictest_args import CyclictestUsage, parse_cyclictest_args, plan_probe
+from rtbench.analysis.frontend import act_ns, series_mean_ns
+from rtbench.commands._cyclictest_args import (
+    CyclictestUsage,
+    ProbePlan,
+    parse_cyclictest_args,
+    plan_probe,
+    summary_lines,
+)
 from rtbench.interop.base import importers
 
-T_LINE = re.compile(r"^T: ?\d+ \( *\d+\) P: ?\d+ I:\d+ C: *\d+ Min: *\d+ Act: *\d+ "
+T_LINE = re.compile(r"^T: ?\d+ \( *(\d+)\) P: ?\d+ I:\d+ C: *\d+ Min: *\d+ Act: *\d+ "
                     r"Avg: *\d+ Max: *\d+$")
 
 
@@ -92,3 +99,62 @@ def test_refusal_exits_2_in_one_line(tmp_path: Path, run_cli) -> None:  # type: 
     done = run_cli("cyclictest", "-p1", "--smi", "--db", f"sqlite:///{tmp_path / 'c.db'}")
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
     assert "--smi" in done.stderr
+
+
+def stored(db: Path) -> list:  # type: ignore[type-arg]
+    """Every run in the SQLite database db, oldest first."""
+    from rtbench.store import Store
+
+    store = Store.open(f"sqlite:///{db}", migrate=False)
+    try:
+        return [store.get_run(r.id) for r in reversed(store.list_runs())]
+    finally:
+        store.close()
+
+
+def test_run_is_tagged_and_latest_skips_it(tmp_path: Path, run_cli) -> None:  # type: ignore
+    db = tmp_path / "c.db"
+    done = run_cli("cyclictest", "-p1", "-t1", "-l50", "--db", f"sqlite:///{db}")
+    assert done.returncode == 0, done.stderr
+    assert "run 1 stored (ok; tagged adhoc=cyclictest)" in done.stderr
+    (run,) = stored(db)
+    assert run.tags == {"adhoc": "cyclictest"} and run.suite == "cyclictest"
+    assert run.source["front_end"] == "cyclictest" and run.source["argv"] == ["-p1", "-t1",
+                                                                             "-l50"]
+    assert run.tool_versions["owner"]  # the runner's owner tracking, as `rtbench run`
+    latest = run_cli("show", "latest", "--db", f"sqlite:///{db}")
+    assert latest.returncode == 2 and "tagged adhoc" in latest.stderr
+    named = run_cli("show", "adhoc=cyclictest", "--db", f"sqlite:///{db}")
+    assert named.returncode == 0 and "cyclictest" in named.stdout
+
+
+def test_no_store_keeps_nothing(tmp_path: Path, run_cli, rtbench_env) -> None:  # type: ignore
+    done = run_cli("cyclictest", "-p1", "-t1", "-l50", "--no-store")
+    assert done.returncode == 0, done.stderr
+    assert any(T_LINE.match(x) for x in done.stdout.splitlines())
+    assert "run not stored (--no-store; ok)" in done.stderr
+    default_db = Path(rtbench_env["XDG_DATA_HOME"]) / "rtbench" / "results.db"
+    assert not default_db.exists() or stored(default_db) == []
+    both = run_cli("cyclictest", "-l5", "--no-store", "--db", str(tmp_path / "x.db"))
+    assert both.returncode == 2 and "contradict" in both.stderr
+
+
+def test_t_lines_carry_the_measuring_threads_ids(tmp_path: Path, run_cli) -> None:  # type: ignore
+    done = run_cli("cyclictest", "-p1", "-t2", "-l50", "--no-store")
+    assert done.returncode == 0, done.stderr
+    tids = [int(m.group(1)) for m in map(T_LINE.match, done.stdout.splitlines()) if m]
+    assert len(tids) == 2 and all(t > 0 for t in tids) and tids[0] != tids[1]
+
+
+def test_summary_lines_print_given_tids_and_the_analysis_means() -> None:
+    plan = ProbePlan(args=[], threads=1, priority=80, interval_us=1000, nsecs=False,
+                     quiet=False, verbose=False, hist_buckets=None, histofall=False,
+                     histfile=None, json_file=None, need_raw=False)
+    series = [{"index": 0, "count": 4, "min_ns": 1000, "max_ns": 9000, "sum_ns": 20000}]
+    assert series_mean_ns(series[0]) == 5000.0
+    assert series_mean_ns({"count": 0, "sum_ns": 0}) is None
+    assert act_ns(0, {0: [1, 2, 7000]}, []) == 7000.0
+    assert act_ns(0, {}, []) is None
+    (line,) = summary_lines(plan, series, {0: 7000.0}, {0: 4321})
+    assert line == ("T: 0 ( 4321) P:80 I:1000 C:      4 Min:      1 Act:    7 Avg:    5 "
+                    "Max:       9")

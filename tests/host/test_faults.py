@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import rtbench.runner
-import rtbench.runsave
+import rtbench.run.runner
+import rtbench.run.save
 import rtbench.store
 from rtbench.cli import main
 from rtbench.interop.runjson import loads as load_bundle
@@ -240,7 +240,7 @@ def test_hung_probe(run_env: dict[str, Any], probe_path: Path,
     marker = run_env["marker"]
     seconds = 8_000_000 + int(marker[:5], 16)
     fake = fake_probe(run_env["tmp"], probe_path, GOOD[:3], sleep_s=seconds)
-    monkeypatch.setattr(rtbench.runner, "HANG_GRACE_S", 1.0)
+    monkeypatch.setattr(rtbench.run.runner, "HANG_GRACE_S", 1.0)
     suite = write_suite(run_env["tmp"], one_test_suite())
     env = {**run_env["env"], "RTBENCH_PROBE": str(fake)}
     result = CliRunner().invoke(main, ["run", str(suite), "--no-report"], env=env)
@@ -303,7 +303,7 @@ def test_locked_database(run_env: dict[str, Any], probe_path: Path,
     """The database stays locked by another process when the measurement is stored:
     the write is retried with back-off, then the run so far and the measurement are kept
     in a recovery file that the one error line names (exit 3)."""
-    monkeypatch.setattr(rtbench.runsave, "RETRY_DELAYS_S", (0.1, 0.2))
+    monkeypatch.setattr(rtbench.run.save, "RETRY_DELAYS_S", (0.1, 0.2))
     attempts: list[float] = []
 
     def locked(self: Store, *args: Any, **kwargs: Any) -> int:
@@ -369,7 +369,7 @@ def test_database_locked_by_another_process(run_env: dict[str, Any], probe_path:
     it along) holds the database's write lock (BEGIN EXCLUSIVE) while the measurement is
     stored: rtbench waits, retries, then keeps the measurement in a recovery
     file named in one line (exit 3), which `rtbench import` stores once the lock is gone."""
-    monkeypatch.setattr(rtbench.runsave, "RETRY_DELAYS_S", (0.1, 0.2))
+    monkeypatch.setattr(rtbench.run.save, "RETRY_DELAYS_S", (0.1, 0.2))
     monkeypatch.setattr(rtbench.store, "BUSY_TIMEOUT_MS", 300)
     db = run_env["tmp"] / "results.db"
     flag = run_env["tmp"] / "locked.flag"

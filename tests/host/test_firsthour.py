@@ -23,7 +23,6 @@ from synth_probe import synth_lines
 from rtbench.analysis.verdict import throttling_gaps, verdict_of
 from rtbench.bundle import MeasurementDetail, RunDetail, ScenarioDetail, SeriesDetail
 from rtbench.commands._run_support import expected_text
-from rtbench.events import Event, ProbeWarning
 from rtbench.interop.runjson import loads as runjson_loads
 from rtbench.preflight import run_preflight
 from rtbench.report.html import render_html
@@ -31,10 +30,12 @@ from rtbench.report.plot import histogram_svg
 from rtbench.report.suitetext import inline_table, load_text
 from rtbench.report.terminal import series_table, summary_table
 from rtbench.report.verdict import verdict_lines
-from rtbench.runner import RunError, Runner
+from rtbench.rtprobe.records import ProbeOutput
+from rtbench.run.events import Event, ProbeWarning
+from rtbench.run.runner import RunError, Runner
 from rtbench.store import Store, db_url_of
-from rtbench.suites import Scenario, builtin_suites, load_suite
-from rtbench.wire.records import ProbeOutput
+from rtbench.suites.model import Scenario
+from rtbench.suites.parse import builtin_suites, load_suite
 from tests.conftest import REPO, RunCli
 from tests.host.suite_helpers import parse
 

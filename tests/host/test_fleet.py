@@ -161,10 +161,12 @@ def test_fleet_of_eight_keeps_going_when_one_board_is_lost(board: SshBoard,
 
 def test_board_reads_the_sampled_files_in_one_command(board: SshBoard) -> None:
     """The 1 s /proc sample is one session on each board of a fleet, not three."""
+    from rtbench.rtprobe.provider import Probes
     from rtbench.targets.base import TargetError, open_target
     from rtbench.targets.procstat import SAMPLED_FILES
 
-    with open_target(board.uri, options={"ssh_config": str(board.config)}) as target:
+    with open_target(board.uri, provider=Probes(),
+                     options={"ssh_config": str(board.config)}) as target:
         texts = target.read_files(list(SAMPLED_FILES))
         assert [t.splitlines()[0].split()[0] for t in texts[:1]] == ["cpu"]
         assert texts[2] == target.read_file("/proc/loadavg") or texts[2].count(" ") == 4

@@ -12,7 +12,7 @@ import pytest
 
 from rtbench.analysis.fleet import board_summary, fleet_exit_code, worst_status
 from rtbench.fleet.inventory import InventoryError, load_inventory, select
-from rtbench.fleet.run import FleetError, new_fleet_id, reserve_all
+from rtbench.run.fleet import FleetError, new_fleet_id, reserve_all
 from rtbench.targets.base import TargetError
 
 GOOD = """
@@ -164,8 +164,8 @@ def test_summary_of_a_board_without_a_run_and_exit_codes() -> None:
 def test_board_text_is_data_in_the_terminal_and_the_html() -> None:
     from rich.console import Console
 
-    from rtbench.events import BoardDone, BoardPhase
     from rtbench.report.fleet import FleetProgress, render_html, summary_table
+    from rtbench.run.events import BoardDone, BoardPhase
 
     evil = "<script>x</script> [bold red]boom[/] \x1b[2J"
     summary = board_summary("b1", "unreachable", 3, evil, None)

@@ -17,7 +17,7 @@ import pytest
 
 from rtbench.bundle import MeasurementDetail, RunDetail
 from rtbench.interop.base import importers
-from rtbench.wire import loglin7
+from rtbench.rtprobe import loglin7
 
 
 def tool(argv: list[str], cwd: Path, timeout: float = 60) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from rtbench.rtprobe.provider import Probes
 from rtbench.targets import LocalTarget, TargetError, TargetUsageError, open_target
 from rtbench.targets.base import target_schemes
 from tests.conftest import RunCli, pids_with, wait_until_gone
@@ -41,13 +42,13 @@ def output_of(proc: object, timeout_s: float = 5.0) -> str:
 
 def test_open_target_by_uri(tmp_path: Path) -> None:
     probe = stand_in(tmp_path, "exit 0\n")
-    target = open_target(None, probe=probe)
+    target = open_target(None, provider=Probes(probe))
     assert isinstance(target, LocalTarget) and target.name == "local"
     assert "local" in target_schemes()
     with pytest.raises(TargetUsageError, match="unknown scheme"):
-        open_target("bogus://x", probe=probe)
+        open_target("bogus://x", provider=Probes(probe))
     with pytest.raises(TargetUsageError, match="takes no address"):
-        LocalTarget.from_uri("local:x", probe=probe)
+        LocalTarget.from_uri("local:x", provider=Probes(probe))
 
 
 def test_probe_is_pinned_before_it_starts(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rtbench.report.format import fmt_target
+from rtbench.report.target import fmt_target
 from rtbench.store import Store
 from tests.conftest import RunCli
 

@@ -16,15 +16,15 @@ import pytest
 from suite_helpers import parse
 
 from rtbench.probe import locate_probe
-from rtbench.suites import (
+from rtbench.rtprobe.catalogue import (
     CatalogueError,
     ProbeCatalogue,
     ProbeMismatch,
-    SuiteError,
     local_catalogue,
     target_catalogue,
-    validate_for_probe,
 )
+from rtbench.suites.compat import validate_for_probe
+from rtbench.suites.model import SuiteError
 
 RTBENCH = Path(__file__).resolve().parents[2] / "rtbench"
 

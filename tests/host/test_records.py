@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from synth_probe import synth_lines
 
-from rtbench.wire import records
-from rtbench.wire.records import (
+from rtbench.rtprobe import records
+from rtbench.rtprobe.records import (
     ProbeOutput,
     RateRecord,
     RecordError,

@@ -15,9 +15,9 @@ from rich.console import Console
 from rich.text import Text
 
 from rtbench.cpulist import parse_cpulist
-from rtbench.owner import current_owner, owner_dead
 from rtbench.report.text import MAX_DISPLAY, for_matplotlib, for_rich, for_terminal
-from rtbench.runner import LineBuffer
+from rtbench.run.owner import current_owner, owner_dead
+from rtbench.run.runner import LineBuffer
 
 
 def rendered(markup: str) -> str:

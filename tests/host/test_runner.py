@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rtbench.cpulist import parse_cpulist
-from rtbench.runner import LineBuffer, Pump
+from rtbench.run.runner import LineBuffer, Pump
 from rtbench.targets import LocalTarget
 from rtbench.targets.local import LocalProcess
 from rtbench.targets.procstat import (

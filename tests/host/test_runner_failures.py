@@ -12,7 +12,7 @@ from fake_target import FakeTarget, Script
 from synth_probe import synth_lines
 
 from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_OK
-from rtbench.events import (
+from rtbench.run.events import (
     Event,
     MeasurementDone,
     ProbeStarted,
@@ -21,9 +21,10 @@ from rtbench.events import (
     StepStarted,
     WindowDone,
 )
-from rtbench.runner import Runner
+from rtbench.run.runner import Runner
 from rtbench.store import Store
-from rtbench.suites import Suite, parse_suite
+from rtbench.suites.model import Suite
+from rtbench.suites.parse import parse_suite
 
 SUITE = """
 [suite]

@@ -8,16 +8,11 @@ from hypothesis import strategies as st
 from suite_helpers import error_of, parse
 
 from rtbench.cpulist import format_cpulist, parse_cpulist
-from rtbench.runner import allowed_cpus
-from rtbench.suites import (
-    Scenario,
-    Suite,
-    SuiteError,
-    check_load_options,
-    check_placement,
-    local_catalogue,
-    plan_placement,
-)
+from rtbench.rtprobe.catalogue import local_catalogue
+from rtbench.run.runner import allowed_cpus
+from rtbench.suites.compat import check_load_options
+from rtbench.suites.model import Scenario, Suite, SuiteError
+from rtbench.suites.placement import check_placement, plan_placement
 
 HEAD = "[suite]\nname='t'\n"
 

@@ -46,6 +46,19 @@ def test_ids_latest_and_back() -> None:
         resolve(parse_spec("9"), RUNS)
 
 
+def test_latest_and_selectors_skip_adhoc_runs_unless_they_name_the_tag() -> None:
+    runs = [*RUNS, summary(5, "box", "6.6.0", suite="cyclictest",
+                           tags={"adhoc": "cyclictest"})]
+    assert resolve(parse_spec("latest"), runs) == [4]
+    assert resolve(parse_spec("latest~1"), runs) == [3]
+    assert resolve(parse_spec("host=box"), runs) == [3, 4]
+    assert resolve(parse_spec("5"), runs) == [5]  # an id always names its run
+    assert resolve(parse_spec("adhoc=cyclictest"), runs) == [5]
+    assert resolve(parse_spec("host=box,adhoc!=other"), runs) == [3, 4, 5]
+    with pytest.raises(SelectError, match="1 run\\(s\\) tagged adhoc"):
+        resolve(parse_spec("latest"), runs[-1:])
+
+
 def test_selectors() -> None:
     assert resolve(parse_spec("host=imx31,kernel~rt"), RUNS) == [1]
     assert resolve(parse_spec("host=imx31"), RUNS) == [1, 2]

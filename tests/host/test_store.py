@@ -13,10 +13,10 @@ from sqlalchemy import func, select, text
 from synth_probe import synth_lines
 
 import rtbench.store as store_module
+from rtbench.rtprobe import loglin7 as hist
+from rtbench.rtprobe.records import ProbeOutput
 from rtbench.store import Store, StoreError, default_db_url
 from rtbench.store import schema as t
-from rtbench.wire import loglin7 as hist
-from rtbench.wire.records import ProbeOutput
 
 SYSINFO = {"uname": {"release": "6.1.0-test", "machine": "x86_64"},
            "cpu_model": "Test CPU"}

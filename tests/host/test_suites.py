@@ -7,17 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from suite_helpers import error_of, parse
 
-from rtbench.suites import (
-    UNIT_NS,
-    SuiteError,
-    builtin_suites,
-    check_options,
-    format_duration,
-    load_suite,
-    local_catalogue,
-    params_to_args,
-    parse_duration_ns,
-)
+from rtbench.rtprobe.argv import UNIT_NS, format_duration, params_to_args
+from rtbench.rtprobe.catalogue import local_catalogue
+from rtbench.suites.compat import check_options
+from rtbench.suites.model import SuiteError
+from rtbench.suites.parse import builtin_suites, load_suite, parse_duration_ns
 
 MINIMAL = """
 [suite]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from rtbench.rtprobe.provider import Probes
 from rtbench.targets.base import (
     ProbeProcess,
     TargetError,
@@ -99,7 +100,7 @@ def board_tty_of(console: Path) -> str:
 @pytest.mark.parametrize("shell", ["exec busybox sh -i", "exec sh -i"])
 def test_commands_push_and_stream(board: Board, shell: str) -> None:
     tty = board(shell)
-    with open_target(f"serial://{tty}?baud=115200") as target:
+    with open_target(f"serial://{tty}?baud=115200", provider=Probes()) as target:
         assert isinstance(target, SerialTarget)
         done = target.run("echo out; echo err >&2; exit 3")
         assert done == type(done)(3, "out\n", "err\n")
@@ -117,13 +118,13 @@ def test_commands_push_and_stream(board: Board, shell: str) -> None:
         # The line is free again.
         assert target.run("echo again").stdout == "again\n"
     # A second open finds the pushed probe and the shell as it was left.
-    with open_target(f"serial://{tty}") as again:
+    with open_target(f"serial://{tty}", provider=Probes()) as again:
         assert again.run("echo back").stdout == "back\n"
 
 
 def test_interrupt_and_console_messages(board: Board) -> None:
     tty = board("exec busybox sh -i")
-    with open_target(f"serial://{tty}") as target:
+    with open_target(f"serial://{tty}", provider=Probes()) as target:
         proc = target.start_probe(["cyclic", "--duration", "60s", "--interval", "1ms"])
         out, err = b"", b""
         deadline = time.monotonic() + 20
@@ -148,7 +149,7 @@ def test_login_from_the_environment(board: Board, monkeypatch: pytest.MonkeyPatc
     tty = board(LOGIN_SCRIPT)
     monkeypatch.setenv("RTBENCH_SERIAL_USER", "rtb")
     monkeypatch.setenv("RTBENCH_SERIAL_PASSWORD", "secret")
-    with open_target(f"serial://{tty}") as target:
+    with open_target(f"serial://{tty}", provider=Probes()) as target:
         assert target.run("echo in").stdout == "in\n"
 
 
@@ -157,19 +158,19 @@ def test_login_refused(board: Board, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RTBENCH_SERIAL_USER", "rtb")
     monkeypatch.setenv("RTBENCH_SERIAL_PASSWORD", "wrong")
     with pytest.raises(TargetError, match="login refused"):
-        open_target(f"serial://{tty}").open()
+        open_target(f"serial://{tty}", provider=Probes()).open()
 
 
 def test_login_without_credentials(board: Board, monkeypatch: pytest.MonkeyPatch) -> None:
     tty = board(LOGIN_SCRIPT)
     monkeypatch.delenv("RTBENCH_SERIAL_USER", raising=False)
     with pytest.raises(TargetError, match="set RTBENCH_SERIAL_USER"):
-        open_target(f"serial://{tty}").open()
+        open_target(f"serial://{tty}", provider=Probes()).open()
 
 
 def test_garbage_on_the_line(board: Board) -> None:
     tty = board("trap '' INT; while :; do head -c 200 /dev/urandom; sleep 0.05; done")
-    target = open_target(f"serial://{tty}?baud=9600")
+    target = open_target(f"serial://{tty}?baud=9600", provider=Probes())
     assert isinstance(target, SerialTarget)
     target.shell_timeout_s = 6
     with pytest.raises(TargetError, match="garbage on the line; is the baud rate"):
@@ -178,10 +179,11 @@ def test_garbage_on_the_line(board: Board) -> None:
 
 def test_port_missing_busy_and_bad_uris(board: Board, tmp_path: Path) -> None:
     with pytest.raises(TargetError, match="no such device"):
-        open_target(f"serial://{tmp_path}/ttyNONE").open()
+        open_target(f"serial://{tmp_path}/ttyNONE", provider=Probes()).open()
     tty = board("exec busybox sh -i")
-    with open_target(f"serial://{tty}"), pytest.raises(TargetError, match="busy"):
-        open_target(f"serial://{tty}").open()
+    with open_target(f"serial://{tty}", provider=Probes()), \
+            pytest.raises(TargetError, match="busy"):
+        open_target(f"serial://{tty}", provider=Probes()).open()
     for uri, message in (("serial:///dev/ttyS0?baud=fast", "baud must be"),
                          ("serial:///dev/ttyS0?parity=odd", "unknown option 'parity'"),
                          ("serial://ttyS0", "expected serial:///dev/ttyX")):
@@ -205,7 +207,7 @@ def test_console_lines_never_break_records() -> None:
 def test_silent_board_is_lost(board: Board) -> None:
     """The probe stops answering (as on a board that hung or rebooted): lost, not hung."""
     tty = board("exec busybox sh -i")
-    with open_target(f"serial://{tty}") as target:
+    with open_target(f"serial://{tty}", provider=Probes()) as target:
         assert isinstance(target, SerialTarget)
         proc = target.start_probe(["cyclic", "--duration", "60s", "--interval", "1ms"])
         out = b""
@@ -230,7 +232,7 @@ def test_silent_board_is_lost(board: Board) -> None:
 
 def test_board_gone_mid_run_raises_lost(board: Board) -> None:
     tty = board("exec busybox sh -i")
-    with open_target(f"serial://{tty}") as target:
+    with open_target(f"serial://{tty}", provider=Probes()) as target:
         proc = target.start_probe(["cyclic", "--duration", "60s", "--interval", "1ms"])
         time.sleep(1.0)
         console = CONSOLES[tty]
@@ -319,7 +321,7 @@ def test_host_side_load_is_refused_before_anything_runs(board: Board,
 
 def test_shell_that_never_answers_is_one_line_after_the_deadline(board: Board) -> None:
     tty = board("trap '' INT; echo 'U-Boot 2024.01'; exec sleep 600")
-    target = open_target(f"serial://{tty}")
+    target = open_target(f"serial://{tty}", provider=Probes())
     assert isinstance(target, SerialTarget)
     target.shell_timeout_s = 4
     shown = io.StringIO()
@@ -348,15 +350,15 @@ def test_interrupted_push_leaves_nothing_half_installed(board: Board, tmp_path: 
 
     monkeypatch.setattr(SerialTarget, "_send_file", half_then_cut)
     with pytest.raises(TargetLost):
-        open_target(uri).open()
+        open_target(uri, provider=Probes()).open()
     assert not [p for p in remote.glob("rtprobe-*") if not p.name.endswith(".part")]
     monkeypatch.setattr(SerialTarget, "_send_file", real_send)
-    with open_target(uri) as target:
+    with open_target(uri, provider=Probes()) as target:
         installed = Path(target.probe_path())
         assert installed.parent == remote and installed.stat().st_size > 0
     # a damaged probe on the board is never used: the checksum differs, it is pushed again
     installed.write_bytes(installed.read_bytes()[:1000])
-    with open_target(uri) as again:
+    with open_target(uri, provider=Probes()) as again:
         assert again.run_probe(["--version"]).returncode == 0
     assert installed.stat().st_size > 1000
 
@@ -367,14 +369,14 @@ def test_jobs_a_former_session_left_are_ended_on_open(board: Board, tmp_path: Pa
     tty = board("exec busybox sh -i")
     remote = tmp_path / "remote"
     token = f"rtbench-orphan-{os.getpid()}-{time.monotonic_ns()}"
-    with open_target(f"serial://{tty}?dir={remote}") as target:
+    with open_target(f"serial://{tty}?dir={remote}", provider=Probes()) as target:
         assert isinstance(target, SerialTarget)
         target.expect_loads_for(600)
         target.start_command(f"while :; do sleep 1; done # {token}")
         assert board_processes(token) and list(remote.glob("job-*"))
         # closed without stopping the job, as a killed rtbench would leave it
     assert board_processes(token)
-    with open_target(f"serial://{tty}?dir={remote}"):
+    with open_target(f"serial://{tty}?dir={remote}", provider=Probes()):
         deadline = time.monotonic() + 10
         while board_processes(token) and time.monotonic() < deadline:
             time.sleep(0.2)

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from rtbench.targets._elf import is_static
-from rtbench.targets._probepick import stripped
+from rtbench.rtprobe.elf import is_static
+from rtbench.rtprobe.provider import Probes
+from rtbench.rtprobe.pushable import stripped
 from rtbench.targets._stream import RemoteProcess
 from rtbench.targets.base import ProbeProcess, TargetError, TargetUsageError, open_target
 from rtbench.targets.ssh import SshTarget
@@ -43,7 +44,8 @@ def board() -> Iterator[SshBoard]:
 def open_board(board: SshBoard, config: Path | None = None) -> SshTarget:
     """An SshTarget for the board (its ssh_config unless config is given), to open with
     `with`."""
-    target = open_target(board.uri, options={"ssh_config": str(config or board.config)})
+    target = open_target(board.uri, provider=Probes(),
+                         options={"ssh_config": str(config or board.config)})
     assert isinstance(target, SshTarget)
     return target
 
@@ -296,6 +298,24 @@ def test_smoke_suite_over_ssh_stores_the_boards_environment(board: SshBoard,
     measurements = [m for s in run.scenarios for m in s.measurements]
     assert all(m.command[0].startswith(f"{board.remote_dir}/rtprobe-") for m in measurements)
     assert sum(len(m.windows) for m in measurements) > 0
+
+
+def test_cyclictest_front_end_runs_over_ssh(board: SshBoard, tmp_path: Path) -> None:
+    env = cli_env(board, tmp_path)
+    done = rtbench(["cyclictest", "-p1", "-t1", "-l200", "-h", "30", "--target", board.uri],
+                   env)
+    assert done.returncode == 0, done.stderr + done.stdout
+    lines = done.stdout.splitlines()
+    (t_line,) = [x for x in lines if x.startswith("T:")]
+    assert " C:    200 " in t_line and not t_line.startswith("T: 0 (    0)")
+    # every sample came back from the board: the histogram and its overflows hold 200
+    total = int(next(x for x in lines if x.startswith("# Total:")).split()[-1])
+    over = int(next(x for x in lines if x.startswith("# Histogram Overflows:")).split()[-1])
+    assert total + over == 200
+    (run,) = stored_runs(cli_db(tmp_path))
+    assert run.target == board.uri.split("?")[0] and run.tags == {"adhoc": "cyclictest"}
+    with open_board(board) as target:
+        assert "rtbench-cyclictest-" not in target.run("ls /tmp").stdout  # raw file removed
 
 
 def test_cut_link_mid_run_keeps_the_windows_and_ends_lost(board: SshBoard,

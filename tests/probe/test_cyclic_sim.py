@@ -30,10 +30,15 @@ def merged_hist(windows: list[dict[str, Any]], series: int) -> dict[int, int]:
     return dict(total)
 
 
+def without_tids(series: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A result's series without the thread ids (they differ from run to run)."""
+    return [{k: v for k, v in s.items() if k != "tid"} for s in series]
+
+
 def without_timestamps(run: ProbeRun) -> list[dict[str, Any]]:
     """Every window, spike and result record, minus wall-clock members and the
-    process's memory footprint, in a canonical order (records of different series
-    may interleave differently)."""
+    process's memory footprint and thread ids, in a canonical order (records of
+    different series may interleave differently)."""
     out = []
     for rec in run.records:
         if rec["type"] == "start":
@@ -41,6 +46,8 @@ def without_timestamps(run: ProbeRun) -> list[dict[str, Any]]:
         rec = dict(rec)
         rec.pop("elapsed_ns", None)
         rec.pop("footprint", None)
+        if rec["type"] == "result":
+            rec["series"] = without_tids(rec["series"])
         out.append(rec)
     return sorted(out, key=lambda r: (r["type"], r.get("series", -1), r.get("index", -1),
                                       r.get("t_ns", -1)))
@@ -244,10 +251,17 @@ def test_wider_window_gives_fewer_records_with_the_same_samples(run_probe: RunPr
     for series in (0, 1):
         assert merged_hist(wide_w, series) == merged_hist(narrow_w, series)
     # The statistics do not depend on the window.
-    assert wide.result["series"] == narrow.result["series"]
+    assert without_tids(wide.result["series"]) == without_tids(narrow.result["series"])
 
 
 @pytest.mark.parametrize("value", ["0", "1500ms", "2h", "soon"])
 def test_window_must_be_whole_seconds_up_to_an_hour(run_probe: RunProbe, value: str) -> None:
     assert_usage_error(run_probe("cyclic", "--simulate", "7", "--duration", "2s",
                                  "--window", value), "--window")
+
+
+def test_each_series_names_the_thread_that_measured_it(run_probe: RunProbe) -> None:
+    run = run_probe("cyclic", "--simulate", "5", "--loops", "10", "--threads", "2")
+    assert run.rc == 0, run.stderr
+    tids = [s["tid"] for s in run.result["series"]]
+    assert all(isinstance(t, int) and t > 0 for t in tids) and len(set(tids)) == 2

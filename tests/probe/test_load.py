@@ -19,7 +19,7 @@ from probe_support import RunProbe, assert_valid, parse_ndjson, validate_records
 KINDS = ["cpu", "sched", "mem", "io", "net", "timer", "build"]
 
 # (kind, arguments): every kind's achieved rate must land within +-20 % of its target
-# (DESIGN section 5: a load is defined by the rate it reaches); the cpu load may fall
+# (docs/design.md: a load is defined by the rate it reaches); the cpu load may fall
 # short only when it reports why (see the test).  The targets are what
 # this 2-vCPU KVM guest, shared by several busy jobs (load average 10+), reaches with a
 # wide margin: measured 99-100 % of target for each of them over 3 s runs, with sched at

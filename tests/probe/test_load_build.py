@@ -22,7 +22,7 @@ def _result(run: object) -> dict[str, object]:
 def test_build_reaches_its_rate_and_cleans_up(run_probe: RunProbe, validator: Validator,
                                              tmp_path: Path) -> None:
     # 2 compiles/s of a 10-function unit (~0.1 s of CPU each) for 6 s: 12 compiles due,
-    # well within what this machine does even when shared; DESIGN section 5 +-20 %.
+    # well within what this machine does even when shared; docs/design.md, loads +-20 %.
     run = run_probe("load", "build", "--rate", "2", "--units", "10", "--workers", "2",
                     "--dir", str(tmp_path), "--duration", "6s", "--json", timeout=60)
     assert run.rc == 0, run.stderr

@@ -258,6 +258,10 @@ static void run_write_series_result(struct run *r, int idx)
 		json_i64(j, "cpu", rs->cpu);
 	else
 		json_null(j, "cpu");
+	if (rs->tid > 0)
+		json_i64(j, "tid", rs->tid);
+	else
+		json_null(j, "tid");
 	json_u64(j, "count", rs->count);
 	run_min_max(j, rs->count, rs->min_ns, rs->max_ns);
 	json_u64(j, "sum_ns", rs->sum_ns);

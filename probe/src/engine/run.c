@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -263,6 +264,9 @@ static void *run_thread_main(void *arg)
 	struct run *r = t->run;
 	int rc;
 
+	/* read by the main thread only after pthread_join */
+	if (t->rs)
+		t->rs->tid = (int)syscall(SYS_gettid);
 	if (r->c->simulate) {
 		rt_apply_self(r->c, POLICY_OTHER, 0, t->cpu, t->error,
 			      sizeof(t->error));

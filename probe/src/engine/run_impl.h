@@ -37,6 +37,7 @@ struct run_series {
 	struct series *s;
 	char label[32];
 	int cpu;
+	int tid;                   /* kernel thread id of its thread, 0 until it starts */
 	bool claimed;              /* a thread was spawned for it */
 	char setup_error[160];     /* its thread could not be set up */
 	struct hist *hist;         /* measured samples */

@@ -43,8 +43,8 @@
  *
  * On the wire (NDJSON) a histogram is a sparse list of [index, count] pairs in
  * increasing index order; the start record names the layout as
- * "hist_layout": "loglin7".  The host (rtbench/loglin7.py) implements the same
- * mapping; tests check both sides against shared vectors.
+ * "hist_layout": "loglin7".  The host (rtbench/rtprobe/loglin7.py) implements
+ * the same mapping; tests check both sides against shared vectors.
  */
 #ifndef RTP_HIST_H
 #define RTP_HIST_H

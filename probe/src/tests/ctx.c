@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * ctx.c - context-switch time through a ring of pipes (lmbench lat_ctx
- * semantics, DESIGN.md section 3).
+ * semantics, docs/definitions.md).
  *
  * N processes are connected in a ring of pipes.  A token goes round: each
  * process reads it, sums its own private working set of S KiB, and writes it

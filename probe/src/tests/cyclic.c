@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cyclic.c - `rtprobe cyclic`: timer wake-up latency (DESIGN section 3).
+ * cyclic.c - `rtprobe cyclic`: timer wake-up latency (docs/definitions.md).
  *
  * Each measuring thread is due at d_k = t0 + k * interval and measures
  * latency_k = now - d_k on waking.  A thread that wakes after d_{k+1}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * event.c - response to external events (DESIGN.md section 3, "Event
+ * event.c - response to external events (docs/definitions.md, "Event
  * response"): every source goes through one handler loop.
  *
  *   self   a stimulus thread fires at --rate Hz: it publishes (sequence

@@ -4,7 +4,7 @@
  *
  * One thread (by default) is released at r_i = t0 + i * period, sleeping with
  * clock_nanosleep(TIMER_ABSTIME) and doing --busy worth of spinning after each
- * wake-up.  Its delay is delay_i = now - t0 - i * period (DESIGN.md section 3);
+ * wake-up.  Its delay is delay_i = now - t0 - i * period (docs/definitions.md);
  * delay_0 is the start latency.  When the busy work ends after one or more
  * later releases, those releases are missed periods: counted as overruns and
  * skipped, the schedule continuing at the next release still in the future.

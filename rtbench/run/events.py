@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rtbench.suites import Suite
-from rtbench.wire.records import ProbeOutput, StartRecord, WindowRecord
+from rtbench.rtprobe.records import ProbeOutput, StartRecord, WindowRecord
+from rtbench.suites.model import Suite
 
 
 @dataclass(frozen=True)

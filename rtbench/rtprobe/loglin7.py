@@ -7,7 +7,7 @@ Index, lower and upper bounds, merging and quantiles match the C code bit for
 bit (tests/host/test_hist.py checks the shared vectors).
 
 It is part of the wire format (window and result records carry loglin7 bucket
-indices), so it sits below every layer in rtbench.wire: records, store,
+indices), so it sits with records.py at the bottom of the host's layers: store,
 analysis and report import it from here.
 """
 

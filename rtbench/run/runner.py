@@ -9,7 +9,7 @@ and the run is finished as 'interrupted' (exit 4).  When the connection to the t
 breaks, what was measured so far is stored and the run ends as 'lost' (exit 3).
 
 The runner is headless: it talks to the target only through rtbench.targets.base and
-tells a display what happens through the events of rtbench.events.
+tells a display what happens through the events of rtbench.run.events.
 """
 
 from __future__ import annotations
@@ -25,9 +25,20 @@ from types import FrameType
 from typing import Any
 
 from rtbench import EXIT_ENV, EXIT_USAGE, __version__, data_dir
+from rtbench.analysis.loads import achieved_rate
 from rtbench.analysis.verdict import run_verdict
 from rtbench.cpulist import parse_cpulist
-from rtbench.events import (
+from rtbench.preflight import run_preflight
+from rtbench.rtprobe.argv import load_args
+from rtbench.rtprobe.catalogue import ProbeMismatch, target_catalogue
+from rtbench.rtprobe.records import (
+    ProbeOutput,
+    RecordError,
+    StartRecord,
+    WindowRecord,
+    parse_record,
+)
+from rtbench.run.events import (
     MeasurementDone,
     Notice,
     OnEvent,
@@ -41,37 +52,19 @@ from rtbench.events import (
     WindowDone,
     ignore,
 )
-from rtbench.owner import LoadDirRegistry, current_owner
-from rtbench.preflight import run_preflight
-from rtbench.runsave import MeasurementNotStored, recovery_bundle, with_retries
+from rtbench.run.owner import LoadDirRegistry, current_owner
+from rtbench.run.save import MeasurementNotStored, recovery_bundle, with_retries
 from rtbench.store import Store, StoreError
 from rtbench.store.ingest import measurement_detail
-from rtbench.suites import (
-    LoadSpec,
-    Placement,
-    ProbeMismatch,
-    Scenario,
-    Suite,
-    TestSpec,
-    check_placement,
-    params_to_args,
-    plan_placement,
-    target_catalogue,
-    validate_for_probe,
-)
+from rtbench.suites.compat import validate_for_probe
+from rtbench.suites.model import LoadSpec, Scenario, Suite, TestSpec
+from rtbench.suites.placement import Placement, check_placement, plan_placement
 from rtbench.targets.base import ProbeProcess, Target, TargetError, TargetLost, open_target
 from rtbench.targets.procstat import (
     IntensitySampler,
     parse_net_dev,
     read_steal,
     received_rate,
-)
-from rtbench.wire.records import (
-    ProbeOutput,
-    RecordError,
-    StartRecord,
-    WindowRecord,
-    parse_record,
 )
 
 # UDP port a host-side net load floods on the target (discard: nothing listens).
@@ -254,38 +247,37 @@ class LoadGroup:
 
     def _start_builtin(self, spec: LoadSpec, cpus: str | None) -> None:
         """Start `rtprobe load KIND --rate R` and read its rate records."""
-        rate = spec.rate if isinstance(spec.rate, str) else f"{spec.rate:g}"
-        args = ["load", str(spec.kind), "--rate", rate]
+        assert spec.rate is not None, "suites/parse.py gives every built-in load a rate"
+        rate = spec.rate
         where = self.target
         if spec.on == "host":
-            where, aim = self._host_side()
-            args += aim
-        elif cpus is not None:
-            args += ["--cpus", cpus]
-        args += params_to_args(spec.options)
+            where, address = self._host_side()
+            args = load_args(str(spec.kind), rate, spec.options, flood_address=address,
+                             flood_port=HOST_LOAD_PORT)
+        else:
+            args = load_args(str(spec.kind), rate, spec.options, cpus=cpus)
         proc = where.start_probe(args)
         load = _Load(spec, proc, cpus)
         self.loads.append(load)
         self.pump.add(proc, lambda data: self._on_data(load, data),
                       lambda data: self._on_stderr(load, data))
 
-    def _host_side(self) -> tuple[Target, list[str]]:
-        """The host target and the arguments aiming a net load at the target's address;
-        the target's /proc/net/dev is read now, to count what it received."""
+    def _host_side(self) -> tuple[Target, str | None]:
+        """The host target and the target's address a net load aims at (None: the host
+        is the target); the target's /proc/net/dev is read now, to count what it received."""
         if self.host is None:
             raise TargetError("this run has no host side for `on = \"host\"` loads")
         host = self.host()
         address = self.target.address()
         if host.name == self.target.name:
-            return host, []
+            return host, None
         if address is None:
             raise TargetError(f"target {self.target.name} has no network address for a "
                               "host-side load (`on = \"host\"` needs an ssh target)")
         if self._net_before is None:
             self._net_before = (time.monotonic(),
                                 parse_net_dev(self.target.read_file("/proc/net/dev")))
-        where = f"[{address}]" if ":" in address else address
-        return host, ["--target", f"{where}:{HOST_LOAD_PORT}", "--allow-remote"]
+        return host, address
 
     def _on_data(self, load: _Load, data: bytes) -> None:
         """Parse rate and result records of a built-in load; note its work directory."""
@@ -360,18 +352,14 @@ class LoadGroup:
             entry["instances"] = 1
             entry["cpus"] = load.cpus
             if load.spec.kind is not None:
-                rates = [r.achieved for r in load.output.rates]
                 result = load.output.result
-                achieved = result.raw.get("achieved") if result else None
-                if achieved is None and rates:
-                    achieved = sum(rates) / len(rates)
                 entry["target"] = load.spec.rate
-                entry["achieved"] = achieved
+                entry["achieved"] = achieved_rate(load.output)
                 unit = result.raw.get("unit") if result else None
                 if unit is None and load.output.rates:
                     unit = load.output.rates[-1].unit
                 entry["unit"] = unit
-                entry["rate_samples"] = len(rates)
+                entry["rate_samples"] = len(load.output.rates)
                 footprint = result.raw.get("footprint") if result else None
                 if isinstance(footprint, dict):
                     entry["peak_rss_kib"] = footprint.get("peak_rss_kib")
@@ -408,6 +396,31 @@ def allowed_cpus(sysinfo: dict[str, Any]) -> set[int]:
     return set(range(count)) if isinstance(count, int) and count > 0 else {0}
 
 
+@dataclass(frozen=True)
+class FixedArgsTest(TestSpec):
+    """A test whose rtprobe arguments are given whole, run like any other test of a suite.
+
+    For a front end that maps another tool's command line onto rtprobe (rtbench
+    cyclictest): `args` are what rtprobe gets, and `policy`/`priority` in params say
+    what the run-time checks need to know (an RT policy needs RT permission).
+    """
+
+    args: tuple[str, ...] = ()
+
+    def probe_args(self, scenario: Scenario, simulate: str | None,
+                   policy: str | None = None) -> list[str]:
+        """The given arguments (with --simulate for a simulated run)."""
+        args = list(self.args)
+        if simulate is not None:
+            args += ["--simulate", simulate]
+        return args
+
+    def policy_use(self) -> str:
+        """"rt" when the given arguments ask for fifo or rr, else "none" (nothing to
+        replace or check)."""
+        return "rt" if self.params.get("policy") in ("fifo", "rr") else "none"
+
+
 class RunError(Exception):
     """The suite cannot run on this target: one line for the user, with its exit code."""
 
@@ -426,7 +439,8 @@ class Runner:
     hang_grace_s, when given, replaces the per-test time allowed past the expected length.
     A caller that runs several runners at once (rtbench fleet, one thread per board)
     passes one shared `stop` flag whose signal handlers it installs itself (only the
-    main thread can), and `tags` the run is created with.
+    main thread can), and `tags` the run is created with; `source` says where a run that
+    did not come from a suite file came from (rtbench cyclictest: its argv).
     """
 
     store: Store
@@ -434,7 +448,8 @@ class Runner:
     def __init__(self, target: Target, *, simulate: str | None = None,
                  on_event: OnEvent = ignore, interrupt_grace_s: float = INTERRUPT_GRACE_S,
                  hang_grace_s: float | None = None, policy: str | None = None,
-                 stop: StopFlag | None = None, tags: dict[str, str] | None = None) -> None:
+                 stop: StopFlag | None = None, tags: dict[str, str] | None = None,
+                 source: dict[str, Any] | None = None) -> None:
         self.target = target
         self.simulate = simulate
         self.policy = policy  # "other": every test as SCHED_OTHER (rtbench run --policy)
@@ -447,6 +462,7 @@ class Runner:
         self._own_stop = stop is None
         self.stop = StopFlag() if stop is None else stop
         self.tags = dict(tags or {})
+        self.source = dict(source or {})  # where the run came from, when not a suite file
         self.pump = Pump()
         self._host_target: Target | None = None
         self.statuses: list[str] = []
@@ -566,6 +582,8 @@ class Runner:
             hostname=self.target.hostname(), target=self.target.name, sysinfo=sysinfo,
             preflight=facts, tool_versions=versions, command_line=list(command_line),
             simulated=self.simulate is not None, tags=dict(self.tags))
+        if self.source:
+            self._facts["source"] = dict(self.source)
         handlers: AbstractContextManager[object] = \
             self.stop.installed() if self._own_stop else nullcontext()
         with handlers:

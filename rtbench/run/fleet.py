@@ -1,6 +1,6 @@
 """Run one suite on every board of a fleet at once: reserve all, then one thread each.
 
-Each board gets its own Runner (rtbench.runner) and its own stored run, tagged
+Each board gets its own Runner (rtbench.run.runner) and its own stored run, tagged
 fleet=ID and board=NAME plus the board's inventory tags.  A board that cannot be reached,
 fails its checks or loses its connection ends alone: the others go on.  SIGINT, SIGTERM
 and SIGHUP stop every board (each run is then stored 'interrupted').
@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE
-from rtbench.events import BoardDone, BoardPhase, Event, OnBoardEvent
 from rtbench.fleet.inventory import Board
-from rtbench.runner import RunError, Runner, StopFlag
-from rtbench.runsave import MeasurementNotStored
+from rtbench.run.events import BoardDone, BoardPhase, Event, OnBoardEvent
+from rtbench.run.runner import RunError, Runner, StopFlag
+from rtbench.run.save import MeasurementNotStored
 from rtbench.store import Store, StoreError
-from rtbench.suites import Suite, SuiteError
+from rtbench.suites.model import Suite, SuiteError
 from rtbench.targets.base import Target, TargetError
 from rtbench.targets.progress import Forwarded
 

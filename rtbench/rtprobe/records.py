@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from rtbench.wire.loglin7 import BUCKETS as HIST_BUCKETS
+from rtbench.rtprobe.loglin7 import BUCKETS as HIST_BUCKETS
 
 SCHEMA_NAME = "rtprobe/1"
 
@@ -192,7 +192,7 @@ def _check_series_entry(entry: dict[str, Any], where: str) -> None:
     """Every member of a result's series entry that the store reads, checked."""
     for key in ("index", "count", "sum_ns"):
         _get_int(entry, key, where)
-    for key in ("cpu", "min_ns", "max_ns", "overruns", "early", "spikes_dropped",
+    for key in ("cpu", "tid", "min_ns", "max_ns", "overruns", "early", "spikes_dropped",
                 "raw_dropped"):
         _get_opt_int(entry, key, where)
     for key, members in (("exceed", ("threshold_ns", "count")),

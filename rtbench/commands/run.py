@@ -1,0 +1,177 @@
+"""`rtbench run`: a suite on a target into the store, with the live view and the report."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rtbench import EXIT_ENV, EXIT_USAGE, __version__, data_dir
+from rtbench.commands._common import (
+    DB_HELP,
+    POLICY_HELP,
+    PROBE_HELP,
+    SCALE_HELP,
+    SIMULATE_HELP,
+    TARGET_HELP,
+    CliError,
+    check_report_path,
+    check_run_options,
+    fail,
+    handle_errors,
+    keep_recovery,
+    make_console,
+    open_store,
+    open_target,
+    write_report,
+)
+
+
+def register(main: click.Group) -> None:
+    """Add `run`."""
+    main.add_command(run)
+
+
+@click.command()
+@click.argument("suite", default="quick")
+@click.option("--scale", type=float, default=1.0, show_default=True, help=SCALE_HELP)
+@click.option("--db", "db_url", metavar="URL", help=DB_HELP)
+@click.option("--target", "target_uri", metavar="URI", help=TARGET_HELP)
+@click.option("--probe", "probe_path", metavar="PATH", help=PROBE_HELP)
+@click.option("--simulate", metavar="SEED[:DIST]", help=SIMULATE_HELP)
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the HTML report here (default: <data dir>/reports/run-ID.html).")
+@click.option("--no-report", is_flag=True, help="Do not write the HTML report.")
+@click.option("--policy", type=click.Choice(["other"]), help=POLICY_HELP)
+@click.option("--window", metavar="DURATION",
+              help="Period each window record covers (whole seconds, 1s to 1h; default 1s): "
+                   "wider windows send fewer records, for a slow serial line.")
+@click.option("--push", "push_url", metavar="URL",
+              help="Upload the stored run to this rtbench serve afterwards (token: "
+                   "RTBENCH_TOKEN or --token-file).")
+@click.option("--token-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="File holding the upload token for --push.")
+@click.option("--power-cycle", is_flag=True,
+              help="Power-cycle the board before the run (labgrid targets with a power "
+                   "driver only).")
+@handle_errors
+def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
+        probe_path: str | None, simulate: str | None, report_path: Path | None,
+        no_report: bool, policy: str | None, window: str | None, push_url: str | None,
+        token_file: Path | None, power_cycle: bool) -> None:
+    """Run a suite (built-in name or TOML file; default: quick) on a target
+    (default: this machine).
+
+    \b
+    Examples:
+      rtbench run                          # quick suite, default database
+      rtbench run smoke --scale 0.5        # half-length smoke suite
+      rtbench run my-suite.toml --db sqlite:////tmp/lab.db
+      rtbench run smoke --simulate 1:const,lat=5us --no-report
+      rtbench run --policy other           # as a user without RT permission
+      rtbench run smoke --target labgrid:board-3 --power-cycle
+      rtbench run --target serial:///dev/ttyUSB0 --window 5s   # a slow line
+
+    Exit codes: 0 ok, 1 a threshold failed, 2 bad suite or usage, 3 the
+    environment cannot run it, 4 interrupted (the partial run is kept).
+    """
+    from rtbench.commands._run_support import fmt_seconds, plural
+    from rtbench.report.live import LiveProgress
+    from rtbench.report.text import for_rich
+    from rtbench.run.runner import Runner
+    from rtbench.run.save import MeasurementNotStored
+    from rtbench.suites.parse import load_suite
+
+    check_run_options(scale, report_path, no_report)
+    token = push_token(push_url, token_file)
+    loaded = load_suite(suite, scale)
+    if window is not None:
+        loaded = loaded.with_window(window_ns_option(window))
+    if report_path is not None:
+        check_report_path(report_path)
+    chosen = open_target(target_uri, probe_path)
+    if power_cycle:
+        chosen.enable_power_cycle()
+    with chosen as target:
+        console = make_console()
+        live = LiveProgress(console)
+        runner = Runner(target, simulate=simulate, on_event=live, policy=policy)
+        runner.validate(loaded)
+        store = open_store(db_url)
+        try:
+            console.print(f"rtbench {__version__}: suite [bold]{for_rich(loaded.name)}[/bold] "
+                          f"({plural(len(loaded.scenarios), 'scenario')} x "
+                          f"{plural(len(loaded.tests), 'test')}, "
+                          f"about {fmt_seconds(loaded.estimated_seconds())}), "
+                          f"database {for_rich(store.url)}", highlight=False)
+            if policy == "other":
+                console.print("[yellow]--policy other: every test runs as SCHED_OTHER; the "
+                              "results are not real-time latencies[/yellow]")
+            try:
+                with live:
+                    outcome = runner.run(loaded, store, sys.argv)
+            except MeasurementNotStored as exc:
+                keep_recovery(exc)
+            detail = store.get_run(outcome.run_id)
+        finally:
+            store.close()
+    from rtbench.analysis.verdict import verdict_of
+    from rtbench.report.terminal import load_table, summary_table
+    from rtbench.report.verdict import verdict_text
+
+    console.print(summary_table(detail))
+    loads = load_table(detail)
+    if loads is not None:
+        console.print(loads)
+    console.print(verdict_text(verdict_of(detail, outcome.warnings)))
+    if not no_report:
+        path = report_path or data_dir() / "reports" / f"run-{outcome.run_id}.html"
+        try:
+            write_report(detail, path)
+        except CliError as exc:
+            console.print(f"run {outcome.run_id}: {outcome.status}", highlight=False)
+            fail(f"{exc}; run {outcome.run_id} is stored (`rtbench report "
+                 f"{outcome.run_id} -o FILE` writes its report elsewhere)", exc.code)
+        console.print(f"report: {for_rich(path)}", highlight=False)
+    console.print(f"run {outcome.run_id}: {outcome.status}", highlight=False)
+    if push_url and token:
+        push_after_run(detail, push_url, token)
+    sys.exit(outcome.exit_code)
+
+
+def window_ns_option(text: str) -> int:
+    """The --window value in ns (a bare number is seconds), or exit 2 with one line."""
+    from rtbench.suites.parse import parse_duration_ns
+
+    try:
+        return parse_duration_ns(text, "s")
+    except ValueError as exc:
+        fail(f"--window: {exc}", EXIT_USAGE)
+
+
+def push_token(push_url: str | None, token_file: Path | None) -> str | None:
+    """The upload token for --push, checked before anything runs (None without --push)."""
+    if not push_url:
+        if token_file is not None:
+            fail("--token-file is only used with --push URL", EXIT_USAGE)
+        return None
+    from rtbench.server.client import PushError, read_token
+
+    try:
+        return read_token(token_file)
+    except PushError as exc:
+        fail(f"--push: {exc}", exc.code)
+
+
+def push_after_run(detail: Any, push_url: str, token: str) -> None:
+    """Upload the finished run; a failure keeps it stored here and exits 3."""
+    from rtbench.server.client import PushError, push_run
+
+    try:
+        pushed = push_run(detail, push_url, token)
+    except PushError as exc:
+        fail(f"{exc}; the run is stored here, retry with 'rtbench push {detail.id} "
+             f"--server {push_url}'", EXIT_ENV)
+    click.echo(f"pushed run {detail.id} -> {pushed.url}")

@@ -1,0 +1,86 @@
+"""Where a target's rtprobe comes from: the provider a target is handed.
+
+A target carries bytes and processes only.  It asks its provider for "the probe for
+this machine" and never builds or searches for one itself: the commands make the
+provider (from --probe, if given) and pass it to open_target().
+
+A board's probe, in this order: --probe; else a Zig build for its arch already cached
+(the smallest binary); else the host's own rtprobe when it is static and built for that
+arch (a wheel ships one: a board of the host's arch needs no Zig); else a Zig build made
+now (about a minute the first time, shown through the board's progress).  What a board
+gets is stripped (rtprobe/pushable.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Protocol
+
+from rtbench.probe import locate_probe
+
+
+class ProbeUnavailable(Exception):
+    """No probe can be had for the arch asked for; str() says why and what to do."""
+
+
+class BuildProgress(Protocol):
+    """How a long build is shown (a board's live line: targets.progress.Progress)."""
+
+    def ticking(self, step: str) -> AbstractContextManager[None]:
+        """Show step with the seconds it takes, until the block ends."""
+        ...
+
+
+class ProbeProvider(Protocol):
+    """What a target needs to get its rtprobe."""
+
+    def host_probe(self) -> Path:
+        """The rtprobe this machine runs (the local target's)."""
+        ...
+
+    def probe_for(self, arch: str, progress: BuildProgress | None = None) -> Path:
+        """A local path to a static rtprobe for a board of arch (x86_64, armhf, ...),
+        a build shown through progress; ProbeUnavailable when there is none."""
+        ...
+
+
+class Probes:
+    """The probes of rtbench: --probe when given, else the host's located rtprobe and,
+    for boards, the static build of their arch (built once, then cached)."""
+
+    def __init__(self, given: Path | None = None) -> None:
+        self.given = given
+
+    def host_probe(self) -> Path:
+        """--probe, else the rtprobe locate_probe() finds (ProbeNotFound says how to get
+        one)."""
+        return locate_probe(str(self.given) if self.given is not None else None)
+
+    def probe_for(self, arch: str, progress: BuildProgress | None = None) -> Path:
+        """--probe (the target checks it is for arch), else a cached Zig build for arch,
+        else the host's static probe when built for arch, else a Zig build made now;
+        stripped copies where there is something to strip."""
+        from rtbench.probebuild import ProbeBuildError, build_probe, cached_path
+        from rtbench.rtprobe.pushable import native_static_probe, stripped
+
+        try:
+            if self.given is not None:
+                return stripped(self.given)
+            with contextlib.suppress(ProbeBuildError):  # said below, if building is the way
+                if cached_path(arch).is_file():
+                    return build_probe(arch)
+            native = native_static_probe(arch)
+            if native is not None:
+                return stripped(native)
+            if progress is None:
+                return build_probe(arch)
+            with progress.ticking(f"building rtprobe for {arch} with Zig (the first build "
+                                  "of an arch takes about a minute; later runs reuse it)"):
+                return build_probe(arch)
+        except ProbeBuildError as exc:
+            raise ProbeUnavailable(f"no probe for arch {arch}: {exc}") from exc
+        except OSError as exc:
+            raise ProbeUnavailable(f"probe for arch {arch}: cannot read or copy it "
+                                   f"({exc})") from exc

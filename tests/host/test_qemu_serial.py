@@ -85,8 +85,9 @@ def test_generic_and_rt_guests_store_complete_runs_differing_in_kernel(tmp_path:
 # Asks the guest (through rtbench's serial target) for load jobs and job directories.
 LEFTOVERS = """
 import sys
+from rtbench.rtprobe.provider import Probes
 from rtbench.targets.base import open_target
-with open_target(f"serial://{sys.argv[1]}") as board:
+with open_target(f"serial://{sys.argv[1]}", provider=Probes()) as board:
     done = board.run("ls -d /tmp/rtbench/job-* 2>/dev/null | wc -l; "
                      "ps | grep -c '[r]tbench-job\\|[l]oad cpu\\|[l]oad sched\\|[l]oad net'")
     words = done.stdout.split()

@@ -11,6 +11,7 @@ EXIT_FAIL = 1
 EXIT_USAGE = 2
 EXIT_ENV = 3
 EXIT_INTERRUPTED = 4
+EXIT_INCONCLUSIVE = 5  # rtbench only: a gate the evidence could not decide
 
 
 def data_dir() -> Path:

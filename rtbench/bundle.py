@@ -59,6 +59,9 @@ class SeriesDetail:
     spikes_dropped: int = 0
     raw_dropped: int = 0
     error: str | None = None
+    # samples the histogram holds only as "at or above its last bucket" (an imported
+    # tool's overflow count): percentiles among them are unknown
+    beyond_hist: int = 0
 
     def hist_arrays(self) -> tuple[npt.NDArray[np.int64],
                                    npt.NDArray[np.int64]]:
@@ -135,3 +138,13 @@ class RunDetail:
     source: dict[str, Any] = field(default_factory=dict)
     # stable identity across databases ("" until stored; the store then assigns one)
     uid: str = ""
+
+
+def mark_beyond_hist(m: MeasurementDetail) -> MeasurementDetail:
+    """Set each series' beyond_hist from an import's stored overflow counts."""
+    overflow = m.data.get("tool_overflow") if isinstance(m.data, dict) else None
+    if isinstance(overflow, list):
+        for s, n in zip(m.series, overflow, strict=False):
+            if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+                s.beyond_hist = n
+    return m

@@ -194,6 +194,16 @@ int main(void)
 	accepted(&t, (const char *const[]){ "--break-on", "100",
 					     "--break-action", "continue",
 					     NULL }, "n=");
+	accepted(&t, (const char *const[]){ "--window", "250ms", NULL },
+		 "n=");
+	accepted(&t, (const char *const[]){ "--window", "100ms", NULL },
+		 "n=");
+	refused(&t, (const char *const[]){ "--window", "50ms", NULL },
+		"must be whole milliseconds from 100ms to 1h");
+	refused(&t, (const char *const[]){ "--window", "1500us", NULL },
+		"--window '1500us'");
+	refused(&t, (const char *const[]){ "--window", "2h", NULL },
+		"--window '2h'");
 
 	refused(&t, (const char *const[]){ "--bogus", NULL },
 		"unknown option '--bogus' (see rtprobe fake --help)");

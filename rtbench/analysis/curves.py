@@ -16,15 +16,20 @@ from rtbench.rtprobe.records import WindowRecord
 F64 = npt.NDArray[np.float64]
 
 
-def ccdf_us(idx: hist.I64, cnt: hist.I64) -> tuple[F64, F64]:
+def ccdf_us(idx: hist.I64, cnt: hist.I64, max_ns: float | None = None) -> tuple[F64, F64]:
     """(x in us, P(latency > x)) of a loglin7 histogram at each bucket's upper bound,
-    starting at (first bound, 1); points where nothing is left above are dropped."""
+    starting at (first bound, 1); points where nothing is left above are dropped, and the
+    last step (the highest bucket's share, count / n) is drawn out to the exact max (else
+    to that bucket's upper bound), so the worst samples are on the figure."""
     order = np.argsort(idx)
     idx, counts = idx[order], cnt[order].astype(np.float64)
-    tail = 1.0 - np.cumsum(counts) / counts.sum()
+    n = counts.sum()
+    tail = 1.0 - np.cumsum(counts) / n
     x = (hist.upper(idx).astype(np.float64) + 1.0) / 1000.0
     keep = tail > 0
-    return np.concatenate([[x[0]], x[keep]]), np.concatenate([[1.0], tail[keep]])
+    end = (max_ns if max_ns is not None else float(hist.upper(idx[-1:])[0]) + 1.0) / 1000.0
+    return (np.concatenate([[x[0]], x[keep], [max(end, x[0])]]),
+            np.concatenate([[1.0], tail[keep], [counts[-1] / n]]))
 
 
 def fixed_width_ccdf_us(hist_ns: Sequence[tuple[float, int]],

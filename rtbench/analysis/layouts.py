@@ -475,5 +475,11 @@ def build_layout(name: str, runs: Sequence[RunDetail],
         raise LayoutError(f"--layout {name!r}: no such layout; choose one of "
                           f"{', '.join(BUILDERS)}")
     layout = builder(runs, {r.name: r for r in references})
+    for run in runs:
+        if run.suite != name:
+            raise LayoutError(
+                f"--layout {name}: run {run.id} is of suite {run.suite!r}, and the layout "
+                f"shows the cells of suite {name}: run `rtbench run {name}` and report "
+                "that run")
     layout.notes.append(f"published columns: {PUBLISHED_LABEL}")
     return layout

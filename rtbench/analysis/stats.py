@@ -96,12 +96,14 @@ def _stddev(idx: hist.I64, cnt: hist.I64, n: int,
 def series_stats(hist_pairs: Any, *, count: int, min_ns: int | None,
                  max_ns: int | None, sum_ns: int, overruns: int,
                  exceed: Sequence[tuple[int, int]], measured_ns: int | None,
-                 worst: Sequence[tuple[int, int]] = ()) -> LatencyStats:
+                 worst: Sequence[tuple[int, int]] = (), beyond_hist: int = 0) -> LatencyStats:
     """Statistics of one series from its histogram and exact counters.
 
     hist_pairs: sparse [(index, count)] pairs or an (indices, counts) tuple
     of arrays.  exceed: (threshold_ns, count) pairs.  measured_ns: length of
-    the measured (non-warm-up) part, for exceedance rates.
+    the measured (non-warm-up) part, for exceedance rates.  beyond_hist: samples the
+    histogram holds only as "at or above its last bucket" (an import's overflow): a
+    percentile among them and the stddev are unknown.
     """
     if isinstance(hist_pairs, tuple) and len(hist_pairs) == 2 and all(
             isinstance(a, np.ndarray) for a in hist_pairs):
@@ -128,11 +130,21 @@ def series_stats(hist_pairs: Any, *, count: int, min_ns: int | None,
         if missing:
             notes.append(f"not enough samples for {', '.join(missing)} "
                          f"({n} samples; p_q needs n >= 10/(1-q))")
+        beyond = [label for label, q in PERCENTILES if beyond_hist
+                  and percentiles[label] is not None and hist.rank(q, n) > n - beyond_hist]
+        for label in beyond:
+            percentiles[label] = None
+        if beyond:
+            notes.append(f"{', '.join(beyond)} unknown: they lie among the {beyond_hist} "
+                         "samples beyond the histogram's last bucket (counted only as "
+                         "overflow)")
     mean = sum_ns / count if count else None
     sd: float | None = None
     sd_err: float | None = None
-    if n and mean is not None:
+    if n and mean is not None and not beyond_hist:
         sd, sd_err = _stddev(idx, cnt, n, min_ns, max_ns)
+    elif beyond_hist:
+        notes.append(f"stddev unknown: {beyond_hist} samples lie beyond the histogram")
     hours = measured_ns / NS_PER_HOUR if measured_ns else None
     exceedances = [Exceedance(int(th), int(c),
                               c / hours if hours else None)
@@ -153,7 +165,7 @@ def _series_fields(s: Any) -> dict[str, Any]:
         "hist": list(s.hist), "count": int(s.count), "min_ns": s.min_ns,
         "max_ns": s.max_ns, "sum_ns": int(s.sum_ns),
         "overruns": int(s.overruns), "exceed": list(s.exceed),
-        "worst": list(s.worst),
+        "worst": list(s.worst), "beyond_hist": int(getattr(s, "beyond_hist", 0) or 0),
     }
 
 
@@ -163,7 +175,8 @@ def stats_of_series(s: Any, measured_ns: int | None) -> LatencyStats:
     return series_stats(f["hist"], count=f["count"], min_ns=f["min_ns"],
                         max_ns=f["max_ns"], sum_ns=f["sum_ns"],
                         overruns=f["overruns"], exceed=f["exceed"],
-                        measured_ns=measured_ns, worst=f["worst"])
+                        measured_ns=measured_ns, worst=f["worst"],
+                        beyond_hist=f["beyond_hist"])
 
 
 def merged_stats(series: Iterable[Any], measured_ns: int | None, *,
@@ -193,6 +206,7 @@ def merged_stats(series: Iterable[Any], measured_ns: int | None, *,
         sum_ns=sum(f["sum_ns"] for f in items),
         overruns=sum(f["overruns"] for f in items),
         exceed=sorted(exceed.items()), measured_ns=measured_ns,
-        worst=[(int(w[0]), int(w[1])) for w in worst])
+        worst=[(int(w[0]), int(w[1])) for w in worst],
+        beyond_hist=sum(f["beyond_hist"] for f in items))
     result.series_count = len(items)
     return result

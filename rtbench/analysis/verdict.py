@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rtbench import EXIT_ENV, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from rtbench.analysis.scenario_check import scenario_flags
 from rtbench.bundle import MeasurementDetail, RunDetail
 
 # Preflight knobs in the order they usually decide a failed run, each with the reason a
@@ -83,6 +84,7 @@ class Verdict:
     causes: list[Cause] = field(default_factory=list)
     throttled: list[Throttled] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    not_as_defined: list[str] = field(default_factory=list)  # "scenario: what differed"
 
 
 def run_verdict(statuses: Sequence[str], *, interrupted: bool = False, lost: bool = False,
@@ -282,8 +284,9 @@ def _plural(n: int, word: str) -> str:
 
 
 def headline_of(status: str, total: int, failed: int, errors: int,
-                worst: Worst | None) -> str:
-    """One sentence: the outcome and the worst figure against its threshold."""
+                worst: Worst | None, checked: int | None = None) -> str:
+    """One sentence: the outcome and the worst figure against its threshold (checked:
+    how many measurements had a threshold or criterion; None: all of them)."""
     worst_text = ""
     if worst is not None:
         worst_text = f"worst {_us(worst.max_ns)} in {worst.label}"
@@ -292,16 +295,42 @@ def headline_of(status: str, total: int, failed: int, errors: int,
                            f"{_threshold(worst.threshold_ns)} threshold")
     if status in STATUS_FAILED:
         head = f"FAIL: {failed} of {_plural(total, 'measurement')} crossed a threshold"
+    elif status == "ok" and checked == 0:
+        head = (f"MEASURED, NO THRESHOLDS SET: {_plural(total, 'measurement')}, none with "
+                "a threshold or criterion to pass or fail")
+    elif status == "ok" and checked is not None and checked < total:
+        head = (f"PASS: {checked} of {_plural(total, 'measurement')} within every threshold; "
+                f"{total - checked} had none set")
     elif status == "ok":
         head = f"PASS: {_plural(total, 'measurement')} within every threshold"
     elif status == "interrupted":
         head = "INTERRUPTED: the run was stopped; finished measurements are kept"
     elif status == "running":
         head = "RUNNING: the run has not finished"
+    elif status == "lost":
+        head = ("LOST: the connection to the target broke; the measurements after the last "
+                "one listed never started")
     else:
         head = (f"{status.upper()}: {_plural(errors, 'measurement')} of {total} could not "
                 "run (see the messages)")
     return f"{head}; {worst_text}" if worst_text else head
+
+
+def _worst_text(worst: Worst) -> str:
+    """'worst 26.0 us in idle / cyclic-1ms'."""
+    return f"worst {_us(worst.max_ns)} in {worst.label}"
+
+
+def lost_headline(measurements: Sequence[tuple[str, MeasurementDetail]]) -> str:
+    """A lost run: which measurements finished and which were cut short (with samples)."""
+    finished = [_label(n, m) for n, m in measurements if m.status in ("ok", *STATUS_FAILED)]
+    cut = [(_label(n, m), sum(s.count for s in m.series)) for n, m in measurements
+           if m.status == "lost"]
+    parts = [f"{_plural(len(finished), 'measurement')} finished"]
+    parts += [f"{label} cut short ({_plural(samples, 'sample')} kept)"
+              for label, samples in cut]
+    return ("LOST: the connection to the target broke; " + ", ".join(parts)
+            + "; the measurements after it never started")
 
 
 def verdict_of(run: RunDetail, warnings: Sequence[str] = ()) -> Verdict:
@@ -311,8 +340,20 @@ def verdict_of(run: RunDetail, warnings: Sequence[str] = ()) -> Verdict:
     errors = sum(1 for _, m in measurements if m.status == "error")
     worst = worst_of(run)
     throttled = throttled_measurements(run)
-    verdict = Verdict(run.status, headline_of(run.status, len(measurements), len(failed),
-                                              errors, worst), worst, failed)
+    checked = sum(1 for _, m in measurements if m.thresholds_ns or m.verdicts)
+    status = "measured" if run.status == "ok" and measurements and not checked \
+        else run.status
+    verdict = Verdict(status, headline_of(run.status, len(measurements), len(failed),
+                                          errors, worst, checked), worst, failed)
+    verdict.not_as_defined = [f"{sc.name}: {flag}" for sc in run.scenarios
+                              for flag in scenario_flags(sc.loads, sc.intensity,
+                                                         sc.measure_cpus)]
+    if run.status == "lost":
+        verdict.headline = lost_headline(measurements) + (
+            f"; {_worst_text(worst)}" if worst is not None else "")
+    if verdict.not_as_defined:
+        verdict.headline += (f"; SCENARIO NOT AS DEFINED in "
+                             f"{_plural(len(verdict.not_as_defined), 'case')} (below)")
     verdict.throttled = throttled
     if run.status in STATUS_FAILED or run.status == "error":
         verdict.causes = likely_causes(run, throttled)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -12,6 +13,9 @@ from rtbench import EXIT_FAIL, EXIT_USAGE
 from rtbench.commands._common import DB_HELP, fail, handle_errors, make_console, open_store
 from rtbench.commands._runs import RUN_HELP, stored_id
 from rtbench.commands.compare import parse_percent
+
+if TYPE_CHECKING:
+    from rtbench.analysis.advise import CellAdvice
 
 
 def parse_duration(text: str, option: str, default_unit: str) -> int:
@@ -25,6 +29,17 @@ def parse_duration(text: str, option: str, default_unit: str) -> int:
     if ns <= 0:
         fail(f"{option} {text!r}: must be longer than zero", EXIT_USAGE)
     return ns
+
+
+def safe_line(cycle: str, advice: list[CellAdvice], simulated: bool) -> str:
+    """The closing line when no cell found the cycle unsafe: which rules it rests on."""
+    observed_only = [a for a in advice if a.evt_cycle_ns is None]
+    line = f"cycle {cycle} is safe by the observed worst case" + (
+        f" only in {len(observed_only)} of {len(advice)} cell(s) (no extreme-value "
+        "estimate: see the table)" if observed_only else " and the extreme-value estimate")
+    if simulated:
+        line += "; SIMULATED data: this says nothing about a real machine"
+    return line
 
 
 def register(main: click.Group) -> None:
@@ -97,6 +112,10 @@ def register(main: click.Group) -> None:
                                   indent=1, allow_nan=False, default=str))
         else:
             console = make_console()
+            if detail.simulated:
+                console.print(f"SIMULATED: run {detail.id} is rtprobe's synthetic latency "
+                              "source, not a measurement: nothing below is advice for a "
+                              "machine", style="bold yellow", markup=False, highlight=False)
             what = f"cycle {cycle}" if cycle else "smallest safe cycle"
             console.print(advice_table(
                 advice, f"run {detail.id} ({clean(detail.hostname)}, {clean(detail.kernel)}"
@@ -112,7 +131,8 @@ def register(main: click.Group) -> None:
                                   f"{len(unsafe)} cell(s) need", style="bold red",
                                   markup=False, highlight=False)
                 else:
-                    console.print(f"cycle {cycle} is safe by every rule that could be "
-                                  "applied", style="green", markup=False, highlight=False)
+                    console.print(safe_line(cycle or "", advice, detail.simulated),
+                                  style="yellow" if detail.simulated else "green",
+                                  markup=False, highlight=False)
         if unsafe:
             sys.exit(EXIT_FAIL)

@@ -27,17 +27,11 @@ MAX_FILE_BYTES = 1 << 30
 
 
 def resolve_run(store: Any, text: str) -> int:
-    """The id of the run a user named (today: an integer id); exit 2 otherwise."""
-    try:
-        run_id = int(text, 10)
-    except ValueError:
-        fail(f"RUN {text!r}: give a run id (see `rtbench ls`)", EXIT_USAGE)
-    if run_id < 1:
-        fail(f"RUN {text!r}: run ids start at 1", EXIT_USAGE)
-    if run_id >= 2**63:
-        fail(f"RUN {text!r}: not a run id (run ids fit in 64 bits; see `rtbench ls`)",
-             EXIT_USAGE)
-    return run_id
+    """The id of the one stored run text names (an id, latest, latest~N or a selector
+    matching one run, as every command takes); exit 2 otherwise."""
+    from rtbench.commands._runs import stored_id
+
+    return stored_id(store, text)
 
 
 def _read_input(name: str) -> tuple[bytes, str]:

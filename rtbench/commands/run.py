@@ -46,7 +46,8 @@ def register(main: click.Group) -> None:
 @click.option("--no-report", is_flag=True, help="Do not write the HTML report.")
 @click.option("--policy", type=click.Choice(["other"]), help=POLICY_HELP)
 @click.option("--window", metavar="DURATION",
-              help="Period each window record covers (whole seconds, 1s to 1h; default 1s): "
+              help="Period each window record covers (whole milliseconds, 100ms to 1h; "
+                   "default 1s): "
                    "wider windows send fewer records, for a slow serial line.")
 @click.option("--push", "push_url", metavar="URL",
               help="Upload the stored run to this rtbench serve afterwards (token: "

@@ -22,7 +22,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from rtbench.bundle import MeasurementDetail, RunDetail, ScenarioDetail, SeriesDetail
+from rtbench.bundle import (
+    MeasurementDetail,
+    RunDetail,
+    ScenarioDetail,
+    SeriesDetail,
+    mark_beyond_hist,
+)
 from rtbench.interop.base import ImportFormatError
 from rtbench.rtprobe import loglin7
 
@@ -146,12 +152,12 @@ def tool_measurement(*, name: str, test: str, series: list[ToolSeries], where: s
         extra["tool_hist_unit_ns"] = series[0].hist_unit_ns if series else 1000
         extra["tool_hist"] = [None if ts.hist is None else [list(p) for p in ts.hist]
                               for ts in series]
-    return MeasurementDetail(
+    return mark_beyond_hist(MeasurementDetail(
         id=0, name=name, test=test, params=dict(params or {}), command=list(command or []),
         status=status, exit_code=0 if status == "ok" else 1, reason=None, thresholds_ns=[],
         simulated=False, probe_version=tool_version, t0_unix_ns=None,
         measured_ns=measured_ns, elapsed_ns=None, verdicts=[], data=extra, start={},
-        series=out)
+        series=out))
 
 
 def tool_run(*, tool: str, tool_version: str, command_line: str | list[str] | None,

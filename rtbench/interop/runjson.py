@@ -25,7 +25,13 @@ from typing import Annotated, Any
 import msgspec
 import numpy as np
 
-from rtbench.bundle import MeasurementDetail, RunDetail, ScenarioDetail, SeriesDetail
+from rtbench.bundle import (
+    MeasurementDetail,
+    RunDetail,
+    ScenarioDetail,
+    SeriesDetail,
+    mark_beyond_hist,
+)
 from rtbench.interop.base import Exporter, Importer, ImportFormatError
 from rtbench.rtprobe.records import SpikeRecord, WindowRecord, no_gc
 
@@ -432,7 +438,7 @@ def _measurement_from_json(obj: Any, where: str) -> MeasurementDetail:
                                     threshold_ns=s.get_int("threshold_ns", minimum=0)))
         s.done()
     r.done()
-    return m
+    return mark_beyond_hist(m)
 
 
 def _series_from_json(obj: Any, where: str) -> SeriesDetail:

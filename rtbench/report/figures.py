@@ -168,7 +168,7 @@ def ccdf_figure(views: Sequence[RunView], key: CellKey) -> Figure:
             if cell.measurement is not None else []
         if series:
             idx, cnt = hist.merge(*(s.hist_arrays() for s in series))
-            x, p = ccdf_us(idx, cnt)
+            x, p = ccdf_us(idx, cnt, cell.figures.get("max"))
             ax.step(x, p, where="post", linewidth=1.0,
                     label=literal(f"{v.label} (n={int(cnt.sum()):,})"))
             drawn += 1

@@ -60,6 +60,11 @@ def measurement_line(done: MeasurementDone) -> str:
         maxima = [int(s["max_ns"]) for s in result.series if s.get("max_ns") is not None]
         worst = max(maxima) if maxima else None
         count = sum(int(s.get("count", 0)) for s in result.series)
+    else:
+        # cut short (lost, killed): what its measured windows hold, as the store keeps it
+        measured = [w for w in done.output.windows if not w.warmup and w.count]
+        count = sum(w.count for w in measured)
+        worst = max((w.max_ns for w in measured if w.max_ns is not None), default=None)
     colour = {"ok": "green", "fail": "red", "break": "red"}.get(done.status, "yellow")
     head = (f"[{colour}]{for_rich(done.status):>11}[/{colour}]  "
             f"{for_rich(done.scenario)} / {for_rich(done.name)}: ")

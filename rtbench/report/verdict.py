@@ -9,6 +9,9 @@ from rtbench.report.text import for_terminal
 
 NO_CAUSE_ACTION = ("no preflight fact explains it: see when the worst samples happened "
                    "(`rtbench show RUN`) and trace them with rtprobe --break-on")
+LOST_ACTION = ("the link to the target broke, not the latency: check the board's power "
+               "and network (or cable), then run the suite again; the finished windows "
+               "are stored")
 
 
 def throttled_text(t: Throttled) -> str:
@@ -21,6 +24,8 @@ def throttled_text(t: Throttled) -> str:
 
 def actions(verdict: Verdict) -> list[str]:
     """What to do, most useful first (empty when the run passed)."""
+    if verdict.status == "lost":
+        return [LOST_ACTION]
     todo = [throttled_text(t) for t in verdict.throttled]
     todo += [c.action for c in verdict.causes if c.action and
              not (c.name == "rt_throttling" and verdict.throttled)]
@@ -34,6 +39,10 @@ def verdict_lines(verdict: Verdict) -> list[tuple[str, str]]:
     style = {"ok": "bold green", "fail": "bold red", "break": "bold red"}.get(
         verdict.status, "bold yellow")
     lines = [(style, f"verdict: {verdict.headline}")]
+    if verdict.not_as_defined:
+        lines.append(("bold yellow", "scenarios not as defined (the numbers are not those "
+                                     "of the scenario asked for):"))
+        lines += [("yellow", f"  - {flag}") for flag in verdict.not_as_defined]
     if verdict.causes:
         lines.append(("", "likely causes (from preflight):"))
         lines += [("", f"  - {c.name} = {c.value}: {c.why}") for c in verdict.causes]

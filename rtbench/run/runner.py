@@ -26,6 +26,7 @@ from typing import Any
 
 from rtbench import EXIT_ENV, EXIT_USAGE, __version__, data_dir
 from rtbench.analysis.loads import achieved_rate
+from rtbench.analysis.scenario_check import scenario_flags
 from rtbench.analysis.verdict import run_verdict
 from rtbench.cpulist import parse_cpulist
 from rtbench.preflight import run_preflight
@@ -466,6 +467,7 @@ class Runner:
         self.pump = Pump()
         self._host_target: Target | None = None
         self.statuses: list[str] = []
+        self.started: set[tuple[str, str]] = set()  # (scenario, test) that began
         self.usage_error = False
         self.lost = False
         self.messages: list[str] = []
@@ -606,6 +608,12 @@ class Runner:
             finally:
                 self.registry.close()
                 self._close_host()
+            if self.lost:
+                never = [f"{sc.name} / {t.name}" for sc in suite.scenarios
+                         for t in suite.tests if (sc.name, t.name) not in self.started]
+                if never:
+                    self.messages.append("never started (the connection to the target "
+                                         "was lost first): " + ", ".join(never))
             status, code = run_verdict(self.statuses, interrupted=bool(self.stop),
                                        lost=self.lost, usage_error=self.usage_error)
             with_retries(lambda: self.store.finish_run(run_id, status))
@@ -710,6 +718,8 @@ class Runner:
             intensity = sampler.intensity()
             intensity["placement"] = placement.describe()
             intensity["loads"] = loads.summary()
+            intensity["not_as_defined"] = scenario_flags(
+                intensity["loads"], intensity, scenario.measure_cpus)
             with suppress(StoreError):
                 with_retries(lambda: self.store.set_scenario_intensity(scenario_id,
                                                                        intensity))
@@ -725,6 +735,7 @@ class Runner:
         command = [self.target.probe_path(), *args]
         expected = test.expected_seconds()
         step = f"{scenario.name} / {test.name}"
+        self.started.add((scenario.name, test.name))
         if test.runs() > 1:  # wakeup: warm-up + duration once per mechanism
             step += f" ({test.runs()} mechanisms, ~{expected:.0f} s)"
         self.on_event(StepStarted(step, expected, True))

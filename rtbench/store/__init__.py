@@ -49,6 +49,7 @@ from rtbench.bundle import (
     RunSummary,
     ScenarioDetail,
     SeriesDetail,
+    mark_beyond_hist,
 )
 from rtbench.store import schema as t
 
@@ -698,7 +699,7 @@ class Store:
             detail.spikes.append(SpikeRecord(
                 series=sp.series_index, t_ns=sp.t_ns,
                 latency_ns=sp.latency_ns, threshold_ns=sp.threshold_ns))
-        return detail
+        return mark_beyond_hist(detail)
 
     def close(self) -> None:
         """Release every connection."""

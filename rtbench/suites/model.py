@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from rtbench.rtprobe.argv import UNIT_NS, ParamValue, format_duration, measure_args
+from rtbench.rtprobe.argv import ParamValue, format_duration, measure_args
 from rtbench.rtprobe.catalogue import TestKind
 
 # Tests that refuse --policy other (rtprobe says so when asked): their RT priorities are
@@ -32,6 +32,8 @@ class SuiteError(ValueError):
 
 # The widest --window rtprobe takes.
 WINDOW_MAX_NS = 3600 * 10**9
+WINDOW_MIN_NS = 100 * 10**6
+WINDOW_STEP_NS = 10**6
 
 
 @dataclass(frozen=True)
@@ -178,9 +180,9 @@ class Suite:
     def with_window(self, window_ns: int) -> Suite:
         """Return the suite with every test that takes --window set to window_ns (the
         period each window record covers; wider windows make fewer records)."""
-        if window_ns % UNIT_NS["s"] or not UNIT_NS["s"] <= window_ns <= WINDOW_MAX_NS:
+        if window_ns % WINDOW_STEP_NS or not WINDOW_MIN_NS <= window_ns <= WINDOW_MAX_NS:
             raise SuiteError(self.source, "--window", f"{format_duration(window_ns)}: must "
-                             "be whole seconds from 1s to 1h")
+                             "be whole milliseconds from 100ms to 1h")
         value = format_duration(window_ns)
         return replace(self, tests=tuple(
             replace(t, params={**t.params, "window": value})

@@ -26,6 +26,9 @@ class BoardTarget(Target):
 
     # True when _send_file() reports its own progress (bytes sent) through progress()
     push_reports_progress = False
+    # a read of a few /proc files (once a second while measuring) that takes longer than
+    # this is a link in trouble; a subclass whose link is slow sets its own
+    read_timeout_s = 30.0
 
     def __init__(self, *, provider: ProbeProvider | None, remote_dir: str) -> None:
         self._provider = provider
@@ -156,7 +159,7 @@ class BoardTarget(Target):
         marker = f"RTBENCH-END-{secrets.token_hex(8)}"
         command = " && ".join(f"cat {shlex.quote(p)} && printf '\\n%s\\n' {marker}"
                               for p in paths)
-        done = self.run(command)
+        done = self.run(command, timeout_s=self.read_timeout_s)
         parts = done.stdout.split(f"\n{marker}\n")
         if done.returncode != 0 or len(parts) != len(paths) + 1:
             raise TargetError(f"{self.name}: cannot read {' '.join(paths)} "

@@ -68,6 +68,10 @@ def ssh_failure(stderr: str, where: str) -> str:
 class SshTarget(BoardTarget):
     """A board reached over OpenSSH through one control master."""
 
+    # docs/targets.md: a cut link is noticed within about 6 s; a /proc read must not
+    # hold the measurement loop longer than that
+    read_timeout_s = float(ALIVE_INTERVAL_S * ALIVE_COUNT)
+
     schemes: ClassVar[tuple[str, ...]] = ("ssh",)
 
     def __init__(self, host: str, *, user: str | None = None, port: int | None = None,
@@ -247,10 +251,16 @@ class SshTarget(BoardTarget):
         """Run a /bin/sh command on the board to completion."""
         if self._dir is None:
             raise TargetError(f"{self.name}: not opened")
+        if self._master is not None and self._master.poll() is not None:
+            # the master gave up on the link: a new connection would only wait out
+            # ConnectTimeout (10 s) for every command of the clean-up
+            raise TargetLost(f"{self.name}: connection lost")
         try:
             done = subprocess.run(self._remote(command), capture_output=True,
                                   stdin=subprocess.DEVNULL, timeout=timeout_s, check=False)
         except subprocess.TimeoutExpired as exc:
+            if self._master is not None and self._master.poll() is not None:
+                raise TargetLost(f"{self.name}: connection lost") from exc
             raise TargetError(f"{self.name}: `{command[:60]}` gave no answer in "
                               f"{timeout_s:g} s") from exc
         stderr = done.stderr.decode(errors="replace")

@@ -163,7 +163,8 @@ def test_window_option_widens_the_stored_windows(run_cli: RunCli, tmp_path: Path
     assert "--window" in m5.command and "--window" not in m1.command
     assert (len(m1.windows), len(m5.windows)) == (10, 2)
     assert sum(w.count for w in m5.windows) == sum(w.count for w in m1.windows) == 10_000
-    for value, why in (("1500ms", "whole seconds"), ("2h", "whole seconds"),
+    for value, why in (("1500us", "whole milliseconds"), ("50ms", "whole milliseconds"),
+                       ("2h", "whole milliseconds"),
                        ("soon", "not a duration")):
         done = run_cli("run", str(suite), "--db", url, "--simulate", "7", "--window", value)
         assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1

@@ -28,8 +28,9 @@ def test_ccdf_of_exact_buckets() -> None:
     # values below 128 ns have buckets of their own: 50 x 10 ns, 30 x 20 ns, 20 x 30 ns
     idx = loglin7.index([10, 20, 30])
     x, p = ccdf_us(idx, np.array([50, 30, 20], dtype=np.int64))
-    assert list(x) == pytest.approx([0.011, 0.011, 0.021])
-    assert list(p) == pytest.approx([1.0, 0.5, 0.2])
+    # the last step (20 % in the 30 ns bucket) drawn out to that bucket's end (issue 24)
+    assert list(x) == pytest.approx([0.011, 0.011, 0.021, 0.031])
+    assert list(p) == pytest.approx([1.0, 0.5, 0.2, 0.2])
 
 
 def test_ccdf_of_published_bins() -> None:

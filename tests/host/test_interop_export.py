@@ -162,7 +162,23 @@ def test_rt_tests_json_is_read_by_the_linaro_parser(runs: dict[str, RunDetail]) 
     lines = linaro_parse(doc)
     series = [s for sc in run.scenarios for m in sc.measurements for s in m.series]
     assert len(lines) == 3 * len(series)
-    assert lines[0] == f"t0-min-latency pass {series[0].min_ns // 1000} us"  # type: ignore
+    # an rtprobe run is in ns: written as cyclictest -N writes it (resolution_in_ns: 1)
+    assert doc["resolution_in_ns"] == 1
+    assert lines[0] == f"t0-min-latency pass {series[0].min_ns} us"  # the parser says us
+
+
+def test_rt_tests_json_round_trips_a_ns_cyclictest_file() -> None:
+    # issue 24: an ns run was rounded to us (min 7.999 -> 7, max 38.36 -> 39 us)
+    original = {"file_version": 1, "cmdline:": "cyclictest -N -m -p 80 -t1 -i 1000",
+                "rt_test_version:": "2.8", "resolution_in_ns": 1, "return_code": 0,
+                "num_threads": 1,
+                "thread": {"0": {"histogram": {}, "cycles": 2000, "min": 7999,
+                                 "max": 38360, "avg": 12345.67, "cpu": 0, "node": 0}}}
+    run = importers()["cyclictest-json"].read(json.dumps(original).encode(), "ns.json")[0]
+    doc = json.loads(export("rt-tests-json", run))
+    assert doc["resolution_in_ns"] == 1
+    for key in ("cycles", "min", "max", "avg"):
+        assert doc["thread"]["0"][key] == original["thread"]["0"][key], key  # type: ignore
 
 
 def test_rt_tests_json_keeps_the_tools_own_histogram(runs: dict[str, RunDetail]) -> None:
@@ -201,3 +217,29 @@ def test_cli_export_to_a_file(runs: dict[str, RunDetail], tmp_path: Path,  # typ
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
     unknown = run_cli("export", "1", "--format", "nope", "--db", db)
     assert unknown.returncode == 2 and "one of" in unknown.stderr
+
+
+def test_percentiles_in_the_overflow_bucket_are_unknown() -> None:
+    # issue 24: a `cyclictest -N -h 100` import (every sample beyond the histogram) got
+    # p50 = p90 = p99 = its minimum and a stddev of 0.000 +- 0.000
+    from rtbench.analysis.stats import merged_stats
+
+    doc = {"file_version": 1, "cmdline:": "cyclictest -N -h 100 -m -p 80 -t1",
+           "resolution_in_ns": 1, "return_code": 0, "num_threads": 1,
+           "thread": {"0": {"histogram": {"90": 5}, "cycles": 2000, "min": 90, "max": 38360,
+                            "avg": 12345.67, "cpu": 0, "node": 0}}}
+    run = importers()["cyclictest-json"].read(json.dumps(doc).encode(), "ovf.json")[0]
+    m = run.scenarios[0].measurements[0]
+    stats = merged_stats(m.series, m.measured_ns)
+    assert stats is not None and stats.min_ns == 90 and stats.max_ns == 38360
+    assert stats.pct("p50") is None and stats.pct("p99") is None and stats.stddev_ns is None
+    assert any("beyond the histogram's last bucket" in n for n in stats.notes)
+    assert any("stddev unknown" in n for n in stats.notes)
+    # the overflow holds 1995 of 2000 samples: only p0.1-ish ranks are known; and a file
+    # whose histogram holds every sample keeps all its percentiles
+    doc["thread"]["0"]["histogram"] = {"90": 1000, "120": 1000}  # type: ignore[index]
+    doc["thread"]["0"]["max"] = 120  # type: ignore[index]
+    full = importers()["cyclictest-json"].read(json.dumps(doc).encode(), "full.json")[0]
+    fm = full.scenarios[0].measurements[0]
+    whole = merged_stats(fm.series, fm.measured_ns)
+    assert whole is not None and whole.pct("p50") == 90 and whole.stddev_ns is not None

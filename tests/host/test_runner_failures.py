@@ -202,6 +202,9 @@ def test_a_lost_connection_keeps_the_finished_windows(store: Store) -> None:
     assert measurements(store) == [("first", "lost", 4)]
     assert store.list_runs()[0].status == "lost"
     assert any("connection to target fake lost" in m for m in runner.messages)
+    # issue 24: the measurements that never started were not named
+    assert any(m.startswith("never started (the connection to the target was lost "
+                            "first): ") and m.endswith("/ second") for m in runner.messages)
 
 
 def test_the_live_view_prints_one_line_per_measurement(store: Store) -> None:
@@ -217,6 +220,7 @@ def test_the_live_view_prints_one_line_per_measurement(store: Store) -> None:
         Runner(target, on_event=live, hang_grace_s=0.2).run(suite(), store, ["rtbench"])
     text = console.file.getvalue()  # type: ignore[attr-defined]
     assert text.count("error  idle / ") == 2
-    assert "idle / first: 0 samples" in text and "windows" in text
+    # issue 24: a measurement without a result said "0 samples"; its windows hold 3000
+    assert "idle / first: 3,000 samples" in text and "windows" in text
     assert text.count("past its expected length; killed") == 2
     assert live.done == 2 and live.total == 2

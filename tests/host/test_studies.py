@@ -106,6 +106,19 @@ def test_a_layout_of_a_run_without_its_tests_is_refused(study_db: str, run_cli: 
     line = done.stderr.strip()
     assert "none of its tests" in line and "cyclic" in line and "\n" not in line
     assert not out.exists()
+
+
+def test_a_layout_of_another_suites_run_is_refused(study_db: str, run_cli: RunCli,
+                                                   tmp_path: Path) -> None:
+    # issue 24: a run of another suite with a cyclic cell exited 0 and filled one row
+    out = tmp_path / "x.html"
+    with Store.open(study_db) as store:
+        celleb = next(r.id for r in store.list_runs() if r.suite == "celleb")
+    done = run_cli("report", str(celleb), "--layout", "loongson2f", "--db", study_db,
+                   "-o", str(out))
+    assert done.returncode == 2 and not out.exists()
+    line = done.stderr.strip()
+    assert "suite 'celleb'" in line and "rtbench run loongson2f" in line and "\n" not in line
     with Store.open(study_db) as store, pytest.raises(LayoutError, match="no such layout"):
         build_layout("nope", [store.get_run(1)], reference_runs())
 

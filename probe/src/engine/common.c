@@ -48,8 +48,8 @@ static const struct opt_desc common_descs[] = {
 	  .help = "measured but kept out of the statistics (default 1s)" },
 	{ .name = "window", .id = C_WINDOW, .type = OPT_DURATION, .def = "1s",
 	  .unit = "s",
-	  .help = "time each window record covers, whole seconds from\n"
-		  "1s to 1h (default 1s; wider: fewer records)" },
+	  .help = "time each window record covers, whole milliseconds\n"
+		  "from 100ms to 1h (default 1s; wider: fewer records)" },
 	{ .name = "threshold", .id = C_THRESHOLD, .type = OPT_LIST,
 	  .unit = "us",
 	  .help = "latency limits, e.g. 50us,100us (bare number: us);\n"
@@ -212,10 +212,11 @@ bool common_handle(struct rtp_common *c, int id, const char *arg)
 		break;
 	case C_WINDOW:
 		c->window_ns = opt_duration("--window", arg, "s");
-		if (c->window_ns % NSEC_PER_SEC || !c->window_ns ||
+		if (c->window_ns % WINDOW_STEP_NS ||
+		    c->window_ns < WINDOW_MIN_NS ||
 		    c->window_ns > 3600 * NSEC_PER_SEC)
 			opt_fail("--window", arg,
-				 "must be whole seconds from 1s to 1h");
+				 "must be whole milliseconds from 100ms to 1h");
 		break;
 	case C_THRESHOLD:
 		add_thresholds(c, arg);

@@ -18,7 +18,8 @@
  *   --duration D         measured time after warm-up (default unit s)
  *   --loops N            measured samples per thread (instead of --duration)
  *   --warmup D           warm-up, measured but kept out of stats (default 1s)
- *   --window D           statistics window of each record (default 1s)
+ *   --window D           statistics window of each record (default 1s; whole
+ *                        milliseconds from 100ms to 1h)
  *   --threshold LIST     comma list of latency thresholds (default unit us);
  *                        exceedances counted; any exceedance fails (exit 1)
  *   --worst N            keep the N worst samples with timestamps (default 10, max 64)
@@ -57,6 +58,11 @@
 #define COMMON_BIT(id) (1ULL << ((id) - COMMON_OPT_BASE))
 
 /* Option ids of the common options (what opt_next() returns). */
+/* --window: whole milliseconds, at least 100 ms (shorter windows give a quick run
+ * enough of them for its intervals and the extreme-value fit) */
+#define WINDOW_STEP_NS 1000000ULL
+#define WINDOW_MIN_NS 100000000ULL
+
 enum common_id {
 	C_CPUS = COMMON_OPT_BASE,
 	C_THREADS,

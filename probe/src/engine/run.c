@@ -404,21 +404,28 @@ static void run_drain(struct run *r)
 		run_live(r);
 }
 
-/* How long the collector may sleep before the next window boundary. */
+/*
+ * How long the collector may sleep before the next window boundary.  It wakes
+ * once a second; with windows shorter than a second, twice a window, so each
+ * window is collected before the next one closes (else the producer, finding
+ * the mailbox still full, extends its window: see series.h).
+ */
 static void run_timeout(const struct run *r, struct timespec *ts)
 {
-	uint64_t now, next, k;
+	uint64_t now, next, k, period;
 
 	if (r->c->simulate) {
 		ts->tv_sec = 0;
 		ts->tv_nsec = 100 * (long)NSEC_PER_MSEC;
 		return;
 	}
+	period = r->c->window_ns < NSEC_PER_SEC ? r->c->window_ns / 2 :
+						   NSEC_PER_SEC;
 	now = clock_now_ns(r->c->clock);
 	next = r->t0_ns + RUN_COLLECT_OFFSET_NS;
 	if (now >= next) {
-		k = (now - next) / NSEC_PER_SEC + 1;
-		next += k * NSEC_PER_SEC;
+		k = (now - next) / period + 1;
+		next += k * period;
 	}
 	ts->tv_sec = (time_t)((next - now) / NSEC_PER_SEC);
 	ts->tv_nsec = (long)((next - now) % NSEC_PER_SEC);

@@ -8,6 +8,7 @@ a cache directory per probe version and source digest, one subdirectory per arch
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.util
 import os
@@ -39,9 +40,12 @@ SIZE_LIMIT = 200 * 1024
 SMALL_CFLAGS = ("-Os -Xclang -Oz -fno-unwind-tables -fno-asynchronous-unwind-tables "
                 "-ffunction-sections -fdata-sections -fno-stack-protector")
 SMALL_LDFLAGS = "-Wl,--gc-sections -s"
-# One build at a time in this process: the boards of a fleet open in parallel threads and
-# would otherwise build the same arch into the same directory at once.
-_BUILD_LOCK = threading.Lock()
+# One build per arch at a time: the boards of a fleet open in parallel threads, and other
+# processes (a second rtbench, parallel test workers) share the cache, and would otherwise
+# build the same arch into the same directory at once.  Threads of this process wait on
+# the arch's lock here; processes wait on a file lock in the arch's cache directory.
+_BUILD_LOCKS: dict[str, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
 
 
 class ProbeBuildError(Exception):
@@ -195,10 +199,24 @@ def build_probe(arch: str, *, source: Path = PROBE_SOURCE, force: bool = False,
     target = cached_path(arch, source)
     if target.is_file() and not force:
         return target
-    with _BUILD_LOCK:
-        if target.is_file() and not force:
-            return target  # built by another thread while this one waited
-        return _build(spec, arch, source, target, jobs, timeout_s)
+    with _arch_lock(arch):
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            lock = (target.parent / ".lock").open("a")
+        except OSError as exc:
+            raise ProbeBuildError(f"probe build for {arch}: cannot lock the cache directory "
+                                  f"{target.parent} ({exc.strerror})") from exc
+        with lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if target.is_file() and not force:
+                return target  # built by another thread or process while this one waited
+            return _build(spec, arch, source, target, jobs, timeout_s)
+
+
+def _arch_lock(arch: str) -> threading.Lock:
+    """This process's lock for building arch (made on first use)."""
+    with _LOCKS_GUARD:
+        return _BUILD_LOCKS.setdefault(arch, threading.Lock())
 
 
 def _build(spec: ProbeArch, arch: str, source: Path, target: Path, jobs: int | None,

@@ -11,14 +11,21 @@ from pathlib import Path
 
 import pytest
 
+from tests.session_lock import session_lock
+
 REPO = Path(__file__).resolve().parent.parent
+
+# --dist loadgroup for pytest-xdist, read from the workers' collection (tests/xdist_groups.py)
+pytest_plugins = ["tests.xdist_groups"]
 
 
 @pytest.fixture(scope="session")
 def probe_path() -> Path:
-    """Build probe/ with make (once) and return build/rtprobe."""
-    done = subprocess.run(["make", "-C", str(REPO / "probe")], capture_output=True, text=True,
-                          check=False)
+    """Build probe/ with make (once per worker, one worker at a time) and return
+    build/rtprobe."""
+    with session_lock("probe-make"):
+        done = subprocess.run(["make", "-C", str(REPO / "probe")], capture_output=True,
+                              text=True, check=False)
     if done.returncode != 0:
         pytest.fail(f"make -C probe failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
     path = REPO / "probe" / "build" / "rtprobe"
@@ -78,3 +85,35 @@ def wait_until_gone(marker: str, timeout_s: float) -> list[int]:
             return []
         time.sleep(0.1)
     return pids_with(marker)
+
+
+# Markers of the slow real-part tests (registered in pyproject.toml; make test-fast skips them).
+SLOW_MARKERS = ("qemu", "browser", "cross")
+
+
+def shares_module_fixture(item: pytest.Item) -> bool:
+    """True when item uses a module- or session-scoped fixture defined in its own module:
+    a setup (a booted server, built probes) meant to be made once for all its tests."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    module_id = item.nodeid.split("::", 1)[0]
+    return any(defs[-1].scope in ("module", "session") and defs[-1].baseid == module_id
+               for defs in info.name2fixturedefs.values())
+
+
+def is_slow(item: pytest.Item) -> bool:
+    """True when item carries one of SLOW_MARKERS."""
+    return any(item.get_closest_marker(name) is not None for name in SLOW_MARKERS)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """For pytest-xdist (--dist loadgroup): keep a module whose own fixtures are shared by
+    its tests on one worker (so they are set up once), and hand out the modules holding
+    slow tests first, so that they do not start last and end the run late."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None and shares_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+    slow_modules = {item.nodeid.split("::", 1)[0] for item in items if is_slow(item)}
+    items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in slow_modules)

@@ -1,8 +1,9 @@
 """A real OpenSSH server to measure over: Debian's sshd in a network namespace of its own.
 
 The namespace is joined to the host by a veth pair with addresses in a private /30
-(10.213.N.0/30, N from the pid).  Host key, user key, known_hosts and an ssh_config are
-generated in a temp directory; rtbench reaches the board as ssh://root@ADDRESS with
+(10.213.N.0/30, N the first number whose namespace name rtb-boards-N is free, so that
+parallel test workers never share one).  Host key, user key, known_hosts and an ssh_config
+are generated in a temp directory; rtbench reaches the board as ssh://root@ADDRESS with
 RTBENCH_SSH_CONFIG pointing at that ssh_config.  Where namespaces are impossible the
 server listens on loopback on a free port instead.
 """
@@ -155,13 +156,29 @@ def _board_passwd(netns: str) -> None:
     (etc / "passwd").write_text("\n".join(lines) + "\n")
 
 
+def _claim_netns() -> int | None:
+    """Create a namespace rtb-boards-N for a free N in 1..250 and return N (None where no
+    namespace can be made).  `ip netns add` fails on a name that exists, so the name claims
+    N for this board alone, however many test workers start boards at once; N also names
+    the veth pair and the /30."""
+    first = os.getpid() % 250
+    for step in range(250):
+        n = (first + step) % 250 + 1
+        if Path(f"/run/netns/rtb-boards-{n}").exists():
+            continue
+        if sh("ip", "netns", "add", f"rtb-boards-{n}", check=False).returncode == 0:
+            return n
+        if not Path(f"/run/netns/rtb-boards-{n}").exists():
+            return None  # not taken by another worker: namespaces are impossible here
+    return None
+
+
 def _make_netns(board: SshBoard) -> bool:
     """Create the namespace and veth pair for board; False where that is impossible."""
-    tag = os.getpid() % 10000
-    n = os.getpid() % 250 + 1
-    netns, host_if, ns_if = f"rtb-boards-{tag}", f"rtbh{tag}", f"rtbn{tag}"
-    if sh("ip", "netns", "add", netns, check=False).returncode != 0:
+    n = _claim_netns()
+    if n is None:
         return False
+    netns, host_if, ns_if = f"rtb-boards-{n}", f"rtbh{n}", f"rtbn{n}"
     board.netns, board.host_if = netns, host_if
     try:
         _board_passwd(netns)

@@ -16,6 +16,7 @@ from tests.host.qemu_board import QemuBoard, build_initramfs, kernels, missing
 
 pytest.importorskip("serial")
 pytestmark = [
+    pytest.mark.qemu,
     pytest.mark.skipif(missing() is not None, reason=str(missing())),
     pytest.mark.skipif(os.geteuid() != 0, reason="Debian's kernels in /boot are root's"),
 ]

@@ -73,6 +73,7 @@ def _driver(tmp_path: Path):
                             options=options)
 
 
+@pytest.mark.browser
 def test_browser(live, tmp_path: Path) -> None:
     from selenium.common.exceptions import NoAlertPresentException
     from selenium.webdriver.common.by import By

@@ -30,6 +30,9 @@ from tests.host.sshd_fixture import SshBoard, free_port, start_board
 
 pytest.importorskip("labgrid")
 pytest.importorskip("serial")
+# Its serial board's shell would confuse test_target_serial's search for its own, and it
+# checks that no labgrid ssh process is left: one worker runs both modules.
+pytestmark = pytest.mark.xdist_group("serial-consoles")
 
 BIN = Path(sys.executable).parent
 HAS_SSHD = Path("/usr/sbin/sshd").exists() and shutil.which("ssh") is not None

@@ -30,7 +30,10 @@ from rtbench.targets.serial import SerialTarget, _split_console
 from tests.host.board_helpers import cli_db, cli_env, rtbench, stored_runs, wait_for_output
 
 pytest.importorskip("serial")
-pytestmark = pytest.mark.skipif(shutil.which("socat") is None, reason="needs socat")
+# board_tty_of finds the board's shell among all the machine's processes and the probe is
+# found with pgrep: one worker runs this module's and test_target_labgrid's consoles.
+pytestmark = [pytest.mark.skipif(shutil.which("socat") is None, reason="needs socat"),
+              pytest.mark.xdist_group("serial-consoles")]
 
 # Like getty + login: asks again after an empty name, ignores ^C.
 LOGIN_SCRIPT = ("trap '' INT; while :; do printf 'board login: '; read u; [ -n \"$u\" ] && break; "

@@ -11,14 +11,18 @@ import jsonschema
 import pytest
 from probe_support import REPO, ProbeRun, RunProbe, parse_ndjson
 
+from tests.session_lock import session_lock
+
 SCHEMA_PATH = REPO / "probe" / "schema" / "rtprobe-1.schema.json"
 
 
 @pytest.fixture(scope="session")
 def rtprobe() -> Iterator[Path]:
-    """Build probe/ with make (warning-free) and yield the binary's path."""
-    done = subprocess.run(["make", "-C", str(REPO / "probe")], capture_output=True, text=True,
-                          check=False, timeout=300)
+    """Build probe/ with make (warning-free; one worker at a time) and yield the binary's
+    path."""
+    with session_lock("probe-make"):
+        done = subprocess.run(["make", "-C", str(REPO / "probe")], capture_output=True,
+                              text=True, check=False, timeout=300)
     if done.returncode != 0:
         pytest.fail(f"make -C probe failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
     path = REPO / "probe" / "build" / "rtprobe"
@@ -32,7 +36,6 @@ def validator() -> jsonschema.protocols.Validator:
     schema = json.loads(SCHEMA_PATH.read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
-
 
 
 @pytest.fixture()

@@ -20,8 +20,11 @@ from rtbench.probebuild import ARCHES, SIZE_LIMIT, build_probe
 from rtbench.targets._elf import ELF_IDENTITY, check_probe_arch
 from rtbench.targets.base import TargetError
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("ziglang") is None,
-                                reason="needs the ziglang package (pip install ziglang)")
+pytestmark = [
+    pytest.mark.cross,
+    pytest.mark.skipif(importlib.util.find_spec("ziglang") is None,
+                       reason="needs the ziglang package (pip install ziglang)"),
+]
 
 # What `uname -m` says under each arch's qemu-user.
 MACHINE = {"x86_64": "x86_64", "i386": "i686", "aarch64": "aarch64", "armhf": "armv7l",

@@ -8,16 +8,20 @@ import subprocess
 import pytest
 from probe_support import REPO, parse_ndjson
 
+from tests.session_lock import session_lock
+
 CROSS = "aarch64-linux-gnu-"
 QEMU = "qemu-aarch64-static"
 
 
+@pytest.mark.cross
 @pytest.mark.skipif(shutil.which(CROSS + "gcc") is None or shutil.which(QEMU) is None,
                     reason="aarch64 cross compiler or qemu-aarch64-static missing")
 def test_aarch64_static_build_runs_under_qemu() -> None:
-    build = subprocess.run(["make", "-C", str(REPO / "probe"), "STATIC=1",
-                            f"CROSS_COMPILE={CROSS}"],
-                           capture_output=True, text=True, timeout=600, check=False)
+    with session_lock("probe-make"):  # test_static.py makes the same build
+        build = subprocess.run(["make", "-C", str(REPO / "probe"), "STATIC=1",
+                                f"CROSS_COMPILE={CROSS}"],
+                               capture_output=True, text=True, timeout=600, check=False)
     assert build.returncode == 0, build.stderr[-2000:]
     assert "warning" not in build.stderr
     binary = REPO / "probe" / "build" / "aarch64-linux-gnu" / "rtprobe"

@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from probe_support import REPO, parse_ndjson
 
+from tests.session_lock import session_lock
+
 PROBE = REPO / "probe"
 PT_INTERP = 3
 
@@ -38,9 +40,10 @@ def program_header_types(path: Path) -> list[int]:
 
 
 def make(*args: str) -> None:
-    """Run make -C probe ARGS, warning-free."""
-    done = subprocess.run(["make", "-C", str(PROBE), *args], capture_output=True, text=True,
-                          timeout=600, check=False)
+    """Run make -C probe ARGS, warning-free (one pytest worker at a time)."""
+    with session_lock("probe-make"):
+        done = subprocess.run(["make", "-C", str(PROBE), *args], capture_output=True,
+                              text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "warning" not in done.stderr, done.stderr[-2000:]
 
@@ -88,6 +91,7 @@ def test_musl_build_is_static_runs_in_an_empty_root_and_keeps_the_native_one(
     assert digest(rtprobe) == before
 
 
+@pytest.mark.cross
 @pytest.mark.skipif(shutil.which("aarch64-linux-gnu-gcc") is None,
                     reason="aarch64 cross compiler missing")
 def test_cross_build_goes_to_its_own_directory(rtprobe: Path) -> None:

@@ -1,0 +1,36 @@
+"""A file lock shared by every pytest worker of this checkout (pytest-xdist runs several).
+
+Whatever two workers must not do at the same time (run make in probe/, build a Zig probe
+into one cache directory) takes the lock of that name; the first worker builds, the
+others wait and then find the result made.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def lock_path(name: str) -> Path:
+    """The lock file for name, private to this checkout (other checkouts test in parallel)."""
+    checkout = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
+    folder = Path(tempfile.gettempdir()) / "rtbench-test-locks"
+    folder.mkdir(mode=0o777, exist_ok=True)
+    return folder / f"{checkout}-{name}.lock"
+
+
+@contextmanager
+def session_lock(name: str) -> Iterator[None]:
+    """Hold the exclusive lock name (blocking) for the body of the with statement."""
+    with lock_path(name).open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -16,6 +16,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.session_lock import session_lock
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -64,7 +66,10 @@ def sdist_names(workdir: Path) -> list[str]:
 def build_wheel_venv(workdir: Path) -> WheelVenv:
     """Build the wheel into workdir/dist and install it into workdir/venv."""
     dist = workdir / "dist"
-    _run([sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "-q", "-w", str(dist)])
+    # the wheel build runs `make -C probe` in this checkout: one worker at a time
+    with session_lock("probe-make"):
+        _run([sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "-q", "-w",
+              str(dist)])
     (wheel,) = dist.glob("rtbench-*.whl")
     venv = workdir / "venv"
     base = getattr(sys, "_base_executable", sys.executable)

@@ -15,7 +15,7 @@ from typing import Any
 import click
 from click.utils import make_default_short_help
 
-from rtbench import EXIT_INTERRUPTED, EXIT_USAGE, __version__
+from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, __version__
 
 # command name -> (module in rtbench/commands, the summary `rtbench --help` lists);
 # tests/host/test_cli_lazy.py checks each summary against the command's own help
@@ -114,11 +114,36 @@ class RtbenchGroup(click.Group):
             where = " ".join(["rtbench", *(ctx.command_path.split()[1:] if ctx else [])])
             line = " ".join(for_terminal(exc.format_message()).split())
             click.echo(f"{where}: {line} (see --help)", err=True)
-            sys.exit(EXIT_USAGE)
+            code = EXIT_USAGE
         except click.Abort:
             click.echo("rtbench: interrupted", err=True)
-            sys.exit(EXIT_INTERRUPTED)
-        sys.exit(code if isinstance(code, int) else 0)
+            code = EXIT_INTERRUPTED
+        except SystemExit as exc:
+            code = exc.code
+        except OSError as exc:  # a command without handle_errors (--help, db path)
+            from rtbench.stdoutcheck import stdout_failed
+
+            if exc.filename is not None or not stdout_failed(exc):
+                raise
+            click.echo(f"rtbench: cannot write to stdout: {exc.strerror or exc}; the output "
+                       "is incomplete", err=True)
+            code = EXIT_ENV
+        sys.exit(_checked_exit_code(code if isinstance(code, int) else 0))
+
+
+def _checked_exit_code(code: int) -> int:
+    """code, or exit 3 with one line when stdout did not take all that was written."""
+    from rtbench.stdoutcheck import silence_stdout, stdout_error
+
+    reason = stdout_error()
+    if reason is None:
+        return code
+    silence_stdout()
+    if code in (0, 1):  # a failing command has said its one line already
+        click.echo(f"rtbench: cannot write to stdout: {reason}; the output is incomplete",
+                   err=True)
+        return EXIT_ENV
+    return code
 
 
 @click.group(cls=RtbenchGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -167,8 +167,13 @@ int cmd_describe(int argc, char **argv)
 		return RTP_EXIT_OK;
 	}
 	if (argc > 1) {
+		/* name the word at fault: "--json --bogus" is about --bogus */
+		const char *bad = argv[1];
+
+		if (!strcmp(bad, "--json") && argc > 2)
+			bad = argv[2];
 		fmt_fprintf(stderr, "rtprobe: describe: unknown option '%s' (use "
-			    "--json)\n", argv[1]);
+			    "--json)\n", bad);
 		return RTP_EXIT_USAGE;
 	}
 	describe_text();

@@ -12,6 +12,7 @@ import errno
 import math
 import os
 import sys
+import tempfile
 from collections.abc import Callable
 from datetime import datetime, timezone
 from functools import wraps
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, data_dir
+from rtbench.stdoutcheck import stdout_failed
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -98,6 +100,10 @@ def handle_errors(func: F) -> F:
                 sys.exit(known[1])
             if os.environ.get("RTBENCH_DEBUG"):
                 raise
+            if isinstance(exc, OSError) and exc.filename is None and stdout_failed(exc):
+                _say(f"cannot write to stdout: {exc.strerror or exc}; the output is "
+                     "incomplete")
+                sys.exit(EXIT_ENV)
             if isinstance(exc, OSError):
                 name = f" {exc.filename}" if exc.filename else ""
                 _say(f"cannot access{name}: {exc.strerror or exc}")
@@ -154,15 +160,16 @@ def _say(message: str) -> None:
 RUN_ID = click.IntRange(min=1, max=2**63 - 1)
 
 
-def open_store(url: str | None) -> Any:
-    """Open the results database (created and migrated on first use).
+def open_store(url: str | None, *, reading: bool = False) -> Any:
+    """Open the results database (created and migrated on first use; with reading, for
+    a command that only reads: never created, opened read-only when it cannot be written).
 
     Runs whose rtbench died (SIGKILL, power loss, a closed terminal) are marked
     `abandoned` on the way, and what such a process left behind is cleaned up.
     """
     from rtbench.store import Store, StoreError
 
-    store = Store.open(url)
+    store = Store.open(url, reading=reading)
     recover_stale(store, StoreError)
     return store
 
@@ -236,6 +243,10 @@ def _path_error(what: str, path: Path, exc: OSError) -> NoReturn:
     fail(f"{what} {path}: {exc.strerror or exc}", code)
 
 
+# what other commands' output paths use (export -o): the same codes as the report's
+path_error = _path_error
+
+
 def _make_parent(what: str, path: Path) -> None:
     """Create path's directory; an ancestor that is a file is a wrong path (exit 2)."""
     for ancestor in path.parents:
@@ -259,6 +270,14 @@ def check_report_path(path: Path) -> None:
     _make_parent("--report", path)
     if not os.access(directory, os.W_OK | os.X_OK):
         fail(f"--report {path}: directory {directory} is not writable", EXIT_ENV)
+    # access() says yes to root everywhere (/proc too): create and remove a file there
+    try:
+        fd, probe_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
+                                          dir=directory)
+        os.close(fd)
+        os.unlink(probe_name)
+    except OSError as exc:
+        _path_error("--report: cannot create a file beside", path, exc)
 
 
 def write_report(detail: Any, path: Path) -> None:

@@ -84,7 +84,7 @@ def register(main: click.Group) -> None:
             fail(f"--budget {budget!r}: must be more than 0 % and at most 100 %", EXIT_USAGE)
         cycle_ns = parse_duration(cycle, "--cycle", "us") if cycle is not None else None
         horizon_s = parse_duration(horizon, "--horizon", "s") / 1e9
-        store = open_store(db_url)
+        store = open_store(db_url, reading=True)
         try:
             detail = store.get_run(stored_id(store, run))
         finally:

@@ -113,7 +113,7 @@ def register(main: click.Group) -> None:
                  "--max-regression PCT too", EXIT_USAGE)
         if output is not None:
             check_writable(output, (".html", ".htm"))
-        store = open_store(db_url)
+        store = open_store(db_url, reading=True)
         try:
             chosen = views(store, names)
         finally:

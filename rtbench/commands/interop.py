@@ -19,8 +19,9 @@ import click
 
 from rtbench import EXIT_USAGE
 from rtbench.bundle import RunDetail
-from rtbench.commands._common import DB_HELP, fail, handle_errors, open_store
+from rtbench.commands._common import DB_HELP, fail, handle_errors, open_store, path_error
 from rtbench.interop._build import run_uid
+from rtbench.stdoutcheck import write_stdout_bytes
 
 HEAD_BYTES = 4096
 MAX_FILE_BYTES = 1 << 30
@@ -130,7 +131,7 @@ def write_atomic(path: Path, data: bytes) -> None:
     try:
         write_whole(path, data)
     except OSError as exc:
-        fail(f"{path}: cannot write ({exc.strerror})", EXIT_USAGE)
+        path_error("cannot write", path, exc)
 
 
 def register(main: click.Group) -> None:
@@ -211,7 +212,7 @@ def register(main: click.Group) -> None:
           rtbench export 3 --format json | rtbench import - --db sqlite:////tmp/b.db
         """
         from rtbench.interop.base import ExportFormatError, exporters
-        from rtbench.store import StoreError
+        from rtbench.store import RunNotFound
 
         found = exporters()
         if fmt == "help":
@@ -220,12 +221,12 @@ def register(main: click.Group) -> None:
             return
         if fmt not in found:
             fail(f"--format {fmt!r}: unknown; one of {', '.join(sorted(found))}", EXIT_USAGE)
-        store = open_store(db_url)
+        store = open_store(db_url, reading=True)
         try:
             run_id = resolve_run(store, run_ref)
             try:
                 run = store.get_run(run_id)
-            except StoreError as exc:
+            except RunNotFound as exc:
                 fail(str(exc), EXIT_USAGE)
         finally:
             store.close()
@@ -234,7 +235,6 @@ def register(main: click.Group) -> None:
         except ExportFormatError as exc:
             fail(_one_line(str(exc)), EXIT_USAGE)
         if output is None:
-            sys.stdout.buffer.write(data)
-            sys.stdout.buffer.flush()
+            write_stdout_bytes(data)
         else:
             write_atomic(output, data)

@@ -48,7 +48,7 @@ def list_runs(selector: str | None, db_url: str | None, limit: int, as_json: boo
         if spec.kind != "selector":
             fail(f"ls {selector!r}: give a selector such as host=box,kernel~rt", EXIT_USAGE)
         conditions = spec.conditions
-    store = open_store(db_url)
+    store = open_store(db_url, reading=True)
     try:
         runs = store.list_runs(2**62 if conditions else limit)
     finally:

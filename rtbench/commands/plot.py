@@ -46,7 +46,7 @@ def register(main: click.Group) -> None:
         from rtbench.report import figures
 
         check_writable(output, tuple(f".{f}" for f in figures.FORMATS))
-        store = open_store(db_url)
+        store = open_store(db_url, reading=True)
         try:
             chosen = views(store, runs)
         finally:

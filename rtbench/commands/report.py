@@ -54,7 +54,7 @@ def report(runs: tuple[str, ...], output: Path | None, layout: str | None,
     if layout is not None:
         report_layout(runs, layout, output, db_url)
         return
-    store = open_store(db_url)
+    store = open_store(db_url, reading=True)
     try:
         named = resolve_all(store, runs)
         single = store.get_run(named[0]) if len(named) == 1 and isinstance(named[0], int) \
@@ -88,7 +88,7 @@ def report_layout(runs: tuple[str, ...], name: str, output: Path | None,
     from rtbench.report.html import write_html_report, write_layout_page
     from rtbench.report.layouts import layout_html, layout_renderable
 
-    store = open_store(db_url)
+    store = open_store(db_url, reading=True)
     try:
         named = resolve_all(store, runs)
         if not all(isinstance(n, int) for n in named):

@@ -20,26 +20,45 @@ def _bind(value: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
+def _loopback(host: str) -> bool:
+    """Whether host names this machine only (127.0.0.0/8, ::1, localhost)."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 @click.command()
 @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
 @click.option("--bind", default="127.0.0.1:8080", show_default=True, metavar="HOST:PORT",
               help="Address to listen on (put a reverse proxy in front for TLS).")
 @click.option("--read-token-required", is_flag=True,
               help="Reading pages and the API needs a token too (default: reads are open).")
+@click.option("--public", is_flag=True,
+              help="Allow a --bind address other than loopback (plain HTTP: put a TLS "
+                   "proxy in front).")
 @handle_errors
-def serve(db_url: str | None, bind: str, read_token_required: bool) -> None:
+def serve(db_url: str | None, bind: str, read_token_required: bool, public: bool) -> None:
     """Serve the results database: web pages, the /api/v1 JSON API, uploads.
 
     \b
     Examples:
       rtbench serve                                  # http://127.0.0.1:8080, default DB
-      rtbench serve --db postgresql+psycopg://rtbench@/rtbench --bind 0.0.0.0:8080
+      rtbench serve --db postgresql+psycopg://rtbench@/rtbench --bind 0.0.0.0:8080 --public
       rtbench serve --read-token-required            # reads need a token as well
 
     Uploads (POST /api/v1/runs, `rtbench push`) always need a token from
     `rtbench token create NAME`.
     """
     host, port = _bind(bind)
+    if not public and not _loopback(host):
+        fail(f"--bind {bind}: not a loopback address, so anyone who reaches it gets plain "
+             "HTTP (tokens in clear); keep 127.0.0.1 behind a TLS proxy, or add --public",
+             EXIT_USAGE)
     try:
         import uvicorn
 
@@ -84,7 +103,7 @@ def push(runs: tuple[str, ...], server_url: str, token_file: Path | None,
         token = read_token(token_file)
     except PushError as exc:
         fail(str(exc), exc.code)
-    store = open_store(db_url)
+    store = open_store(db_url, reading=True)
     try:
         run_ids = resolve_all(store, runs)
         for item in run_ids:

@@ -30,7 +30,7 @@ def show(run: str, db_url: str | None, as_json: bool) -> None:
     from rtbench.commands._runs import stored_id
     from rtbench.report.terminal import show_run
 
-    store = open_store(db_url)
+    store = open_store(db_url, reading=True)
     try:
         detail = store.get_run(stored_id(store, run))
     finally:

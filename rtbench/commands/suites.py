@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from rtbench.commands._common import handle_errors, make_console
@@ -47,6 +49,7 @@ def suites(name: str | None, scale: float) -> None:
             title="built-in suites", box=box.HEAVY_HEAD))
         return
     suite = load_suite(name, scale)
+    _check_values_locally(suite)
     console.print(f"[bold]{for_rich(suite.name)}[/bold] ({for_rich(suite.source)}): "
                   f"{for_rich(suite.description)}",
                   highlight=False)
@@ -74,3 +77,13 @@ def suites(name: str | None, scale: float) -> None:
          Column("thresholds us", "left", True), Column("params", "left", True)],
         test_rows, title="tests (run in every scenario)", box=box.HEAVY_HEAD))
 
+
+
+def _check_values_locally(suite: Any) -> None:
+    """`rtbench suites FILE`: every param value as this machine's rtprobe parses it (a
+    board's probe is asked again at `run`)."""
+    from rtbench.suites.compat import check_param_values
+    from rtbench.targets import open_target as open_uri
+
+    with open_uri("local") as target:
+        check_param_values(suite, target)

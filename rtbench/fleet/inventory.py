@@ -25,6 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rtbench.readlimit import (
+    INVENTORY_MAX_BYTES,
+    InputTooLarge,
+    read_text_limited,
+    too_large_message,
+)
 from rtbench.rtprobe.provider import ProbeProvider
 from rtbench.targets.base import Target, TargetError, TargetUsageError, open_target, target_schemes
 
@@ -95,9 +101,12 @@ def load_inventory(path: Path, environ: Mapping[str, str] | None = None) -> Inve
     env = os.environ if environ is None else environ
     where = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_limited(path, INVENTORY_MAX_BYTES)
     except FileNotFoundError:
         raise InventoryError(f"inventory {where}: no such file") from None
+    except InputTooLarge:
+        raise InventoryError(too_large_message(f"inventory {where}",
+                                               INVENTORY_MAX_BYTES)) from None
     except (OSError, UnicodeDecodeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise InventoryError(f"inventory {where}: cannot read ({why})") from None

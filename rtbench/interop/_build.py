@@ -196,6 +196,12 @@ def text_of(data: bytes, filename: str) -> str:
         raise ImportFormatError(f"{filename}: not a text file (invalid UTF-8)") from None
     if "\x00" in text:
         raise ImportFormatError(f"{filename}: not a text file (NUL bytes)")
+    if text.strip() and not text.endswith("\n"):
+        # every tool this reads ends its output with a newline: a file without one was
+        # cut (a full disk, a killed tool, a copy stopped halfway) inside its last line
+        last = text.count("\n") + 1
+        raise ImportFormatError(f"{filename}: line {last}: cut short (the file does not "
+                                "end with a newline); import the complete output")
     return text
 
 

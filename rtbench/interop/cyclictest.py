@@ -38,6 +38,12 @@ _SAMPLE_LINE = re.compile(r"^\s*(\d+):\s*(\d+):\s*(\d+)\s*$")
 _HASH_LINE = re.compile(r"^#\s*(Total|Min Latencies|Avg Latencies|Max Latencies|"
                         r"Histogram Overflows):((?:\s*\d+)*)\s*$")
 _THREAD_OVERFLOW = re.compile(r"^#\s*Thread\s+(\d+):(.*)$")
+# what only a result line starts with: a T: line, a histogram or -v line, a `# Total`-like
+# line; such a line that none of the patterns above takes is damaged
+_LOOKS_LIKE_DATA = re.compile(r"^(T:|-?\d|#\s*(Total|Min Latencies|Avg Latencies|"
+                              r"Max Latencies|Histogram Overflows)\b)")
+# the lines that close a -h/-H histogram block, all printed by every cyclictest
+_HIST_CLOSERS = ("Total", "Min Latencies", "Avg Latencies", "Max Latencies")
 
 
 def _argv_option(argv: list[str], short: str, long: str) -> str | None:
@@ -297,6 +303,11 @@ class _TextParse:
         if o_match:
             cycles = [int(v) for v in re.findall(r"\d+", o_match.group(2).split("#")[0])]
             self.overflow_cycles[f"T{o_match.group(1)}"] = cycles
+            return
+        if _LOOKS_LIKE_DATA.match(stripped):
+            raise ImportFormatError(f"{where}: not a complete cyclictest line "
+                                    f"({stripped[:60]!r}): a negative or missing value, or "
+                                    "the output was cut")
 
     def _threads(self) -> int:
         """How many threads the blocks describe."""
@@ -314,6 +325,14 @@ class _TextParse:
         n = self._threads()
         if n > 4096:
             raise ImportFormatError(f"{self.filename}: {n} threads is not a cyclictest run")
+        if n == 0:
+            raise ImportFormatError(f"{self.filename}: no cyclictest result in it (no T: "
+                                    "line, histogram or -v sample line)")
+        if self.hist_rows:
+            missing = [key for key in _HIST_CLOSERS if key not in self.hash]
+            if missing:
+                raise ImportFormatError(f"{self.filename}: the histogram block has no "
+                                        f"'# {missing[0]}' line: the output was cut short")
         note = ""
         if unit_ns is None:
             mins = self._mins(n)

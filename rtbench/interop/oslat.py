@@ -51,6 +51,11 @@ class OslatJsonImporter(Importer):
         doc = loose_json(data, filename)
         if not isinstance(doc, dict):
             raise ImportFormatError(f"{filename}: expected a JSON object")
+        cmdline = member(doc, "cmdline")
+        if isinstance(cmdline, str) and "oslat" not in cmdline.split(" ", 1)[0]:
+            raise ImportFormatError(f"{filename}: an rt-tests file of "
+                                    f"{cmdline.split(' ', 1)[0][:60]!r}, not of oslat (its "
+                                    "cmdline); give the format of the tool that wrote it")
         threads = member(doc, "thread")
         if not isinstance(threads, dict) or not threads:
             raise ImportFormatError(f"{filename}: no 'thread' object")
@@ -146,6 +151,10 @@ class OslatTextImporter(Importer):
         if not cores or not rows:
             raise ImportFormatError(f"{filename}: no oslat histogram (Core: and "
                                     "'N (us):' rows)")
+        closing = [key for key in ("Minimum", "Average", "Maximum") if key not in fields]
+        if closing:
+            raise ImportFormatError(f"{filename}: no '{closing[0]}:' line after the "
+                                    "histogram: the output was cut short")
         n = len(cores)
         if len(rows[0][1]) != n:
             raise ImportFormatError(f"{filename}: {n} cores but {len(rows[0][1])} columns")

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field, replace
+from functools import partial
 from types import FrameType
 from typing import Any
 
@@ -57,7 +58,7 @@ from rtbench.run.owner import LoadDirRegistry, current_owner
 from rtbench.run.save import MeasurementNotStored, recovery_bundle, with_retries
 from rtbench.store import Store, StoreError
 from rtbench.store.ingest import measurement_detail
-from rtbench.suites.compat import validate_for_probe
+from rtbench.suites.compat import check_param_values, validate_for_probe
 from rtbench.suites.model import LoadSpec, Scenario, Suite, TestSpec
 from rtbench.suites.placement import Placement, check_placement, plan_placement
 from rtbench.targets.base import ProbeProcess, Target, TargetError, TargetLost, open_target
@@ -67,6 +68,7 @@ from rtbench.targets.procstat import (
     read_steal,
     received_rate,
 )
+from rtbench.targets.shell import LOAD_ENDED
 
 # UDP port a host-side net load floods on the target (discard: nothing listens).
 HOST_LOAD_PORT = 9
@@ -122,35 +124,63 @@ class StopFlag:
                 signal.signal(signum, handler)
 
 
+# The longest line read from rtprobe: its records are a few KiB (a result with
+# thousands of CPUs some MiB); a longer line is refused as it arrives, not kept.
+MAX_PROBE_LINE_BYTES = 16 << 20
+
+
 class LineBuffer:
     """Split a byte stream into lines as data arrives, in time linear in its length.
 
     The unfinished line is kept as a list of chunks and joined once, when its newline
-    arrives (appending to one bytes object would copy it again for every chunk).
+    arrives (appending to one bytes object would copy it again for every chunk).  A line
+    longer than max_line_bytes is not kept: its bytes are dropped as they come, and it is
+    returned as an empty line whose number is in `overlong`.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_line_bytes: int = 1 << 62) -> None:
         self._pending: list[bytes] = []
+        self._pending_bytes = 0
+        self._dropping = False
+        self.max_line_bytes = max_line_bytes
+        self.overlong: set[int] = set()
         self.lineno = 0
+
+    def _keep(self, data: bytes) -> None:
+        """Hold part of the unfinished line, or drop it once the line is too long."""
+        if self._dropping or not data:
+            return
+        self._pending.append(data)
+        self._pending_bytes += len(data)
+        if self._pending_bytes > self.max_line_bytes:
+            self._pending, self._pending_bytes, self._dropping = [], 0, True
 
     def feed(self, data: bytes) -> list[tuple[int, str]]:
         """Add data; return the complete lines (numbered from 1)."""
         if b"\n" not in data:
-            if data:
-                self._pending.append(data)
+            self._keep(data)
             return []
         first, *lines = data.split(b"\n")
         tail = lines.pop()
-        lines.insert(0, b"".join([*self._pending, first]))
-        self._pending = [tail] if tail else []
+        self._keep(first)
+        head = b"".join(self._pending)
+        head_overlong = self._dropping
+        self._pending, self._pending_bytes, self._dropping = [], 0, False
         out = []
-        for raw in lines:
+        for index, raw in enumerate([head, *lines]):
             self.lineno += 1
+            if (index == 0 and head_overlong) or len(raw) > self.max_line_bytes:
+                self.overlong.add(self.lineno)
+                out.append((self.lineno, ""))
+                continue
             out.append((self.lineno, raw.decode("utf-8", errors="replace")))
+        self._keep(tail)
         return out
 
     def rest(self) -> str:
         """Text left without a newline (a line cut short by a killed process)."""
+        if self._dropping:
+            return "(a line too long to keep)"
         return b"".join(self._pending).decode("utf-8", errors="replace")
 
 
@@ -206,6 +236,31 @@ class Pump:
         self._watched.pop(id(proc), None)
 
 
+# A command load that ends this many times in a row, each within COMMAND_QUICK_S
+# seconds of its start, is not running: it exits at once (`exit 0`, a wrong option).
+COMMAND_QUICK_ENDS = 3
+COMMAND_QUICK_S = 1
+# the shell's codes for a command it could not start
+_CANNOT_START = {126: "is not executable", 127: "was not found"}
+
+
+def _ignore(_data: bytes) -> None:
+    """Drop output nobody reads (a command load's stderr: its launcher sends none)."""
+
+
+def command_load_failure(ends: list[tuple[int, int]]) -> str | None:
+    """Why a command load with these ends (exit code, seconds run) is not a load, or
+    None while it may be one."""
+    if ends and ends[-1][0] in _CANNOT_START:
+        return (f"cannot run: the command {_CANNOT_START[ends[-1][0]]} "
+                f"(exit {ends[-1][0]})")
+    recent = ends[-COMMAND_QUICK_ENDS:]
+    if len(recent) == COMMAND_QUICK_ENDS and all(s <= COMMAND_QUICK_S for _, s in recent):
+        return (f"ends at once (exit {recent[-1][0]}, {COMMAND_QUICK_ENDS} times in a row "
+                f"within {COMMAND_QUICK_S} s): it puts no load on the machine")
+    return None
+
+
 @dataclass
 class _Load:
     """One running load instance."""
@@ -217,6 +272,8 @@ class _Load:
     lines: LineBuffer = field(default_factory=LineBuffer)
     errors: list[str] = field(default_factory=list)
     work_dir: str | None = None
+    # a command load: how its runs ended (exit code, seconds it ran), newest last
+    ends: list[tuple[int, int]] = field(default_factory=list)
 
 
 class LoadGroup:
@@ -242,7 +299,9 @@ class LoadGroup:
             for _ in range(spec.instances):
                 if spec.command is not None:
                     proc = self.target.start_command(spec.command, cpus)
-                    self.loads.append(_Load(spec, proc, cpus))
+                    load = _Load(spec, proc, cpus)
+                    self.loads.append(load)
+                    self.pump.add(proc, partial(self._on_command_data, load), _ignore)
                 else:
                     self._start_builtin(spec, cpus)
 
@@ -298,6 +357,20 @@ class LoadGroup:
                     self.registry.add(work_dir)
 
     @staticmethod
+    def _on_command_data(load: _Load, data: bytes) -> None:
+        """Note each end of a command load its launcher reports (LOAD_ENDED lines)."""
+        for _, line in load.lines.feed(data):
+            words = line.split()
+            if len(words) != 4 or words[0] != LOAD_ENDED:
+                continue
+            try:
+                code, began, ended = (int(w) for w in words[1:])
+            except ValueError:
+                continue
+            load.ends.append((code, max(0, ended - began)))
+            del load.ends[:-COMMAND_QUICK_ENDS]
+
+    @staticmethod
     def _on_stderr(load: _Load, data: bytes) -> None:
         """Keep the last error line of a built-in load."""
         text = data.decode("utf-8", errors="replace").strip()
@@ -305,7 +378,8 @@ class LoadGroup:
             load.errors.append(text.splitlines()[-1])
 
     def failures(self) -> list[str]:
-        """Built-in loads that ended by themselves (external ones are restarted)."""
+        """Built-in loads that ended by themselves; command loads (restarted when they
+        end) that cannot run: not found or not executable, or ending at once every time."""
         out = []
         for load in self.loads:
             code = load.proc.poll()
@@ -315,6 +389,10 @@ class LoadGroup:
                     self.pump.drain(load.proc, 2.0)
                 why = load.errors[-1] if load.errors else "no message"
                 out.append(f"load {load.spec.kind} exited ({code}): {why}")
+            elif load.spec.command is not None:
+                failed = command_load_failure(load.ends)
+                if failed is not None:
+                    out.append(f"load {load.spec.command!r} {failed}")
         return out
 
     def lost(self) -> bool:
@@ -492,6 +570,7 @@ class Runner:
             validate_for_probe(suite, target_catalogue(self.target), self.simulate is not None)
         except ProbeMismatch as exc:
             raise RunError(str(exc), exc.exit_code) from None
+        check_param_values(suite, self.target)
         if self.simulate is not None:
             # one simulated sample: rtprobe parses SEED[:DIST] the same way for every
             # test, and refuses a bad one with exit 2 before anything runs
@@ -802,14 +881,21 @@ class Runner:
         """
         proc = self.target.start_probe(args, cpus)
         output = ProbeOutput()
-        lines = LineBuffer()
+        lines = LineBuffer(MAX_PROBE_LINE_BYTES)
         stderr = bytearray()
-        stderr_lines = LineBuffer()
+        stderr_lines = LineBuffer(1 << 16)
         messages: list[str] = []
         bad_records: list[str] = []
 
         def on_stdout(data: bytes) -> None:
             for lineno, line in lines.feed(data):
+                if lineno in lines.overlong:
+                    why = (f"line {lineno}: longer than {MAX_PROBE_LINE_BYTES >> 20} MiB, "
+                           "more than any rtprobe record; not read")
+                    bad_records.append(why)
+                    if len(messages) < 5:
+                        messages.append(f"rtprobe output: {why}")
+                    continue
                 if not line.strip():
                     continue
                 try:

@@ -26,6 +26,7 @@ from rtbench.reference import reference_run, reference_runs
 from rtbench.report.compare_text import comparison_json
 from rtbench.server import views
 from rtbench.server.auth import require_read, require_write
+from rtbench.server.writequeue import WriteQueue
 from rtbench.store import RUN_STATUSES, Store
 from rtbench.store.queries import MAX_PER_PAGE, RunFilter, facets, list_runs_page
 
@@ -275,6 +276,8 @@ async def upload(request: Request) -> JSONResponse:
     """Store one run sent as rtbench-run/1 JSON (needs a bearer token)."""
     body = await read_body(request, request.app.state.max_upload_bytes)
     detail = await run_in_threadpool(parse_upload, body)
-    run_id, created = await run_in_threadpool(_store(request).add_bundle, detail)
+    queue: WriteQueue = request.app.state.write_queue
+    store = _store(request)
+    run_id, created = await run_in_threadpool(queue.run, lambda: store.add_bundle(detail))
     return JSONResponse({"id": run_id, "created": created, "url": f"/runs/{run_id}"},
                         status_code=201 if created else 200)

@@ -20,7 +20,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from rtbench import __version__
 from rtbench.server import api, pages
+from rtbench.server.guard import SECURITY_HEADERS, FailedAttempts
 from rtbench.server.render import render_page
+from rtbench.server.writequeue import WriteQueue
 from rtbench.store import BundleInvalid, RunNotFound, Store, StoreError, StoreUnavailable
 
 MAX_UPLOAD_BYTES = 64 * 1024 * 1024
@@ -60,10 +62,21 @@ def create_app(db_url: str | None = None, *, store: Store | None = None,
     app.state.store = store or Store.open(db_url)
     app.state.read_token_required = read_token_required
     app.state.max_upload_bytes = max_upload_bytes
-    # run id, or (run ids, reference names) -> rendered report (finished runs)
+    app.state.failed_attempts = FailedAttempts()
+    app.state.write_queue = WriteQueue(app.state.store)
+    # (run id, page) -> (report, pages), or (run ids, reference names) -> comparison
+    # (finished runs only)
     app.state.report_cache = OrderedDict()
     app.include_router(api.router)
     app.include_router(pages.router)
+
+    @app.middleware("http")
+    async def security_headers(request: Request, call_next: Any) -> Response:
+        """Every answer, errors too: no framing, no sniffing, nothing loaded elsewhere."""
+        response: Response = await call_next(request)
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        return response
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:

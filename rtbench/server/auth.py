@@ -10,6 +10,8 @@ from __future__ import annotations
 from fastapi import HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 
+from rtbench.server.guard import FailedAttempts
+from rtbench.server.writequeue import WriteQueue
 from rtbench.store import Store
 from rtbench.store.tokens import check_token
 
@@ -30,10 +32,27 @@ def token_ok(store: Store, token: str | None) -> bool:
     return bool(token) and len(token or "") <= 200 and check_token(store, token or "") is not None
 
 
+async def token_accepted(request: Request, token: str | None) -> bool:
+    """Whether token is an active one; a client with too many failed attempts lately is
+    answered 429 without its token being looked at, and a wrong token counts as one."""
+    attempts: FailedAttempts = request.app.state.failed_attempts
+    client = request.client.host if request.client else "unknown"
+    wait_s = attempts.blocked_for_s(client)
+    if wait_s > 0:
+        raise HTTPException(429, f"too many wrong tokens from {client}; try again in "
+                                 f"{wait_s:.0f} s", headers={"Retry-After": f"{wait_s:.0f}"})
+    queue: WriteQueue = request.app.state.write_queue  # a check may note the token's use
+    store: Store = request.app.state.store
+    if await run_in_threadpool(queue.run, lambda: token_ok(store, token)):
+        return True
+    if token:
+        attempts.failed(client)
+    return False
+
+
 async def require_write(request: Request) -> None:
     """Writes need a valid bearer token (401 otherwise)."""
-    store: Store = request.app.state.store
-    if not await run_in_threadpool(token_ok, store, bearer_token(request)):
+    if not await token_accepted(request, bearer_token(request)):
         raise HTTPException(401, "a valid upload token is needed: send 'Authorization: "
                                  "Bearer TOKEN' (create one with 'rtbench token create NAME')",
                             headers={"WWW-Authenticate": "Bearer"})
@@ -43,9 +62,8 @@ async def require_read(request: Request) -> None:
     """Reads need a token only when the server was started with --read-token-required."""
     if not request.app.state.read_token_required:
         return
-    store: Store = request.app.state.store
     token = bearer_token(request) or request.cookies.get(TOKEN_COOKIE)
-    if not await run_in_threadpool(token_ok, store, token):
+    if not await token_accepted(request, token):
         raise HTTPException(401, "this server needs a token to read: log in at /login or "
                                  "send 'Authorization: Bearer TOKEN'",
                             headers={"WWW-Authenticate": "Bearer"})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -15,6 +16,10 @@ from pathlib import Path
 
 from rtbench.bundle import RunDetail
 from rtbench.interop.runjson import dumps
+from rtbench.readlimit import TOKEN_MAX_BYTES, too_large_message
+
+# the most of a server's answer that is read (its answers are a few hundred bytes)
+ANSWER_MAX_BYTES = 1 << 20
 
 
 class PushError(Exception):
@@ -35,19 +40,44 @@ class Pushed:
 
 
 def read_token(token_file: Path | None) -> str:
-    """The upload token: from token_file, else RTBENCH_TOKEN; PushError when neither."""
+    """The upload token: from token_file, else RTBENCH_TOKEN; PushError when neither.
+
+    The token is never part of a message: a malformed one is described, not shown.
+    """
     if token_file is not None:
-        try:
-            token = token_file.read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise PushError(f"cannot read the token file {token_file}: {exc.strerror}",
-                            2) from None
+        token = _token_from_file(token_file)
+        where = f"the token file {token_file}"
     else:
         token = os.environ.get("RTBENCH_TOKEN", "").strip()
+        where = "RTBENCH_TOKEN"
     if not token:
         raise PushError("no upload token: set RTBENCH_TOKEN or pass --token-file "
                         "(the server's admin creates one with 'rtbench token create NAME')", 2)
+    if not all(33 <= ord(ch) < 127 for ch in token):
+        raise PushError(f"{where}: the token must be one line of printable ASCII characters "
+                        "without spaces (as 'rtbench token create' prints it)", 2)
     return token
+
+
+def _token_from_file(token_file: Path) -> str:
+    """The stripped text of a token file that only its owner can read; PushError else."""
+    try:
+        with open(token_file, "rb") as handle:
+            mode = os.fstat(handle.fileno()).st_mode
+            data = handle.read(TOKEN_MAX_BYTES + 1)
+    except OSError as exc:
+        raise PushError(f"cannot read the token file {token_file}: {exc.strerror}",
+                        2) from None
+    if stat.S_ISREG(mode) and mode & 0o077:
+        raise PushError(f"the token file {token_file} is open to other users (mode "
+                        f"{stat.S_IMODE(mode):04o}): chmod 600 {token_file}", 2)
+    if len(data) > TOKEN_MAX_BYTES:
+        raise PushError(too_large_message(f"the token file {token_file}", TOKEN_MAX_BYTES), 2)
+    try:
+        return data.decode("ascii").strip()
+    except UnicodeDecodeError:
+        raise PushError(f"the token file {token_file}: the token must be one line of "
+                        "printable ASCII characters", 2) from None
 
 
 def push_run(run: RunDetail, server: str, token: str, timeout_s: float = 120.0) -> Pushed:
@@ -60,10 +90,10 @@ def push_run(run: RunDetail, server: str, token: str, timeout_s: float = 120.0) 
         headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310
-            answer = json.loads(response.read())
+            answer = json.loads(response.read(ANSWER_MAX_BYTES))
     except urllib.error.HTTPError as exc:
         try:
-            reason = json.loads(exc.read()).get("error", "")
+            reason = json.loads(exc.read(ANSWER_MAX_BYTES)).get("error", "")
         except (ValueError, AttributeError, OSError):
             reason = ""
         code = 3 if exc.code >= 500 else 2

@@ -17,7 +17,6 @@ from urllib.parse import parse_qs, urlencode
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from starlette.concurrency import run_in_threadpool
 
 from rtbench.analysis.reference import PUBLISHED_LABEL
 from rtbench.reference import reference_run, reference_runs
@@ -25,7 +24,8 @@ from rtbench.report import compare_html
 from rtbench.report.html import render_html
 from rtbench.server import views
 from rtbench.server.api import INT32_MAX, Baseline, Filter, analysed, compare_ids, read_body
-from rtbench.server.auth import TOKEN_COOKIE, require_read, token_ok
+from rtbench.server.auth import TOKEN_COOKIE, require_read, token_accepted
+from rtbench.server.paging import PAGE_MEASUREMENTS, page_count, run_part
 from rtbench.server.render import render_page
 from rtbench.store import Store
 from rtbench.store.queries import MAX_PER_PAGE, RunFilter, facets, list_runs_page
@@ -68,31 +68,40 @@ def runs_page(request: Request, flt: Filter,
                        if result.page < result.pages else None)
 
 
-def _report(request: Request, run_id: int) -> str:
-    """The run's HTML report (cached per application once the run is finished)."""
-    cache: OrderedDict[int, str] = request.app.state.report_cache
+def _report(request: Request, run_id: int, page: int = 1) -> tuple[str, int]:
+    """The HTML report of one page of the run (cached per application once the run is
+    finished), and how many pages the run has."""
+    cache: OrderedDict[tuple[int, int], tuple[str, int]] = request.app.state.report_cache
     with _render_lock:
-        cached = cache.get(run_id)
+        cached = cache.get((run_id, page))
         if cached is not None:
-            cache.move_to_end(run_id)
+            cache.move_to_end((run_id, page))
             return cached
     detail = _store(request).get_run(run_id)
+    pages = page_count(detail)
+    if page > pages:
+        raise HTTPException(404, f"run {run_id} has {pages} page(s), not {page}")
     with _render_lock:
-        html = render_html(detail)
+        html = render_html(run_part(detail, page) if pages > 1 else detail)
         if detail.status != "running":
-            cache[run_id] = html
+            cache[(run_id, page)] = (html, pages)
             while len(cache) > _CACHE_SIZE:
                 cache.popitem(last=False)
-    return html
+    return html, pages
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse,
             dependencies=[Depends(require_read)])
 def run_page(request: Request,
-             run_id: Annotated[int, PathParam(ge=1, le=INT32_MAX)]) -> str:
-    """One run: the HTML report with the dashboard's navigation on top."""
-    html = _report(request, run_id)
+             run_id: Annotated[int, PathParam(ge=1, le=INT32_MAX)],
+             page: Annotated[int, Query(ge=1, le=INT32_MAX)] = 1) -> str:
+    """One run: the HTML report with the dashboard's navigation on top; a run of more
+    than PAGE_MEASUREMENTS measurements in pages (?page=N), each saying which it is."""
+    html, pages = _report(request, run_id, page)
     nav = render_page("nav.html.j2", run_id=run_id)
+    if pages > 1:
+        nav += render_page("run_pages.html.j2", run_id=run_id, page=page, pages=pages,
+                           per_page=PAGE_MEASUREMENTS)
     # the report is one full page; the navigation goes right after its <body>
     # (user text in the report is escaped, so this tag occurs once)
     return html.replace("<body>", "<body>\n" + nav, 1)
@@ -186,7 +195,7 @@ async def login(request: Request) -> Response:
     """Check the token and keep it in an HttpOnly cookie."""
     body = await read_body(request, 4096)
     token = (parse_qs(body.decode("utf-8", "replace")).get("token") or [""])[0].strip()
-    if not await run_in_threadpool(token_ok, _store(request), token):
+    if not await token_accepted(request, token):
         return HTMLResponse(render_page("login.html.j2", failed=True), status_code=401)
     response = RedirectResponse("/runs", status_code=303)
     response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="strict",

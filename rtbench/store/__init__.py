@@ -42,7 +42,7 @@ from sqlalchemy.exc import (
     SQLAlchemyError,
 )
 
-from rtbench import __version__, data_dir
+from rtbench import EXIT_USAGE, __version__, data_dir
 from rtbench.bundle import (
     MeasurementDetail,
     RunDetail,
@@ -300,10 +300,20 @@ class Store:
         self._url = url
 
     @classmethod
-    def open(cls, url: str | None = None, *, migrate: bool = True) -> Store:
-        """Open (and by default create/upgrade) the database at url."""
+    def open(cls, url: str | None = None, *, migrate: bool = True,
+             reading: bool = False) -> Store:
+        """Open (and by default create/upgrade) the database at url; reading: for a
+        command that only reads (nothing created, a read-only database opened as such)."""
         url = db_url_of(url or default_db_url())
-        engine = _make_engine(url)
+        engine_url = url
+        if reading:
+            engine_url, migrate = _reading_url(url, migrate)
+        engine = _make_engine(engine_url)
+        if reading and engine_url != url and not _at_head(engine):
+            engine.dispose()
+            raise StoreError(f"database {url} is read-only and its schema is not the one "
+                             f"rtbench {__version__} reads; open it with the rtbench that "
+                             "wrote it, or copy it somewhere writable")
         if migrate:
             try:
                 _migrate(engine)
@@ -348,6 +358,11 @@ class Store:
         except SQLAlchemyError as exc:
             raise StoreError(f"database {self.url}: cannot {what}: "
                              f"{_first_line(exc)}") from None
+        except (ValueError, TypeError, OverflowError) as exc:
+            # a row SQLAlchemy cannot convert (a date that is not one): damaged data
+            raise StoreError(f"database {self.url}: cannot {what}: a stored value cannot "
+                             f"be read ({_first_line(exc)}); the database is damaged, "
+                             "restore it from a backup") from None
 
     def transaction(self, what: str) -> contextlib.AbstractContextManager[Connection]:
         """One transaction for the store's query modules (errors as in _tx)."""
@@ -608,8 +623,8 @@ class Store:
     def get_run(self, run_id: int) -> RunDetail:
         """Everything stored about run_id; StoreError when it does not exist."""
         if not 0 < run_id < 2**63:  # no such row can exist (and SQLite cannot bind it)
-            raise StoreError(f"run {run_id} is not in {self.url}; "
-                             "'rtbench ls' lists the stored runs")
+            raise RunNotFound(f"run {run_id} is not in {self.url}; "
+                              "'rtbench ls' lists the stored runs")
         from rtbench.rtprobe.records import no_gc
 
         with self._tx(f"read run {run_id}") as conn, no_gc():
@@ -714,6 +729,25 @@ class Store:
         self.close()
 
 
+class DatabaseMissing(StoreError):
+    """A command that only reads named a database that does not exist."""
+
+    code = EXIT_USAGE
+
+
+def _reading_url(url: str, migrate: bool) -> tuple[str, bool]:
+    """The URL a reading command opens url with, and whether it may upgrade the schema."""
+    from rtbench.store.readonly import NoDatabase, UnreadableLog, reading_url
+
+    try:
+        engine_url, may_migrate = reading_url(url)
+    except NoDatabase as exc:
+        raise DatabaseMissing(str(exc)) from None
+    except UnreadableLog as exc:
+        raise StoreError(str(exc)) from None
+    return engine_url, migrate and may_migrate
+
+
 def _migrate(engine: Engine) -> None:
     """Run the Alembic upgrade (module-level name kept for Store.open)."""
     migrate(engine)
@@ -725,7 +759,10 @@ def _insert_measurement(conn: Connection, scenario_id: int, position: int,
 
     The one insert path: the runner (add_measurement_detail) and add_bundle use it.
     """
-    res = conn.execute(insert(t.measurements).values(
+    # the values as parameters of one statement, not .values(): SQLAlchemy then compiles
+    # the INSERT once (cached) instead of coercing every value of every measurement anew,
+    # which made an import of 27,000 lmbench measurements take minutes
+    res = conn.execute(insert(t.measurements), dict(
         scenario_id=scenario_id, position=position, name=m.name,
         test=m.test, params=_dumps(m.params), command=_dumps(m.command),
         status=m.status, exit_code=m.exit_code, reason=m.reason,

@@ -13,6 +13,11 @@ from typing import Any
 from rtbench.bundle import RunDetail
 
 INT32_MAX = (1 << 31) - 1
+# the longest text inside a JSON field (command line words, sysinfo, tags, params), of a
+# reason or error, and of the suite's TOML as stored
+JSON_TEXT_MAX = 64 * 1024
+REASON_MAX = 1 << 20
+SUITE_SOURCE_MAX = 16 << 20
 
 
 class BundleRejected(ValueError):
@@ -37,13 +42,17 @@ def _int32(value: int | None, where: str) -> None:
 
 
 def _no_nul(value: Any, where: str) -> None:
-    """No string inside a JSON-like value holds a NUL character."""
+    """No string inside a JSON-like value holds a NUL character or is longer than
+    JSON_TEXT_MAX characters (a 50 MB command line is not a command line)."""
     stack = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, str):
             if "\x00" in item:
                 raise BundleRejected(f"{where}: text with a NUL character cannot be stored")
+            if len(item) > JSON_TEXT_MAX:
+                raise BundleRejected(f"{where}: a text of {len(item)} characters, at most "
+                                     f"{JSON_TEXT_MAX} are stored")
         elif isinstance(item, dict):
             stack.extend(item.keys())
             stack.extend(item.values())
@@ -60,7 +69,7 @@ def check_bundle(run: RunDetail, statuses: tuple[str, ...]) -> None:
         _text(getattr(run, name), f"run.{name}", limit)
     cpu_model = run.sysinfo.get("cpu_model") if isinstance(run.sysinfo, dict) else None
     _text(cpu_model, "run.sysinfo.cpu_model", 255)
-    _text(run.suite_source, "run.suite_source")
+    _text(run.suite_source, "run.suite_source", SUITE_SOURCE_MAX)
     for name in ("sysinfo", "preflight", "tool_versions", "command_line", "tags", "source"):
         _no_nul(getattr(run, name), f"run.{name}")
     for i, sc in enumerate(run.scenarios):
@@ -75,12 +84,12 @@ def check_bundle(run: RunDetail, statuses: tuple[str, ...]) -> None:
             _text(m.test, f"{mw}.test", 64)
             _text(m.status, f"{mw}.status", 32)
             _text(m.probe_version, f"{mw}.probe_version", 64)
-            _text(m.reason, f"{mw}.reason")
+            _text(m.reason, f"{mw}.reason", REASON_MAX)
             _int32(m.exit_code, f"{mw}.exit_code")
             _no_nul([m.params, m.command, m.verdicts, m.data, m.start], mw)
             for s in m.series:
                 _text(s.label, f"{mw}.series[{s.index}].label", 255)
-                _text(s.error, f"{mw}.series[{s.index}].error")
+                _text(s.error, f"{mw}.series[{s.index}].error", REASON_MAX)
                 _int32(s.index, f"{mw}.series.index")
                 _int32(s.cpu, f"{mw}.series[{s.index}].cpu")
                 for bucket, _count in s.hist:

@@ -3,8 +3,52 @@ against the probe's catalogue before anything runs."""
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
+from rtbench import EXIT_USAGE
+from rtbench.rtprobe.argv import params_to_args
 from rtbench.rtprobe.catalogue import ProbeCatalogue, ProbeMismatch
-from rtbench.suites.model import Suite, SuiteError
+from rtbench.suites.model import Suite, SuiteError, TestSpec
+
+
+class _ProbeRunner(Protocol):
+    """What check_param_values needs of a target: running its rtprobe."""
+
+    def run_probe(self, args: list[str], timeout_s: float = ...) -> Any: ...
+
+
+def _param_where(test: TestSpec, key: str) -> str:
+    """Where in the suite file a test's param is set."""
+    if key in test.sweep_keys:
+        return f"tests[{test.index}].sweep.{key}"
+    if key in test.own_params:
+        return f"tests[{test.index}].params.{key}"
+    return f"defaults.params.{key}"
+
+
+def check_param_values(suite: Suite, target: _ProbeRunner) -> None:
+    """Every param value as the target's rtprobe parses it, before anything runs.
+
+    `rtprobe KIND --OPTION VALUE --help` parses the value with the probe's own rules
+    (ranges, units, choices) and stops at --help: exit 2 and a line naming the option
+    when the value is refused.  Asked once per distinct (test kind, option, value).
+    """
+    asked: set[tuple[str, str, str]] = set()
+    for test in suite.tests:
+        for key, value in test.params.items():
+            args = params_to_args({key: value})
+            if not args or (test.test, key, repr(value)) in asked:
+                continue
+            asked.add((test.test, key, repr(value)))
+            done = target.run_probe([test.test, *args, "--help"], timeout_s=30.0)
+            if done.returncode != EXIT_USAGE:
+                continue
+            why = (str(done.stderr).strip().splitlines() or [""])[-1]
+            why = why.removeprefix("rtprobe: ").strip()
+            if args[0] not in why:
+                continue  # refused for another reason: the run reports it
+            raise SuiteError(suite.source, _param_where(test, key),
+                             f"rtprobe {test.test} refuses it: {why}")
 
 
 def check_options(suite: Suite, catalogue: ProbeCatalogue) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rtbench.cpulist import parse_cpulist
+from rtbench.readlimit import SUITE_MAX_BYTES, InputTooLarge, read_text_limited
 from rtbench.rtprobe.argv import UNIT_NS, ParamValue, scalar_text
 from rtbench.rtprobe.catalogue import ProbeCatalogue, local_catalogue
 from rtbench.suites.model import LoadSpec, Scenario, Suite, SuiteError, TestSpec
@@ -458,8 +459,11 @@ def load_suite(name_or_path: str, scale: float = 1.0) -> Suite:
     """Read, validate and scale a suite given by built-in name or file path."""
     path = resolve_suite_path(name_or_path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_limited(path, SUITE_MAX_BYTES)
     except (OSError, UnicodeDecodeError) as exc:
         raise SuiteError(str(path), "", f"cannot read ({exc})") from None
+    except InputTooLarge:
+        raise SuiteError(str(path), "", f"larger than {SUITE_MAX_BYTES >> 20} MiB; a suite "
+                         "file is a few KiB of TOML") from None
     suite = parse_suite(text, str(path))
     return suite.scaled(scale) if scale != 1.0 else suite

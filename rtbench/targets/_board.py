@@ -19,6 +19,7 @@ from rtbench.targets import _shell
 from rtbench.targets._elf import check_probe_arch
 from rtbench.targets.base import CommandResult, ProbeProcess, Target, TargetError
 from rtbench.targets.progress import Progress
+from rtbench.targets.shell import LOAD_ENDED
 
 
 class BoardTarget(Target):
@@ -98,11 +99,8 @@ class BoardTarget(Target):
     def _push(self, local: Path, remote: str) -> None:
         """Copy local to remote through a temp name, verify the checksum, then rename."""
         temp = f"{remote}.part"
-        mkdir = self.run(f"mkdir -p {shlex.quote(self.remote_dir)} && "
-                         f"rm -f {shlex.quote(temp)}")
-        if mkdir.returncode != 0:
-            raise TargetError(f"{self.name}: cannot create {self.remote_dir} "
-                              f"({mkdir.stderr.strip()[:160]}); give another ?dir=")
+        self._private_dir()
+        self.run(f"rm -f {shlex.quote(temp)}")
         step = f"pushing rtprobe ({local.stat().st_size // 1024} KiB) to {remote}"
         if self.push_reports_progress:
             self.progress().start(step)
@@ -118,8 +116,20 @@ class BoardTarget(Target):
         done = self.run(f"chmod 755 {shlex.quote(temp)} && mv -f {shlex.quote(temp)} "
                         f"{shlex.quote(remote)}")
         if done.returncode != 0:
+            self.run(f"rm -f {shlex.quote(temp)}")
             raise TargetError(f"{self.name}: cannot install the probe at {remote} "
                               f"({done.stderr.strip()[:160]})")
+        if not _shell.remote_matches(self._run_short, remote, local):
+            raise TargetError(f"{self.name}: the probe at {remote} changed while it was "
+                              "installed; check who else writes to " + self.remote_dir)
+
+    def _private_dir(self) -> None:
+        """Make the board's rtbench directory this user's own (0700), else TargetError."""
+        done = self.run(_shell.private_dir_command(self.remote_dir))
+        if done.returncode != 0:
+            raise TargetError(f"{self.name}: {self.remote_dir} "
+                              f"{_shell.private_dir_error(done)}; give a directory of "
+                              "your own with ?dir=")
 
     def _run_short(self, command: str) -> CommandResult:
         """run() with the default timeout (for the _shell helpers)."""
@@ -171,12 +181,16 @@ class BoardTarget(Target):
         temp = f"{remote}.part"
         self._send_file(local.read_bytes(), temp)
         if not _shell.remote_matches(self._run_short, temp, local):
+            self.run(f"rm -f {shlex.quote(temp)}")
             raise TargetError(f"{self.name}: {remote} arrived damaged (checksum differs)")
         done = self.run(f"chmod {mode:o} {shlex.quote(temp)} && mv -f {shlex.quote(temp)} "
                         f"{shlex.quote(remote)}")
         if done.returncode != 0:
+            self.run(f"rm -f {shlex.quote(temp)}")
             raise TargetError(f"{self.name}: cannot write {remote} "
                               f"({done.stderr.strip()[:160]})")
+        if not _shell.remote_matches(self._run_short, remote, local):
+            raise TargetError(f"{self.name}: {remote} changed while it was written")
 
     def probe_path(self) -> str:
         """Where rtprobe is on the board (as stored command lines name it)."""
@@ -209,8 +223,11 @@ class BoardTarget(Target):
         if cpus:
             inner = (f"if command -v taskset >/dev/null 2>&1; then taskset -c "
                      f"{shlex.quote(cpus)} {inner}; else {inner}; fi")
+        # each end of the command is reported as targets.shell.COMMAND_LAUNCHER does
         return self._start_remote(_shell.under_lifeline(
-            f"while :; do {inner}; sleep 1; done"))
+            f"while :; do t0=$(date +%s 2>/dev/null); {inner} >/dev/null 2>&1; "
+            f"echo \"{LOAD_ENDED} $? ${{t0:-0}} $(date +%s 2>/dev/null || echo 0)\"; "
+            "sleep 1; done"))
 
     def probe_version(self) -> str:
         """The version the probe on the target reports."""

@@ -135,6 +135,25 @@ def probe_remote_path(remote_dir: str, local: Path) -> str:
     return f"{remote_dir.rstrip('/')}/rtprobe-{digest}"
 
 
+def private_dir_command(path: str) -> str:
+    """Shell that makes path a directory only this user can enter (mode 0700), creating
+    it when absent; exit 1 with a reason when it is a symlink, not a directory, or owned
+    by someone else (who could swap the probe between its check and its start)."""
+    q = shlex.quote(path)
+    return (f"[ -e {q} ] || [ -L {q} ] || mkdir -p -m 700 {q} || exit 1; "
+            f"if [ -L {q} ] || [ ! -d {q} ]; then echo 'is not a directory'; exit 1; fi; "
+            f"set -- $(ls -ldn {q}); me=$(id -u 2>/dev/null); "
+            f"if [ -z \"$me\" ] || [ \"$3\" != \"$me\" ]; then "
+            f"echo \"belongs to uid $3, not to this user (uid ${{me:-unknown}})\"; exit 1; fi; "
+            f"case $1 in d???------*) ;; *) chmod 700 {q} || exit 1;; esac")
+
+
+def private_dir_error(done: CommandResult) -> str:
+    """Why private_dir_command failed, in a few words."""
+    said = (done.stdout.strip().splitlines() or [""])[-1]
+    return said or done.stderr.strip()[:160] or f"exit {done.returncode}"
+
+
 def lifeline_watch(then: str) -> str:
     """A pipeline that reads the lifeline on fd 3 and runs the shell words `then` when it
     closes or stays silent for LIFELINE_TICKS seconds (POSIX sh: no `read -t`, so a

@@ -233,6 +233,11 @@ def open_target(uri: str | None, *, provider: ProbeProvider | None = None,
     its rtprobe (rtbench.rtprobe.provider.Probes; the local target finds the host's
     without one, a board cannot be opened without one)."""
     text = uri or "local"
+    try:
+        urlsplit(text)
+    except ValueError as exc:  # e.g. "ssh://[::1": an IPv6 address without its "]"
+        raise TargetUsageError(f"target {text!r} is not a valid URI ({exc}); e.g. "
+                               "ssh://user@[::1]:22") from None
     scheme = text.split(":", 1)[0] if ":" in text else text
     classes = _target_classes()
     cls = classes.get(scheme.lower())

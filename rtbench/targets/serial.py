@@ -54,7 +54,18 @@ PUSH_CHUNK = 480
 # (set with the sync line), which keeps every framed line short.
 ERR_FILE = "$RTBE"
 RC_FILE = "$RTBR"
-SESSION_VARS = "RTBE=${TMPDIR:-/tmp}/.rtbench-err.$$; RTBR=${TMPDIR:-/tmp}/.rtbench-rc.$$"
+# They live in a private directory of the session (mktemp -d: mode 0700, a new name), not
+# as pid-named files in /tmp that another user could plant as symlinks; without mktemp, a
+# directory made with mkdir -m 700 (which fails on a name that exists); without either,
+# a command's stderr is not kept.  close() removes the directory.
+SESSION_VARS = ("{ [ -n \"$RTBD\" ] && [ -d \"$RTBD\" ]; } || RTBD=$(mktemp -d 2>/dev/null) "
+                "|| { RTBD=${TMPDIR:-/tmp}/.rtbench.$$; "
+                "mkdir -m 700 \"$RTBD\" 2>/dev/null || RTBD=; }; "
+                "if [ -n \"$RTBD\" ]; then RTBE=$RTBD/err; RTBR=$RTBD/rc; "
+                "else RTBE=/dev/null; RTBR=/dev/null; fi")
+# (never `rm -f /dev/null`: only files in the session's own directory are removed)
+CLEAR_FILES = "[ -z \"$RTBD\" ] || rm -f $RTBE $RTBR"
+SESSION_CLEANUP = "[ -z \"$RTBD\" ] || rm -rf \"$RTBD\"; RTBD="
 # A kernel console message: "[   12.345678] text".
 KERNEL_LINE = re.compile(rb"\[\s*\d+\.\d+\]")
 
@@ -281,6 +292,11 @@ class SerialTarget(BoardTarget):
             pass
         try:
             if not self._busy:
+                self.run(SESSION_CLEANUP, timeout_s=5.0)
+        except TargetError:
+            pass
+        try:
+            if not self._busy:
                 self.link.write(b"stty echo 2>/dev/null\n")
         except TargetError:
             pass
@@ -302,7 +318,7 @@ class SerialTarget(BoardTarget):
         (b_said, b_want), (e_said, e_want), (f_said, f_want) = (
             _marker(k, 1, "B"), _marker(k, 2, "E"), _marker(k, 3, "F"))
         line = (f"echo {b_said}; {body}; echo {e_said} $rtb_rc; "
-                f"cat {ERR_FILE} 2>/dev/null; rm -f {ERR_FILE} {RC_FILE}; echo {f_said}\n")
+                f"cat {ERR_FILE} 2>/dev/null; {CLEAR_FILES}; echo {f_said}\n")
         return line, b_want, e_want, f_want
 
     def run(self, command: str, timeout_s: float = 30.0) -> CommandResult:

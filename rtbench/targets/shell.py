@@ -17,7 +17,9 @@ its own session), with stdin a pipe from rtbench:
 PROBE_LAUNCHER execs rtprobe in place (same pid, so signals and the exit code are
 rtprobe's own), after forking the small watcher that guards the lifeline.
 COMMAND_LAUNCHER keeps a shell-command load running: it restarts the command when it
-ends (at most about twice a second) until the lifeline ends or the group is killed.
+ends (at most about twice a second) until the lifeline ends or the group is killed.  Each
+end is one line on its stdout, `rtbench-load-ended RC T0 T1` (exit code, start and end
+in whole seconds), so that rtbench can tell a load that cannot run from one that runs.
 """
 
 from __future__ import annotations
@@ -30,17 +32,21 @@ exec 3<&0
 exec "$@" </dev/null 3<&-
 """
 
-# $1: the shell command of the load; its output is discarded.
+# $1: the shell command of the load; its own output is discarded.
 COMMAND_LAUNCHER = """\
 read gate || exit 125
 exec 3<&0
 ( while :; do
-    /bin/sh -c "$1" </dev/null 3<&-
+    t0=$(date +%s 2>/dev/null)
+    /bin/sh -c "$1" </dev/null >/dev/null 2>&1 3<&-
+    echo "rtbench-load-ended $? ${t0:-0} $(date +%s 2>/dev/null || echo 0)"
     sleep 0.5 2>/dev/null || sleep 1
-  done ) </dev/null >/dev/null 2>&1 3<&- &
+  done ) </dev/null 2>/dev/null 3<&- &
 while read line <&3; do :; done
 kill -s KILL 0
 """
+# What COMMAND_LAUNCHER (and a board's command loop) prints when the command ends.
+LOAD_ENDED = "rtbench-load-ended"
 
 # The line that opens the gate.
 GATE = b"go\n"

@@ -195,10 +195,7 @@ class SshTarget(BoardTarget):
     def _take_lock(self) -> None:
         """Hold the board's run lock for as long as this target is open."""
         lock = f"{self.remote_dir}/lock"
-        setup = self.run(f"mkdir -p {shlex.quote(self.remote_dir)}")
-        if setup.returncode != 0:
-            raise TargetError(f"{self.name}: cannot create {self.remote_dir} "
-                              f"({setup.stderr.strip()[:160]}); give another ?dir=")
+        self._private_dir()
         self._keeper = subprocess.Popen(self._remote(lock_command(lock)),
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL, start_new_session=True)

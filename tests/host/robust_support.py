@@ -63,7 +63,13 @@ def _sqlite_path(url: str) -> str:
 
 def _ro(url: str) -> sqlite3.Connection:
     """A read-only connection that writes nothing (also on a read-only file system)."""
-    return sqlite3.connect(f"file:{_sqlite_path(url)}?mode=ro", uri=True)
+    conn = sqlite3.connect(f"file:{_sqlite_path(url)}?mode=ro", uri=True)
+    try:
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1")
+    except sqlite3.OperationalError:  # WAL on a read-only file system: no -shm possible
+        conn.close()
+        conn = sqlite3.connect(f"file:{_sqlite_path(url)}?immutable=1", uri=True)
+    return conn
 
 
 def db_digest(url: str) -> dict[int, str]:

@@ -46,7 +46,7 @@ class Case:
     """One bad input and what must come back."""
 
     id: str
-    kind: str  # probe | cli | suite | stream | db | text | path
+    kind: str  # probe | cli | suite | stream | db | text | path | import
     code: int
     culprit: tuple[str, ...]  # one of these (case-insensitive) names what was wrong
     args: tuple[str, ...] = ()
@@ -76,6 +76,10 @@ for _sub in PROBE_SUBCOMMANDS:
         _words = _opt.split()
         add(Case(f"probe-{_sub.replace(' ', '-')}{_opt.replace(' ', '=')}", "probe", 2,
                  (_words[0], *_words[1:]), args=(*_sub.split(), *_words)))
+
+# `describe --json --bogus` named --json as the unknown option
+add(Case("probe-describe-json-bogus", "probe", 2, ("'--bogus'",),
+         args=("describe", "--json", "--bogus")))
 
 # ---------------------------------------------------------------- rtbench command lines
 BIG = "9" * 30
@@ -124,6 +128,12 @@ for _args, _code, _culprit in (
         (("run", "smoke", "--target", "ssh://"), 2, ("ssh",)),
         (("preflight", "--target", "bogus://x"), 2, ("bogus",)),
         (("run", "smoke", "--target"), 2, ("--target",)),
+        (("run", "smoke", "--target", "ssh://[::1"), 2, ("ssh://[::1",)),
+        (("preflight", "--target", "ssh://[::1"), 2, ("ssh://[::1",)),
+        (("run", "smoke", "--target", "serial://[x/dev/tty"), 2, ("serial://[x",)),
+        (("push", "1", "--server", "http://127.0.0.1:9", "--token-file", "/dev/zero"), 2,
+         ("/dev/zero",)),
+        (("fleet", "/dev/zero", "smoke"), 2, ("/dev/zero",)),
         (("export", BIG, "--format", "json"), 2, ("RUN",)),
         (("export", "999", "--format", "json"), 2, ("run 999",)),
         (("export", "1", "--format", "bogus"), 2, ("--format",)),
@@ -257,6 +267,16 @@ SUITES: list[tuple[str, str, tuple[str, ...]]] = [
      'loads = [{ kind = "cpu", rate = 5, options = { frob = 1 } }]\n' + GOOD_TEST,
      ("frob",)),
     ("ctx-duration", GOOD_HEAD + '[[tests]]\ntest = "ctx"\nduration = "1s"\n', ("duration",)),
+    ("param-zero-interval", GOOD_HEAD + GOOD_TEST + 'params = { interval = "0ns" }\n',
+     ("params.interval",)),
+    ("param-shell-text", GOOD_HEAD + GOOD_TEST + 'params = { interval = "1ms; touch x" }\n',
+     ("params.interval",)),
+    ("param-bad-choice", GOOD_HEAD + GOOD_TEST + 'params = { mode = "bogus" }\n',
+     ("params.mode",)),
+    ("sweep-zero-interval", GOOD_HEAD + GOOD_TEST + 'sweep = { interval = ["1ms", "0us"] }\n',
+     ("sweep.interval",)),
+    ("defaults-zero-interval", GOOD_HEAD + '[defaults]\nparams = { interval = "-1ms" }\n'
+     + GOOD_TEST, ("defaults.params.interval",)),
     ("int-65-bits", GOOD_HEAD + GOOD_TEST + "params = { loops = 36893488147419103232 }\n",
      ("TOML", "loops")),
 ]
@@ -337,8 +357,9 @@ STREAMS: list[tuple[str, list[str | bytes], tuple[str, ...]]] = [
     ("start-series-str", [START.replace('"series": [{', '"series": ["x", {', 1)],
      ("series",)),
     ("invalid-utf8", [b"\xff\xfe{\x80}"], ("not valid JSON",)),
+    # refused as it arrives (16 MiB bound), not kept whole and parsed
     ("line-40mb", ['{"schema":"rtprobe/1","type":"window","pad":"' + "x" * 40_000_000 + '"}'],
-     ("series", "missing")),
+     ("longer than",)),
 ]
 for _name, _lines, _culprit in STREAMS:
     add(Case(f"stream-{_name}", "stream", 3, _culprit, data=_lines))
@@ -359,8 +380,53 @@ for _name, _code, _culprit in (
         ("full-fs", 3, ("No space",)), ("run-report-dir", 2, ("directory",)),
         ("run-report-under-file", 2, ("Not a directory",)),
         ("run-report-read-only", 3, ("Read-only", "not writable")),
+        ("run-report-proc", 2, ("/proc/",)),
 ):
     add(Case(f"path-{_name}", "path", _code, _culprit, data=_name))
+
+# ---------------------------------------------------------------- imports
+REAL = Path(__file__).resolve().parent / "data" / "interop" / "real"
+
+
+def _half(name: str) -> bytes:
+    """The first half of a real tool output (cut inside a line, as a full disk cuts)."""
+    data = (REAL / name).read_bytes()
+    half = data.index(b"\n", len(data) // 2)  # the end of a line past the middle
+    return data[:half - 2]
+
+
+def _noise(size: int = 4000, seed: int = 27) -> bytes:
+    """Random printable characters in lines (not any tool's output)."""
+    import random
+
+    rng = random.Random(seed)
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 :.-#"
+    text = "".join(rng.choice(alphabet) for _ in range(size))
+    return ("\n".join(text[i:i + 70] for i in range(0, size, 70)) + "\n").encode()
+
+
+IMPORTS: list[tuple[str, Any, str | None, tuple[str, ...]]] = [
+    ("ct-h-half", _half("ct-h.txt"), None, ("cut short",)),
+    ("ct-v-half", _half("ct-v.txt"), None, ("cut short",)),
+    ("ct-q-half", _half("ct-q.txt"), None, ("cut short",)),
+    ("os-half", _half("os.txt"), None, ("cut short",)),
+    ("sng-half", _half("sng.txt"), None, ("cut short",)),
+    ("hb-half", _half("hb.txt"), "hackbench", ("cut short",)),
+    ("lmbench-half", lambda: _half("../lmbench.txt"), "lmbench", ("cut short",)),
+    ("ct-h-no-closing-lines", lambda: b"".join(
+        ln for ln in (REAL / "ct-h.txt").read_bytes().splitlines(keepends=True)
+        if not ln.startswith((b"# Min", b"# Avg", b"# Max", b"# Total", b"# Hist",
+                              b"# Thread"))), None, ("# Total", "cut short")),
+    ("noise-as-cyclictest", _noise(), "cyclictest", ("cyclictest",)),
+    ("blank-as-cyclictest", b"\n\n# only a comment\n", "cyclictest", ("no cyclictest",)),
+    ("ct-negative-min", lambda: (REAL / "ct-q.txt").read_bytes().replace(
+        b"Min:     15", b"Min:    -15"), None, ("line 2",)),
+    ("ct-json-as-oslat", lambda: (REAL / "ct.json").read_bytes(), "oslat-json",
+     ("not of oslat",)),
+]
+for _name, _data, _fmt, _culprit in IMPORTS:
+    add(Case(f"import-{_name}", "import", 2, _culprit, data=_data,
+             extra={"format": _fmt}))
 
 # ---------------------------------------------------------------- databases
 for _name, _args, _code, _culprit in (
@@ -376,6 +442,17 @@ for _name, _args, _code, _culprit in (
         ("directory-as-db", ("ls",), 3, ("database",)),
         ("full-disk-run", ("run", "SUITE", "--no-report", "--simulate", "1"), 3,
          ("full", "No space")),
+        ("ro-wal-ls", ("ls",), 0, ()),
+        ("ro-wal-show", ("show", "1"), 0, ()),
+        ("ro-wal-export", ("export", "1", "--format", "json"), 0, ()),
+        ("ro-wal-report", ("report", "1", "-o", "REPORT"), 0, ()),
+        ("missing-ls", ("ls",), 2, ("does not exist",)),
+        ("missing-show", ("show", "1"), 2, ("does not exist",)),
+        ("missing-export", ("export", "1", "--format", "json"), 2, ("does not exist",)),
+        ("bad-date-ls", ("ls",), 3, ("damaged",)),
+        ("bad-date-show", ("show", "1"), 3, ("damaged",)),
+        ("bad-date-export", ("export", "1", "--format", "json"), 3, ("damaged",)),
+        ("bad-date-report", ("report", "1", "-o", "REPORT"), 3, ("damaged",)),
 ):
     add(Case(f"db-{_name}", "db", _code, _culprit, args=_args, data=_name))
 
@@ -452,6 +529,14 @@ def _run_case(case: Case, ctx: dict[str, Any], probe_path: Path) -> None:
         _stream_case(case, ctx, probe_path)
     elif case.kind == "text":
         _text_case(case, ctx, probe_path)
+    elif case.kind == "import":
+        data = case.data() if callable(case.data) else case.data
+        path = ctx["tmp"] / f"{case.id}.txt"
+        path.write_bytes(data)
+        fmt = case.extra["format"]
+        result = invoke(["import", str(path), *(["--format", fmt] if fmt else [])],
+                        ctx["env"])
+        check_error(result, case)
     after = db_digest(ctx["url"])
     assert {k: after[k] for k in before} == before, f"{case.id}: a stored run changed"
     if case.code == 2:
@@ -552,6 +637,13 @@ def _text_case(case: Case, ctx: dict[str, Any], probe_path: Path) -> None:
         assert "<script>alert" not in html
 
 
+@pytest.mark.parametrize("case", [c for c in CASES if c.kind == "import"], ids=lambda c: c.id)
+def test_import(case: Case, case_env: dict[str, Any], probe_path: Path) -> None:
+    """Cut, damaged and wrong-format tool outputs: exit 2 naming file and line, nothing
+    stored."""
+    _run_case(case, case_env, probe_path)
+
+
 @pytest.mark.parametrize("case", [c for c in CASES if c.kind == "text"], ids=lambda c: c.id)
 def test_hostile_text(case: Case, case_env: dict[str, Any], probe_path: Path) -> None:
     """Hostile strings are text everywhere."""
@@ -596,7 +688,8 @@ def test_report_path(case: Case, case_env: dict[str, Any], small_fs: Path) -> No
         "name-too-long": tmp / ("x" * 300 + ".html"), "read-only-fs": small_fs / "r.html",
         "full-fs": small_fs / "r.html", "run-report-dir": tmp,
         "run-report-under-file": tmp / "afile" / "r.html",
-        "run-report-read-only": small_fs / "sub" / "r.html"}[case.data]
+        "run-report-read-only": small_fs / "sub" / "r.html",
+        "run-report-proc": Path("/proc/rtbench-report.html")}[case.data]
     if case.data in ("read-only-fs", "run-report-read-only"):
         subprocess.run(["mount", "-o", "remount,ro", str(small_fs)], check=True)
     if case.data == "full-fs":
@@ -635,6 +728,23 @@ def test_database(case: Case, case_env: dict[str, Any], small_fs: Path) -> None:
         conn.execute("UPDATE alembic_version SET version_num = 'ffff_from_the_future'")
         conn.commit()
         conn.close()
+    elif case.data.startswith("ro-wal"):
+        shutil.copy(db, small_fs / "ro.db")
+        conn = sqlite3.connect(small_fs / "ro.db")
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        conn.close()  # the last connection checkpoints: no -wal, no -shm left
+        subprocess.run(["mount", "-o", "remount,ro", str(small_fs)], check=True)
+        url = f"sqlite:///{small_fs / 'ro.db'}"
+        before = db_digest(url)
+    elif case.data.startswith("missing"):
+        url = f"sqlite:///{tmp / 'no' / 'such' / 'dir' / 'x.db'}"
+        before = None
+    elif case.data.startswith("bad-date"):
+        conn = sqlite3.connect(db)
+        conn.execute("UPDATE runs SET started_at = 'not a date' WHERE id = 1")
+        conn.commit()
+        conn.close()
+        before = None
     elif case.data.startswith("directory"):
         db.unlink()
         db.mkdir()
@@ -652,7 +762,8 @@ def test_database(case: Case, case_env: dict[str, Any], small_fs: Path) -> None:
         before = db_digest(url)
         _fill(small_fs)
     env = {**case_env["env"], "RTBENCH_DB": url}
-    args = [str(suite) if a == "SUITE" else a for a in case.args]
+    args = [str(suite) if a == "SUITE" else str(tmp / "r.html") if a == "REPORT" else a
+            for a in case.args]
     result = invoke(args, env)
     if case.data.startswith("full-disk"):
         # the run starts (its row fits) or not; either way one line and nothing lost
@@ -664,6 +775,8 @@ def test_database(case: Case, case_env: dict[str, Any], small_fs: Path) -> None:
         assert all(s != "ok" or i in before for i, s in statuses.items())
     else:
         check_error(result, case)
+    if case.data.startswith("missing"):
+        assert not (tmp / "no").exists(), "a reading command created the database"
     if before is not None:
         after = db_digest(url)
         assert {k: after[k] for k in before} == before

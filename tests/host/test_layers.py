@@ -24,6 +24,8 @@ LAYER_OF = {
     "rtbench.rtprobe.records": "wire",
     "rtbench.rtprobe.loglin7": "wire",
     "rtbench.rtprobe.raw": "wire",
+    "rtbench.readlimit": "root",
+    "rtbench.stdoutcheck": "root",
     "rtbench.cpulist": "util",
     "rtbench._pdeath": "util",
     "rtbench.atomicfile": "util",

@@ -355,7 +355,7 @@ static int clock_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 {
 	struct clock_test *t = ctx;
 	struct run *r;
-	int i;
+	int i, rc;
 
 	t->cfg.warmup_ns = c->warmup_ns;
 
@@ -415,8 +415,14 @@ static int clock_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 			.stamps = stamps,
 		};
 	}
-	return percpu_run(r, c, clock_thread_fn, t->threads,
-			  sizeof(*t->threads));
+	rc = percpu_run(r, c, clock_thread_fn, t->threads,
+			sizeof(*t->threads));
+	/* the run is finished and written: the threads' buffers are done */
+	for (i = 0; i < c->nthreads; i++)
+		free(t->threads[i].stamps);
+	free(t->threads);
+	t->threads = NULL;
+	return rc;
 }
 
 const struct test_desc test_clock = {

@@ -420,7 +420,7 @@ static int noise_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 	struct noise *n = &np->n;
 	char dur[32];
 	struct run *r;
-	int i;
+	int i, rc;
 
 	if (c->duration_ns > NOISE_MAX_DURATION_NS && !n->cfg.force) {
 		fmt_snprintf(dur, sizeof(dur), "%" PRIu64 "s",
@@ -458,8 +458,12 @@ static int noise_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 			.simulate = c->simulate,
 			.min_gap_ns = UINT64_MAX,
 		};
-	return percpu_run(r, c, noise_thread_fn, n->threads,
-			  sizeof(*n->threads));
+	rc = percpu_run(r, c, noise_thread_fn, n->threads,
+			sizeof(*n->threads));
+	/* the run is finished and written: the threads are done */
+	free(n->threads);
+	n->threads = NULL;
+	return rc;
 }
 
 const struct test_desc test_noise = {

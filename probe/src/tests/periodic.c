@@ -371,7 +371,7 @@ static int periodic_run(void *ctx, struct rtp_common *c, int argc,
 {
 	struct periodic *p = &((struct periodic_parse *)ctx)->p;
 	struct run *r;
-	int i;
+	int i, rc;
 
 	p->cfg.warmup_ns = c->warmup_ns;
 
@@ -392,8 +392,12 @@ static int periodic_run(void *ctx, struct rtp_common *c, int argc,
 			.cfg = &p->cfg,
 			.simulate = c->simulate,
 		};
-	return percpu_run(r, c, periodic_thread_fn, p->threads,
-			  sizeof(*p->threads));
+	rc = percpu_run(r, c, periodic_thread_fn, p->threads,
+			sizeof(*p->threads));
+	/* the run is finished and written: the threads are done */
+	free(p->threads);
+	p->threads = NULL;
+	return rc;
 }
 
 const struct test_desc test_periodic = {

@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -274,6 +275,15 @@ params = {{ interval = "1ms" }}
 """
 
 
+@pytest.fixture()
+def short_remote() -> Iterator[Path]:
+    """A board directory with a short path (a pushed line must stay within a serial
+    line's 1000 characters, and tmp_path is long), removed after the test."""
+    remote = Path(tempfile.mkdtemp(prefix="rtbs-", dir="/tmp"))
+    yield remote
+    shutil.rmtree(remote, ignore_errors=True)
+
+
 def board_processes(text: str) -> list[str]:
     """Command lines of the processes that contain text (the board shares this host)."""
     out = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True,
@@ -282,14 +292,15 @@ def board_processes(text: str) -> list[str]:
 
 
 def test_suite_with_loads_runs_over_serial_and_leaves_nothing(board: Board,
-                                                               tmp_path: Path) -> None:
+                                                               tmp_path: Path,
+                                                               short_remote: Path) -> None:
     """Built-in and shell-command loads run as background jobs of the board's shell:
     both scenarios are measured, the achieved rate is collected, nothing is left."""
     tty = board("exec busybox sh -i")
     token = f"rtbench-serial-{os.getpid()}-{time.monotonic_ns()}"
     suite = tmp_path / "serial-loads.toml"
     suite.write_text(LOADS_SUITE.format(token=token))
-    remote = tmp_path / "remote"
+    remote = short_remote
     done = rtbench(["run", str(suite), "--target", f"serial://{tty}?dir={remote}",
                     "--policy", "other"], cli_env(tmp_path))
     assert done.returncode in (0, 1), done.stderr + done.stdout
@@ -308,12 +319,13 @@ def test_suite_with_loads_runs_over_serial_and_leaves_nothing(board: Board,
 
 
 def test_host_side_load_is_refused_before_anything_runs(board: Board,
-                                                         tmp_path: Path) -> None:
+                                                         tmp_path: Path,
+                                                         short_remote: Path) -> None:
     tty = board("exec busybox sh -i")
     suite = tmp_path / "flood.toml"
     suite.write_text(LOADS_SUITE.format(token="x").replace(
         '{ kind = "cpu", rate = 30 }', '{ kind = "net", rate = 1000, on = "host" }'))
-    done = rtbench(["run", str(suite), "--target", f"serial://{tty}?dir={tmp_path}/r",
+    done = rtbench(["run", str(suite), "--target", f"serial://{tty}?dir={short_remote}",
                     "--policy", "other"], cli_env(tmp_path))
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
@@ -338,12 +350,13 @@ def test_shell_that_never_answers_is_one_line_after_the_deadline(board: Board) -
 
 
 def test_interrupted_push_leaves_nothing_half_installed(board: Board, tmp_path: Path,
+                                                        short_remote: Path,
                                                         monkeypatch: pytest.MonkeyPatch,
                                                         ) -> None:
     """The line breaks halfway through the push: no probe is installed under its final
     name; the next open pushes again and uses the probe only once its checksum matches."""
     tty = board("exec busybox sh -i")
-    remote = tmp_path / "remote"
+    remote = short_remote
     uri = f"serial://{tty}?dir={remote}"
     real_send = SerialTarget._send_file
 
@@ -366,11 +379,12 @@ def test_interrupted_push_leaves_nothing_half_installed(board: Board, tmp_path: 
     assert installed.stat().st_size > 1000
 
 
-def test_jobs_a_former_session_left_are_ended_on_open(board: Board, tmp_path: Path) -> None:
+def test_jobs_a_former_session_left_are_ended_on_open(board: Board, tmp_path: Path,
+                                                      short_remote: Path) -> None:
     """rtbench died with a load running on the board (its watchdog has not fired yet):
     the next session that opens the line kills it and removes its directory."""
     tty = board("exec busybox sh -i")
-    remote = tmp_path / "remote"
+    remote = short_remote
     token = f"rtbench-orphan-{os.getpid()}-{time.monotonic_ns()}"
     with open_target(f"serial://{tty}?dir={remote}", provider=Probes()) as target:
         assert isinstance(target, SerialTarget)
@@ -387,7 +401,8 @@ def test_jobs_a_former_session_left_are_ended_on_open(board: Board, tmp_path: Pa
         assert not list(remote.glob("job-*"))
 
 
-def test_interrupted_run_stops_the_board_jobs(board: Board, tmp_path: Path) -> None:
+def test_interrupted_run_stops_the_board_jobs(board: Board, tmp_path: Path,
+                                              short_remote: Path) -> None:
     """Ctrl-C while a scenario's loads run as jobs on the board: the run is stored as
     interrupted and the jobs are gone."""
     tty = board("exec busybox sh -i")
@@ -395,7 +410,7 @@ def test_interrupted_run_stops_the_board_jobs(board: Board, tmp_path: Path) -> N
     suite = tmp_path / "serial-loads.toml"
     suite.write_text(LOADS_SUITE.format(token=token).replace('duration = "2s"',
                                                              'duration = "30s"'))
-    remote = tmp_path / "remote"
+    remote = short_remote
     run = subprocess.Popen([sys.executable, "-m", "rtbench", "run", str(suite), "--target",
                             f"serial://{tty}?dir={remote}", "--policy", "other"],
                            env=cli_env(tmp_path), stdout=subprocess.PIPE,

@@ -5,7 +5,7 @@ Builds measured (issue 15 item 2):
   glibc     `make -C probe` (dynamic glibc, -O2; what the host runs)
   musl-gcc  `make -C probe musl` (static musl 1.2 from musl-tools, -Os with -O2 hot files)
   board     `rtbench probe build --arch x86_64`: Zig's clang and musl, the board flags of
-            rtbench/probebuild.py, stripped (the binary copied to boards)
+            rtbench/rtprobe/build.py, stripped (the binary copied to boards)
   cyclictest  rt-tests' cyclictest (the peer), same CPU, priority and interval
 plus any NAME=PATH given on the command line (e.g. the builds of an older commit).
 
@@ -43,7 +43,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from rtbench import probebuild  # noqa: E402
+from rtbench.rtprobe import build as probebuild  # noqa: E402
 
 
 def rtprobe_cmd(binary: Path, loops: int, cpu: int) -> list[str]:
@@ -139,7 +139,8 @@ def build_board_symbols(out: Path) -> Path:
     spec = probebuild.get_arch("x86_64")
     ldflags = " ".join(f for f in probebuild.SMALL_LDFLAGS.split() if f != "-s")
     subprocess.run(["make", "-s", "-C", str(REPO / "probe"), f"-j{os.cpu_count() or 1}",
-                    "STATIC=1", f"CC={spec.cc()}", f"BUILD={out}",
+                    *probebuild.BOARD_MAKE_ARGS, f"PYTHON={sys.executable}",
+                    f"CC={spec.cc()}", f"BUILD={out}",
                     f"CFLAGS={probebuild.SMALL_CFLAGS} -g", f"LDFLAGS={ldflags}",
                     "LDLIBS=-lpthread -lm -lrt", f"{out}/rtprobe"], check=True)
     return out / "rtprobe"

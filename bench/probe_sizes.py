@@ -16,7 +16,7 @@ import struct
 import sys
 from pathlib import Path
 
-from rtbench.probebuild import ARCHES, SIZE_LIMIT, build_probe
+from rtbench.rtprobe.build import ARCHES, build_probe
 
 
 def section_sizes(path: Path) -> dict[str, int]:
@@ -55,18 +55,19 @@ def main() -> int:
         sections = section_sizes(path)
         text = sections.pop(".text", 0)
         rodata = sections.pop(".rodata", 0)
-        rows.append((arch, path.stat().st_size, text, rodata, sum(sections.values())))
+        rows.append((arch, path.stat().st_size, ARCHES[arch].size_limit, text, rodata,
+                     sum(sections.values())))
     if args.markdown:
         print("| arch | KiB | bound | .text KiB | .rodata KiB | other KiB |")
         print("|---|---:|---|---:|---:|---:|")
-    for arch, size, text, rodata, other in rows:
-        verdict = "ok" if size <= SIZE_LIMIT else "over"
+    for arch, size, limit, text, rodata, other in rows:
+        verdict = f"{'ok' if size <= limit else 'over'} ({limit // 1024})"
         cells = [arch, f"{size / 1024:.1f}", verdict, f"{text / 1024:.1f}",
                  f"{rodata / 1024:.1f}", f"{other / 1024:.1f}"]
         print(("| " + " | ".join(cells) + " |") if args.markdown else
-              f"{cells[0]:8} {cells[1]:>6} KiB  {cells[2]:4}  text {cells[3]:>6}  "
+              f"{cells[0]:8} {cells[1]:>6} KiB  {cells[2]:10}  text {cells[3]:>6}  "
               f"rodata {cells[4]:>5}  other {cells[5]:>5}")
-    return 0 if all(size <= SIZE_LIMIT for _, size, *_ in rows) else 1
+    return 0 if all(size <= limit for _, size, limit, *_ in rows) else 1
 
 
 if __name__ == "__main__":

@@ -169,6 +169,21 @@ static void test_const_and_spikes(struct tap *t)
 	}
 }
 
+/* setup=V (the cyclic model of a slow set-up) parses on every distribution. */
+static void test_setup_key(struct tap *t)
+{
+	struct sim_config cfg;
+
+	if (parse_ok(t, "1:const,lat=5us,setup=50ms", &cfg))
+		tap_is_u64(t, cfg.setup_ns, 50000000, "const setup=50ms");
+	if (parse_ok(t, "2:expo,min=1us,mean=2us,spike=1ms,every=9,setup=3ms",
+		     &cfg))
+		tap_ok(t, cfg.setup_ns == 3000000 && cfg.spike_every == 9,
+		       "expo with spikes and setup=3ms");
+	if (parse_ok(t, "3:uniform,min=1us,max=2us", &cfg))
+		tap_is_u64(t, cfg.setup_ns, 0, "no setup: 0");
+}
+
 /* Bad specifications are refused with a reason. */
 static void test_parse_errors(struct tap *t)
 {
@@ -182,6 +197,7 @@ static void test_parse_errors(struct tap *t)
 		"7:const,lat=2000000s", "18446744073709551616",
 		"7:const,lat=1us,min=2us", "7:const,,lat=1us", "7:const,lat=1us,",
 		"7:const,lat=1us:", "7:uniform,min=,max=1us",
+		"7:const,lat=1us,setup=1us,setup=2us", "7:const,lat=1us,setup=x",
 		"1:const,lat=1us,spike=1us,every=1,xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
 		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
 		"xxxxxxxxxxxxxxxxxxxxxx",
@@ -207,6 +223,7 @@ int main(void)
 	test_streams(&t);
 	test_distributions(&t);
 	test_const_and_spikes(&t);
+	test_setup_key(&t);
 	test_parse_errors(&t);
 	return tap_done(&t);
 }

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from rtbench.bundle import RunDetail
+from rtbench.valuetext import value_text
 
 ENV_KEYS = (
     ("kernel", ("uname", "release")), ("preempt", ("preempt_model",)),
     ("PREEMPT_RT", ("preempt_rt",)), ("cpu model", ("cpu_model",)),
     ("cpus online", ("cpus_online",)), ("isolated", ("cpus_isolated",)),
     ("clocksource", ("clocksource",)), ("idle driver", ("idle_driver",)),
-    ("SMT active", ("smt_active",)), ("RT runtime us", ("rt_runtime_us",)),
+    ("SMT active", ("smt_active",)), ("RT runtime µs", ("rt_runtime_us",)),
     ("THP", ("thp_enabled",)), ("virtualization", ("virtualization",)),
     ("memory KiB", ("mem_total_kib",)), ("cmdline", ("cmdline",)),
 )
@@ -22,7 +23,7 @@ def environment_rows(run: RunDetail) -> list[tuple[str, str]]:
         value: object = run.sysinfo
         for key in path:
             value = value.get(key) if isinstance(value, dict) else None
-        rows.append((label, "-" if value is None else str(value)))
+        rows.append((label, "none" if value == "" else value_text(value)))
     governors = run.sysinfo.get("governors")
     if isinstance(governors, dict) and governors:
         rows.append(("governors", ", ".join(sorted(set(

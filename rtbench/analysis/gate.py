@@ -30,6 +30,9 @@ FAR_FACTOR = 2.0  # without an interval: a regression when rel > max(2 x limit, 
 FAR_MARGIN = 0.5
 TAIL_COUNT = 10  # the baseline's level for the tail checks: its 10th-largest sample
 SAMPLES_SHARE = 0.9  # "no regression" of the max needs this share of the baseline's samples
+# "no regression" of the max also needs the tail level at or above the baseline's p99: with
+# fewer samples its 10 largest are not a tail, and a 2x slower run can pass the count test
+MIN_TAIL_SAMPLES = 100 * TAIL_COUNT
 
 
 @dataclass
@@ -154,6 +157,10 @@ def check_max(cell: str, run: str, a: CellData, b: CellData, limit: float) -> Ga
     if n_b < SAMPLES_SHARE * n_a:
         out.reason = (f"{run} has {n_b} samples against the baseline's {n_a}: its max had "
                       "fewer chances to show")
+        return out
+    if n_a < MIN_TAIL_SAMPLES:
+        out.reason = (f"the baseline has {n_a} samples; telling its max from chance needs "
+                      f"{MIN_TAIL_SAMPLES} (its {TAIL_COUNT} largest then lie above its p99)")
         return out
     tail = tail_level(a.matrix)
     if tail is None:

@@ -95,7 +95,7 @@ def _figure(cell: ReferenceCell | None, key: str) -> float | None:
 
 
 def _other_number(cell: ReferenceCell | None, key: str) -> float | None:
-    """The leading number of a published figure kept as text ("6.49 us" -> 6.49)."""
+    """The leading number of a published figure kept as text ("6.49 µs" -> 6.49)."""
     if cell is None or key not in cell.other:
         return None
     match = re.match(r"\s*(-?\d+(?:\.\d+)?)", cell.other[key])
@@ -131,9 +131,9 @@ def _loongson(runs: Sequence[RunDetail], refs: dict[str, ReferenceRun]) -> Layou
     ref = refs.get("loongson2f")
     columns = ["load"]
     for run in runs:
-        columns += [f"{_run_label(run)} max us", "avg us", "stddev us"]
+        columns += [f"{_run_label(run)} max µs", "avg µs", "stddev µs"]
     if ref:
-        columns += [f"{_ref_label(ref)} max us", "avg us", "stddev us"]
+        columns += [f"{_ref_label(ref)} max µs", "avg µs", "stddev µs"]
     rows: list[list[Cell]] = []
     names = [ours for ours, _ in LOONGSON_LOADS]
     extra = sorted({sc.name for run in runs for sc in run.scenarios} - set(names))
@@ -181,8 +181,8 @@ def _s3c(runs: Sequence[RunDetail], refs: dict[str, ReferenceRun]) -> Layout:
     """The lat_ctx table (processes x sizes, with the overhead) and lat_fifo, bw_pipe."""
     _need(runs, "s3c24a0", ["ctx", "ipc"])
     published = [refs[n] for n in S3C_KERNELS if n in refs]
-    columns = ["size KiB", "processes", *(f"{_run_label(r)} us" for r in runs),
-               *(f"{_ref_label(r)} us" for r in published)]
+    columns = ["size KiB", "processes", *(f"{_run_label(r)} µs" for r in runs),
+               *(f"{_ref_label(r)} µs" for r in published)]
     ours = [_ctx_cells(run) for run in runs]
     sizes = sorted({s for cells, _ in ours for s, _ in cells}
                    | {s for _, ovr in ours for s in ovr} | {0, 1, 16})
@@ -249,8 +249,8 @@ def _arm(runs: Sequence[RunDetail], refs: dict[str, ReferenceRun]) -> Layout:
     published = [refs[n] for n in ARM_BOARDS if n in refs]
     columns = ["figure", *(f"{_run_label(r)} [{_loaded_scenario(r)}]" for r in runs),
                *(_ref_label(r) for r in published)]
-    rows: list[list[Cell]] = [["worst IRQ/event latency us"], ["worst UIO-style wake-up us"],
-                              ["cyclic 1 ms max us"], ["cyclic 1 ms avg us"],
+    rows: list[list[Cell]] = [["worst IRQ/event latency µs"], ["worst UIO-style wake-up µs"],
+                              ["cyclic 1 ms max µs"], ["cyclic 1 ms avg µs"],
                               ["missed events"]]
     notes = []
     for run in runs:
@@ -272,9 +272,9 @@ def _arm(runs: Sequence[RunDetail], refs: dict[str, ReferenceRun]) -> Layout:
                          "source given), so it times a thread-to-thread event, not an interrupt")
         worst = cyc.max_ns if cyc and cyc.samples else None
         if worst is not None:
-            notes.append(f"decision, {_run_label(run)}: worst cyclic latency {worst / 1000:.1f} us "
+            notes.append(f"decision, {_run_label(run)}: worst cyclic latency {worst / 1000:.1f} µs "
                          f"under load -> smallest cycle by the 25 % rule "
-                         f"{worst / CYCLE_BUDGET / 1000:.0f} us "
+                         f"{worst / CYCLE_BUDGET / 1000:.0f} µs "
                          "(see `rtbench advise` for the extreme-value estimate)")
     for ref in published:
         irq = next((c for c in ref.cells if c.params.get("source") == "gpio"), None)
@@ -288,9 +288,9 @@ def _arm(runs: Sequence[RunDetail], refs: dict[str, ReferenceRun]) -> Layout:
         rows[4].append(int(missed_text) if missed_text and missed_text.isdigit() else None)
         worst_ref = _figure(cyc_ref, "max")
         if worst_ref is not None:
-            notes.append(f"decision, {_ref_label(ref)}: worst {worst_ref:.0f} us -> smallest "
-                         f"cycle {worst_ref / CYCLE_BUDGET:.0f} us (the study rounded the ARM9 "
-                         "to ~1 ms, the ARM11 to 400-500 us)")
+            notes.append(f"decision, {_ref_label(ref)}: worst {worst_ref:.0f} µs -> smallest "
+                         f"cycle {worst_ref / CYCLE_BUDGET:.0f} µs (the study rounded the ARM9 "
+                         "to ~1 ms, the ARM11 to 400-500 µs)")
     table = LayoutTable("worst-case latencies under hackbench + network flood", columns, rows)
     return Layout("arm-preemptrt", "PREEMPT_RT on ARM9 and ARM11 boards: IRQ, wake-up, timer",
                   [table], [_source_line(r) for r in published], notes)
@@ -301,7 +301,7 @@ def _arm(runs: Sequence[RunDetail], refs: dict[str, ReferenceRun]) -> Layout:
 CELLEB_TESTS = (("cyclictest", "cyclic"), ("gtod_latency", "clock"),
                 ("sched_latency", "periodic"), ("async_handler", "wakeup"))
 CELLEB_REFS = ("celleb-vanilla", "celleb-rt", "x86-vanilla", "x86-rt")
-GTOD_CLASSES = 21  # 0..20 us, and a last class for everything above
+GTOD_CLASSES = 21  # 0..20 µs, and a last class for everything above
 
 
 def _verdict(ms: Sequence[MeasurementDetail]) -> str | None:
@@ -314,7 +314,7 @@ def _verdict(ms: Sequence[MeasurementDetail]) -> str | None:
 
 
 def gtod_classes(series: Sequence[SeriesDetail], classes: int = GTOD_CLASSES) -> list[int]:
-    """Counts per 1 us class (0 <= gap < 1 us, ...), the last class holding the rest.
+    """Counts per 1 µs class (0 <= gap < 1 µs, ...), the last class holding the rest.
 
     Each loglin7 bucket is placed by its lower bound; a bucket is under 1/128 of its value
     wide, so only buckets straddling a whole microsecond (a few ns wide) could belong
@@ -355,10 +355,10 @@ def _celleb(runs: Sequence[RunDetail], refs: dict[str, ReferenceRun]) -> Layout:
                          _figure(cell, "min"), _figure(cell, "mean"), _figure(cell, "max"),
                          _figure(cell, "stddev"), cell.other.get("verdict")])
     table = LayoutTable("rt-tests and LTP realtime tests (IBM style)",
-                        ["test", "system", "min us", "avg us", "max us", "stddev us",
+                        ["test", "system", "min µs", "avg µs", "max µs", "stddev µs",
                          "PASS/FAIL"], rows,
-                        ["sched_latency PASS needs every delay < 100 us (LTP's criterion)"])
-    hist_cols: list[str] = ["gap us"]
+                        ["sched_latency PASS needs every delay < 100 µs (LTP's criterion)"])
+    hist_cols: list[str] = ["gap µs"]
     hist_data: list[list[int]] = []
     for run in runs:
         for sc in run.scenarios:
@@ -378,7 +378,7 @@ def _celleb(runs: Sequence[RunDetail], refs: dict[str, ReferenceRun]) -> Layout:
     for k in range(GTOD_CLASSES):
         name = f"{k}" if k < GTOD_CLASSES - 1 else f">={k}"
         hist_rows.append([name, *(col[k] for col in hist_data)])
-    hist = LayoutTable("gtod_latency histogram: clock-read gaps in 1 us classes (counts)",
+    hist = LayoutTable("gtod_latency histogram: clock-read gaps in 1 µs classes (counts)",
                        hist_cols, hist_rows)
     return Layout("celleb", "PREEMPT_RT on Celleb (Cell/B.E.) and x86: LTP realtime tests",
                   [table, hist], [_source_line(r) for r in published])
@@ -413,9 +413,9 @@ def _lrtai(runs: Sequence[RunDetail], refs: dict[str, ReferenceRun]) -> Layout:
     for run in runs:
         for sc in run.scenarios:
             if any(m.test == "cyclic" for m in sc.measurements):
-                columns.append(f"{_run_label(run)} [{sc.name}] worst us")
+                columns.append(f"{_run_label(run)} [{sc.name}] worst µs")
                 scenario_cols.append((run, sc.name))
-    columns += [f"{_ref_label(r)} worst us" for r in published]
+    columns += [f"{_ref_label(r)} worst µs" for r in published]
     rows: list[list[Cell]] = []
     for label, mode in LRTAI_MODES:
         row: list[Cell] = [label]
@@ -429,7 +429,7 @@ def _lrtai(runs: Sequence[RunDetail], refs: dict[str, ReferenceRun]) -> Layout:
             row.append(_figure(cell, "max") if mode == "abs" and printed_mode == "oneshot"
                        else None)
         rows.append(row)
-    worst = LayoutTable("RTAI latency module vs rtprobe cyclic: 100 us period", columns, rows,
+    worst = LayoutTable("RTAI latency module vs rtprobe cyclic: 100 µs period", columns, rows,
                         ["the study's worst cases are printed as 'ns' but are microseconds "
                          "(see reference/lrtai_ia32.csv)"])
     fp_columns = ["figure", *(_run_label(r) for r in runs), *(_ref_label(r) for r in published)]
@@ -449,7 +449,7 @@ def _lrtai(runs: Sequence[RunDetail], refs: dict[str, ReferenceRun]) -> Layout:
     footprint = LayoutTable("size and footprint", fp_columns, [size_row, rss_row, lock_row],
                             ["rtprobe's figures are those of the measuring process (its "
                              "binary, its peak resident set and what mlockall locked)"])
-    return Layout("lrtai", "Lightweight RTAI vs Linux/RTAI: periodic task at 100 us",
+    return Layout("lrtai", "Lightweight RTAI vs Linux/RTAI: periodic task at 100 µs",
                   [worst, footprint], [_source_line(r) for r in published])
 
 

@@ -152,7 +152,7 @@ def celleb(text: str, hist_text: str) -> list[ReferenceRun]:
                 if int(h[column])]
         runs[name].cells.append(ReferenceCell(
             scenario=scenario, test="clock", params={},
-            label="gtod_latency histogram (1 us classes)", figures_ns={},
+            label="gtod_latency histogram (1 µs classes)", figures_ns={},
             hist=hist, hist_width_ns=1000.0))
     return list(runs.values())
 
@@ -172,15 +172,15 @@ def s3c24a0(text: str) -> list[ReferenceRun]:
                 cells.append(ReferenceCell(
                     "idle", "ctx", {"size": f"{r['size_k']}k", "processes": r["processes"]},
                     f"lat_ctx {r['size_k']}k x {r['processes']}", {},
-                    other={"per-switch time": f"{r[column]} us"}))
+                    other={"per-switch time": f"{r[column]} µs"}))
             elif test == "lat_ctx_ovr":
                 cells.append(ReferenceCell(
                     "idle", "ctx", {"size": f"{r['size_k']}k", "overhead": "yes"},
                     f"lat_ctx overhead {r['size_k']}k", {},
-                    other={"per-hop overhead": f"{r[column]} us"}))
+                    other={"per-hop overhead": f"{r[column]} µs"}))
             elif test == "lat_fifo_us":
                 cells.append(ReferenceCell("idle", "ipc", {"mechanism": "fifo"}, "lat_fifo", {},
-                                           other={"latency": f"{r[column]} us"}))
+                                           other={"latency": f"{r[column]} µs"}))
             elif test == "bw_pipe_MBps":
                 cells.append(ReferenceCell("idle", "ipc", {"mechanism": "pipe-bandwidth"},
                                            "bw_pipe", {}, other={"bandwidth": f"{r[column]} MB/s"}))

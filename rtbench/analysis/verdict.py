@@ -272,10 +272,10 @@ def _us(ns: float) -> str:
 
 
 def _threshold(ns: int) -> str:
-    """A threshold as written in suites: 1ms, 100us."""
+    """A threshold for a sentence: 1ms, 100µs."""
     if ns % 1_000_000 == 0:
         return f"{ns // 1_000_000}ms"
-    return f"{ns / 1000:g}us"
+    return f"{ns / 1000:g}µs"
 
 
 def _plural(n: int, word: str) -> str:

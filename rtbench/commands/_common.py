@@ -58,18 +58,11 @@ class CliError(Exception):
 
 
 def make_console() -> Console:
-    """A rich console; 120 columns when stdout is not a terminal (logs, CI, pipes).
+    """A rich console: --width, COLUMNS, the terminal's width or 80 columns; ASCII where
+    the terminal cannot print µ (rtbench/report/console.py)."""
+    from rtbench.report.console import make_console as console_for_output
 
-    rich assumes 80 columns without a terminal, which folds the summary table's
-    names and drops threshold columns; a log has no width limit to respect.
-    """
-    from rich.console import Console
-
-    # emoji=False: a name such as ":smile:" is text, not a picture
-    console = Console(emoji=False)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(width=120, emoji=False)
-    return console
+    return console_for_output()
 
 
 def fail(message: str, code: int) -> NoReturn:
@@ -123,7 +116,7 @@ def _known_error(exc: Exception) -> tuple[str, int] | None:
     The error classes are imported here, on the error path, so that a command that
     succeeds pays for none of their modules.
     """
-    from rtbench.probe import ProbeNotFound
+    from rtbench.rtprobe.locate import ProbeNotFound
     from rtbench.run.runner import RunError
     from rtbench.store import StoreError
     from rtbench.suites.model import SuiteError

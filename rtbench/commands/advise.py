@@ -118,7 +118,7 @@ def register(main: click.Group) -> None:
                               "machine", style="bold yellow", markup=False, highlight=False)
             what = f"cycle {cycle}" if cycle else "smallest safe cycle"
             console.print(advice_table(
-                advice, f"run {detail.id} ({clean(detail.hostname)}, {clean(detail.kernel)}"
+                advice, f"run {detail.id} ({detail.hostname}, {detail.kernel}"
                 f"{', SIMULATED' if detail.simulated else ''}): {what}, budget "
                 f"{fraction:.0%}, horizon {horizon}"))
             for a in advice:

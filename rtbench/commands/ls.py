@@ -60,13 +60,18 @@ def list_runs(selector: str | None, db_url: str | None, limit: int, as_json: boo
     columns = [Column("id"), Column("started (UTC)", "left"), Column("host", "left", True),
                Column("target", "left", True), Column("kernel", "left", True),
                Column("suite", "left", True),
-               Column("status", "left"), Column("worst max us"), Column("tags", "left", True)]
+               Column("status", "left"), Column("worst max µs", abbrev="max µs")]
+    # the tags column only when a run has tags (an empty column costs the others room)
+    tagged = any(r.tags for r in runs)
+    if tagged:
+        columns.append(Column("tags", "left", True))
     rows = []
     for r in runs:
         worst = "-" if r.worst_max_ns is None else f"{r.worst_max_ns / 1000:,.1f}"
         suite = f"{r.suite} (simulated)" if r.simulated else r.suite
         rows.append([str(r.id), r.started_at.strftime("%Y-%m-%d %H:%M:%S"), r.hostname,
-                     fmt_target(r.target, r.tags), r.kernel, suite, r.status, worst,
-                     " ".join(f"{k}={v}" for k, v in sorted(r.tags.items()))])
+                     fmt_target(r.target, r.tags), r.kernel, suite, r.status, worst])
+        if tagged:
+            rows[-1].append(" ".join(f"{k}={v}" for k, v in sorted(r.tags.items())))
     make_console().print(FittedTable(columns, rows, title=f"runs in {store.url}"))
 

@@ -45,7 +45,6 @@ def preflight(target_uri: str | None, probe_path: str | None, as_json: bool) -> 
     if as_json:
         click.echo(json.dumps(facts, indent=2))
         return
-    from rich import box
     from rich.text import Text
 
     from rtbench.report.layout import Column, FittedTable
@@ -57,5 +56,5 @@ def preflight(target_uri: str | None, probe_path: str | None, as_json: bool) -> 
     make_console().print(FittedTable(
         [Column("knob", "left", True), Column("value", "left", True),
          Column("severity", "left"), Column("advice", "left", True)], rows,
-        title=f"preflight: {hostname}", box=box.HEAVY_HEAD))
+        title=f"preflight: {hostname}"))
 

@@ -25,8 +25,7 @@ def probe_group() -> None:
 @handle_errors
 def probe_build(arches: tuple[str, ...], force: bool) -> None:
     """Build static stripped rtprobe binaries (cached per arch and probe version)."""
-    from rtbench.probebuild import (
-        SIZE_LIMIT,
+    from rtbench.rtprobe.build import (
         ProbeBuildError,
         UnknownArch,
         arch_names,
@@ -55,12 +54,12 @@ def probe_build(arches: tuple[str, ...], force: bool) -> None:
                 path = build_probe(name)
         except ProbeBuildError as exc:
             fail(str(exc), 3)
-        size = path.stat().st_size
-        note = "" if size <= SIZE_LIMIT else f"  over {SIZE_LIMIT // 1024} KiB"
+        size, limit = path.stat().st_size, get_arch(name).size_limit
+        note = "" if size <= limit else f"  over its bound of {limit // 1024} KiB"
         if note:
             over.append(name)
         console.print(f"{name:8} {size / 1024:7.1f} KiB  {path}{note}", markup=False,
                       highlight=False, soft_wrap=True)
     if over:
-        console.print(f"{len(over)} of {len(names)} over {SIZE_LIMIT // 1024} KiB: "
+        console.print(f"{len(over)} of {len(names)} over their size bound: "
                       f"{', '.join(over)}", markup=False, highlight=False)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import click
-from rich.table import Table
+from rich.text import Text
 
 from rtbench import EXIT_USAGE
 from rtbench.commands._common import fail, handle_errors, make_console
+from rtbench.report.layout import Column, FittedTable
+from rtbench.valuetext import value_text
 
 
 def register(main: click.Group) -> None:
@@ -29,14 +31,14 @@ def register(main: click.Group) -> None:
         """List the reference runs (use them as ref:NAME)."""
         from rtbench.reference import reference_runs
 
-        table = Table(title="reference runs: published, not measured here",
-                      title_justify="left")
-        for column in ("name", "what", "platform", "cells", "source"):
-            table.add_column(column)
-        for r in reference_runs():
-            table.add_row(f"ref:{r.name}", r.title, r.platform, str(len(r.cells)),
-                          f"reference/{r.file}")
-        make_console().print(table)
+        columns = [Column("name", "left"), Column("what", "left", wrap=True),
+                   Column("platform", "left", wrap=True), Column("cells"),
+                   Column("source", "left", wrap=True)]
+        rows: list[list[str | Text]] = [
+            [f"ref:{r.name}", r.title, r.platform, str(len(r.cells)), f"reference/{r.file}"]
+            for r in reference_runs()]
+        make_console().print(FittedTable(columns, rows,
+                                         title="reference runs: published, not measured here"))
 
     @ref.command(name="show")
     @click.argument("name")
@@ -57,13 +59,9 @@ def register(main: click.Group) -> None:
                       markup=False)
         for line in found.conditions:
             console.print(f"  # {line}", highlight=False, markup=False)
-        table = Table(title="published figures (µs; n/a: not printed in the paper)",
-                      title_justify="left")
-        for column in ("scenario", "test", "params", "as published", "min", "avg", "max",
-                       "stddev", "p50", "p99", "other"):
-            table.add_column(column)
         from rtbench.analysis.reference import hist_quantile
 
+        rows = []
         for c in found.cells:
             f = c.figures_ns
 
@@ -71,11 +69,18 @@ def register(main: click.Group) -> None:
                 return "n/a" if value is None else f"{value / 1000:g}"
             p50 = hist_quantile(c, 0.5) if c.hist else None
             p99 = hist_quantile(c, 0.99) if c.hist else None
-            other = "; ".join(f"{k}: {v}" for k, v in c.other.items())
+            other = "; ".join(f"{k}: {value_text(v)}" for k, v in c.other.items())
             if c.hist:
                 other = (other + "; " if other else "") + \
                     f"histogram of {sum(n for _, n in c.hist):,} samples"
-            table.add_row(c.scenario, c.test, " ".join(f"{k}={v}" for k, v in c.params.items())
-                          or "-", c.label, us(f.get("min")), us(f.get("mean")),
-                          us(f.get("max")), us(f.get("stddev")), us(p50), us(p99), other or "-")
-        console.print(table)
+            rows.append([c.scenario, c.test, " ".join(f"{k}={value_text(v)}"
+                                                      for k, v in c.params.items()) or "-",
+                         c.label, us(f.get("min")), us(f.get("mean")), us(f.get("max")),
+                         us(f.get("stddev")), us(p50), us(p99), other or "-"])
+        columns = [Column("scenario", "left", wrap=True), Column("test", "left", wrap=True),
+                   Column("params", "left", wrap=True),
+                   Column("as published", "left", wrap=True)]
+        columns += [Column(name) for name in ("min", "avg", "max", "stddev", "p50", "p99")]
+        columns.append(Column("other", "left", wrap=True))
+        console.print(FittedTable(columns, rows, title="published figures (µs; n/a: not "
+                                  "printed in the paper)"))

@@ -129,6 +129,12 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
     console.print(verdict_text(verdict_of(detail, outcome.warnings)))
     if not no_report:
         path = report_path or data_dir() / "reports" / f"run-{outcome.run_id}.html"
+        drawn = sum(1 for sc in detail.scenarios for m in sc.measurements
+                    if any(se.hist for se in m.series))
+        # drawing the figures takes seconds (about 15 s for the quick suite on a busy
+        # 2-CPU machine): say so instead of going quiet
+        console.print(f"writing the HTML report ({drawn} figure{'' if drawn == 1 else 's'}, "
+                      "--no-report skips it) ...", highlight=False)
         try:
             write_report(detail, path)
         except CliError as exc:

@@ -28,7 +28,6 @@ def suites(name: str | None, scale: float) -> None:
       rtbench suites quick         # the scenarios and tests of quick
       rtbench suites ./my.toml     # validate a suite file
     """
-    from rich import box
 
     from rtbench.commands._run_support import expected_text
     from rtbench.report.layout import Column, FittedTable
@@ -46,7 +45,7 @@ def suites(name: str | None, scale: float) -> None:
         console.print(FittedTable(
             [Column("name", "left", True), Column("description", "left", True),
              Column("scenarios"), Column("tests"), Column("about")], rows,
-            title="built-in suites", box=box.HEAVY_HEAD))
+            title="built-in suites"))
         return
     suite = load_suite(name, scale)
     _check_values_locally(suite)
@@ -60,7 +59,7 @@ def suites(name: str | None, scale: float) -> None:
     console.print(FittedTable(
         [Column("name", "left", True), Column("loads", "left", True),
          Column("load cpus", "left", True), Column("measure cpus", "left", True),
-         Column("settle s")], scen_rows, title="scenarios", box=box.HEAVY_HEAD,
+         Column("settle s")], scen_rows, title="scenarios",
         caption="auto: with loads in the suite and >= 4 CPUs, loads on the first half of "
                 "the CPUs and tests on the rest; else shared"))
     test_rows = []
@@ -74,8 +73,8 @@ def suites(name: str | None, scale: float) -> None:
     console.print(FittedTable(
         [Column("name", "left", True), Column("test", "left"), Column("duration s", "left"),
          Column("warmup s"), Column("expected s", "left", True),
-         Column("thresholds us", "left", True), Column("params", "left", True)],
-        test_rows, title="tests (run in every scenario)", box=box.HEAVY_HEAD))
+         Column("thresholds µs", "left", True), Column("params", "left", True)],
+        test_rows, title="tests (run in every scenario)"))
 
 
 

@@ -188,15 +188,16 @@ def tool_run(*, tool: str, tool_version: str, command_line: str | list[str] | No
     return run
 
 
-def text_of(data: bytes, filename: str) -> str:
-    """The file as text; binary noise is refused with one line."""
+def text_of(data: bytes, filename: str, whole_lines: bool = True) -> str:
+    """The file as text; binary noise is refused with one line, and so is a line-based
+    file cut inside its last line (whole_lines)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ImportFormatError(f"{filename}: not a text file (invalid UTF-8)") from None
     if "\x00" in text:
         raise ImportFormatError(f"{filename}: not a text file (NUL bytes)")
-    if text.strip() and not text.endswith("\n"):
+    if whole_lines and text.strip() and not text.endswith("\n"):
         # every tool this reads ends its output with a newline: a file without one was
         # cut (a full disk, a killed tool, a copy stopped halfway) inside its last line
         last = text.count("\n") + 1
@@ -209,8 +210,10 @@ _NAN = re.compile(r"(?<![\w.])-?(?:nan|inf)(?![\w.])", re.IGNORECASE)
 
 
 def loose_json(data: bytes, filename: str) -> Any:
-    """JSON as rt-tests and jitterdebugger write it: `-nan`/`nan`/`inf` become null."""
-    text = text_of(data, filename)
+    """JSON as rt-tests and jitterdebugger write it: `-nan`/`nan`/`inf` become null.
+    A JSON document's end is its closing bracket (the parser refuses a cut one), so a file
+    saved without a final newline is still whole."""
+    text = text_of(data, filename, whole_lines=False)
 
     def refuse(name: str) -> Any:
         raise ValueError(f"{name} is not a number")

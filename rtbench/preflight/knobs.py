@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from rtbench.valuetext import value_text
+
 Severity = Literal["ok", "info", "warn", "bad"]
 
 # Idle states with an exit latency above this (us) can show up in wake-up latencies.
@@ -89,7 +91,7 @@ class RTThrottling(Check):
             period = 1_000_000
         stopped_ms = max(0, period - runtime) / 1000
         return self.fact(
-            f"{runtime} us per {period} us", "warn",
+            f"{runtime} µs per {period} µs", "warn",
             f"RT tasks are stopped for {stopped_ms:g} ms of every {period / 1e6:g} s once "
             f"they used {runtime / 1000:g} ms of it: busy-loop tests "
             f"({', '.join(BUSY_LOOP_TESTS)}) then show {stopped_ms:g} ms gaps "
@@ -132,10 +134,10 @@ class IdleStates(Check):
         deep = [s for s in states if isinstance(s, dict) and not s.get("disabled")
                 and (s.get("latency_us") or 0) > DEEP_IDLE_US]
         if not deep:
-            return self.fact(f"driver {driver}, no state deeper than {DEEP_IDLE_US} us", "ok")
+            return self.fact(f"driver {driver}, no state deeper than {DEEP_IDLE_US} µs", "ok")
         worst = max(deep, key=lambda s: int(s.get("latency_us") or 0))
         return self.fact(
-            f"driver {driver}, deepest {worst.get('name')} {worst.get('latency_us')} us",
+            f"driver {driver}, deepest {worst.get('name')} {worst.get('latency_us')} µs",
             "warn",
             "rtprobe holds /dev/cpu_dma_latency at 0 while measuring; your application must "
             "do the same or boot with processor.max_cstate=1 / intel_idle.max_cstate=1")
@@ -225,7 +227,7 @@ class Clocksource(Check):
         if source in SLOW_CLOCKSOURCES:
             advice = "slow clocksource: use tsc (boot with clocksource=tsc tsc=reliable)"
             if available and "tsc" not in str(available):
-                advice = f"slow clocksource and no tsc available ({available})"
+                advice = f"slow clocksource and no tsc available ({value_text(available)})"
             return self.fact(source, "warn", advice)
         if source == "kvm-clock":
             return self.fact(source, "info", "virtual machine clock; measure on bare metal "

@@ -14,7 +14,7 @@ from rtbench.analysis.compare import Comparison, RunView
 from rtbench.analysis.select import CellKey
 from rtbench.report import compare_text as ct
 from rtbench.report import figures
-from rtbench.report.format import fmt_us
+from rtbench.report.format import fmt_template_value, fmt_us
 from rtbench.report.html import write_text
 from rtbench.report.parallel import run_all
 
@@ -27,7 +27,7 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
         autoescape=True, undefined=jinja2.StrictUndefined,
-        trim_blocks=True, lstrip_blocks=True)
+        trim_blocks=True, lstrip_blocks=True, finalize=fmt_template_value)
     env.filters.update(us=fmt_us, signed=ct.fmt_signed_us, interval=ct.fmt_interval,
                        figure=ct.fmt_figure, cycle=ct.fmt_cycle)
     return env
@@ -64,8 +64,9 @@ def figure_svgs(comp: Comparison) -> list[tuple[str, str]]:
     """(caption, svg) of the report's figures: a CCDF per matched cell, a p99 sweep per
     test, the achieved load."""
     jobs: list[tuple[str, str, CellKey | None]] = [
-        (f"Complementary CDF, {row.key.label()}: share of samples above each latency; "
-         "dashed: published figures", "ccdf", row.key) for row in comp.rows]
+        (f"Complementary CDF, {row.key.label()}: share of samples above each latency"
+         + ("; dashed: published figures" if figures.published_drawn(comp.runs, row.key)
+            else ""), "ccdf", row.key) for row in comp.rows]
     jobs += [(f"p99 of every {test} cell of each run", "sweep", CellKey("", test, ""))
              for test in dict.fromkeys(row.key.test for row in comp.rows)]
     jobs.append(("Achieved load intensity per scenario", "load", None))

@@ -6,12 +6,13 @@ from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
 from rtbench.analysis.advise import CellAdvice
 from rtbench.analysis.compare import CellData, Comparison, MetricDiff, RunView
-from rtbench.report.format import fmt_rate, fmt_us
+from rtbench.report.format import fmt_rate, fmt_threshold, fmt_us
+from rtbench.report.layout import Column, FittedTable, NoteRefs
+from rtbench.valuetext import value_text
 
 VERDICT_STYLE = {"better": "green", "worse": "bold red", "no detectable difference": "",
                  "no interval": "dim"}
@@ -44,68 +45,70 @@ def fmt_figure(cell: CellData | None, metric: str) -> str:
     return "n/a" if value is None else fmt_us(value)
 
 
-def runs_table(views: list[RunView]) -> Table:
+def runs_table(views: list[RunView]) -> FittedTable:
     """Which runs are compared; published ones with source, platform and conditions."""
-    table = Table(title="runs compared (the first measured run is the baseline)",
-                  title_justify="left")
-    for column in ("run", "what", "host / platform", "kernel"):
-        table.add_column(column)
+    rows: list[list[str | Text]] = []
     for v in views:
         if v.reference is not None:
-            what = (f"{v.reference.title} — PUBLISHED, NOT MEASURED HERE "
+            what = (f"PUBLISHED, NOT MEASURED HERE:\n{v.reference.title} "
                     f"(source: reference/{v.reference.file})")
         else:
             assert v.run is not None
             what = f"{v.run.suite}, {v.run.started_at:%Y-%m-%d %H:%M}" + (
                 ", SIMULATED" if v.run.simulated else "")
-        table.add_row(clean(v.label), clean(what), clean(v.hostname), clean(v.kernel))
-    return table
+        rows.append([v.label, what, v.hostname, v.kernel])
+    return FittedTable([Column("run", "left", wrap=True), Column("what", "left", wrap=True),
+                        Column("host / platform", "left", wrap=True),
+                        Column("kernel", "left", wrap=True)], rows,
+                       title="runs compared (the first measured run is the baseline)")
 
 
-def env_table(comp: Comparison) -> Table | Text:
+def env_table(comp: Comparison) -> FittedTable | Text:
     """Environment facts that differ, or a line saying none do."""
     if not comp.env:
         return Text("environment: every recorded fact is the same")
     title = ("environment facts that differ (NOT LIKE FOR LIKE: the differences below may "
              "come from these)" if not comp.like_for_like
              else "environment facts that differ (only the ones named with --vary)")
-    table = Table(title=title, title_justify="left", title_style="bold yellow")
-    table.add_column("fact")
-    for v in comp.runs:
-        table.add_column(clean(v.label))
-    table.add_column("compared on purpose")
-    for d in comp.env:
-        table.add_row(clean(d.fact), *(clean(x) for x in d.values), "yes" if d.intended else "")
-    return table
+    columns = [Column("fact", "left", wrap=True)]
+    columns += [Column(v.label, "left", wrap=True) for v in comp.runs]
+    columns.append(Column("compared on purpose", "left", abbrev="on purpose"))
+    rows: list[list[str | Text]] = [
+        [d.fact, *(value_text(x) for x in d.values), "yes" if d.intended else ""]
+        for d in comp.env]
+    return FittedTable(columns, rows, title=title)
 
 
-def diff_table(comp: Comparison, run_index: int) -> Table:
-    """Every matched cell of one run against the baseline."""
+def diff_table(comp: Comparison, run_index: int) -> FittedTable:
+    """Every matched cell of one run against the baseline; notes said once below."""
     base = next((i for i, v in enumerate(comp.runs) if not v.published), 0)
-    table = Table(title=f"{clean(comp.runs[run_index].label)} against "
-                        f"{clean(comp.runs[base].label)} (µs; difference = run − baseline, "
-                        "95 % bootstrap interval)", title_justify="left")
-    for column in ("cell", "metric", "baseline", "run", "difference", "95 % interval",
-                   "verdict"):
-        table.add_column(column, justify="right" if column in
-                         ("baseline", "run", "difference") else "left")
+    notes = NoteRefs()
+    rows: list[list[str | Text]] = []
     for row in comp.rows:
         diffs = row.diffs[run_index]
         a, b = row.cells[base], row.cells[run_index]
         if not diffs or a is None or b is None:
             continue
-        label = clean(row.key.label())
+        label = row.key.label()
         for d in diffs:
-            style = VERDICT_STYLE.get(d.verdict, "")
-            verdict = f"[{style}]{d.verdict}[/]" if style else d.verdict
+            verdict = d.verdict
             if d.note and d.metric != "max":
-                verdict += f" ({clean(d.note)})"
-            table.add_row(label, d.metric, fmt_figure(a, d.metric), fmt_figure(b, d.metric),
-                          fmt_signed_us(d.diff), fmt_interval(d), verdict)
+                verdict += f" ({notes.ref(d.note)})"
+            rows.append([label, d.metric, fmt_figure(a, d.metric), fmt_figure(b, d.metric),
+                         fmt_signed_us(d.diff), fmt_interval(d),
+                         Text(verdict, style=VERDICT_STYLE.get(d.verdict, ""))])
             label = ""
-        table.add_row("", "overruns", _count(a.overruns), _count(b.overruns), "", "", "")
-        table.add_row("", "exceedances", _rates(a), _rates(b), "", "", "", end_section=True)
-    return table
+        rows.append(["", "overruns", _count(a.overruns), _count(b.overruns), "", "", ""])
+        rows.append(["", "exceedances", _rates(a), _rates(b), "", "", ""])
+    columns = [Column("cell", "left", wrap=True), Column("metric", "left"),
+               Column("baseline", abbrev="base"), Column("run"),
+               Column("difference", abbrev="diff"),
+               Column("95 % interval", "left", abbrev="CI (95%)"),
+               Column("verdict", "left", wrap=True)]
+    return FittedTable(columns, rows,
+                       title=f"{comp.runs[run_index].label} against {comp.runs[base].label} "
+                             "(µs; difference = run − baseline, 95 % bootstrap interval)",
+                       notes=notes.lines())
 
 
 def _count(n: int | None) -> str:
@@ -119,7 +122,7 @@ def _rates(cell: CellData) -> str:
         return "n/a"
     if not cell.exceed_rates:
         return "-"
-    return ", ".join(f"{fmt_rate(r)} ≥{t / 1000:g}us" for t, r in cell.exceed_rates)
+    return ", ".join(f"{fmt_rate(r)} ≥{fmt_threshold(t)}" for t, r in cell.exceed_rates)
 
 
 def unmatched_text(comp: Comparison) -> Text | None:
@@ -196,22 +199,28 @@ def comparison_json(comp: Comparison) -> dict[str, Any]:
     }
 
 
-def advice_table(advice: list[CellAdvice], title: str) -> Table:
-    """The advisor's findings, one row per cell."""
-    table = Table(title=title, title_justify="left")
-    for column in ("cell", "windows", "observed max", "cycle ≥ (observed)",
-                   "once per horizon [95 %]", "cycle ≥ (estimate)", "verdict"):
-        table.add_column(column)
+def advice_table(advice: list[CellAdvice], title: str) -> FittedTable:
+    """The advisor's findings, one row per cell; a reason shared by rows said once."""
+    notes = NoteRefs()
+    rows: list[list[str | Text]] = []
     for a in advice:
         if a.fit is not None and not a.unsupported:
-            est = (f"{a.fit.level:.1f} [{a.fit.level_lo:.1f}, {a.fit.level_hi:.1f}] µs")
+            est = f"{a.fit.level:.1f} [{a.fit.level_lo:.1f}, {a.fit.level_hi:.1f}] µs"
             est_cycle = fmt_cycle(a.evt_cycle_ns)
         else:
-            est = f"not estimated: {a.unsupported}"
+            est = f"not estimated ({notes.ref(a.unsupported or 'no fit')})"
             est_cycle = "-"
-        table.add_row(clean(a.cell), str(a.windows), f"{fmt_us(a.observed_max_ns)} µs",
-                      fmt_cycle(a.observed_cycle_ns), clean(est), est_cycle, verdict_text(a))
-    return table
+        verdict = verdict_text(a)
+        rows.append([a.cell, str(a.windows), f"{fmt_us(a.observed_max_ns)} µs",
+                     fmt_cycle(a.observed_cycle_ns), est, est_cycle,
+                     Text(verdict, style="bold red") if verdict == "NOT SAFE" else verdict])
+    columns = [Column("cell", "left", wrap=True), Column("windows", abbrev="win"),
+               Column("observed max", abbrev="obs. max"),
+               Column("cycle ≥ (observed)", abbrev="cycle (obs.)"),
+               Column("once per horizon [95%]", "left", wrap=True),
+               Column("cycle ≥ (estimate)", abbrev="cycle (est.)"),
+               Column("verdict", "left", wrap=True)]
+    return FittedTable(columns, rows, title=title, notes=notes.lines())
 
 
 def fmt_cycle(ns: float | None) -> str:
@@ -228,7 +237,7 @@ def verdict_text(a: CellAdvice) -> str:
     if a.safe is None:
         return f"smallest cycle {fmt_cycle(a.required_cycle_ns)}"
     scope = "" if a.evt_cycle_ns is not None else " (observed worst case only)"
-    return ("safe" + scope) if a.safe else "[bold red]NOT SAFE[/]"
+    return ("safe" + scope) if a.safe else "NOT SAFE"
 
 
 def advice_json(a: CellAdvice) -> dict[str, Any]:

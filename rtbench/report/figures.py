@@ -71,13 +71,27 @@ def cell_of(view: RunView, key: CellKey) -> CellData | None:
 
 
 def title(views: Sequence[RunView], what: str) -> str:
-    """'what — run 3 on box (6.1.0-rt); ref:x ...' literal."""
+    """'what — run 3 on box (6.1.0-rt); ref:x ...' literal; 'SIMULATED: ' first when a
+    run drawn is simulated, each such run marked SIMULATED."""
     names = "; ".join(f"{v.label}: {v.hostname}, {v.kernel}"
                       + (" (published, not measured here)" if v.published else "")
+                      + (" (SIMULATED)" if _simulated(v) else "")
                       for v in views)
+    if any(_simulated(v) for v in views):
+        what = f"SIMULATED: {what}"
     if len(names) > 600:
         names = names[:597] + "..."
     return literal("\n".join([what, *textwrap.wrap(names, 95)]))
+
+
+def _simulated(view: RunView) -> bool:
+    """Whether a view is a simulated run."""
+    return view.run is not None and bool(view.run.simulated)
+
+
+def published_drawn(views: Sequence[RunView], key: CellKey) -> bool:
+    """Whether a figure of key draws a published cell (dashed)."""
+    return any(v.published and cell_of(v, key) is not None for v in views)
 
 
 def _plain_us(axis: object) -> None:
@@ -251,8 +265,10 @@ def sweep_figure(views: Sequence[RunView], test: str, metric: str) -> Figure:
             values.append(np.nan if value is None else value / 1000.0)
         if all(np.isnan(values)):
             continue
-        style = "--o" if v.published else "-o"
-        ax.plot(x, values, style, linewidth=1.0, markersize=3,
+        # a single value is a point: a line through one point draws nothing honest
+        single = int(np.count_nonzero(~np.isnan(values))) == 1
+        style = "o" if single else ("--o" if v.published else "-o")
+        ax.plot(x, values, style, linewidth=1.0, markersize=5 if single else 3,
                 label=literal(v.label + (" (published)" if v.published else "")))
         drawn += 1
     if not drawn:

@@ -11,15 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
-from rich import box
 from rich.console import Console
 from rich.live import Live
-from rich.table import Table
 from rich.text import Text
 
 from rtbench.analysis.fleet import BoardSummary
 from rtbench.atomicfile import write_atomic
-from rtbench.report.format import fmt_us
+from rtbench.report.format import fmt_template_value, fmt_us
 from rtbench.report.layout import Column, FittedTable
 from rtbench.report.live import measurement_line
 from rtbench.report.text import for_rich, for_terminal
@@ -120,26 +118,23 @@ class FleetProgress:
             return f"{run}[{style}]{for_rich(event.status)}[/{style}]{why}"
         return None
 
-    def render(self) -> Table:
+    def render(self) -> FittedTable:
         """The live table: one line per board."""
         with self._lock:
             lines = list(self.lines.values())
         elapsed = int(time.monotonic() - self.started)
-        table = Table(box=None, padding=(0, 1),
-                      title=f"fleet: {len(lines)} boards, {elapsed // 60}:{elapsed % 60:02d}",
-                      title_justify="left")
-        for name, justify in (("board", "left"), ("state", "left"), ("run", "right"),
-                              ("done", "right"), ("max us", "right"), ("now", "left")):
-            table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        rows: list[list[str | Text]] = []
         for line in lines:
             style = STATUS_STYLE.get(line.phase, "") if line.ended else "cyan"
-            table.add_row(
-                Text(for_terminal(line.name)), Text(for_terminal(line.phase), style=style),
+            rows.append([
+                line.name, Text(for_terminal(line.phase), style=style),
                 "-" if line.run_id is None else str(line.run_id),
                 f"{line.done}/{line.total}" if line.total else "-",
-                fmt_us(line.worst_ns),
-                Text(for_terminal(line.step if not line.ended else "")[:60]))
-        return table
+                fmt_us(line.worst_ns), line.step if not line.ended else ""])
+        columns = [Column("board", "left", wrap=True), Column("state", "left"), Column("run"),
+                   Column("done"), Column("max µs"), Column("now", "left", wrap=True)]
+        return FittedTable(columns, rows, title=f"fleet: {len(lines)} boards, "
+                                                f"{elapsed // 60}:{elapsed % 60:02d}")
 
 
 def summary_table(fleet_id: str, suite: str, boards: list[BoardSummary]) -> FittedTable:
@@ -162,8 +157,8 @@ def summary_table(fleet_id: str, suite: str, boards: list[BoardSummary]) -> Fitt
                Column("run"), Column("scenario", "left", True), Column("status", "left"),
                Column("worst p99.9"), Column("max")]
     simulated = " · SIMULATED" if any(b.simulated for b in boards) else ""
-    return FittedTable(columns, rows, box=box.HEAVY_HEAD,
-                       title=f"fleet {for_rich(fleet_id)} · {for_rich(suite)}{simulated}",
+    return FittedTable(columns, rows,
+                       title=f"fleet {fleet_id} · {suite}{simulated}",
                        caption="µs; worst over every thread of every test of the scenario; "
                                "p99.9 needs 10,000 samples in a thread")
 
@@ -180,7 +175,7 @@ def render_html(fleet_id: str, suite: str, started: str, boards: list[BoardSumma
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
         autoescape=True, undefined=jinja2.StrictUndefined,
-        trim_blocks=True, lstrip_blocks=True)
+        trim_blocks=True, lstrip_blocks=True, finalize=fmt_template_value)
     env.filters["us"] = fmt_us
     scenarios: list[str] = []
     for b in boards:

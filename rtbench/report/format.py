@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from rtbench.analysis.measurement import MeasurementStats
 from rtbench.analysis.stats import LatencyStats
-from rtbench.bundle import ScenarioDetail
+from rtbench.bundle import MeasurementDetail, ScenarioDetail
+from rtbench.valuetext import value_text
 
 DEFINITIONS = (
     ("Latency", "time from the deadline (or stimulus) to the moment the "
@@ -26,8 +29,16 @@ DEFINITIONS = (
 )
 
 
+def fmt_template_value(value: object) -> object:
+    """Jinja2's finalize: every {{ value }} of a page through value_text (HTML kept)."""
+    if hasattr(value, "__html__"):
+        return value
+    return value_text(value)
+
+
 def fmt_us(ns: float | int | None) -> str:
-    """Nanoseconds as microseconds with 1-3 decimals ('-' for None)."""
+    """Nanoseconds as microseconds with 1-3 decimals and thousands separators ('-' for
+    None)."""
     if ns is None:
         return "-"
     us = ns / 1000.0
@@ -35,7 +46,17 @@ def fmt_us(ns: float | int | None) -> str:
         return f"{us:.3f}"
     if abs(us) < 100:
         return f"{us:.2f}"
-    return f"{us:.1f}"
+    return f"{us:,.1f}"
+
+
+# rtprobe writes ASCII: '1000us', '>= 1000us'.
+_PROBE_US = re.compile(r"(?<=\d)us\b")
+
+
+def fmt_probe_text(text: object) -> str:
+    """Text rtprobe wrote (a verdict, a reason) in the unit style of everything else:
+    '1000us' as '1000µs', '>=' as '≥'."""
+    return _PROBE_US.sub("µs", value_text(text)).replace(">=", "≥")
 
 
 def fmt_count(n: int | float | None) -> str:
@@ -59,14 +80,14 @@ def fmt_rate(per_hour: float | None) -> str:
 
 
 def fmt_threshold(ns: int) -> str:
-    """A threshold like '100us' or '2ms'."""
+    """A threshold like '100µs' or '2ms'."""
     if ns >= 1_000_000 and ns % 1_000_000 == 0:
         return f"{ns // 1_000_000}ms"
-    return f"{ns / 1000:g}us"
+    return f"{ns / 1000:g}µs"
 
 
 def fmt_exceed(stats: LatencyStats) -> str:
-    """Exceedances per threshold: '3 ≥100us, 0 ≥1000us'."""
+    """Exceedances per threshold: '3 ≥100µs, 0 ≥1ms'."""
     if not stats.exceedances:
         return "-"
     return ", ".join(f"{fmt_count(e.count)} ≥{fmt_threshold(e.threshold_ns)}"
@@ -133,3 +154,44 @@ def _si(value: float) -> str:
     if value >= 1e3:
         return f"{value / 1e3:.1f}k"
     return f"{value:.3g}"
+
+
+def notes_once(ms: MeasurementStats) -> list[tuple[str, str]]:
+    """(series, note) with each series note once: the series it holds for ('cpu0, cpu1',
+    or 'every series' when it holds for all of several)."""
+    holders: dict[str, list[str]] = {}
+    for label, s in ms.per_series:
+        for note in s.notes:
+            holders.setdefault(note, []).append(label)
+    every = len(ms.per_series) > 1
+    return [("every series" if every and len(labels) == len(ms.per_series)
+             else ", ".join(labels), note) for note, labels in holders.items()]
+
+
+def figure_caption(m: MeasurementDetail, bucket_error_pct: str) -> str:
+    """What a measurement's figure (report/plot.py histogram_svg) draws, and only that."""
+    windows = [w for w in m.windows if w.count and w.max_ns is not None]
+    text = ("Top: " if windows else "") + (
+        "latency histogram, log–log: the number of samples in each loglin7 bucket (a "
+        f"count, not a density; each bucket ≤ {bucket_error_pct} % of its value wide), "
+        "warm-up excluded")
+    if m.thresholds_ns:
+        text += "; dashed lines: the thresholds"
+    if windows:
+        per_series: dict[int, int] = {}
+        for w in windows:
+            per_series[w.series] = per_series.get(w.series, 0) + 1
+        shape = ("points: one window per series" if max(per_series.values()) == 1
+                 else "the largest (solid) and mean (dotted) latency")
+        text += (f". Bottom: per window of {_window_text(windows)}, {shape} of each series "
+                 "over time")
+        if any(w.warmup for w in windows):
+            text += ", warm-up shaded"
+    return text + "."
+
+
+def _window_text(windows: list[Any]) -> str:
+    """The length of the windows: 'about 1 s' or 'about 250 ms'."""
+    lengths = sorted(w.end_ns - w.start_ns for w in windows)
+    typical = lengths[len(lengths) // 2] / 1e9
+    return f"about {typical:g} s" if typical >= 1 else f"about {typical * 1000:.0f} ms"

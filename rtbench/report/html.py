@@ -19,6 +19,7 @@ from rtbench.report.resultdata import ctx_table, headline, key_values, table_key
 from rtbench.report.suitetext import load_text
 from rtbench.report.verdict import actions
 from rtbench.rtprobe.loglin7 import BUCKET_ERROR_BOUND
+from rtbench.valuetext import value_text
 
 
 def _environment() -> jinja2.Environment:
@@ -26,12 +27,13 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
         autoescape=True, undefined=jinja2.StrictUndefined,
-        trim_blocks=True, lstrip_blocks=True)
+        trim_blocks=True, lstrip_blocks=True, finalize=fmt.fmt_template_value)
     env.filters.update(us=fmt.fmt_us, count=fmt.fmt_count,
                        rate=fmt.fmt_rate, threshold=fmt.fmt_threshold,
                        exceed=fmt.fmt_exceed, intensity=fmt.fmt_intensity,
                        load_rate=fmt.fmt_load_rate, placement=fmt.fmt_placement,
-                       per_s=fmt.fmt_per_s, load_text=load_text)
+                       per_s=fmt.fmt_per_s, load_text=load_text, probe_text=fmt.fmt_probe_text,
+                       value=lambda pairs: value_text(dict(pairs)))
     return env
 
 
@@ -59,12 +61,16 @@ def render_html(run: RunDetail, sections: list[str] | None = None) -> str:
     go after the verdict, and a run of a study suite gets its study's layout."""
     measurements = []
     stats = run_stats(run)
-    svgs = histogram_svgs([(ms.measurement, f"{ms.scenario.name} / {ms.measurement.name}")
+    mark = "SIMULATED: " if run.simulated else ""
+    svgs = histogram_svgs([(ms.measurement,
+                            f"{mark}{ms.scenario.name} / {ms.measurement.name}")
                            for ms in stats])
     for ms, svg in zip(stats, svgs, strict=True):
         m = ms.measurement
         measurements.append({
             "ms": ms, "rows": ms.table_rows(), "svg": svg,
+            "notes": fmt.notes_once(ms),
+            "caption": fmt.figure_caption(m, f"{BUCKET_ERROR_BOUND * 100:.2f}"),
             "headline": headline(m.test, m.data),
             "ctx": ctx_table(m.data) if m.test == "ctx" else None,
             "data": key_values(m.data, table_keys(m.test))})

@@ -5,11 +5,10 @@ from __future__ import annotations
 import html
 
 from rich.console import Group, RenderableType
-from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
 from rtbench.analysis.layouts import Cell, Layout, LayoutTable
+from rtbench.report.layout import Column, FittedTable
 
 
 def fmt_cell(value: Cell) -> str:
@@ -22,7 +21,7 @@ def fmt_cell(value: Cell) -> str:
         return str(value)
     if isinstance(value, float):
         if value >= 100:
-            return f"{value:.1f}"
+            return f"{value:,.1f}"
         if value >= 10:
             return f"{value:.2f}"
         return f"{value:.3f}"
@@ -46,15 +45,12 @@ def layout_renderable(layout: Layout) -> RenderableType:
     return Group(*parts)
 
 
-def _rich_table(table: LayoutTable) -> Table:
-    """One layout table for rich (every string escaped)."""
-    out = Table(title=escape(_plain(table.title)), title_justify="left")
-    for i, column in enumerate(table.columns):
-        out.add_column(escape(_plain(column)), justify="left" if i == 0 else "right",
-                       overflow="fold")
-    for row in table.rows:
-        out.add_row(*(escape(_plain(fmt_cell(c))) for c in row))
-    return out
+def _rich_table(table: LayoutTable) -> FittedTable:
+    """One layout table in the table style of every command (numbers never cut)."""
+    columns = [Column(_plain(column), "left" if i == 0 else "right", wrap=i == 0)
+               for i, column in enumerate(table.columns)]
+    rows: list[list[str | Text]] = [[_plain(fmt_cell(c)) for c in row] for row in table.rows]
+    return FittedTable(columns, rows, title=_plain(table.title))
 
 
 def layout_html(layout: Layout) -> str:

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 from rich.console import Console, Group
 from rich.live import Live
-from rich.table import Table
 from rich.text import Text
 
+from rtbench.report.format import fmt_count, fmt_us
+from rtbench.report.layout import Column, FittedTable
 from rtbench.report.resultdata import headline
 from rtbench.report.text import for_rich, for_terminal
 from rtbench.rtprobe.records import StartRecord, WindowRecord
@@ -46,9 +47,10 @@ class _SeriesProgress:
     overruns: int = 0
 
 
-def _us(ns: float | None) -> str:
-    """Nanoseconds as microseconds for display."""
-    return "-" if ns is None else f"{ns / 1000:.1f}"
+# The live table: (header, abbreviation when the terminal is narrow).
+LIVE_COLUMNS = (("windows", "win"), ("last min", "lmin"), ("last avg", "lavg"),
+                ("last max", "lmax"), ("min", None), ("avg", None), ("max", None),
+                ("overruns", "ovr"))
 
 
 def measurement_line(done: MeasurementDone) -> str:
@@ -71,7 +73,7 @@ def measurement_line(done: MeasurementDone) -> str:
     if result is not None and not result.series:
         return head + for_rich(headline(done.test, result.data) or "no latency series")
     windows = len(done.output.windows)
-    return (head + f"{count:,} sample{'' if count == 1 else 's'}, max {_us(worst)} us, "
+    return (head + f"{count:,} sample{'' if count == 1 else 's'}, max {fmt_us(worst)} µs, "
             f"{windows} window{'' if windows == 1 else 's'}")
 
 
@@ -180,20 +182,20 @@ class LiveProgress:
         eta = max(0, int(self.eta_s()))
         head = Text(for_terminal(f"{self.suite_name}: {self.step}   ")
                     + f"[{self.done}/{self.total} done, ETA {eta // 60}:{eta % 60:02d}]")
-        table = Table(box=None, padding=(0, 1))
-        for column in ("series", "windows", "last min", "last avg", "last max",
-                       "min us", "avg us", "max us", "overruns"):
-            table.add_column(column, justify="right")
+        rows: list[list[str | Text]] = []
         for sp in self.series.values():
             last = sp.last
             last_avg = last.sum_ns / last.count if last and last.count else None
-            table.add_row(
-                for_rich(sp.label), str(sp.windows),
-                _us(last.min_ns if last else None), _us(last_avg),
-                _us(last.max_ns if last else None),
-                _us(sp.min_ns), _us(sp.sum_ns / sp.count if sp.count else None),
-                _us(sp.max_ns), str(sp.overruns))
-        return Group(head, table)
+            rows.append([
+                sp.label, str(sp.windows),
+                fmt_us(last.min_ns if last else None), fmt_us(last_avg),
+                fmt_us(last.max_ns if last else None),
+                fmt_us(sp.min_ns), fmt_us(sp.sum_ns / sp.count if sp.count else None),
+                fmt_us(sp.max_ns), fmt_count(sp.overruns)])
+        columns = [Column("series", "left", wrap=True)] + [
+            Column(header, abbrev=abbrev) for header, abbrev in LIVE_COLUMNS]
+        return Group(head, FittedTable(columns, rows, caption="µs; last = the last "
+                                       "window, the others: so far"))
 
     def refresh(self) -> None:
         """Redraw the live display (terminal only)."""

@@ -136,20 +136,22 @@ def _plain_number(value: float, _pos: object) -> str:
 
 
 def _draw_thresholds(ax: Axes, thresholds_ns: list[int], *, vertical: bool) -> None:
-    """The thresholds as dashed lines (vertical on a latency x axis), each labelled."""
+    """The thresholds as dashed lines (vertical on a latency x axis), each labelled inside
+    the axes: a vertical line's label runs up from the bottom on its left side (clear of
+    the legend and the title), a horizontal line's label sits just below it."""
     for th in thresholds_ns:
         us = th / 1000.0
         label = f"{th // 1_000_000} ms" if th % 1_000_000 == 0 else f"{us:g} µs"
         if vertical:
             ax.axvline(us, color="#b00020", linestyle="--", linewidth=0.8)
-            ax.annotate(f"threshold {label}", (us, 1.0), xycoords=("data", "axes fraction"),
-                        xytext=(2, -2), textcoords="offset points", fontsize=7,
-                        color="#b00020", va="top", rotation=90)
+            ax.annotate(f"threshold {label}", (us, 0.0), xycoords=("data", "axes fraction"),
+                        xytext=(-2, 3), textcoords="offset points", fontsize=7,
+                        color="#b00020", ha="right", va="bottom", rotation=90)
         else:
             ax.axhline(us, color="#b00020", linestyle="--", linewidth=0.8)
             ax.annotate(f"threshold {label}", (0.0, us), xycoords=("axes fraction", "data"),
-                        xytext=(2, 2), textcoords="offset points", fontsize=7,
-                        color="#b00020")
+                        xytext=(3, -2), textcoords="offset points", fontsize=7,
+                        color="#b00020", va="top")
 
 
 def _draw_timeline(ax: Axes, m: MeasurementDetail, windows: list[WindowRecord]) -> None:
@@ -161,10 +163,14 @@ def _draw_timeline(ax: Axes, m: MeasurementDetail, windows: list[WindowRecord]) 
         mid = np.array([(w.start_ns + w.end_ns) / 2 - t0 for w in own]) / 1e9
         peak = np.array([w.max_ns for w in own], dtype=np.float64) / 1000.0
         mean = np.array(window_means_ns(own)) / 1000.0
-        line = ax.plot(mid, peak, marker=".", markersize=3, linewidth=0.8,
-                       label=f"{labels.get(index, index)} max")[0]
-        ax.plot(mid, mean, linewidth=0.6, linestyle=":", color=line.get_color(),
-                label=f"{labels.get(index, index)} mean")
+        # one window is a point, not a line
+        single = len(own) == 1
+        name = for_matplotlib(labels.get(index, index))
+        line = ax.plot(mid, peak, marker="o" if single else ".", markersize=4 if single else 3,
+                       linewidth=0 if single else 0.8, label=f"{name} max")[0]
+        ax.plot(mid, mean, marker="x" if single else "", markersize=4,
+                linewidth=0 if single else 0.6, linestyle=":", color=line.get_color(),
+                label=f"{name} mean")
     warm = [w for w in windows if w.warmup]
     if warm:
         ax.axvspan(0.0, (max(w.end_ns for w in warm) - t0) / 1e9, color="#eeeeee",

@@ -33,11 +33,11 @@ def _ctx(data: dict[str, Any]) -> str | None:
     values = [float(c["per_switch_ns"]) for c in cells if c.get("per_switch_ns") is not None]
     if not values:
         return None
-    text = (f"per switch {_us(min(values))}-{_us(max(values))} us in {len(values)} cells")
+    text = (f"per switch {_us(min(values))}-{_us(max(values))} µs in {len(values)} cells")
     overheads = [float(o["overhead_ns"]) for o in _dicts(data.get("overheads"))
                  if o.get("overhead_ns") is not None]
     if overheads:
-        text += f" (overhead {_us(min(overheads))}-{_us(max(overheads))} us)"
+        text += f" (overhead {_us(min(overheads))}-{_us(max(overheads))} µs)"
     flagged = sum(1 for c in cells if c.get("flagged"))
     if flagged:
         text += f", {flagged} flagged <= 0"
@@ -86,7 +86,7 @@ def _noise(data: dict[str, Any]) -> str | None:
     busy = sum(int(c.get("busy_ns") or 0) for c in cpus)
     gaps = sum(int(c.get("gaps") or 0) for c in cpus)
     share = f"{100.0 * stolen / busy:.3f} % of " if busy else ""
-    return f"stolen {_us(stolen)} us ({share}busy time), {gaps:,} gaps"
+    return f"stolen {_us(stolen)} µs ({share}busy time), {gaps:,} gaps"
 
 
 def _pi(data: dict[str, Any]) -> str | None:
@@ -94,10 +94,10 @@ def _pi(data: dict[str, Any]) -> str | None:
     if data.get("max_excess_ns") is None:
         return None
     mode = "inheritance" if data.get("pi") else "no inheritance (--no-pi)"
-    text = (f"{mode}: worst excess {_us(data['max_excess_ns'])} us, "
-            f"mean {_us(data.get('mean_excess_ns') or 0)} us")
+    text = (f"{mode}: worst excess {_us(data['max_excess_ns'])} µs, "
+            f"mean {_us(data.get('mean_excess_ns') or 0)} µs")
     if data.get("limit_ns") is not None:
-        text += f" (limit {_us(data['limit_ns'])} us)"
+        text += f" (limit {_us(data['limit_ns'])} µs)"
     return text
 
 
@@ -118,7 +118,7 @@ def _periodic(data: dict[str, Any]) -> str | None:
     text = (f"{int(data['failed_iterations']):,} failed iterations, "
             f"{int(data.get('missed_periods') or 0):,} missed periods")
     if starts:
-        text += f", start latency {_us(max(starts))} us"
+        text += f", start latency {_us(max(starts))} µs"
     return text
 
 
@@ -169,7 +169,7 @@ def _ctx_rows(data: dict[str, Any]) -> tuple[list[str], list[list[str]]] | None:
     overhead = {int(o["size_kib"]): o.get("overhead_ns")
                 for o in _dicts(data.get("overheads"))}
     value = {(int(c["size_kib"]), int(c["processes"])): c for c in cells}
-    headers = ["size KiB", "overhead us"] + [f"{n} procs" for n in counts]
+    headers = ["size KiB", "overhead µs"] + [f"{n} procs" for n in counts]
     rows = []
     for size in sizes:
         row = [str(size), "-" if overhead.get(size) is None else _us(overhead[size])]

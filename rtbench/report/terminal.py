@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -20,16 +19,19 @@ from rtbench.report.format import (
     fmt_load_rate,
     fmt_per_s,
     fmt_placement,
+    fmt_probe_text,
     fmt_rate,
     fmt_threshold,
     fmt_us,
+    notes_once,
 )
 from rtbench.report.layout import Column, FittedTable
 from rtbench.report.resultdata import ctx_table, headline, key_values, table_keys
 from rtbench.report.suitetext import load_text
 from rtbench.report.target import fmt_target
-from rtbench.report.text import for_rich
+from rtbench.report.text import for_rich, for_terminal
 from rtbench.report.verdict import verdict_text
+from rtbench.valuetext import value_text
 
 
 def summary_table(run: RunDetail) -> FittedTable:
@@ -50,8 +52,8 @@ def summary_table(run: RunDetail) -> FittedTable:
     thresholds = sorted({e.threshold_ns for ms in stats if ms.merged
                          for e in ms.merged.exceedances})
     columns = [Column("scenario / test", "left", wrap=True), Column("status", "left")]
-    columns += [Column(name) for name in ("samples", "min", "avg", "p99", "p99.9", "max",
-                                          "overruns")]
+    columns += [Column(name) for name in ("samples", "min", "avg", "p99", "p99.9", "max")]
+    columns.append(Column("overruns", abbrev="ovr"))
     columns += [Column(f"≥{fmt_threshold(th)}") for th in thresholds]
     return FittedTable(columns, [_summary_cells(ms, thresholds) for ms in stats],
                        title=title, caption="times in µs, threads merged")
@@ -74,7 +76,7 @@ def _summary_cells(ms: MeasurementStats, thresholds: list[int]) -> list[str | Te
             *[fmt_count(exceed[th]) if th in exceed else "-" for th in thresholds]]
 
 
-def load_table(run: RunDetail) -> Table | None:
+def load_table(run: RunDetail) -> FittedTable | None:
     """One row per scenario: the achieved load intensity and the CPU placement.
 
     None when no scenario stored an intensity (e.g. an imported run).
@@ -82,16 +84,11 @@ def load_table(run: RunDetail) -> Table | None:
     scenarios = [sc for sc in run.scenarios if sc.intensity]
     if not scenarios:
         return None
-    table = Table(title="Achieved load (each load: achieved/target rate)",
-                  title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1),
-                  pad_edge=False)
-    table.add_column("scenario", no_wrap=True)
-    table.add_column("achieved load", overflow="fold", ratio=1)
-    table.add_column("CPUs", overflow="fold")
-    for sc in scenarios:
-        table.add_row(for_rich(sc.name), for_rich(fmt_intensity(sc.intensity)),
-                      for_rich(fmt_placement(sc)))
-    return table
+    return FittedTable(
+        [Column("scenario", "left", wrap=True), Column("achieved load", "left", wrap=True),
+         Column("CPUs", "left", wrap=True)],
+        [[sc.name, fmt_intensity(sc.intensity), fmt_placement(sc)] for sc in scenarios],
+        title="Achieved load (each load: achieved/target rate)")
 
 
 def series_table(ms: MeasurementStats) -> FittedTable:
@@ -111,7 +108,7 @@ def series_table(ms: MeasurementStats) -> FittedTable:
                      fmt_us(s.max_ns), fmt_count(s.overruns),
                      fmt_exceed(s), rate or "-"])
     return FittedTable(columns, rows, title=f"{ms.scenario.name} / {m.name} ({m.test}, "
-                       f"{m.status}) — µs", box=box.HEAVY_HEAD)
+                       f"{m.status}) — µs")
 
 
 def show_run(console: Console, run: RunDetail) -> None:
@@ -120,8 +117,8 @@ def show_run(console: Console, run: RunDetail) -> None:
         console.print("[bold yellow]SIMULATED RUN: synthetic latencies, "
                       "not measurements of this machine[/]")
     head = Table.grid(padding=(0, 2))
-    head.add_column(style="bold")
-    head.add_column()
+    head.add_column(style="bold", no_wrap=True)
+    head.add_column(overflow="fold")
     finished = run.finished_at.isoformat(timespec="seconds") \
         if run.finished_at else "-"
     for key, value in (
@@ -133,8 +130,7 @@ def show_run(console: Console, run: RunDetail) -> None:
             ("target", fmt_target(run.target, run.tags)), ("kernel", run.kernel),
             ("arch", run.arch),
             ("command", " ".join(run.command_line)),
-            ("tools", ", ".join(f"{k} {v}" for k, v in
-                                sorted(run.tool_versions.items())))):
+            ("tools", value_text(dict(sorted(run.tool_versions.items()))))):
         head.add_row(key, for_rich(value))
     console.print(head)
     console.print(environment_table(run))
@@ -154,19 +150,21 @@ def show_run(console: Console, run: RunDetail) -> None:
                       f"CPUs: {for_rich(fmt_placement(ms.scenario))}")
         console.print(f"command: {for_rich(' '.join(map(str, m.command)))}")
         if m.reason:
-            console.print(f"reason: {for_rich(m.reason)}")
+            console.print(hanging("reason: ", fmt_probe_text(m.reason)))
         if m.series:
             console.print(series_table(ms))
         for label, s in ms.per_series:
             if s.worst:
-                worst = ", ".join(f"{fmt_us(v)} at {t / 1e9:.3f}s"
+                worst = ", ".join(f"{fmt_us(v)} µs at {t / 1e9:.3f} s"
                                   for t, v in s.worst[:5])
-                console.print(f"  worst {for_rich(label)}: {worst}")
-            for note in s.notes:
-                console.print(f"  note {for_rich(label)}: {for_rich(note)}")
+                console.print(hanging(f"  worst {label}: ", worst))
+        for labels, note in notes_once(ms):
+            console.print(hanging(f"  note {labels}: ", note))
         for v in m.verdicts:
-            mark = "[green]pass[/]" if v.get("pass") else "[red]FAIL[/]"
-            console.print(f"  {mark} {for_rich(v.get('name'))}: {for_rich(v.get('detail'))}")
+            mark = Text("  pass ", style="green") if v.get("pass") else Text("  FAIL ",
+                                                                                style="red")
+            console.print(hanging(mark, f"{fmt_probe_text(v.get('name'))}: "
+                                        f"{fmt_probe_text(v.get('detail'))}"))
         for heading, table in data_tables(m):
             console.print(for_rich(heading))
             console.print(table)
@@ -175,11 +173,21 @@ def show_run(console: Console, run: RunDetail) -> None:
         console.print(f"  {name}: {text}")
 
 
+def hanging(head: str | Text, text: str) -> Table:
+    """head, then text wrapped under its own first word (never back to column 0)."""
+    grid = Table.grid()
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
+    grid.add_row(head if isinstance(head, Text) else Text(for_terminal(head)),
+                 Text(for_terminal(text)))
+    return grid
+
+
 def scenario_table(run: RunDetail) -> FittedTable:
     """Per scenario: CPU placement and the achieved intensity, each load against its target."""
     columns = [Column("scenario", "left", wrap=True), Column("placement", "left", wrap=True),
                Column("cpu busy"), Column("ctxt/s"), Column("irq/s"), Column("loadavg 1m"),
-               Column("loads: achieved/target", "left", wrap=True)]
+               Column("loads (achieved / target)", "left", wrap=True)]
     rows = []
     for sc in run.scenarios:
         it = sc.intensity or {}
@@ -191,8 +199,7 @@ def scenario_table(run: RunDetail) -> FittedTable:
             fmt_per_s(it.get("ctxt_per_s")), fmt_per_s(it.get("irq_per_s")),
             "-" if it.get("loadavg_1m_max") is None else f"{it['loadavg_1m_max']:.2f} max",
             "\n".join(per_load) or ("none" if not sc.loads else "-")])
-    return FittedTable(columns, rows, title="Scenarios: placement and achieved load",
-                       box=box.HEAVY_HEAD)
+    return FittedTable(columns, rows, title="Scenarios: placement and achieved load")
 
 
 def data_tables(m: MeasurementDetail) -> list[tuple[str, FittedTable]]:
@@ -206,12 +213,12 @@ def data_tables(m: MeasurementDetail) -> list[tuple[str, FittedTable]]:
                    for i, h in enumerate(headers)]
         tables.append(("  ctx: per-switch time in µs, overhead subtracted, median of the "
                        "repetitions (* flagged: <= 0)",
-                       FittedTable(columns, rows, box=box.HEAVY_HEAD)))
+                       FittedTable(columns, rows)))
     pairs = key_values(m.data, table_keys(m.test))
     if pairs:
         figures = headline(m.test, m.data)
         table = FittedTable([Column("key", "left", True), Column("value", "left", True)],
-                            [list(pair) for pair in pairs], box=box.HEAVY_HEAD)
+                            [list(pair) for pair in pairs])
         tables.append((f"  result data: {figures}" if figures else "  result data", table))
     return tables
 
@@ -226,16 +233,15 @@ def _loads_text(loads: list[dict[str, object]]) -> str:
 def environment_table(run: RunDetail) -> FittedTable:
     """The environment facts as a table."""
     return FittedTable([Column("fact", "left", wrap=True), Column("value", "left", wrap=True)],
-                       [list(row) for row in environment_rows(run)], title="Environment",
-                       box=box.HEAVY_HEAD)
+                       [list(row) for row in environment_rows(run)], title="Environment")
 
 
 def preflight_table(run: RunDetail) -> FittedTable:
     """The stored preflight checks as a table."""
     columns = [Column("check", "left", wrap=True), Column("severity", "left"),
                Column("value", "left", wrap=True), Column("advice", "left", wrap=True)]
-    rows = [[str(item.get("name", item.get("check", "?"))),
-             str(item.get("severity", item.get("status", "-"))),
-             str(item.get("value", "-")), str(item.get("advice") or "")]
+    rows = [[value_text(item.get("name", item.get("check", "?"))),
+             value_text(item.get("severity", item.get("status"))),
+             value_text(item.get("value")), value_text(item.get("advice") or "")]
             for item in run.preflight]
-    return FittedTable(columns, rows, title="Preflight", box=box.HEAVY_HEAD)
+    return FittedTable(columns, rows, title="Preflight")

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
+from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 
 from rtbench.analysis.verdict import Throttled, Verdict
@@ -40,8 +44,8 @@ def verdict_lines(verdict: Verdict) -> list[tuple[str, str]]:
         verdict.status, "bold yellow")
     lines = [(style, f"verdict: {verdict.headline}")]
     if verdict.not_as_defined:
-        lines.append(("bold yellow", "scenarios not as defined (the numbers are not those "
-                                     "of the scenario asked for):"))
+        # short enough for 60 columns: a wrapped header would restart at column 0
+        lines.append(("bold yellow", "scenarios not as defined (not what was asked for):"))
         lines += [("yellow", f"  - {flag}") for flag in verdict.not_as_defined]
     if verdict.causes:
         lines.append(("", "likely causes (from preflight):"))
@@ -54,11 +58,25 @@ def verdict_lines(verdict: Verdict) -> list[tuple[str, str]]:
     return lines
 
 
-def verdict_text(verdict: Verdict) -> Text:
-    """The verdict as rich Text (plain text: names are never read as markup)."""
-    text = Text()
-    for i, (style, line) in enumerate(verdict_lines(verdict)):
-        if i:
-            text.append("\n")
-        text.append(for_terminal(line), style=style or None)
-    return text
+# The head of a verdict line that its wrapped lines are indented past.
+_HANGING = re.compile(r"^(\s*- |verdict: |note: )")
+
+
+def verdict_text(verdict: Verdict) -> Group:
+    """The verdict, each line wrapped under its own text (a bullet's continuation lines
+    start below the bullet's first word, never at column 0); names are never markup."""
+    lines: list[Table | Text] = []
+    for style, line in verdict_lines(verdict):
+        text = for_terminal(line)
+        head = _HANGING.match(text)
+        if head is None:
+            lines.append(Text(text, style=style or ""))
+            continue
+        prefix = head.group(1)
+        grid = Table.grid()
+        grid.add_column(no_wrap=True)
+        grid.add_column(overflow="fold")
+        grid.add_row(Text(prefix, style=style or ""),
+                     Text(text[len(prefix):], style=style or ""))
+        lines.append(grid)
+    return Group(*lines)

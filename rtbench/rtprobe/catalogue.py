@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from rtbench.probe import ProbeDescribeError, locate_probe, probe_describe
+from rtbench.rtprobe.locate import ProbeDescribeError, locate_probe, probe_describe
 
 
 @dataclass(frozen=True)

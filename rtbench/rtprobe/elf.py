@@ -1,12 +1,17 @@
-"""What an rtprobe binary is built for, read from its ELF header: class, byte order,
-machine, and whether it is static (no program interpreter)."""
+"""Check that a probe binary is built for the arch it is about to run on."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Literal
 
+
+class ProbeArchError(Exception):
+    """A probe binary is not for the arch it is to run on, or unreadable; one line."""
+
+
 # arch -> (EI_CLASS, EI_DATA, e_machine): 1 = 32-bit / little-endian, 2 = 64-bit / big.
+PT_INTERP = 3
 ELF_IDENTITY: dict[str, tuple[int, int, int]] = {
     "x86_64": (2, 1, 62),
     "i386": (1, 1, 3),
@@ -18,24 +23,34 @@ ELF_IDENTITY: dict[str, tuple[int, int, int]] = {
     "powerpc": (1, 2, 20),
     "riscv64": (2, 1, 243),
 }
-PT_INTERP = 3
 
 
-def read_identity(path: Path) -> tuple[int, int, int] | None:
-    """(class, byte order, machine) of an ELF file, or None when it is not ELF (OSError
-    when it cannot be read)."""
-    with path.open("rb") as f:
-        head = f.read(20)
+def elf_identity(path: Path) -> tuple[int, int, int] | None:
+    """(class, byte order, machine) of an ELF file, or None when it is not ELF."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(20)
+    except OSError as exc:
+        raise ProbeArchError(f"probe {path}: cannot read ({exc.strerror})") from exc
     if len(head) < 20 or head[:4] != b"\x7fELF":
         return None
     machine = int.from_bytes(head[18:20], "little" if head[5] == 1 else "big")
     return head[4], head[5], machine
 
 
-def is_built_for(path: Path, arch: str) -> bool:
-    """True when path is an ELF binary for arch (OSError when it cannot be read)."""
+def check_probe_arch(path: Path, arch: str) -> None:
+    """ProbeArchError unless path is an ELF binary for arch (a foreign binary never runs)."""
     want = ELF_IDENTITY.get(arch)
-    return want is not None and read_identity(path) == want
+    have = elf_identity(path)
+    if want is None or have != want:
+        raise ProbeArchError(f"probe {path} is not built for the target's arch {arch}; "
+                             f"run `rtbench probe build --arch {arch}` or drop --probe")
+
+
+def is_built_for(path: Path, arch: str) -> bool:
+    """True when path is an ELF binary for arch (ProbeArchError when unreadable)."""
+    want = ELF_IDENTITY.get(arch)
+    return want is not None and elf_identity(path) == want
 
 
 def is_static(path: Path) -> bool:

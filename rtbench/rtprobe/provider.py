@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol
 
-from rtbench.probe import locate_probe
+from rtbench.rtprobe.locate import locate_probe
 
 
 class ProbeUnavailable(Exception):
@@ -40,8 +40,10 @@ class ProbeProvider(Protocol):
         """The rtprobe this machine runs (the local target's)."""
         ...
 
-    def probe_for(self, arch: str, progress: BuildProgress | None = None) -> Path:
-        """A local path to a static rtprobe for a board of arch (x86_64, armhf, ...),
+    def probe_for(self, arch: str, progress: BuildProgress | None = None, *,
+                  simulation: bool = False) -> Path:
+        """A local path to a static rtprobe for a board of arch (x86_64, armhf, ...): the
+        board build, or with simulation one that runs --simulate (board builds do not),
         a build shown through progress; ProbeUnavailable when there is none."""
         ...
 
@@ -58,27 +60,29 @@ class Probes:
         one)."""
         return locate_probe(str(self.given) if self.given is not None else None)
 
-    def probe_for(self, arch: str, progress: BuildProgress | None = None) -> Path:
-        """--probe (the target checks it is for arch), else a cached Zig build for arch,
-        else the host's static probe when built for arch, else a Zig build made now;
-        stripped copies where there is something to strip."""
-        from rtbench.probebuild import ProbeBuildError, build_probe, cached_path
+    def probe_for(self, arch: str, progress: BuildProgress | None = None, *,
+                  simulation: bool = False) -> Path:
+        """--probe (the target checks it is for arch), else a cached Zig build for arch
+        (the board build, or the full one when simulation), else the host's static probe
+        when built for arch (a full build), else a Zig build made now; stripped copies
+        where there is something to strip."""
+        from rtbench.rtprobe.build import ProbeBuildError, build_probe, cached_path
         from rtbench.rtprobe.pushable import native_static_probe, stripped
 
         try:
             if self.given is not None:
                 return stripped(self.given)
             with contextlib.suppress(ProbeBuildError):  # said below, if building is the way
-                if cached_path(arch).is_file():
-                    return build_probe(arch)
+                if cached_path(arch, simulation=simulation).is_file():
+                    return build_probe(arch, simulation=simulation)
             native = native_static_probe(arch)
             if native is not None:
                 return stripped(native)
             if progress is None:
-                return build_probe(arch)
+                return build_probe(arch, simulation=simulation)
             with progress.ticking(f"building rtprobe for {arch} with Zig (the first build "
                                   "of an arch takes about a minute; later runs reuse it)"):
-                return build_probe(arch)
+                return build_probe(arch, simulation=simulation)
         except ProbeBuildError as exc:
             raise ProbeUnavailable(f"no probe for arch {arch}: {exc}") from exc
         except OSError as exc:

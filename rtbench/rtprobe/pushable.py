@@ -11,10 +11,10 @@ import hashlib
 import os
 from pathlib import Path
 
-from rtbench.elftrim import ElfLayoutError, trim_unloaded
-from rtbench.probe import ProbeNotFound, locate_probe
-from rtbench.probebuild import cache_root
-from rtbench.rtprobe.elf import is_built_for, is_static
+from rtbench.rtprobe.build import cache_root
+from rtbench.rtprobe.elf import ProbeArchError, is_built_for, is_static
+from rtbench.rtprobe.elftrim import ElfLayoutError, trim_unloaded
+from rtbench.rtprobe.locate import ProbeNotFound, locate_probe
 
 
 def stripped(path: Path) -> Path:
@@ -44,5 +44,5 @@ def native_static_probe(arch: str) -> Path | None:
     try:
         local = locate_probe()
         return local if is_built_for(local, arch) and is_static(local) else None
-    except (ProbeNotFound, OSError):
+    except (ProbeNotFound, ProbeArchError, OSError):
         return None

@@ -17,7 +17,7 @@ def environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
         autoescape=True, undefined=jinja2.StrictUndefined,
-        trim_blocks=True, lstrip_blocks=True)
+        trim_blocks=True, lstrip_blocks=True, finalize=fmt.fmt_template_value)
     env.filters.update(us=fmt.fmt_us, count=fmt.fmt_count)
     return env
 

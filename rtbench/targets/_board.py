@@ -3,7 +3,9 @@
 A subclass (ssh, serial) supplies the transport: `run()`, `_send_file()` and
 `_start_remote()`; this class detects the arch, pushes the right probe once (checksum
 verified, reused while it matches), holds the board's run lock and expresses every
-Target operation as shell commands and rtprobe invocations.
+Target operation as shell commands and rtprobe invocations.  The probe pushed is the board
+build; board builds have no --simulate, so a simulated run gets the full build, pushed
+the first time one starts.
 """
 
 from __future__ import annotations
@@ -13,13 +15,23 @@ import shlex
 from abc import abstractmethod
 from pathlib import Path
 
+from rtbench.rtprobe.elf import ProbeArchError, check_probe_arch
 from rtbench.rtprobe.provider import ProbeProvider, ProbeUnavailable
 from rtbench.rtprobe.sysinfo import VERSION_ARGS, last_error_line, version_of
 from rtbench.targets import _shell
-from rtbench.targets._elf import check_probe_arch
 from rtbench.targets.base import CommandResult, ProbeProcess, Target, TargetError
 from rtbench.targets.progress import Progress
 from rtbench.targets.shell import LOAD_ENDED
+
+
+def asks_simulation(args: list[str]) -> bool:
+    """True when an rtprobe command line asks for --simulate (before a lone "--")."""
+    for arg in args:
+        if arg == "--":
+            return False
+        if arg == "--simulate" or arg.startswith("--simulate="):
+            return True
+    return False
 
 
 class BoardTarget(Target):
@@ -37,6 +49,7 @@ class BoardTarget(Target):
         self._arch: str | None = None
         self._hostname: str | None = None
         self._remote_probe: str | None = None
+        self._simulation_probe: str | None = None
         self._probe_version: str | None = None
         self._progress_lines: Progress | None = None
 
@@ -76,18 +89,7 @@ class BoardTarget(Target):
     def _install_probe(self) -> None:
         """Pick the probe for the target's arch and make sure the target has it."""
         arch = self.probe_arch()
-        if self._provider is None:
-            raise TargetError(f"{self.name}: no probe to push (the target was opened "
-                              "without a probe provider)")
-        try:
-            local = self._provider.probe_for(arch, self.progress())
-        except ProbeUnavailable as exc:
-            raise TargetError(f"{self.name}: {exc}") from exc
-        check_probe_arch(local, arch)
-        remote = _shell.probe_remote_path(self.remote_dir, local)
-        if not _shell.remote_matches(self._run_short, remote, local):
-            self._push(local, remote)
-        self._remote_probe = remote
+        self._remote_probe = self._pushed(self._provided(arch, simulation=False), arch)
         done = self.run_probe(VERSION_ARGS, timeout_s=30.0)
         version = version_of(done)
         if version is None:
@@ -95,6 +97,28 @@ class BoardTarget(Target):
             raise TargetError(f"{self.name}: the pushed probe does not run there "
                               f"(exit {done.returncode}: {said[:160]})")
         self._probe_version = version
+
+    def _provided(self, arch: str, *, simulation: bool) -> Path:
+        """The provider's probe for arch: the board build, or the full build (with
+        --simulate) when simulation."""
+        if self._provider is None:
+            raise TargetError(f"{self.name}: no probe to push (the target was opened "
+                              "without a probe provider)")
+        try:
+            return self._provider.probe_for(arch, self.progress(), simulation=simulation)
+        except ProbeUnavailable as exc:
+            raise TargetError(f"{self.name}: {exc}") from exc
+
+    def _pushed(self, local: Path, arch: str) -> str:
+        """Where the probe local is on the target, pushed there unless it already is."""
+        try:
+            check_probe_arch(local, arch)
+        except ProbeArchError as exc:
+            raise TargetError(str(exc)) from exc
+        remote = _shell.probe_remote_path(self.remote_dir, local)
+        if not _shell.remote_matches(self._run_short, remote, local):
+            self._push(local, remote)
+        return remote
 
     def _push(self, local: Path, remote: str) -> None:
         """Copy local to remote through a temp name, verify the checksum, then rename."""
@@ -196,19 +220,27 @@ class BoardTarget(Target):
         """Where rtprobe is on the board (as stored command lines name it)."""
         return self._remote_probe or "rtprobe"
 
-    def _probe_path(self) -> str:
-        """The probe's path on the target (after open())."""
+    def _probe_path(self, args: list[str] | None = None) -> str:
+        """The probe's path on the target (after open()) for a run of args: the board
+        build, or for a simulated run the full build (board builds have no --simulate),
+        pushed the first time one is started."""
         if self._remote_probe is None:
             raise TargetError(f"{self.name}: not opened (no probe on the target yet)")
-        return self._remote_probe
+        if not asks_simulation(args or []):
+            return self._remote_probe
+        if self._simulation_probe is None:
+            arch = self.probe_arch()
+            self._simulation_probe = self._pushed(
+                self._provided(arch, simulation=True), arch)
+        return self._simulation_probe
 
     def run_probe(self, args: list[str], timeout_s: float = 30.0) -> CommandResult:
         """Run `rtprobe ARGS` on the target to completion."""
-        return self.run(_shell.quote([self._probe_path(), *args]), timeout_s=timeout_s)
+        return self.run(_shell.quote([self._probe_path(args), *args]), timeout_s=timeout_s)
 
     def start_probe(self, args: list[str], cpus: str | None = None) -> ProbeProcess:
         """Start rtprobe on the target (under taskset when cpus is given and it exists)."""
-        probe = _shell.quote([self._probe_path(), *args])
+        probe = _shell.quote([self._probe_path(args), *args])
         if cpus:
             command = (f"if command -v taskset >/dev/null 2>&1; then "
                        f"exec taskset -c {shlex.quote(cpus)} {probe}; else exec {probe}; fi")

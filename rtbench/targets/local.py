@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from rtbench.cpulist import parse_cpulist
-from rtbench.probe import locate_probe
+from rtbench.rtprobe.locate import locate_probe
 from rtbench.rtprobe.provider import ProbeProvider
 from rtbench.rtprobe.sysinfo import VERSION_ARGS, version_of
 from rtbench.run.owner import LOAD_OWNER_VAR, current_owner, kill_tagged, owner_tag
@@ -174,7 +174,7 @@ class LocalTarget(Target):
         return "local"
 
     def probe_path(self) -> str:
-        """The host's rtprobe (found by rtbench.probe.locate_probe)."""
+        """The host's rtprobe (found by rtbench.rtprobe.locate.locate_probe)."""
         return str(self.probe)
 
     def hostname(self) -> str:

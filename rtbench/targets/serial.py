@@ -412,7 +412,7 @@ class SerialTarget(BoardTarget):
     def start_probe(self, args: list[str], cpus: str | None = None) -> ProbeProcess:
         """Start rtprobe on the board (taskset when cpus is given and it exists); a load
         (`rtprobe load ...`) runs as a background job of the board's shell."""
-        words = [self._probe_path(), *args]
+        words = [self._probe_path(args), *args]
         if cpus and self._has_taskset():
             words = ["taskset", "-c", cpus, *words]
         if args[:1] == ["load"]:

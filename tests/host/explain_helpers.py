@@ -57,8 +57,9 @@ def simulated_runs(tmp: Path, probe: Path, simulate: list[str],
 
 
 def cli(*args: str) -> Result:
-    """Run the rtbench CLI in this process."""
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+    """Run the rtbench CLI in this process, laid out 120 columns wide (these tests read
+    content; test_layout.py checks the widths)."""
+    return CliRunner().invoke(main, list(args), catch_exceptions=False, env={"COLUMNS": "120"})
 
 
 def synthetic_measurement(latencies: list[np.ndarray], *, test: str = "cyclic",

@@ -1,4 +1,4 @@
-"""rtbench.elftrim: unloaded sections emptied, the program unchanged and still running."""
+"""rtbench.rtprobe.elftrim: unloaded sections emptied, the program unchanged and still running."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rtbench.elftrim import ElfLayoutError, trim_unloaded
-from rtbench.probe import locate_probe
+from rtbench.rtprobe.elftrim import ElfLayoutError, trim_unloaded
+from rtbench.rtprobe.locate import locate_probe
 
 
 def loaded_bytes(path: Path) -> bytes:

@@ -20,6 +20,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "rtbench"
 # module (dotted, as a prefix) -> layer; the longest matching prefix wins
 LAYER_OF = {
     "rtbench": "root",
+    "rtbench.valuetext": "root",
     "rtbench.rtprobe": "rtprobe",
     "rtbench.rtprobe.records": "wire",
     "rtbench.rtprobe.loglin7": "wire",
@@ -29,11 +30,10 @@ LAYER_OF = {
     "rtbench.cpulist": "util",
     "rtbench._pdeath": "util",
     "rtbench.atomicfile": "util",
-    "rtbench.elftrim": "util",
-    "rtbench.probetext": "util",
-    "rtbench.probe": "util",
+    "rtbench.rtprobe.elftrim": "util",
+    "rtbench.rtprobe.locate": "util",
     "rtbench.run.owner": "util",
-    "rtbench.probebuild": "build",
+    "rtbench.rtprobe.build": "build",
     "rtbench.bundle": "bundle",
     "rtbench.suites": "suites",
     "rtbench.preflight": "preflight",

@@ -69,7 +69,7 @@ def test_untuned_machine_warns_with_advice() -> None:
         assert fact["advice"], name
         assert "\n" not in fact["advice"], name
     assert "performance" in facts["cpufreq_governor"]["advice"]
-    assert "C6 133 us" in facts["idle_states"]["value"]
+    assert "C6 133 µs" in facts["idle_states"]["value"]
     assert "5.00 %" in facts["virtualization"]["value"]
     assert worst_severity(list(facts.values())) == "bad"
 
@@ -103,3 +103,10 @@ def test_clocksource_severity(value: str) -> None:
     fact = by_name(run_preflight({"clocksource": value}))["clocksource"]
     assert fact["severity"] == {"tsc": "ok", "arch_sys_counter": "ok", "kvm-clock": "info",
                                 "acpi_pm": "warn"}[value]
+
+
+def test_slow_clocksource_advice_lists_the_sources_for_people() -> None:
+    facts = {f["name"]: f for f in run_preflight({"clocksource": "hpet",
+                                                  "clocksource_available": ["hpet", "acpi_pm"]})}
+    advice = facts["clocksource"]["advice"]
+    assert advice == "slow clocksource and no tsc available (hpet, acpi_pm)"

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from suite_helpers import parse
 
-from rtbench.probe import locate_probe
 from rtbench.rtprobe.catalogue import (
     CatalogueError,
     ProbeCatalogue,
@@ -23,6 +22,7 @@ from rtbench.rtprobe.catalogue import (
     local_catalogue,
     target_catalogue,
 )
+from rtbench.rtprobe.locate import locate_probe
 from rtbench.suites.compat import validate_for_probe
 from rtbench.suites.model import SuiteError
 

@@ -71,7 +71,7 @@ def test_summary_table(run: RunDetail) -> None:
     assert table.row_count == 2
     text = render(table)
     for needle in ("idle", "cpu-load", "samples", "p99.9", "SIMULATED",
-                   "interrupted", "≥50us"):
+                   "interrupted", "≥50µs"):
         assert needle in text
     loads = load_table(run)
     assert loads is not None

@@ -35,10 +35,10 @@ def test_ctx_table_is_lmbench_shaped() -> None:
     table = ctx_table(CTX)
     assert table is not None
     headers, rows = table
-    assert headers == ["size KiB", "overhead us", "2 procs", "4 procs"]
+    assert headers == ["size KiB", "overhead µs", "2 procs", "4 procs"]
     assert rows == [["0", "0.68", "15.82", "14.84"], ["16", "1.30", "-0.01*", "-"]]
     assert headline("ctx", CTX) == (
-        "per switch -0.01-15.82 us in 3 cells (overhead 0.68-1.30 us), 1 flagged <= 0")
+        "per switch -0.01-15.82 µs in 3 cells (overhead 0.68-1.30 µs), 1 flagged <= 0")
     assert ctx_table({"cells": []}) is None and ctx_table(None) is None
     assert dict(key_values(CTX, table_keys("ctx"))) == {"unit": "ns"}
 
@@ -52,17 +52,17 @@ def test_headlines_of_each_kind() -> None:
         "time 0.098 s, 409,392 messages/s"
     assert headline("pi", {"pi": False, "max_excess_ns": 20075, "mean_excess_ns": 18783,
                            "limit_ns": 2000000}) == (
-        "no inheritance (--no-pi): worst excess 20.07 us, mean 18.78 us (limit 2000.00 us)")
+        "no inheritance (--no-pi): worst excess 20.07 µs, mean 18.78 µs (limit 2000.00 µs)")
     assert headline("event", {"kind": "self", "handled": 1000, "missed": 3}) == \
         "self: 1,000 handled, 3 missed"
     assert headline("noise", {"cpus": [{"busy_ns": 10**9, "stolen_ns": 9017609,
                                         "gaps": 552}]}) == \
-        "stolen 9017.61 us (0.902 % of busy time), 552 gaps"
+        "stolen 9017.61 µs (0.902 % of busy time), 552 gaps"
     assert headline("clock", {"clock_source": "monotonic", "read_cost_ns": 24.25}) == \
         "read cost 24.2 ns (monotonic)"
     assert headline("periodic", {"failed_iterations": 2, "missed_periods": 0, "threads": [
         {"start_latency_ns": 24022}]}) == \
-        "2 failed iterations, 0 missed periods, start latency 24.02 us"
+        "2 failed iterations, 0 missed periods, start latency 24.02 µs"
     assert headline("wakeup", {"mechanisms": [{"mechanism": "pipe", "ran": True},
                                               {"mechanism": "sem", "ran": False}]}) == \
         "mechanisms pipe"

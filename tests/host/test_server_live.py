@@ -5,6 +5,7 @@ OpenAPI document, 8 concurrent uploaders, a 1 GB body, and `rtbench push`."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -329,3 +330,56 @@ def test_run_push_and_token_commands(live, tmp_path: Path, rtbench_env: dict[str
     busy = rtbench("serve", "--db", local, "--bind", base.removeprefix("http://"))
     assert busy.returncode == 3 and "cannot listen" in busy.stderr
     assert "Traceback" not in busy.stderr
+
+
+# Text of a figure that lies outside its SVG (cut off when drawn): [text, ...].
+_OUTSIDE_SVG = """
+const out = [];
+for (const svg of document.querySelectorAll('figure svg')) {
+  const box = svg.getBoundingClientRect();
+  for (const t of svg.querySelectorAll('text')) {
+    const r = t.getBoundingClientRect();
+    if (r.width === 0 && r.height === 0) continue;
+    if (r.left < box.left - 1 || r.right > box.right + 1 ||
+        r.top < box.top - 1 || r.bottom > box.bottom + 1) out.push(t.textContent);
+  }
+}
+return out;
+"""
+_REPR = re.compile(r"\{'|\['|\bNone\b|\bTrue\b|\bFalse\b")
+
+
+def test_report_and_dashboard_pages_say_what_they_show(live, tmp_path: Path) -> None:
+    """Screenshots of the report and the dashboard (kept in RTBENCH_SCREENSHOTS when set,
+    to look at): every figure's text inside its SVG, simulated figures titled SIMULATED,
+    no Python repr on the page."""
+    from selenium.webdriver.common.by import By
+
+    from rtbench.report.html import write_html_report
+
+    base, url, _, _ = live
+    shots = Path(os.environ.get("RTBENCH_SCREENSHOTS") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    report = tmp_path / "report.html"
+    write_html_report(bundle(suite="screenshots"), report)
+    with Store.open(url) as store:
+        run_id = max(r.id for r in store.list_runs(limit=100))
+    driver = _driver(tmp_path)
+    try:
+        driver.set_window_size(1300, 3200)
+        for name, page in (("report", report.as_uri()), ("dashboard-runs", f"{base}/runs"),
+                           ("dashboard-run", f"{base}/runs/{run_id}")):
+            driver.get(page)
+            driver.save_screenshot(str(shots / f"{name}.png"))
+            assert (shots / f"{name}.png").stat().st_size > 1000
+            text = driver.find_element(By.TAG_NAME, "body").text
+            assert not _REPR.findall(text), (name, _REPR.findall(text))
+            svgs = driver.find_elements(By.CSS_SELECTOR, "figure svg")
+            if name == "dashboard-runs":
+                continue
+            assert svgs, name
+            assert driver.execute_script(_OUTSIDE_SVG) == [], name
+            for svg in svgs:  # the runs are simulated: every figure's title says so
+                assert "SIMULATED" in svg.get_attribute("textContent"), name
+    finally:
+        driver.quit()

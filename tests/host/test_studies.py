@@ -19,18 +19,18 @@ LAYOUT_SHAPES = {
     "loongson2f": ("every interval pooled", ["idle", "ping", "display (x)", "find",
                                              "ping+display+find (ping+x+find)",
                                              "display+decode (x+mplayer)"],
-                   ["max us", "avg us", "stddev us", "published: loongson2f max us"]),
+                   ["max µs", "avg µs", "stddev µs", "published: loongson2f max µs"]),
     "s3c24a0": ("lat_ctx", ["overhead"], ["size KiB", "processes",
-                                         "published: s3c24a0-uclinux us",
-                                         "published: s3c24a0-linux26 us",
-                                         "published: s3c24a0-linux24 us"]),
-    "arm-preemptrt": ("worst-case", ["worst IRQ/event latency us", "worst UIO-style wake-up us",
-                                     "cyclic 1 ms max us", "missed events"],
+                                         "published: s3c24a0-uclinux µs",
+                                         "published: s3c24a0-linux26 µs",
+                                         "published: s3c24a0-linux24 µs"]),
+    "arm-preemptrt": ("worst-case", ["worst IRQ/event latency µs", "worst UIO-style wake-up µs",
+                                     "cyclic 1 ms max µs", "missed events"],
                       ["published: at91sam9263", "published: imx31"]),
     "celleb": ("IBM style", ["cyclictest", "gtod_latency", "sched_latency", "async_handler"],
-               ["min us", "avg us", "max us", "stddev us", "PASS/FAIL"]),
-    "lrtai": ("100 us period", ["oneshot", "periodic (itimer)", "periodic (timerfd)"],
-              ["published: lrtai worst us", "published: linux-rtai worst us"]),
+               ["min µs", "avg µs", "max µs", "stddev µs", "PASS/FAIL"]),
+    "lrtai": ("100 µs period", ["oneshot", "periodic (itimer)", "periodic (timerfd)"],
+              ["published: lrtai worst µs", "published: linux-rtai worst µs"]),
 }
 
 
@@ -85,7 +85,7 @@ def test_two_runs_fill_two_column_groups(study_db: str) -> None:
     assert sum(1 for s in systems if str(s).startswith(f"run {run.id} ")) == 2  # idle, build
     assert any(str(s).startswith("published: celleb-rt") for s in systems)
     gtod = layout.tables[1]
-    assert gtod.columns[0] == "gap us" and len(gtod.rows) == 21
+    assert gtod.columns[0] == "gap µs" and len(gtod.rows) == 21
 
 
 def test_report_layout_prints_the_loongson_table(study_db: str, run_cli: RunCli,

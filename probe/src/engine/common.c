@@ -28,75 +28,63 @@ static const char *const break_actions[] = { "stop", "continue", NULL };
 /* The common options: their table, --help lines and describe entries. */
 static const struct opt_desc common_descs[] = {
 	{ .name = "cpus", .id = C_CPUS, .type = OPT_CPULIST,
-	  .help = "measuring CPUs, one thread each, e.g. 0-3,6\n"
-		  "(default: every CPU this process may use)" },
+	  .help = HELP_COMMON_CPUS },
 	{ .name = "threads", .id = C_THREADS, .type = OPT_INTEGER,
-	  .help = "measuring threads (default: one per CPU of --cpus;\n"
-		  "fewer uses the first N CPUs)" },
+	  .help = HELP_COMMON_THREADS },
 	{ .name = "policy", .id = C_POLICY, .type = OPT_CHOICE, .def = "fifo",
 	  .metavar = "P", .choices = policy_names,
-	  .help = "fifo | rr | other | deadline (default fifo)" },
+	  .help = HELP_COMMON_POLICY },
 	{ .name = "priority", .id = C_PRIORITY, .type = OPT_INTEGER,
-	  .def = "80", .help = "1..99 for fifo and rr (default 80)" },
+	  .def = "80", .help = HELP_COMMON_PRIORITY },
 	{ .name = "duration", .id = C_DURATION, .type = OPT_DURATION,
-	  .unit = "s", .help = "measured time after warm-up, e.g. 10s, 5m\n"
-			       "(bare number: seconds)" },
+	  .unit = "s", .help = HELP_COMMON_DURATION },
 	{ .name = "loops", .id = C_LOOPS, .type = OPT_INTEGER,
-	  .help = "measured samples per thread instead of --duration" },
+	  .help = HELP_COMMON_LOOPS },
 	{ .name = "warmup", .id = C_WARMUP, .type = OPT_DURATION, .def = "1s",
 	  .unit = "s",
-	  .help = "measured but kept out of the statistics (default 1s)" },
+	  .help = HELP_COMMON_WARMUP },
 	{ .name = "window", .id = C_WINDOW, .type = OPT_DURATION, .def = "1s",
 	  .unit = "s",
-	  .help = "time each window record covers, whole milliseconds\n"
-		  "from 100ms to 1h (default 1s; wider: fewer records)" },
+	  .help = HELP_COMMON_WINDOW },
 	{ .name = "threshold", .id = C_THRESHOLD, .type = OPT_LIST,
 	  .unit = "us",
-	  .help = "latency limits, e.g. 50us,100us (bare number: us);\n"
-		  "any exceedance fails the run (exit 1)" },
+	  .help = HELP_COMMON_THRESHOLD },
 	{ .name = "worst", .id = C_WORST, .type = OPT_INTEGER, .def = "10",
-	  .help = "keep the N worst samples with times (default 10,\n"
-		  "max 64)" },
+	  .help = HELP_COMMON_WORST },
 	{ .name = "output", .id = C_OUTPUT, .type = OPT_TEXT,
 	  .metavar = "FILE",
-	  .help = "write NDJSON to FILE instead of stdout" },
+	  .help = HELP_COMMON_OUTPUT },
 	{ .name = "json", .id = C_JSON, .type = OPT_FLAG,
-	  .help = "NDJSON on stdout even when it is a terminal (which\n"
-		  "otherwise gets a summary on stderr only)" },
+	  .help = HELP_COMMON_JSON },
 	{ .name = "raw", .id = C_RAW, .type = OPT_TEXT, .metavar = "FILE",
-	  .help = "also write every sample to FILE (binary)" },
+	  .help = HELP_COMMON_RAW },
 	{ .name = "raw-buffer", .id = C_RAW_BUFFER, .type = OPT_INTEGER,
 	  .def = "65536",
-	  .help = "raw ring records per thread, a power of two\n"
-		  ">= 1024 (default 65536)" },
+	  .help = HELP_COMMON_RAW_BUFFER },
 	{ .name = "simulate", .id = C_SIMULATE, .type = OPT_TEXT,
 	  .metavar = "SPEC",
-	  .help = "synthetic latencies, SEED[:DIST], e.g.\n"
-		  "7:uniform,min=1us,max=9us (no RT set-up needed)" },
+	  .help = HELP_COMMON_SIMULATE },
 	{ .name = "break-on", .id = C_BREAK_ON, .type = OPT_DURATION,
 	  .unit = "us",
-	  .help = "stop ftrace when a sample reaches D (bare number: us)" },
+	  .help = HELP_COMMON_BREAK_ON },
 	{ .name = "break-action", .id = C_BREAK_ACTION, .type = OPT_CHOICE,
 	  .def = "stop", .metavar = "A", .choices = break_actions,
-	  .help = "stop | continue the run after --break-on\n"
-		  "(default stop)" },
+	  .help = HELP_COMMON_BREAK_ACTION },
 	{ .name = "on-spike", .id = C_ON_SPIKE, .type = OPT_TEXT,
 	  .metavar = "CMD",
-	  .help = "run CMD with /bin/sh -c when the lowest --threshold\n"
-		  "is crossed (one at a time)" },
+	  .help = HELP_COMMON_ON_SPIKE },
 	{ .name = "clock", .id = C_CLOCK, .type = OPT_CHOICE,
 	  .def = "monotonic", .metavar = "C", .choices = clock_names,
-	  .help = "monotonic | realtime | monotonic_raw | boottime | tai\n"
-		  "(default monotonic)" },
+	  .help = HELP_COMMON_CLOCK },
 	{ .name = "no-mlock", .id = C_NO_MLOCK, .type = OPT_FLAG,
-	  .help = "do not lock memory (recorded)" },
+	  .help = HELP_COMMON_NO_MLOCK },
 	{ .name = "no-pmqos", .id = C_NO_PMQOS, .type = OPT_FLAG,
-	  .help = "do not hold /dev/cpu_dma_latency (recorded)" },
+	  .help = HELP_COMMON_NO_PMQOS },
 	{ .name = "pmqos-us", .id = C_PMQOS_US, .type = OPT_INTEGER,
 	  .def = "0",
-	  .help = "value held in /dev/cpu_dma_latency (default 0)" },
+	  .help = HELP_COMMON_PMQOS_US },
 	{ .name = "verbose", .id = C_VERBOSE, .type = OPT_FLAG,
-	  .help = "progress on stderr even when it is not a terminal" },
+	  .help = HELP_COMMON_VERBOSE },
 	{ .name = NULL },
 };
 
@@ -238,12 +226,18 @@ bool common_handle(struct rtp_common *c, int id, const char *arg)
 				 "must be a power of two (e.g. 65536)");
 		break;
 	case C_SIMULATE: {
+#ifdef RTPROBE_BOARD
+		opt_fail("--simulate", arg, "this board build of rtprobe "
+			 "has no simulation; run --simulate with a native "
+			 "build");
+#else
 		char err[200];
 
 		if (sim_parse(arg, &c->sim, err, sizeof(err)))
 			opt_fail("--simulate", arg, "%s", err);
 		c->simulate = true;
 		break;
+#endif
 	}
 	case C_BREAK_ON:
 		c->break_on_ns = positive_duration("--break-on", arg, "us");
@@ -315,7 +309,7 @@ void common_bad_option(const char *test, const struct opt_parser *p,
 }
 
 /* Print one line "rtprobe: MESSAGE" and exit 2. */
-__attribute__((noreturn, format(printf, 1, 2)))
+__attribute__((noreturn, format(__printf__, 1, 2)))
 static void common_fail(const char *fmt, ...)
 {
 	va_list ap;

@@ -105,8 +105,9 @@ void run_write_start(struct run *r)
 	int i;
 
 	record_begin(j, "start");
-	record_start_header(j, c->test, c->simulate,
-			    c->simulate ? c->sim.text : NULL, r->argc, r->argv);
+	record_start_header(j, c->test, SIMULATED(c->simulate),
+			    SIMULATED(c->simulate) ? c->sim.text : NULL,
+			    r->argc, r->argv);
 	json_str(j, "clock", c->clock_name);
 	json_u64(j, "t0_ns", r->t0_ns);
 	json_u64(j, "t0_unix_ns", r->t0_unix_ns);
@@ -319,7 +320,7 @@ int run_write_result(struct run *r, uint64_t elapsed_ns)
 	json_str(j, "status", status);
 	json_u64(j, "exit_code", (uint64_t)rc);
 	json_str(j, "reason", reason[0] ? reason : NULL);
-	json_bool(j, "simulated", r->c->simulate);
+	json_bool(j, "simulated", SIMULATED(r->c->simulate));
 	json_u64(j, "elapsed_ns", elapsed_ns);
 	json_u64(j, "measured_ns", run_measured_ns(r, status));
 	json_begin_array(j, "series");

@@ -217,7 +217,7 @@ int run_begin(struct run *r)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	r->live_line = c->verbose || isatty(STDERR_FILENO);
-	if (c->break_on_ns && !c->simulate) {
+	if (c->break_on_ns && !SIMULATED(c->simulate)) {
 		rc = run_open_tracefs(r);
 		if (rc)
 			return rc;
@@ -227,7 +227,7 @@ int run_begin(struct run *r)
 		fmt_fprintf(stderr, "rtprobe: %s\n", err);
 		return rc;
 	}
-	if (r->live_line && !c->simulate) {
+	if (r->live_line && !SIMULATED(c->simulate)) {
 		if (c->mlock && !r->rt.mlocked)
 			fmt_fprintf(stderr, "rtprobe: warning: %s\n",
 				    r->rt.mlock_error);
@@ -243,7 +243,7 @@ int run_begin(struct run *r)
 	run_pin_collector(r);
 	now = clock_now_ns(c->clock);
 	unix_now = clock_now_ns(CLOCK_REALTIME);
-	r->t0_ns = now + (c->simulate ? 0 : RUN_T0_AHEAD_NS);
+	r->t0_ns = now + (SIMULATED(c->simulate) ? 0 : RUN_T0_AHEAD_NS);
 	r->t0_unix_ns = unix_now + (r->t0_ns - now);
 	rc = run_raw_start(r);
 	if (rc) {
@@ -267,7 +267,7 @@ static void *run_thread_main(void *arg)
 	/* read by the main thread only after pthread_join */
 	if (t->rs)
 		t->rs->tid = (int)syscall(SYS_gettid);
-	if (r->c->simulate) {
+	if (SIMULATED(r->c->simulate)) {
 		rt_apply_self(r->c, POLICY_OTHER, 0, t->cpu, t->error,
 			      sizeof(t->error));
 		t->error[0] = '\0';
@@ -414,7 +414,7 @@ static void run_timeout(const struct run *r, struct timespec *ts)
 {
 	uint64_t now, next, k, period;
 
-	if (r->c->simulate) {
+	if (SIMULATED(r->c->simulate)) {
 		ts->tv_sec = 0;
 		ts->tv_nsec = 100 * (long)NSEC_PER_MSEC;
 		return;
@@ -491,7 +491,7 @@ int run_status(struct run *r, const char **status, char *reason,
 		err = r->series[i]->setup_error[0] ?
 		      r->series[i]->setup_error : series_error(r->series[i]->s);
 	for (i = 0; i < r->nthreads && !err; i++)
-		if (r->threads[i]->error[0] && !r->c->simulate)
+		if (r->threads[i]->error[0] && !SIMULATED(r->c->simulate))
 			err = r->threads[i]->error;
 	if (!err && r->raw_error[0])
 		err = r->raw_error;

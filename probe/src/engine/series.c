@@ -150,7 +150,7 @@ struct series *series_create(const struct series_owner *owner,
 	s->stop = stop;
 	s->index = index;
 	s->cpu = cpu;
-	s->simulated = c->simulate;
+	s->simulated = SIMULATED(c->simulate);
 	s->warmup_ns = c->warmup_ns;
 	s->window_ns = c->window_ns;
 	s->loops = c->loops;
@@ -166,7 +166,7 @@ struct series *series_create(const struct series_owner *owner,
 	s->worst_cap = c->worst_n;
 	if (s->worst_cap > COMMON_MAX_WORST)
 		s->worst_cap = COMMON_MAX_WORST;
-	if (c->simulate)
+	if (SIMULATED(c->simulate))
 		sim_stream_init(&s->sim, &c->sim, (uint64_t)index);
 	s->cur = &s->buf[0];
 	series_slot(s, 0, &s->win);
@@ -214,7 +214,7 @@ static void series_publish(struct series *s)
 	s->mbox_hist = s->cur;
 	atomic_store_explicit(&s->mbox_full, 1, memory_order_release);
 	s->cur = s->cur == &s->buf[0] ? &s->buf[1] : &s->buf[0];
-	if (s->simulated)
+	if (SIMULATED(s->simulated))
 		s->owner->notify(s->owner->ctx);
 }
 
@@ -240,7 +240,8 @@ series_roll(struct series *s, uint64_t t_ns)
 	series_slot(s, t_ns, &next);
 	if (series_has_data(s)) {
 		if (atomic_load_explicit(&s->mbox_full, memory_order_acquire)) {
-			if (!s->simulated && next.warmup == s->win.warmup) {
+			if (!SIMULATED(s->simulated) &&
+			    next.warmup == s->win.warmup) {
 				s->win.end_ns = next.end_ns;
 				series_enter(s);
 				return;
@@ -290,7 +291,7 @@ series_raw_push(struct series *s, uint64_t t_ns, int64_t latency_ns)
 						 memory_order_acquire);
 
 	if (head - tail >= s->raw_cap) {
-		if (!s->simulated) {
+		if (!SIMULATED(s->simulated)) {
 			s->raw_dropped++;
 			return;
 		}
@@ -315,7 +316,7 @@ series_exceed(struct series *s, uint64_t t_ns, uint64_t lat)
 	head = atomic_load_explicit(&s->spike_head, memory_order_relaxed);
 	tail = atomic_load_explicit(&s->spike_tail, memory_order_acquire);
 	if (head - tail >= SERIES_SPIKE_RING) {
-		if (!s->simulated) {
+		if (!SIMULATED(s->simulated)) {
 			s->spikes_dropped++;
 			return;
 		}
@@ -516,10 +517,12 @@ void series_fail(struct series *s, const char *what)
 	s->owner->notify(s->owner->ctx);
 }
 
+#ifndef RTPROBE_BOARD
 struct sim_stream *series_sim(struct series *s)
 {
-	return s->simulated ? &s->sim : NULL;
+	return SIMULATED(s->simulated) ? &s->sim : NULL;
 }
+#endif
 
 int series_cpu(const struct series *s)
 {

@@ -78,7 +78,16 @@ void series_finish(struct series *s);
 void series_fail(struct series *s, const char *what);
 
 /* This series' simulation stream (stream id = series index); NULL unless simulated. */
+#ifdef RTPROBE_BOARD
+/* Always NULL in a board build (no simulation): simulated paths drop out. */
+static inline struct sim_stream *series_sim(struct series *s)
+{
+	(void)s;
+	return NULL;
+}
+#else
 struct sim_stream *series_sim(struct series *s);
+#endif
 
 /* CPU the series measures on (-1: unpinned) and its index in the run. */
 int series_cpu(const struct series *s);

@@ -21,7 +21,7 @@ static const char *const test_repeatable[] = { "threshold", NULL };
 
 static const struct opt_desc test_help_desc[] = {
 	{ .name = "help", .id = TEST_HELP_ID, .type = OPT_FLAG,
-	  .help = "this text" },
+	  .help = HELP_TESTDESC_HELP },
 	{ .name = NULL },
 };
 

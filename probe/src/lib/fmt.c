@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "fmt.h"
-#include "text.h"
 
 #define LIMB_BASE 1000000000u
 #define LIMB_DIGITS 9
@@ -72,20 +71,6 @@ static void out_put(struct fmt_out *o, const char *text, size_t n, bool repeat)
 			o->buf[o->total] = c;
 		}
 		o->total++;
-	}
-}
-
-/* Append n characters of a format string's literal text, unpacking packed bytes (text.h). */
-static void out_format_text(struct fmt_out *o, const char *text, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		const unsigned char *pair = text_pair((unsigned char)text[i]);
-
-		if (pair) {
-			out_format_text(o, (const char *)pair, 2);
-			continue;
-		}
-		out_put(o, text + i, 1, false);
 	}
 }
 
@@ -461,10 +446,10 @@ static void fmt_run(struct fmt_out *o, const char *format, va_list *ap)
 		const char *pct = strchr(p, '%');
 
 		if (!pct) {
-			out_format_text(o, p, strlen(p));
+			out_put(o, p, strlen(p), false);
 			return;
 		}
-		out_format_text(o, p, (size_t)(pct - p));
+		out_put(o, p, (size_t)(pct - p), false);
 		p = pct + 1;
 		parse_spec(&p, ap, &sp);
 		switch (sp.conv) {

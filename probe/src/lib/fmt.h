@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define FMT_CHECK(f, a) __attribute__((format(printf, f, a)))
+#define FMT_CHECK(f, a) __attribute__((format(__printf__, f, a)))
 
 /* As vsnprintf: at most size - 1 characters and a NUL; returns the full length. */
 int fmt_vsnprintf(char *buf, size_t size, const char *format, va_list ap);

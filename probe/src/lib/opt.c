@@ -45,7 +45,7 @@ static const struct unit size_units[] = {
 };
 
 /* Write a formatted reason into err (if any) and return -1. */
-__attribute__((format(printf, 3, 4)))
+__attribute__((format(__printf__, 3, 4)))
 static int set_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;

@@ -31,10 +31,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "help.h" /* the HELP_* texts the descriptors point at */
 #include "optparse.h"
 
 /* Print "rtprobe: --OPTION 'TEXT': REASON" and exit 2. */
-__attribute__((noreturn, format(printf, 3, 4)))
+__attribute__((noreturn, format(__printf__, 3, 4)))
 void opt_fail(const char *option, const char *text, const char *fmt, ...);
 
 /* Parse a duration; bare numbers use default_unit ("ns".."d"). */

@@ -223,7 +223,7 @@ int rt_prepare(const struct rtp_common *c, struct rt_state *st, char *err,
 
 	memset(st, 0, sizeof(*st));
 	st->pmqos_fd = -1;
-	if (c->simulate) {
+	if (SIMULATED(c->simulate)) {
 		st->simulated = true;
 		fmt_snprintf(st->mlock_error, sizeof(st->mlock_error),
 			     "not done: simulated run");
@@ -280,16 +280,16 @@ void rt_write_state(struct json *j, const char *key,
 	bool rt_policy = c->policy == POLICY_FIFO || c->policy == POLICY_RR;
 
 	json_begin_object(j, key);
-	if (st->simulated) {
+	if (SIMULATED(st->simulated)) {
 		json_str(j, "policy", "other");
 		json_u64(j, "priority", 0);
 	} else {
 		json_str(j, "policy", common_policy_name(c->policy));
 		json_u64(j, "priority", rt_policy ? (uint64_t)c->priority : 0);
 	}
-	json_bool(j, "pinned", !st->simulated ?
+	json_bool(j, "pinned", !SIMULATED(st->simulated) ?
 		  c->policy != POLICY_DEADLINE : true);
-	if (c->policy == POLICY_DEADLINE && !st->simulated) {
+	if (c->policy == POLICY_DEADLINE && !SIMULATED(st->simulated)) {
 		json_begin_object(j, "deadline");
 		json_u64(j, "runtime_ns", c->dl_runtime_ns);
 		json_u64(j, "deadline_ns", c->dl_deadline_ns);

@@ -20,7 +20,7 @@
 #define SIM_MAX_NS (1000000ULL * 1000000000ULL)
 
 /* Write a formatted reason into err and return -1. */
-__attribute__((format(printf, 3, 4)))
+__attribute__((format(__printf__, 3, 4)))
 static int sim_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
@@ -95,7 +95,7 @@ int sim_parse(const char *text, struct sim_config *cfg, char *err,
 	static const char *const second_key[] = { NULL, "max", "mean", "sd" };
 	char buf[sizeof(cfg->text)], seed_text[32], why[160];
 	char *colon, *dist, *comma;
-	struct sim_key keys[5];
+	struct sim_key keys[6];
 	size_t seed_len;
 	int d;
 
@@ -137,7 +137,8 @@ int sim_parse(const char *text, struct sim_config *cfg, char *err,
 	keys[0].name = first_key[d];
 	keys[1].name = second_key[d] ? second_key[d] : "spike";
 	keys[2].name = second_key[d] ? "spike" : "every";
-	keys[3].name = second_key[d] ? "every" : NULL;
+	keys[3].name = second_key[d] ? "every" : "setup";
+	keys[4].name = second_key[d] ? "setup" : NULL;
 	if (comma && sim_parse_keys(comma + 1, keys, dists[d], err, errlen))
 		return -1;
 	cfg->dist = (enum sim_dist)d;
@@ -158,6 +159,7 @@ int sim_parse(const char *text, struct sim_config *cfg, char *err,
 				       "spike=V and every=N go together");
 		cfg->spike_ns = spike->value;
 		cfg->spike_every = every->seen ? every->value : 0;
+		cfg->setup_ns = keys[second_key[d] ? 4 : 3].value;
 	}
 	if (cfg->dist == SIM_UNIFORM && cfg->a_ns > cfg->b_ns)
 		return sim_err(err, errlen, "uniform needs min <= max");

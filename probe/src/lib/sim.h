@@ -27,6 +27,10 @@
  *   spike=V,every=N         sample n (counting from 1) with n % N == 0 is V
  *                           instead (the draw still happens, keeping the
  *                           stream aligned)
+ *   setup=V                 (cyclic) each measuring thread is ready to wait
+ *                           only V after t0, a model of a slow thread set-up:
+ *                           a deadline before that would be met at
+ *                           ready + latency (other tests ignore it)
  * The default DIST is "expo,min=2us,mean=3us".
  * Examples: "--simulate 7", "--simulate 7:uniform,min=1us,max=9us",
  *           "--simulate 1:const,lat=5us,spike=500us,every=1000".
@@ -46,6 +50,7 @@ struct sim_config {
 	uint64_t b_ns; /* uniform: max; expo: mean; normal: sd */
 	uint64_t spike_ns;
 	uint64_t spike_every; /* 0: no spikes */
+	uint64_t setup_ns;    /* cyclic: a thread is ready this long after t0 */
 	char text[128];       /* the argument as given, for the start record */
 };
 
@@ -68,5 +73,17 @@ uint64_t sim_splitmix64(uint64_t *state);
 
 /* Next synthetic latency in ns. */
 uint64_t sim_next_ns(struct sim_stream *s);
+
+/*
+ * Whether flag (a "this run is simulated" value) holds.  A board build
+ * (RTPROBE_BOARD) has no simulation: --simulate is refused, sim.c and
+ * simmath.c are not built, and this is false, so the compiler drops every
+ * simulated path (a call left to them fails the link).
+ */
+#ifdef RTPROBE_BOARD
+#define SIMULATED(flag) (0 && (flag))
+#else
+#define SIMULATED(flag) (flag)
+#endif
 
 #endif /* RTP_SIM_H */

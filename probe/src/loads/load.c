@@ -85,28 +85,24 @@ const struct load_kind *const load_kinds[] = {
 
 const struct opt_desc load_common_options[] = {
 	{ .name = "rate", .id = LOPT_RATE, .type = OPT_NUMBER, .metavar = "R|max",
-	  .help = "target rate in the kind's unit, or max: flat out\n"
-		  "(required)" },
+	  .help = HELP_LOAD_RATE },
 	{ .name = "cpus", .id = LOPT_CPUS, .type = OPT_CPULIST,
-	  .help = "CPUs the load may use, e.g. 0-3,6 (default: all\n"
-		  "allowed)" },
+	  .help = HELP_LOAD_CPUS },
 	{ .name = "duration", .id = LOPT_DURATION, .type = OPT_DURATION,
 	  .unit = "s",
-	  .help = "run time (ns us ms s m h d; default unit s);\n"
-		  "default: until SIGINT/SIGTERM (exit 4)" },
+	  .help = HELP_LOAD_DURATION },
 	{ .name = "output", .id = LOPT_OUTPUT, .type = OPT_TEXT,
-	  .metavar = "FILE", .help = "NDJSON to FILE instead of stdout" },
+	  .metavar = "FILE", .help = HELP_LOAD_OUTPUT },
 	{ .name = "verbose", .id = LOPT_VERBOSE, .type = OPT_FLAG,
-	  .help = "achieved rate on stderr each second" },
+	  .help = HELP_LOAD_VERBOSE },
 	{ .name = "json", .id = LOPT_JSON, .type = OPT_FLAG,
-	  .help = "NDJSON on stdout even when it is a terminal (which\n"
-		  "otherwise gets a summary on stderr only)" },
+	  .help = HELP_LOAD_JSON },
 	{ .name = NULL },
 };
 
 static const struct opt_desc load_help_option[] = {
 	{ .name = "help", .id = LOPT_HELP, .type = OPT_FLAG,
-	  .help = "this text" },
+	  .help = HELP_LOAD_HELP },
 	{ .name = NULL },
 };
 

@@ -213,7 +213,7 @@ struct load_shared *load_shared_create(void);
 void load_shared_destroy(struct load_shared *sh);
 
 /* Record a worker's error (the first one wins) and raise stop. */
-__attribute__((format(printf, 2, 3)))
+__attribute__((format(__printf__, 2, 3)))
 void load_fail(struct load_shared *sh, const char *fmt, ...);
 
 /* Whether the stop flag is raised. */

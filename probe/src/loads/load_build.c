@@ -40,18 +40,13 @@ static const char *const build_counters[] = {
 
 static const struct opt_desc build_options[] = {
 	{ .name = "dir", .id = LOPT_DIR, .type = OPT_TEXT, .metavar = "DIR",
-	  .help = "directory to build in (required); the load creates\n"
-		  "DIR/rtprobe-build-XXXXXX and removes it when it ends" },
+	  .help = HELP_LOAD_BUILD_DIR },
 	{ .name = "cc", .id = LOPT_CC, .type = OPT_TEXT, .metavar = "PATH",
-	  .help = "C compiler (default: $CC, else cc, gcc or clang\n"
-		  "from PATH)" },
+	  .help = HELP_LOAD_BUILD_CC },
 	{ .name = "units", .id = LOPT_UNITS, .type = OPT_INTEGER, .def = "40",
-	  .help = "functions in the generated source, 10..5000\n"
-		  "(default 40: about 1 s of CPU per compile on a\n"
-		  "2 GHz PC at -O2)" },
+	  .help = HELP_LOAD_BUILD_UNITS },
 	{ .name = "workers", .id = LOPT_WORKERS, .type = OPT_INTEGER,
-	  .help = "parallel compile jobs (default: one per CPU in\n"
-		  "--cpus), as make -jN" },
+	  .help = HELP_LOAD_BUILD_WORKERS },
 	{ .name = NULL },
 };
 

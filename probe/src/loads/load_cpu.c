@@ -27,11 +27,10 @@ static const char *const cpu_counters[] = {
 
 static const struct opt_desc cpu_options[] = {
 	{ .name = "workers", .id = LOPT_WORKERS, .type = OPT_INTEGER,
-	  .help = "busy threads (default: one per CPU in --cpus), pinned\n"
-		  "round robin" },
+	  .help = HELP_LOAD_CPU_WORKERS },
 	{ .name = "period", .id = LOPT_PERIOD, .type = OPT_DURATION,
 	  .def = "10ms", .unit = "us",
-	  .help = "duty-cycle period (default 10ms, default unit us)" },
+	  .help = HELP_LOAD_CPU_PERIOD },
 	{ .name = NULL },
 };
 

@@ -37,14 +37,12 @@ static const char *const io_counters[] = {
 
 static const struct opt_desc io_options[] = {
 	{ .name = "dir", .id = LOPT_DIR, .type = OPT_TEXT, .metavar = "DIR",
-	  .help = "directory to work in (required); the load creates\n"
-		  "DIR/rtprobe-io-XXXXXX and removes it when it ends" },
+	  .help = HELP_LOAD_IO_DIR },
 	{ .name = "walk", .id = LOPT_WALK, .type = OPT_NUMBER, .def = "0",
 	  .metavar = "R",
-	  .help = "also walk a directory tree at R entries/s\n"
-		  "(default: no walks)" },
+	  .help = HELP_LOAD_IO_WALK },
 	{ .name = "file-size", .id = LOPT_FILE_SIZE, .type = OPT_SIZE,
-	  .def = "1M", .help = "size of each written file (default 1M)" },
+	  .def = "1M", .help = HELP_LOAD_IO_FILE_SIZE },
 	{ .name = NULL },
 };
 

@@ -30,10 +30,9 @@ static const char *const mem_counters[] = { "bytes", "chunks", NULL };
 
 static const struct opt_desc mem_options[] = {
 	{ .name = "workers", .id = LOPT_WORKERS, .type = OPT_INTEGER,
-	  .help = "copying threads (default: one per CPU in --cpus)" },
+	  .help = HELP_LOAD_MEM_WORKERS },
 	{ .name = "buffer", .id = LOPT_BUFFER, .type = OPT_SIZE,
-	  .help = "total buffer, e.g. 128M (default: 4x the last-level\n"
-		  "cache of cpu0, or 32 MiB when sysfs does not tell it)" },
+	  .help = HELP_LOAD_MEM_BUFFER },
 	{ .name = NULL },
 };
 

@@ -36,12 +36,11 @@ static const char *const net_counters[] = {
 static const struct opt_desc net_options[] = {
 	{ .name = "target", .id = LOPT_TARGET, .type = OPT_TEXT,
 	  .metavar = "ADDR:PORT",
-	  .help = "numeric IPv4 a.b.c.d:port or IPv6 [addr]:port (default:\n"
-		  "127.0.0.1 and a port of the load's own receiver)" },
+	  .help = HELP_LOAD_NET_TARGET },
 	{ .name = "allow-remote", .id = LOPT_ALLOW_REMOTE, .type = OPT_FLAG,
-	  .help = "allow a target outside loopback (floods that host!)" },
+	  .help = HELP_LOAD_NET_ALLOW_REMOTE },
 	{ .name = "size", .id = LOPT_SIZE, .type = OPT_SIZE, .def = "64",
-	  .metavar = "BYTES", .help = "UDP payload per packet (default 64)" },
+	  .metavar = "BYTES", .help = HELP_LOAD_NET_SIZE },
 	{ .name = NULL },
 };
 

@@ -32,20 +32,19 @@ static const char *const sched_counters[] = {
 
 static const struct opt_desc sched_options[] = {
 	{ .name = "groups", .id = LOPT_GROUPS, .type = OPT_INTEGER,
-	  .def = "1", .help = "groups of senders and receivers (default 1)" },
+	  .def = "1", .help = HELP_LOAD_SCHED_GROUPS },
 	{ .name = "fds", .id = LOPT_FDS, .type = OPT_INTEGER,
-	  .help = "senders and receivers per group (default: 2 per CPU\n"
-		  "in --cpus, at most 10, hackbench's default)" },
+	  .help = HELP_LOAD_SCHED_FDS },
 	{ .name = "pipe", .id = LOPT_PIPE, .type = OPT_FLAG,
-	  .help = "pipes (default: UNIX stream sockets)" },
+	  .help = HELP_LOAD_SCHED_PIPE },
 	{ .name = "socket", .id = LOPT_SOCKET, .type = OPT_FLAG,
-	  .help = "UNIX stream sockets (the default)" },
+	  .help = HELP_LOAD_SCHED_SOCKET },
 	{ .name = "threads", .id = LOPT_THREADS, .type = OPT_FLAG,
-	  .help = "workers are threads (default: processes)" },
+	  .help = HELP_LOAD_SCHED_THREADS },
 	{ .name = "processes", .id = LOPT_PROCESSES, .type = OPT_FLAG,
-	  .help = "workers are processes (the default)" },
+	  .help = HELP_LOAD_SCHED_PROCESSES },
 	{ .name = "size", .id = LOPT_SIZE, .type = OPT_SIZE, .def = "100",
-	  .metavar = "BYTES", .help = "message size (default 100)" },
+	  .metavar = "BYTES", .help = HELP_LOAD_SCHED_SIZE },
 	{ .name = NULL },
 };
 

@@ -33,10 +33,9 @@ static const char *const timer_counters[] = {
 
 static const struct opt_desc timer_options[] = {
 	{ .name = "timers", .id = LOPT_TIMERS, .type = OPT_INTEGER,
-	  .def = "8", .help = "timerfds sharing the rate (default 8)" },
+	  .def = "8", .help = HELP_LOAD_TIMER_TIMERS },
 	{ .name = "workers", .id = LOPT_WORKERS, .type = OPT_INTEGER,
-	  .help = "threads waiting for them (default: one per CPU in\n"
-		  "--cpus)" },
+	  .help = HELP_LOAD_TIMER_WORKERS },
 	{ .name = NULL },
 };
 

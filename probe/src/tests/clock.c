@@ -184,7 +184,7 @@ static int record_batch(struct clock_thread *ct, uint64_t due_ns)
 	for (k = 1; k < cfg->reads && rc == SERIES_CONTINUE; k++) {
 		int64_t gap;
 
-		if (ct->simulate)
+		if (SIMULATED(ct->simulate))
 			gap = (int64_t)sim_next_ns(series_sim(ct->series));
 		else
 			gap = reading_delta_ns(cfg, ct->stamps[k - 1],
@@ -218,7 +218,7 @@ static void *clock_thread_fn(void *arg)
 
 		if (series_past_end(ct->series, due) || run_stopping(r))
 			break;
-		if (!ct->simulate) {
+		if (!SIMULATED(ct->simulate)) {
 			int err = clock_sleep_until(sched_clock, t0 + due);
 
 			if (err) {
@@ -233,7 +233,7 @@ static void *clock_thread_fn(void *arg)
 		if (record_batch(ct, due) == SERIES_DONE)
 			break;
 		/* A batch that ran into later batch starts skips them. */
-		end = ct->simulate ? due : run_now_ns(r) - t0;
+		end = SIMULATED(ct->simulate) ? due : run_now_ns(r) - t0;
 		if (end <= (k + 1) * interval) {
 			k++;
 			continue;
@@ -304,16 +304,12 @@ static void clock_write_data(struct json *j, void *ctx)
 static const struct opt_desc clock_opts[] = {
 	{ .name = "clock-source", .id = OPT_SOURCE, .type = OPT_CHOICE,
 	  .def = "monotonic", .metavar = "S", .choices = source_names,
-	  .help = "monotonic | realtime | monotonic_raw | boottime |\n"
-		  "counter (default monotonic).  counter is the CPU\n"
-		  "counter (x86 TSC, arm64 cntvct_el0) converted with a\n"
-		  "frequency calibrated against monotonic_raw; refused\n"
-		  "(exit 3) where the architecture has none" },
+	  .help = HELP_CLOCK_CLOCK_SOURCE },
 	{ .name = "reads", .id = OPT_READS, .type = OPT_INTEGER, .def = "1000",
-	  .help = "back-to-back reads per batch, 2..1000000 (default 1000)" },
+	  .help = HELP_CLOCK_READS },
 	{ .name = "interval", .id = OPT_INTERVAL, .type = OPT_DURATION,
 	  .def = "1ms", .unit = "us",
-	  .help = "time between batch starts (default 1ms; bare number: us)" },
+	  .help = HELP_CLOCK_INTERVAL },
 	{ .name = NULL },
 };
 
@@ -365,7 +361,7 @@ static int clock_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 			    "--clock-source monotonic_raw\n");
 		return RTP_EXIT_ENV;
 	}
-	if (t->cfg.source == SRC_COUNTER && !c->simulate) {
+	if (t->cfg.source == SRC_COUNTER && !SIMULATED(c->simulate)) {
 		char err[96];
 
 		if (calibrate_counter(&t->cfg.counter_hz, err, sizeof(err))) {
@@ -398,7 +394,7 @@ static int clock_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 	for (i = 0; i < c->nthreads; i++) {
 		uint64_t *stamps = NULL;
 
-		if (!c->simulate) {
+		if (!SIMULATED(c->simulate)) {
 			stamps = calloc(t->cfg.reads, sizeof(*stamps));
 			if (!stamps) {
 				fmt_fprintf(stderr, "rtprobe: --reads %" PRIu64
@@ -411,7 +407,7 @@ static int clock_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 			.run = r,
 			.series = percpu_add_series(r, c, i),
 			.cfg = &t->cfg,
-			.simulate = c->simulate,
+			.simulate = SIMULATED(c->simulate),
 			.stamps = stamps,
 		};
 	}
@@ -428,17 +424,8 @@ static int clock_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 const struct test_desc test_clock = {
 	.name = "clock",
 	.summary = "clock-read gaps and read cost (LTP gtod_latency)",
-	.intro =
-"Clock-read gaps, after LTP gtod_latency: every --interval each thread reads\n"
-"the clock --reads times back to back; each gap between consecutive readings\n"
-"is a sample (a large gap: the thread lost the CPU or the clock jumped).\n"
-"The result's data gives the read cost (mean ns per read).\n"
-"--loops counts gaps; --clock sets the clock of the schedule, not the one\n"
-"measured.  Default --duration 3s.\n",
-	.examples =
-"  rtprobe clock --clock-source counter --duration 5s\n"
-"  rtprobe clock --clock-source realtime --reads 10000 --cpus 1 --threshold 10us\n"
-"  rtprobe clock --simulate 3:uniform,min=20ns,max=40ns --loops 5000\n",
+	.intro = INTRO_CLOCK,
+	.examples = EXAMPLES_CLOCK,
 	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE |
 		  TEST_NO_DEADLINE,
 	.default_duration_ns = CLOCK_DEFAULT_DURATION_NS,

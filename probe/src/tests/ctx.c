@@ -452,14 +452,14 @@ static void *ctx_worker(void *arg)
 	unsigned int k;
 	int s, p, rc;
 
-	if (t->common->simulate)
+	if (SIMULATED(t->common->simulate))
 		sim_stream_init(&sim, &t->common->sim, 0);
 	for (s = 0; s < cfg->nsizes; s++) {
 		struct ctx_overhead *ov = &t->overheads[s];
 
 		if (run_stopping(t->run))
 			return NULL;
-		if (t->common->simulate) {
+		if (SIMULATED(t->common->simulate)) {
 			ov->rep_ns[0] = sim_next_ns(&sim);
 			for (k = 1; k < cfg->repetitions; k++)
 				ov->rep_ns[k] = ov->rep_ns[0];
@@ -478,7 +478,7 @@ static void *ctx_worker(void *arg)
 
 			if (run_stopping(t->run))
 				return NULL;
-			if (t->common->simulate) {
+			if (SIMULATED(t->common->simulate)) {
 				for (k = 0; k < cfg->repetitions; k++)
 					hop_ns[k] = ov->overhead_ns +
 						    sim_next_ns(&sim);
@@ -623,26 +623,19 @@ enum {
 static const struct opt_desc ctx_opts[] = {
 	{ .name = "processes", .id = CTX_OPT_PROCESSES, .type = OPT_LIST,
 	  .def = "2,4,8,16",
-	  .help = "ring sizes, comma separated, each 2..512\n"
-		  "(default 2,4,8,16)" },
+	  .help = HELP_CTX_PROCESSES },
 	{ .name = "sizes", .id = CTX_OPT_SIZES, .type = OPT_LIST,
 	  .def = "0,1,16",
-	  .help = "working sets in KiB, comma separated, 0..65536\n"
-		  "(default 0,1,16)" },
+	  .help = HELP_CTX_SIZES },
 	{ .name = "repetitions", .id = CTX_OPT_REPETITIONS,
 	  .type = OPT_INTEGER, .def = "5",
-	  .help = "repetitions per cell; the median is reported\n"
-		  "(default 5)" },
+	  .help = HELP_CTX_REPETITIONS },
 	{ .name = "hops", .id = CTX_OPT_HOPS, .type = OPT_INTEGER,
 	  .def = "3000",
-	  .help = "token hops timed per repetition, rounded up to a\n"
-		  "multiple of the ring size (default 3000)" },
+	  .help = HELP_CTX_HOPS },
 	{ .name = "max-switch", .id = CTX_OPT_MAX_SWITCH, .type = OPT_DURATION,
 	  .unit = "us",
-	  .help = "criterion: every cell's per-switch time <= D (default\n"
-		  "unit us; default: no limit).  A cell whose per-switch\n"
-		  "time is <= 0 (noise larger than a switch) is flagged and\n"
-		  "fails the run: raise --hops." },
+	  .help = HELP_CTX_MAX_SWITCH },
 	{ .name = NULL },
 };
 
@@ -753,22 +746,8 @@ static int ctx_run(void *ctxp, struct rtp_common *c, int argc, char **argv)
 const struct test_desc test_ctx = {
 	.name = "ctx",
 	.summary = "context-switch time through a pipe ring (lat_ctx)",
-	.intro =
-"Context-switch time (lmbench lat_ctx semantics): N processes pass a token\n"
-"round a ring of pipes, each summing a private working set of S KiB per hop.\n"
-"per-switch = median time per hop - overhead, where the overhead is the same\n"
-"pipe write+read and sum done by one process alone.  Prints an lmbench-shaped\n"
-"table on stderr (a block per size: \"size=Sk ovr=X\" then \"N value\" lines,\n"
-"microseconds) and every cell in the result record's data.\n"
-"Runs unpinned by default; --cpus LIST confines every process to LIST\n"
-"(--cpus 0 puts the whole ring on one CPU, as lmbench's uniprocessor boards).\n"
-"--policy/--priority apply to every ring process (--policy other: as lmbench).\n"
-"--simulate SEED[:DIST]: no processes; per size the overhead is one draw and\n"
-"each repetition's per-switch time the next draw (in that order).\n",
-	.examples =
-"  rtprobe ctx\n"
-"  rtprobe ctx --cpus 0 --processes 2,8 --sizes 0,16 --repetitions 7\n"
-"  rtprobe ctx --policy other --hops 20000 --output ctx.ndjson\n",
+	.intro = INTRO_CTX,
+	.examples = EXAMPLES_CTX,
 	.traits = TEST_SIMULATE | TEST_NO_DEADLINE,
 	.default_duration_ns = 2 * NSEC_PER_SEC,
 	.cpu_option = "cpus",

@@ -13,6 +13,11 @@
  *   timerfd  a periodic timerfd armed absolute, taken with read()
  * The timers report missed expirations themselves (si_overrun, the timerfd
  * expiration count); those are the overruns in their modes.
+ *
+ * A thread's first deadline is the first d_k at or after the moment it is
+ * ready to wait (started, pinned, its policy set): t0 lies RUN_T0_AHEAD_NS
+ * ahead of the start, but a thread slower than that to set up would otherwise
+ * measure its set-up time as the first sample's latency (cyclic_first_k).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -95,6 +100,26 @@ static inline uint64_t cyclic_record(const struct cyclic_thread *t,
 	return missed + 1;
 }
 
+/*
+ * Index k of the thread's first deadline d_k = t0 + k * interval: the first
+ * at or after ready_ns, when the thread is ready to wait.  The deadlines
+ * before it passed during set-up; they are neither samples nor overruns.
+ */
+static uint64_t cyclic_first_k(uint64_t t0, uint64_t interval,
+			       uint64_t ready_ns)
+{
+	if (ready_ns <= t0)
+		return 0;
+	return (ready_ns - t0 - 1) / interval + 1;
+}
+
+/* The index of this thread's first deadline, from the clock now. */
+static uint64_t cyclic_start_k(const struct cyclic_thread *t)
+{
+	return cyclic_first_k(run_t0_ns(t->run), t->cfg->interval_ns,
+			      clock_now_ns(t->clock));
+}
+
 /* Report a failed call of a measuring thread and stop the run. */
 static void cyclic_fail(struct series *s, const char *call, int err)
 {
@@ -112,7 +137,7 @@ static void cyclic_rel_loop(struct cyclic_thread *t)
 	const uint64_t t0 = run_t0_ns(t->run);
 	const uint64_t end_ns = series_end_ns(t->s);
 	struct timespec ts;
-	uint64_t t_ns = 0, due, now, step;
+	uint64_t t_ns = cyclic_start_k(t) * interval, due, now, step;
 	int rc;
 
 	while (t_ns < end_ns) {
@@ -166,8 +191,8 @@ static void cyclic_abs_loop(struct cyclic_thread *t)
 	const uint64_t interval = t->cfg->interval_ns;
 	const uint64_t end_ns = series_end_ns(s);
 	const struct timespec period = ns_to_ts(interval);
-	struct timespec due_ts = ns_to_ts(run_t0_ns(t->run)), now;
-	uint64_t t_ns = 0;
+	uint64_t t_ns = cyclic_start_k(t) * interval;
+	struct timespec due_ts = ns_to_ts(run_t0_ns(t->run) + t_ns), now;
 	int64_t latency;
 	int rc;
 
@@ -204,7 +229,7 @@ static void cyclic_itimer_loop(struct cyclic_thread *t)
 	siginfo_t info;
 	sigset_t set;
 	timer_t timer;
-	uint64_t k = 0, t_ns, due, now;
+	uint64_t k, t_ns, due, now;
 	int64_t latency;
 	int signo = SIGRTMIN + 1, rc;
 
@@ -223,7 +248,8 @@ static void cyclic_itimer_loop(struct cyclic_thread *t)
 		cyclic_fail(t->s, "timer_create", errno);
 		return;
 	}
-	its.it_value = ns_to_ts(t0);
+	k = cyclic_start_k(t);
+	its.it_value = ns_to_ts(t0 + k * interval);
 	its.it_interval = ns_to_ts(interval);
 	if (timer_settime(timer, TIMER_ABSTIME, &its, NULL)) {
 		cyclic_fail(t->s, "timer_settime", errno);
@@ -259,7 +285,7 @@ static void cyclic_timerfd_loop(struct cyclic_thread *t)
 	const uint64_t interval = t->cfg->interval_ns;
 	const uint64_t t0 = run_t0_ns(t->run);
 	struct itimerspec its;
-	uint64_t k = 0, t_ns, due, now, expirations;
+	uint64_t k, t_ns, due, now, expirations;
 	ssize_t n;
 	int fd;
 
@@ -268,7 +294,8 @@ static void cyclic_timerfd_loop(struct cyclic_thread *t)
 		cyclic_fail(t->s, "timerfd_create", errno);
 		return;
 	}
-	its.it_value = ns_to_ts(t0);
+	k = cyclic_start_k(t);
+	its.it_value = ns_to_ts(t0 + k * interval);
 	its.it_interval = ns_to_ts(interval);
 	if (timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL)) {
 		cyclic_fail(t->s, "timerfd_settime", errno);
@@ -299,18 +326,27 @@ static void cyclic_timerfd_loop(struct cyclic_thread *t)
 	close(fd);
 }
 
-/* --simulate: no sleeping; the wake-up is d_k plus a synthetic latency. */
+/*
+ * --simulate: no sleeping; the thread is ready at t0 + setup (setup=V of the
+ * distribution, 0 by default) and wakes at max(d_k, ready) plus a synthetic
+ * latency, on a time line of its own.  Its first deadline is chosen as in the
+ * real modes, so a slow set-up never enters a sample.
+ */
 static void cyclic_sim_loop(struct cyclic_thread *t)
 {
 	const uint64_t interval = t->cfg->interval_ns;
 	struct sim_stream *sim = series_sim(t->s);
-	uint64_t k = 0, step;
+	const uint64_t ready_ns = sim->cfg->setup_ns;
+	uint64_t k = cyclic_first_k(0, interval, ready_ns), step, due;
+	int64_t late;
 
 	for (;;) {
-		if (series_past_end(t->s, k * interval))
+		due = k * interval;
+		if (series_past_end(t->s, due))
 			return;
-		step = cyclic_record(t, k * interval,
-				     (int64_t)sim_next_ns(sim));
+		late = due < ready_ns ? (int64_t)(ready_ns - due) : 0;
+		step = cyclic_record(t, due,
+				     late + (int64_t)sim_next_ns(sim));
 		if (!step)
 			return;
 		k += step;
@@ -353,7 +389,7 @@ static void cyclic_check_clock(const struct rtp_common *c,
 	timer_t timer;
 	int fd;
 
-	if (c->simulate)
+	if (SIMULATED(c->simulate))
 		return;
 	if (cfg->mode == MODE_TIMERFD) {
 		fd = timerfd_create(c->clock, TFD_CLOEXEC);
@@ -376,15 +412,10 @@ static void cyclic_check_clock(const struct rtp_common *c,
 static const struct opt_desc cyclic_opts[] = {
 	{ .name = "interval", .id = OPT_INTERVAL, .type = OPT_DURATION,
 	  .def = "1000us", .unit = "us",
-	  .help = "period, equal for every thread (default 1000us;\n"
-		  "bare number: us)" },
+	  .help = HELP_CYCLIC_INTERVAL },
 	{ .name = "mode", .id = OPT_MODE, .type = OPT_CHOICE, .def = "abs",
 	  .metavar = "M", .choices = cyclic_modes,
-	  .help = "abs | rel | itimer | timerfd (default abs):\n"
-		  "abs: clock_nanosleep to the absolute deadline;\n"
-		  "rel: relative sleep to the same deadline;\n"
-		  "itimer: periodic POSIX timer, signal per period;\n"
-		  "timerfd: periodic timerfd" },
+	  .help = HELP_CYCLIC_MODE },
 	{ .name = NULL },
 };
 
@@ -471,16 +502,8 @@ static int cyclic_run(void *ctx, struct rtp_common *cp, int argc,
 const struct test_desc test_cyclic = {
 	.name = "cyclic",
 	.summary = "timer wake-up latency (cyclictest-style)",
-	.intro =
-"Timer wake-up latency: each thread sleeps until d_k = t0 + k*interval and\n"
-"measures now - d_k on waking; skipped periods are counted as overruns.\n"
-"Output: NDJSON records (start, window, spike, result) on stdout.\n",
-	.examples =
-"  rtprobe cyclic --duration 5m --threshold 100us\n"
-"  rtprobe cyclic --cpus 1 --interval 200us --priority 95 --output run.ndjson\n"
-"  rtprobe cyclic --mode timerfd --loops 100000 --raw samples.bin\n"
-"  rtprobe cyclic --break-on 150us --duration 1h   (stops ftrace on a spike)\n"
-"  rtprobe cyclic --simulate 7:uniform,min=1us,max=9us --loops 1000\n",
+	.intro = INTRO_CYCLIC,
+	.examples = EXAMPLES_CYCLIC,
 	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE,
 	.default_duration_ns = CYCLIC_DEFAULT_DURATION_NS,
 	.cpu_option = "cpus",

@@ -399,7 +399,7 @@ static void *event_handler(void *arg)
 	bool have_last = false;
 	int rc;
 
-	if (t->common->simulate) {
+	if (SIMULATED(t->common->simulate)) {
 		event_simulate(t);
 		goto out;
 	}
@@ -750,7 +750,7 @@ static void event_check_source_options(const struct event_config *cfg,
 		if ((int)cfg->kind != k && only[k].option)
 			opt_refuse(only[k].option, only[k].value,
 				   "this --source", what[k]);
-	if (cfg->kind != EVENT_SELF && c->simulate)
+	if (cfg->kind != EVENT_SELF && SIMULATED(c->simulate))
 		opt_fail("--simulate", c->sim.text, "works with --source self "
 			 "only (device sources are real or emulated)");
 }
@@ -758,34 +758,27 @@ static void event_check_source_options(const struct event_config *cfg,
 static const struct opt_desc event_opts[] = {
 	{ .name = "source", .id = EVENT_OPT_SOURCE, .type = OPT_TEXT,
 	  .def = "self", .metavar = "SOURCE",
-	  .help = "event source (default self)" },
+	  .help = HELP_EVENT_SOURCE },
 	{ .name = "rate", .id = EVENT_OPT_RATE, .type = OPT_NUMBER,
 	  .def = "1000", .metavar = "HZ",
-	  .help = "self: stimulus rate, 0.1..100000 (default 1000)" },
+	  .help = HELP_EVENT_RATE },
 	{ .name = "stimulus-priority", .id = EVENT_OPT_STIM_PRIO,
 	  .type = OPT_INTEGER,
-	  .help = "self: stimulus priority (default: handler's + 1,\n"
-		  "at most 99, so it keeps its schedule when the\n"
-		  "handler is slow, as a real interrupt would)" },
+	  .help = HELP_EVENT_STIMULUS_PRIORITY },
 	{ .name = "stimulus-cpu", .id = EVENT_OPT_STIM_CPU, .type = OPT_CPU,
-	  .help = "self: stimulus CPU (default: an allowed CPU other\n"
-		  "than the handler's, else the handler's)" },
+	  .help = HELP_EVENT_STIMULUS_CPU },
 	{ .name = "handler-work", .id = EVENT_OPT_WORK, .type = OPT_DURATION,
 	  .def = "0", .unit = "us",
-	  .help = "busy time the handler spends per event (default 0;\n"
-		  "bare number: us); a handler slower than the events\n"
-		  "misses some, and says so" },
+	  .help = HELP_EVENT_HANDLER_WORK },
 	{ .name = "period", .id = EVENT_OPT_PERIOD, .type = OPT_DURATION,
 	  .unit = "us",
-	  .help = "uio: expected interrupt period; the series is then\n"
-		  "|interval - (1 + missed) x period| (bare number: us)" },
+	  .help = HELP_EVENT_PERIOD },
 	{ .name = "edge", .id = EVENT_OPT_EDGE, .type = OPT_CHOICE,
 	  .def = "rising", .metavar = "E", .choices = event_edge_names,
-	  .help = "gpio: rising | falling | both (default rising)" },
+	  .help = HELP_EVENT_EDGE },
 	{ .name = "max-missed", .id = EVENT_OPT_MAX_MISSED,
 	  .type = OPT_INTEGER, .def = "0",
-	  .help = "criterion: missed events after warm-up <= N\n"
-		  "(default 0)" },
+	  .help = HELP_EVENT_MAX_MISSED },
 	{ .name = NULL },
 };
 
@@ -906,7 +899,7 @@ static int event_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 		if (c->policy == POLICY_OTHER)
 			t->cfg.stimulus_priority = 0;
 	}
-	if (!c->simulate) {
+	if (!SIMULATED(c->simulate)) {
 		rc = event_open_source(t);
 		if (rc) {
 			free(t);
@@ -924,7 +917,7 @@ static int event_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 	if (!rc) {
 		run_spawn(r, event_handler, t, c->cpu_list[0], c->policy,
 			  c->priority);
-		if (t->cfg.kind == EVENT_SELF && !c->simulate)
+		if (t->cfg.kind == EVENT_SELF && !SIMULATED(c->simulate))
 			run_spawn(r, event_stimulus, t, t->cfg.stimulus_cpu,
 				  c->policy, t->cfg.stimulus_priority);
 		rc = run_finish(r);
@@ -940,33 +933,8 @@ static int event_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 const struct test_desc test_event = {
 	.name = "event",
 	.summary = "external event response (self, UIO, GPIO)",
-	.intro =
-"Response of a user thread (the handler) to external events.  Sources:\n"
-"  self                       a stimulus thread at --rate Hz stamps the time\n"
-"                             and signals an eventfd; latency = handler wake\n"
-"                             time - stimulus stamp; missed events from the\n"
-"                             stimulus' sequence numbers\n"
-"  uio:/dev/uioN              UIO interrupt: 4-byte blocking read of the\n"
-"                             interrupt count, write 1 to re-enable; missed =\n"
-"                             count jumps; no event timestamp exists, so the\n"
-"                             series is the interval between events (or its\n"
-"                             deviation from --period)\n"
-"  gpio:/dev/gpiochipN:LINE[,out=LINE]\n"
-"                             GPIO v2 edge events; latency = CLOCK_MONOTONIC\n"
-"                             now - kernel event timestamp; missed = line\n"
-"                             sequence gaps; out=LINE toggles at each event\n"
-"  uio-fd:N, gpio-fd:N        for testing: the same formats read from the\n"
-"                             already open descriptor N; end of file ends\n"
-"                             the run\n"
-"The handler runs on the first CPU of --cpus with --policy/--priority; one\n"
-"handler only (--threads is refused).  Default --duration 3s after a 1 s\n"
-"warm-up.  --simulate works with --source self only: latencies are draws,\n"
-"events exactly 1/rate apart, none missed.\n",
-	.examples =
-"  rtprobe event --source self --rate 1000 --duration 5s\n"
-"  rtprobe event --source self --rate 1000 --handler-work 2ms --max-missed 10\n"
-"  rtprobe event --source uio:/dev/uio0 --period 1ms --duration 60s\n"
-"  rtprobe event --source gpio:/dev/gpiochip0:17,out=18 --edge both\n",
+	.intro = INTRO_EVENT,
+	.examples = EXAMPLES_EVENT,
 	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE |
 		  TEST_NO_DEADLINE,
 	.default_duration_ns = 3 * NSEC_PER_SEC,

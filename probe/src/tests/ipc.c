@@ -300,7 +300,7 @@ static bool ipc_peer_failed(int status, char *err, size_t errlen)
 }
 
 /* Record a measuring-side error and stop the run. */
-__attribute__((format(printf, 2, 3)))
+__attribute__((format(__printf__, 2, 3)))
 static void ipc_error(struct ipc_pair *p, const char *fmt, ...)
 {
 	va_list ap;
@@ -447,7 +447,7 @@ static void *ipc_thread(void *arg)
 	pid_t pid;
 	int status;
 
-	if (t->common->simulate) {
+	if (SIMULATED(t->common->simulate)) {
 		ipc_simulate(p);
 		goto done;
 	}
@@ -638,25 +638,23 @@ static int ipc_parse_peer_cpu(const char *text)
 static const struct opt_desc ipc_opts[] = {
 	{ .name = "transport", .id = IPC_OPT_TRANSPORT, .type = OPT_CHOICE,
 	  .def = "pipe", .metavar = "T", .choices = ipc_transport_names,
-	  .help = "pipe | fifo | unix (default pipe)" },
+	  .help = HELP_IPC_TRANSPORT },
 	{ .name = "peer-cpu", .id = IPC_OPT_PEER_CPU, .type = OPT_TEXT,
 	  .def = "same", .metavar = "C",
-	  .help = "CPU of the peer process: a number, 'same' as its\n"
-		  "measuring thread (default), or 'any' (unpinned)" },
+	  .help = HELP_IPC_PEER_CPU },
 	{ .name = "fifo-dir", .id = IPC_OPT_FIFO_DIR, .type = OPT_TEXT,
 	  .def = "/tmp", .metavar = "DIR",
-	  .help = "where --transport fifo makes its FIFOs (default /tmp)" },
+	  .help = HELP_IPC_FIFO_DIR },
 	{ .name = "bandwidth", .id = IPC_OPT_BANDWIDTH, .type = OPT_FLAG,
-	  .help = "measure bandwidth instead of latency" },
+	  .help = HELP_IPC_BANDWIDTH },
 	{ .name = "chunk", .id = IPC_OPT_CHUNK, .type = OPT_SIZE,
 	  .def = "64K",
-	  .help = "bandwidth: bytes per read/write, e.g. 64K (default 64K)" },
+	  .help = HELP_IPC_CHUNK },
 	{ .name = "total", .id = IPC_OPT_TOTAL, .type = OPT_SIZE, .def = "64M",
-	  .help = "bandwidth: bytes per transfer, e.g. 64M (default 64M)" },
+	  .help = HELP_IPC_TOTAL },
 	{ .name = "repetitions", .id = IPC_OPT_REPETITIONS,
 	  .type = OPT_INTEGER, .def = "5",
-	  .help = "bandwidth: transfers; the median is reported\n"
-		  "(default 5)" },
+	  .help = HELP_IPC_REPETITIONS },
 	{ .name = NULL },
 };
 
@@ -786,7 +784,7 @@ static int ipc_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 	r = run_create(c, argc, argv);
 	t->run = r;
 	t->npairs = c->nthreads;
-	if (t->cfg.transport == IPC_FIFO && !c->simulate) {
+	if (t->cfg.transport == IPC_FIFO && !SIMULATED(c->simulate)) {
 		fmt_snprintf(tmpl, sizeof(tmpl), "%s/rtprobe-ipc-XXXXXX",
 			     t->cfg.fifo_dir);
 		if (!mkdtemp(tmpl)) {
@@ -805,7 +803,7 @@ static int ipc_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 		p->index = i;
 		p->cpu = c->cpu_list[i];
 		p->my_in = p->my_out = p->peer_in = p->peer_out = -1;
-		if (!c->simulate && ipc_channel_create(t, p)) {
+		if (!SIMULATED(c->simulate) && ipc_channel_create(t, p)) {
 			ipc_fifo_cleanup(t);
 			return RTP_EXIT_ENV;
 		}
@@ -824,23 +822,8 @@ static int ipc_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 const struct test_desc test_ipc = {
 	.name = "ipc",
 	.summary = "pipe/fifo/unix round trip and pipe bandwidth",
-	.intro =
-"Round-trip latency between two processes (lmbench lat_pipe, lat_fifo,\n"
-"lat_unix): the measuring thread writes one word, a peer process echoes it;\n"
-"latency = the round trip.  Reported as a latency series per measuring\n"
-"thread (default: one thread, on the first CPU of --cpus).\n"
-"With --bandwidth: pipe bandwidth (lmbench bw_pipe): the peer writes --total\n"
-"bytes in --chunk writes, the thread reads them; MB/s (10^6 bytes/s; also\n"
-"MiB/s as lmbench prints) in the result's data, median of --repetitions.\n"
-"Latency mode defaults to --duration 2s after the 1 s warm-up; --threshold\n"
-"limits the round trip.  --bandwidth refuses the latency-only options\n"
-"(--duration --loops --warmup --threshold --raw --break-on --on-spike).\n"
-"--simulate SEED[:DIST]: latency samples are draws, back to back in\n"
-"simulated time; in bandwidth mode each transfer's time is one draw.\n",
-	.examples =
-"  rtprobe ipc --transport unix --duration 5s\n"
-"  rtprobe ipc --transport pipe --cpus 1 --peer-cpu 0 --threshold 100us\n"
-"  rtprobe ipc --bandwidth --chunk 64K --total 256M --repetitions 3\n",
+	.intro = INTRO_IPC,
+	.examples = EXAMPLES_IPC,
 	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE |
 		  TEST_NO_DEADLINE,
 	.default_duration_ns = 2 * NSEC_PER_SEC,

@@ -168,7 +168,7 @@ static void *noise_thread_fn(void *arg)
 	int err;
 
 	nt->min_gap_ns = UINT64_MAX;
-	if (nt->simulate) {
+	if (SIMULATED(nt->simulate)) {
 		noise_simulate(nt);
 		series_finish(nt->series);
 		return NULL;
@@ -214,7 +214,7 @@ static void noise_check_throttling(struct noise_cfg *cfg,
 	cfg->rt_period_us = -2;
 	read_long("/proc/sys/kernel/sched_rt_runtime_us", &cfg->rt_runtime_us);
 	read_long("/proc/sys/kernel/sched_rt_period_us", &cfg->rt_period_us);
-	if (c->simulate || c->policy == POLICY_OTHER ||
+	if (SIMULATED(c->simulate) || c->policy == POLICY_OTHER ||
 	    cfg->rt_runtime_us < 0 || cfg->rt_period_us <= 0)
 		return;
 	fmt_fprintf(stderr, "rtprobe: noise: warning: RT throttling is on "
@@ -237,7 +237,7 @@ static void noise_check_cpus(const struct noise_cfg *cfg,
 	FILE *f;
 	int i;
 
-	if (cfg->force || c->simulate || c->policy == POLICY_OTHER)
+	if (cfg->force || SIMULATED(c->simulate) || c->policy == POLICY_OTHER)
 		return;
 	f = fopen("/sys/devices/system/cpu/online", "r");
 	if (!f || !fgets(text, sizeof(text), f)) {
@@ -364,12 +364,9 @@ static void noise_write_data(struct json *j, void *ctx)
 static const struct opt_desc noise_opts[] = {
 	{ .name = "gap-threshold", .id = OPT_GAP_THRESHOLD,
 	  .type = OPT_DURATION, .def = "1us", .unit = "us",
-	  .help = "smallest gap counted as an interruption (default 1us;\n"
-		  "bare number: us); must be at least twice the cost of\n"
-		  "a clock read here" },
+	  .help = HELP_NOISE_GAP_THRESHOLD },
 	{ .name = "force", .id = OPT_FORCE, .type = OPT_FLAG,
-	  .help = "allow fifo/rr busy loops on every online CPU at once\n"
-		  "(starves the machine) and --duration above 1h" },
+	  .help = HELP_NOISE_FORCE },
 	{ .name = NULL },
 };
 
@@ -431,7 +428,7 @@ static int noise_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 	noise_check_cpus(&n->cfg, c);
 	n->cfg.warmup_ns = c->warmup_ns;
 	n->cfg.end_ns = c->warmup_ns + c->duration_ns;
-	if (!c->simulate) {
+	if (!SIMULATED(c->simulate)) {
 		n->cfg.read_cost_ns = noise_read_cost(c->clock);
 		if (n->cfg.read_cost_ns * 2 > n->cfg.threshold_ns)
 			opt_fail("--gap-threshold", np->thr_text, "a clock read "
@@ -455,7 +452,7 @@ static int noise_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 			.run = r,
 			.series = percpu_add_series(r, c, i),
 			.cfg = &n->cfg,
-			.simulate = c->simulate,
+			.simulate = SIMULATED(c->simulate),
 			.min_gap_ns = UINT64_MAX,
 		};
 	rc = percpu_run(r, c, noise_thread_fn, n->threads,
@@ -469,21 +466,8 @@ static int noise_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 const struct test_desc test_noise = {
 	.name = "noise",
 	.summary = "busy-loop interruptions per CPU (oslat-style)",
-	.intro =
-"OS noise, after oslat: one pinned thread per CPU spins reading the clock;\n"
-"a gap between two readings of at least --gap-threshold is an interruption\n"
-"(interrupt, tick, kernel thread, hypervisor).  Samples are the gaps; the\n"
-"result's data gives the time stolen per CPU and the number of gaps.\n"
-"Defaults differing from other tests: --cpus is every allowed CPU but the\n"
-"first (it is left to the system); --duration 3s; --loops is refused.\n"
-"With RT throttling on (sched_rt_runtime_us), fifo/rr loops are stopped for\n"
-"part of each period: a warning is printed and the setting recorded.\n",
-	.examples =
-"  rtprobe noise --duration 10s\n"
-"  rtprobe noise --cpus 1 --gap-threshold 5us --threshold 50us\n"
-"  rtprobe noise --policy other --cpus 0-1 --duration 30s\n"
-"  rtprobe noise --simulate 1:const,lat=500ns,spike=20us,every=1000 "
-"--duration 1s\n",
+	.intro = INTRO_NOISE,
+	.examples = EXAMPLES_NOISE,
 	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE |
 		  TEST_NO_DEADLINE,
 	.default_duration_ns = NOISE_DEFAULT_DURATION_NS,

@@ -194,7 +194,7 @@ static void *periodic_thread_fn(void *arg)
 {
 	struct periodic_thread *pt = arg;
 
-	if (pt->simulate)
+	if (SIMULATED(pt->simulate))
 		periodic_simulate(pt);
 	else
 		periodic_measure(pt);
@@ -304,14 +304,13 @@ static uint64_t parse_criterion(const char *text)
 static const struct opt_desc periodic_opts[] = {
 	{ .name = "period", .id = OPT_PERIOD, .type = OPT_DURATION,
 	  .def = "5ms", .unit = "us",
-	  .help = "release period (default 5ms; bare number: us)" },
+	  .help = HELP_PERIODIC_PERIOD },
 	{ .name = "busy", .id = OPT_BUSY, .type = OPT_DURATION, .def = "0",
 	  .unit = "us",
-	  .help = "busy work after each wake-up, < period (default 0; us)" },
+	  .help = HELP_PERIODIC_BUSY },
 	{ .name = "criterion", .id = OPT_CRITERION, .type = OPT_DURATION,
 	  .def = "100us", .unit = "us",
-	  .help = "failed iteration when delay >= D; 'off' disables the\n"
-		  "verdict (default 100us, as LTP; bare number: us)" },
+	  .help = HELP_PERIODIC_CRITERION },
 	{ .name = NULL },
 };
 
@@ -390,7 +389,7 @@ static int periodic_run(void *ctx, struct rtp_common *c, int argc,
 			.run = r,
 			.series = percpu_add_series(r, c, i),
 			.cfg = &p->cfg,
-			.simulate = c->simulate,
+			.simulate = SIMULATED(c->simulate),
 		};
 	rc = percpu_run(r, c, periodic_thread_fn, p->threads,
 			sizeof(*p->threads));
@@ -403,19 +402,8 @@ static int periodic_run(void *ctx, struct rtp_common *c, int argc,
 const struct test_desc test_periodic = {
 	.name = "periodic",
 	.summary = "periodic drift (LTP sched_latency)",
-	.intro =
-"Periodic drift, after LTP sched_latency: a thread released every --period\n"
-"(absolute clock_nanosleep) does --busy work after each wake-up.\n"
-"delay_i = now - start - i*period; delay_0 is the start latency.  Work that\n"
-"runs past later releases misses them (counted as overruns, then skipped).\n"
-"Every delay >= --criterion is a failed iteration: any fails the run (exit 1),\n"
-"as does a start latency >= --criterion (LTP judges it separately).\n"
-"Defaults differing from other tests: one thread (--threads N for more),\n"
-"--duration 3s.\n",
-	.examples =
-"  rtprobe periodic --period 5ms --busy 1ms --duration 5s\n"
-"  rtprobe periodic --cpus 1 --priority 90 --criterion 50us --loops 2000\n"
-"  rtprobe periodic --simulate 7:const,lat=20us --loops 100\n",
+	.intro = INTRO_PERIODIC,
+	.examples = EXAMPLES_PERIODIC,
 	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE |
 		  TEST_NO_DEADLINE,
 	.default_duration_ns = PERIODIC_DEFAULT_DURATION_NS,

@@ -359,7 +359,8 @@ static int pi_resolve_cpu(struct pi_test *t, struct rtp_common *c,
 				break;
 		t->cfg.cpu = cpu;
 	}
-	if (CPU_COUNT(&allowed) < 2 && !t->cfg.force && !c->simulate) {
+	if (CPU_COUNT(&allowed) < 2 && !t->cfg.force &&
+	    !SIMULATED(c->simulate)) {
 		fmt_fprintf(stderr, "rtprobe: pi: only one CPU is allowed and the "
 			    "hogs would take all of it for --hog-time; add --force "
 			    "to run anyway\n");
@@ -376,29 +377,24 @@ static int pi_resolve_cpu(struct pi_test *t, struct rtp_common *c,
 
 static const struct opt_desc pi_opts[] = {
 	{ .name = "cpu", .id = PI_OPT_CPU, .type = OPT_CPU,
-	  .help = "the CPU shared by all threads (default: the first\n"
-		  "allowed CPU); never every CPU: a one-CPU machine\n"
-		  "needs --force" },
+	  .help = HELP_PI_CPU },
 	{ .name = "hold", .id = PI_OPT_HOLD, .type = OPT_DURATION,
 	  .def = "1ms", .unit = "us",
-	  .help = "holder's CPU time with the lock (default 1ms; bare\n"
-		  "number: us)" },
+	  .help = HELP_PI_HOLD },
 	{ .name = "hogs", .id = PI_OPT_HOGS, .type = OPT_INTEGER, .def = "2",
-	  .help = "medium-priority busy threads, 1..16 (default 2)" },
+	  .help = HELP_PI_HOGS },
 	{ .name = "hog-time", .id = PI_OPT_HOG_TIME, .type = OPT_DURATION,
 	  .def = "20ms", .unit = "us",
-	  .help = "how long the hogs stay busy after their release;\n"
-		  "bounds the starvation (default 20ms, at most 200ms)" },
+	  .help = HELP_PI_HOG_TIME },
 	{ .name = "iterations", .id = PI_OPT_ITERATIONS, .type = OPT_INTEGER,
-	  .def = "50", .help = "measured iterations (default 50)" },
+	  .def = "50", .help = HELP_PI_ITERATIONS },
 	{ .name = "max-excess", .id = PI_OPT_MAX_EXCESS, .type = OPT_DURATION,
 	  .unit = "us",
-	  .help = "criterion: largest excess <= D (default: 2 x --hold,\n"
-		  "at least 100us); exit 1 when exceeded" },
+	  .help = HELP_PI_MAX_EXCESS },
 	{ .name = "no-pi", .id = PI_OPT_NO_PI, .type = OPT_FLAG,
-	  .help = "plain mutex (PTHREAD_PRIO_NONE): shows the inversion" },
+	  .help = HELP_PI_NO_PI },
 	{ .name = "force", .id = PI_OPT_FORCE, .type = OPT_FLAG,
-	  .help = "allow running on a machine with a single CPU" },
+	  .help = HELP_PI_FORCE },
 	{ .name = NULL },
 };
 
@@ -508,7 +504,7 @@ static int pi_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 	c->duration_ns = 0;
 	c->loops = t->cfg.iterations;
 	rc = pi_resolve_cpu(t, c, pp->cpu_given);
-	if (!rc && !c->simulate)
+	if (!rc && !SIMULATED(c->simulate))
 		rc = pi_init_sync(t);
 	if (rc) {
 		free(t);
@@ -531,7 +527,7 @@ static int pi_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 	}
 	/* the waiter first: the engine ties the series to it */
 	run_spawn(r, pi_waiter, t, t->cfg.cpu, c->policy, c->priority);
-	if (!c->simulate) {
+	if (!SIMULATED(c->simulate)) {
 		run_spawn(r, pi_holder, t, t->cfg.cpu, c->policy,
 			  t->holder_priority);
 		for (i = 0; i < t->cfg.hogs; i++)
@@ -539,7 +535,7 @@ static int pi_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 				  t->hog_priority);
 	}
 	rc = run_finish(r);
-	if (!c->simulate)
+	if (!SIMULATED(c->simulate))
 		pthread_mutex_destroy(&t->lock);
 	free(t);
 	return rc;
@@ -548,22 +544,8 @@ static int pi_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 const struct test_desc test_pi = {
 	.name = "pi",
 	.summary = "priority inheritance vs inversion (pi_perf)",
-	.intro =
-"Priority inheritance (LTP pi_perf semantics) on one CPU: a holder at\n"
-"priority P-20 takes a mutex and keeps it for --hold of its own CPU time; a\n"
-"waiter at P (--priority) then releases --hogs busy threads at P-10 and\n"
-"blocks on the mutex.  With priority inheritance the holder is boosted\n"
-"above the hogs and the waiter waits about --hold; with --no-pi (a plain\n"
-"mutex) the hogs starve the holder and the waiter waits about --hog-time\n"
-"more.  Sample: the waiter's wait beyond the hold time (excess).\n"
-"Policy fifo or rr only; --priority must be > 20.  Each iteration is\n"
-"followed by an idle pause as long as its busy part (RT duty <= ~50%).\n"
-"--simulate SEED[:DIST]: each iteration's excess is one draw; no threads\n"
-"are started.\n",
-	.examples =
-"  rtprobe pi --cpu 1\n"
-"  rtprobe pi --cpu 1 --no-pi      (fails: exit 1, waiter starved)\n"
-"  rtprobe pi --hold 500us --hog-time 50ms --max-excess 5ms --iterations 20\n",
+	.intro = INTRO_PI,
+	.examples = EXAMPLES_PI,
 	.traits = TEST_SERIES | TEST_WARMUP | TEST_SIMULATE | TEST_NO_DEADLINE,
 	.default_duration_ns = 2 * NSEC_PER_SEC,
 	.cpu_option = "cpu",

@@ -418,7 +418,7 @@ static void *waker_thread_fn(void *arg)
 				     : run_t0_ns(r);
 		p->ran = true;
 		p->start_ns = start_abs - run_t0_ns(r);
-		if (run_common(r)->simulate) {
+		if (SIMULATED(run_common(r)->simulate)) {
 			simulate_pair(p);
 		} else if (start_wakee(p)) {
 			if (wait_wakee_ready(p, false))
@@ -521,7 +521,7 @@ static int wakeup_open(struct wakeup *w, const struct rtp_common *c)
 			    "with the wakee failed: %s\n", len, strerror(errno));
 		return RTP_EXIT_ENV;
 	}
-	if (c->simulate)
+	if (SIMULATED(c->simulate))
 		return 0;
 	if (wake_process_init(err, sizeof(err))) {
 		fmt_fprintf(stderr, "rtprobe: wakeup: %s\n", err);
@@ -547,7 +547,7 @@ static void wakeup_close(struct wakeup *w, const struct rtp_common *c)
 {
 	int i;
 
-	if (!c->simulate)
+	if (!SIMULATED(c->simulate))
 		for (i = 0; i < w->npairs; i++)
 			wake_channel_close(&w->shared[i].ch);
 	munmap(w->shared, sizeof(struct wake_shared) * (size_t)w->cfg.nmechs);
@@ -557,36 +557,21 @@ static void wakeup_close(struct wakeup *w, const struct rtp_common *c)
 static const struct opt_desc wakeup_opts[] = {
 	{ .name = "mechanism", .id = OPT_MECHANISM, .type = OPT_CHOICES,
 	  .def = "condvar", .choices = wake_mech_names,
-	  .help = "comma list, run one after the other, one series\n"
-		  "each (default condvar):\n"
-		  "condvar  pthread condition variable (LTP async_handler)\n"
-		  "futex    FUTEX_WAIT / FUTEX_WAKE on a counter\n"
-		  "pipe     one byte through a pipe\n"
-		  "eventfd  eventfd write / read\n"
-		  "signal   pthread_kill (kill) to a handler, wakee in\n"
-		  "         sigsuspend\n"
-		  "sigwait  pthread_kill (kill), wakee in sigwaitinfo\n"
-		  "mq       POSIX message queue send / receive\n"
-		  "sem      POSIX semaphore post / wait\n"
-		  "sysvsem  SysV semaphore semop +1 / -1\n"
-		  "unix     one byte over a unix socket pair" },
+	  .help = HELP_WAKEUP_MECHANISM },
 	{ .name = "mode", .id = OPT_MODE, .type = OPT_CHOICE,
 	  .def = "threads", .metavar = "M", .choices = mode_names,
-	  .help = "threads | processes (default threads); processes\n"
-		  "share the timestamps through a shared mapping" },
+	  .help = HELP_WAKEUP_MODE },
 	{ .name = "placement", .id = OPT_PLACEMENT, .type = OPT_CHOICE,
 	  .def = "same", .metavar = "P", .choices = placement_names,
-	  .help = "same | cross: wakee on the waker's CPU (the first\n"
-		  "of --cpus) or on the second CPU of --cpus\n"
-		  "(default same)" },
+	  .help = HELP_WAKEUP_PLACEMENT },
 	{ .name = "waker-priority", .id = OPT_WAKER_PRIORITY,
 	  .type = OPT_INTEGER,
-	  .help = "1..99 (default: --priority minus 1, at least 1)" },
+	  .help = HELP_WAKEUP_WAKER_PRIORITY },
 	{ .name = "wakee-priority", .id = OPT_WAKEE_PRIORITY,
-	  .type = OPT_INTEGER, .help = "1..99 (default: --priority)" },
+	  .type = OPT_INTEGER, .help = HELP_WAKEUP_WAKEE_PRIORITY },
 	{ .name = "interval", .id = OPT_INTERVAL, .type = OPT_DURATION,
 	  .def = "1ms", .unit = "us",
-	  .help = "time between wake-ups (default 1ms; bare number: us)" },
+	  .help = HELP_WAKEUP_INTERVAL },
 	{ .name = NULL },
 };
 
@@ -686,18 +671,8 @@ static int wakeup_run(void *ctx, struct rtp_common *c, int argc, char **argv)
 const struct test_desc test_wakeup = {
 	.name = "wakeup",
 	.summary = "waker -> wakee latency of a wake-up mechanism",
-	.intro =
-"Wake-up latency of a mechanism: the waker reads the clock immediately\n"
-"before the wake call, the wakee immediately after its blocking call\n"
-"returns; latency is the difference.  One wake-up every --interval.\n"
-"Each mechanism runs --warmup plus --duration (default 3s) or --loops\n"
-"wake-ups.\n",
-	.examples =
-"  rtprobe wakeup --mechanism condvar,futex,pipe --duration 3s\n"
-"  rtprobe wakeup --mechanism sigwait,mq,sem --mode processes \\\n"
-"          --placement cross --cpus 0,1 --threshold 100us\n"
-"  rtprobe wakeup --mechanism mq --simulate 5:uniform,min=3us,max=9us "
-"--loops 500\n",
+	.intro = INTRO_WAKEUP,
+	.examples = EXAMPLES_WAKEUP,
 	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE |
 		  TEST_NO_DEADLINE,
 	.default_duration_ns = WAKEUP_DEFAULT_DURATION_NS,

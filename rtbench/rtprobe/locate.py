@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
 PACKAGED_PROBE = PACKAGE_DIR / "_bin" / "rtprobe"
 CHECKOUT_PROBE = PACKAGE_DIR.parent / "probe" / "build" / "rtprobe"
 

@@ -1,0 +1,238 @@
+"""What a person sees: every command's output fits 60, 80 and 120 columns with every number
+of the data whole, and no Python repr reaches a terminal or an HTML page.
+
+The runs are stored once per module through the real CLI with --simulate (deterministic):
+run 1 the default distribution, run 2 5 µs with a 111,600 µs spike every 97th sample
+(overruns, large figures, wide intervals), run 3 a shifted distribution.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from explain_helpers import simulated_runs
+from fastapi.testclient import TestClient
+from rich.cells import cell_len
+from rich.console import Console
+
+from rtbench.analysis.compare import view_of_run
+from rtbench.analysis.measurement import run_stats
+from rtbench.analysis.select import CellKey
+from rtbench.analysis.verdict import verdict_of
+from rtbench.cli import main
+from rtbench.report import figures
+from rtbench.report.compare_text import fmt_signed_us
+from rtbench.report.format import fmt_count, fmt_us
+from rtbench.report.live import LiveProgress
+from rtbench.report.verdict import verdict_text
+from rtbench.rtprobe.records import StartRecord, WindowRecord
+from rtbench.server.app import create_app
+from rtbench.store import Store
+from tests.conftest import REPO
+
+WIDTHS = (60, 80, 120)
+COMMANDS = (
+    ("ls",), ("show", "1"), ("show", "2"), ("compare", "1", "2"), ("compare", "1", "2", "3"),
+    ("compare", "2", "ref:loongson2f"), ("advise", "1"), ("advise", "2", "--cycle", "1ms"),
+    ("ref", "ls"), ("ref", "show", "loongson2f"), ("suites",), ("suites", "quick"),
+)
+# A Python repr where a value should have been formatted for people.
+REPR = re.compile(r"\{'|\['|\bNone\b|\bTrue\b|\bFalse\b")
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory, probe_path: Path) -> str:
+    """The database URL of the three simulated runs."""
+    return simulated_runs(tmp_path_factory.mktemp("present"), probe_path,
+                          ["1", "2:const,lat=5us,spike=111600us,every=97",
+                           "3:expo,min=3us,mean=4us"], duration="20s")
+
+
+def rtbench(db: str, *args: str, width: int = 120) -> str:
+    """The output of `rtbench --width W ARGS --db DB` (run in this process)."""
+    argv = ["--width", str(width), *args]
+    if args[0] not in ("ref", "suites"):
+        argv += ["--db", db]
+    done = CliRunner().invoke(main, argv, catch_exceptions=False, env={"COLUMNS": None})
+    assert done.exit_code in (0, 1), done.output
+    return done.output
+
+
+def whole(number: str, text: str) -> bool:
+    """Whether number appears in text as a whole figure (no digit, '.' or ',' glued on)."""
+    return re.search(rf"(?<![\d.,]){re.escape(number)}(?![\d,]|\.\d)", text) is not None
+
+
+def figures_of(db: str, command: tuple[str, ...]) -> set[str]:
+    """The numbers of the data a command shows, formatted as it formats them."""
+    out: set[str] = set()
+    with Store.open(db) as store:
+        if command[0] == "show":
+            for ms in run_stats(store.get_run(int(command[1]))):
+                s = ms.merged
+                assert s is not None
+                out |= {fmt_count(s.samples), fmt_us(s.min_ns), fmt_us(s.mean_ns),
+                        fmt_us(s.max_ns), fmt_count(s.overruns)}
+                out |= {fmt_us(s.pct(label)) for label in ("p99", "p99.9")} - {"-"}
+        elif command[0] == "ls":
+            out |= {f"{r.worst_max_ns / 1000:,.1f}" for r in store.list_runs(limit=10)
+                    if r.worst_max_ns is not None}
+    if command[0] == "compare":
+        data = json.loads(rtbench(db, *command, "--json"))
+        for cell in data["cells"]:
+            for diffs in cell["differences"]:
+                for d in diffs:
+                    for key in ("baseline_ns", "run_ns"):
+                        if d[key] is not None:
+                            out.add(fmt_us(d[key]))
+                    if d["difference_ns"] is not None:
+                        out.add(fmt_signed_us(d["difference_ns"]))
+    if command[0] == "advise":
+        data = json.loads(rtbench(db, *command, "--json"))
+        out |= {fmt_us(c["observed_max_ns"]) for c in data["cells"]}
+        out |= {str(c["windows"]) for c in data["cells"]}
+    return out
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_every_table_fits_and_keeps_every_number_whole(db: str, command: tuple[str, ...]
+                                                       ) -> None:
+    numbers = figures_of(db, command)
+    if command[0] in ("show", "ls", "compare", "advise"):
+        assert numbers, "the data holds figures to look for"
+    for width in WIDTHS:
+        text = rtbench(db, *command, width=width)
+        for line in text.splitlines():
+            assert cell_len(line.rstrip()) <= width, f"{width}: {line!r}"
+        assert "…" not in text, f"{width}: a cut cell"
+        missing = sorted(n for n in numbers if not whole(n, text))
+        assert not missing, f"{' '.join(command)} at {width} columns lacks {missing}"
+
+
+def test_the_big_figures_of_the_spiky_run_are_there(db: str) -> None:
+    """The run whose cells once were cut at 80 columns ('111,600…')."""
+    text = rtbench(db, "show", "2", width=80)
+    assert whole("111,600.0", text)
+    compare = rtbench(db, "compare", "1", "2", width=80)
+    assert whole("111,600.0", compare)
+
+
+def test_no_repr_in_any_command_output(db: str) -> None:
+    for command in COMMANDS:
+        text = rtbench(db, *command, width=80)
+        assert not REPR.findall(text), f"{' '.join(command)}: {REPR.findall(text)}"
+
+
+def test_no_repr_in_any_html_page(db: str, tmp_path: Path) -> None:
+    pages = {}
+    for run in ("1", "2"):
+        out = tmp_path / f"run{run}.html"
+        rtbench(db, "report", run, "-o", str(out))
+        pages[out.name] = out.read_text()
+    compare = tmp_path / "compare.html"
+    rtbench(db, "compare", "1", "2", "ref:loongson2f", "-o", str(compare))
+    pages[compare.name] = compare.read_text()
+    with Store.open(db) as store, TestClient(create_app(store=store)) as client:
+        for path in ("/runs", "/runs/1", "/runs/2", "/matrix", "/refs", "/compare?runs=1,2"):
+            got = client.get(path)
+            assert got.status_code == 200, path
+            pages[path] = got.text
+    for name, html in pages.items():
+        text = re.sub(r"<script.*?</script>|<style.*?</style>|<svg.*?</svg>", "", html,
+                      flags=re.S)
+        text = re.sub(r"<[^>]+>", " ", text)
+        assert not REPR.findall(text), f"{name}: {REPR.findall(text)}"
+
+
+def test_simulated_figures_say_so(db: str, tmp_path: Path) -> None:
+    out = tmp_path / "run1.html"
+    rtbench(db, "report", "1", "-o", str(out))
+    titles = re.findall(r"<svg.*?</svg>", out.read_text(), flags=re.S)
+    assert titles and all("SIMULATED" in svg for svg in titles)
+    figure = tmp_path / "sweep.svg"
+    rtbench(db, "plot", "1", "--kind", "sweep", "-o", str(figure))
+    assert "SIMULATED" in re.sub(r"<[^>]+>", "", figure.read_text())
+
+
+def test_a_single_point_series_is_drawn_as_a_point(db: str) -> None:
+    with Store.open(db) as store:
+        view = view_of_run(store.get_run(1))
+    fig = figures.build("sweep", [view], CellKey("", "cyclic", ""), "p50")
+    (line,) = fig.axes[0].get_lines()
+    assert len(line.get_xdata()) == 1
+    assert line.get_linestyle() == "None" and line.get_marker() == "o"
+
+
+def test_compare_caption_says_only_what_is_drawn(db: str, tmp_path: Path) -> None:
+    measured = tmp_path / "measured.html"
+    rtbench(db, "compare", "1", "2", "-o", str(measured))
+    assert "dashed: published figures" not in measured.read_text()
+    published = tmp_path / "published.html"
+    rtbench(db, "compare", "2", "ref:loongson2f", "-o", str(published))
+    assert "dashed: published figures" in published.read_text()
+
+
+def _live_at(width: int) -> str:
+    """The live display with two series of large figures, rendered width columns wide."""
+    console = Console(record=True, width=width, force_terminal=False, file=io.StringIO())
+    live = LiveProgress(console)
+    live.suite_name, live.total = "quick", 8
+    live.begin("busy-loop / cyclic-100us", 10.0)
+    live.on_start(StartRecord(raw={}, test="cyclic", simulated=True, params={}, common={},
+                              series=[{"index": 0, "label": "cpu0"},
+                                      {"index": 1, "label": "cpu1"}],
+                              sysinfo={}, t0_unix_ns=0, version="0.1.0"))
+    for series in (0, 1):
+        live.on_window(WindowRecord(series=series, index=1, warmup=False, start_ns=0,
+                                    end_ns=10**9, count=1_234_567, min_ns=2_004,
+                                    max_ns=111_600_000, sum_ns=6_172_835_000, overruns=12_345,
+                                    exceed=[], hist_json="[]"))
+    console.print(live.render())
+    return console.export_text()
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_live_display_fits(width: int) -> None:
+    text = _live_at(width)
+    for line in text.splitlines():
+        assert cell_len(line.rstrip()) <= width
+    for figure in ("111,600.0", "2.004", "5.000", "12,345"):
+        assert whole(figure, text), (width, figure, text)
+    assert "…" not in text and "overru…" not in text
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_verdict_lines_hang_under_their_bullet(db: str, width: int) -> None:
+    with Store.open(db) as store:
+        run = store.get_run(2)
+    console = Console(record=True, width=width, force_terminal=False, file=io.StringIO())
+    console.print(verdict_text(verdict_of(run)))
+    lines = console.export_text().splitlines()
+    assert lines[0].startswith("verdict: ")
+    for line in lines[1:]:
+        # a continuation never starts at column 0 unless it starts a new item
+        assert line.startswith((" ", "scenarios not as defined", "likely causes", "what to do",
+                                "note: ")), line
+
+
+def test_ascii_terminal_gets_us_and_whole_numbers(db: str) -> None:
+    """A terminal whose encoding cannot print µ gets 'us' and ASCII tables, numbers whole."""
+    env = dict(os.environ, PYTHONIOENCODING="ascii", COLUMNS="80", PYTHONPATH=str(REPO))
+    for command in (("show", "2"), ("compare", "1", "2"), ("ls",)):
+        done = subprocess.run([sys.executable, "-m", "rtbench", *command, "--db", db],
+                              env=env, capture_output=True, timeout=120, check=False, cwd=REPO)
+        assert done.returncode in (0, 1), done.stderr
+        text = done.stdout.decode("ascii")  # raises on anything but ASCII
+        assert "us" in text and "?" not in text.replace("(?)", "")
+        for line in text.splitlines():
+            assert len(line.rstrip()) <= 80, line
+        missing = sorted(n for n in figures_of(db, command) if not whole(n, text))
+        assert not missing, f"{' '.join(command)}: {missing}"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rtbench import probebuild
+from rtbench.rtprobe import build as probebuild
 from rtbench.rtprobe import pushable
 from rtbench.rtprobe.elf import is_static
 from rtbench.rtprobe.provider import Probes, ProbeUnavailable

@@ -2,7 +2,7 @@
 
 Everything else lives in pyproject.toml.  `pip install .` builds a platform wheel holding
 rtbench/_bin/rtprobe, rtbench/_suites/*.toml and rtbench/_probe/ (the probe's sources,
-Makefile and port files, from which `rtbench probe build` and the board targets build
+Makefile, port files and help generators, from which `rtbench probe build` and the board targets build
 probes for other arches); `pip install -e .` only builds probe/ (the source checkout's
 probe/, its build/rtprobe and suites/ are then found directly).
 """
@@ -47,11 +47,12 @@ class BuildWithProbe(build_py):  # type: ignore[misc]
 
     @staticmethod
     def copy_probe_sources(probe_dir: Path, dest: Path) -> None:
-        """What a board build needs from probe/: src/, port/ and the Makefile."""
+        """What a board build needs from probe/: src/, port/, tools/ (the help header's
+        generators) and the Makefile."""
         if dest.exists():
             shutil.rmtree(dest)
         dest.mkdir(parents=True)
-        for sub in ("src", "port"):
+        for sub in ("src", "port", "tools"):
             shutil.copytree(probe_dir / sub, dest / sub,
                             ignore=shutil.ignore_patterns("*.o", "__pycache__"))
         shutil.copy2(probe_dir / "Makefile", dest / "Makefile")

@@ -440,9 +440,15 @@ def test_suites_command_shows_toml_not_json(run_cli: RunCli) -> None:
 def test_db_accepts_a_plain_path(run_cli: RunCli, tmp_path: Path) -> None:
     assert db_url_of(str(tmp_path / "x.db")) == f"sqlite:///{tmp_path / 'x.db'}"
     assert db_url_of("sqlite:///rel.db") == "sqlite:///rel.db"
+    # a reading command creates nothing (issue 27); `db migrate` creates, then ls reads it
     done = run_cli("ls", "--db", str(tmp_path / "x.db"))
+    assert done.returncode == 2 and "does not exist" in done.stderr
+    assert not (tmp_path / "x.db").exists()
+    done = run_cli("db", "migrate", "--db", str(tmp_path / "x.db"))
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "x.db").is_file()
+    done = run_cli("ls", "--db", str(tmp_path / "x.db"))
+    assert done.returncode == 0, done.stderr
 
 
 def test_suite_lengths_agree_with_the_estimate() -> None:

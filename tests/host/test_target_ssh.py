@@ -473,6 +473,9 @@ def test_wheel_carries_what_a_board_needs(wheel_venv: WheelVenv) -> None:
     assert sources and all(f"rtbench/_probe/{s}" in names for s in sources)
     assert all(f"rtbench/_probe/port/{p.name}" in names
                for p in (REPO / "probe" / "port").glob("*.c"))
+    # the help header's generators and its source: a board build runs them
+    assert {"rtbench/_probe/src/help.txt", "rtbench/_probe/tools/helpgen.py",
+            "rtbench/_probe/tools/helpgen.awk"} <= names
     assert {f"rtbench/_suites/{p.name}" for p in (REPO / "suites").glob("*.toml")} <= names
     assert "rtbench/_suites/serial-suite.toml" in names
     assert not [n for n in names if n.startswith("rtbench/_probe/") and n.endswith(".o")]

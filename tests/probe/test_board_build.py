@@ -218,3 +218,22 @@ def test_makefile_compiles_every_source_with_the_poison() -> None:
     makefile = (REPO / "probe" / "Makefile").read_text()
     assert "POISON := -include src/lib/poison.h" in makefile
     assert "$(CC) $(WARN) $(CPPFLAGS_ALL) $(POISON)" in makefile
+
+
+def test_awk_writes_the_plain_header_helpgen_writes(tmp_path: Path) -> None:
+    # native builds make help.h with awk (no Python needed to build rtprobe on a machine)
+    by_python = tmp_path / "py.h"
+    assert helpgen.main([str(HELP_TXT), str(by_python)]) == 0
+    done = subprocess.run(["awk", "-f", str(REPO / "probe/tools/helpgen.awk"), str(HELP_TXT)],
+                          capture_output=True, check=False, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == by_python.read_bytes()
+
+
+def test_awk_refuses_text_before_the_first_entry(tmp_path: Path) -> None:
+    bad = tmp_path / "help.txt"
+    bad.write_text("stray text\n@ HELP_X\nx\n", encoding="ascii")
+    done = subprocess.run(["awk", "-f", str(REPO / "probe/tools/helpgen.awk"), str(bad)],
+                          capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "before the first '@ NAME'" in done.stderr

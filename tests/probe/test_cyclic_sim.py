@@ -254,8 +254,9 @@ def test_wider_window_gives_fewer_records_with_the_same_samples(run_probe: RunPr
     assert without_tids(wide.result["series"]) == without_tids(narrow.result["series"])
 
 
-@pytest.mark.parametrize("value", ["0", "1500ms", "2h", "soon"])
-def test_window_must_be_whole_seconds_up_to_an_hour(run_probe: RunProbe, value: str) -> None:
+@pytest.mark.parametrize("value", ["0", "50ms", "1500us", "2h", "soon"])
+def test_window_must_be_whole_milliseconds_from_100ms_to_an_hour(run_probe: RunProbe,
+                                                                 value: str) -> None:
     assert_usage_error(run_probe("cyclic", "--simulate", "7", "--duration", "2s",
                                  "--window", value), "--window")
 
@@ -265,3 +266,9 @@ def test_each_series_names_the_thread_that_measured_it(run_probe: RunProbe) -> N
     assert run.rc == 0, run.stderr
     tids = [s["tid"] for s in run.result["series"]]
     assert all(isinstance(t, int) and t > 0 for t in tids) and len(set(tids)) == 2
+
+
+@pytest.mark.parametrize("value", ["100ms", "250ms", "1500ms"])
+def test_window_takes_whole_milliseconds(run_probe: RunProbe, value: str) -> None:
+    run = run_probe("cyclic", "--simulate", "7", "--duration", "2s", "--window", value)
+    assert run.rc == 0, run.stderr

@@ -421,6 +421,12 @@ IMPORTS: list[tuple[str, Any, str | None, tuple[str, ...]]] = [
     ("blank-as-cyclictest", b"\n\n# only a comment\n", "cyclictest", ("no cyclictest",)),
     ("ct-negative-min", lambda: (REAL / "ct-q.txt").read_bytes().replace(
         b"Min:     15", b"Min:    -15"), None, ("line 2",)),
+    ("sng-line-cut", lambda: b"".join((REAL / "sng.txt").read_bytes()
+                                      .splitlines(keepends=True)[:20]), None,
+     ("line 20",)),
+    ("sng-no-completed-line", lambda: b"".join((REAL / "sng.txt").read_bytes()
+                                               .splitlines(keepends=True)[:-1]), None,
+     ("run completed",)),
     ("ct-json-as-oslat", lambda: (REAL / "ct.json").read_bytes(), "oslat-json",
      ("not of oslat",)),
 ]
@@ -642,6 +648,42 @@ def test_import(case: Case, case_env: dict[str, Any], probe_path: Path) -> None:
     """Cut, damaged and wrong-format tool outputs: exit 2 naming file and line, nothing
     stored."""
     _run_case(case, case_env, probe_path)
+
+
+# the outputs whose importer knows the complete form: every cut at a line boundary fails
+LINE_CUT_COMPLETE = ("sng.txt", "hb.txt", "ct-q.txt")
+
+
+@pytest.mark.parametrize("name", LINE_CUT_COMPLETE)
+def test_every_line_boundary_cut_is_refused(name: str) -> None:
+    """Each prefix of a real output ending at a line boundary is refused naming the file
+    and a line; the whole output is read."""
+    from rtbench.interop.base import ImportFormatError, importers
+
+    data = (REAL / name).read_bytes()
+    importer = next(i for i in importers().values() if i.detect(data[:4096], name))
+    assert importer.read(data, name)
+    lines = data.splitlines(keepends=True)
+    for end in range(1, len(lines)):
+        with pytest.raises(ImportFormatError, match=rf"^{name}: .*line|^{name}: no "):
+            importer.read(b"".join(lines[:end]), name)
+
+
+def test_import_partial_stores_the_reason(case_env: dict[str, Any]) -> None:
+    """--partial keeps a cut output as a 'partial' run with the reason shown by ls and
+    show; without it the same file is refused (exit 2) and nothing is stored."""
+    cut = case_env["tmp"] / "cut.txt"
+    cut.write_bytes(b"".join((REAL / "sng.txt").read_bytes().splitlines(keepends=True)[:20]))
+    refused = invoke(["import", str(cut)], case_env["env"])
+    assert refused.exit_code == 2, refused.output
+    assert "--partial" in refused.output
+    stored = invoke(["import", "--partial", str(cut)], case_env["env"])
+    assert stored.exit_code == 0, stored.output
+    run_id = stored.output.split("run ")[1].split()[0]
+    listing = invoke(["ls"], case_env["env"])
+    assert "partial" in listing.output and "promises 135" in " ".join(listing.output.split())
+    shown = invoke(["show", run_id], case_env["env"])
+    assert shown.exit_code == 0 and "partial" in shown.output
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.kind == "text"], ids=lambda c: c.id)

@@ -14,6 +14,7 @@ from rtbench.bundle import RunDetail
 from rtbench.interop._build import (
     ToolSeries,
     check_count,
+    complete,
     loose_json,
     member,
     number,
@@ -180,5 +181,7 @@ class OslatTextImporter(Importer):
         m = tool_measurement(name="oslat", test="noise", series=series, where=filename,
                              tool_version=version, measured_ns=measured,
                              data={"unit": "us", "overflow_in_last_bucket": True})
-        return [tool_run(tool="oslat", tool_version=version, command_line=None,
+        runs = [tool_run(tool="oslat", tool_version=version, command_line=None,
                          fmt=self.name, measurements=[m])]
+        return complete(runs, filename, text,
+                        "" if duration else "no 'Duration:' line (oslat prints it last)")

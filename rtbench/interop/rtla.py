@@ -17,6 +17,7 @@ from rtbench.bundle import MeasurementDetail, RunDetail
 from rtbench.interop._build import (
     ToolSeries,
     check_count,
+    complete,
     number,
     text_of,
     tool_measurement,
@@ -101,8 +102,11 @@ class RtlaHistImporter(Importer):
             data={"unit": "ns" if unit_ns == 1 else "us", "duration": duration,
                   "bucket_step": step})
             for context, series in by_context.items()]
-        return [tool_run(tool="rtla", tool_version="", command_line=None, fmt=self.name,
+        closing = [key for key in ("min", "avg", "max") if key not in summary]
+        runs = [tool_run(tool="rtla", tool_version="", command_line=None, fmt=self.name,
                          measurements=measurements)]
+        return complete(runs, filename, text, f"no '{closing[0]}:' line after 'count:'"
+                        if closing else "")
 
 
 _TIMERLAT_TOP = re.compile(r"^\s*(\d+)\s+#(\d+)\s*\|\s*([\d\s-]+?)\s*\|\s*([\d\s-]+?)\s*"

@@ -13,8 +13,15 @@ import re
 from typing import Any
 
 from rtbench.bundle import RunDetail
-from rtbench.interop._build import ToolSeries, number, text_of, tool_measurement, tool_run
-from rtbench.interop.base import Importer, ImportFormatError, IncompleteOutput
+from rtbench.interop._build import (
+    ToolSeries,
+    complete,
+    number,
+    text_of,
+    tool_measurement,
+    tool_run,
+)
+from rtbench.interop.base import Importer, ImportFormatError
 
 _PREFIX = re.compile(r"^stress-ng:\s*\w+:\s*\[\d+\]\s*cyclic:\s*(.*)$")
 _SCHED = re.compile(r"^sched (\S+): (\d+) ns delay, (\d+) samples")
@@ -23,7 +30,6 @@ _MINMAX = re.compile(r"^min: (\S+) ns, max: (\S+) ns, std\.dev\. (\S+)")
 _PCT = re.compile(r"^(\d+(?:\.\d+)?)%:\s*(\d+) ns")
 _DIST = re.compile(r"^latency distribution \((\d+) ns intervals\)")
 _BUCKET = re.compile(r"^(\d+)\s+(\d+)$")
-_FIRST = re.compile(r"^\(for the first (\d+) buckets of (\d+)\)")
 _DONE = re.compile(r"^stress-ng:\s*\w+:\s*\[\d+\]\s*(?:un)?successful run completed")
 
 
@@ -44,9 +50,7 @@ class StressNgCyclicImporter(Importer):
         percentiles: dict[str, int] = {}
         hist: list[tuple[int, int]] = []
         width = None
-        promised_buckets = None
         completed = False
-        lineno = 0
         for lineno, line in enumerate(text.splitlines(), 1):
             completed = completed or _DONE.match(line.strip()) is not None
             match = _PREFIX.match(line.strip())
@@ -66,8 +70,6 @@ class StressNgCyclicImporter(Importer):
                 percentiles[m.group(1)] = int(m.group(2))
             elif m := _DIST.match(body):
                 width = int(m.group(1))
-            elif m := _FIRST.match(body):
-                promised_buckets = int(m.group(1))
             elif width and (m := _BUCKET.match(body)):
                 if int(m.group(1)) % width:
                     raise ImportFormatError(f"{where}: bucket {m.group(1)} is not a "
@@ -92,16 +94,11 @@ class StressNgCyclicImporter(Importer):
                   "distribution_complete": kept_hist is not None})
         runs = [tool_run(tool="stress-ng", tool_version="", command_line=None,
                          fmt=self.name, measurements=[measurement])]
-        missing = _missing(completed, promised_buckets, len(hist))
-        if missing:
-            raise IncompleteOutput(f"{filename}: line {lineno}: cut short: {missing}", runs)
-        return runs
+        return complete(runs, filename, text, _missing(completed))
 
 
-def _missing(completed: bool, promised_buckets: int | None, buckets: int) -> str:
-    """What a stress-ng log lacks to be complete ("" when nothing)."""
-    if promised_buckets is not None and buckets < promised_buckets:
-        return f"the distribution promises {promised_buckets} buckets and has {buckets}"
+def _missing(completed: bool) -> str:
+    """What a stress-ng log lacks to be complete ("" when nothing): its closing line."""
     if not completed:
         return "no 'successful run completed' line (stress-ng did not finish)"
     return ""

@@ -651,22 +651,32 @@ def test_import(case: Case, case_env: dict[str, Any], probe_path: Path) -> None:
 
 
 # the outputs whose importer knows the complete form: every cut at a line boundary fails
-LINE_CUT_COMPLETE = ("sng.txt", "hb.txt", "ct-q.txt")
+INTEROP = REAL.parent
+LINE_CUT_COMPLETE = ("real/sng.txt", "real/hb.txt", "real/ct-q.txt", "real/ct-h.txt",
+                     "real/os.txt", "ltp-async_handler.txt", "ltp-pi_perf.txt",
+                     "ltp-sched_latency.txt", "rtla-timerlat-hist.txt",
+                     "rtla-osnoise-hist.txt")
 
 
 @pytest.mark.parametrize("name", LINE_CUT_COMPLETE)
 def test_every_line_boundary_cut_is_refused(name: str) -> None:
     """Each prefix of a real output ending at a line boundary is refused naming the file
-    and a line; the whole output is read."""
+    and a line, unless all it lacks is blank lines; the whole output is read."""
     from rtbench.interop.base import ImportFormatError, importers
 
-    data = (REAL / name).read_bytes()
-    importer = next(i for i in importers().values() if i.detect(data[:4096], name))
-    assert importer.read(data, name)
+    data = (INTEROP / name).read_bytes()
+    base = Path(name).name
+    importer = next(i for i in importers().values() if i.detect(data[:4096], base))
+    assert importer.read(data, base)
     lines = data.splitlines(keepends=True)
+    refused = 0
     for end in range(1, len(lines)):
-        with pytest.raises(ImportFormatError, match=rf"^{name}: .*line|^{name}: no "):
-            importer.read(b"".join(lines[:end]), name)
+        if not b"".join(lines[end:]).strip():
+            continue  # only the trailing blank lines are missing: the output is complete
+        with pytest.raises(ImportFormatError, match=rf"^{base}: (.*line|no |not a )"):
+            importer.read(b"".join(lines[:end]), base)
+        refused += 1
+    assert refused >= 1
 
 
 def test_import_partial_stores_the_reason(case_env: dict[str, Any]) -> None:
@@ -681,7 +691,7 @@ def test_import_partial_stores_the_reason(case_env: dict[str, Any]) -> None:
     assert stored.exit_code == 0, stored.output
     run_id = stored.output.split("run ")[1].split()[0]
     listing = invoke(["ls"], case_env["env"])
-    assert "partial" in listing.output and "promises 135" in " ".join(listing.output.split())
+    assert "partial" in listing.output and "run completed" in " ".join(listing.output.split())
     shown = invoke(["show", run_id], case_env["env"])
     assert shown.exit_code == 0 and "partial" in shown.output
 

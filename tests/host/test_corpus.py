@@ -693,7 +693,8 @@ def test_import_partial_stores_the_reason(case_env: dict[str, Any]) -> None:
     listing = invoke(["ls"], case_env["env"])
     assert "partial" in listing.output and "run completed" in " ".join(listing.output.split())
     shown = invoke(["show", run_id], case_env["env"])
-    assert shown.exit_code == 0 and "partial" in shown.output
+    assert shown.exit_code == 0 and "run completed" in " ".join(shown.output.split())
+    assert "PARTIAL" in shown.output and "PASS" not in shown.output
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.kind == "text"], ids=lambda c: c.id)

@@ -679,6 +679,23 @@ def test_every_line_boundary_cut_is_refused(name: str) -> None:
     assert refused >= 1
 
 
+@pytest.mark.parametrize("name", ("rtla-timerlat-top.txt", "rtla-osnoise-top.txt"))
+def test_rtla_top_last_screen_cut_is_refused(name: str) -> None:
+    """rtla top printing two screens, cut inside the second: refused naming the counts of
+    CPUs; both screens whole are read (one screen alone has nothing to check against)."""
+    from rtbench.interop.base import ImportFormatError, importers
+
+    screen = (INTEROP / name).read_bytes()
+    importer = importers()["rtla-top"]
+    lines = screen.splitlines(keepends=True)
+    rows = [i for i, line in enumerate(lines) if b"#" in line.split(b"|")[0][:12]]
+    assert importer.read(screen + screen, name)
+    for kept in range(rows[0], rows[-1]):  # the second screen's CPU rows up to kept
+        cut = screen + b"".join(lines[:kept + 1])
+        with pytest.raises(ImportFormatError, match=rf"^{name}: line \d+: .*last screen"):
+            importer.read(cut, name)
+
+
 def test_import_partial_stores_the_reason(case_env: dict[str, Any]) -> None:
     """--partial keeps a cut output as a 'partial' run with the reason shown by ls and
     show; without it the same file is refused (exit 2) and nothing is stored."""

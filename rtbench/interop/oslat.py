@@ -7,6 +7,7 @@ bucket of v microseconds; min, average and max are the ones oslat printed.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -177,7 +178,10 @@ class OslatTextImporter(Importer):
         duration = fields.get("Duration")
         measured = None
         if duration:
-            measured = int(number(duration[0], f"{filename}: Duration") * 1e9)
+            duration_ns = number(duration[0], f"{filename}: Duration") * 1e9
+            whole_ns = float(math.floor(duration_ns)) if math.isfinite(duration_ns) \
+                else duration_ns
+            measured = check_count(whole_ns, f"{filename}: Duration")
         m = tool_measurement(name="oslat", test="noise", series=series, where=filename,
                              tool_version=version, measured_ns=measured,
                              data={"unit": "us", "overflow_in_last_bucket": True})

@@ -307,6 +307,9 @@ def headline_of(status: str, total: int, failed: int, errors: int,
         head = "INTERRUPTED: the run was stopped; finished measurements are kept"
     elif status == "running":
         head = "RUNNING: the run has not finished"
+    elif status == "partial":
+        head = ("PARTIAL: an output imported without its closing lines; what it holds is "
+                "kept, and it passes nothing")
     elif status == "lost":
         head = ("LOST: the connection to the target broke; the measurements after the last "
                 "one listed never started")

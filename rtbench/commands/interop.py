@@ -66,14 +66,24 @@ def _pick_importer(data: bytes, label: str, forced: str | None) -> Any:
          f"(one of {', '.join(sorted(found))})", EXIT_USAGE)
 
 
-def read_runs(data: bytes, label: str, importer: Any) -> list[RunDetail]:
-    """The runs of one file, each with its source and uid; exit 2 on a bad file."""
-    from rtbench.interop.base import ImportFormatError
+def read_runs(data: bytes, label: str, importer: Any, partial: bool = False
+              ) -> list[RunDetail]:
+    """The runs of one file, each with its source and uid; exit 2 on a bad file (an
+    incomplete one is kept with status 'partial' and the reason when partial)."""
+    from rtbench.interop.base import ImportFormatError, IncompleteOutput
 
     if len(data) > MAX_FILE_BYTES:
         fail(f"{label}: larger than {MAX_FILE_BYTES >> 20} MiB", EXIT_USAGE)
     try:
         runs: list[RunDetail] = importer.read(data, os.path.basename(label))
+    except IncompleteOutput as exc:
+        if not partial:
+            fail(_one_line(f"{exc}; --partial stores it as a partial run"), EXIT_USAGE)
+        runs = exc.runs
+        for run in runs:
+            run.status = "partial"
+            run.tags = {**run.tags, "partial": _one_line(str(exc))[:200]}
+            run.source = {**run.source, "partial": _one_line(str(exc))}
     except ImportFormatError as exc:
         fail(_one_line(str(exc)), EXIT_USAGE)
     except (ValueError, TypeError, KeyError, IndexError, OverflowError,
@@ -145,10 +155,14 @@ def register(main: click.Group) -> None:
     @click.option("--kernel", "kernel", metavar="K", help="Kernel release to store.")
     @click.option("--tag", "tags", multiple=True, metavar="K=V",
                   help="Label the imported runs (repeatable).")
+    @click.option("--partial", is_flag=True,
+                  help="Store an output cut before its end as a 'partial' run (with the "
+                       "reason) instead of refusing it.")
     @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
     @handle_errors
     def import_cmd(files: tuple[str, ...], fmt: str | None, host: str | None,
-                   kernel: str | None, tags: tuple[str, ...], db_url: str | None) -> None:
+                   kernel: str | None, tags: tuple[str, ...], partial: bool,
+                   db_url: str | None) -> None:
         """Store the runs in files other tools wrote (or rtbench's JSON export).
 
         The format is detected from the content; `--format` forces one.  Every file
@@ -176,7 +190,7 @@ def register(main: click.Group) -> None:
         for name in files:
             data, label = _read_input(name)
             importer = _pick_importer(data, label, fmt)
-            runs = read_runs(data, label, importer)
+            runs = read_runs(data, label, importer, partial)
             for run in runs:
                 if host:
                     run.hostname = host

@@ -29,7 +29,7 @@ from rtbench.bundle import (
     SeriesDetail,
     mark_beyond_hist,
 )
-from rtbench.interop.base import ImportFormatError
+from rtbench.interop.base import ImportFormatError, IncompleteOutput
 from rtbench.rtprobe import loglin7
 
 # the largest latency an import accepts: one day in ns (anything above is a broken file)
@@ -186,6 +186,16 @@ def tool_run(*, tool: str, tool_version: str, command_line: str | list[str] | No
                                         measure_cpus=None, intensity=None,
                                         measurements=measurements))
     return run
+
+
+def complete(runs: list[RunDetail], filename: str, text: str, missing: str
+             ) -> list[RunDetail]:
+    """The runs of a complete output; IncompleteOutput naming the last line and what is
+    missing (the runs kept for `import --partial`) when missing is not empty."""
+    if not missing:
+        return runs
+    last = len(text.splitlines())
+    raise IncompleteOutput(f"{filename}: line {last}: cut short: {missing}", runs)
 
 
 def text_of(data: bytes, filename: str, whole_lines: bool = True) -> str:

@@ -19,6 +19,15 @@ class ImportFormatError(ValueError):
     """A file that its importer cannot read; the message is one line (exit 2)."""
 
 
+class IncompleteOutput(ImportFormatError):
+    """A tool output that stops before its closing lines; runs holds what it has."""
+
+    def __init__(self, message: str, runs: list[RunDetail]) -> None:
+        """The one-line message (file, line, what is missing) and the runs read."""
+        super().__init__(message)
+        self.runs = runs
+
+
 class ExportFormatError(ValueError):
     """A run that a format cannot express; the message is one line (exit 2)."""
 

@@ -43,7 +43,8 @@ _THREAD_OVERFLOW = re.compile(r"^#\s*Thread\s+(\d+):(.*)$")
 _LOOKS_LIKE_DATA = re.compile(r"^(T:|-?\d|#\s*(Total|Min Latencies|Avg Latencies|"
                               r"Max Latencies|Histogram Overflows)\b)")
 # the lines that close a -h/-H histogram block, all printed by every cyclictest
-_HIST_CLOSERS = ("Total", "Min Latencies", "Avg Latencies", "Max Latencies")
+_HIST_CLOSERS = ("Total", "Min Latencies", "Avg Latencies", "Max Latencies",
+                 "Histogram Overflows")
 
 
 def _argv_option(argv: list[str], short: str, long: str) -> str | None:
@@ -265,10 +266,12 @@ class _TextParse:
         self.overflow_cycles: dict[str, list[int]] = {}
         self.blocks: set[str] = set()
         self.params: dict[str, Any] = {}
+        self.last_line = 0
 
     def line(self, line: str, lineno: int) -> None:
         """Take one line."""
         where = f"{self.filename}: line {lineno}"
+        self.last_line = lineno
         stripped = line.strip()
         if not stripped:
             return
@@ -333,6 +336,10 @@ class _TextParse:
             if missing:
                 raise ImportFormatError(f"{self.filename}: the histogram block has no "
                                         f"'# {missing[0]}' line: the output was cut short")
+            if "Histogram Overflows" in self.hash and len(self.overflow_cycles) < n:
+                raise ImportFormatError(
+                    f"{self.filename}: line {self.last_line}: cut short: "
+                    f"{len(self.overflow_cycles)} of {n} '# Thread N:' overflow lines")
         note = ""
         if unit_ns is None:
             mins = self._mins(n)

@@ -13,7 +13,15 @@ import re
 from typing import Any
 
 from rtbench.bundle import RunDetail
-from rtbench.interop._build import NUMBER, ToolSeries, number, text_of, tool_measurement, tool_run
+from rtbench.interop._build import (
+    NUMBER,
+    ToolSeries,
+    complete,
+    number,
+    text_of,
+    tool_measurement,
+    tool_run,
+)
 from rtbench.interop.base import Importer, ImportFormatError
 
 _BANNERS = (("Gettimeofday() Latency", "gtod_latency"),
@@ -91,5 +99,13 @@ class LtpRealtimeImporter(Importer):
             data={"unit": "us", "tool_figures_us": figures, "tool_quantiles_us": quantiles,
                   "count_printed": count is not None})
         measurement.verdicts = verdicts
-        return [tool_run(tool=f"ltp-{test}", tool_version="", command_line=None,
+        runs = [tool_run(tool=f"ltp-{test}", tool_version="", command_line=None,
                          fmt=self.name, measurements=[measurement])]
+        return complete(runs, filename, text, _missing(test, result, quantiles))
+
+
+def _missing(test: str, result: str | None, quantiles: dict[str, float]) -> str:
+    """What the log of test lacks to be complete ("" when nothing)."""
+    if test == "gtod_latency":
+        return "" if quantiles else "no quantile line after 'Quantiles:'"
+    return "" if result is not None else f"no 'Result:' line ({test} did not finish)"

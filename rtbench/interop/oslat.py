@@ -7,6 +7,7 @@ bucket of v microseconds; min, average and max are the ones oslat printed.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -14,6 +15,7 @@ from rtbench.bundle import RunDetail
 from rtbench.interop._build import (
     ToolSeries,
     check_count,
+    complete,
     loose_json,
     member,
     number,
@@ -176,9 +178,14 @@ class OslatTextImporter(Importer):
         duration = fields.get("Duration")
         measured = None
         if duration:
-            measured = int(number(duration[0], f"{filename}: Duration") * 1e9)
+            duration_ns = number(duration[0], f"{filename}: Duration") * 1e9
+            whole_ns = float(math.floor(duration_ns)) if math.isfinite(duration_ns) \
+                else duration_ns
+            measured = check_count(whole_ns, f"{filename}: Duration")
         m = tool_measurement(name="oslat", test="noise", series=series, where=filename,
                              tool_version=version, measured_ns=measured,
                              data={"unit": "us", "overflow_in_last_bucket": True})
-        return [tool_run(tool="oslat", tool_version=version, command_line=None,
+        runs = [tool_run(tool="oslat", tool_version=version, command_line=None,
                          fmt=self.name, measurements=[m])]
+        return complete(runs, filename, text,
+                        "" if duration else "no 'Duration:' line (oslat prints it last)")

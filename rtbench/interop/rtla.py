@@ -17,6 +17,7 @@ from rtbench.bundle import MeasurementDetail, RunDetail
 from rtbench.interop._build import (
     ToolSeries,
     check_count,
+    complete,
     number,
     text_of,
     tool_measurement,
@@ -101,12 +102,29 @@ class RtlaHistImporter(Importer):
             data={"unit": "ns" if unit_ns == 1 else "us", "duration": duration,
                   "bucket_step": step})
             for context, series in by_context.items()]
-        return [tool_run(tool="rtla", tool_version="", command_line=None, fmt=self.name,
+        closing = [key for key in ("min", "avg", "max") if key not in summary]
+        runs = [tool_run(tool="rtla", tool_version="", command_line=None, fmt=self.name,
                          measurements=measurements)]
+        return complete(runs, filename, text, f"no '{closing[0]}:' line after 'count:'"
+                        if closing else "")
 
 
 _TIMERLAT_TOP = re.compile(r"^\s*(\d+)\s+#(\d+)\s*\|\s*([\d\s-]+?)\s*\|\s*([\d\s-]+?)\s*"
                            r"(?:\|\s*([\d\s-]+?)\s*)?$")
+
+
+def _last_screen_short(text: str) -> str:
+    """What a cut last screen lacks: when rtla top printed several screens, the last one
+    lists fewer CPUs than the one before ("" when complete or when there is one screen)."""
+    screens: list[int] = []
+    for line in text.splitlines():
+        if line.strip().startswith(("CPU COUNT", "CPU Period")):
+            screens.append(0)
+        elif screens and re.match(r"^\s*\d+\s+#\d+\s", line):
+            screens[-1] += 1
+    if len(screens) > 1 and screens[-1] < screens[-2]:
+        return f"the last screen lists {screens[-1]} CPUs, the one before {screens[-2]}"
+    return ""
 
 
 class RtlaTopImporter(Importer):
@@ -124,8 +142,10 @@ class RtlaTopImporter(Importer):
         """One run: timerlat's IRQ and thread (and user) measurements, or osnoise's."""
         text = text_of(data, filename)
         if "CPU COUNT" in text:
-            return [self._timerlat(text, filename)]
-        return [self._osnoise(text, filename)]
+            runs = [self._timerlat(text, filename)]
+        else:
+            runs = [self._osnoise(text, filename)]
+        return complete(runs, filename, text, _last_screen_short(text))
 
     def _timerlat(self, text: str, filename: str) -> RunDetail:
         """timerlat top: per CPU, COUNT and cur/min/avg/max per context."""

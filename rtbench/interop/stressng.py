@@ -13,7 +13,14 @@ import re
 from typing import Any
 
 from rtbench.bundle import RunDetail
-from rtbench.interop._build import ToolSeries, number, text_of, tool_measurement, tool_run
+from rtbench.interop._build import (
+    ToolSeries,
+    complete,
+    number,
+    text_of,
+    tool_measurement,
+    tool_run,
+)
 from rtbench.interop.base import Importer, ImportFormatError
 
 _PREFIX = re.compile(r"^stress-ng:\s*\w+:\s*\[\d+\]\s*cyclic:\s*(.*)$")
@@ -23,6 +30,7 @@ _MINMAX = re.compile(r"^min: (\S+) ns, max: (\S+) ns, std\.dev\. (\S+)")
 _PCT = re.compile(r"^(\d+(?:\.\d+)?)%:\s*(\d+) ns")
 _DIST = re.compile(r"^latency distribution \((\d+) ns intervals\)")
 _BUCKET = re.compile(r"^(\d+)\s+(\d+)$")
+_DONE = re.compile(r"^stress-ng:\s*\w+:\s*\[\d+\]\s*(?:un)?successful run completed")
 
 
 class StressNgCyclicImporter(Importer):
@@ -42,7 +50,9 @@ class StressNgCyclicImporter(Importer):
         percentiles: dict[str, int] = {}
         hist: list[tuple[int, int]] = []
         width = None
+        completed = False
         for lineno, line in enumerate(text.splitlines(), 1):
+            completed = completed or _DONE.match(line.strip()) is not None
             match = _PREFIX.match(line.strip())
             if not match:
                 continue
@@ -82,5 +92,13 @@ class StressNgCyclicImporter(Importer):
             params={"policy": facts.get("policy"), "delay_ns": facts.get("delay_ns")},
             data={"unit": "ns", "tool_percentiles_ns": percentiles,
                   "distribution_complete": kept_hist is not None})
-        return [tool_run(tool="stress-ng", tool_version="", command_line=None,
+        runs = [tool_run(tool="stress-ng", tool_version="", command_line=None,
                          fmt=self.name, measurements=[measurement])]
+        return complete(runs, filename, text, _missing(completed))
+
+
+def _missing(completed: bool) -> str:
+    """What a stress-ng log lacks to be complete ("" when nothing): its closing line."""
+    if not completed:
+        return "no 'successful run completed' line (stress-ng did not finish)"
+    return ""

@@ -124,7 +124,8 @@ def show_run(console: Console, run: RunDetail) -> None:
     for key, value in (
             ("run", str(run.id)), ("suite", f"{run.suite} (scale "
                                     f"{run.scale:g})"),
-            ("status", run.status),
+            ("status", f"{run.status}: {run.source['partial']}"
+             if run.status == "partial" and run.source.get("partial") else run.status),
             ("started", run.started_at.isoformat(timespec="seconds")),
             ("finished", finished), ("host", run.hostname),
             ("target", fmt_target(run.target, run.tags)), ("kernel", run.kernel),

@@ -64,7 +64,8 @@ __all__ = [
 
 # running: being measured; lost: the target went away mid-run (finished windows kept);
 # abandoned: the process that owned a running run is gone (found at a later start).
-RUN_STATUSES = ("running", "ok", "fail", "interrupted", "error", "lost", "abandoned")
+RUN_STATUSES = ("running", "ok", "fail", "interrupted", "error", "lost", "abandoned",
+                "partial")
 
 
 # How long a write waits for another process's lock before SQLite gives up.

@@ -421,6 +421,12 @@ IMPORTS: list[tuple[str, Any, str | None, tuple[str, ...]]] = [
     ("blank-as-cyclictest", b"\n\n# only a comment\n", "cyclictest", ("no cyclictest",)),
     ("ct-negative-min", lambda: (REAL / "ct-q.txt").read_bytes().replace(
         b"Min:     15", b"Min:    -15"), None, ("line 2",)),
+    ("sng-line-cut", lambda: b"".join((REAL / "sng.txt").read_bytes()
+                                      .splitlines(keepends=True)[:20]), None,
+     ("line 20",)),
+    ("sng-no-completed-line", lambda: b"".join((REAL / "sng.txt").read_bytes()
+                                               .splitlines(keepends=True)[:-1]), None,
+     ("run completed",)),
     ("ct-json-as-oslat", lambda: (REAL / "ct.json").read_bytes(), "oslat-json",
      ("not of oslat",)),
 ]
@@ -642,6 +648,70 @@ def test_import(case: Case, case_env: dict[str, Any], probe_path: Path) -> None:
     """Cut, damaged and wrong-format tool outputs: exit 2 naming file and line, nothing
     stored."""
     _run_case(case, case_env, probe_path)
+
+
+# the outputs whose importer knows the complete form: every cut at a line boundary fails
+INTEROP = REAL.parent
+LINE_CUT_COMPLETE = ("real/sng.txt", "real/hb.txt", "real/ct-q.txt", "real/ct-h.txt",
+                     "real/os.txt", "ltp-async_handler.txt", "ltp-pi_perf.txt",
+                     "ltp-sched_latency.txt", "rtla-timerlat-hist.txt",
+                     "rtla-osnoise-hist.txt")
+
+
+@pytest.mark.parametrize("name", LINE_CUT_COMPLETE)
+def test_every_line_boundary_cut_is_refused(name: str) -> None:
+    """Each prefix of a real output ending at a line boundary is refused naming the file
+    and a line, unless all it lacks is blank lines; the whole output is read."""
+    from rtbench.interop.base import ImportFormatError, importers
+
+    data = (INTEROP / name).read_bytes()
+    base = Path(name).name
+    importer = next(i for i in importers().values() if i.detect(data[:4096], base))
+    assert importer.read(data, base)
+    lines = data.splitlines(keepends=True)
+    refused = 0
+    for end in range(1, len(lines)):
+        if not b"".join(lines[end:]).strip():
+            continue  # only the trailing blank lines are missing: the output is complete
+        with pytest.raises(ImportFormatError, match=rf"^{base}: (.*line|no |not a )"):
+            importer.read(b"".join(lines[:end]), base)
+        refused += 1
+    assert refused >= 1
+
+
+@pytest.mark.parametrize("name", ("rtla-timerlat-top.txt", "rtla-osnoise-top.txt"))
+def test_rtla_top_last_screen_cut_is_refused(name: str) -> None:
+    """rtla top printing two screens, cut inside the second: refused naming the counts of
+    CPUs; both screens whole are read (one screen alone has nothing to check against)."""
+    from rtbench.interop.base import ImportFormatError, importers
+
+    screen = (INTEROP / name).read_bytes()
+    importer = importers()["rtla-top"]
+    lines = screen.splitlines(keepends=True)
+    rows = [i for i, line in enumerate(lines) if b"#" in line.split(b"|")[0][:12]]
+    assert importer.read(screen + screen, name)
+    for kept in range(rows[0], rows[-1]):  # the second screen's CPU rows up to kept
+        cut = screen + b"".join(lines[:kept + 1])
+        with pytest.raises(ImportFormatError, match=rf"^{name}: line \d+: .*last screen"):
+            importer.read(cut, name)
+
+
+def test_import_partial_stores_the_reason(case_env: dict[str, Any]) -> None:
+    """--partial keeps a cut output as a 'partial' run with the reason shown by ls and
+    show; without it the same file is refused (exit 2) and nothing is stored."""
+    cut = case_env["tmp"] / "cut.txt"
+    cut.write_bytes(b"".join((REAL / "sng.txt").read_bytes().splitlines(keepends=True)[:20]))
+    refused = invoke(["import", str(cut)], case_env["env"])
+    assert refused.exit_code == 2, refused.output
+    assert "--partial" in refused.output
+    stored = invoke(["import", "--partial", str(cut)], case_env["env"])
+    assert stored.exit_code == 0, stored.output
+    run_id = stored.output.split("run ")[1].split()[0]
+    listing = invoke(["ls"], case_env["env"])
+    assert "partial" in listing.output and "run completed" in " ".join(listing.output.split())
+    shown = invoke(["show", run_id], case_env["env"])
+    assert shown.exit_code == 0 and "run completed" in " ".join(shown.output.split())
+    assert "PARTIAL" in shown.output and "PASS" not in shown.output
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.kind == "text"], ids=lambda c: c.id)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from explain_helpers import simulated_runs
+from explain_helpers import SUITE, simulated_runs
 from fastapi.testclient import TestClient
 from rich.cells import cell_len
 from rich.console import Console
@@ -329,3 +329,28 @@ def test_plot_says_what_it_wrote_in_one_line(db: str, tmp_path: Path) -> None:
         (line,) = text.replace(str(out), "FILE").splitlines()
         assert line.startswith(f"{kind}: FILE (") and cell_len(line) <= 60, line
         assert not REPR.findall(line), line
+
+
+def test_run_output_fits_and_keeps_every_number_whole(tmp_path: Path, probe_path: Path
+                                                      ) -> None:
+    """`rtbench run` of the spiky simulated run, once per width (its progress line, summary,
+    load table and verdict)."""
+    url = f"sqlite:///{tmp_path / 'run.db'}"
+    suite = tmp_path / "cmp.toml"
+    suite.write_text(SUITE.format(duration="20s"))
+    env = dict(os.environ, RTBENCH_PROBE=str(probe_path), XDG_DATA_HOME=str(tmp_path / "data"),
+               PYTHONPATH=str(REPO))
+    env.pop("COLUMNS", None)
+    for run_id, width in enumerate(WIDTHS, start=1):
+        done = subprocess.run([sys.executable, "-m", "rtbench", "--width", str(width), "run",
+                               str(suite), "--db", url, "--no-report", "--simulate",
+                               "2:const,lat=5us,spike=111600us,every=97"], env=env, cwd=REPO,
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 1, done.stderr  # the spikes cross the threshold
+        text = done.stdout.replace(url, "DB")
+        fits(text, width)
+        numbers = figures_of(url, ("show", str(run_id)))
+        assert "111,600.0" in numbers
+        missing = sorted(n for n in numbers if not whole(n, text))
+        assert not missing, f"run at {width} columns lacks {missing}"
+        assert not REPR.findall(text), REPR.findall(text)

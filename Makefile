@@ -60,7 +60,7 @@ probe: prereqs-cc
 
 # --system-site-packages reuses numpy/scipy/matplotlib already on the machine, which keeps
 # a fresh `make run` well inside its 3 minutes; anything missing comes from PyPI.
-$(VENV)/.installed: pyproject.toml setup.py $(wildcard probe/src/*.[ch] probe/src/*/*.[ch]) $(wildcard suites/*.toml) \
+$(VENV)/.installed: pyproject.toml setup.py $(wildcard probe/src/*.[ch] probe/src/*/*.[ch] probe/port/*.c probe/Makefile) $(wildcard suites/*.toml) \
 		| prereqs
 	test -x $(VPY) || $(PYTHON) -m venv --system-site-packages $(VENV)
 	$(VPY) -m pip install --quiet --disable-pip-version-check .
@@ -120,4 +120,4 @@ lint:
 
 clean:
 	$(MAKE) -C probe clean
-	rm -rf build dist *.egg-info rtbench/_bin rtbench/_suites
+	rm -rf build dist *.egg-info rtbench/_bin rtbench/_suites rtbench/_probe

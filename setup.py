@@ -1,8 +1,10 @@
-"""Build step: compile probe/ with make and ship rtprobe and the suites inside the package.
+"""Build step: compile probe/ with make and ship rtprobe, its sources and the suites.
 
 Everything else lives in pyproject.toml.  `pip install .` builds a platform wheel holding
-rtbench/_bin/rtprobe and rtbench/_suites/*.toml; `pip install -e .` only builds probe/ (the
-source checkout's probe/build/rtprobe and suites/ are then found directly).
+rtbench/_bin/rtprobe, rtbench/_suites/*.toml and rtbench/_probe/ (the probe's sources,
+Makefile and port files, from which `rtbench probe build` and the board targets build
+probes for other arches); `pip install -e .` only builds probe/ (the source checkout's
+probe/, its build/rtprobe and suites/ are then found directly).
 """
 
 from __future__ import annotations
@@ -41,7 +43,18 @@ class BuildWithProbe(build_py):  # type: ignore[misc]
         suites_dir.mkdir(parents=True, exist_ok=True)
         for suite in sorted((ROOT / "suites").glob("*.toml")):
             shutil.copy2(suite, suites_dir / suite.name)
+        self.copy_probe_sources(probe_dir, Path(self.build_lib) / "rtbench" / "_probe")
 
+    @staticmethod
+    def copy_probe_sources(probe_dir: Path, dest: Path) -> None:
+        """What a board build needs from probe/: src/, port/ and the Makefile."""
+        if dest.exists():
+            shutil.rmtree(dest)
+        dest.mkdir(parents=True)
+        for sub in ("src", "port"):
+            shutil.copytree(probe_dir / sub, dest / sub,
+                            ignore=shutil.ignore_patterns("*.o", "__pycache__"))
+        shutil.copy2(probe_dir / "Makefile", dest / "Makefile")
 
     @staticmethod
     def shipped_probe(probe_dir: Path) -> Path:

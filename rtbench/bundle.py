@@ -35,6 +35,8 @@ class RunSummary:
     worst_max_ns: int | None
     simulated: bool
     tags: dict[str, str] = field(default_factory=dict)
+    # where it ran: "local", "ssh://user@host", "serial:///dev/ttyX?baud=N", "labgrid:PLACE"
+    target: str = ""
 
 
 @dataclass

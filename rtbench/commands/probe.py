@@ -30,8 +30,10 @@ def probe_build(arches: tuple[str, ...], force: bool) -> None:
         UnknownArch,
         arch_names,
         build_probe,
+        cached_path,
         get_arch,
     )
+    from rtbench.targets.progress import Progress
 
     console = make_console()
     names = list(arches) or arch_names()
@@ -41,9 +43,15 @@ def probe_build(arches: tuple[str, ...], force: bool) -> None:
     except UnknownArch as exc:
         fail(str(exc), 2)
     over: list[str] = []
-    for name in names:
+    progress = Progress("rtbench probe build")
+    for index, name in enumerate(names, 1):
         try:
-            path = build_probe(name, force=force)
+            if force or not cached_path(name).is_file():
+                with progress.ticking(f"{name} ({index}/{len(names)}): building with Zig, "
+                                      "about a minute for an arch not built before"):
+                    path = build_probe(name, force=force)
+            else:
+                path = build_probe(name)
         except ProbeBuildError as exc:
             fail(str(exc), 3)
         size, limit = path.stat().st_size, get_arch(name).size_limit

@@ -28,6 +28,7 @@ from rtbench.report.format import (
 from rtbench.report.layout import Column, FittedTable
 from rtbench.report.resultdata import ctx_table, headline, key_values, table_keys
 from rtbench.report.suitetext import load_text
+from rtbench.report.target import fmt_target
 from rtbench.report.text import for_rich, for_terminal
 from rtbench.report.verdict import verdict_text
 from rtbench.valuetext import value_text
@@ -126,7 +127,7 @@ def show_run(console: Console, run: RunDetail) -> None:
             ("status", run.status),
             ("started", run.started_at.isoformat(timespec="seconds")),
             ("finished", finished), ("host", run.hostname),
-            ("target", run.target), ("kernel", run.kernel),
+            ("target", fmt_target(run.target, run.tags)), ("kernel", run.kernel),
             ("arch", run.arch),
             ("command", " ".join(run.command_line)),
             ("tools", value_text(dict(sorted(run.tool_versions.items()))))):

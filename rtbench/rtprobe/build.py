@@ -23,7 +23,16 @@ from pathlib import Path
 from rtbench.rtprobe.elftrim import ElfLayoutError, trim_unloaded
 from rtbench.rtprobe.locate import PACKAGE_DIR
 
-PROBE_SOURCE = PACKAGE_DIR.parent / "probe"
+
+def _probe_source() -> Path:
+    """probe/ of a source checkout, else the sources an installed wheel carries."""
+    checkout = PACKAGE_DIR.parent / "probe"
+    if (checkout / "Makefile").is_file() and (checkout / "src").is_dir():
+        return checkout
+    return PACKAGE_DIR / "_probe"
+
+
+PROBE_SOURCE = _probe_source()
 # Size bound of one stripped static board probe (bytes); `probe build` reports any arch over
 # its bound.  MIPS32 and 32-bit PowerPC have fixed 4-byte instructions and no compressed
 # instruction set on the cores rtbench targets: their code is 1.6 times x86_64's, so their
@@ -208,8 +217,9 @@ def build_probe(arch: str, *, source: Path = PROBE_SOURCE, force: bool = False,
     not held to the size bound), which board targets push for simulated runs only."""
     spec = get_arch(arch)
     if not (source / "Makefile").is_file():
-        raise ProbeBuildError(f"{source}: no probe sources here; building a probe for "
-                              "another arch needs an rtbench source checkout")
+        raise ProbeBuildError(f"{source}: no probe sources here (this rtbench was installed "
+                              "without them); reinstall it: pip install --force-reinstall "
+                              "rtbench")
     target = cached_path(arch, source, simulation=simulation)
     if target.is_file() and not force:
         return target
@@ -238,8 +248,8 @@ def _build(spec: ProbeArch, arch: str, source: Path, target: Path, jobs: int | N
            timeout_s: float, make_args: tuple[str, ...]) -> Path:
     """Build the probe for arch with Zig into its cache place target."""
     if not zig_available():
-        raise ProbeBuildError("building a probe for another arch needs Zig's C compiler: "
-                              "pip install ziglang (or rtbench[cross])")
+        raise ProbeBuildError(f"building a probe for {arch} needs Zig's C compiler: "
+                              "pip install 'rtbench[cross]'")
     build_dir = target.parent / "build"
     build_dir.mkdir(parents=True, exist_ok=True)
     command = ["make", "-C", str(source), f"-j{jobs or os.cpu_count() or 1}",

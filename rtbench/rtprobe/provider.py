@@ -3,10 +3,18 @@
 A target carries bytes and processes only.  It asks its provider for "the probe for
 this machine" and never builds or searches for one itself: the commands make the
 provider (from --probe, if given) and pass it to open_target().
+
+A board's probe, in this order: --probe; else a Zig build for its arch already cached
+(the smallest binary); else the host's own rtprobe when it is static and built for that
+arch (a wheel ships one: a board of the host's arch needs no Zig); else a Zig build made
+now (about a minute the first time, shown through the board's progress).  What a board
+gets is stripped (rtprobe/pushable.py).
 """
 
 from __future__ import annotations
 
+import contextlib
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol
 
@@ -17,6 +25,14 @@ class ProbeUnavailable(Exception):
     """No probe can be had for the arch asked for; str() says why and what to do."""
 
 
+class BuildProgress(Protocol):
+    """How a long build is shown (a board's live line: targets.progress.Progress)."""
+
+    def ticking(self, step: str) -> AbstractContextManager[None]:
+        """Show step with the seconds it takes, until the block ends."""
+        ...
+
+
 class ProbeProvider(Protocol):
     """What a target needs to get its rtprobe."""
 
@@ -24,10 +40,11 @@ class ProbeProvider(Protocol):
         """The rtprobe this machine runs (the local target's)."""
         ...
 
-    def probe_for(self, arch: str, *, simulation: bool = False) -> Path:
+    def probe_for(self, arch: str, progress: BuildProgress | None = None, *,
+                  simulation: bool = False) -> Path:
         """A local path to a static rtprobe for a board of arch (x86_64, armhf, ...): the
-        board build, or with simulation one that runs --simulate (board builds do not);
-        ProbeUnavailable when there is none."""
+        board build, or with simulation one that runs --simulate (board builds do not),
+        a build shown through progress; ProbeUnavailable when there is none."""
         ...
 
 
@@ -43,14 +60,31 @@ class Probes:
         one)."""
         return locate_probe(str(self.given) if self.given is not None else None)
 
-    def probe_for(self, arch: str, *, simulation: bool = False) -> Path:
-        """--probe (the target checks it is for arch), else the cached static build for
-        arch (the board build, or the full one when simulation), built first when needed."""
-        if self.given is not None:
-            return self.given
-        from rtbench.rtprobe.build import ProbeBuildError, build_probe
+    def probe_for(self, arch: str, progress: BuildProgress | None = None, *,
+                  simulation: bool = False) -> Path:
+        """--probe (the target checks it is for arch), else a cached Zig build for arch
+        (the board build, or the full one when simulation), else the host's static probe
+        when built for arch (a full build), else a Zig build made now; stripped copies
+        where there is something to strip."""
+        from rtbench.rtprobe.build import ProbeBuildError, build_probe, cached_path
+        from rtbench.rtprobe.pushable import native_static_probe, stripped
 
         try:
-            return build_probe(arch, simulation=simulation)
+            if self.given is not None:
+                return stripped(self.given)
+            with contextlib.suppress(ProbeBuildError):  # said below, if building is the way
+                if cached_path(arch, simulation=simulation).is_file():
+                    return build_probe(arch, simulation=simulation)
+            native = native_static_probe(arch)
+            if native is not None:
+                return stripped(native)
+            if progress is None:
+                return build_probe(arch, simulation=simulation)
+            with progress.ticking(f"building rtprobe for {arch} with Zig (the first build "
+                                  "of an arch takes about a minute; later runs reuse it)"):
+                return build_probe(arch, simulation=simulation)
         except ProbeBuildError as exc:
             raise ProbeUnavailable(f"no probe for arch {arch}: {exc}") from exc
+        except OSError as exc:
+            raise ProbeUnavailable(f"probe for arch {arch}: cannot read or copy it "
+                                   f"({exc})") from exc

@@ -23,6 +23,7 @@ from rtbench.run.save import MeasurementNotStored
 from rtbench.store import Store, StoreError
 from rtbench.suites.model import Suite, SuiteError
 from rtbench.targets.base import Target, TargetError
+from rtbench.targets.progress import Forwarded
 
 # How often the main thread looks at its board threads (and lets signals in).
 JOIN_TICK_S = 0.2
@@ -127,6 +128,10 @@ class Fleet:
     def _run_board(self, board: Board, target: Target) -> BoardDone:
         """Connect, check, run; every failure is this board's BoardDone."""
         self.on_board(board.name, BoardPhase("connecting"))
+        set_progress = getattr(target, "set_progress", None)
+        if set_progress is not None:
+            # a board's slow steps (probe build, push) show on its own line
+            set_progress(Forwarded(lambda text: self.on_board(board.name, BoardPhase(text))))
         try:
             target.open()
         except TargetError as exc:

@@ -384,6 +384,9 @@ class LoadGroup:
         for load in self.loads:
             code = load.proc.poll()
             if load.spec.kind is not None and code is not None:
+                if self.pump.watching(load.proc):
+                    # its last words (a board's job hands its output over only now)
+                    self.pump.drain(load.proc, 2.0)
                 why = load.errors[-1] if load.errors else "no message"
                 out.append(f"load {load.spec.kind} exited ({code}): {why}")
             elif load.spec.command is not None:
@@ -579,9 +582,28 @@ class Runner:
                 raise RunError(f"--simulate {self.simulate!r}: "
                                f"{why.removeprefix('rtprobe: ')}", EXIT_USAGE)
         check_placement(suite, allowed_cpus(self.sysinfo()))
+        self._check_loads(suite)
         self._check_policy(suite)
         if self.simulate is None:
             self._check_rt_permission(suite)
+
+    def _check_loads(self, suite: Suite) -> None:
+        """Refuse, before anything runs, loads this target cannot run: host-side loads
+        toward a target without a network address, any load where the target says so."""
+        if self.target.name == "local":
+            return
+        for scenario in suite.scenarios:
+            if any(load.on == "host" for load in scenario.loads) \
+                    and self.target.address() is None:
+                raise RunError(
+                    f"scenario {scenario.name!r} of {suite.source} has a host-side load "
+                    f"(on = \"host\"), which floods the target's network address, and "
+                    f"target {self.target.name} has none: remove that load or measure the "
+                    "board over ssh", EXIT_USAGE)
+        if any(s.loads for s in suite.scenarios):
+            why = self.target.loads_unsupported()
+            if why is not None:
+                raise RunError(why, EXIT_ENV)
 
     def _check_policy(self, suite: Suite) -> None:
         """--policy other cannot run a test that needs RT priorities (pi): refuse it."""
@@ -734,6 +756,10 @@ class Runner:
             load_cpus=scenario.load_cpus, measure_cpus=scenario.measure_cpus)
         self.store.set_scenario_intensity(scenario_id, {"placement": placement.describe()})
         loads = LoadGroup(self.target, self.pump, self.registry, self._host)
+        if scenario.loads:
+            grace = self.hang_grace_s if self.hang_grace_s is not None else HANG_GRACE_S
+            self.target.expect_loads_for(scenario.settle_ns / 1e9 + sum(
+                t.expected_seconds() + grace for t in suite.tests))
         sampler = IntensitySampler(self.target.read_file, time.monotonic,
                                    read_many=self.target.read_files)
         try:

@@ -604,7 +604,7 @@ class Store:
         query = (
             select(t.runs.c.id, t.runs.c.started_at, t.hosts.c.hostname,
                    t.runs.c.kernel, t.runs.c.suite, t.runs.c.status,
-                   worst.c.worst, t.runs.c.simulated, t.runs.c.tags)
+                   worst.c.worst, t.runs.c.simulated, t.runs.c.tags, t.runs.c.target)
             .select_from(t.runs.join(t.hosts,
                                      t.hosts.c.id == t.runs.c.host_id)
                          .outerjoin(worst, worst.c.run_id == t.runs.c.id))
@@ -617,7 +617,7 @@ class Store:
                                worst_max_ns=None if r.worst is None
                                else int(r.worst),
                                simulated=bool(r.simulated),
-                               tags=_loads(r.tags) or {})
+                               tags=_loads(r.tags) or {}, target=r.target)
                     for r in conn.execute(query)]
 
     def get_run(self, run_id: int) -> RunDetail:

@@ -128,7 +128,7 @@ def list_runs_page(store: Store, flt: RunFilter, page: int = 1,
         rows = conn.execute(
             select(t.runs.c.id, t.runs.c.started_at, t.hosts.c.hostname, t.hosts.c.arch,
                    t.runs.c.kernel, t.runs.c.suite, t.runs.c.status, t.runs.c.simulated,
-                   t.runs.c.tags, t.runs.c.uid)
+                   t.runs.c.tags, t.runs.c.uid, t.runs.c.target)
             .select_from(joined).where(where).order_by(t.runs.c.id.desc())
             .limit(per_page).offset((page - 1) * per_page)).all()
         ids = [r.id for r in rows]
@@ -146,7 +146,7 @@ def list_runs_page(store: Store, flt: RunFilter, page: int = 1,
     runs = [RunSummary(id=r.id, started_at=_utc(r.started_at) or r.started_at,
                        hostname=r.hostname, kernel=r.kernel, suite=r.suite, status=r.status,
                        worst_max_ns=worst.get(r.id), simulated=bool(r.simulated),
-                       tags=json.loads(r.tags) if r.tags else {})
+                       tags=json.loads(r.tags) if r.tags else {}, target=r.target)
             for r in rows]
     return RunPage(runs=runs, total=total, page=page, per_page=per_page,
                    arch={r.id: r.arch for r in rows}, uid={r.id: r.uid for r in rows})

@@ -20,6 +20,7 @@ from rtbench.rtprobe.provider import ProbeProvider, ProbeUnavailable
 from rtbench.rtprobe.sysinfo import VERSION_ARGS, last_error_line, version_of
 from rtbench.targets import _shell
 from rtbench.targets.base import CommandResult, ProbeProcess, Target, TargetError
+from rtbench.targets.progress import Progress
 from rtbench.targets.shell import LOAD_ENDED
 
 
@@ -36,6 +37,8 @@ def asks_simulation(args: list[str]) -> bool:
 class BoardTarget(Target):
     """A Linux board with /bin/sh, reached by some transport."""
 
+    # True when _send_file() reports its own progress (bytes sent) through progress()
+    push_reports_progress = False
     # a read of a few /proc files (once a second while measuring) that takes longer than
     # this is a link in trouble; a subclass whose link is slow sets its own
     read_timeout_s = 30.0
@@ -48,6 +51,17 @@ class BoardTarget(Target):
         self._remote_probe: str | None = None
         self._simulation_probe: str | None = None
         self._probe_version: str | None = None
+        self._progress_lines: Progress | None = None
+
+    def progress(self) -> Progress:
+        """The live lines of this board's slow steps (stderr, prefixed with its name)."""
+        if self._progress_lines is None:
+            self._progress_lines = Progress(self.name)
+        return self._progress_lines
+
+    def set_progress(self, progress: Progress) -> None:
+        """Show this board's slow steps through progress instead (a fleet, a test)."""
+        self._progress_lines = progress
 
     # --- what a transport supplies -------------------------------------------------
 
@@ -91,7 +105,7 @@ class BoardTarget(Target):
             raise TargetError(f"{self.name}: no probe to push (the target was opened "
                               "without a probe provider)")
         try:
-            return self._provider.probe_for(arch, simulation=simulation)
+            return self._provider.probe_for(arch, self.progress(), simulation=simulation)
         except ProbeUnavailable as exc:
             raise TargetError(f"{self.name}: {exc}") from exc
 
@@ -111,7 +125,14 @@ class BoardTarget(Target):
         temp = f"{remote}.part"
         self._private_dir()
         self.run(f"rm -f {shlex.quote(temp)}")
-        self._send_file(local.read_bytes(), temp)
+        step = f"pushing rtprobe ({local.stat().st_size // 1024} KiB) to {remote}"
+        if self.push_reports_progress:
+            self.progress().start(step)
+            self._send_file(local.read_bytes(), temp)
+            self.progress().done("sent")
+        else:
+            with self.progress().ticking(step):  # the seconds, if it takes long
+                self._send_file(local.read_bytes(), temp)
         if not _shell.remote_matches(self._run_short, temp, local):
             self.run(f"rm -f {shlex.quote(temp)}")
             raise TargetError(f"{self.name}: the probe arrived damaged at {temp} "

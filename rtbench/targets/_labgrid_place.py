@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rtbench.targets.base import TargetError, TargetUsageError
+from rtbench.targets.progress import Progress, Silent
 
 DEFAULT_COORDINATOR = "127.0.0.1:20408"
 # Seconds to reach the coordinator before it counts as down.
@@ -226,21 +227,29 @@ class Coordinator:
             self.cancel(held.token)
 
 
-def reserve_place(address: str, where: str, name: str, wait_s: float) -> HeldPlace:
+def reserve_place(address: str, where: str, name: str, wait_s: float,
+                  progress: Progress | None = None) -> HeldPlace:
     """Reserve place name at the coordinator address, waiting up to wait_s in its queue,
-    then acquire it.  Each step is a short session, so other targets of this process
-    (a fleet) can reach the coordinator while this one waits."""
+    then acquire it (progress shows the wait).  Each step is a short session, so other
+    targets of this process (a fleet) can reach the coordinator while this one waits."""
+    shown = progress if progress is not None else Silent()
+    began = time.monotonic()
+    shown.start(f"reserving labgrid place {name}")
     with Coordinator(address, where) as coordinator:
         token = coordinator.request(name)
-    deadline = time.monotonic() + max(0.0, wait_s)
+    deadline = began + max(0.0, wait_s)
     try:
         while True:
             with Coordinator(address, where) as coordinator:
                 if coordinator.allocated(name, token):
                     coordinator.acquire(name)
+                    shown.done(f"held after {time.monotonic() - began:.0f} s")
                     return HeldPlace(name, token, address)
                 if time.monotonic() >= deadline:
+                    shown.done("not free in time")
                     raise TargetError(coordinator.busy_text(name, wait_s))
+            shown.update(f"another user holds it; waited {time.monotonic() - began:.0f} "
+                         f"of {wait_s:g} s")
             time.sleep(POLL_S)
     except BaseException:
         with contextlib.suppress(TargetError), Coordinator(address, where) as coordinator:

@@ -136,6 +136,16 @@ class Target(ABC):
         """Close the target."""
         self.close()
 
+    def loads_unsupported(self) -> str | None:
+        """Why loads cannot run next to a test on this target (checked before a run
+        starts), or None when they can."""
+        return None
+
+    def expect_loads_for(self, seconds: float) -> None:
+        """Loads started from now on will be stopped within seconds: a target whose
+        loads cannot die with the connection ends them by itself after that long."""
+        return None
+
     @abstractmethod
     def hostname(self) -> str:
         """The target's host name (as it reports it)."""

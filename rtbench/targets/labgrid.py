@@ -56,6 +56,7 @@ from rtbench.targets.base import (
     TargetError,
     TargetUsageError,
 )
+from rtbench.targets.progress import Progress
 from rtbench.targets.serial import SerialTarget
 from rtbench.targets.ssh import ALIVE_COUNT, ALIVE_INTERVAL_S, CONNECT_TIMEOUT_S, SshTarget
 
@@ -107,6 +108,17 @@ class LabgridTarget(Target):
         self._power_cycle = False
         self._lg: Any = None
         self._board: SshTarget | SerialTarget | None = None
+        self._progress: Progress | None = None
+
+    def progress(self) -> Progress:
+        """The live lines of this board's slow steps (reserving, building, pushing)."""
+        if self._progress is None:
+            self._progress = Progress(self.name)
+        return self._progress
+
+    def set_progress(self, progress: Progress) -> None:
+        """Show this board's slow steps through progress instead (a fleet, a test)."""
+        self._progress = progress
 
     @classmethod
     def from_uri(cls, uri: str, *, provider: ProbeProvider | None = None,
@@ -163,7 +175,8 @@ class LabgridTarget(Target):
             return
         _need_labgrid(self.name)
         assert self.coordinator is not None
-        self._held = reserve_place(self.coordinator, self.name, self.place, wait_s)
+        self._held = reserve_place(self.coordinator, self.name, self.place, wait_s,
+                                   self.progress())
 
     def release(self) -> None:
         """Release the place and its reservation (nothing when none is held)."""
@@ -190,6 +203,7 @@ class LabgridTarget(Target):
             if self._power_cycle:
                 self._cycle_power()
             self._board = self._transport()
+            self._board.set_progress(self.progress())
             self._board.open()
         except BaseException:
             self.close()
@@ -308,6 +322,14 @@ class LabgridTarget(Target):
     def arch(self) -> str:
         """The board's `uname -m`."""
         return self._open_board().arch()
+
+    def loads_unsupported(self) -> str | None:
+        """What the transport says about loads next to a test."""
+        return self._open_board().loads_unsupported()
+
+    def expect_loads_for(self, seconds: float) -> None:
+        """Passed on to the transport (a serial console's jobs carry a watchdog)."""
+        self._open_board().expect_loads_for(seconds)
 
     def probe_arch(self) -> str:
         """The probe arch of the board."""

@@ -4,8 +4,9 @@ rtbench finds the board's shell (logging in when a prompt asks, with RTBENCH_SER
 and RTBENCH_SERIAL_PASSWORD from the environment; nothing is stored), turns echo and the
 prompt off and frames every command with markers the shell computes (`$((K+1))`), so
 neither an echo nor a stray prompt is ever taken for output.  One process runs at a
-time on the line.  Lines that are not rtprobe's NDJSON (kernel console messages) are
-kept as the board's log lines, never parse errors.
+time in the foreground of the line (the test); loads run next to it as background jobs
+of the board's shell (rtbench.targets._serialjob).  Lines that are not rtprobe's NDJSON
+(kernel console messages) are kept as the board's log lines, never parse errors.
 """
 
 from __future__ import annotations
@@ -24,6 +25,14 @@ from urllib.parse import parse_qs, urlsplit
 
 from rtbench.rtprobe.provider import ProbeProvider
 from rtbench.targets._board import BoardTarget
+from rtbench.targets._serialjob import (
+    COMMAND_JOB,
+    DEFAULT_LIFETIME_S,
+    PROBE_JOB,
+    WATCHDOG_MARGIN_S,
+    SerialJob,
+    stale_jobs_command,
+)
 from rtbench.targets._shell import DEFAULT_REMOTE_DIR
 from rtbench.targets.base import (
     CommandResult,
@@ -111,6 +120,7 @@ class SerialTarget(BoardTarget):
     """A board reached on a serial console."""
 
     schemes: ClassVar[tuple[str, ...]] = ("serial",)
+    push_reports_progress = True
 
     def __init__(self, device: str, *, baud: int = DEFAULT_BAUD,
                  provider: ProbeProvider | None = None,
@@ -126,6 +136,8 @@ class SerialTarget(BoardTarget):
         self._busy = False
         self.shell_timeout_s = SHELL_TIMEOUT_S
         self._console_level: str | None = None
+        self._taskset: bool | None = None
+        self._job_lifetime_s = DEFAULT_LIFETIME_S
 
     @classmethod
     def from_uri(cls, uri: str, *, provider: ProbeProvider | None = None,
@@ -164,8 +176,12 @@ class SerialTarget(BoardTarget):
             self._find_shell()
             self._check_shell()
             self._quiet_console()
+            # the line is ours alone (opened exclusively): jobs found now are a former
+            # session's, which would disturb this one's measurements
+            self.run(stale_jobs_command(self.remote_dir))
             self._install_probe()
         except BaseException:
+            self.progress().done("failed")  # a live line ends before the error's
             self.close()
             raise
 
@@ -202,13 +218,17 @@ class SerialTarget(BoardTarget):
         next_sync = start + 1.0
         seen = b""
         sent_user = sent_password = False
+        self.progress().start(f"waiting for the board's shell (booting?), up to "
+                              f"{self.shell_timeout_s:g} s")
         while time.monotonic() < deadline:
             now = time.monotonic()
             chunk = link.read()
             seen = (seen + chunk)[-4096:]
             if want in seen:
                 self._drain_after(want)
+                self.progress().done(f"answered after {now - start:.0f} s")
                 return
+            self.progress().update(f"{now - start:.0f} s, {len(seen)} bytes seen")
             low = seen.lower()
             tail = low.rstrip()
             if b"incorrect" in low or b"denied" in low:
@@ -232,11 +252,14 @@ class SerialTarget(BoardTarget):
                 next_sync = now + 3.0
             if not chunk:
                 time.sleep(0.02)
+        self.progress().done("no answer")
         printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in seen)
         if seen and printable < 0.8 * len(seen):
             raise TargetError(f"{self.name}: only garbage on the line; is the baud rate "
                               f"right (?baud=...)?")
-        raise TargetError(f"{self.name}: no shell answered in {self.shell_timeout_s:g} s")
+        raise TargetError(f"{self.name}: no shell answered in {self.shell_timeout_s:g} s; "
+                          "check that the board is powered and booted and that its console "
+                          "is on this port")
 
     def _drain_after(self, want: bytes) -> None:
         """Drop what is left of the line holding want and anything right behind it."""
@@ -349,7 +372,12 @@ class SerialTarget(BoardTarget):
         if packed:
             self.run(f": > {into}")
         step = PUSH_CHUNK if use_b64 else PUSH_CHUNK // 4
+        began = time.monotonic()
         for start in range(0, len(payload), step):
+            elapsed = time.monotonic() - began
+            rate = start / elapsed / 1024 if elapsed > 0 else 0.0
+            self.progress().update(f"{start // 1024}/{len(payload) // 1024} KiB"
+                                   f"{' gzip' if packed else ''}, {rate:.1f} KiB/s")
             chunk = payload[start:start + step]
             if use_b64:
                 command = f"echo {base64.b64encode(chunk).decode()} | base64 -d >> {into}"
@@ -370,8 +398,8 @@ class SerialTarget(BoardTarget):
         """Start a command in the foreground of the board's shell (one at a time)."""
         link = self._link()
         if self._busy:
-            raise TargetError(f"{self.name}: a serial line runs one process at a time "
-                              "(loads on a serial target are not supported)")
+            raise TargetError(f"{self.name}: a serial line runs one foreground process at "
+                              "a time, and one is running")
         # The group survives ^C (it traps INT/QUIT); the command gets them; cat, which
         # turns the terminal into a pipe for rtprobe's NDJSON, ignores them.
         body = (f"{{ trap : INT QUIT; {command} </dev/null 2>{ERR_FILE}; echo $? > {RC_FILE}; "
@@ -382,19 +410,45 @@ class SerialTarget(BoardTarget):
         return SerialProcess(self, b_want, e_want, f_want)
 
     def start_probe(self, args: list[str], cpus: str | None = None) -> ProbeProcess:
-        """Start rtprobe on the board (taskset when cpus is given and it exists)."""
+        """Start rtprobe on the board (taskset when cpus is given and it exists); a load
+        (`rtprobe load ...`) runs as a background job of the board's shell."""
+        words = [self._probe_path(args), *args]
+        if cpus and self._has_taskset():
+            words = ["taskset", "-c", cpus, *words]
         if args[:1] == ["load"]:
-            raise TargetError(f"{self.name}: a serial line runs one process at a time; "
-                              "loads next to a test need an ssh target")
-        probe = " ".join(shlex.quote(w) for w in [self._probe_path(args), *args])
-        if cpus and self.run("command -v taskset").returncode == 0:
-            probe = f"taskset -c {shlex.quote(cpus)} {probe}"
-        return self._start_remote(probe)
+            return SerialJob.start(self, self.remote_dir, self._job_lifetime_s, PROBE_JOB,
+                                   words, builtin=True)
+        return self._start_remote(" ".join(shlex.quote(w) for w in words))
 
     def start_command(self, command: str, cpus: str | None = None) -> ProbeProcess:
-        """Shell-command loads need a second channel, which a serial line lacks."""
-        raise TargetError(f"{self.name}: a serial line runs one process at a time; "
-                          "command loads need an ssh target")
+        """Start a shell-command load as a background job of the board's shell,
+        restarted when it ends (pinned with taskset when cpus is given and it exists)."""
+        if cpus and self._has_taskset():
+            command = f"exec taskset -c {shlex.quote(cpus)} /bin/sh -c {shlex.quote(command)}"
+        return SerialJob.start(self, self.remote_dir, self._job_lifetime_s, COMMAND_JOB,
+                               [command], builtin=False)
+
+    def _has_taskset(self) -> bool:
+        """True when the board has taskset (asked once)."""
+        if self._taskset is None:
+            self._taskset = self.run("command -v taskset").returncode == 0
+        return self._taskset
+
+    def line_busy(self) -> bool:
+        """True while a foreground process holds the line."""
+        return self._busy
+
+    def loads_unsupported(self) -> str | None:
+        """Loads run as jobs in their own session: the board needs setsid."""
+        if self.run("command -v setsid").returncode != 0:
+            return (f"{self.name}: the board has no setsid, which loads on a serial line "
+                    "need (busybox setsid or util-linux); add it or use a suite without "
+                    "loads")
+        return None
+
+    def expect_loads_for(self, seconds: float) -> None:
+        """Loads started from now on kill themselves after seconds plus a margin."""
+        self._job_lifetime_s = max(0.0, seconds) + WATCHDOG_MARGIN_S
 
     def _done(self) -> None:
         """The running process finished (its end marker came)."""

@@ -157,6 +157,7 @@ class SshTarget(BoardTarget):
             self._take_lock()
             self._install_probe()
         except BaseException:
+            self.progress().done("failed")  # a live line ends before the error's
             self.close()
             raise
 

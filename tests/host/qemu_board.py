@@ -21,6 +21,7 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 hostname rtbench-guest
+ip link set lo up
 while :; do setsid cttyhack sh -i; done
 """
 

@@ -1,6 +1,7 @@
 """A real board on a serial line: Debian's generic and PREEMPT_RT kernels in qemu, each
-reached as serial:///..., the probe pushed, a suite run and stored with the guest's
-kernel (tests/host/qemu_board.py).  Slow (two boots): one test for both kernels."""
+reached as serial:///..., the probe pushed, the smoke and quick suites (scaled down) run
+with their loads as jobs of the guest's shell and stored with the guest's kernel
+(tests/host/qemu_board.py).  Slow (two boots): one test for both kernels."""
 
 from __future__ import annotations
 
@@ -20,31 +21,13 @@ pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="Debian's kernels in /boot are root's"),
 ]
 
-# The smoke suite's idle scenario: a serial line runs one process at a time, so the
-# smoke suite's shell-command load has no place on it.
-SERIAL_SUITE = """
-[suite]
-name = "serial-smoke"
-description = "cyclic idle, 2 s, over a serial console"
-
-[defaults]
-duration = "2s"
-warmup = "1s"
-settle = "0s"
-
-[[scenarios]]
-name = "idle"
-
-[[tests]]
-name = "cyclic-1ms"
-test = "cyclic"
-params = { interval = "1ms" }
-"""
+# The built-in suites, scaled down: smoke (a shell-command load) and quick (built-in cpu,
+# sched and net loads), their loads running as background jobs of the guest's shell.
+SUITES = (("smoke", "0.5"), ("quick", "0.1"))
 
 
-def test_generic_and_rt_guests_store_two_runs_differing_in_kernel(tmp_path: Path) -> None:
-    suite = tmp_path / "serial-smoke.toml"
-    suite.write_text(SERIAL_SUITE)
+def test_generic_and_rt_guests_store_complete_runs_differing_in_kernel(tmp_path: Path,
+                                                                         ) -> None:
     initramfs = build_initramfs(tmp_path)
     env = dict(os.environ)
     env["XDG_DATA_HOME"] = str(tmp_path / "data")
@@ -55,28 +38,59 @@ def test_generic_and_rt_guests_store_two_runs_differing_in_kernel(tmp_path: Path
     for kind in ("generic", "rt"):
         board = QemuBoard(found[kind], tmp_path, initramfs)
         try:
-            done = subprocess.run([sys.executable, "-m", "rtbench", "run", str(suite),
-                                   "--target", f"serial://{board.tty}?baud=115200"],
-                                  env=env, capture_output=True, text=True, timeout=400,
-                                  check=False)
+            for suite, scale in SUITES:
+                done = subprocess.run([sys.executable, "-m", "rtbench", "run", suite,
+                                       "--scale", scale,
+                                       "--target", f"serial://{board.tty}?baud=115200"],
+                                      env=env, capture_output=True, text=True, timeout=400,
+                                      check=False)
+                assert done.returncode in (0, 1), f"{kind} {suite}: {done.stderr}{done.stdout}"
+            # nothing left behind on the guest: no load job, no job directory
+            left = subprocess.run([sys.executable, "-c", LEFTOVERS, board.tty], env=env,
+                                  capture_output=True, text=True, timeout=120, check=False)
+            assert left.returncode == 0 and left.stdout.split() == ["jobs=0", "loads=0"], \
+                left.stdout + left.stderr
         finally:
             board.stop()
-        assert done.returncode in (0, 1), done.stderr + done.stdout
 
     from rtbench.store import Store
 
     store = Store.open(f"sqlite:///{tmp_path}/data/rtbench/results.db")
     runs = [store.get_run(r.id) for r in reversed(store.list_runs())]
-    assert len(runs) == 2
-    generic, rt = runs
+    assert [r.suite for r in runs] == ["smoke", "quick"] * 2
     release = {kind: found[kind].name.removeprefix("vmlinuz-") for kind in found}
-    assert generic.kernel == release["generic"] and rt.kernel == release["rt"]
-    assert generic.sysinfo["preempt_rt"] is False and rt.sysinfo["preempt_rt"] is True
-    assert generic.hostname == rt.hostname == "rtbench-guest"
+    assert {r.kernel for r in runs[:2]} == {release["generic"]}
+    assert {r.kernel for r in runs[2:]} == {release["rt"]}
+    assert all(r.sysinfo["preempt_rt"] is False for r in runs[:2])
+    assert all(r.sysinfo["preempt_rt"] is True for r in runs[2:])
+    assert {r.hostname for r in runs} == {"rtbench-guest"}
     assert all(r.target.startswith("serial://") for r in runs)
     for run in runs:
-        windows = [w for s in run.scenarios for m in s.measurements for w in m.windows]
-        assert windows, f"{run.kernel}: no windows stored"
+        # complete: every scenario measured every test, with windows
+        assert run.status in ("ok", "fail"), (run.suite, run.kernel, run.status)
+        tests = len(run.scenarios[0].measurements)
+        assert tests >= 1
+        for scenario in run.scenarios:
+            assert len(scenario.measurements) == tests
+            assert all(m.status in ("ok", "fail") and m.windows
+                       for m in scenario.measurements), (run.suite, scenario.name)
+            for load in scenario.intensity.get("loads", []):
+                if load.get("kind") is not None:
+                    assert load["achieved"] is not None and load["rate_samples"] >= 1, load
     listing = subprocess.run([sys.executable, "-m", "rtbench", "ls"], env=env,
                              capture_output=True, text=True, timeout=60, check=True).stdout
     assert release["generic"] in listing and release["rt"] in listing
+    assert "serial://" in listing
+
+
+# Asks the guest (through rtbench's serial target) for load jobs and job directories.
+LEFTOVERS = """
+import sys
+from rtbench.rtprobe.provider import Probes
+from rtbench.targets.base import open_target
+with open_target(f"serial://{sys.argv[1]}", provider=Probes()) as board:
+    done = board.run("ls -d /tmp/rtbench/job-* 2>/dev/null | wc -l; "
+                     "ps | grep -c '[r]tbench-job\\|[l]oad cpu\\|[l]oad sched\\|[l]oad net'")
+    words = done.stdout.split()
+    print(f"jobs={words[0]}", f"loads={words[1] if len(words) > 1 else '?'}")
+"""

@@ -4,11 +4,14 @@ UART joins a board's console to the host)."""
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import shutil
 import signal
 import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,8 +26,9 @@ from rtbench.targets.base import (
     TargetUsageError,
     open_target,
 )
+from rtbench.targets.progress import Progress
 from rtbench.targets.serial import SerialTarget, _split_console
-from tests.host.board_helpers import wait_for_output
+from tests.host.board_helpers import cli_db, cli_env, rtbench, stored_runs, wait_for_output
 
 pytest.importorskip("serial")
 # board_tty_of finds the board's shell among all the machine's processes and the probe is
@@ -243,3 +247,188 @@ def test_board_gone_mid_run_raises_lost(board: Board) -> None:
             while time.monotonic() < deadline:
                 proc.read_available()
                 time.sleep(0.05)
+
+
+# A suite whose loads run next to the test as jobs of the board's shell: a built-in load
+# and a shell-command load whose text is unique to this test (it is looked for after).
+LOADS_SUITE = """
+[suite]
+name = "serial-loads"
+description = "cyclic under a built-in and a shell-command load, over a serial line"
+
+[defaults]
+duration = "2s"
+warmup = "1s"
+settle = "1s"
+
+[[scenarios]]
+name = "idle"
+
+[[scenarios]]
+name = "cpu+shell"
+loads = [{{ kind = "cpu", rate = 30 }}, {{ command = "while :; do :; done # {token}" }}]
+
+[[tests]]
+name = "cyclic-1ms"
+test = "cyclic"
+params = {{ interval = "1ms" }}
+"""
+
+
+@pytest.fixture()
+def short_remote() -> Iterator[Path]:
+    """A board directory with a short path (a pushed line must stay within a serial
+    line's 1000 characters, and tmp_path is long), removed after the test."""
+    remote = Path(tempfile.mkdtemp(prefix="rtbs-", dir="/tmp"))
+    yield remote
+    shutil.rmtree(remote, ignore_errors=True)
+
+
+def board_processes(text: str) -> list[str]:
+    """Command lines of the processes that contain text (the board shares this host)."""
+    out = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True,
+                         check=True).stdout
+    return [line for line in out.splitlines() if text in line and "ps -eo" not in line]
+
+
+def test_suite_with_loads_runs_over_serial_and_leaves_nothing(board: Board,
+                                                               tmp_path: Path,
+                                                               short_remote: Path) -> None:
+    """Built-in and shell-command loads run as background jobs of the board's shell:
+    both scenarios are measured, the achieved rate is collected, nothing is left."""
+    tty = board("exec busybox sh -i")
+    token = f"rtbench-serial-{os.getpid()}-{time.monotonic_ns()}"
+    suite = tmp_path / "serial-loads.toml"
+    suite.write_text(LOADS_SUITE.format(token=token))
+    remote = short_remote
+    done = rtbench(["run", str(suite), "--target", f"serial://{tty}?dir={remote}",
+                    "--policy", "other"], cli_env(tmp_path))
+    assert done.returncode in (0, 1), done.stderr + done.stdout
+    (run,) = stored_runs(cli_db(tmp_path))
+    assert run.status in ("ok", "fail") and run.target.startswith("serial://")
+    by_name = {s.name: s for s in run.scenarios}
+    assert set(by_name) == {"idle", "cpu+shell"}
+    assert all(len(s.measurements) == 1 for s in run.scenarios)
+    loads = by_name["cpu+shell"].intensity["loads"]
+    cpu = next(ld for ld in loads if ld.get("kind") == "cpu")
+    assert cpu["rate_samples"] >= 1 and cpu["achieved"] is not None and cpu["unit"]
+    assert any(token in str(ld.get("command")) for ld in loads)
+    assert board_processes(token) == []
+    assert board_processes(str(remote)) == []
+    assert not list(remote.glob("job-*"))
+
+
+def test_host_side_load_is_refused_before_anything_runs(board: Board,
+                                                         tmp_path: Path,
+                                                         short_remote: Path) -> None:
+    tty = board("exec busybox sh -i")
+    suite = tmp_path / "flood.toml"
+    suite.write_text(LOADS_SUITE.format(token="x").replace(
+        '{ kind = "cpu", rate = 30 }', '{ kind = "net", rate = 1000, on = "host" }'))
+    done = rtbench(["run", str(suite), "--target", f"serial://{tty}?dir={short_remote}",
+                    "--policy", "other"], cli_env(tmp_path))
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert "scenario 'cpu+shell'" in lines[-1] and "has none" in lines[-1]
+    assert "ssh" in lines[-1]
+    assert stored_runs(cli_db(tmp_path)) == []
+
+
+def test_shell_that_never_answers_is_one_line_after_the_deadline(board: Board) -> None:
+    tty = board("trap '' INT; echo 'U-Boot 2024.01'; exec sleep 600")
+    target = open_target(f"serial://{tty}", provider=Probes())
+    assert isinstance(target, SerialTarget)
+    target.shell_timeout_s = 4
+    shown = io.StringIO()
+    target.set_progress(Progress(target.name, stream=shown, interactive=False))
+    began = time.monotonic()
+    with pytest.raises(TargetError, match=r"no shell answered in 4 s; check that the board"):
+        target.open()
+    assert time.monotonic() - began < 15
+    lines = shown.getvalue().splitlines()
+    assert len(lines) == 1 and "waiting for the board's shell" in lines[0]
+
+
+def test_interrupted_push_leaves_nothing_half_installed(board: Board, tmp_path: Path,
+                                                        short_remote: Path,
+                                                        monkeypatch: pytest.MonkeyPatch,
+                                                        ) -> None:
+    """The line breaks halfway through the push: no probe is installed under its final
+    name; the next open pushes again and uses the probe only once its checksum matches."""
+    tty = board("exec busybox sh -i")
+    remote = short_remote
+    uri = f"serial://{tty}?dir={remote}"
+    real_send = SerialTarget._send_file
+
+    def half_then_cut(self: SerialTarget, data: bytes, path: str) -> None:
+        real_send(self, data[:len(data) // 2], path)
+        raise TargetLost("serial line: write failed (cut for the test)")
+
+    monkeypatch.setattr(SerialTarget, "_send_file", half_then_cut)
+    with pytest.raises(TargetLost):
+        open_target(uri, provider=Probes()).open()
+    assert not [p for p in remote.glob("rtprobe-*") if not p.name.endswith(".part")]
+    monkeypatch.setattr(SerialTarget, "_send_file", real_send)
+    with open_target(uri, provider=Probes()) as target:
+        installed = Path(target.probe_path())
+        assert installed.parent == remote and installed.stat().st_size > 0
+    # a damaged probe on the board is never used: the checksum differs, it is pushed again
+    installed.write_bytes(installed.read_bytes()[:1000])
+    with open_target(uri, provider=Probes()) as again:
+        assert again.run_probe(["--version"]).returncode == 0
+    assert installed.stat().st_size > 1000
+
+
+def test_jobs_a_former_session_left_are_ended_on_open(board: Board, tmp_path: Path,
+                                                      short_remote: Path) -> None:
+    """rtbench died with a load running on the board (its watchdog has not fired yet):
+    the next session that opens the line kills it and removes its directory."""
+    tty = board("exec busybox sh -i")
+    remote = short_remote
+    token = f"rtbench-orphan-{os.getpid()}-{time.monotonic_ns()}"
+    with open_target(f"serial://{tty}?dir={remote}", provider=Probes()) as target:
+        assert isinstance(target, SerialTarget)
+        target.expect_loads_for(600)
+        target.start_command(f"while :; do sleep 1; done # {token}")
+        assert board_processes(token) and list(remote.glob("job-*"))
+        # closed without stopping the job, as a killed rtbench would leave it
+    assert board_processes(token)
+    with open_target(f"serial://{tty}?dir={remote}", provider=Probes()):
+        deadline = time.monotonic() + 10
+        while board_processes(token) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert board_processes(token) == []
+        assert not list(remote.glob("job-*"))
+
+
+def test_interrupted_run_stops_the_board_jobs(board: Board, tmp_path: Path,
+                                              short_remote: Path) -> None:
+    """Ctrl-C while a scenario's loads run as jobs on the board: the run is stored as
+    interrupted and the jobs are gone."""
+    tty = board("exec busybox sh -i")
+    token = f"rtbench-sigint-{os.getpid()}-{time.monotonic_ns()}"
+    suite = tmp_path / "serial-loads.toml"
+    suite.write_text(LOADS_SUITE.format(token=token).replace('duration = "2s"',
+                                                             'duration = "30s"'))
+    remote = short_remote
+    run = subprocess.Popen([sys.executable, "-m", "rtbench", "run", str(suite), "--target",
+                            f"serial://{tty}?dir={remote}", "--policy", "other"],
+                           env=cli_env(tmp_path), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not board_processes(token) and run.poll() is None \
+                and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert board_processes(token), "the shell-command load never started"
+        run.send_signal(signal.SIGINT)
+        out, err = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 4, err + out
+    (stored,) = stored_runs(cli_db(tmp_path))
+    assert stored.status == "interrupted"
+    assert board_processes(token) == [] and board_processes(str(remote)) == []
+    assert not list(remote.glob("job-*"))

@@ -13,13 +13,16 @@ from pathlib import Path
 
 import pytest
 
+from rtbench.rtprobe.elf import is_static
 from rtbench.rtprobe.provider import Probes
+from rtbench.rtprobe.pushable import stripped
 from rtbench.targets._stream import RemoteProcess
 from rtbench.targets.base import ProbeProcess, TargetError, TargetUsageError, open_target
 from rtbench.targets.ssh import SshTarget
 from tests.host.board_helpers import cli_db, rtbench, stored_runs
 from tests.host.board_helpers import cli_env as board_cli_env
 from tests.host.sshd_fixture import SshBoard, sh, start_board
+from tests.host.wheel_venv import REPO, WheelVenv, build_wheel_venv, sdist_names
 
 pytestmark = [
     pytest.mark.skipif(not Path("/usr/sbin/sshd").exists() or shutil.which("ssh") is None,
@@ -453,3 +456,67 @@ def test_host_net_flood_is_counted_on_both_ends(board: SshBoard, tmp_path: Path,
     assert received["interface"].startswith("rtbn")
     assert received["packets_per_s"] > 0
     assert run.scenarios[0].intensity["irq_per_s"] > 0  # the board's /proc/interrupts
+
+
+@pytest.fixture(scope="module")
+def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> WheelVenv:
+    """rtbench from a wheel of this checkout, in a fresh venv (once for the module)."""
+    return build_wheel_venv(tmp_path_factory.mktemp("wheel"))
+
+
+def test_wheel_carries_what_a_board_needs(wheel_venv: WheelVenv) -> None:
+    names = set(wheel_venv.names())
+    assert "rtbench/_bin/rtprobe" in names
+    assert "rtbench/_probe/Makefile" in names
+    sources = sorted(p.relative_to(REPO / "probe").as_posix()
+                     for p in (REPO / "probe").glob("src/**/*.[ch]"))
+    assert sources and all(f"rtbench/_probe/{s}" in names for s in sources)
+    assert all(f"rtbench/_probe/port/{p.name}" in names
+               for p in (REPO / "probe" / "port").glob("*.c"))
+    assert {f"rtbench/_suites/{p.name}" for p in (REPO / "suites").glob("*.toml")} <= names
+    assert "rtbench/_suites/serial-suite.toml" in names
+    assert not [n for n in names if n.startswith("rtbench/_probe/") and n.endswith(".o")]
+    assert not [n for n in names if "probe/build/" in n or n.startswith("probe/")]
+
+
+def test_sdist_carries_what_a_board_build_needs(tmp_path: Path) -> None:
+    names = set(sdist_names(tmp_path))
+    wanted = ["probe/Makefile", "setup.py", "pyproject.toml", "suites/serial-suite.toml",
+              *(p.relative_to(REPO).as_posix() for p in (REPO / "probe").glob("src/**/*.[ch]")),
+              *(p.relative_to(REPO).as_posix() for p in (REPO / "probe" / "port").glob("*.c"))]
+    assert [w for w in wanted if w not in names] == []
+    assert not [n for n in names if n.startswith("probe/build")]
+
+
+def test_board_measured_from_a_wheel_install(board: SshBoard, wheel_venv: WheelVenv,
+                                             tmp_path: Path) -> None:
+    """README's "Measure a board" from a plain (non-editable) install, run outside the
+    checkout: the board gets the wheel's static probe, stripped."""
+    env = cli_env(board, tmp_path)
+    env.pop("PYTHONPATH", None)
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")   # no Zig build of an earlier test
+    where = subprocess.run([str(wheel_venv.python), "-c",
+                            "import rtbench; print(rtbench.__file__)"], env=env,
+                           cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert where.stdout.startswith(str(wheel_venv.venv)), where.stdout
+    rtb = [str(wheel_venv.rtbench)]
+    done = subprocess.run([*rtb, "run", "smoke", "--target", board.uri], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode in (0, 1), done.stderr + done.stdout
+    pre = subprocess.run([*rtb, "preflight", "--target", board.uri], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert pre.returncode == 0 and "preempt_rt" in pre.stdout, pre.stderr
+    ls = subprocess.run([*rtb, "ls"], env=env, cwd=tmp_path, capture_output=True, text=True,
+                        timeout=60, check=False)
+    (run,) = stored_runs(cli_db(tmp_path))
+    assert run.status in ("ok", "fail") and run.target == board.uri.split("?")[0]
+    assert ls.returncode == 0 and run.target in ls.stdout and run.kernel in ls.stdout
+    packaged = wheel_venv.venv.glob("lib/python*/site-packages/rtbench/_bin/rtprobe")
+    (packaged_probe,) = packaged
+    (pushed,) = [Path(m.command[0]) for m in run.scenarios[0].measurements]
+    assert pushed.parent == Path(board.remote_dir)
+    # the board has this host's arch: with no Zig build cached it got the packaged
+    # static probe, stripped (when the wheel build could link one statically)
+    if is_static(packaged_probe):
+        assert 0 < pushed.stat().st_size < packaged_probe.stat().st_size
+        assert pushed.read_bytes() == stripped(packaged_probe).read_bytes()

@@ -1,0 +1,21 @@
+"""pyproject.toml's `all` extra is every optional part: server, serial, cross, labgrid."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
+
+
+def test_all_extra_is_the_union_of_the_optional_parts() -> None:
+    extras = tomllib.loads(PYPROJECT.read_text())["project"]["optional-dependencies"]
+    parts = ("server", "serial", "cross", "labgrid")
+    union = {req for name in parts for req in extras[name]}
+    assert set(extras["all"]) == union
+    assert len(extras["all"]) == len(union)     # each requirement once

@@ -36,6 +36,7 @@ from rtbench.report.verdict import verdict_text
 from rtbench.rtprobe.records import StartRecord, WindowRecord
 from rtbench.server.app import create_app
 from rtbench.store import Store
+from rtbench.store.tokens import list_tokens
 from tests.conftest import REPO
 from tests.host.test_preflight import UNTUNED
 
@@ -45,7 +46,7 @@ COMMANDS = (
     ("compare", "2", "ref:loongson2f"), ("advise", "1"), ("advise", "2", "--cycle", "1ms"),
     ("ref", "ls"), ("ref", "show", "loongson2f"), ("suites",), ("suites", "quick"),
     ("tag", "2", "--remove", "absent"), ("db", "path"), ("db", "migrate"),
-    ("import", "--format", "help"), ("export", "--format", "help"),
+    ("import", "--format", "help"), ("export", "--format", "help"), ("token", "list"),
 )
 # the commands that take no --db
 NO_DB = ("ref", "suites", "preflight")
@@ -55,10 +56,14 @@ REPR = re.compile(r"\{'|\['|\bNone\b|\bTrue\b|\bFalse\b")
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory: pytest.TempPathFactory, probe_path: Path) -> str:
-    """The database URL of the three simulated runs."""
-    return simulated_runs(tmp_path_factory.mktemp("present"), probe_path,
-                          ["1", "2:const,lat=5us,spike=111600us,every=97",
-                           "3:expo,min=3us,mean=4us"], duration="20s")
+    """The database URL of the three simulated runs (and an upload token)."""
+    url = simulated_runs(tmp_path_factory.mktemp("present"), probe_path,
+                         ["1", "2:const,lat=5us,spike=111600us,every=97",
+                          "3:expo,min=3us,mean=4us"], duration="20s")
+    done = CliRunner().invoke(main, ["token", "create", "lab-ci-uploads-of-the-nightly-builds",
+                                     "--db", url], catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    return url
 
 
 def rtbench(db: str, *args: str, width: int = 120) -> str:
@@ -87,6 +92,8 @@ def figures_of(db: str, command: tuple[str, ...]) -> set[str]:
                 out |= {fmt_count(s.samples), fmt_us(s.min_ns), fmt_us(s.mean_ns),
                         fmt_us(s.max_ns), fmt_count(s.overruns)}
                 out |= {fmt_us(s.pct(label)) for label in ("p99", "p99.9")} - {"-"}
+        elif command[0] == "token":
+            out |= {t.created_at.strftime("%Y-%m-%d %H:%M") for t in list_tokens(store)}
         elif command[0] == "ls":
             out |= {f"{r.worst_max_ns / 1000:,.1f}" for r in store.list_runs(limit=10)
                     if r.worst_max_ns is not None}
@@ -111,7 +118,7 @@ def figures_of(db: str, command: tuple[str, ...]) -> set[str]:
 def test_every_table_fits_and_keeps_every_number_whole(db: str, command: tuple[str, ...]
                                                        ) -> None:
     numbers = figures_of(db, command)
-    if command[0] in ("show", "ls", "compare", "advise"):
+    if command[0] in ("show", "ls", "compare", "advise", "token"):
         assert numbers, "the data holds figures to look for"
     for width in WIDTHS:
         # the database URL (a long temporary path) is one token no layout can break

@@ -37,6 +37,9 @@ class RunSummary:
     tags: dict[str, str] = field(default_factory=dict)
     # where it ran: "local", "ssh://user@host", "serial:///dev/ttyX?baud=N", "labgrid:PLACE"
     target: str = ""
+    # its measurements, and those with a threshold or criterion (None: not counted)
+    measurement_count: int | None = None
+    checked_count: int | None = None
 
 
 @dataclass
@@ -69,6 +72,9 @@ class SeriesDetail:
         from rtbench.rtprobe import loglin7
 
         return loglin7.to_arrays(self.hist)
+
+# the status of a measurement that never ran (the run was lost before it could start)
+NOT_STARTED = "not started"
 
 
 @dataclass

@@ -17,7 +17,7 @@ from typing import Any
 
 from rtbench import EXIT_ENV, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from rtbench.analysis.scenario_check import scenario_flags
-from rtbench.bundle import MeasurementDetail, RunDetail
+from rtbench.bundle import NOT_STARTED, MeasurementDetail, RunDetail
 
 # Preflight knobs in the order they usually decide a failed run, each with the reason a
 # person reads next to the knob's value.
@@ -316,6 +316,23 @@ def headline_of(status: str, total: int, failed: int, errors: int,
     return f"{head}; {worst_text}" if worst_text else head
 
 
+def list_verdict(status: str, total: int | None, checked: int | None) -> str:
+    """A run's outcome in a few words for a runs list: PASS or FAIL only where thresholds
+    or criteria decided (total: its measurements, checked: those with a threshold or
+    criterion; None when not counted)."""
+    if status in STATUS_FAILED:
+        return "FAIL"
+    if status != "ok" or total is None or checked is None:
+        return status
+    if total == 0:
+        return "no measurements"
+    if checked == 0:
+        return "measured, no thresholds set"
+    if checked < total:
+        return f"PASS ({checked} of {total} with thresholds)"
+    return "PASS"
+
+
 def _worst_text(worst: Worst) -> str:
     """'worst 26.0 us in idle / cyclic-1ms'."""
     return f"worst {_us(worst.max_ns)} in {worst.label}"
@@ -326,11 +343,15 @@ def lost_headline(measurements: Sequence[tuple[str, MeasurementDetail]]) -> str:
     finished = [_label(n, m) for n, m in measurements if m.status in ("ok", *STATUS_FAILED)]
     cut = [(_label(n, m), sum(s.count for s in m.series)) for n, m in measurements
            if m.status == "lost"]
+    never = [_label(n, m) for n, m in measurements if m.status == NOT_STARTED]
     parts = [f"{_plural(len(finished), 'measurement')} finished"]
     parts += [f"{label} cut short ({_plural(samples, 'sample')} kept)"
               for label, samples in cut]
-    return ("LOST: the connection to the target broke; " + ", ".join(parts)
-            + "; the measurements after it never started")
+    if never:
+        tail = "never started: " + ", ".join(never)
+    else:  # a run stored before the never-started measurements were stored
+        tail = "the measurements after it never started"
+    return "LOST: the connection to the target broke; " + ", ".join(parts) + "; " + tail
 
 
 def verdict_of(run: RunDetail, warnings: Sequence[str] = ()) -> Verdict:

@@ -7,7 +7,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from rtbench.analysis.stats import LatencyStats, merged_stats, stats_of_series
-from rtbench.bundle import MeasurementDetail, RunDetail, ScenarioDetail, SeriesDetail
+from rtbench.bundle import (
+    NOT_STARTED,
+    MeasurementDetail,
+    RunDetail,
+    ScenarioDetail,
+    SeriesDetail,
+)
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -35,8 +41,8 @@ class Cell:
 
     @property
     def errored(self) -> bool:
-        """The measurement could not run (error, lost, abandoned)."""
-        return self.measurement.status in ("error", "lost", "abandoned")
+        """The measurement could not run (error, lost, abandoned, not started)."""
+        return self.measurement.status in ("error", "lost", "abandoned", NOT_STARTED)
 
     @property
     def summary_only(self) -> bool:

@@ -148,7 +148,8 @@ def show_run(console: Console, run: RunDetail) -> None:
                       f"loads: {for_rich(_loads_text(ms.scenario.loads))}  "
                       f"achieved: {for_rich(fmt_intensity(ms.scenario.intensity))}  "
                       f"CPUs: {for_rich(fmt_placement(ms.scenario))}")
-        console.print(f"command: {for_rich(' '.join(map(str, m.command)))}")
+        if m.command:  # a measurement that never started has none
+            console.print(f"command: {for_rich(' '.join(map(str, m.command)))}")
         if m.reason:
             console.print(hanging("reason: ", fmt_probe_text(m.reason)))
         if m.series:

@@ -29,6 +29,7 @@ from rtbench import EXIT_ENV, EXIT_USAGE, __version__, data_dir
 from rtbench.analysis.loads import achieved_rate
 from rtbench.analysis.scenario_check import scenario_flags
 from rtbench.analysis.verdict import run_verdict
+from rtbench.bundle import NOT_STARTED
 from rtbench.cpulist import parse_cpulist
 from rtbench.preflight import run_preflight
 from rtbench.rtprobe.argv import load_args
@@ -546,6 +547,7 @@ class Runner:
         self._host_target: Target | None = None
         self.statuses: list[str] = []
         self.started: set[tuple[str, str]] = set()  # (scenario, test) that began
+        self.scenario_ids: dict[str, int] = {}  # stored scenario rows, by name
         self.usage_error = False
         self.lost = False
         self.messages: list[str] = []
@@ -688,8 +690,7 @@ class Runner:
                 self.registry.close()
                 self._close_host()
             if self.lost:
-                never = [f"{sc.name} / {t.name}" for sc in suite.scenarios
-                         for t in suite.tests if (sc.name, t.name) not in self.started]
+                never = self._store_never_started(run_id, suite)
                 if never:
                     self.messages.append("never started (the connection to the target "
                                          "was lost first): " + ", ".join(never))
@@ -699,6 +700,38 @@ class Runner:
         self.on_event(RunFinished(run_id, status, code))
         return RunOutcome(run_id, status, code, len(self.statuses), self.messages,
                           self.warnings)
+
+    def _store_never_started(self, run_id: int, suite: Suite) -> list[str]:
+        """Store each measurement the lost connection kept from starting as a row with
+        status `not started` and the reason (scenario rows added where missing); their
+        'scenario / test' labels."""
+        reason = (f"never started: the connection to target {self.target.name} was "
+                  "lost before it could start")
+        never: list[str] = []
+        for scenario in suite.scenarios:
+            for test in suite.tests:
+                if (scenario.name, test.name) in self.started:
+                    continue
+                never.append(f"{scenario.name} / {test.name}")
+                with suppress(StoreError):
+                    self._store_not_started(run_id, scenario, test, reason)
+        return never
+
+    def _store_not_started(self, run_id: int, scenario: Scenario, test: TestSpec,
+                           reason: str) -> None:
+        """One `not started` measurement row (no samples) under its scenario's row."""
+        scenario_id = self.scenario_ids.get(scenario.name)
+        if scenario_id is None:
+            scenario_id = with_retries(lambda: self.store.add_scenario(
+                run_id, name=scenario.name, loads=[ld.describe() for ld in scenario.loads],
+                load_cpus=scenario.load_cpus, measure_cpus=scenario.measure_cpus))
+            self.scenario_ids[scenario.name] = scenario_id
+        detail = measurement_detail(
+            ProbeOutput(), name=test.name, test=test.test, params=dict(test.params),
+            command=[], status=NOT_STARTED, thresholds_ns=list(test.thresholds_ns))
+        detail.reason = reason
+        detail.simulated = self.simulate is not None
+        with_retries(lambda: self.store.add_measurement_detail(scenario_id, detail))
 
     def _on_probe_stderr(self, line: str) -> None:
         """Pass rtprobe's own warnings on (each distinct one once per run)."""
@@ -754,6 +787,7 @@ class Runner:
         scenario_id = self.store.add_scenario(
             run_id, name=scenario.name, loads=[ld.describe() for ld in scenario.loads],
             load_cpus=scenario.load_cpus, measure_cpus=scenario.measure_cpus)
+        self.scenario_ids[scenario.name] = scenario_id
         self.store.set_scenario_intensity(scenario_id, {"placement": placement.describe()})
         loads = LoadGroup(self.target, self.pump, self.registry, self._host)
         if scenario.loads:

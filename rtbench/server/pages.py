@@ -59,7 +59,9 @@ def runs_page(request: Request, flt: Filter,
     def page_link(number: int) -> str:
         return "/runs?" + urlencode({**current, "page": number})
 
+    labels = {r.id: views.run_verdict_label(r) for r in result.runs}
     return render_page("runs.html.j2", result=result, facets=facets(store), flt=flt,
+                       labels=labels,
                        refs=reference_runs(),
                        since=request.query_params.get("since", ""),
                        until=request.query_params.get("until", ""),

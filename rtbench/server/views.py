@@ -15,6 +15,7 @@ from rtbench.analysis.compare import compare as do_compare
 from rtbench.analysis.compare import view_of_reference, view_of_run
 from rtbench.analysis.reference import ReferenceRun, hist_quantile
 from rtbench.analysis.stats import merged_stats
+from rtbench.analysis.verdict import list_verdict
 from rtbench.bundle import RunDetail, RunSummary
 from rtbench.reference import reference_run, reference_runs
 from rtbench.store import Store
@@ -25,12 +26,18 @@ STAT_KEYS = ("samples", "min_ns", "mean_ns", "p99_ns", "p99_9_ns", "max_ns", "ov
 COMPARE_LIMIT = 8
 
 
+def run_verdict_label(run: RunSummary) -> str:
+    """The runs list's outcome of run: PASS/FAIL only where thresholds decided."""
+    return list_verdict(run.status, run.measurement_count, run.checked_count)
+
+
 def summary_json(run: RunSummary, arch: str | None = None, uid: str | None = None
                  ) -> dict[str, Any]:
     """One runs-list row as JSON."""
     out: dict[str, Any] = {
         "id": run.id, "started_at": run.started_at.isoformat(), "hostname": run.hostname,
         "kernel": run.kernel, "suite": run.suite, "status": run.status,
+        "verdict": run_verdict_label(run),
         "worst_max_ns": run.worst_max_ns, "simulated": run.simulated, "tags": run.tags}
     if arch is not None:
         out["arch"] = arch

@@ -143,13 +143,43 @@ def list_runs_page(store: Store, flt: RunFilter, page: int = 1,
                     .group_by(t.scenarios.c.run_id)):
                 if value is not None:
                     worst[int(run_id)] = int(value)
+        counts = _threshold_counts(conn, ids)
     runs = [RunSummary(id=r.id, started_at=_utc(r.started_at) or r.started_at,
                        hostname=r.hostname, kernel=r.kernel, suite=r.suite, status=r.status,
                        worst_max_ns=worst.get(r.id), simulated=bool(r.simulated),
-                       tags=json.loads(r.tags) if r.tags else {}, target=r.target)
+                       tags=json.loads(r.tags) if r.tags else {}, target=r.target,
+                       measurement_count=counts.get(r.id, (0, 0))[0],
+                       checked_count=counts.get(r.id, (0, 0))[1])
             for r in rows]
     return RunPage(runs=runs, total=total, page=page, per_page=per_page,
                    arch={r.id: r.arch for r in rows}, uid={r.id: r.uid for r in rows})
+
+
+def _threshold_counts(conn: Any, run_ids: list[int]) -> dict[int, tuple[int, int]]:
+    """Per run: (its measurements, those with a threshold or a criterion verdict)."""
+    counts: dict[int, tuple[int, int]] = {}
+    if not run_ids:
+        return counts
+    rows = conn.execute(
+        select(t.scenarios.c.run_id, t.measurements.c.thresholds_ns,
+               t.measurements.c.verdicts)
+        .select_from(t.scenarios.join(
+            t.measurements, t.measurements.c.scenario_id == t.scenarios.c.id))
+        .where(t.scenarios.c.run_id.in_(run_ids)))
+    for run_id, thresholds_text, verdicts_text in rows:
+        total, checked = counts.get(int(run_id), (0, 0))
+        decided = bool(_json_list(thresholds_text) or _json_list(verdicts_text))
+        counts[int(run_id)] = (total + 1, checked + int(decided))
+    return counts
+
+
+def _json_list(text: str | None) -> list[Any]:
+    """A stored JSON list column; an unreadable one counts as empty."""
+    try:
+        value = json.loads(text) if text else []
+    except ValueError:
+        return []
+    return value if isinstance(value, list) else []
 
 
 def facets(store: Store, limit: int = 500) -> dict[str, list[str]]:

@@ -199,12 +199,36 @@ def test_a_lost_connection_keeps_the_finished_windows(store: Store) -> None:
     finished = events[-1]
     assert isinstance(finished, RunFinished)
     assert (finished.status, finished.exit_code) == ("lost", EXIT_ENV)
-    assert measurements(store) == [("first", "lost", 4)]
+    assert measurements(store) == [("first", "lost", 4), ("second", "not started", 0)]
     assert store.list_runs()[0].status == "lost"
     assert any("connection to target fake lost" in m for m in runner.messages)
     # issue 24: the measurements that never started were not named
     assert any(m.startswith("never started (the connection to the target was lost "
                             "first): ") and m.endswith("/ second") for m in runner.messages)
+
+
+def test_a_lost_run_stores_the_measurements_that_never_started(store: Store) -> None:
+    from rtbench.analysis.verdict import verdict_of
+    from rtbench.bundle import NOT_STARTED
+
+    text = lines(with_result=False)[:5]  # start + 4 windows, then the link breaks
+    target = FakeTarget(lambda args: Script(text, then="lose"))
+    two_scenarios = suite('[[scenarios]]\nname = "later"')
+    run(target, store, two_scenarios)
+    detail = store.get_run(1)
+    rows = [(sc.name, m.name, m.status, sum(s.count for s in m.series), m.reason)
+            for sc in detail.scenarios for m in sc.measurements]
+    reason = "never started: the connection to target fake was lost before it could start"
+    assert [r[:3] for r in rows] == [("idle", "first", "lost"),
+                                     ("idle", "second", NOT_STARTED),
+                                     ("later", "first", NOT_STARTED),
+                                     ("later", "second", NOT_STARTED)]
+    assert rows[0][3] > 0  # cut short, with its samples kept
+    assert all(r[3] == 0 and r[4] == reason for r in rows[1:])
+    headline = verdict_of(detail).headline
+    assert "idle / first cut short (" in headline
+    assert ("never started: idle / second, later / first, later / second"
+            in headline)
 
 
 def test_the_live_view_prints_one_line_per_measurement(store: Store) -> None:
@@ -224,3 +248,28 @@ def test_the_live_view_prints_one_line_per_measurement(store: Store) -> None:
     assert "idle / first: 3,000 samples" in text and "windows" in text
     assert text.count("past its expected length; killed") == 2
     assert live.done == 2 and live.total == 2
+
+
+def test_show_json_and_report_name_the_measurements_that_never_started(
+        tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from rtbench.cli import main
+
+    url = f"sqlite:///{tmp_path / 'lost.db'}"
+    with Store.open(url) as store:
+        target = FakeTarget(lambda args: Script(lines(with_result=False)[:5], then="lose"))
+        run(target, store)
+    cli = CliRunner()
+    shown = cli.invoke(main, ["show", "1", "--db", url], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    assert "never started: idle / second" in shown.output
+    assert "reason: never started: the connection to target fake was lost" in shown.output
+    as_json = cli.invoke(main, ["show", "1", "--json", "--db", url])
+    stored = [(m["name"], m["status"], len(m["series"]))
+              for sc in json.loads(as_json.output)["scenarios"] for m in sc["measurements"]]
+    assert stored == [("first", "lost", 2), ("second", "not started", 0)]
+    html = tmp_path / "r.html"
+    report = cli.invoke(main, ["report", "1", "-o", str(html), "--db", url])
+    assert report.exit_code == 0, report.output
+    assert "never started: idle / second" in html.read_text()

@@ -5,6 +5,7 @@ goes down and comes back."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -271,3 +272,48 @@ def test_reference_runs_beside_stored_runs(app_store) -> None:
         assert answer.status_code == status, (path, answer.text)
     picker = client.get(f"/compare?run={run_id}")
     assert picker.status_code == 200 and 'name="ref"' in picker.text
+
+
+def _store_run(store: Store, thresholds_ns: list[int], status: str = "ok") -> int:
+    """One synthetic two-measurement run with the given thresholds on its first one."""
+    from server_helpers import SYSINFO
+    from synth_probe import synth_lines
+
+    from rtbench.rtprobe.records import ProbeOutput
+
+    run_id = store.create_run(
+        suite="smoke", suite_source="[suite]\nname='smoke'\n", scale=1.0, hostname="box",
+        target="local", sysinfo=SYSINFO, preflight=[], command_line=["rtbench", "run"],
+        tool_versions={"rtbench": "0.1.0"}, simulated=True)
+    sc = store.add_scenario(run_id, name="idle", loads=[], load_cpus=None, measure_cpus=None)
+    for i, thresholds in enumerate((thresholds_ns, [])):
+        lines, _ = synth_lines(seed=1 + i, series=1, windows=2, per_window=100)
+        if not thresholds:  # no threshold: rtprobe gives no verdict either
+            lines = [json.dumps({**json.loads(x), "verdicts": []})
+                     if json.loads(x)["type"] == "result" else x for x in lines]
+        store.add_measurement(sc, name=f"cyclic-{i}", test="cyclic", params={},
+                              command=["rtprobe", "cyclic"],
+                              output=ProbeOutput.from_lines(lines), status="ok",
+                              thresholds_ns=thresholds)
+    store.finish_run(run_id, status)
+    return run_id
+
+
+def test_runs_list_says_pass_or_fail_only_where_thresholds_decided(app_store) -> None:
+    """Issue 24: a run without thresholds was a green `ok` in the runs list."""
+    client, store, token = app_store
+    none_set = _store_run(store, [])
+    partly = _store_run(store, [50_000])
+    failed = _store_run(store, [50_000], status="fail")
+    rows = {r["id"]: r for r in client.get("/api/v1/runs", headers=auth(token))
+            .json()["runs"]}
+    assert rows[none_set]["verdict"] == "measured, no thresholds set"
+    assert rows[partly]["verdict"] == "PASS (1 of 2 with thresholds)"
+    assert rows[failed]["verdict"] == "FAIL"
+    assert rows[none_set]["status"] == "ok"  # the stored status is unchanged
+    page = client.get("/runs", headers=auth(token)).text
+    cells = {int(m.group(1)): (m.group(2), m.group(3)) for m in re.finditer(
+        r'data-run="(\d+)">.*?<td class="status (\w+)">([^<]*)</td>', page, re.S)}
+    assert cells == {none_set: ("neutral", "measured, no thresholds set"),
+                     partly: ("good", "PASS (1 of 2 with thresholds)"),
+                     failed: ("bad", "FAIL")}

@@ -135,7 +135,10 @@ def run_on(target: Target, opts: CyclictestOptions, argv: list[str], db_url: str
     with raw_file(target, plan.need_raw) as raw_path:
         suite = one_test_suite(plan, argv, raw_path)
         runner.validate(suite)
-        click.echo(NOTE, err=True)
+        # wrapped to the terminal's width (the T: lines below keep cyclictest's layout)
+        from rtbench.report.console import make_console as console_on
+
+        console_on(sys.stderr).print(NOTE, markup=False, highlight=False)
         started = datetime.now(timezone.utc)
         with store_for(db_url, no_store) as store:
             try:

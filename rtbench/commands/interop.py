@@ -144,6 +144,18 @@ def write_atomic(path: Path, data: bytes) -> None:
         path_error("cannot write", path, exc)
 
 
+def print_formats(registry: dict[str, Any]) -> None:
+    """The formats of an import or export registry as a table that fits the terminal."""
+    from rtbench.commands._common import make_console
+    from rtbench.report.layout import Column, FittedTable
+    from rtbench.report.text import for_terminal
+
+    rows: list[list[Any]] = [[for_terminal(name), for_terminal(entry.summary)]
+                             for name, entry in sorted(registry.items())]
+    make_console().print(FittedTable([Column("format", "left"), Column("what it reads "
+                                      "or writes", "left", True)], rows))
+
+
 def register(main: click.Group) -> None:
     """Add `import` and `export` to the CLI."""
 
@@ -178,8 +190,7 @@ def register(main: click.Group) -> None:
         from rtbench.interop.base import importers
 
         if fmt == "help":
-            for name, imp in sorted(importers().items()):
-                click.echo(f"{name:22} {imp.summary}")
+            print_formats(importers())
             return
         if not files:
             fail("give at least one FILE (or - for stdin)", EXIT_USAGE)
@@ -209,14 +220,14 @@ def register(main: click.Group) -> None:
             store.close()
 
     @main.command(name="export")
-    @click.argument("run_ref", metavar="RUN")
+    @click.argument("run_ref", metavar="RUN", required=False)
     @click.option("--format", "fmt", required=True, metavar="F",
                   help="Output format (`--format help` lists them).")
     @click.option("-o", "--output", "output", type=click.Path(dir_okay=False, path_type=Path),
                   help="File to write (default: stdout).")
     @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
     @handle_errors
-    def export_cmd(run_ref: str, fmt: str, output: Path | None, db_url: str | None) -> None:
+    def export_cmd(run_ref: str | None, fmt: str, output: Path | None, db_url: str | None) -> None:
         """Write a stored run in another format (JUnit, LAVA, KCIDB, OpenMetrics, ...).
 
         \b
@@ -230,9 +241,11 @@ def register(main: click.Group) -> None:
 
         found = exporters()
         if fmt == "help":
-            for name, exp in sorted(found.items()):
-                click.echo(f"{name:16} {exp.summary}")
+            print_formats(found)
             return
+        if run_ref is None:
+            fail("give the RUN to export (an id or a selector; `rtbench ls` lists them)",
+                 EXIT_USAGE)
         if fmt not in found:
             fail(f"--format {fmt!r}: unknown; one of {', '.join(sorted(found))}", EXIT_USAGE)
         store = open_store(db_url, reading=True)

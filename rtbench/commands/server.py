@@ -161,9 +161,8 @@ def token_create(name: str, db_url: str | None) -> None:
 @handle_errors
 def token_list(db_url: str | None) -> None:
     """List the tokens (names and dates; the tokens themselves are not stored)."""
-    from rich.markup import escape
-    from rich.table import Table
-
+    from rtbench.report.layout import Column, FittedTable
+    from rtbench.report.text import for_terminal
     from rtbench.store.tokens import list_tokens
 
     store = open_store(db_url)
@@ -171,14 +170,15 @@ def token_list(db_url: str | None) -> None:
         tokens = list_tokens(store)
     finally:
         store.close()
-    table = Table("name", "created", "last used", "state")
-    for info in tokens:
-        table.add_row(escape(info.name), info.created_at.strftime("%Y-%m-%d %H:%M"),
-                      info.last_used_at.strftime("%Y-%m-%d %H:%M") if info.last_used_at
-                      else "-",
-                      "revoked " + info.revoked_at.strftime("%Y-%m-%d") if info.revoked_at
-                      else "active")
-    make_console().print(table)
+    minute = "%Y-%m-%d %H:%M"
+    rows: list[list[str]] = [
+        [for_terminal(info.name), info.created_at.strftime(minute),
+         info.last_used_at.strftime(minute) if info.last_used_at else "never",
+         "revoked " + info.revoked_at.strftime("%Y-%m-%d") if info.revoked_at else "active"]
+        for info in tokens]
+    make_console().print(FittedTable(
+        [Column("name", "left", True), Column("created", "left"),
+         Column("last used", "left"), Column("state", "left")], rows))
 
 
 @token.command("revoke")

@@ -50,9 +50,11 @@ class JunitExporter(Exporter):
         props = ET.SubElement(suite, "properties")
         for key, value in (("run.id", run.id), ("run.uid", run.uid),
                            ("run.kernel", run.kernel), ("run.arch", run.arch),
-                           ("run.status", run.status), ("run.simulated", run.simulated),
+                           ("run.status", run.status),
+                           ("run.simulated", "true" if run.simulated else "false"),
                            *((f"run.tag.{k}", v) for k, v in sorted(run.tags.items()))):
-            ET.SubElement(props, "property", name=_x(key), value=_x(value))
+            if value is not None:  # an unknown kernel or arch is left out, not "None"
+                ET.SubElement(props, "property", name=_x(key), value=_x(value))
         for cell in all_cells:
             m = cell.measurement
             lines = []

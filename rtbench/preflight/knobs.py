@@ -91,7 +91,7 @@ class RTThrottling(Check):
             period = 1_000_000
         stopped_ms = max(0, period - runtime) / 1000
         return self.fact(
-            f"{runtime} µs per {period} µs", "warn",
+            f"{runtime:,} µs per {period:,} µs", "warn",
             f"RT tasks are stopped for {stopped_ms:g} ms of every {period / 1e6:g} s once "
             f"they used {runtime / 1000:g} ms of it: busy-loop tests "
             f"({', '.join(BUSY_LOOP_TESTS)}) then show {stopped_ms:g} ms gaps "

@@ -158,3 +158,16 @@ def test_summary_lines_print_given_tids_and_the_analysis_means() -> None:
     (line,) = summary_lines(plan, series, {0: 7000.0}, {0: 4321})
     assert line == ("T: 0 ( 4321) P:80 I:1000 C:      4 Min:      1 Act:    7 Avg:    5 "
                     "Max:       9")
+
+
+def test_note_fits_the_width_and_t_lines_keep_cyclictests_layout(run_cli) -> None:  # type: ignore
+    """rtbench's own note wraps to --width; the T: lines stay as cyclictest prints them
+    (scripts and `rtbench import` parse them), whole and free of Python reprs."""
+    done = run_cli("--width", "60", "cyclictest", "-p1", "-t1", "-l20", "--no-store")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("rtbench cyclictest: measured by rtprobe") == 1
+    assert all(len(line.rstrip()) <= 60 for line in done.stderr.splitlines()), done.stderr
+    (line,) = [x for x in done.stdout.splitlines() if x.startswith("T:")]
+    assert T_LINE.match(line) and " C:     20 " in line
+    repr_ = re.compile(r"\{'|\['|\bNone\b|\bTrue\b|\bFalse\b")
+    assert not repr_.findall(done.stdout + done.stderr)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from explain_helpers import simulated_runs
+from explain_helpers import SUITE, simulated_runs
 from fastapi.testclient import TestClient
 from rich.cells import cell_len
 from rich.console import Console
@@ -36,30 +36,40 @@ from rtbench.report.verdict import verdict_text
 from rtbench.rtprobe.records import StartRecord, WindowRecord
 from rtbench.server.app import create_app
 from rtbench.store import Store
+from rtbench.store.tokens import list_tokens
 from tests.conftest import REPO
+from tests.host.test_preflight import UNTUNED
 
 WIDTHS = (60, 80, 120)
 COMMANDS = (
     ("ls",), ("show", "1"), ("show", "2"), ("compare", "1", "2"), ("compare", "1", "2", "3"),
     ("compare", "2", "ref:loongson2f"), ("advise", "1"), ("advise", "2", "--cycle", "1ms"),
     ("ref", "ls"), ("ref", "show", "loongson2f"), ("suites",), ("suites", "quick"),
+    ("tag", "2", "--remove", "absent"), ("db", "path"), ("db", "migrate"),
+    ("import", "--format", "help"), ("export", "--format", "help"), ("token", "list"),
 )
+# the commands that take no --db
+NO_DB = ("ref", "suites", "preflight")
 # A Python repr where a value should have been formatted for people.
 REPR = re.compile(r"\{'|\['|\bNone\b|\bTrue\b|\bFalse\b")
 
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory: pytest.TempPathFactory, probe_path: Path) -> str:
-    """The database URL of the three simulated runs."""
-    return simulated_runs(tmp_path_factory.mktemp("present"), probe_path,
-                          ["1", "2:const,lat=5us,spike=111600us,every=97",
-                           "3:expo,min=3us,mean=4us"], duration="20s")
+    """The database URL of the three simulated runs (and an upload token)."""
+    url = simulated_runs(tmp_path_factory.mktemp("present"), probe_path,
+                         ["1", "2:const,lat=5us,spike=111600us,every=97",
+                          "3:expo,min=3us,mean=4us"], duration="20s")
+    done = CliRunner().invoke(main, ["token", "create", "lab-ci-uploads-of-the-nightly-builds",
+                                     "--db", url], catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    return url
 
 
 def rtbench(db: str, *args: str, width: int = 120) -> str:
     """The output of `rtbench --width W ARGS --db DB` (run in this process)."""
     argv = ["--width", str(width), *args]
-    if args[0] not in ("ref", "suites"):
+    if args[0] not in NO_DB:
         argv += ["--db", db]
     done = CliRunner().invoke(main, argv, catch_exceptions=False, env={"COLUMNS": None})
     assert done.exit_code in (0, 1), done.output
@@ -82,6 +92,8 @@ def figures_of(db: str, command: tuple[str, ...]) -> set[str]:
                 out |= {fmt_count(s.samples), fmt_us(s.min_ns), fmt_us(s.mean_ns),
                         fmt_us(s.max_ns), fmt_count(s.overruns)}
                 out |= {fmt_us(s.pct(label)) for label in ("p99", "p99.9")} - {"-"}
+        elif command[0] == "token":
+            out |= {t.created_at.strftime("%Y-%m-%d %H:%M") for t in list_tokens(store)}
         elif command[0] == "ls":
             out |= {f"{r.worst_max_ns / 1000:,.1f}" for r in store.list_runs(limit=10)
                     if r.worst_max_ns is not None}
@@ -106,10 +118,11 @@ def figures_of(db: str, command: tuple[str, ...]) -> set[str]:
 def test_every_table_fits_and_keeps_every_number_whole(db: str, command: tuple[str, ...]
                                                        ) -> None:
     numbers = figures_of(db, command)
-    if command[0] in ("show", "ls", "compare", "advise"):
+    if command[0] in ("show", "ls", "compare", "advise", "token"):
         assert numbers, "the data holds figures to look for"
     for width in WIDTHS:
-        text = rtbench(db, *command, width=width)
+        # the database URL (a long temporary path) is one token no layout can break
+        text = rtbench(db, *command, width=width).replace(db, "DB")
         for line in text.splitlines():
             assert cell_len(line.rstrip()) <= width, f"{width}: {line!r}"
         assert "…" not in text, f"{width}: a cut cell"
@@ -236,3 +249,115 @@ def test_ascii_terminal_gets_us_and_whole_numbers(db: str) -> None:
             assert len(line.rstrip()) <= 80, line
         missing = sorted(n for n in figures_of(db, command) if not whole(n, text))
         assert not missing, f"{' '.join(command)}: {missing}"
+
+
+def fits(text: str, width: int) -> None:
+    """Every line of text is at most width columns and no cell was cut."""
+    for line in text.splitlines():
+        assert cell_len(line.rstrip()) <= width, f"{width}: {line!r}"
+    assert "…" not in text, f"{width}: a cut cell"
+
+
+# a recorded untuned machine with large figures and a long command line
+RECORDED_SYSINFO = {
+    **UNTUNED, "rt_runtime_us": 950000, "rt_period_us": 1000000,
+    "cmdline": "BOOT_IMAGE=/boot/vmlinuz-6.1.0-rt root=UUID=2dfcece1-0a1b-4c2d-9e8f "
+               "ro quiet splash console=ttyS0,115200n8 isolcpus=2,3 nohz_full=2,3",
+}
+
+
+@pytest.fixture
+def recorded_preflight(monkeypatch: pytest.MonkeyPatch, probe_path: Path) -> None:
+    """`rtbench preflight` on this machine reads RECORDED_SYSINFO and 1.25 % steal."""
+    from rtbench.targets import procstat
+    from rtbench.targets.local import LocalTarget
+
+    monkeypatch.setenv("RTBENCH_PROBE", str(probe_path))
+    monkeypatch.setattr(LocalTarget, "sysinfo", lambda self: dict(RECORDED_SYSINFO))
+    monkeypatch.setattr(procstat, "read_steal", lambda read_file: 0.0125)
+
+
+def test_preflight_fits_and_keeps_every_value_whole(recorded_preflight: None) -> None:
+    facts = json.loads(rtbench("", "preflight", "--json"))
+    assert len(facts) == 10
+    numbers = {n for fact in facts for n in re.findall(r"\d[\d,.]*\d|\d", str(fact["value"]))}
+    assert {"950,000", "1,000,000", "1.25"} <= numbers, numbers
+    for width in WIDTHS:
+        text = rtbench("", "preflight", width=width)
+        fits(text, width)
+        missing = sorted(n for n in numbers if not whole(n, text))
+        assert not missing, f"preflight at {width} columns lacks {missing}"
+        assert not REPR.findall(text), REPR.findall(text)
+        assert all(f["name"] in text for f in facts)
+
+
+def _fleet_at(db: str, width: int) -> tuple[str, set[str]]:
+    """The fleet's live table, summary table and problem lines for the stored runs (three
+    boards) and one unreachable board, rendered width columns wide; and their figures."""
+    from rtbench.analysis.fleet import board_summary
+    from rtbench.report.fleet import FleetProgress, problems, summary_table
+    from rtbench.run.events import BoardDone, BoardPhase
+
+    with Store.open(db) as store:
+        summaries = [board_summary(f"rack-0-board-{n}", "ok", 0, None, store.get_run(n))
+                     for n in (1, 2, 3)]
+    summaries.append(board_summary("rack-1-board-with-a-long-name", "unreachable", 3,
+                                   "ssh: connect to host 10.0.0.9 port 22: timed out", None))
+    console = Console(record=True, width=width, force_terminal=False, file=io.StringIO())
+    progress = FleetProgress(console, [s.board for s in summaries])
+    for s in summaries:
+        progress(s.board, BoardPhase("connecting"))
+        progress(s.board, BoardDone(s.board, s.run_id, s.status, s.exit_code, s.message))
+    console.print(progress.render())
+    console.print(summary_table("night-1", "cmp", summaries))
+    for line in problems(summaries):
+        console.print(line, markup=False, highlight=False)
+    numbers = {fmt_us(ns) for s in summaries for sc in s.scenarios
+               for ns in (sc.p999_ns, sc.max_ns)} - {"-"}
+    return console.export_text(), numbers
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_fleet_tables_fit_and_keep_every_number_whole(db: str, width: int) -> None:
+    text, numbers = _fleet_at(db, width)
+    assert "111,600.0" in numbers
+    fits(text, width)
+    missing = sorted(n for n in numbers if not whole(n, text))
+    assert not missing, f"fleet at {width} columns lacks {missing}"
+    assert not REPR.findall(text), REPR.findall(text)
+    assert "10.0.0.9" in text and "rack-1-board-with-a-long-name" in text
+
+
+def test_plot_says_what_it_wrote_in_one_line(db: str, tmp_path: Path) -> None:
+    for kind in ("hist", "timeline", "ccdf", "sweep"):
+        out = tmp_path / f"{kind}.svg"
+        text = rtbench(db, "plot", "1", "2", "--kind", kind, "-o", str(out), width=60)
+        assert out.stat().st_size > 0
+        (line,) = text.replace(str(out), "FILE").splitlines()
+        assert line.startswith(f"{kind}: FILE (") and cell_len(line) <= 60, line
+        assert not REPR.findall(line), line
+
+
+def test_run_output_fits_and_keeps_every_number_whole(tmp_path: Path, probe_path: Path
+                                                      ) -> None:
+    """`rtbench run` of the spiky simulated run, once per width (its progress line, summary,
+    load table and verdict)."""
+    url = f"sqlite:///{tmp_path / 'run.db'}"
+    suite = tmp_path / "cmp.toml"
+    suite.write_text(SUITE.format(duration="20s"))
+    env = dict(os.environ, RTBENCH_PROBE=str(probe_path), XDG_DATA_HOME=str(tmp_path / "data"),
+               PYTHONPATH=str(REPO))
+    env.pop("COLUMNS", None)
+    for run_id, width in enumerate(WIDTHS, start=1):
+        done = subprocess.run([sys.executable, "-m", "rtbench", "--width", str(width), "run",
+                               str(suite), "--db", url, "--no-report", "--simulate",
+                               "2:const,lat=5us,spike=111600us,every=97"], env=env, cwd=REPO,
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 1, done.stderr  # the spikes cross the threshold
+        text = done.stdout.replace(url, "DB")
+        fits(text, width)
+        numbers = figures_of(url, ("show", str(run_id)))
+        assert "111,600.0" in numbers
+        missing = sorted(n for n in numbers if not whole(n, text))
+        assert not missing, f"run at {width} columns lacks {missing}"
+        assert not REPR.findall(text), REPR.findall(text)

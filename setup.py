@@ -2,8 +2,8 @@
 
 Everything else lives in pyproject.toml.  `pip install .` builds a platform wheel holding
 rtbench/_bin/rtprobe, rtbench/_suites/*.toml and rtbench/_probe/ (the probe's sources,
-Makefile, port files and help generators, from which `rtbench probe build` and the board targets build
-probes for other arches); `pip install -e .` only builds probe/ (the source checkout's
+Makefile, port files and help generators, from which `rtbench probe build` and the board
+targets build probes for other arches); `pip install -e .` only builds probe/ (the source checkout's
 probe/, its build/rtprobe and suites/ are then found directly).
 """
 

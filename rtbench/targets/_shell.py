@@ -139,13 +139,16 @@ def private_dir_command(path: str) -> str:
     """Shell that makes path a directory only this user can enter (mode 0700), creating
     it when absent; exit 1 with a reason when it is a symlink, not a directory, or owned
     by someone else (who could swap the probe between its check and its start)."""
+    # the path is named once (a serial line keeps about 1000 characters)
     q = shlex.quote(path)
-    return (f"[ -e {q} ] || [ -L {q} ] || mkdir -p -m 700 {q} || exit 1; "
-            f"if [ -L {q} ] || [ ! -d {q} ]; then echo 'is not a directory'; exit 1; fi; "
-            f"set -- $(ls -ldn {q}); me=$(id -u 2>/dev/null); "
-            f"if [ -z \"$me\" ] || [ \"$3\" != \"$me\" ]; then "
-            f"echo \"belongs to uid $3, not to this user (uid ${{me:-unknown}})\"; exit 1; fi; "
-            f"case $1 in d???------*) ;; *) chmod 700 {q} || exit 1;; esac")
+    return (f"rtb_d={q}; "
+            "[ -e \"$rtb_d\" ] || [ -L \"$rtb_d\" ] || mkdir -p -m 700 \"$rtb_d\" || exit 1; "
+            "if [ -L \"$rtb_d\" ] || [ ! -d \"$rtb_d\" ]; then echo 'is not a directory'; "
+            "exit 1; fi; "
+            "set -- $(ls -ldn \"$rtb_d\"); me=$(id -u 2>/dev/null); "
+            "if [ -z \"$me\" ] || [ \"$3\" != \"$me\" ]; then "
+            "echo \"belongs to uid $3, not to this user (uid ${me:-unknown})\"; exit 1; fi; "
+            "case $1 in d???------*) ;; *) chmod 700 \"$rtb_d\" || exit 1;; esac")
 
 
 def private_dir_error(done: CommandResult) -> str:

@@ -77,7 +77,8 @@ def test_generic_and_rt_guests_store_complete_runs_differing_in_kernel(tmp_path:
             for load in scenario.intensity.get("loads", []):
                 if load.get("kind") is not None:
                     assert load["achieved"] is not None and load["rate_samples"] >= 1, load
-    listing = subprocess.run([sys.executable, "-m", "rtbench", "ls"], env=env,
+    # wide enough that no kernel release wraps inside its column
+    listing = subprocess.run([sys.executable, "-m", "rtbench", "--width", "200", "ls"], env=env,
                              capture_output=True, text=True, timeout=60, check=True).stdout
     assert release["generic"] in listing and release["rt"] in listing
     assert "serial://" in listing

@@ -139,7 +139,12 @@ def test_interrupt_and_console_messages(board: Board) -> None:
         # A kernel message on the board's console, between records.
         with open(board_tty_of(tty), "w") as console:
             console.write("[   42.123456] usb 1-1: new device\n")
-        time.sleep(1.5)
+        # wait for the message itself (a loaded machine delays the pty), not a fixed time
+        deadline = time.monotonic() + 20
+        while b"usb 1-1: new device" not in err and time.monotonic() < deadline:
+            o, e = proc.read_available()
+            out, err = out + o, err + e
+            time.sleep(0.05)
         proc.interrupt()
         o, e = drain(proc, 20)
         out, err = out + o, err + e

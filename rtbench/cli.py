@@ -14,7 +14,6 @@ import sys
 from typing import Any
 
 import click
-from click.utils import make_default_short_help
 
 from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, __version__
 
@@ -64,6 +63,16 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+def short_help(summary: str, limit: int) -> str:
+    """A command's summary for the --help list: its first line, cut at a word with
+    "..." when longer than limit (click's own helper changed type between versions)."""
+    line = summary.strip().splitlines()[0] if summary.strip() else ""
+    if len(line) <= limit:
+        return line
+    cut = line[:max(limit - 3, 1)].rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;:") + "..."
+
+
 class RtbenchGroup(click.Group):
     """The top-level group: commands load on first use; click's usage errors become one
     line and exit 2."""
@@ -88,7 +97,7 @@ class RtbenchGroup(click.Group):
         if not names:
             return
         limit = formatter.width - 6 - max(len(name) for name in names)
-        rows = [(name, make_default_short_help(COMMANDS[name][1], limit)) for name in names]
+        rows = [(name, short_help(COMMANDS[name][1], limit)) for name in names]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 

@@ -53,9 +53,16 @@ def run_cli(rtbench_env: dict[str, str]) -> RunCli:
     """Run `python -m rtbench ARGS...` to completion (bounded) and capture its output."""
 
     def run(*args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "rtbench", *args], env=rtbench_env,
-                              capture_output=True, text=True, timeout=timeout, check=False,
-                              cwd=REPO)
+        command = [sys.executable, "-m", "rtbench", *args]
+        if args[:1] in (("run",), ("cyclictest",)) and "--simulate" not in args:
+            # a real measurement: one at a time across xdist workers (see probe/conftest.py)
+            from tests.session_lock import session_lock
+
+            with session_lock("realtime"):
+                return subprocess.run(command, env=rtbench_env, capture_output=True,
+                                      text=True, timeout=timeout, check=False, cwd=REPO)
+        return subprocess.run(command, env=rtbench_env, capture_output=True, text=True,
+                              timeout=timeout, check=False, cwd=REPO)
 
     return run
 

@@ -143,7 +143,10 @@ def test_fleet_of_eight_keeps_going_when_one_board_is_lost(board: SshBoard,
         measurements = [m for sc in run.scenarios for m in sc.measurements]
         if run.tags["board"] == VICTIM:
             assert run.status == "lost"
-            assert measurements and all(m.windows for m in measurements)
+            # what ran kept its windows; what never started is stored as such (issue 24)
+            started = [m for m in measurements if m.status != "not started"]
+            assert started and all(m.windows for m in started)
+            assert all(not m.windows for m in measurements if m.status == "not started")
         else:
             assert run.status == "ok", (run.tags, run.status)
             assert len(measurements) == 2

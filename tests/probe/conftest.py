@@ -44,8 +44,16 @@ def run_probe(rtprobe: Path) -> RunProbe:
 
     def run(*args: str, timeout: float = 30.0, prefix: tuple[str, ...] = (),
             env: dict[str, str] | None = None, parse: bool = True) -> ProbeRun:
-        done = subprocess.run([*prefix, str(rtprobe), *args], capture_output=True, text=True,
-                              timeout=timeout, check=False, env=env)
+        if "--simulate" in args or "--help" in args or args[:1] in (("describe",),
+                                                                   ("sysinfo",)):
+            done = subprocess.run([*prefix, str(rtprobe), *args], capture_output=True,
+                                  text=True, timeout=timeout, check=False, env=env)
+        else:
+            # a real measurement: one at a time across xdist workers, since two SCHED_FIFO
+            # probes on this machine's few CPUs starve each other's samples and counts
+            with session_lock("realtime"):
+                done = subprocess.run([*prefix, str(rtprobe), *args], capture_output=True,
+                                      text=True, timeout=timeout, check=False, env=env)
         records = parse_ndjson(done.stdout) if parse else []
         return ProbeRun(done.returncode, records, done.stdout, done.stderr)
 

@@ -251,7 +251,8 @@ class FakeProbes:
         """Never called: a board has no host probe."""
         raise AssertionError("no host probe here")
 
-    def probe_for(self, arch: str, *, simulation: bool = False) -> Path:
+    def probe_for(self, arch: str, progress: object = None, *,
+                  simulation: bool = False) -> Path:
         """--probe if given, else the board or the simulation build of arch."""
         if self.given is not None:
             return self.given

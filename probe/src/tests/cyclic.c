@@ -328,25 +328,21 @@ static void cyclic_timerfd_loop(struct cyclic_thread *t)
 
 /*
  * --simulate: no sleeping; the thread is ready at t0 + setup (setup=V of the
- * distribution, 0 by default) and wakes at max(d_k, ready) plus a synthetic
- * latency, on a time line of its own.  Its first deadline is chosen as in the
- * real modes, so a slow set-up never enters a sample.
+ * distribution, 0 by default) and wakes at d_k plus a synthetic latency, on a
+ * time line of its own.  Its first deadline is chosen as in the real modes
+ * (the first at or after ready), so a slow set-up never enters a sample.
  */
 static void cyclic_sim_loop(struct cyclic_thread *t)
 {
 	const uint64_t interval = t->cfg->interval_ns;
 	struct sim_stream *sim = series_sim(t->s);
-	const uint64_t ready_ns = sim->cfg->setup_ns;
-	uint64_t k = cyclic_first_k(0, interval, ready_ns), step, due;
-	int64_t late;
+	uint64_t k = cyclic_first_k(0, interval, sim->cfg->setup_ns), step, due;
 
 	for (;;) {
 		due = k * interval;
 		if (series_past_end(t->s, due))
 			return;
-		late = due < ready_ns ? (int64_t)(ready_ns - due) : 0;
-		step = cyclic_record(t, due,
-				     late + (int64_t)sim_next_ns(sim));
+		step = cyclic_record(t, due, (int64_t)sim_next_ns(sim));
 		if (!step)
 			return;
 		k += step;

@@ -101,6 +101,10 @@ class MeasurementDetail:
     series: list[SeriesDetail] = field(default_factory=list)
     windows: list[WindowRecord] = field(default_factory=list)
     spikes: list[SpikeRecord] = field(default_factory=list)
+    # `trace` records of this measurement (docs/schema.md), as parsed dicts
+    traces: list[dict[str, Any]] = field(default_factory=list)
+    # the `trace_summary` record: events enabled/missing, spikes traced/untraced
+    trace_info: dict[str, Any] | None = None
 
 
 @dataclass

@@ -136,6 +136,14 @@ static void series_enter(struct series *s)
 	s->watch_ns = watch;
 }
 
+void series_set_spike_level(struct series *s, uint64_t level_ns)
+{
+	if (level_ns < s->lowest_ns) {
+		s->lowest_ns = level_ns;
+		series_enter(s);
+	}
+}
+
 struct series *series_create(const struct series_owner *owner,
 			     const struct rtp_common *c, atomic_int *stop,
 			     int index, int cpu)

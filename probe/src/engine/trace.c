@@ -20,6 +20,7 @@
 #include "output.h"
 #include "rtprobe.h"
 #include "run_impl.h"
+#include "series.h"
 #include "tracefs.h"
 #include "tracetext.h"
 
@@ -555,8 +556,9 @@ void trace_spike(struct run *r, int idx, int cpu,
 		t->untraced++;
 		return;
 	}
-	expected = (uint64_t)((int64_t)(r->t0_ns + sp->t_ns) +
-			      t->run_to_mono_ns);
+	expected = (uint64_t)((int64_t)(r->t0_ns +
+					series_origin(r->series[idx]->s) +
+					sp->t_ns) + t->run_to_mono_ns);
 	woke = expected + sp->latency_ns;
 	start = expected > margin ? expected - margin : 0;
 	if ((t->snap_cpu != cpu || woke > t->snap_mono_ns) &&

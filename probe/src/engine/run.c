@@ -404,6 +404,7 @@ static void run_drain(struct run *r)
 	struct hist32 *h;
 	int i;
 
+	trace_poll(r);
 	for (i = 0; i < r->nseries; i++) {
 		struct run_series *rs = r->series[i];
 

@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,15 @@ static const char *const trace_wanted[] = {
 	"osnoise:*", "timerlat:*",
 };
 
+/* The events read from one CPU's trace_pipe and not yet too old. */
+struct trace_cpu {
+	int cpu;
+	int fd;                   /* per_cpu/cpuN/trace_pipe, non-blocking */
+	char *text;
+	size_t len, cap;
+	uint64_t read_mono_ns;    /* when it was last read */
+};
+
 /* The tracing of one run (owned by struct run). */
 struct trace_run {
 	bool active;
@@ -62,12 +72,10 @@ struct trace_run {
 	bool restored;
 	char restore_error[200];
 	uint64_t spikes_over, traced, untraced, lost;
-	/* The last read of one CPU's trace. */
-	char *snap;
-	size_t snap_len;
-	int snap_cpu;
-	uint64_t snap_mono_ns;
-	uint64_t snap_lost;
+	/* What was read of each measured CPU's trace_pipe. */
+	struct trace_cpu *cpus;
+	int ncpus;
+	uint64_t keep_ns;         /* text kept back from the newest read */
 	struct trace_line *lines;
 	int *line_names;
 };
@@ -353,10 +361,44 @@ static int64_t trace_run_offset(clockid_t clock)
 	return (int64_t)m - (int64_t)(a / 2 + b / 2);
 }
 
-/* Try to set tracing up; 0, or -1 with why (tracefs as before). */
-static int trace_setup(struct trace_run *t, const struct rtp_common *c,
-		       char *why, size_t wlen)
+/* Open the trace_pipe of every CPU a series measures on; 0 or -1 with why. */
+static int trace_open_pipes(struct trace_run *t, struct run *r, char *why,
+			    size_t wlen)
 {
+	char path[96];
+	int i, k;
+
+	t->cpus = calloc((size_t)r->nseries, sizeof(*t->cpus));
+	if (!t->cpus) {
+		fmt_snprintf(why, wlen, "out of memory for the trace buffers");
+		return -1;
+	}
+	for (i = 0; i < r->nseries; i++) {
+		int cpu = r->series[i]->cpu;
+
+		for (k = 0; k < t->ncpus && t->cpus[k].cpu != cpu; k++)
+			;
+		if (cpu < 0 || k < t->ncpus)
+			continue;
+		fmt_snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/trace_pipe",
+			     t->dir, cpu);
+		t->cpus[k].cpu = cpu;
+		t->cpus[k].fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (t->cpus[k].fd < 0) {
+			fmt_snprintf(why, wlen, "cannot open %s: %s", path,
+				     strerror(errno));
+			return -1;
+		}
+		t->ncpus++;
+	}
+	return 0;
+}
+
+/* Try to set tracing up; 0, or -1 with why (tracefs as before). */
+static int trace_setup(struct trace_run *t, struct run *r, char *why,
+		       size_t wlen)
+{
+	const struct rtp_common *c = r->c;
 	bool mounted;
 
 	if (SIMULATED(c->simulate)) {
@@ -383,8 +425,9 @@ static int trace_setup(struct trace_run *t, const struct rtp_common *c,
 	if (trace_apply(t, c, why, wlen))
 		return -1;
 	t->run_to_mono_ns = trace_run_offset(c->clock);
-	t->snap_cpu = -1;
-	return 0;
+	/* a spike is taken at most a few polls after it happened */
+	t->keep_ns = c->trace_margin_ns + 2 * NSEC_PER_SEC;
+	return trace_open_pipes(t, r, why, wlen);
 }
 
 int trace_begin(struct run *r)
@@ -401,7 +444,7 @@ int trace_begin(struct run *r)
 		return RTP_EXIT_ENV;
 	}
 	r->trace = t;
-	if (!trace_setup(t, c, why, sizeof(why))) {
+	if (!trace_setup(t, r, why, sizeof(why))) {
 		t->active = true;
 		return 0;
 	}
@@ -432,33 +475,49 @@ int trace_active(const struct run *r)
 	return r->trace && r->trace->active;
 }
 
-/* Read cpu's trace text (tracing paused meanwhile) and clear it. */
-static int trace_snapshot(struct trace_run *t, int cpu)
+/* Read what trace_pipe holds for one CPU; drop text older than keep_ns. */
+static void trace_read_cpu(struct trace_run *t, struct trace_cpu *tc)
 {
-	char rel[48];
-	int rc = 0;
+	uint64_t now = mono_ns(), cutoff;
+	size_t old = tc->len, drop;
+	char *nb;
+	ssize_t n;
 
-	free(t->snap);
-	t->snap = NULL;
-	t->snap_cpu = -1;
-	t->snap_mono_ns = mono_ns();
-	if (tracefs_write(t->dir, "tracing_on", "0"))
-		rc = -1;
-	t->snap_lost = tracefs_cpu_lost(t->dir, cpu);
-	t->lost += t->snap_lost;
-	fmt_snprintf(rel, sizeof(rel), "per_cpu/cpu%d/trace", cpu);
-	t->snap = tracefs_slurp(t->dir, rel, &t->snap_len);
-	if (!t->snap)
-		rc = -1;
-	if (tracefs_write(t->dir, rel, ""))
-		rc = -1;
-	if (tracefs_write(t->dir, "tracing_on", "1"))
-		rc = -1;
-	if (rc && !t->note[0])
-		fmt_snprintf(t->note, sizeof(t->note), "reading %s/%s: %s",
-			     t->dir, rel, strerror(errno));
-	t->snap_cpu = t->snap ? cpu : -1;
-	return t->snap ? 0 : -1;
+	for (;;) {
+		if (tc->cap - tc->len < 65536) {
+			nb = realloc(tc->text, tc->cap * 2 + 131072);
+			if (!nb)
+				break;
+			tc->text = nb;
+			tc->cap = tc->cap * 2 + 131072;
+		}
+		n = read(tc->fd, tc->text + tc->len, tc->cap - tc->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		tc->len += (size_t)n;
+	}
+	tc->read_mono_ns = now;
+	t->lost += tracetext_lost(tc->text + old, tc->len - old);
+	cutoff = (uint64_t)((int64_t)(now > t->keep_ns ? now - t->keep_ns : 0) -
+			    t->trace_to_mono_ns);
+	drop = tracetext_trim(tc->text, tc->len, cutoff);
+	if (drop) {
+		memmove(tc->text, tc->text + drop, tc->len - drop);
+		tc->len -= drop;
+	}
+}
+
+void trace_poll(struct run *r)
+{
+	struct trace_run *t = r->trace;
+	int k;
+
+	if (!t || !t->active)
+		return;
+	for (k = 0; k < t->ncpus; k++)
+		trace_read_cpu(t, &t->cpus[k]);
 }
 
 /* Bytes a JSON string of n bytes takes (quotes and escapes). */
@@ -480,8 +539,8 @@ static size_t event_len(const struct trace_run *t, const struct trace_line *e,
 	       strlen(t->names[name]) + json_len(e->text, e->text_len);
 }
 
-/* Write the trace record of one spike from the snapshot. */
-static void trace_write(struct run *r, int idx, int cpu,
+/* Write the trace record of one spike from what was read of its CPU. */
+static void trace_write(struct run *r, int idx, const struct trace_cpu *tc,
 			const struct series_spike *sp, uint64_t expected,
 			uint64_t woke, uint64_t start)
 {
@@ -496,7 +555,7 @@ static void trace_write(struct run *r, int idx, int cpu,
 	/* The window on the trace clock. */
 	tstart = (uint64_t)((int64_t)start - off);
 	tend = (uint64_t)((int64_t)woke - off);
-	kept = tracetext_cut(t->snap, t->snap_len, tstart, tend, t->names,
+	kept = tracetext_cut(tc->text, tc->len, tstart, tend, t->names,
 			     t->nenabled, t->lines, t->line_names,
 			     TRACE_MAX_WINDOW_EVENTS, &cut);
 	first = kept;
@@ -510,11 +569,9 @@ static void trace_write(struct run *r, int idx, int cpu,
 		first--;
 	}
 	lost = cut.lost;
-	if (t->snap_lost && (!cut.oldest_ns || cut.oldest_ns > tstart))
-		lost += t->snap_lost;
 	record_begin(j, "trace");
 	json_u64(j, "series", (uint64_t)idx);
-	json_i64(j, "cpu", cpu);
+	json_i64(j, "cpu", tc->cpu);
 	json_u64(j, "t_ns", sp->t_ns);
 	json_u64(j, "latency_ns", sp->latency_ns);
 	json_u64(j, "expected_ns", expected);
@@ -548,11 +605,16 @@ void trace_spike(struct run *r, int idx, int cpu,
 {
 	struct trace_run *t = r->trace;
 	uint64_t expected, woke, start, margin = r->c->trace_margin_ns;
+	struct trace_cpu *tc = NULL;
+	int k;
 
 	if (!t || !t->active || sp->latency_ns < r->c->trace_threshold_ns)
 		return;
 	t->spikes_over++;
-	if (cpu < 0 || t->traced >= (uint64_t)r->c->trace_max_spikes) {
+	for (k = 0; k < t->ncpus; k++)
+		if (t->cpus[k].cpu == cpu)
+			tc = &t->cpus[k];
+	if (!tc || t->traced >= (uint64_t)r->c->trace_max_spikes) {
 		t->untraced++;
 		return;
 	}
@@ -561,12 +623,9 @@ void trace_spike(struct run *r, int idx, int cpu,
 					sp->t_ns) + t->run_to_mono_ns);
 	woke = expected + sp->latency_ns;
 	start = expected > margin ? expected - margin : 0;
-	if ((t->snap_cpu != cpu || woke > t->snap_mono_ns) &&
-	    trace_snapshot(t, cpu)) {
-		t->untraced++;
-		return;
-	}
-	trace_write(r, idx, cpu, sp, expected, woke, start);
+	if (woke >= tc->read_mono_ns)
+		trace_read_cpu(t, tc);
+	trace_write(r, idx, tc, sp, expected, woke, start);
 	t->traced++;
 }
 
@@ -624,12 +683,17 @@ void trace_end(struct run *r)
 {
 	struct trace_run *t = r->trace;
 	char why[200];
+	int k;
 
 	if (!t)
 		return;
 	if (t->state_saved && tracefs_restore(&t->st, why, sizeof(why)))
 		fmt_fprintf(stderr, "rtprobe: --trace: %s\n", why);
-	free(t->snap);
+	for (k = 0; k < t->ncpus; k++) {
+		close(t->cpus[k].fd);
+		free(t->cpus[k].text);
+	}
+	free(t->cpus);
 	free(t->lines);
 	free(t->line_names);
 	free(t);

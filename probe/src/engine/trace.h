@@ -7,12 +7,12 @@
  * --trace-force), saves what it will change to the state file (tracefs.h),
  * enables the events of the contract that the kernel has, sets the trace
  * clock and the per-CPU buffer size and clears the buffers.  The collector
- * calls trace_spike() for each spike record: for a sample at or above the
- * trace threshold (up to --trace-max-spikes) it stops tracing, reads that
- * CPU's text trace, clears it, starts tracing again, and writes a "trace"
- * record with the CPU's events from the expected wake-up minus the margin
- * to the wake-up.  Spikes popped in one drain that the last read already
- * covers share it.  trace_summary() writes the "trace_summary" record before
+ * reads each measured CPU's per_cpu/cpuN/trace_pipe (non-blocking, while
+ * tracing goes on) every pass (trace_poll, at least every 100 ms), keeping
+ * the last margin + 2 s of text, and calls trace_spike() for each spike
+ * record: for a sample at or above the trace threshold (up to
+ * --trace-max-spikes) it writes a "trace" record with the CPU's events from
+ * the expected wake-up minus the margin to the wake-up.  trace_summary() writes the "trace_summary" record before
  * the result; trace_end() restores tracefs (also on an early exit).
  */
 #ifndef RTP_TRACE_H
@@ -33,6 +33,9 @@ uint64_t trace_level(const struct run *r);
 
 /* True while the run traces (the collector then polls more often). */
 int trace_active(const struct run *r);
+
+/* Read the measured CPUs' trace_pipe (each collector pass). */
+void trace_poll(struct run *r);
 
 /* Trace one spike of series idx on cpu (after its spike record). */
 void trace_spike(struct run *r, int idx, int cpu,

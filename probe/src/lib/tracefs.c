@@ -391,24 +391,3 @@ fail:
 	errno = err;
 	return NULL;
 }
-
-/* The number after "key" in a stats text, 0 if absent. */
-static uint64_t st_stat(const char *text, const char *key)
-{
-	const char *p = strstr(text, key);
-	long long v;
-
-	if (!p || !numtext_leading_ll(p + strlen(key), &v) || v < 0)
-		return 0;
-	return (uint64_t)v;
-}
-
-uint64_t tracefs_cpu_lost(const char *dir, int cpu)
-{
-	char rel[48], text[512];
-
-	fmt_snprintf(rel, sizeof(rel), "per_cpu/cpu%d/stats", cpu);
-	if (tracefs_read(dir, rel, text, sizeof(text)))
-		return 0;
-	return st_stat(text, "\noverrun:") + st_stat(text, "dropped events:");
-}

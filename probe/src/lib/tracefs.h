@@ -94,7 +94,4 @@ int tracefs_restore(const struct tracefs_state *st, char *why, size_t wlen);
  */
 char *tracefs_slurp(const char *dir, const char *rel, size_t *len);
 
-/* "overrun:" plus "dropped events:" of per_cpu/cpuN/stats; 0 if unreadable. */
-uint64_t tracefs_cpu_lost(const char *dir, int cpu);
-
 #endif /* RTP_TRACEFS_H */

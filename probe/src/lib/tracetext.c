@@ -257,3 +257,37 @@ size_t tracetext_cut(const char *text, size_t len, uint64_t start_ns,
 	return tt_walk(text, len, start_ns, end_ns, names, nnames, out,
 		       out_name, skip, cap, st);
 }
+
+size_t tracetext_trim(const char *text, size_t len, uint64_t cutoff_ns)
+{
+	const char *p = text, *end = text + len, *nl;
+	struct trace_line ev;
+	uint64_t lost;
+
+	while (p < end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			break;
+		if (tracetext_parse_line(p, (size_t)(nl - p), &ev, &lost) ==
+		    TRACETEXT_EVENT && ev.ts_ns >= cutoff_ns)
+			return (size_t)(p - text);
+		p = nl + 1;
+	}
+	return (size_t)(p - text);
+}
+
+uint64_t tracetext_lost(const char *text, size_t len)
+{
+	const char *p = text, *end = text + len, *nl;
+	uint64_t lost, sum = 0;
+
+	while (p < end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			nl = end;
+		if (*p == 'C' && tt_lost(p, (size_t)(nl - p), &lost))
+			sum += lost;
+		p = nl + 1;
+	}
+	return sum;
+}

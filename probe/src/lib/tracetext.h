@@ -66,6 +66,15 @@ size_t tracetext_cut(const char *text, size_t len, uint64_t start_ns,
 		     struct trace_line *out, int *out_name, size_t cap,
 		     struct trace_cut *st);
 
+/*
+ * The offset of the first whole line of text whose event is at or after
+ * cutoff_ns (len when none is): what to drop to keep the newer events.
+ */
+size_t tracetext_trim(const char *text, size_t len, uint64_t cutoff_ns);
+
+/* The sum of the LOST lines in text. */
+uint64_t tracetext_lost(const char *text, size_t len);
+
 /* The index in names[] ("system:event") of event name ev, or -1. */
 int tracetext_name_index(const char *const *names, int nnames,
 			 const char *ev, size_t ev_len);

@@ -301,9 +301,9 @@ bool common_handle(struct rtp_common *c, int id, const char *arg)
 		break;
 	case C_TRACE_BUDGET:
 		c->trace_budget = opt_size("--trace-budget", arg);
-		if (c->trace_budget < 1024 || c->trace_budget > (64u << 20))
+		if (c->trace_budget < 1024 || c->trace_budget > (8u << 20))
 			opt_fail("--trace-budget", arg, "must be from 1KiB to "
-				 "64MiB");
+				 "8MiB");
 		break;
 	case C_TRACE_MARGIN:
 		c->trace_margin_ns = positive_duration("--trace-margin", arg,

@@ -94,9 +94,12 @@ def cyclic_traced(run_probe: RunProbe, env: dict[str, str], threshold: str) -> P
 
 @needs_root
 @needs_tracefs
+@pytest.mark.parametrize("clock", ["mono", "local+offset"])
 def test_trace_names_the_injected_thread(run_probe: RunProbe, validator: Validator,
-                                         injector: Path,
-                                         tracefs_guard: dict[str, str]) -> None:
+                                         injector: Path, tracefs_guard: dict[str, str],
+                                         clock: str) -> None:
+    # local+offset: what a kernel without trace clock mono gets, forced here
+    env = dict(tracefs_guard, RTPROBE_TRACE_CLOCK="local" if clock != "mono" else "")
     # 1.5 ms bursts every 20 ms at priority 90 over the measuring thread's 80: each burst
     # covers at least one 1 ms deadline by >= 500 us, so it makes a spike over 400 us.
     inj = subprocess.Popen([str(injector), str(MEASURED_CPU), "90", "1500", "20000", "3000"],
@@ -106,14 +109,15 @@ def test_trace_names_the_injected_thread(run_probe: RunProbe, validator: Validat
         ready = inj.stdout.readline().split()
         assert ready[0] == "ready", ready
         pid = int(ready[1])
-        run = cyclic_traced(run_probe, tracefs_guard, "400us")
+        run = cyclic_traced(run_probe, env, "400us")
     finally:
         inj.wait(timeout=10)
     assert run.rc == 0, run.stderr
     validate_records(run.records, validator)
     found = traces(run)
     info = summary(run)
-    assert info["restored"] is True and info["clock"] == "mono"
+    assert info["restored"] is True and info["clock"] == clock
+    assert {t["clock"] for t in traces(run)} == {clock}
     assert "sched:sched_switch" in info["events_enabled"]
     assert info["spikes_traced"] == len(found) > 0
     assert info["spikes_over"] == info["spikes_traced"] + info["spikes_untraced"]

@@ -104,6 +104,10 @@ int test_main(const struct test_desc *t, int argc, char **argv)
 		id = opt_next(&p);
 		if (id == OPT_END)
 			break;
+		/* an option the test does not take: say that, not how it was given */
+		if (id < 0 && p.found && p.found->id >= COMMON_OPT_BASE &&
+		    !test_takes_common(t, p.found->id))
+			id = p.found->id;
 		if (id < 0)
 			common_bad_option(t->name, &p, id);
 		if (id == 'h' || id == TEST_HELP_ID) {

@@ -5,7 +5,6 @@
  */
 #include "trace.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -114,80 +113,76 @@ static int trace_stale(struct trace_run *t, char *why, size_t wlen)
 	return 0;
 }
 
-/* Add "system:event" to the enabled list (and to the state if we turn it on). */
-static void trace_enable_one(struct trace_run *t, const char *sys,
-			     const char *ev)
+/*
+ * Enable "system:event" for the run (the state notes it when it was off);
+ * false when the kernel has no such event.
+ */
+static bool trace_enable_one(struct trace_run *t, const char *sys,
+			     size_t sys_len, const char *ev, size_t ev_len)
 {
 	char rel[TRACEFS_NAME + 16], val[8];
 
-	if (t->nenabled >= TRACE_MAX_NAMES)
-		return;
-	fmt_snprintf(rel, sizeof(rel), "events/%s/%s/enable", sys, ev);
-	if (tracefs_read(t->dir, rel, val, sizeof(val)))
-		return;
+	fmt_snprintf(rel, sizeof(rel), "events/%.*s/%.*s/enable", (int)sys_len,
+		     sys, (int)ev_len, ev);
+	if (t->nenabled >= TRACE_MAX_NAMES ||
+	    tracefs_read(t->dir, rel, val, sizeof(val)))
+		return false;
 	if (strcmp(val, "1") && t->st.nevents < TRACEFS_MAX_EVENTS)
 		fmt_snprintf(t->st.events[t->st.nevents++], TRACEFS_NAME,
-			     "%s/%s", sys, ev);
-	fmt_snprintf(t->enabled[t->nenabled], TRACEFS_NAME, "%s:%s", sys, ev);
+			     "%.*s/%.*s", (int)sys_len, sys, (int)ev_len, ev);
+	fmt_snprintf(t->enabled[t->nenabled], TRACEFS_NAME, "%.*s:%.*s",
+		     (int)sys_len, sys, (int)ev_len, ev);
 	t->names[t->nenabled] = t->enabled[t->nenabled];
 	t->nenabled++;
+	return true;
 }
 
-/* Note a wanted event the kernel lacks. */
-static void trace_missing(struct trace_run *t, const char *name)
+/*
+ * Every event of system sys ("osnoise:*") that available_events lists;
+ * false when there is none.
+ */
+static bool trace_enable_system(struct trace_run *t, const char *avail,
+				const char *sys, size_t sys_len)
 {
-	if (t->nmissing < TRACE_MAX_NAMES)
-		fmt_snprintf(t->missing[t->nmissing++], TRACEFS_NAME, "%s",
-			     name);
-}
+	const char *p = avail, *nl;
+	bool any = false;
 
-/* Every event of a system directory ("osnoise:*"). */
-static void trace_want_system(struct trace_run *t, const char *sys,
-			      const char *name)
-{
-	char path[128];
-	struct dirent *de;
-	DIR *d;
-	int before = t->nenabled;
-
-	fmt_snprintf(path, sizeof(path), "%s/events/%s", t->dir, sys);
-	d = opendir(path);
-	if (d) {
-		while ((de = readdir(d))) {
-			if (de->d_name[0] == '.' || !strcmp(de->d_name, "enable")
-			    || !strcmp(de->d_name, "filter"))
-				continue;
-			trace_enable_one(t, sys, de->d_name);
-		}
-		closedir(d);
+	while (p && *p) {
+		nl = strchr(p, '\n');
+		if (!nl)
+			nl = p + strlen(p);
+		if ((size_t)(nl - p) > sys_len + 1 && !memcmp(p, sys, sys_len) &&
+		    p[sys_len] == ':')
+			any |= trace_enable_one(t, sys, sys_len, p + sys_len + 1,
+						(size_t)(nl - p) - sys_len - 1);
+		p = *nl ? nl + 1 : nl;
 	}
-	if (t->nenabled == before)
-		trace_missing(t, name);
+	return any;
 }
 
-/* Decide which events to enable (and which are missing). */
+/* Enable the wanted events the kernel has; note the others as missing. */
 static void trace_pick_events(struct trace_run *t)
 {
-	char sys[32], rel[TRACEFS_NAME + 16];
 	const char *name, *colon;
-	size_t i;
+	char *avail;
+	size_t i, len;
+	bool found;
 
+	avail = tracefs_slurp(t->dir, "available_events", &len);
 	for (i = 0; i < sizeof(trace_wanted) / sizeof(trace_wanted[0]); i++) {
 		name = trace_wanted[i];
 		colon = strchr(name, ':');
-		fmt_snprintf(sys, sizeof(sys), "%.*s", (int)(colon - name),
-			     name);
-		if (!strcmp(colon + 1, "*")) {
-			trace_want_system(t, sys, name);
-			continue;
-		}
-		fmt_snprintf(rel, sizeof(rel), "events/%s/%s/enable", sys,
-			     colon + 1);
-		if (tracefs_exists(t->dir, rel))
-			trace_enable_one(t, sys, colon + 1);
+		if (!strcmp(colon + 1, "*"))
+			found = trace_enable_system(t, avail, name,
+						    (size_t)(colon - name));
 		else
-			trace_missing(t, name);
+			found = trace_enable_one(t, name, (size_t)(colon - name),
+						 colon + 1, strlen(colon + 1));
+		if (!found && t->nmissing < TRACE_MAX_NAMES)
+			fmt_snprintf(t->missing[t->nmissing++], TRACEFS_NAME,
+				     "%s", name);
 	}
+	free(avail);
 }
 
 /* Save tracefs' state and refuse a busy one; 0 or -1 with why. */

@@ -96,14 +96,6 @@ int tracefs_write(const char *dir, const char *rel, const char *value)
 	return rc;
 }
 
-bool tracefs_exists(const char *dir, const char *rel)
-{
-	char path[160];
-
-	fmt_snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	return access(path, F_OK) == 0;
-}
-
 void tracefs_clock_selected(const char *text, char *out, size_t len)
 {
 	const char *a = strchr(text, '['), *b = a ? strchr(a, ']') : NULL;

@@ -54,9 +54,6 @@ int tracefs_read(const char *dir, const char *rel, char *buf, size_t len);
 /* Write value to dir/rel; 0 or -1 (errno). */
 int tracefs_write(const char *dir, const char *rel, const char *value);
 
-/* True when dir/rel exists. */
-bool tracefs_exists(const char *dir, const char *rel);
-
 /*
  * The size in KiB a buffer_size_kb text stands for: "1408", or the
  * expanded size of "7 (expanded: 1408)"; 0 if unreadable.

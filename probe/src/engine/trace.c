@@ -28,6 +28,7 @@
 #define TRACE_MAX_WINDOW_EVENTS 8192
 #define TRACE_RECORD_OVERHEAD 512
 #define TRACE_DEFAULT_BUFFER_KB 1024
+#define TRACE_MAX_TEXT (16u << 20) /* text kept per CPU at most */
 
 /* The events of the contract; "system:*" takes all of a system. */
 static const char *const trace_wanted[] = {
@@ -504,6 +505,13 @@ static void trace_read_cpu(struct trace_run *t, struct trace_cpu *tc)
 	cutoff = (uint64_t)((int64_t)(now > t->keep_ns ? now - t->keep_ns : 0) -
 			    t->trace_to_mono_ns);
 	drop = tracetext_trim(tc->text, tc->len, cutoff);
+	/* a flood of events: keep the newest half of the bound */
+	if (tc->len - drop > TRACE_MAX_TEXT) {
+		const char *nl = memchr(tc->text + tc->len - TRACE_MAX_TEXT / 2,
+					'\n', TRACE_MAX_TEXT / 2);
+
+		drop = nl ? (size_t)(nl + 1 - tc->text) : tc->len;
+	}
 	if (drop) {
 		memmove(tc->text, tc->text + drop, tc->len - drop);
 		tc->len -= drop;

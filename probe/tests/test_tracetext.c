@@ -155,6 +155,52 @@ static void test_cut_old(struct tap *t)
 	free(text);
 }
 
+/*
+ * The old fixture cut at every length and with bytes flipped by a fixed
+ * pseudo-random sequence: the cutter never reads past the text, never
+ * keeps more than asked, and its counts stay consistent.
+ */
+static void test_mangled(struct tap *t)
+{
+	struct trace_line out[4];
+	struct trace_cut st;
+	int idx[4];
+	size_t len, n, cut;
+	uint32_t x = 12345;
+	char *text = fixture("trace_text_old.txt", &len), *copy;
+	bool sane = true;
+	int round;
+
+	if (!tap_ok(t, text != NULL, "old fixture read for mangling"))
+		return;
+	for (cut = 0; cut <= len; cut++) {
+		copy = malloc(cut ? cut : 1);
+		memcpy(copy, text, cut);
+		n = tracetext_cut(copy, cut, 0, UINT64_MAX, names, NNAMES, out,
+				  idx, 4, &st);
+		sane &= n <= 4 && n <= st.in_window &&
+			tracetext_trim(copy, cut, UINT64_MAX) <= cut;
+		free(copy);
+	}
+	for (round = 0; round < 2000; round++) {
+		copy = malloc(len);
+		memcpy(copy, text, len);
+		for (n = 0; n < 8; n++) {
+			x = x * 1103515245u + 12345u;
+			copy[(x >> 8) % len] = (char)(x >> 24);
+		}
+		n = tracetext_cut(copy, len, 0, UINT64_MAX, names, NNAMES, out,
+				  idx, 4, &st);
+		sane &= n <= 4 && n <= st.in_window;
+		for (cut = 0; cut < n; cut++)
+			sane &= out[cut].text >= copy &&
+				out[cut].text + out[cut].text_len <= copy + len;
+		free(copy);
+	}
+	tap_ok(t, sane, "truncated and mangled texts: no overrun, counts sane");
+	free(text);
+}
+
 /* The state file's text round-trips; a foreign file is refused. */
 static void test_state(struct tap *t)
 {
@@ -182,6 +228,7 @@ int main(void)
 	test_prefixes(&t);
 	test_cut_6x(&t);
 	test_cut_old(&t);
+	test_mangled(&t);
 	test_state(&t);
 	return tap_done(&t);
 }

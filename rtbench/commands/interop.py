@@ -20,7 +20,7 @@ import click
 from rtbench import EXIT_USAGE
 from rtbench.bundle import RunDetail
 from rtbench.commands._common import DB_HELP, fail, handle_errors, open_store, path_error
-from rtbench.interop._build import run_uid
+from rtbench.interop._build import mark_partial, run_uid
 from rtbench.stdoutcheck import write_stdout_bytes
 
 HEAD_BYTES = 4096
@@ -81,9 +81,7 @@ def read_runs(data: bytes, label: str, importer: Any, partial: bool = False
             fail(_one_line(f"{exc}; --partial stores it as a partial run"), EXIT_USAGE)
         runs = exc.runs
         for run in runs:
-            run.status = "partial"
-            run.tags = {**run.tags, "partial": _one_line(str(exc))[:200]}
-            run.source = {**run.source, "partial": _one_line(str(exc))}
+            mark_partial(run, _one_line(str(exc)))
     except ImportFormatError as exc:
         fail(_one_line(str(exc)), EXIT_USAGE)
     except (ValueError, TypeError, KeyError, IndexError, OverflowError,
@@ -216,6 +214,10 @@ def register(main: click.Group) -> None:
                     run_id, created = store.add_bundle(run)
                     state = "stored" if created else "already stored"
                     click.echo(f"{label}: run {run_id} ({name}, {state})")
+                    if run.status == "partial":
+                        reason = _one_line(str(run.source.get("partial", "")))
+                        click.echo(f"{_one_line(label)}: run {run_id} is partial, it passes "
+                                   f"nothing: {reason}", err=True)
         finally:
             store.close()
 

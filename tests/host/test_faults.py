@@ -455,6 +455,40 @@ def test_stdout_on_dev_full(args: tuple[str, ...], one_run_db: dict[str, Any]) -
     one_error_line(done.stderr, "stdout")
 
 
+# one of each way of writing: rich tables, bytes whole, click's own help
+@pytest.mark.parametrize("args", [("ls",), ("export", "1", "--format", "ndjson"), ("--help",)],
+                         ids=lambda a: "_".join(a))
+def test_stdout_closed_by_its_reader(args: tuple[str, ...], one_run_db: dict[str, Any]
+                                     ) -> None:
+    """`rtbench ... | head -1` with a reader that has already gone: a real pipe whose read
+    end is closed before rtbench writes; exit 0, nothing on stderr, no traceback."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = rtbench_child(list(args), one_run_db["env"], write_end)
+    finally:
+        os.close(write_end)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+
+
+def test_run_goes_on_when_its_reader_is_gone(one_run_db: dict[str, Any], tmp_path: Path
+                                             ) -> None:
+    """`rtbench run | head -1`: the run measures to its end and is stored 'ok' with the
+    run's own exit code, quietly."""
+    suite = write_suite(tmp_path, one_test_suite())
+    url = f"sqlite:///{tmp_path / 'pipe.db'}"
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = rtbench_child(["run", str(suite), "--simulate", "1", "--no-report",
+                              "--db", url], one_run_db["env"], write_end)
+    finally:
+        os.close(write_end)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert newest_run(url).status == "ok"
+
+
 @pytest.mark.parametrize("fmt", ["json", "ndjson"])
 def test_stdout_short_write_on_full_fs(fmt: str, one_run_db: dict[str, Any],
                                        small_fs: Path) -> None:

@@ -735,6 +735,52 @@ def test_unverifiable_import_is_stored_partial(case_env: dict[str, Any]) -> None
     assert shown.exit_code == 0 and "PARTIAL" in shown.output and "PASS" not in shown.output
 
 
+def one_line(stderr: str) -> str:
+    """The only non-empty line of stderr."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def test_import_over_the_bound_is_refused_unread(case_env: dict[str, Any]) -> None:
+    """A file one byte over the import bound (sparse: nothing is written) and stdin one
+    byte over it: exit 2, one line naming the file and the bound, nothing stored."""
+    from rtbench.readlimit import IMPORT_MAX_BYTES
+
+    before = db_digest(case_env["url"])
+    big = case_env["tmp"] / "huge-ct.txt"
+    with open(big, "wb") as handle:
+        handle.truncate(IMPORT_MAX_BYTES + 1)
+    refused = invoke(["import", str(big), "--format", "cyclictest"], case_env["env"])
+    assert refused.exit_code == 2, refused.output
+    line = one_line(refused.stderr)
+    assert str(big) in line and f"{IMPORT_MAX_BYTES >> 20} MiB" in line
+    piped = CliRunner().invoke(main, ["import", "-", "--format", "cyclictest"],
+                               input=b"\n" * (IMPORT_MAX_BYTES + 1), env=case_env["env"])
+    assert piped.exit_code == 2 and "<stdin>" in one_line(piped.stderr), piped.output
+    assert db_digest(case_env["url"]) == before
+
+
+def test_import_files_over_the_total_bound_are_refused(case_env: dict[str, Any],
+                                                       monkeypatch: pytest.MonkeyPatch
+                                                       ) -> None:
+    """Several files that add up to more than one import holds: exit 2 naming the file
+    that crossed the bound, nothing stored (the bound lowered to 1 KiB for the test)."""
+    import rtbench.commands.interop as interop_cmd
+
+    monkeypatch.setattr(interop_cmd, "IMPORT_TOTAL_MAX_BYTES", 1024)
+    before = db_digest(case_env["url"])
+    names = []
+    for index in range(3):
+        path = case_env["tmp"] / f"ct-{index}.json"
+        path.write_bytes((REAL / "ct.json").read_bytes())
+        names.append(str(path))
+    refused = invoke(["import", *names], case_env["env"])
+    assert refused.exit_code == 2, refused.output
+    assert "ct-1.json: the files of one import add up to more than" in one_line(refused.stderr)
+    assert db_digest(case_env["url"]) == before
+
+
 def test_gtod_quantile_lines_follow_the_iterations() -> None:
     """gtod_latency prints floor(log10(iterations)) - 1 quantiles: 99.0% up to 7 nines
     for its 10,000,000 iterations, none below 100 iterations."""

@@ -236,7 +236,7 @@ def register(main: click.Group) -> None:
                 for run in runs:
                     run_id, created = store.add_bundle(run)
                     state = "stored" if created else "already stored"
-                    click.echo(f"{label}: run {run_id} ({name}, {state})")
+                    click.echo(f"{_one_line(label)}: run {run_id} ({name}, {state})")
                     if run.status == "partial":
                         reason = _one_line(str(run.source.get("partial", "")))
                         click.echo(f"{_one_line(label)}: run {run_id} is partial, it passes "

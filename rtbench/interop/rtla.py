@@ -149,7 +149,9 @@ def _top_missing(screens: list[_Screen]) -> str:
     if screens and screens[-1].all_count is not None:
         printed, exponent = screens[-1].all_count
         total = sum(screens[-1].counts.values())
-        if total // 10**exponent != printed:
+        # rtla divides by ten until the count has six digits: e is small (a huge one
+        # would only cost time to compute)
+        if exponent > 40 or total // 10**exponent != printed:
             return (f"the CPU rows of the last screen count {total}, its 'ALL' line "
                     f"{printed}e{exponent}")
     return ""

@@ -435,6 +435,9 @@ IMPORTS: list[tuple[str, Any, str | None, tuple[str, ...]]] = [
     ("ct-v-line-lost", lambda: b"".join(
         ln for i, ln in enumerate((REAL / "ct-v.txt").read_bytes().splitlines(keepends=True))
         if i != 10), None, ("line 11", "cycle 6")),
+    ("rtla-top-all-huge-exponent", lambda: (REAL.parent / "rtla-timerlat-top-all.txt")
+     .read_bytes().replace(b"ALL #283372 e0", b"ALL #283372 e999999999"), None,
+     ("e999999999",)),
     ("rtla-top-all-cpu-row-lost", lambda: b"".join(
         ln for ln in (REAL.parent / "rtla-timerlat-top-all.txt").read_bytes()
         .splitlines(keepends=True) if not ln.startswith(b"  7 #")), None,

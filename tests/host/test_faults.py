@@ -932,6 +932,7 @@ class _OdTarget:
     name = "board"
 
     def __init__(self, path: Path, claimed_size: int | None = None) -> None:
+        """Answer from path; `wc -c` says claimed_size when given."""
         self.path = path
         self.claimed_size = claimed_size
         self.commands: list[str] = []

@@ -176,7 +176,7 @@ class SshTarget(BoardTarget):
         deadline = time.monotonic() + CONNECT_TIMEOUT_S + 20
         while time.monotonic() < deadline:
             if self._master.poll() is not None:
-                err = self._master.stderr.read().decode(errors="replace") \
+                err = self._master.stderr.read(1 << 16).decode(errors="replace") \
                     if self._master.stderr else ""
                 raise TargetError(ssh_failure(err, self.name))
             if self._master_alive():
@@ -229,7 +229,8 @@ class SshTarget(BoardTarget):
         if self._master is not None:
             if self._master.poll() is None:
                 with contextlib.suppress(subprocess.TimeoutExpired, OSError):
-                    subprocess.run(self._ssh("-O", "exit", self.host), capture_output=True,
+                    subprocess.run(self._ssh("-O", "exit", self.host),
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                    timeout=5, check=False)
                 try:
                     self._master.wait(timeout=5)

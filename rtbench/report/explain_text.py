@@ -12,7 +12,7 @@ from rtbench.report.format import fmt_us
 from rtbench.report.text import for_terminal
 
 PHASE_NAMES = {"timer_late": "timer IRQ late", "timer_irq": "timer IRQ",
-               "scheduling": "scheduling", "switch_in": "switch-in", "unknown": "(uncut)"}
+               "scheduling": "scheduling", "switch_in": "switch-in", "unknown": "(no phase)"}
 NO_TRACES = ("run {run} has no trace records: nothing to explain; measure with --trace "
              "(rtbench run SUITE --trace) to record the kernel events of each spike")
 

@@ -30,7 +30,8 @@ _SWITCH_OLD = re.compile(
     r" ==> (?P<nc>.*):(?P<np>-?\d+) \[(?P<npr>-?\d+)\]")
 _WAKE_MODERN = re.compile(r"comm=(?P<c>.*?) pid=(?P<p>-?\d+) prio=(?P<pr>-?\d+)")
 _WAKE_OLD = re.compile(r"^(?:task )?(?P<c>.*):(?P<p>-?\d+) \[(?P<pr>-?\d+)\]")
-_SOFTIRQ = re.compile(r"vec=(?P<v>\d+)(?: \[action=(?P<a>[A-Za-z_0-9]+)\])?")
+# "vec=3 [action=NET_RX]"; kernels before 2.6.37 printed "softirq=3 action=NET_RX"
+_SOFTIRQ = re.compile(r"(?:vec|softirq)=(?P<v>\d+)(?: \[?action=(?P<a>[A-Za-z_0-9]+)\]?)?")
 _NOISE = re.compile(r"^(?P<what>.*?) start (?P<start>[\d.]+) duration (?P<dur>\d+) ns")
 
 

@@ -87,6 +87,8 @@ class SpikeExplanation:
 
 
 UNEXPLAINED = Cause("unexplained", "unexplained", "unexplained", "unexplained")
+OUR_TIMER = Cause("timer_irq", "timer_irq:ours", "timer_irq:ours",
+                  "timer IRQ: its handlers up to our wake-up")
 IDLE = Cause("idle", "idle", "idle", "CPU idle (exit from idle)")
 SELF = Cause("self", "self", "self", "our thread: switch-in to its clock read")
 
@@ -349,7 +351,7 @@ def _classify(t: int, marks: _Marks, spans: list[_Span], ours_timer: _Span | Non
         off = [s for s in inside if s.cause.kind == "irqs_off"]
         return phase, off[-1].cause if off else late
     if phase == "timer_irq":
-        return phase, Cause("timer_irq", "timer_irq", "timer_irq", "local timer IRQ")
+        return phase, OUR_TIMER
     if phase == "switch_in":
         return phase, SELF
     who = None

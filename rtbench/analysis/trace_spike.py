@@ -72,6 +72,8 @@ class SpikeExplanation:
     handlers: list[tuple[str, int, int]] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     approximate: bool = False
+    # the expected expiry in the trace's time base (None: not known)
+    expected_ns: int | None = None
 
     def causes(self) -> dict[Cause, int]:
         """ns per cause, largest first."""
@@ -114,6 +116,7 @@ def explain_spike(record: dict[str, Any], missing: frozenset[str] = frozenset()
         _imported(out, record["analysis"])
         return out
     expected, woke = _int(record, "expected_ns"), _int(record, "woke_ns")
+    out.expected_ns = expected
     if expected is None or woke is None or woke < expected:
         out.notes.append("the record has no usable expected/actual wake-up time: "
                          "nothing can be attributed")

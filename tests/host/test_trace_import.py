@@ -152,3 +152,18 @@ def test_perfetto_export_is_valid_trace_event_json() -> None:
     with pytest.raises(ExportFormatError, match="no trace records"):
         PerfettoExporter().export(synthetic_run([synthetic_measurement(
             [np.full(5, 1, dtype=np.int64)])]))
+
+
+def test_report_has_a_why_section_with_escaped_names() -> None:
+    from rtbench.report.html import render_html
+
+    run = _traced_run()
+    events = run.scenarios[0].measurements[0].traces[0]["events"]
+    for e in events:  # a board's thread name is data, never markup
+        e[5] = e[5].replace("dd:540", "<b>$dd$</b>:540")
+    html = render_html(run)
+    assert 'id="why"' in html and "softirq NET_RX" in html
+    assert "&lt;b&gt;$dd$&lt;/b&gt; (pid 540, nice 0)" in html and "<b>$dd$" not in html
+    assert html.count("<svg") >= 2  # the histogram and the spike time lines
+    plain = synthetic_run([synthetic_measurement([np.full(5, 1, dtype=np.int64)])])
+    assert 'id="why"' not in render_html(plain)

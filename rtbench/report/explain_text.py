@@ -6,8 +6,9 @@ for_terminal: no control characters reach the terminal.  Plain lines, no rich ma
 
 from __future__ import annotations
 
-from rtbench.analysis.trace_causes import CauseMove, CellExplanation
+from rtbench.analysis.trace_causes import CauseMove, CellExplanation, cause_moves, explain_run
 from rtbench.analysis.trace_spike import SpikeExplanation
+from rtbench.bundle import RunDetail
 from rtbench.report.format import fmt_us
 from rtbench.report.text import for_terminal
 
@@ -84,3 +85,31 @@ def move_lines(moves: list[CauseMove], limit: int = 10) -> list[str]:
         after = "-" if move.after is None else pct(move.after)
         out.append(f"{for_terminal(move.label)}: {before} → {after} of traced spikes")
     return out
+
+
+def cause_changes(runs: list[tuple[str, RunDetail]]
+                  ) -> list[tuple[str, str, list[CauseMove] | None]]:
+    """(first label, other label, moves) from the first run to each other one whose
+    traces can be compared (None: one of the two has no trace records); [] when no run
+    was traced."""
+    explained = [(label, [c for c in explain_run(run) if c.traced]) for label, run in runs]
+    if not any(cells for _, cells in explained):
+        return []
+    (first, base), out = explained[0], []
+    for label, cells in explained[1:]:
+        out.append((first, label, cause_moves(base, cells) if base and cells else None))
+    return out
+
+
+def change_lines(changes: list[tuple[str, str, list[CauseMove] | None]]) -> list[str]:
+    """The text of cause_changes: a heading per pair and a line per cause."""
+    lines = []
+    for first, other, moves in changes:
+        if moves is None:
+            lines.append(f"causes of spikes, {first} → {other}: unknown (one of them has no "
+                         "trace records; measure both with --trace)")
+            continue
+        lines.append(f"causes of spikes, {first} → {other} (share of traced spikes each "
+                     "was the main cause of):")
+        lines.extend("  " + line for line in move_lines(moves))
+    return lines

@@ -223,3 +223,22 @@ def _call(*args: str) -> Any:
     from rtbench.cli import main
 
     return CliRunner().invoke(main, list(args), env={"COLUMNS": "120"})
+
+
+def test_compare_shows_how_causes_moved(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'c.db'}"
+    with Store.open(url) as store:
+        for uid, traces in (("a", OLD["traces"]), ("b", OLD["traces"][1:])):
+            m = _old_measurement()
+            m.traces = copy.deepcopy(traces)
+            run = synthetic_run([m])
+            run.uid = uid
+            store.add_bundle(run)
+    done = cli("compare", "latest~1", "latest", "--db", url)
+    assert done.exit_code == 0, done.output
+    assert "causes of spikes, run 1 → run 2" in done.output
+    assert "softirq NET_RX: 50 % → - of traced spikes" in done.output
+    assert "irq/24-eth0: 50 % → 100 % of traced spikes" in done.output
+    data = json.loads(cli("compare", "latest~1", "latest", "--json", "--db", url).output)
+    moves = {m["cause"]: (m["before"], m["after"]) for m in data["cause_changes"][0]["moves"]}
+    assert moves["irq/24-eth0"] == (0.5, 1.0)

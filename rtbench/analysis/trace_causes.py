@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from rtbench.analysis.trace_spike import Cause, SpikeExplanation, explain_spike
+from rtbench.analysis.trace_spans import Cause
+from rtbench.analysis.trace_spike import SpikeExplanation, explain_spike
 from rtbench.bundle import MeasurementDetail, RunDetail
 
 # what each missing event hides from the attribution

@@ -22,21 +22,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from rtbench.analysis.trace_events import Event, parse_events, policy_of
-
-# cause kinds, in the order a tie is broken
-KINDS = ("irq", "softirq", "nmi", "timer_irq", "irqs_off", "thread", "idle", "irq_late",
-         "self", "unexplained")
-
-
-@dataclass(frozen=True)
-class Cause:
-    """What held the CPU: key names it in a run (pid included), family across runs."""
-
-    kind: str
-    key: str
-    family: str
-    label: str
+from rtbench.analysis.trace_events import Event, parse_events
+from rtbench.analysis.trace_spans import (
+    KINDS,
+    Cause,
+    Span,
+    handler_spans,
+    running_threads,
+    thread_cause,
+)
 
 
 @dataclass
@@ -181,88 +175,6 @@ def _find_marks(events: list[Event], expected: int, woke: int) -> _Marks:
     return marks
 
 
-@dataclass
-class _Span:
-    """A handler or IRQs-off stretch (absolute ns) and its cause."""
-
-    start: int
-    end: int
-    cause: Cause
-    ours: bool = False
-
-
-def _handler_spans(events: list[Event], start: int, end: int) -> list[_Span]:
-    """IRQ, softirq, local timer, NMI and IRQs-off stretches, paired entry to exit."""
-    spans: list[_Span] = []
-    open_: dict[tuple[str, Any], tuple[int, Cause]] = {}
-    for e in events:
-        f = e.fields
-        ev = e.event
-        if ev == "irq_handler_entry" and "irq" in f:
-            irq = f["irq"]
-            name = str(f.get("name", ""))
-            cause = Cause("irq", f"irq:{irq}:{name}", f"irq:{irq}:{name}",
-                          f"IRQ {irq} {name}".rstrip())
-            open_[("irq", irq)] = (e.ts_ns, cause)
-        elif ev == "irq_handler_exit" and "irq" in f:
-            _close(spans, open_, ("irq", f["irq"]), e.ts_ns, start)
-        elif ev == "softirq_entry" and "vec" in f:
-            label = f"softirq {f['action']}"
-            open_[("softirq", f["vec"])] = (e.ts_ns, Cause(
-                "softirq", f"softirq:{f['action']}", f"softirq:{f['action']}", label))
-        elif ev == "softirq_exit" and "vec" in f:
-            _close(spans, open_, ("softirq", f["vec"]), e.ts_ns, start)
-        elif ev == "local_timer_entry":
-            open_[("timer", 0)] = (e.ts_ns, Cause("timer_irq", "timer_irq", "timer_irq",
-                                                  "local timer IRQ"))
-        elif ev == "local_timer_exit":
-            _close(spans, open_, ("timer", 0), e.ts_ns, start)
-        elif ev == "irq_disable":
-            caller = str(f.get("caller", "")) or "unknown caller"
-            label = f"IRQs off in {e.comm} (pid {e.pid}) at {caller}"
-            open_[("irqs_off", 0)] = (e.ts_ns, Cause(
-                "irqs_off", f"irqs_off:{e.comm}:{e.pid}:{caller}", f"irqs_off:{e.comm}:{caller}",
-                label))
-        elif ev == "irq_enable":
-            _close(spans, open_, ("irqs_off", 0), e.ts_ns, start)
-        elif ev.endswith("_noise") and f:
-            spans.append(_Span(e.ts_ns - f["duration_ns"], e.ts_ns, _noise_cause(e)))
-    for _key, (t0, cause) in open_.items():
-        spans.append(_Span(t0, end, cause))  # still running at the window's end
-    return spans
-
-
-def _close(spans: list[_Span], open_: dict[tuple[str, Any], tuple[int, Cause]],
-           key: tuple[str, Any], ts: int, window_start: int) -> None:
-    """End the open stretch of key at ts (an exit without entry began before the window)."""
-    if key in open_:
-        t0, cause = open_.pop(key)
-        spans.append(_Span(t0, ts, cause))
-
-
-def _noise_cause(e: Event) -> Cause:
-    """The cause an osnoise noise event names."""
-    what = str(e.fields.get("what", ""))
-    kind = e.event.removesuffix("_noise")
-    if kind == "irq":
-        return Cause("irq", f"irq:{what}", f"irq:{what}", f"IRQ {what}")
-    if kind == "softirq":
-        return Cause("softirq", f"softirq:{what}", f"softirq:{what}", f"softirq {what}")
-    if kind == "nmi":
-        return Cause("nmi", "nmi", "nmi", "NMI")
-    if kind == "thread":
-        comm, _, pid = what.rpartition(":")
-        return Cause("thread", f"thread:{comm}:{pid}", f"thread:{comm}",
-                     f"{comm} (pid {pid})")
-    return Cause("unexplained", f"noise:{what}", f"noise:{what}", f"{kind} noise {what}")
-
-
-def _thread_cause(comm: str, pid: int, prio: int | None) -> Cause:
-    """The cause naming a thread that held the CPU."""
-    return Cause("thread", f"thread:{comm}:{pid}", f"thread:{comm}",
-                 f"{comm} (pid {pid}, {policy_of(prio)})")
-
-
 def _late_cause(missing: frozenset[str]) -> Cause:
     """The timer-late cause when no event inside it shows why."""
     if "preemptirq:irq_disable" in missing:
@@ -271,26 +183,6 @@ def _late_cause(missing: frozenset[str]) -> Cause:
                      "(no preemptirq events)")
     return Cause("irq_late", "irq_late:hardware", "irq_late:hardware",
                  "timer IRQ late: hardware/hypervisor (no IRQs-off or IRQ seen)")
-
-
-def _running(events: list[Event]) -> list[tuple[int, int, str, int | None]]:
-    """Who held the CPU from when: (ts, pid, comm, prio), from sched_switch and the
-    current task every event names."""
-    prios: dict[int, int] = {}
-    for e in events:
-        if e.event == "sched_switch" and e.fields:
-            prios[e.fields["prev_pid"]] = e.fields["prev_prio"]
-            prios[e.fields["next_pid"]] = e.fields["next_prio"]
-        elif e.event in ("sched_waking", "sched_wakeup") and e.fields:
-            prios.setdefault(e.fields["pid"], e.fields["prio"])
-    out: list[tuple[int, int, str, int | None]] = []
-    for e in events:
-        if e.event == "sched_switch" and e.fields:
-            pid = e.fields["next_pid"]
-            out.append((e.ts_ns, pid, e.fields["next_comm"], prios.get(pid)))
-        elif not out or out[-1][1] != e.pid:
-            out.append((e.ts_ns, e.pid, e.comm, prios.get(e.pid)))
-    return out
 
 
 def _attribute(out: SpikeExplanation, events: list[Event], expected: int, woke: int,
@@ -305,7 +197,7 @@ def _attribute(out: SpikeExplanation, events: list[Event], expected: int, woke: 
                      if e.event == "sched_switch" and e.fields
                      and e.fields["next_pid"] == marks.our_pid), None)
         out.thread = (comm or "?", marks.our_pid, prio)
-    spans = _handler_spans(events, expected, woke)
+    spans = handler_spans(events, expected, woke)
     ours_timer = None
     if marks.irq_entry is not None:
         ours_timer = next((s for s in spans if s.cause.kind == "timer_irq"
@@ -314,7 +206,7 @@ def _attribute(out: SpikeExplanation, events: list[Event], expected: int, woke: 
         if s.end > expected and s.start < woke and s.cause.kind != "irqs_off" \
                 and s is not ours_timer:
             out.handlers.append((s.cause.label, s.start - expected, s.end - s.start))
-    running = _running(events)
+    running = running_threads(events)
     cuts = {expected, woke}
     for s in spans:
         cuts.update(x for x in (s.start, s.end) if expected < x < woke)
@@ -338,7 +230,7 @@ def _attribute(out: SpikeExplanation, events: list[Event], expected: int, woke: 
     _note_missing(out, marks, missing)
 
 
-def _classify(t: int, marks: _Marks, spans: list[_Span], ours_timer: _Span | None,
+def _classify(t: int, marks: _Marks, spans: list[Span], ours_timer: Span | None,
               running: list[tuple[int, int, str, int | None]], late: Cause
               ) -> tuple[str, Cause]:
     """The phase and the cause of the instant t."""
@@ -365,7 +257,7 @@ def _classify(t: int, marks: _Marks, spans: list[_Span], ours_timer: _Span | Non
     if who is not None and who[0] == 0:
         return phase, IDLE
     if who is not None and who[0] != marks.our_pid:
-        return phase, _thread_cause(who[1], who[0], who[2])
+        return phase, thread_cause(who[1], who[0], who[2])
     return phase, UNEXPLAINED
 
 

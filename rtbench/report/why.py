@@ -15,7 +15,8 @@ import markupsafe
 from matplotlib.figure import Figure
 
 from rtbench.analysis.trace_causes import CellExplanation, explain_run
-from rtbench.analysis.trace_spike import KINDS, SpikeExplanation
+from rtbench.analysis.trace_spans import KINDS
+from rtbench.analysis.trace_spike import SpikeExplanation
 from rtbench.bundle import RunDetail
 from rtbench.report import format as fmt
 from rtbench.report.explain_text import PHASE_NAMES, pct

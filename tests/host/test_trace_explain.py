@@ -242,3 +242,23 @@ def test_compare_shows_how_causes_moved(tmp_path: Path) -> None:
     data = json.loads(cli("compare", "latest~1", "latest", "--json", "--db", url).output)
     moves = {m["cause"]: (m["before"], m["after"]) for m in data["cause_changes"][0]["moves"]}
     assert moves["irq/24-eth0"] == (0.5, 1.0)
+
+
+def test_a_handler_begun_before_the_window_counts_from_the_expected_expiry() -> None:
+    record = {"series": 0, "cpu": 1, "t_ns": 1, "latency_ns": 75_000, "clock": "mono",
+              "expected_ns": 1_000_000, "woke_ns": 1_075_000, "events": [
+                  [1_050_000, 1, 9, "kworker/1:1", "irq:softirq_exit", "vec=3 [action=NET_RX]"],
+                  [1_060_000, 1, 9, "kworker/1:1", "timer:hrtimer_expire_entry",
+                   "hrtimer=0x1 function=hrtimer_wakeup now=1060000"],
+                  [1_061_000, 1, 9, "kworker/1:1", "sched:sched_waking",
+                   "comm=rt pid=5 prio=9 target_cpu=001"],
+                  [1_070_000, 1, 9, "kworker/1:1", "sched:sched_switch",
+                   "prev_comm=kworker/1:1 prev_pid=9 prev_prio=120 prev_state=R ==> "
+                   "next_comm=rt next_pid=5 next_prio=9"]]}
+    assert _segments(record, []) == [
+        (0, 50_000, "timer_late", "softirq NET_RX"),
+        (50_000, 60_000, "timer_late",
+         "timer IRQ late: hardware/hypervisor (no IRQs-off or IRQ seen)"),
+        (60_000, 61_000, "timer_irq", OUR_TIMER),
+        (61_000, 70_000, "scheduling", "kworker/1:1 (pid 9, nice 0)"),
+        (70_000, 75_000, "switch_in", SELF)]

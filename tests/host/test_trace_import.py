@@ -167,3 +167,24 @@ def test_report_has_a_why_section_with_escaped_names() -> None:
     assert html.count("<svg") >= 2  # the histogram and the spike time lines
     plain = synthetic_run([synthetic_measurement([np.full(5, 1, dtype=np.int64)])])
     assert 'id="why"' not in render_html(plain)
+
+
+def test_upload_keeps_traces_and_the_run_page_shows_why(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from rtbench.server.app import create_app
+    from rtbench.store.tokens import create_token
+
+    store = Store.open(f"sqlite:///{tmp_path / 'srv.db'}")
+    token = create_token(store, "test")
+    run = _traced_run()
+    run.uid = "traced-upload"
+    with TestClient(create_app(store=store), raise_server_exceptions=False) as client:
+        done = client.post("/api/v1/runs", content=dumps(run),
+                           headers={"Authorization": f"Bearer {token}"})
+        assert done.status_code in (200, 201), done.text
+        run_id = done.json()["id"]
+        assert store.get_run(run_id).scenarios[0].measurements[0].traces == OLD["traces"]
+        page = client.get(f"/runs/{run_id}")
+        assert page.status_code == 200 and 'id="why"' in page.text
+    store.close()

@@ -188,3 +188,14 @@ def test_upload_keeps_traces_and_the_run_page_shows_why(tmp_path: Path) -> None:
         page = client.get(f"/runs/{run_id}")
         assert page.status_code == 200 and 'id="why"' in page.text
     store.close()
+
+
+def test_ndjson_lists_trace_records_on_lines_of_their_own() -> None:
+    from rtbench.interop.ndjson import NdjsonExporter
+
+    lines = [json.loads(ln) for ln in NdjsonExporter().export(_traced_run()).splitlines()]
+    kinds = [ln["type"] for ln in lines]
+    assert kinds.count("trace") == 2 and kinds.count("trace_summary") == 1
+    measurement = next(ln for ln in lines if ln["type"] == "measurement")
+    assert "traces" not in measurement and "trace_info" not in measurement
+    assert next(ln for ln in lines if ln["type"] == "trace")["latency_ns"] == 412_000

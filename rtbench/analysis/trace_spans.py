@@ -137,3 +137,28 @@ def running_threads(events: list[Event]) -> list[tuple[int, int, str, int | None
         elif not out or out[-1][1] != e.pid:
             out.append((e.ts_ns, e.pid, e.comm, prios.get(e.pid)))
     return out
+
+
+def join_raised_softirqs(events: list[Event], spans: list[Span]) -> None:
+    """Name an IRQ and the softirq it raised as one cause ("IRQ 24 eth0 + NET_RX"): a
+    `softirq_raise` inside an IRQ handler's stretch, followed by that softirq's run."""
+    irqs = [s for s in spans if s.cause.kind == "irq"]
+    original = {id(s): s.cause for s in irqs}
+    raised: list[tuple[int, str, Span]] = []  # (ts, action, the IRQ that raised it)
+    for e in events:
+        if e.event == "softirq_raise" and e.fields:
+            inside = [s for s in irqs if s.start <= e.ts_ns <= s.end]
+            if inside:
+                raised.append((e.ts_ns, e.fields["action"], inside[-1]))
+    for soft in spans:
+        if soft.cause.kind != "softirq":
+            continue
+        action = soft.cause.key.partition(":")[2]
+        by = [irq for ts, act, irq in raised if act == action and ts <= soft.start]
+        if not by:
+            continue
+        irq = by[-1]
+        base = original[id(irq)]
+        joined = Cause("irq", f"{base.key}+{action}", f"{base.family}+{action}",
+                       f"{base.label} + {action}")
+        irq.cause = soft.cause = joined

@@ -28,6 +28,7 @@ from rtbench.analysis.trace_spans import (
     Cause,
     Span,
     handler_spans,
+    join_raised_softirqs,
     running_threads,
     thread_cause,
 )
@@ -198,6 +199,7 @@ def _attribute(out: SpikeExplanation, events: list[Event], expected: int, woke: 
                      and e.fields["next_pid"] == marks.our_pid), None)
         out.thread = (comm or "?", marks.our_pid, prio)
     spans = handler_spans(events, expected, woke)
+    join_raised_softirqs(events, spans)
     ours_timer = None
     if marks.irq_entry is not None:
         ours_timer = next((s for s in spans if s.cause.kind == "timer_irq"

@@ -262,3 +262,18 @@ def test_a_handler_begun_before_the_window_counts_from_the_expected_expiry() -> 
         (60_000, 61_000, "timer_irq", OUR_TIMER),
         (61_000, 70_000, "scheduling", "kworker/1:1 (pid 9, nice 0)"),
         (70_000, 75_000, "switch_in", SELF)]
+
+
+def test_an_irq_and_the_softirq_it_raised_are_one_cause() -> None:
+    record = copy.deepcopy(OLD["traces"][0])
+    record["events"].insert(2, [1_000_000, 0, 540, "dd", "irq:softirq_raise",
+                                "vec=3 [action=NET_RX]"])
+    segments = _segments(record, OLD["trace_info"]["events_missing"])
+    assert [(a, b, label) for a, b, _, label in segments
+            if "eth0" in label] == [(0, 60_000, "IRQ 24 eth0 + NET_RX"),
+                                    (83_000, 283_000, "IRQ 24 eth0 + NET_RX")]
+    m = _old_measurement()
+    m.traces = [record]
+    cell = explain_measurement("idle/cyclic-1ms", m)
+    assert (cell.causes[0].cause.label, cell.causes[0].total_ns) == (
+        "IRQ 24 eth0 + NET_RX", 260_000)

@@ -8,6 +8,7 @@ imported through the trace-cmd importer; asserts names and counts, never latenci
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -17,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from explain_helpers import cli
 
 from rtbench.analysis.trace_causes import explain_measurement
 from rtbench.interop.tracecmd import TraceCmdImporter
@@ -68,7 +70,8 @@ def instance(name: str) -> Iterator[Path]:
 
 
 def _capture(inject: bool, cpu: int) -> tuple[str, int | None]:
-    """A text trace of cyclictest on cpu (with the injector when inject), and its pid."""
+    """A text trace of cyclictest on cpu (with the injector when inject; 0.5 s, else
+    0.3 s), and the injector's pid."""
     with session_lock("realtime"), instance(f"rtbench-test-{os.getpid()}") as inst:
         (inst / "trace_clock").write_text("mono")
         (inst / "buffer_size_kb").write_text("4096")
@@ -80,10 +83,11 @@ def _capture(inject: bool, cpu: int) -> tuple[str, int | None]:
         injector = None
         if inject:
             injector = subprocess.Popen(["chrt", "-f", "95", "taskset", "-c", str(cpu),
-                                         sys.executable, "-c", INJECTOR, "0.8"])
+                                         sys.executable, "-c", INJECTOR, "0.5"])
         try:
+            loops = "500" if inject else "300"
             subprocess.run(["cyclictest", "-m", "-q", "-p", "80", "-a", str(cpu), "-t", "1",
-                            "-i", "1000", "-l", "600"], capture_output=True, check=True,
+                            "-i", "1000", "-l", loops], capture_output=True, check=True,
                            timeout=30)
         finally:
             if injector is not None:
@@ -99,16 +103,20 @@ def _cell(text: str):  # type: ignore[no-untyped-def]
     return explain_measurement("live/trace", m)
 
 
-def test_an_injected_fifo_thread_is_named_and_nothing_else_is() -> None:
+def test_an_injected_fifo_thread_is_named_and_nothing_else_is(tmp_path: Path) -> None:
     cpu = 1 if (os.cpu_count() or 1) > 1 else 0
     text, pid = _capture(True, cpu)
-    cell = _cell(text)
+    trace = tmp_path / "trace.txt"
+    trace.write_text(text)
+    db = f"sqlite:///{tmp_path / 'live.db'}"
+    assert cli("import", str(trace), "--db", db).exit_code == 0
     label = f"rtb-inject (pid {pid}, RT 95)"
-    rows = [r for r in cell.causes if r.cause.label == label]
-    assert rows, [r.cause.label for r in cell.causes]
-    (row,) = rows
-    assert row.spikes_present >= 1
+    assert label in cli("explain", "latest", "--db", db).output
+    (cell,) = json.loads(cli("explain", "latest", "--json", "--db", db).output)["cells"]
+    rows = [r for r in cell["causes"] if r["label"] == label]
+    assert len(rows) == 1, [r["label"] for r in cell["causes"]]
+    assert rows[0]["spikes_present"] >= 1
     # where it took a tenth of a spike or more, it held the most of it at least half the time
-    assert row.spikes_main * 2 >= row.spikes_present
+    assert rows[0]["spikes_main"] * 2 >= rows[0]["spikes_present"]
     quiet, _ = _capture(False, cpu)
     assert not any("rtb-inject" in r.cause.label for r in _cell(quiet).causes)

@@ -38,14 +38,12 @@ int tracefs_find(char *dir, size_t len, bool may_mount, bool *mounted,
 		}
 	}
 	if (!may_mount) {
-		fmt_snprintf(why, wlen, "tracefs not found at "
-			     "/sys/kernel/tracing or /sys/kernel/debug/tracing");
+		fmt_snprintf(why, wlen, "tracefs not found in /sys/kernel");
 		return -1;
 	}
 	if (mount("nodev", tracefs_dirs[0], "tracefs", 0, NULL)) {
-		fmt_snprintf(why, wlen, "tracefs not mounted and mount -t tracefs "
-			     "nodev /sys/kernel/tracing failed: %s",
-			     strerror(errno));
+		fmt_snprintf(why, wlen, "cannot mount tracefs on %s: %s",
+			     tracefs_dirs[0], strerror(errno));
 		return -1;
 	}
 	fmt_snprintf(dir, len, "%s", tracefs_dirs[0]);
@@ -197,9 +195,8 @@ int tracefs_state_save(const struct tracefs_state *st, char *why,
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
 		  0600);
 	if (fd < 0) {
-		fmt_snprintf(why, wlen, "cannot create the trace state file "
-			     "%s: %s (set RTPROBE_STATE_DIR to a writable "
-			     "directory)", tmp, strerror(errno));
+		fmt_snprintf(why, wlen, "cannot create %s: %s (set "
+			     "RTPROBE_STATE_DIR)", tmp, strerror(errno));
 		free(buf);
 		return -1;
 	}
@@ -212,8 +209,8 @@ int tracefs_state_save(const struct tracefs_state *st, char *why,
 	if (!rc)
 		rc = rename(tmp, path);
 	if (rc) {
-		fmt_snprintf(why, wlen, "cannot write the trace state file %s: "
-			     "%s", path, strerror(errno));
+		fmt_snprintf(why, wlen, "cannot write %s: %s", path,
+			     strerror(errno));
 		unlink(tmp);
 		return -1;
 	}
@@ -283,14 +280,14 @@ int tracefs_state_load(struct tracefs_state *st, char *why, size_t wlen)
 		return 0;
 	text = tracefs_slurp("", path, &len);
 	if (!text) {
-		fmt_snprintf(why, wlen, "cannot read the trace state file %s: "
-			     "%s", path, strerror(errno));
+		fmt_snprintf(why, wlen, "cannot read %s: %s", path,
+			     strerror(errno));
 		return -1;
 	}
 	if (tracefs_state_parse(text, st)) {
 		free(text);
-		fmt_snprintf(why, wlen, "the trace state file %s is not one "
-			     "rtprobe wrote: remove it", path);
+		fmt_snprintf(why, wlen, "%s is not rtprobe's: remove it",
+			     path);
 		return -1;
 	}
 	free(text);

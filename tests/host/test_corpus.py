@@ -687,8 +687,7 @@ LINE_CUT_UNVERIFIABLE = (("real/ct-v.txt", "partial"), ("lmbench.txt", "partial"
                          ("rtla-timerlat-top.txt", "partial"),
                          ("rtla-timerlat-top-all.txt", "ok"),
                          ("rtla-timerlat-auto.txt", "ok"),
-                         ("trace-cmd-report.txt", "partial"),
-                         ("../trace/captured-cyclictest-injector.txt", "partial"))
+                         ("trace-cmd-report.txt", "partial"))
 
 
 @pytest.mark.parametrize("name", LINE_CUT_COMPLETE)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_inprocess import run_in_process
 from tests.session_lock import session_lock
 
 REPO = Path(__file__).resolve().parent.parent
@@ -47,22 +48,33 @@ def rtbench_env(tmp_path: Path, probe_path: Path) -> dict[str, str]:
 
 RunCli = Callable[..., subprocess.CompletedProcess[str]]
 
+# Commands that measure for real: run in a child of their own (one at a time across
+# workers, see the realtime lock), as a user runs them.
+MEASURING = ("run", "cyclictest", "fleet")
+
+
+def measures(args: tuple[str, ...]) -> bool:
+    """True when `rtbench ARGS` runs the probe for real (not --simulate)."""
+    from rtbench.cli import COMMANDS
+
+    command = next((arg for arg in args if arg in COMMANDS), None)
+    return command in MEASURING and "--simulate" not in args
+
 
 @pytest.fixture()
 def run_cli(rtbench_env: dict[str, str]) -> RunCli:
-    """Run `python -m rtbench ARGS...` to completion (bounded) and capture its output."""
+    """Run `rtbench ARGS...` to completion (bounded) and capture its output: in this
+    process (tests/cli_inprocess.py) unless it measures for real, then as
+    `python -m rtbench` in a child."""
 
     def run(*args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
+        if not measures(args):
+            return run_in_process(args, rtbench_env, REPO, timeout=timeout)
         command = [sys.executable, "-m", "rtbench", *args]
-        if args[:1] in (("run",), ("cyclictest",)) and "--simulate" not in args:
-            # a real measurement: one at a time across xdist workers (see probe/conftest.py)
-            from tests.session_lock import session_lock
-
-            with session_lock("realtime"):
-                return subprocess.run(command, env=rtbench_env, capture_output=True,
-                                      text=True, timeout=timeout, check=False, cwd=REPO)
-        return subprocess.run(command, env=rtbench_env, capture_output=True, text=True,
-                              timeout=timeout, check=False, cwd=REPO)
+        # a real measurement: one at a time across xdist workers (see probe/conftest.py)
+        with session_lock("realtime"):
+            return subprocess.run(command, env=rtbench_env, capture_output=True,
+                                  text=True, timeout=timeout, check=False, cwd=REPO)
 
     return run
 

@@ -88,15 +88,17 @@ def _captured(out_fd: int, err_fd: int) -> Iterator[tuple[io.TextIOWrapper, io.T
 
 
 @contextlib.contextmanager
-def _deadline(timeout_s: float | None) -> Iterator[None]:
-    """Raise _CallTimedOut in the block after timeout_s (main thread only; else no
-    limit)."""
+def _deadline(timeout_s: float | None, expired: list[bool]) -> Iterator[None]:
+    """Raise _CallTimedOut in the block after timeout_s and note it in expired (main
+    thread only; else no limit).  The note counts: rtbench may catch the exception and
+    report it as something else (SQLAlchemy wraps it in a StatementError)."""
     if timeout_s is None or threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def expire(signum: int, frame: FrameType | None) -> None:
         """SIGALRM: the call took too long."""
+        expired.append(True)
         raise _CallTimedOut()
 
     previous = signal.signal(signal.SIGALRM, expire)
@@ -145,17 +147,20 @@ def run_in_process(args: Sequence[str], env: Mapping[str, str], cwd: Path,
     """`rtbench ARGS` with env and cwd, in this process: exit status, stdout, stderr.
     Raises subprocess.TimeoutExpired after timeout seconds, as subprocess.run does."""
     command = [sys.executable, "-m", "rtbench", *args]
+    expired: list[bool] = []
     with tempfile.TemporaryFile() as out_file, tempfile.TemporaryFile() as err_file:
         try:
             with _environment(env, cwd), _captured(out_file.fileno(), err_file.fileno()), \
-                    _deadline(timeout):
+                    _deadline(timeout, expired):
                 _reset_rtbench_state()
                 status = _invoke(args)
         except _CallTimedOut:
-            raise subprocess.TimeoutExpired(command, timeout or 0.0) from None
+            pass
         finally:
             _reset_rtbench_state()
         stdout, stderr = _as_text(out_file), _as_text(err_file)
+    if expired:
+        raise subprocess.TimeoutExpired(command, timeout or 0.0, stdout, stderr)
     return subprocess.CompletedProcess(command, status, stdout, stderr)
 
 

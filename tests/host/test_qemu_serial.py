@@ -48,8 +48,12 @@ def test_generic_and_rt_guests_store_complete_runs_differing_in_kernel(tmp_path:
             # at FIFO 80 can starve the serial port's IRQ thread (FIFO 50) and the
             # run is lost; measuring at SCHED_OTHER there keeps the line alive.
             policy = ["--policy", "other"] if (kind, suite) == ("rt", "quick") else []
+            # smoke on the RT guest traces its spikes: its init mounts no tracefs, so
+            # rtprobe mounts it (and unmounts it again); --trace=on fails the test if
+            # tracing cannot be set up there
+            trace = ["--trace=on"] if (kind, suite) == ("rt", "smoke") else []
             done = subprocess.run([sys.executable, "-m", "rtbench", "run", suite,
-                                   "--scale", scale, *policy,
+                                   "--scale", scale, *policy, *trace,
                                    "--target", f"serial://{board.tty}?baud=115200"],
                                   env=env, capture_output=True, text=True, timeout=400,
                                   check=False)
@@ -71,6 +75,9 @@ def test_generic_and_rt_guests_store_complete_runs_differing_in_kernel(tmp_path:
     assert all(r.sysinfo["preempt_rt"] is (kind == "rt") for r in runs)
     assert {r.hostname for r in runs} == {"rtbench-guest"}
     assert all(r.target.startswith("serial://") for r in runs)
+    if kind == "rt":
+        traced = [m.command for sc in runs[0].scenarios for m in sc.measurements]
+        assert traced and all("--trace" in c and "--trace-budget" in c for c in traced)
     for run in runs:
         # complete: every scenario measured every test, with windows
         assert run.status in ("ok", "fail"), (run.suite, run.kernel, run.status)

@@ -59,6 +59,15 @@ class CellRow:
     measured_ns: int | None
     exceed: list[tuple[int, int]]  # (threshold_ns, samples above it)
     overruns: int
+    threshold_ns: int | None = None  # the smallest threshold (None: none)
+    above_threshold: int | None = None  # samples above it
+
+    @property
+    def exceedance_rate_per_hour(self) -> float | None:
+        """Samples above the smallest threshold per measured hour (None: unknown)."""
+        if self.above_threshold is None or not self.measured_ns:
+            return None
+        return self.above_threshold * 3.6e12 / self.measured_ns
 
     @property
     def cell(self) -> str:
@@ -94,6 +103,14 @@ def _overflow(m: MeasurementDetail) -> list[int]:
             for n in raw]
 
 
+def _smallest(exceed: list[tuple[int, int]]) -> dict[str, int | None]:
+    """threshold_ns and above_threshold: the smallest threshold and its count."""
+    if not exceed:
+        return {"threshold_ns": None, "above_threshold": None}
+    threshold, above = min(exceed)
+    return {"threshold_ns": int(threshold), "above_threshold": int(above)}
+
+
 def summarize(facts: RunFacts, scenario: str, m: MeasurementDetail
               ) -> list[dict[str, Any]]:
     """The run_cells rows (column dicts) of one stored measurement, one per series."""
@@ -120,7 +137,7 @@ def summarize(facts: RunFacts, scenario: str, m: MeasurementDetail
             max_ns=s.max_ns if s.count else None, measured_ns=m.measured_ns,
             exceed=json.dumps([[int(a), int(b)] for a, b in s.exceed],
                               separators=(",", ":")),
-            overruns=int(s.overruns), **figures))
+            overruns=int(s.overruns), **_smallest(s.exceed), **figures))
     return rows
 
 
@@ -188,4 +205,5 @@ def row_of(r: Any) -> CellRow:
         series_label=r.series_label, count=int(r._mapping["count"]), max_ns=r.max_ns,
         p99_ns=r.p99_ns, p999_ns=r.p999_ns, measured_ns=r.measured_ns,
         exceed=[(int(a), int(b)) for a, b in json.loads(r.exceed)],
-        overruns=int(r.overruns))
+        overruns=int(r.overruns), threshold_ns=r.threshold_ns,
+        above_threshold=r.above_threshold)

@@ -212,6 +212,8 @@ run_cells = Table(
     Column("p999_ns", BigInteger),
     Column("measured_ns", BigInteger),
     Column("exceed", Text, nullable=False),  # JSON [[threshold_ns, samples above], ...]
+    Column("threshold_ns", BigInteger),  # the smallest threshold (NULL: none)
+    Column("above_threshold", BigInteger),  # samples above it (NULL: no threshold)
     Column("overruns", BigInteger, nullable=False),
 )
 Index("ix_run_cells_board_suite", run_cells.c.board, run_cells.c.suite,

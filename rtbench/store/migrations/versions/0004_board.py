@@ -52,6 +52,8 @@ def upgrade() -> None:
         sa.Column("p999_ns", sa.BigInteger),
         sa.Column("measured_ns", sa.BigInteger),
         sa.Column("exceed", sa.Text, nullable=False),
+        sa.Column("threshold_ns", sa.BigInteger),
+        sa.Column("above_threshold", sa.BigInteger),
         sa.Column("overruns", sa.BigInteger, nullable=False),
     )
     op.create_index("ix_run_cells_board_suite", "run_cells",

@@ -37,7 +37,7 @@ from rtbench.server.api import (
     read_body,
 )
 from rtbench.server.auth import TOKEN_COOKIE, require_read, token_accepted
-from rtbench.server.paging import PAGE_MEASUREMENTS, page_count, run_part
+from rtbench.server.paging import PAGE_MEASUREMENTS, plan_pages
 from rtbench.server.render import render_page
 from rtbench.store import Store
 from rtbench.store.boards import board_histogram
@@ -92,12 +92,16 @@ def _report(request: Request, run_id: int, page: int = 1) -> tuple[str, int]:
         if cached is not None:
             cache.move_to_end((run_id, page))
             return cached
-    detail = _store(request).get_run(run_id)
-    pages = page_count(detail)
+    store = _store(request)
+    plan = plan_pages(store.run_outline(run_id))
+    pages = len(plan)
     if page > pages:
         raise HTTPException(404, f"run {run_id} has {pages} page(s), not {page}")
+    # a huge run: only this part is read, and drawn without per-measurement figures
+    # (each costs a matplotlib figure; `rtbench report` draws them all)
+    detail = store.get_run(run_id, parts=plan[page - 1] if pages > 1 else None)
     with _render_lock:
-        html = render_html(run_part(detail, page) if pages > 1 else detail)
+        html = render_html(detail, figures=pages == 1)
         if detail.status != "running":
             cache[(run_id, page)] = (html, pages)
             while len(cache) > _CACHE_SIZE:

@@ -667,8 +667,30 @@ class Store:
                                board=r.board)
                     for r in conn.execute(query)]
 
-    def get_run(self, run_id: int) -> RunDetail:
-        """Everything stored about run_id; StoreError when it does not exist."""
+    def run_outline(self, run_id: int) -> list[tuple[int, int]]:
+        """(scenario id, number of measurements) of each scenario of run_id, in order;
+        RunNotFound when the run does not exist."""
+        with self._tx(f"read run {run_id}") as conn:
+            if not 0 < run_id < 2**63 or conn.execute(select(t.runs.c.id).where(
+                    t.runs.c.id == run_id)).first() is None:
+                raise RunNotFound(f"run {run_id} is not in {self.url}; "
+                                  "'rtbench ls' lists the stored runs")
+            rows = conn.execute(
+                select(t.scenarios.c.id, func.count(t.measurements.c.id))
+                .select_from(t.scenarios.outerjoin(
+                    t.measurements, t.measurements.c.scenario_id == t.scenarios.c.id))
+                .where(t.scenarios.c.run_id == run_id)
+                .group_by(t.scenarios.c.id, t.scenarios.c.position)
+                .order_by(t.scenarios.c.position, t.scenarios.c.id)).all()
+        return [(int(sid), int(n)) for sid, n in rows]
+
+    def get_run(self, run_id: int, parts: dict[int, tuple[int, int]] | None = None
+                ) -> RunDetail:
+        """Everything stored about run_id; StoreError when it does not exist.
+
+        parts, when given, reads only those scenarios ({scenario id: (first, end)}) and of
+        each only its measurements first..end-1 (in order): one page of a huge run.
+        """
         if not 0 < run_id < 2**63:  # no such row can exist (and SQLite cannot bind it)
             raise RunNotFound(f"run {run_id} is not in {self.url}; "
                               "'rtbench ls' lists the stored runs")
@@ -693,18 +715,22 @@ class Store:
                 command_line=_loads(row.command_line),
                 simulated=bool(row.simulated), tags=_loads(row.tags) or {},
                 source=_loads(row.source) or {}, uid=row.uid, board=row.board)
-            for sc in conn.execute(
-                    select(t.scenarios).where(t.scenarios.c.run_id == run_id)
-                    .order_by(t.scenarios.c.position, t.scenarios.c.id)):
+            chosen = select(t.scenarios).where(t.scenarios.c.run_id == run_id)
+            if parts is not None:
+                chosen = chosen.where(t.scenarios.c.id.in_(list(parts)))
+            for sc in conn.execute(chosen.order_by(t.scenarios.c.position,
+                                                   t.scenarios.c.id)).all():
                 scenario = ScenarioDetail(
                     id=sc.id, name=sc.name, loads=_loads(sc.loads),
                     load_cpus=sc.load_cpus, measure_cpus=sc.measure_cpus,
                     intensity=_loads(sc.intensity))
-                for m in conn.execute(
-                        select(t.measurements)
-                        .where(t.measurements.c.scenario_id == sc.id)
-                        .order_by(t.measurements.c.position,
-                                  t.measurements.c.id)):
+                wanted = (select(t.measurements)
+                          .where(t.measurements.c.scenario_id == sc.id)
+                          .order_by(t.measurements.c.position, t.measurements.c.id))
+                if parts is not None:
+                    first, end = parts[sc.id]
+                    wanted = wanted.offset(first).limit(max(0, end - first))
+                for m in conn.execute(wanted).all():
                     scenario.measurements.append(self._measurement(conn, m))
                 run.scenarios.append(scenario)
             return run

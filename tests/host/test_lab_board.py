@@ -134,7 +134,7 @@ def test_migration_backfills_boards_and_cells(tmp_path: Path) -> None:
         store.add_bundle(run)
         before = [(r.cell, r.max_ns, r.p99_ns) for r in store.cell_rows(simulated=None)]
         cfg = _alembic_config(store.engine)
-        command.downgrade(cfg, "0003")
+        command.downgrade(cfg, "-1")  # to the revision before 0004_board
         command.upgrade(cfg, "head")
         after = store.cell_rows(simulated=None)
         assert [(r.cell, r.max_ns, r.p99_ns) for r in after] == before and before

@@ -58,12 +58,14 @@ def timed(fn: Callable[[], None], repeat: int) -> tuple[float, float]:
     return statistics.median(times), max(times)
 
 
-def bench(label: str, url: str, lab: Lab, repeat: int) -> list[str]:
-    """Fill url with the lab, serve it, time each page; Markdown table rows."""
-    t0 = time.perf_counter()
-    with Store.open(url) as store:
-        runs = write_lab(store, lab)
-    print(f"{label}: {runs} runs written in {time.perf_counter() - t0:.0f} s", flush=True)
+def bench(label: str, url: str, lab: Lab, repeat: int, filled: bool = False) -> list[str]:
+    """Fill url with the lab (unless filled), serve it, time each page; Markdown rows."""
+    if not filled:
+        t0 = time.perf_counter()
+        with Store.open(url) as store:
+            runs = write_lab(store, lab)
+        print(f"{label}: {runs} runs written in {time.perf_counter() - t0:.0f} s",
+              flush=True)
     proc, base = serve(url)
     rows = []
     try:
@@ -104,11 +106,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--only", choices=["sqlite", "postgresql"])
     parser.add_argument("--pg", help="PostgreSQL URL to use instead of a private cluster")
+    parser.add_argument("--filled", action="store_true",
+                        help="--pg already holds this lab (written by an earlier run)")
     args = parser.parse_args()
     lab = make_lab(args.boards, args.kernels, args.runs)
     rows = []
     if args.only != "sqlite":
-        rows += bench("PostgreSQL", args.pg or cluster().fresh_database(), lab, args.repeat)
+        rows += bench("PostgreSQL", args.pg or cluster().fresh_database(), lab, args.repeat,
+                      filled=args.filled and args.pg is not None)
     if args.only != "postgresql":
         with tempfile.TemporaryDirectory(prefix="rtbench-lab-") as tmp:
             rows += bench("SQLite", f"sqlite:///{Path(tmp) / 'lab.db'}", lab, args.repeat)

@@ -4,12 +4,13 @@ JSON API both build on these."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from rtbench.analysis.boards import CellHistory, MatrixTable, histories, matrix_tables
 from rtbench.analysis.kernelver import kernel_sort_key
 from rtbench.store import Store
-from rtbench.store.boards import board_list, matrix_groups
+from rtbench.store.boards import board_list, board_names, matrix_groups
 from rtbench.store.cells import RT_POLICIES
 from rtbench.store.queries import RunFilter, list_runs_page
 
@@ -17,19 +18,43 @@ from rtbench.store.queries import RunFilter, list_runs_page
 HISTORY_LIMIT = 5000
 
 
+# boards per page of the matrix
+MATRIX_BOARDS = 100
+
+
+@dataclass
+class MatrixPage:
+    """One page of the matrix: its tables and where it lies among all boards."""
+
+    tables: list[MatrixTable]
+    page: int
+    pages: int
+    boards: int  # boards in all pages
+    per_page: int
+
+
 def matrix(store: Store, *, suite: str | None, board: str | None,
-           simulated: bool) -> list[MatrixTable]:
-    """The matrix tables (real runs only unless simulated)."""
+           simulated: bool, page: int = 1, per_page: int = MATRIX_BOARDS) -> MatrixPage:
+    """One page of the matrix tables, per_page boards (real runs only unless simulated)."""
     from rtbench.server.marks import cell_marks
 
-    groups = matrix_groups(store, suite=suite, board=board,
-                           simulated=None if simulated else False)
-    return matrix_tables(groups, cell_marks(store, suite=suite, board=board))
+    sim = None if simulated else False
+    if board is not None:
+        names, total = [board], 1
+    else:
+        names, total = board_names(store, suite=suite, simulated=sim, page=page,
+                                   per_page=per_page)
+    groups = matrix_groups(store, suite=suite, board=board, simulated=sim, boards=names)
+    return MatrixPage(tables=matrix_tables(groups, cell_marks(store, suite=suite,
+                                                              board=board)),
+                      page=page, pages=max(1, -(-total // per_page)), boards=total,
+                      per_page=per_page)
 
 
-def matrix_json(tables: list[MatrixTable], simulated: bool) -> dict[str, Any]:
+def matrix_json(found: MatrixPage, simulated: bool) -> dict[str, Any]:
     """The matrix as JSON."""
-    return {"simulated_included": simulated, "suites": [{
+    return {"simulated_included": simulated, "page": found.page, "pages": found.pages,
+            "boards": found.boards, "suites": [{
         "suite": tb.suite, "boards": tb.boards, "kernels": tb.kernels,
         "cells": [{
             "board": c.board, "kernel": c.kernel, "runs": c.runs,
@@ -41,7 +66,7 @@ def matrix_json(tables: list[MatrixTable], simulated: bool) -> dict[str, Any]:
             "marks": c.marks}
             for (b, k), c in sorted(tb.cells.items(),
                                     key=lambda kv: (kv[0][0], kernel_sort_key(kv[0][1])))]}
-        for tb in tables]}
+        for tb in found.tables]}
 
 
 def boards_json(store: Store, simulated: bool) -> list[dict[str, Any]]:

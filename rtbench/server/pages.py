@@ -188,13 +188,22 @@ def ref_page(request: Request, name: Annotated[str, PathParam(max_length=64)]) -
 
 @router.get("/matrix", response_class=HTMLResponse, dependencies=[Depends(require_read)])
 def matrix_page(request: Request, suite: Text = None, board: Text = None,
-                simulated: Flag = 0) -> str:
-    """Board x kernel matrix, one table per suite, from the per-run summaries."""
+                simulated: Flag = 0, page: Annotated[int, Query(ge=1, le=10**6)] = 1) -> str:
+    """Board x kernel matrix, one table per suite, from the per-run summaries; 100 boards
+    a page."""
     store = _store(request)
-    tables = labviews.matrix(store, suite=clean_query(suite, "suite"),
-                             board=clean_query(board, "board"), simulated=bool(simulated))
-    return render_page("matrix.html.j2", tables=tables, facets=facets(store),
-                       suite=suite or "", simulated=bool(simulated))
+    found = labviews.matrix(store, suite=clean_query(suite, "suite"),
+                            board=clean_query(board, "board"), simulated=bool(simulated),
+                            page=page)
+    current = {k: v for k, v in request.query_params.items() if k != "page" and v}
+
+    def page_link(number: int) -> str:
+        return "/matrix?" + urlencode({**current, "page": number})
+
+    return render_page("matrix.html.j2", tables=found.tables, facets=facets(store),
+                       suite=suite or "", simulated=bool(simulated), found=found,
+                       prev_link=page_link(page - 1) if page > 1 else None,
+                       next_link=page_link(page + 1) if page < found.pages else None)
 
 
 @router.get("/boards", response_class=HTMLResponse, dependencies=[Depends(require_read)])

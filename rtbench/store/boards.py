@@ -62,9 +62,25 @@ def _where(board: str | None, suite: str | None, simulated: bool | None
     return and_(true(), *cond)
 
 
+def board_names(store: Store, *, suite: str | None = None, simulated: bool | None = False,
+                page: int = 1, per_page: int = 100) -> tuple[list[str], int]:
+    """One page of the boards with matching run cells (sorted), and how many there are."""
+    c = t.run_cells.c
+    where = _where(None, suite, simulated)
+    with store.transaction("list boards") as conn:
+        total = int(conn.execute(select(func.count(func.distinct(c.board))).where(where))
+                    .scalar_one())
+        names = [str(b) for (b,) in conn.execute(
+            select(c.board).where(where).group_by(c.board).order_by(c.board)
+            .limit(per_page).offset((page - 1) * per_page))]
+    return names, total
+
+
 def matrix_groups(store: Store, *, suite: str | None = None, board: str | None = None,
-                  simulated: bool | None = False) -> list[MatrixGroup]:
-    """One group per (board, kernel, suite) of the matching run cells."""
+                  simulated: bool | None = False, boards: list[str] | None = None
+                  ) -> list[MatrixGroup]:
+    """One group per (board, kernel, suite) of the matching run cells (boards: only
+    these)."""
     c = t.run_cells.c
     has = c.threshold_ns.isnot(None)
     query = (select(
@@ -77,6 +93,8 @@ def matrix_groups(store: Store, *, suite: str | None = None, board: str | None =
         func.min(c.threshold_ns).label("threshold"))
         .where(_where(board, suite, simulated))
         .group_by(c.board, c.kernel, c.suite))
+    if boards is not None:
+        query = query.where(c.board.in_(boards))
     with store.transaction("build the matrix") as conn:
         return [MatrixGroup(board=r.board, kernel=r.kernel, suite=r.suite, runs=int(r.runs),
                             newest_run_id=int(r.newest), worst_max_ns=_int(r.worst),

@@ -61,6 +61,14 @@ def test_matrix_json_keyed_by_board_with_states_and_deltas(lab_client) -> None:
     assert client.get("/api/v1/matrix?suite=nightly&board=board-0001").json()[
         "suites"][0]["boards"] == ["board-0001"]
     assert client.get("/api/v1/matrix?simulated=2").status_code == 422
+    # boards come in pages: every board once, the planted one on its page
+    seen = []
+    for page in (1, 2, 3):
+        part = client.get(f"/api/v1/matrix?per_page=2&page={page}").json()
+        assert part["pages"] == 3 and part["boards"] == 6
+        seen += part["suites"][0]["boards"]
+    assert seen == [LAB.board_name(i) for i in range(6)]
+    assert client.get("/api/v1/matrix?per_page=2&page=4").json()["suites"] == []
 
 
 def test_matrix_page_colours_and_escapes(lab_client) -> None:

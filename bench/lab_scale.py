@@ -38,8 +38,11 @@ from bench.server_bench import serve  # noqa: E402
 from rtbench.store import Store  # noqa: E402
 
 # (what, path template, target ms)
-PAGES = (("GET /matrix (HTML)", "/matrix", 300),
-         ("GET /api/v1/matrix", "/api/v1/matrix", 300),
+PAGES = (("GET /matrix (HTML, page 1 of 100 boards)", "/matrix", 300),
+         ("GET /matrix?page=6 (HTML, the planted board's page)", "/matrix?page=6", 300),
+         ("GET /api/v1/matrix (page 1 of 100 boards)", "/api/v1/matrix", 300),
+         ("GET /api/v1/matrix?per_page=1000 (every board)", "/api/v1/matrix?per_page=1000",
+          None),
          ("GET /boards/NAME (history page)", "/boards/{board}", 300),
          ("GET /api/v1/boards/NAME/history", "/api/v1/boards/{board}/history", 300),
          ("GET /boards (boards list)", "/boards", None),
@@ -70,7 +73,7 @@ def bench(label: str, url: str, lab: Lab, repeat: int, filled: bool = False) -> 
     rows = []
     try:
         client = httpx.Client(timeout=120)
-        matrix = client.get(base + "/api/v1/matrix").json()
+        matrix = client.get(f"{base}/api/v1/matrix?board={lab.planted_board}").json()
         red = [(c["board"], c["kernel"]) for s in matrix["suites"] for c in s["cells"]
                if c["state"] == "over threshold" and c["worst_max_ns"] == REGRESSED_MAX_NS]
         expected = [(lab.planted_board, k) for k in lab.kernel_names[lab.regressed_from:]]

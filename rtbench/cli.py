@@ -27,7 +27,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                            "every environment fact that differs."),
     "cyclictest": ("cyclictest", "Run cyclictest's command line with rtprobe; print and "
                                  "store what it measured."),
-    "db": ("db", "The results database: where it is, bring its schema up to date."),
+    "db": ("db", "The results database: where it is, bring its schema up to date, prune "
+                 "old runs."),
     "export": ("interop", "Write a stored run in another format (JUnit, LAVA, KCIDB, "
                           "OpenMetrics, ...)."),
     "fleet": ("fleet", "Run a suite on every board of INVENTORY (a TOML file) at once, "
@@ -50,6 +51,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("report", "Write a self-contained HTML report of a run, or of several runs "
                          "compared (differences with intervals, environment differences, "
                          "advisor, figures)."),
+    "rm": ("rm", "Delete stored runs and everything stored with them (one transaction)."),
     "run": ("run", "Run a suite (built-in name or TOML file; default: quick) on a target "
                    "(default: this machine)."),
     "serve": ("server", "Serve the results database: web pages, the /api/v1 JSON API, "
@@ -58,8 +60,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "suites": ("suites", "List the built-in suites, or validate and show one (name or "
                          "file)."),
     "tag": ("tag", "Add tags to a run, or remove them; print the run's tags."),
-    "token": ("server", "Upload tokens of the results server (stored hashed in the "
-                        "database)."),
+    "token": ("server", "Tokens of the results server (stored hashed in the database), "
+                        "each with a scope."),
 }
 
 

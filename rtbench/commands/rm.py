@@ -56,9 +56,6 @@ def rm(runs: tuple[str, ...], yes: bool, db_url: str | None) -> None:
             if not isinstance(item, int):
                 fail(f"ref:{item.name} is a published reference run shipped with rtbench; "
                      "it cannot be deleted", EXIT_USAGE)
-        if not found:
-            click.echo("no stored run matches; nothing to delete")
-            return
         ids: list[int] = [int(i) for i in found]
         chosen = [r for r in store.list_runs(limit=2**62) if r.id in set(ids)]
         if _is_bulk(runs, len(ids)) and not yes:

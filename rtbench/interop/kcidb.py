@@ -21,7 +21,7 @@ from typing import Any
 
 from rtbench.bundle import RunDetail
 from rtbench.interop._cells import cells, figures, safe_name
-from rtbench.interop.base import ExportFormatError, Exporter
+from rtbench.interop.base import Exporter, ExportFormatError
 
 ORIGIN = "rtbench"
 # KCIDB field -> (run tag, environment variable)

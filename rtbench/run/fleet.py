@@ -150,7 +150,8 @@ class Fleet:
             self.on_board(board.name, BoardPhase("checking"))
             tags = {**board.tags, "fleet": self.setup.fleet_id, "board": board.name}
             runner = Runner(target, simulate=self.setup.simulate, policy=self.setup.policy,
-                            on_event=self._tell(board), stop=self.stop, tags=tags)
+                            on_event=self._tell(board), stop=self.stop, tags=tags,
+                            board=board.name)
             runner.validate(self.setup.suite)
             store = Store.open(self.setup.db_url, migrate=False)
             try:

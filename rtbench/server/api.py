@@ -24,7 +24,7 @@ from rtbench.interop.base import ImportFormatError
 from rtbench.interop.runjson import run_to_json
 from rtbench.reference import reference_run, reference_runs
 from rtbench.report.compare_text import comparison_json
-from rtbench.server import views
+from rtbench.server import labviews, views
 from rtbench.server.auth import require_read, require_write
 from rtbench.server.writequeue import WriteQueue
 from rtbench.store import RUN_STATUSES, Store
@@ -50,7 +50,7 @@ def _store(request: Request) -> Store:
     return store
 
 
-def _clean(value: str | None, name: str) -> str | None:
+def clean_query(value: str | None, name: str) -> str | None:
     """A query text without control characters ('' counts as absent)."""
     if value is not None and _CONTROL.search(value):
         raise HTTPException(422, f"{name}: control characters are not allowed")
@@ -78,8 +78,8 @@ def _when(value: str | None, name: str) -> datetime | None:
     return _utc(when)
 
 
-def run_filter(host: Text = None, kernel: Text = None, suite: Text = None,
-               tag: Text = None,
+def run_filter(host: Text = None, board: Text = None, kernel: Text = None,
+               suite: Text = None, tag: Text = None,
                status: Annotated[str | None, Query(
                    max_length=32, description="one of " + ", ".join(RUN_STATUSES))] = None,
                since: Annotated[str | None, Query(
@@ -91,8 +91,9 @@ def run_filter(host: Text = None, kernel: Text = None, suite: Text = None,
     if status and status not in RUN_STATUSES:
         raise HTTPException(422, f"status: {status[:32]!r} is not one of "
                                  f"{', '.join(RUN_STATUSES)}")
-    return RunFilter(host=_clean(host, "host"), kernel=_clean(kernel, "kernel"),
-                     suite=_clean(suite, "suite"), tag=_clean(tag, "tag"),
+    return RunFilter(host=clean_query(host, "host"), board=clean_query(board, "board"),
+                     kernel=clean_query(kernel, "kernel"),
+                     suite=clean_query(suite, "suite"), tag=clean_query(tag, "tag"),
                      status=status or None, since=_when(since, "since"),
                      until=_when(until, "until"))
 
@@ -215,11 +216,42 @@ def ref_detail(name: Annotated[str, PathParam(max_length=64)]) -> dict[str, Any]
     return views.reference_json(found)
 
 
+Flag = Annotated[int, Query(ge=0, le=1, description="1: include them")]
+BOARD_NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"description": "no run of this board is stored", **_ERROR}}
+
+
 @router.get("/matrix", dependencies=[Depends(require_read)], responses=READ_ERRORS)
-def matrix(request: Request, flt: Filter,
-           per_cell: Annotated[int, Query(ge=1, le=50)] = 5) -> dict[str, Any]:
-    """Board x kernel matrix per suite: worst max (every run), worst p99.9 (newest runs)."""
-    return views.matrix(_store(request), flt, per_cell)
+def matrix(request: Request, suite: Text = None, board: Text = None,
+           simulated: Flag = 0) -> dict[str, Any]:
+    """Board x kernel matrix per suite from the per-run summaries: worst max and p99.9,
+    threshold state, delta to the board's previous kernel (simulated runs: ?simulated=1)."""
+    tables = labviews.matrix(_store(request), suite=clean_query(suite, "suite"),
+                             board=clean_query(board, "board"), simulated=bool(simulated))
+    return labviews.matrix_json(tables, bool(simulated))
+
+
+@router.get("/boards", dependencies=[Depends(require_read)], responses=READ_ERRORS)
+def boards(request: Request, simulated: Flag = 0) -> dict[str, Any]:
+    """Every board with stored runs: runs, suites, kernels, newest run."""
+    return {"boards": labviews.boards_json(_store(request), bool(simulated))}
+
+
+@router.get("/boards/{name}/history", dependencies=[Depends(require_read)],
+            responses={**READ_ERRORS, **BOARD_NOT_FOUND})
+def board_history(request: Request, name: Annotated[str, PathParam(max_length=255)],
+                  suite: Text = None, simulated: Flag = 0,
+                  all_policies: Flag = 0) -> dict[str, Any]:
+    """Per cell of the board: max, p99.9 and exceedance rate per run over time, kernel
+    changes and thresholds (simulated / non-real-time runs only when asked)."""
+    board = clean_query(name, "board") or ""
+    found = labviews.board_histories(_store(request), board, suite=clean_query(suite, "suite"),
+                                     simulated=bool(simulated),
+                                     all_policies=bool(all_policies))
+    if not found and not labviews.board_known(_store(request), board):
+        raise HTTPException(404, f"no run of board {board[:64]!r} is stored; see "
+                                 "/api/v1/boards")
+    return labviews.history_json(board, found)
 
 
 async def read_body(request: Request, limit: int) -> bytes:

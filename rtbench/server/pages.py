@@ -17,18 +17,31 @@ from urllib.parse import parse_qs, urlencode
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
 
 from rtbench.analysis.reference import PUBLISHED_LABEL
 from rtbench.reference import reference_run, reference_runs
 from rtbench.report import compare_html
+from rtbench.report.boardsvg import histogram_svg, history_svg
 from rtbench.report.html import render_html
-from rtbench.server import views
-from rtbench.server.api import INT32_MAX, Baseline, Filter, analysed, compare_ids, read_body
+from rtbench.server import labviews, views
+from rtbench.server.api import (
+    INT32_MAX,
+    Baseline,
+    Filter,
+    Flag,
+    Text,
+    analysed,
+    clean_query,
+    compare_ids,
+    read_body,
+)
 from rtbench.server.auth import SESSION_COOKIE, require_read, token_holder
 from rtbench.server.paging import PAGE_MEASUREMENTS, page_count, run_part
 from rtbench.server.render import render_page
 from rtbench.store import Store
+from rtbench.store.boards import board_histogram
 from rtbench.store.queries import MAX_PER_PAGE, RunFilter, facets, list_runs_page
 from rtbench.store.sessions import create_session, end_session
 
@@ -172,20 +185,45 @@ def ref_page(request: Request, name: Annotated[str, PathParam(max_length=64)]) -
 
 
 @router.get("/matrix", response_class=HTMLResponse, dependencies=[Depends(require_read)])
-def matrix_page(request: Request, flt: Filter,
-                per_cell: Annotated[int, Query(ge=1, le=50)] = 5) -> str:
-    """Board x kernel matrix, one table per suite."""
-    data = views.matrix(_store(request), flt, per_cell)
-    cells = {(c["suite"], c["hostname"], c["kernel"]): c for c in data["cells"]}
-    tables = []
-    for suite in data["suites"]:
-        hosts = sorted({c["hostname"] for c in data["cells"] if c["suite"] == suite})
-        kernels = sorted({c["kernel"] for c in data["cells"] if c["suite"] == suite})
-        tables.append({"suite": suite, "hosts": hosts, "kernels": kernels,
-                       "cells": {(h, k): cells.get((suite, h, k)) for h in hosts
-                                 for k in kernels}})
-    return render_page("matrix.html.j2", tables=tables, per_cell=data["per_cell"],
-                       facets=facets(_store(request)), flt=flt)
+def matrix_page(request: Request, suite: Text = None, board: Text = None,
+                simulated: Flag = 0) -> str:
+    """Board x kernel matrix, one table per suite, from the per-run summaries."""
+    store = _store(request)
+    tables = labviews.matrix(store, suite=clean_query(suite, "suite"),
+                             board=clean_query(board, "board"), simulated=bool(simulated))
+    return render_page("matrix.html.j2", tables=tables, facets=facets(store),
+                       suite=suite or "", simulated=bool(simulated))
+
+
+@router.get("/boards", response_class=HTMLResponse, dependencies=[Depends(require_read)])
+def boards_page(request: Request, simulated: Flag = 0) -> str:
+    """Every board with stored runs."""
+    return render_page("boards.html.j2", boards=labviews.boards_json(
+        _store(request), bool(simulated)), simulated=bool(simulated))
+
+
+@router.get("/boards/{name}", response_class=HTMLResponse,
+            dependencies=[Depends(require_read)])
+def board_page(request: Request, name: Annotated[str, PathParam(max_length=255)],
+               suite: Text = None, simulated: Flag = 0, all_policies: Flag = 0,
+               last: Annotated[int, Query(ge=1, le=1000)] = 10) -> str:
+    """One board's history per cell, and the combined histogram of its last runs."""
+    store = _store(request)
+    board = clean_query(name, "board") or ""
+    found = labviews.board_histories(store, board, suite=clean_query(suite, "suite"),
+                                     simulated=bool(simulated),
+                                     all_policies=bool(all_policies))
+    if not found and not labviews.board_known(store, board):
+        raise HTTPException(404, f"no run of board {board[:64]!r} is stored; see /boards")
+    run_ids, pairs = board_histogram(store, board, suite=clean_query(suite, "suite"), last=last,
+                                     simulated=None if simulated else False)
+    title = (f"combined histogram of the last {len(run_ids)} run(s) of {board}"
+             + (f", suite {suite}" if suite else ""))
+    return render_page("board.html.j2", board=board, suite=suite or "",
+                       simulated=bool(simulated), all_policies=bool(all_policies),
+                       histories=[(h, Markup(history_svg(h))) for h in found],
+                       combined=Markup(histogram_svg(pairs, title)), last=last,
+                       combined_runs=run_ids)
 
 
 @router.get("/login", response_class=HTMLResponse)

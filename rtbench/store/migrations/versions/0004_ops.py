@@ -2,7 +2,7 @@
 sessions (the dashboard's cookie holds a random session id, never a token).
 
 Revision ID: 0004_ops
-Revises: 0003
+Revises: 0004_board
 Create Date: 2026-11-25
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0004_ops"
-down_revision = "0003"
+down_revision = "0004_board"
 branch_labels = None
 depends_on = None
 

@@ -14,7 +14,7 @@ runs are left out.
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import Response
+from fastapi.responses import PlainTextResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from rtbench.interop._exposition import OPENMETRICS_TYPE, PROMETHEUS_TYPE, Family, render
@@ -23,7 +23,15 @@ from rtbench.store import Store
 from rtbench.store.cells import CellRow
 from rtbench.store.latest import latest_cells
 
-router = APIRouter(include_in_schema=False)
+router = APIRouter(tags=["metrics"])
+_TEXT = {"schema": {"type": "string"}}
+METRICS_RESPONSES: dict[int | str, dict[str, object]] = {
+    200: {"description": "Prometheus text 0.0.4, or OpenMetrics 1.0 when Accept asks",
+          "content": {"text/plain": _TEXT, "application/openmetrics-text": _TEXT}},
+    401: {"description": "a token is needed to read (server started so)", "content": {
+        "application/json": {"schema": {"type": "object"}}}},
+    503: {"description": "the database is not available", "content": {
+        "application/json": {"schema": {"type": "object"}}}}}
 
 
 def families(rows: list[CellRow]) -> list[Family]:
@@ -64,7 +72,8 @@ def wants_openmetrics(accept: str) -> bool:
     return "application/openmetrics-text" in accept.lower()
 
 
-@router.get("/metrics", dependencies=[Depends(require_read)])
+@router.get("/metrics", dependencies=[Depends(require_read)],
+            response_class=PlainTextResponse, responses=METRICS_RESPONSES)
 async def metrics(request: Request) -> Response:
     """The newest figures per board x suite x cell, Prometheus or OpenMetrics text."""
     store: Store = request.app.state.store

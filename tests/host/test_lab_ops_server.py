@@ -122,7 +122,7 @@ def test_prune_through_the_api(lab) -> None:
 
 
 def test_schemathesis_admin_endpoints(tmp_path: Path) -> None:
-    """schemathesis with an admin token against the delete and prune routes of a live
+    """schemathesis with an admin token against the delete, prune and /metrics routes of a live
     `rtbench serve` on its own SQLite database (the shared live server's runs stay)."""
     import os
     import subprocess
@@ -156,9 +156,9 @@ def test_schemathesis_admin_endpoints(tmp_path: Path) -> None:
         done = subprocess.run(
             [str(cli), "run", f"{base}/api/v1/openapi.json", "--checks",
              "not_a_server_error,status_code_conformance,content_type_conformance",
-             "-H", f"Authorization: Bearer {token}", "--include-tag", "admin",
+             "-H", f"Authorization: Bearer {token}", "--include-tag-regex", "^(admin|metrics)$",
              "--max-examples", "5", "--workers", "1", "--phases",
-             "examples,coverage,fuzzing", "--max-time", "8",
+             "examples,coverage,fuzzing", "--max-time", "30",
              "--suppress-health-check", "all"],
             capture_output=True, text=True, timeout=90, check=False, cwd=tmp_path,
             env=dict(os.environ, SCHEMATHESIS_HOOKS=""))
@@ -166,5 +166,5 @@ def test_schemathesis_admin_endpoints(tmp_path: Path) -> None:
         proc.terminate()
         proc.wait(20)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    assert "Tested: 3" in done.stdout  # DELETE /runs/{id}, DELETE /runs, POST /prune
+    assert "Tested: 4" in done.stdout  # DELETE /runs/{id}, DELETE /runs, POST /prune, /metrics
     assert "Traceback" not in log.read_text()

@@ -25,14 +25,18 @@ class Family:
     kind: str  # counter, gauge, histogram
     help: str
     unit: str = ""
-    # (name suffix such as "" "_bucket" "_total", labels, value text)
-    samples: list[tuple[str, Mapping[str, object], str]] = field(default_factory=list)
+    # (name suffix such as "" "_bucket" "_total", rendered labels, value text)
+    samples: list[tuple[str, str, str]] = field(default_factory=list)
 
     def add(self, labels: Mapping[str, object], value: object, suffix: str = "") -> None:
         """Append a sample (a counter's gets _total added when rendered)."""
+        self.add_rendered(labels_text(labels), value, suffix)
+
+    def add_rendered(self, labels: str, value: object, suffix: str = "") -> None:
+        """Append a sample whose labels are already labels_text() (shared by families)."""
         if self.kind == "counter":
             suffix = "_total"
-        self.samples.append((suffix, dict(labels), _number(value)))
+        self.samples.append((suffix, labels, _number(value)))
 
 
 def _number(value: object) -> str:
@@ -77,7 +81,7 @@ def render(families: Iterable[Family], openmetrics: bool) -> str:
         out.append(f"# TYPE {named} {fam.kind}")
         if fam.unit and openmetrics:
             out.append(f"# UNIT {named} {fam.unit}")
-        out.extend(f"{fam.name}{suffix}{labels_text(labels)} {value}"
+        out.extend(f"{fam.name}{suffix}{labels} {value}"
                    for suffix, labels, value in fam.samples)
     if openmetrics:
         out.append("# EOF")

@@ -17,7 +17,13 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import PlainTextResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from rtbench.interop._exposition import OPENMETRICS_TYPE, PROMETHEUS_TYPE, Family, render
+from rtbench.interop._exposition import (
+    OPENMETRICS_TYPE,
+    PROMETHEUS_TYPE,
+    Family,
+    labels_text,
+    render,
+)
 from rtbench.server.auth import require_read
 from rtbench.store import Store
 from rtbench.store.cells import CellRow
@@ -55,15 +61,16 @@ def families(rows: list[CellRow]) -> list[Family]:
     for row in rows:
         labels = {"board": row.board, "kernel": row.kernel, "suite": row.suite,
                   "cell": row.cell}
+        rendered = labels_text(labels)  # once per row, shared by its samples
         for family, value in ((maxs, row.max_ns), (p999, row.p999_ns), (p99, row.p99_ns)):
             if value is not None:
-                family.add(labels, value / 1e9)
+                family.add_rendered(rendered, value / 1e9)
         for threshold_ns, above in row.exceed:
             exceed.add({**labels, "threshold": repr(threshold_ns / 1e9)}, above)
-        samples.add(labels, row.count)
-        overruns.add(labels, row.overruns)
-        started.add(labels, row.started_at.timestamp())
-        run_id.add(labels, row.run_id)
+        samples.add_rendered(rendered, row.count)
+        overruns.add_rendered(rendered, row.overruns)
+        started.add_rendered(rendered, row.started_at.timestamp())
+        run_id.add_rendered(rendered, row.run_id)
     return [maxs, p999, p99, exceed, samples, overruns, started, run_id]
 
 

@@ -238,3 +238,6 @@ Index("ix_run_cells_run_id", run_cells.c.run_id)
 Index("ix_run_cells_measurement_id", run_cells.c.measurement_id)
 Index("ix_run_cells_matrix", run_cells.c.simulated, run_cells.c.board, run_cells.c.kernel,
       run_cells.c.suite)
+# GET /metrics: the newest run per board x suite, read from the index alone (0004_ops)
+Index("ix_run_cells_latest", run_cells.c.simulated, run_cells.c.board, run_cells.c.suite,
+      run_cells.c.started_at)

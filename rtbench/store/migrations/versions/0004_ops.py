@@ -1,5 +1,6 @@
-"""Token scopes (read, upload, admin; existing tokens become upload tokens) and login
-sessions (the dashboard's cookie holds a random session id, never a token).
+"""Token scopes (read, upload, admin; existing tokens become upload tokens), login
+sessions (the dashboard's cookie holds a random session id, never a token), and the
+run_cells index GET /metrics finds each board x suite's newest run with.
 
 Revision ID: 0004_ops
 Revises: 0004_board
@@ -20,7 +21,7 @@ TZ = sa.DateTime(timezone=True)
 
 
 def upgrade() -> None:
-    """Add tokens.scope (existing rows: upload) and the sessions table."""
+    """Add tokens.scope (existing rows: upload), the sessions table, the index."""
     with op.batch_alter_table("tokens") as batch:
         batch.add_column(sa.Column("scope", sa.String(16), nullable=False,
                                    server_default="upload"))
@@ -35,10 +36,13 @@ def upgrade() -> None:
         sa.UniqueConstraint("session_sha256", name="uq_sessions_sha256"),
     )
     op.create_index("ix_sessions_token_id", "sessions", ["token_id"])
+    op.create_index("ix_run_cells_latest", "run_cells",
+                    ["simulated", "board", "suite", "started_at"])
 
 
 def downgrade() -> None:
-    """Drop the sessions table and tokens.scope."""
+    """Drop the index, the sessions table and tokens.scope."""
+    op.drop_index("ix_run_cells_latest", table_name="run_cells")
     op.drop_index("ix_sessions_token_id", table_name="sessions")
     op.drop_table("sessions")
     with op.batch_alter_table("tokens") as batch:

@@ -133,3 +133,22 @@ def test_retention_spares_keep_baseline_and_young_runs(store: Store) -> None:
     assert [r.id for r in prune(store, cutoff)] == [old, near]
     assert {r.id for r in store.list_runs()} == {kept, baseline, young}
     assert prune(store, cutoff) == []
+
+
+def test_tokens_made_before_scopes_become_upload_tokens(tmp_path: Path) -> None:
+    from alembic import command
+    from sqlalchemy import create_engine, text
+
+    from rtbench.store import _alembic_config
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = create_engine(url)
+    cfg = _alembic_config(engine)
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0004_board")  # the schema before 0004_ops
+        conn.execute(text("INSERT INTO tokens (name, token_sha256, created_at) "
+                          "VALUES ('old-ci', :h, :now)"), {"h": "0" * 64, "now": NOW})
+    engine.dispose()
+    with Store.open(url) as store:  # migrates to head
+        assert [(i.name, i.scope) for i in list_tokens(store)] == [("old-ci", "upload")]

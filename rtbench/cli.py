@@ -29,6 +29,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
                                  "store what it measured."),
     "db": ("db", "The results database: where it is, bring its schema up to date, prune "
                  "old runs."),
+    "explain": ("explain", "Why the spikes of a run happened: causes ranked by the spikes "
+                           "they led and the latency they took, and the time lines of the "
+                           "worst spikes (needs a run measured with --trace, or an "
+                           "imported trace)."),
     "export": ("interop", "Write a stored run in another format (JUnit, LAVA, KCIDB, "
                           "OpenMetrics, ...)."),
     "fleet": ("fleet", "Run a suite on every board of INVENTORY (a TOML file) at once, "

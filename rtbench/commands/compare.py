@@ -99,6 +99,7 @@ def register(main: click.Group) -> None:
         from rtbench.analysis.gate import DEFAULT_METRICS, gate, overall
         from rtbench.report import compare_html
         from rtbench.report.compare_text import comparison_json, comparison_renderables
+        from rtbench.report.explain_text import cause_changes, change_lines
         from rtbench.report.gate_text import gate_json, gate_lines
 
         names = ([baseline] if baseline else []) + list(runs)
@@ -144,9 +145,15 @@ def register(main: click.Group) -> None:
         if output is not None:
             compare_html.write(comp, output)
         checks = gate(comp, metrics, limit) if limit is not None else []
+        changes = cause_changes([(v.label, v.run) for v in chosen if v.run is not None])
         if as_json:
             data = comparison_json(comp)
             data["simulated_runs"] = simulated
+            if changes:
+                data["cause_changes"] = [
+                    {"from": a, "to": b, "moves": None if moves is None else
+                     [{"cause": m.label, "before": m.before, "after": m.after}
+                      for m in moves]} for a, b, moves in changes]
             if limit is not None:
                 data["gate"] = gate_json(checks, metrics, limit)
             click.echo(json.dumps(data, indent=1, allow_nan=False, default=str))
@@ -157,6 +164,8 @@ def register(main: click.Group) -> None:
                               highlight=False)
             for part in comparison_renderables(comp):
                 console.print(part)
+            for line in change_lines(changes):
+                console.print(line, markup=False, highlight=False)
             if output is not None:
                 console.print(f"report: {output}", highlight=False, markup=False)
             if limit is not None:

@@ -134,7 +134,10 @@ class RtlaTopImporter(Importer):
     summary = "rtla timerlat top / osnoise top summary (per CPU; summary only)"
 
     def detect(self, head: bytes, filename: str) -> bool:
-        """The top headers."""
+        """The top headers (not with an auto-analysis: rtla-timerlat-auto reads that)."""
+        if re.search(rb"^## CPU \d+ hit stop tracing", head, re.M) or \
+                b"rtla timerlat hit stop tracing" in head:
+            return False
         return (b"Timer Latency" in head and b"CPU COUNT" in head) or \
             (b"Operating System Noise" in head and b"% CPU Aval" in head)
 

@@ -3,7 +3,7 @@ sessions (the dashboard's cookie holds a random session id, never a token), and 
 run_cells index GET /metrics finds each board x suite's newest run with.
 
 Revision ID: 0004_ops
-Revises: 0004_board
+Revises: 0004_board, 0004_trace
 Create Date: 2026-11-25
 """
 
@@ -13,7 +13,8 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0004_ops"
-down_revision = "0004_board"
+# merges the two 0004 branches of this tree (the lead re-chains them at merge time)
+down_revision = ("0004_board", "0004_trace")
 branch_labels = None
 depends_on = None
 

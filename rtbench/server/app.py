@@ -19,7 +19,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from rtbench import __version__
-from rtbench.server import api, pages
+from rtbench.server import admin, api, metrics, pages
 from rtbench.server.guard import SECURITY_HEADERS, FailedAttempts
 from rtbench.server.render import render_page
 from rtbench.server.writequeue import WriteQueue
@@ -68,6 +68,8 @@ def create_app(db_url: str | None = None, *, store: Store | None = None,
     # (finished runs only)
     app.state.report_cache = OrderedDict()
     app.include_router(api.router)
+    app.include_router(admin.router)
+    app.include_router(metrics.router)
     app.include_router(pages.router)
 
     @app.middleware("http")

@@ -18,6 +18,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from markupsafe import Markup
+from starlette.concurrency import run_in_threadpool
 
 from rtbench.analysis.reference import PUBLISHED_LABEL
 from rtbench.reference import reference_run, reference_runs
@@ -36,12 +37,13 @@ from rtbench.server.api import (
     compare_ids,
     read_body,
 )
-from rtbench.server.auth import TOKEN_COOKIE, require_read, token_accepted
+from rtbench.server.auth import SESSION_COOKIE, require_read, token_holder
 from rtbench.server.paging import PAGE_MEASUREMENTS, plan_pages
 from rtbench.server.render import render_page
 from rtbench.store import Store
 from rtbench.store.boards import board_histogram
 from rtbench.store.queries import MAX_PER_PAGE, RunFilter, facets, list_runs_page
+from rtbench.store.sessions import create_session, end_session
 
 router = APIRouter(include_in_schema=False)
 _render_lock = threading.Lock()  # matplotlib figures are built one at a time
@@ -245,12 +247,30 @@ def login_form() -> str:
 
 @router.post("/login")
 async def login(request: Request) -> Response:
-    """Check the token and keep it in an HttpOnly cookie."""
+    """Check the token and start a login session: the HttpOnly cookie holds the session's
+    random id, never the token."""
     body = await read_body(request, 4096)
     token = (parse_qs(body.decode("utf-8", "replace")).get("token") or [""])[0].strip()
-    if not await token_accepted(request, token):
+    who = await token_holder(request, token)
+    if who is None:
         return HTMLResponse(render_page("login.html.j2", failed=True), status_code=401)
+    store = _store(request)
+    session_id = await run_in_threadpool(request.app.state.write_queue.run,
+                                         lambda: create_session(store, who))
     response = RedirectResponse("/runs", status_code=303)
-    response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="strict",
+    response.set_cookie(SESSION_COOKIE, session_id, httponly=True, samesite="strict",
                         secure=request.url.scheme == "https")
+    return response
+
+
+@router.post("/logout")
+async def logout(request: Request) -> Response:
+    """End the login session of the cookie (if any) and forget the cookie."""
+    session_id = request.cookies.get(SESSION_COOKIE)
+    if session_id:
+        store = _store(request)
+        await run_in_threadpool(request.app.state.write_queue.run,
+                                lambda: end_session(store, session_id))
+    response = RedirectResponse("/login", status_code=303)
+    response.delete_cookie(SESSION_COOKIE)
     return response

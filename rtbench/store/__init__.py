@@ -217,18 +217,20 @@ def head_revision() -> str | None:
     Read without Alembic, so that opening an up-to-date database costs no Alembic
     import; None when the files do not name exactly one head (Alembic then decides).
     """
-    revisions: dict[str, str | None] = {}
+    revisions: dict[str, set[str]] = {}
     for path in (Path(__file__).parent / "migrations" / "versions").glob("*.py"):
         found = dict(_REVISION_LINE.findall(path.read_text(encoding="utf-8")))
         if "revision" in found:
-            down = found.get("down_revision")
-            revisions[found["revision"].strip("\"'")] = \
-                None if down in (None, "None") else down.strip("\"'")
-    heads = set(revisions) - set(revisions.values())
+            down = found.get("down_revision") or "None"
+            # one revision, None, or a merge revision's tuple of them
+            revisions[found["revision"].strip("\"'")] = {
+                name.strip(" \"'") for name in down.strip("()").split(",")
+                if name.strip(" \"'") not in ("", "None")}
+    heads = set(revisions) - set().union(*revisions.values())
     return heads.pop() if len(heads) == 1 else None
 
 
-_REVISION_LINE = re.compile(r"^(revision|down_revision)\s*(?::[^=]*)?=\s*(\S+)\s*$", re.M)
+_REVISION_LINE = re.compile(r"^(revision|down_revision)\s*(?::[^=]*)?=\s*(.+?)\s*$", re.M)
 
 
 def _at_head(engine: Engine) -> bool:

@@ -205,9 +205,25 @@ tokens = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("revoked_at", DateTime(timezone=True)),
     Column("last_used_at", DateTime(timezone=True)),
+    # read, upload or admin (migration 0004_ops; tokens made before it are upload)
+    Column("scope", String(16), nullable=False, server_default="upload"),
     UniqueConstraint("name", name="uq_tokens_name"),
     UniqueConstraint("token_sha256", name="uq_tokens_sha256"),
 )
+
+# login sessions of `rtbench serve`: the cookie holds a random session id, only its
+# SHA-256 is kept; a session ends at expires_at or when its token is revoked
+sessions = Table(
+    "sessions", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("session_sha256", String(64), nullable=False),
+    Column("token_id", Integer, ForeignKey("tokens.id", ondelete="CASCADE"),
+           nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("session_sha256", name="uq_sessions_sha256"),
+)
+Index("ix_sessions_token_id", sessions.c.token_id)
 
 # one summary row per run x cell (scenario, measurement, series label), written in the
 # transaction that stores the measurement: the matrix, history and regression pages
@@ -244,3 +260,6 @@ Index("ix_run_cells_run_id", run_cells.c.run_id)
 Index("ix_run_cells_measurement_id", run_cells.c.measurement_id)
 Index("ix_run_cells_matrix", run_cells.c.simulated, run_cells.c.board, run_cells.c.kernel,
       run_cells.c.suite)
+# GET /metrics: the newest run per board x suite, read from the index alone (0004_ops)
+Index("ix_run_cells_latest", run_cells.c.simulated, run_cells.c.board, run_cells.c.suite,
+      run_cells.c.started_at)

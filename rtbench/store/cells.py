@@ -16,7 +16,6 @@ from typing import Any
 from sqlalchemy import ColumnElement, Connection, and_, insert, select, true
 
 from rtbench.bundle import MeasurementDetail
-from rtbench.rtprobe import loglin7
 from rtbench.store import schema as t
 
 # (column, quantile) of the stored percentiles
@@ -114,6 +113,8 @@ def _smallest(exceed: list[tuple[int, int]]) -> dict[str, int | None]:
 def summarize(facts: RunFacts, scenario: str, m: MeasurementDetail
               ) -> list[dict[str, Any]]:
     """The run_cells rows (column dicts) of one stored measurement, one per series."""
+    # numpy only when writing: `rtbench ls` and other readers import the store lightly
+    from rtbench.rtprobe import loglin7
     overflow = _overflow(m)
     policy = _policy(m)
     rows = []

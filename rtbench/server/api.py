@@ -10,19 +10,21 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
+from rtbench.analysis.multicompare import summarize
 from rtbench.analysis.reference import PUBLISHED_LABEL
 from rtbench.bundle import RunDetail
 from rtbench.interop import runjson
 from rtbench.interop.base import ImportFormatError
 from rtbench.interop.runjson import run_to_json
 from rtbench.reference import reference_run, reference_runs
+from rtbench.report.compare_summary import summary_json
 from rtbench.report.compare_text import comparison_json
 from rtbench.server import views
 from rtbench.server.auth import require_read, require_write
@@ -179,6 +181,9 @@ RunIds = Annotated[list[int] | None, Query(max_length=views.COMPARE_LIMIT,
                                            description="a stored run id (repeat)")]
 RefNames = Annotated[list[str] | None, Query(max_length=views.COMPARE_LIMIT,
                                              description="a reference run name (repeat)")]
+Against = Annotated[Literal["previous", "first"], Query(
+    description="what each run's step in the summary is decided against: the run "
+                "before it, or the first stored run")]
 Baseline = Annotated[int | None, Query(ge=1, le=INT32_MAX, description="the stored run the "
                                        "others are measured against (default: the oldest)")]
 
@@ -188,13 +193,15 @@ Baseline = Annotated[int | None, Query(ge=1, le=INT32_MAX, description="the stor
                 "description": "no run has this id, or no reference run this name",
                 **_ERROR}})
 def compare(request: Request, run: RunIds = None, ref: RefNames = None,
-            baseline: Baseline = None) -> dict[str, Any]:
+            baseline: Baseline = None, against: Against = "previous") -> dict[str, Any]:
     """Runs compared cell by cell as `rtbench compare --json` prints it: per cell and
     metric the difference to the baseline run with its 95 % bootstrap interval and a
     verdict (better / worse / no detectable difference), and the environment facts that
-    differ.  Reference runs (ref=NAME, see /api/v1/refs) are compared beside stored runs."""
+    differ.  Reference runs (ref=NAME, see /api/v1/refs) are compared beside stored runs.
+    `summary`: runs as columns, each run's step decided by the regression gate (+10 %)."""
     ids, names = compare_ids(run, ref, baseline)
-    return comparison_json(analysed(_store(request), ids, names))
+    comp = analysed(_store(request), ids, names)
+    return {**comparison_json(comp), "summary": summary_json(summarize(comp, against))}
 
 
 @router.get("/refs", dependencies=[Depends(require_read)], responses=READ_ERRORS)

@@ -18,12 +18,21 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from rtbench.analysis.multicompare import summarize
 from rtbench.analysis.reference import PUBLISHED_LABEL
 from rtbench.reference import reference_run, reference_runs
 from rtbench.report import compare_html
 from rtbench.report.html import render_html
 from rtbench.server import views
-from rtbench.server.api import INT32_MAX, Baseline, Filter, analysed, compare_ids, read_body
+from rtbench.server.api import (
+    INT32_MAX,
+    Against,
+    Baseline,
+    Filter,
+    analysed,
+    compare_ids,
+    read_body,
+)
 from rtbench.server.auth import TOKEN_COOKIE, require_read, token_accepted
 from rtbench.server.paging import PAGE_MEASUREMENTS, page_count, run_part
 from rtbench.server.render import render_page
@@ -114,7 +123,7 @@ def compare_page(request: Request,
                  run: Annotated[list[int] | None, Query(max_length=views.COMPARE_LIMIT)]
                  = None,
                  ref: Annotated[list[str] | None, Query(max_length=views.COMPARE_LIMIT)]
-                 = None, baseline: Baseline = None) -> str:
+                 = None, baseline: Baseline = None, against: Against = "previous") -> str:
     """The comparison report of the picked runs (stored and reference runs), as
     `rtbench compare -o` writes it; a page to pick them while fewer than two."""
     store = _store(request)
@@ -131,14 +140,14 @@ def compare_page(request: Request,
                    "run (stored or reference)")
         return render_page("compare.html.j2", picked=picked, picked_refs=picked_refs,
                            refs=reference_runs(), message=message)
-    key = (tuple(ids), tuple(names))
+    key = (tuple(ids), tuple(names), against)
     cache: OrderedDict[object, str] = request.app.state.report_cache
     with _render_lock:
         html = cache.get(key)
     if html is None:
         comp = analysed(store, ids, names)
         with _render_lock:
-            html = compare_html.render(comp)
+            html = compare_html.render(comp, summarize(comp, against))
             if all(v.run is None or v.run.status != "running" for v in comp.runs):
                 cache[key] = html
                 while len(cache) > _CACHE_SIZE:

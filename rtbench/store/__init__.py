@@ -65,7 +65,9 @@ __all__ = [
 # running: being measured; lost: the target went away mid-run (finished windows kept);
 # abandoned: the process that owned a running run is gone (found at a later start).
 RUN_STATUSES = ("running", "ok", "fail", "interrupted", "error", "lost", "abandoned",
-                "partial")
+                "partial", "unreachable")
+# what a fleet board that left no measurement is stored as (runs.reason says why)
+OUTAGE_STATUSES = ("unreachable", "error", "interrupted")
 
 
 # How long a write waits for another process's lock before SQLite gives up.
@@ -414,6 +416,27 @@ class Store:
                 source=_dumps(dict(source or {"tool": "rtbench"}))))
             return _new_id(res)
 
+    def add_outage(self, *, suite: str, suite_source: str, scale: float, hostname: str,
+                   target: str, command_line: list[str], simulated: bool,
+                   tags: dict[str, str], status: str, reason: str) -> int:
+        """Record, in one transaction, a finished run that measured nothing (a fleet
+        board unreachable or failed before its run began) with the reason; its id."""
+        if status not in OUTAGE_STATUSES:
+            raise StoreError(f"an outage's status {status!r} is not one of "
+                             f"{', '.join(OUTAGE_STATUSES)}")
+        now = _now()
+        with self._tx(f"record {status} board {hostname!r}") as conn:
+            host_id = self._host_id(conn, hostname, {})
+            res = conn.execute(insert(t.runs).values(
+                host_id=host_id, suite=suite, suite_source=suite_source,
+                scale=float(scale), status=status, started_at=now, finished_at=now,
+                target=target, kernel="", simulated=bool(simulated),
+                tool_versions=_dumps({}), sysinfo=_dumps({}), preflight=_dumps([]),
+                command_line=_dumps(list(command_line)), uid=uuid.uuid4().hex,
+                tags=_dumps(dict(tags)), source=_dumps({"tool": "rtbench"}),
+                reason=reason[:2000]))
+            return _new_id(res)
+
     def add_bundle(self, run: RunDetail) -> tuple[int, bool]:
         """Store a whole run (import, upload) in one transaction.
 
@@ -463,7 +486,8 @@ class Store:
                 tool_versions=_dumps(run.tool_versions),
                 sysinfo=_dumps(run.sysinfo), preflight=_dumps(run.preflight),
                 command_line=_dumps(list(run.command_line)), uid=uid,
-                tags=_dumps(dict(run.tags)), source=_dumps(dict(run.source))))
+                tags=_dumps(dict(run.tags)), source=_dumps(dict(run.source)),
+                reason=run.reason))
             run_id = _new_id(res)
             for position, sc in enumerate(run.scenarios):
                 sres = conn.execute(insert(t.scenarios).values(
@@ -646,7 +670,7 @@ class Store:
                 tool_versions=_loads(row.tool_versions),
                 command_line=_loads(row.command_line),
                 simulated=bool(row.simulated), tags=_loads(row.tags) or {},
-                source=_loads(row.source) or {}, uid=row.uid)
+                source=_loads(row.source) or {}, uid=row.uid, reason=row.reason)
             for sc in conn.execute(
                     select(t.scenarios).where(t.scenarios.c.run_id == run_id)
                     .order_by(t.scenarios.c.position, t.scenarios.c.id)):

@@ -15,7 +15,7 @@ from synth_probe import synth_lines
 import rtbench.store as store_module
 from rtbench.rtprobe import loglin7 as hist
 from rtbench.rtprobe.records import ProbeOutput
-from rtbench.store import Store, StoreError, default_db_url
+from rtbench.store import Store, StoreError, default_db_url, head_revision
 from rtbench.store import schema as t
 
 SYSINFO = {"uname": {"release": "6.1.0-test", "machine": "x86_64"},
@@ -78,7 +78,7 @@ def test_wal_mode_and_migrations_match_metadata(store: Store) -> None:
         if store.engine.dialect.name == "sqlite":
             assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
         assert conn.execute(text("SELECT version_num FROM alembic_version")
-                            ).scalar() == "0003"
+                            ).scalar() == head_revision() == "0004_alert"
         diff = compare_metadata(MigrationContext.configure(conn), t.metadata)
         assert diff == []
 

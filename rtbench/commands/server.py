@@ -41,8 +41,19 @@ def _loopback(host: str) -> bool:
 @click.option("--public", is_flag=True,
               help="Allow a --bind address other than loopback (plain HTTP: put a TLS "
                    "proxy in front).")
+@click.option("--webhook", "webhook_urls", multiple=True, metavar="URL",
+              help="POST a JSON event here on a regression, a FAIL run and a board gone "
+                   "offline (repeatable; docs/server.md).")
+@click.option("--webhook-secret-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Sign --webhook bodies with the secret in this file (HMAC-SHA256 in "
+                   "the X-Rtbench-Signature-256 header).")
+@click.option("--webhook-config", type=click.Path(dir_okay=False, path_type=Path),
+              help="The lab's webhooks as a TOML file of [[webhook]] tables (url, "
+                   "secret_file, events).")
 @handle_errors
-def serve(db_url: str | None, bind: str, read_token_required: bool, public: bool) -> None:
+def serve(db_url: str | None, bind: str, read_token_required: bool, public: bool,
+          webhook_urls: tuple[str, ...], webhook_secret_file: Path | None,
+          webhook_config: Path | None) -> None:
     """Serve the results database: web pages, the /api/v1 JSON API, uploads.
 
     \b
@@ -50,6 +61,7 @@ def serve(db_url: str | None, bind: str, read_token_required: bool, public: bool
       rtbench serve                                  # http://127.0.0.1:8080, default DB
       rtbench serve --db postgresql+psycopg://rtbench@/rtbench --bind 0.0.0.0:8080 --public
       rtbench serve --read-token-required            # reads need a token as well
+      rtbench serve --webhook https://chat.example/hook --webhook-secret-file hook.key
 
     Uploads (POST /api/v1/runs, `rtbench push`) always need a token from
     `rtbench token create NAME`.
@@ -66,7 +78,30 @@ def serve(db_url: str | None, bind: str, read_token_required: bool, public: bool
     except ImportError as exc:
         fail(f"rtbench serve needs the server extra ({exc.name} is missing): "
              "pip install 'rtbench[server]'", EXIT_ENV)
-    app = create_app(db_url, read_token_required=read_token_required)
+    from rtbench.server.webhooks import (
+        Dispatcher,
+        Hook,
+        WebhookConfigError,
+        check_url,
+        load_config,
+        read_secret,
+    )
+
+    if webhook_secret_file is not None and not webhook_urls:
+        fail("--webhook-secret-file signs --webhook deliveries: give --webhook URL too",
+             EXIT_USAGE)
+    try:
+        secret = None if webhook_secret_file is None else read_secret(webhook_secret_file)
+        hooks = [Hook(check_url(url), secret) for url in webhook_urls]
+        if webhook_config is not None:
+            hooks += load_config(webhook_config)
+    except WebhookConfigError as exc:
+        fail(str(exc), EXIT_USAGE)
+    from rtbench.store import Store
+
+    store = Store.open(db_url)
+    app = create_app(store=store, read_token_required=read_token_required,
+                     webhooks=Dispatcher(store, hooks))
     click.echo(f"rtbench: serving {app.state.store.url} on http://{bind}/ (Ctrl-C stops)",
                err=True)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning",

@@ -27,7 +27,9 @@ from rtbench.reference import reference_run, reference_runs
 from rtbench.report.compare_summary import summary_json
 from rtbench.report.compare_text import comparison_json
 from rtbench.server import views
+from rtbench.server.alerts import upload_events
 from rtbench.server.auth import require_read, require_write
+from rtbench.server.webhooks import Dispatcher
 from rtbench.server.writequeue import WriteQueue
 from rtbench.store import RUN_STATUSES, Store
 from rtbench.store.queries import MAX_PER_PAGE, RunFilter, facets, list_runs_page
@@ -286,5 +288,9 @@ async def upload(request: Request) -> JSONResponse:
     queue: WriteQueue = request.app.state.write_queue
     store = _store(request)
     run_id, created = await run_in_threadpool(queue.run, lambda: store.add_bundle(detail))
+    if created:
+        dispatcher: Dispatcher = request.app.state.webhooks
+        for event, payload in upload_events(detail, run_id):
+            dispatcher.send(event, payload)
     return JSONResponse({"id": run_id, "created": created, "url": f"/runs/{run_id}"},
                         status_code=201 if created else 200)

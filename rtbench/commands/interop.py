@@ -18,8 +18,16 @@ from typing import Any
 import click
 
 from rtbench import EXIT_USAGE
-from rtbench.bundle import RunDetail
-from rtbench.commands._common import DB_HELP, fail, handle_errors, open_store, path_error
+from rtbench.bundle import RunDetail, board_of
+from rtbench.commands._common import (
+    BOARD_HELP,
+    DB_HELP,
+    check_board,
+    fail,
+    handle_errors,
+    open_store,
+    path_error,
+)
 from rtbench.interop._build import run_uid
 from rtbench.stdoutcheck import write_stdout_bytes
 
@@ -165,6 +173,7 @@ def register(main: click.Group) -> None:
                   help="Read every file as this format (default: detected from content).")
     @click.option("--host", "host", metavar="NAME", help="Host name to store the runs under.")
     @click.option("--kernel", "kernel", metavar="K", help="Kernel release to store.")
+    @click.option("--board", "board", metavar="NAME", help=BOARD_HELP)
     @click.option("--tag", "tags", multiple=True, metavar="K=V",
                   help="Label the imported runs (repeatable).")
     @click.option("--partial", is_flag=True,
@@ -173,8 +182,8 @@ def register(main: click.Group) -> None:
     @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
     @handle_errors
     def import_cmd(files: tuple[str, ...], fmt: str | None, host: str | None,
-                   kernel: str | None, tags: tuple[str, ...], partial: bool,
-                   db_url: str | None) -> None:
+                   kernel: str | None, board: str | None, tags: tuple[str, ...],
+                   partial: bool, db_url: str | None) -> None:
         """Store the runs in files other tools wrote (or rtbench's JSON export).
 
         The format is detected from the content; `--format` forces one.  Every file
@@ -195,6 +204,7 @@ def register(main: click.Group) -> None:
         if not files:
             fail("give at least one FILE (or - for stdin)", EXIT_USAGE)
         extra_tags = _parse_tags(tags)
+        check_board(board)
         if files.count("-") > 1:
             fail("'-' (stdin) can be given once", EXIT_USAGE)
         batches: list[tuple[str, str, list[RunDetail]]] = []
@@ -204,7 +214,11 @@ def register(main: click.Group) -> None:
             runs = read_runs(data, label, importer, partial)
             for run in runs:
                 if host:
+                    if run.board in ("", board_of(run.target, run.hostname)):
+                        run.board = board_of(run.target, host)  # it followed the host
                     run.hostname = host
+                if board:
+                    run.board = board
                 if kernel:
                     run.kernel = kernel
                 run.tags = {**run.tags, **extra_tags}

@@ -11,7 +11,7 @@ from rtbench.commands._common import DB_HELP, fail, handle_errors, open_store
 from rtbench.commands._runs import RUN_HELP, stored_id
 
 _TAG = re.compile(r"^([A-Za-z0-9_.:-]+)=(.*)$")
-RESERVED = ("host", "kernel", "suite", "status", "simulated")
+RESERVED = ("board", "host", "kernel", "suite", "status", "simulated")
 
 
 def register(main: click.Group) -> None:
@@ -28,9 +28,9 @@ def register(main: click.Group) -> None:
 
         \b
         Examples:
-          rtbench tag latest board=imx31 kernel_config=rt-full
-          rtbench tag 3 --remove board
-          rtbench ls board=imx31
+          rtbench tag latest lab=adelaide kernel_config=rt-full
+          rtbench tag 3 --remove lab
+          rtbench ls lab=adelaide
         """
         new: dict[str, str] = {}
         for text in tags:
@@ -39,7 +39,8 @@ def register(main: click.Group) -> None:
                 fail(f"tag {text!r}: write KEY=VALUE (KEY of letters, digits, _ . : -)",
                      EXIT_USAGE)
             if m.group(1) in RESERVED:
-                fail(f"tag {m.group(1)!r}: that name selects a run field; choose another key",
+                fail(f"tag {m.group(1)!r}: that name selects a run field (a board is "
+                     "named with --board when the run is made); choose another key",
                      EXIT_USAGE)
             new[m.group(1)] = m.group(2)
         if not new and not remove:

@@ -139,7 +139,8 @@ class Fleet:
                     scale=suite.scale, hostname=outage_hostname(board), target=board.uri,
                     command_line=self.setup.command_line,
                     simulated=self.setup.simulate is not None, tags=tags,
-                    status=done.status, reason=done.message or done.status)
+                    status=done.status, reason=done.message or done.status,
+                    board=board.name)
             finally:
                 store.close()
         except StoreError as exc:
@@ -177,7 +178,8 @@ class Fleet:
             self.on_board(board.name, BoardPhase("checking"))
             tags = {**board.tags, "fleet": self.setup.fleet_id, "board": board.name}
             runner = Runner(target, simulate=self.setup.simulate, policy=self.setup.policy,
-                            on_event=self._tell(board), stop=self.stop, tags=tags)
+                            on_event=self._tell(board), stop=self.stop, tags=tags,
+                            board=board.name)
             runner.validate(self.setup.suite)
             store = Store.open(self.setup.db_url, migrate=False)
             try:

@@ -82,8 +82,8 @@ def _when(value: str | None, name: str) -> datetime | None:
     return _utc(when)
 
 
-def run_filter(host: Text = None, kernel: Text = None, suite: Text = None,
-               tag: Text = None,
+def run_filter(host: Text = None, board: Text = None, kernel: Text = None,
+               suite: Text = None, tag: Text = None,
                status: Annotated[str | None, Query(
                    max_length=32, description="one of " + ", ".join(RUN_STATUSES))] = None,
                since: Annotated[str | None, Query(
@@ -95,7 +95,8 @@ def run_filter(host: Text = None, kernel: Text = None, suite: Text = None,
     if status and status not in RUN_STATUSES:
         raise HTTPException(422, f"status: {status[:32]!r} is not one of "
                                  f"{', '.join(RUN_STATUSES)}")
-    return RunFilter(host=_clean(host, "host"), kernel=_clean(kernel, "kernel"),
+    return RunFilter(host=_clean(host, "host"), board=_clean(board, "board"),
+                     kernel=_clean(kernel, "kernel"),
                      suite=_clean(suite, "suite"), tag=_clean(tag, "tag"),
                      status=status or None, since=_when(since, "since"),
                      until=_when(until, "until"))

@@ -36,7 +36,7 @@ def summary_json(run: RunSummary, arch: str | None = None, uid: str | None = Non
     """One runs-list row as JSON."""
     out: dict[str, Any] = {
         "id": run.id, "started_at": run.started_at.isoformat(), "hostname": run.hostname,
-        "kernel": run.kernel, "suite": run.suite, "status": run.status,
+        "board": run.board, "kernel": run.kernel, "suite": run.suite, "status": run.status,
         "verdict": run_verdict_label(run),
         "worst_max_ns": run.worst_max_ns, "simulated": run.simulated, "tags": run.tags}
     if arch is not None:

@@ -49,9 +49,11 @@ from rtbench.bundle import (
     RunSummary,
     ScenarioDetail,
     SeriesDetail,
+    board_of,
     mark_beyond_hist,
 )
 from rtbench.store import schema as t
+from rtbench.store.cells import CellFilter, CellRow, RunFacts, insert_cells, read_cells
 
 if TYPE_CHECKING:
     from rtbench.rtprobe.records import ProbeOutput
@@ -398,8 +400,9 @@ class Store:
                    preflight: list[dict[str, Any]],
                    tool_versions: dict[str, Any], command_line: list[str],
                    simulated: bool, tags: dict[str, str] | None = None,
-                   source: dict[str, Any] | None = None) -> int:
-        """Record a new run (status 'running') and return its id."""
+                   source: dict[str, Any] | None = None, board: str | None = None) -> int:
+        """Record a new run (status 'running') and return its id; board: the board's
+        name (None: the target's host, see bundle.board_of)."""
         uname = sysinfo.get("uname") or {}
         with self._tx("create the run") as conn:
             host_id = self._host_id(conn, hostname, sysinfo)
@@ -413,12 +416,13 @@ class Store:
                 sysinfo=_dumps(sysinfo), preflight=_dumps(preflight),
                 command_line=_dumps(list(command_line)),
                 uid=uuid.uuid4().hex, tags=_dumps(dict(tags or {})),
-                source=_dumps(dict(source or {"tool": "rtbench"}))))
+                source=_dumps(dict(source or {"tool": "rtbench"})),
+                board=(board or board_of(target, hostname))[:255]))
             return _new_id(res)
 
     def add_outage(self, *, suite: str, suite_source: str, scale: float, hostname: str,
                    target: str, command_line: list[str], simulated: bool,
-                   tags: dict[str, str], status: str, reason: str) -> int:
+                   tags: dict[str, str], status: str, reason: str, board: str) -> int:
         """Record, in one transaction, a finished run that measured nothing (a fleet
         board unreachable or failed before its run began) with the reason; its id."""
         if status not in OUTAGE_STATUSES:
@@ -434,7 +438,7 @@ class Store:
                 tool_versions=_dumps({}), sysinfo=_dumps({}), preflight=_dumps([]),
                 command_line=_dumps(list(command_line)), uid=uuid.uuid4().hex,
                 tags=_dumps(dict(tags)), source=_dumps({"tool": "rtbench"}),
-                reason=reason[:2000]))
+                reason=reason[:2000], board=board[:255]))
             return _new_id(res)
 
     def add_bundle(self, run: RunDetail) -> tuple[int, bool]:
@@ -462,13 +466,25 @@ class Store:
                 raise
             return found, False
 
+    def add_bundles(self, runs: list[RunDetail]) -> list[int]:
+        """Store many new runs (a generator, a bulk load) in one transaction; their ids.
+
+        Each run is checked as add_bundle() checks it, before anything is written; a
+        uid already stored fails the whole batch (nothing is written).
+        """
+        from rtbench.store.checks import BundleRejected, check_bundle
+
+        for run in runs:
+            try:
+                check_bundle(run, RUN_STATUSES)
+            except BundleRejected as exc:
+                raise BundleInvalid(str(exc)) from None
+        with self._tx(f"store {len(runs)} runs") as conn:
+            return [self._insert_bundle(conn, run, run.uid or uuid.uuid4().hex)
+                    for run in runs]
+
     def _add_bundle(self, run: RunDetail, uid: str) -> tuple[int, bool]:
         """add_bundle() with the uid chosen, in one transaction."""
-        uname = run.sysinfo.get("uname") if isinstance(run.sysinfo, dict) else None
-        sysinfo = dict(run.sysinfo)
-        if not isinstance(uname, dict) or "machine" not in uname:
-            # the hosts row is keyed by the arch the bundle states
-            sysinfo["uname"] = {**(uname or {}), "machine": run.arch}
         from rtbench.rtprobe.records import no_gc
 
         with self._tx(f"store run {run.suite!r}") as conn, no_gc():
@@ -476,30 +492,44 @@ class Store:
                 t.runs.c.uid == uid)).scalar()
             if found is not None:
                 return int(found), False
-            host_id = self._host_id(conn, run.hostname, sysinfo)
-            res = conn.execute(insert(t.runs).values(
-                host_id=host_id, suite=run.suite, suite_source=run.suite_source,
-                scale=float(run.scale), status=run.status,
-                started_at=run.started_at, finished_at=run.finished_at,
-                target=run.target, kernel=run.kernel,
-                simulated=bool(run.simulated),
-                tool_versions=_dumps(run.tool_versions),
-                sysinfo=_dumps(run.sysinfo), preflight=_dumps(run.preflight),
-                command_line=_dumps(list(run.command_line)), uid=uid,
-                tags=_dumps(dict(run.tags)), source=_dumps(dict(run.source)),
-                reason=run.reason))
-            run_id = _new_id(res)
-            for position, sc in enumerate(run.scenarios):
-                sres = conn.execute(insert(t.scenarios).values(
-                    run_id=run_id, position=position, name=sc.name,
-                    loads=_dumps(sc.loads), load_cpus=sc.load_cpus,
-                    measure_cpus=sc.measure_cpus,
-                    intensity=None if sc.intensity is None
-                    else _dumps(sc.intensity)))
-                scenario_id = _new_id(sres)
-                for mpos, m in enumerate(sc.measurements):
-                    _insert_measurement(conn, scenario_id, mpos, m)
-            return run_id, True
+            return self._insert_bundle(conn, run, uid), True
+
+    def _insert_bundle(self, conn: Connection, run: RunDetail, uid: str) -> int:
+        """Insert one whole run (its hosts row found or made) in conn's transaction."""
+        uname = run.sysinfo.get("uname") if isinstance(run.sysinfo, dict) else None
+        sysinfo = dict(run.sysinfo)
+        if not isinstance(uname, dict) or "machine" not in uname:
+            # the hosts row is keyed by the arch the bundle states
+            sysinfo["uname"] = {**(uname or {}), "machine": run.arch}
+        host_id = self._host_id(conn, run.hostname, sysinfo)
+        board = (run.board or board_of(run.target, run.hostname))[:255]
+        res = conn.execute(insert(t.runs).values(
+            host_id=host_id, suite=run.suite, suite_source=run.suite_source,
+            scale=float(run.scale), status=run.status,
+            started_at=run.started_at, finished_at=run.finished_at,
+            target=run.target, kernel=run.kernel,
+            simulated=bool(run.simulated),
+            tool_versions=_dumps(run.tool_versions),
+            sysinfo=_dumps(run.sysinfo), preflight=_dumps(run.preflight),
+            command_line=_dumps(list(run.command_line)), uid=uid,
+            tags=_dumps(dict(run.tags)), source=_dumps(dict(run.source)),
+            board=board, reason=run.reason))
+        run_id = _new_id(res)
+        facts = RunFacts(run_id=run_id, board=board, suite=run.suite,
+                         kernel=run.kernel, started_at=run.started_at,
+                         simulated=bool(run.simulated))
+        for position, sc in enumerate(run.scenarios):
+            sres = conn.execute(insert(t.scenarios).values(
+                run_id=run_id, position=position, name=sc.name,
+                loads=_dumps(sc.loads), load_cpus=sc.load_cpus,
+                measure_cpus=sc.measure_cpus,
+                intensity=None if sc.intensity is None
+                else _dumps(sc.intensity)))
+            scenario_id = _new_id(sres)
+            for mpos, m in enumerate(sc.measurements):
+                mid = _insert_measurement(conn, scenario_id, mpos, m)
+                insert_cells(conn, facts, sc.name, mid, m)
+        return run_id
 
     def run_id_by_uid(self, uid: str) -> int | None:
         """The id of the stored run with this uid, or None."""
@@ -579,7 +609,20 @@ class Store:
                 select(func.count()).select_from(t.measurements)
                 .where(t.measurements.c.scenario_id == scenario_id)
             ).scalar_one()
-            return _insert_measurement(conn, scenario_id, int(position), detail)
+            mid = _insert_measurement(conn, scenario_id, int(position), detail)
+            run = conn.execute(
+                select(t.runs.c.id, t.runs.c.board, t.runs.c.suite, t.runs.c.kernel,
+                       t.runs.c.started_at, t.runs.c.simulated,
+                       t.scenarios.c.name.label("scenario"))
+                .join(t.scenarios, t.scenarios.c.run_id == t.runs.c.id)
+                .where(t.scenarios.c.id == scenario_id)).first()
+            if run is not None:
+                facts = RunFacts(run_id=int(run.id), board=run.board, suite=run.suite,
+                                 kernel=run.kernel,
+                                 started_at=_utc(run.started_at) or _now(),
+                                 simulated=bool(run.simulated))
+                insert_cells(conn, facts, run.scenario, mid, detail)
+            return mid
 
     def finish_run(self, run_id: int, status: str) -> None:
         """Close a run with its final status."""
@@ -629,7 +672,8 @@ class Store:
         query = (
             select(t.runs.c.id, t.runs.c.started_at, t.hosts.c.hostname,
                    t.runs.c.kernel, t.runs.c.suite, t.runs.c.status,
-                   worst.c.worst, t.runs.c.simulated, t.runs.c.tags, t.runs.c.target)
+                   worst.c.worst, t.runs.c.simulated, t.runs.c.tags, t.runs.c.target,
+                   t.runs.c.board)
             .select_from(t.runs.join(t.hosts,
                                      t.hosts.c.id == t.runs.c.host_id)
                          .outerjoin(worst, worst.c.run_id == t.runs.c.id))
@@ -642,7 +686,8 @@ class Store:
                                worst_max_ns=None if r.worst is None
                                else int(r.worst),
                                simulated=bool(r.simulated),
-                               tags=_loads(r.tags) or {}, target=r.target)
+                               tags=_loads(r.tags) or {}, target=r.target,
+                               board=r.board)
                     for r in conn.execute(query)]
 
     def get_run(self, run_id: int) -> RunDetail:
@@ -670,7 +715,8 @@ class Store:
                 tool_versions=_loads(row.tool_versions),
                 command_line=_loads(row.command_line),
                 simulated=bool(row.simulated), tags=_loads(row.tags) or {},
-                source=_loads(row.source) or {}, uid=row.uid, reason=row.reason)
+                source=_loads(row.source) or {}, uid=row.uid, board=row.board,
+                reason=row.reason)
             for sc in conn.execute(
                     select(t.scenarios).where(t.scenarios.c.run_id == run_id)
                     .order_by(t.scenarios.c.position, t.scenarios.c.id)):
@@ -740,6 +786,20 @@ class Store:
                 series=sp.series_index, t_ns=sp.t_ns,
                 latency_ns=sp.latency_ns, threshold_ns=sp.threshold_ns))
         return mark_beyond_hist(detail)
+
+    def cell_rows(self, *, board: str | None = None, suite: str | None = None,
+                  kernel: str | None = None, since: datetime | None = None,
+                  until: datetime | None = None, simulated: bool | None = False,
+                  rt_only: bool = False, limit: int | None = None) -> list[CellRow]:
+        """The per-run cell summaries (run_cells) matching, oldest run first.
+
+        simulated: False (default) real runs only, True simulated only, None both;
+        rt_only: leave out runs known to have measured under a non-real-time policy.
+        """
+        flt = CellFilter(board=board, suite=suite, kernel=kernel, since=since,
+                         until=until, simulated=simulated, rt_only=rt_only)
+        with self._tx("read the run summaries") as conn:
+            return read_cells(conn, flt, limit)
 
     def close(self) -> None:
         """Release every connection."""

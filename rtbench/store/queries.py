@@ -27,6 +27,7 @@ class RunFilter:
     """What a runs list is restricted to (None: no restriction)."""
 
     host: str | None = None
+    board: str | None = None
     kernel: str | None = None
     suite: str | None = None
     tag: str | None = None  # "key" (present) or "key=value"
@@ -93,6 +94,8 @@ def _conditions(flt: RunFilter) -> list[ColumnElement[bool]]:
     cond: list[ColumnElement[bool]] = []
     if flt.host:
         cond.append(t.hosts.c.hostname == flt.host)
+    if flt.board:
+        cond.append(t.runs.c.board == flt.board)
     if flt.kernel:
         cond.append(t.runs.c.kernel == flt.kernel)
     if flt.suite:
@@ -128,7 +131,7 @@ def list_runs_page(store: Store, flt: RunFilter, page: int = 1,
         rows = conn.execute(
             select(t.runs.c.id, t.runs.c.started_at, t.hosts.c.hostname, t.hosts.c.arch,
                    t.runs.c.kernel, t.runs.c.suite, t.runs.c.status, t.runs.c.simulated,
-                   t.runs.c.tags, t.runs.c.uid, t.runs.c.target)
+                   t.runs.c.tags, t.runs.c.uid, t.runs.c.target, t.runs.c.board)
             .select_from(joined).where(where).order_by(t.runs.c.id.desc())
             .limit(per_page).offset((page - 1) * per_page)).all()
         ids = [r.id for r in rows]
@@ -148,6 +151,7 @@ def list_runs_page(store: Store, flt: RunFilter, page: int = 1,
                        hostname=r.hostname, kernel=r.kernel, suite=r.suite, status=r.status,
                        worst_max_ns=worst.get(r.id), simulated=bool(r.simulated),
                        tags=json.loads(r.tags) if r.tags else {}, target=r.target,
+                       board=r.board,
                        measurement_count=counts.get(r.id, (0, 0))[0],
                        checked_count=counts.get(r.id, (0, 0))[1])
             for r in rows]
@@ -188,7 +192,8 @@ def facets(store: Store, limit: int = 500) -> dict[str, list[str]]:
         def distinct(column: Any) -> list[str]:
             return [str(v) for (v,) in conn.execute(
                 select(column).distinct().order_by(column).limit(limit))]
-        return {"host": distinct(t.hosts.c.hostname), "kernel": distinct(t.runs.c.kernel),
+        return {"host": distinct(t.hosts.c.hostname), "board": distinct(t.runs.c.board),
+                "kernel": distinct(t.runs.c.kernel),
                 "suite": distinct(t.runs.c.suite), "status": list(RUN_STATUSES)}
 
 

@@ -59,6 +59,8 @@ runs = Table(
     Column("source", Text, nullable=False, server_default="{}"),
     # why a run holds no evidence: a fleet board unreachable or failed (migration 0004_alert)
     Column("reason", Text),
+    # the board it ran on: --board, the fleet inventory name, else the target's host
+    Column("board", String(255), nullable=False, server_default=""),
     UniqueConstraint("uid", name="uq_runs_uid"),
 )
 Index("ix_runs_started_at", runs.c.started_at)
@@ -66,6 +68,7 @@ Index("ix_runs_host_id", runs.c.host_id)
 Index("ix_runs_suite", runs.c.suite)
 Index("ix_runs_kernel", runs.c.kernel)
 Index("ix_runs_status", runs.c.status)
+Index("ix_runs_board", runs.c.board)
 
 scenarios = Table(
     "scenarios", metadata,
@@ -227,3 +230,37 @@ webhook_deliveries = Table(
     Column("finished_at", DateTime(timezone=True)),
 )
 Index("ix_webhook_deliveries_status", webhook_deliveries.c.status)
+
+# one summary row per run x cell (scenario, measurement, series label), written in the
+# transaction that stores the measurement: the matrix, history and regression pages
+# read these instead of histograms (rtbench/store/cells.py computes them)
+run_cells = Table(
+    "run_cells", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("measurement_id", Integer,
+           ForeignKey("measurements.id", ondelete="CASCADE"), nullable=False),
+    Column("board", String(255), nullable=False),
+    Column("suite", String(255), nullable=False),
+    Column("kernel", String(255), nullable=False),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("simulated", Boolean, nullable=False),
+    Column("policy", String(32)),  # rtprobe's achieved policy (fifo, rr, other ...); NULL unknown
+    Column("scenario", String(255), nullable=False),
+    Column("measurement", String(255), nullable=False),
+    Column("test", String(64), nullable=False),
+    Column("series_label", String(255), nullable=False),
+    Column("count", BigInteger, nullable=False),
+    Column("max_ns", BigInteger),
+    Column("p99_ns", BigInteger),
+    Column("p999_ns", BigInteger),
+    Column("measured_ns", BigInteger),
+    Column("exceed", Text, nullable=False),  # JSON [[threshold_ns, samples above], ...]
+    Column("overruns", BigInteger, nullable=False),
+)
+Index("ix_run_cells_board_suite", run_cells.c.board, run_cells.c.suite,
+      run_cells.c.started_at)
+Index("ix_run_cells_run_id", run_cells.c.run_id)
+Index("ix_run_cells_measurement_id", run_cells.c.measurement_id)
+Index("ix_run_cells_matrix", run_cells.c.simulated, run_cells.c.board, run_cells.c.kernel,
+      run_cells.c.suite)

@@ -65,6 +65,7 @@ def test_unreachable_and_wrong_boards_leave_run_rows_with_the_reason(tmp_path: P
     assert (first.status, first.reason, first.hostname) == ("unreachable", NO_ROUTE,
                                                             "imx8-3.lab")
     assert first.tags == {"rack": "2", "fleet": "fleet-t-0001", "board": "imx8-3"}
+    assert (first.board, second.board) == ("imx8-3", "rpi-1")
     assert first.scenarios == [] and first.kernel == "" and first.simulated
     assert second.status == "error" and "inventory says aarch64" in (second.reason or "")
     assert second.hostname == "rpi-1"  # a serial board is filed under its name
@@ -83,7 +84,7 @@ def test_an_outage_row_round_trips_through_the_bundle(tmp_path: Path) -> None:
                                   hostname="imx8-3.lab", target="ssh://root@imx8-3.lab",
                                   command_line=["rtbench", "fleet"], simulated=False,
                                   tags={"board": "imx8-3"}, status="unreachable",
-                                  reason=NO_ROUTE)
+                                  reason=NO_ROUTE, board="imx8-3")
         text = dumps(store.get_run(run_id))
     again = loads(text)
     assert (again.status, again.reason) == ("unreachable", NO_ROUTE)
@@ -91,6 +92,7 @@ def test_an_outage_row_round_trips_through_the_bundle(tmp_path: Path) -> None:
     with Store.open(other) as store:
         new_id, created = store.add_bundle(again)
         assert created and store.get_run(new_id).reason == NO_ROUTE
+        assert store.get_run(new_id).board == "imx8-3"
 
 
 def test_outage_host_is_the_uri_host_or_the_board_name() -> None:

@@ -2,7 +2,7 @@
 or failed), the regression board (regressions) and webhook deliveries.
 
 Revision ID: 0004_alert
-Revises: 0003
+Revises: 0004_board
 Create Date: 2026-11-25
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0004_alert"
-down_revision = "0003"
+down_revision = "0004_board"
 branch_labels = None
 depends_on = None
 

@@ -10,7 +10,8 @@ from rtbench.bundle import RunDetail
 
 def run_facts(run: RunDetail, run_id: int) -> dict[str, Any]:
     """The run an event is about, as the webhook body names it."""
-    return {"id": run_id, "url": f"/runs/{run_id}", "hostname": run.hostname,
+    return {"id": run_id, "url": f"/runs/{run_id}", "board": run.board,
+            "hostname": run.hostname,
             "target": run.target, "kernel": run.kernel, "suite": run.suite,
             "status": run.status, "started_at": run.started_at.isoformat(),
             "simulated": run.simulated, "tags": dict(run.tags)}
@@ -26,6 +27,6 @@ def upload_events(run: RunDetail, run_id: int) -> list[tuple[str, dict[str, Any]
                   if m.status in STATUS_FAILED]
         out.append(("threshold_breach", {"run": facts, "failed_measurements": failed}))
     if run.status == "unreachable":
-        out.append(("board_offline", {"run": facts, "board": run.tags.get("board")
-                                      or run.hostname, "reason": run.reason}))
+        out.append(("board_offline", {"run": facts, "board": run.board or run.hostname,
+                                      "reason": run.reason}))
     return out

@@ -26,7 +26,7 @@ from rtbench.interop.runjson import run_to_json
 from rtbench.reference import reference_run, reference_runs
 from rtbench.report.compare_summary import summary_json
 from rtbench.report.compare_text import comparison_json
-from rtbench.server import views
+from rtbench.server import regression_views, views
 from rtbench.server.alerts import upload_events
 from rtbench.server.auth import require_read, require_write
 from rtbench.server.webhooks import Dispatcher
@@ -68,7 +68,7 @@ def _utc(value: datetime | None) -> datetime | None:
     return value
 
 
-def _when(value: str | None, name: str) -> datetime | None:
+def when_param(value: str | None, name: str) -> datetime | None:
     """An ISO date or date-time query value ('' counts as absent); naive is UTC."""
     if not value:
         return None
@@ -98,8 +98,8 @@ def run_filter(host: Text = None, board: Text = None, kernel: Text = None,
     return RunFilter(host=_clean(host, "host"), board=_clean(board, "board"),
                      kernel=_clean(kernel, "kernel"),
                      suite=_clean(suite, "suite"), tag=_clean(tag, "tag"),
-                     status=status or None, since=_when(since, "since"),
-                     until=_when(until, "until"))
+                     status=status or None, since=when_param(since, "since"),
+                     until=when_param(until, "until"))
 
 
 Filter = Annotated[RunFilter, Depends(run_filter)]
@@ -207,6 +207,23 @@ def compare(request: Request, run: RunIds = None, ref: RefNames = None,
     return {**comparison_json(comp), "summary": summary_json(summarize(comp, against))}
 
 
+Outcome = Annotated[Literal["regression", "inconclusive"], Query(
+    description="which checks: the regressions, or the ones the runs cannot decide")]
+
+
+@router.get("/regressions", dependencies=[Depends(require_read)], responses=READ_ERRORS)
+def regressions(request: Request, board: Text = None, suite: Text = None,
+                since: Annotated[str | None, Query(
+                    max_length=40, description="runs started at or after (ISO date)")]
+                = None, outcome: Outcome = "regression") -> dict[str, Any]:
+    """The regression board: each stored run checked against its board's baseline (a
+    run tagged baseline, else the previous kernel's runs) by the regression gate;
+    grouped per board, suite, cell, metric and the kernel it started on."""
+    return regression_views.regressions_json(
+        _store(request), board=_clean(board, "board"), suite=_clean(suite, "suite"),
+        since=when_param(since, "since"), outcome=outcome)
+
+
 @router.get("/refs", dependencies=[Depends(require_read)], responses=READ_ERRORS)
 def refs() -> dict[str, Any]:
     """The published reference runs shipped with rtbench (figures quoted from papers)."""
@@ -293,5 +310,6 @@ async def upload(request: Request) -> JSONResponse:
         dispatcher: Dispatcher = request.app.state.webhooks
         for event, payload in upload_events(detail, run_id):
             dispatcher.send(event, payload)
+        request.app.state.checker.submit(run_id)
     return JSONResponse({"id": run_id, "created": created, "url": f"/runs/{run_id}"},
                         status_code=201 if created else 200)

@@ -21,6 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from rtbench import __version__
 from rtbench.server import api, pages
 from rtbench.server.guard import SECURITY_HEADERS, FailedAttempts
+from rtbench.server.regression_views import UploadChecker
 from rtbench.server.render import render_page
 from rtbench.server.webhooks import Dispatcher
 from rtbench.server.writequeue import WriteQueue
@@ -69,6 +70,9 @@ def create_app(db_url: str | None = None, *, store: Store | None = None,
     # events of uploads go to the lab's webhooks on a thread of their own
     app.state.webhooks = webhooks or Dispatcher(app.state.store, [])
     app.state.webhooks.start()
+    # each uploaded run is checked against its board's baseline after it is answered
+    app.state.checker = UploadChecker(app.state.store, app.state.write_queue,
+                                      app.state.webhooks)
     # (run id, page) -> (report, pages), or (run ids, reference names) -> comparison
     # (finished runs only)
     app.state.report_cache = OrderedDict()

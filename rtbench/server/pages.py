@@ -18,10 +18,12 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from rtbench.analysis.boardcheck import LIMIT
 from rtbench.analysis.multicompare import summarize
 from rtbench.analysis.reference import PUBLISHED_LABEL
 from rtbench.reference import reference_run, reference_runs
 from rtbench.report import compare_html
+from rtbench.report.format import fmt_us
 from rtbench.report.html import render_html
 from rtbench.server import views
 from rtbench.server.api import (
@@ -29,12 +31,16 @@ from rtbench.server.api import (
     Against,
     Baseline,
     Filter,
+    Outcome,
+    Text,
     analysed,
     compare_ids,
     read_body,
+    when_param,
 )
 from rtbench.server.auth import TOKEN_COOKIE, require_read, token_accepted
 from rtbench.server.paging import PAGE_MEASUREMENTS, page_count, run_part
+from rtbench.server.regression_views import regressions_json
 from rtbench.server.render import render_page
 from rtbench.store import Store
 from rtbench.store.queries import MAX_PER_PAGE, RunFilter, facets, list_runs_page
@@ -193,6 +199,35 @@ def matrix_page(request: Request, flt: Filter,
                                  for k in kernels}})
     return render_page("matrix.html.j2", tables=tables, per_cell=data["per_cell"],
                        facets=facets(_store(request)), flt=flt)
+
+
+@router.get("/regressions", response_class=HTMLResponse,
+            dependencies=[Depends(require_read)])
+def regressions_page(request: Request, board: Text = None, suite: Text = None,
+                     since: Annotated[str | None, Query(max_length=40)] = None,
+                     outcome: Outcome = "regression") -> str:
+    """The regression board: board, cell, metric, baseline -> new, the kernel it
+    started on, as GET /api/v1/regressions returns it."""
+    store = _store(request)
+    data = regressions_json(store, board=board or None, suite=suite or None,
+                            since=when_param(since, "since"), outcome=outcome)
+    return render_page("regressions.html.j2", groups=data["regressions"],
+                       counts=data["counts"], truncated=data["truncated"], board=board,
+                       suite=suite, since=since, outcome=outcome,
+                       suites=facets(store)["suite"], limit_pct=f"{LIMIT * 100:g}",
+                       value=regression_value, change=regression_change)
+
+
+def regression_value(metric: str, value: float | None) -> str:
+    """A regression board figure: µs, or samples per million for the exceedance rate."""
+    if value is None:
+        return "-"
+    return f"{value:.3g}/M" if metric == "exceedance-rate" else fmt_us(value)
+
+
+def regression_change(rel: float | None) -> str:
+    """A relative change as '+725.8%' ('-' when unknown)."""
+    return "-" if rel is None else f"{rel:+.1%}"
 
 
 @router.get("/login", response_class=HTMLResponse)

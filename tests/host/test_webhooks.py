@@ -128,6 +128,7 @@ def test_an_unreachable_fleet_row_raises_board_offline(receiver: Receiver,
     ok_run = bundle(hostname="rpi-2")
     offline = bundle(hostname="imx8-3", tags={"board": "imx8-3", "fleet": "f-1"})
     offline.status, offline.reason, offline.scenarios = "unreachable", "No route to host", []
+    offline.board = "imx8-3"
     with TestClient(create_app(store=store, webhooks=hooks)) as client:
         for run in (ok_run, offline):
             assert client.post("/api/v1/runs", content=dumps(run),

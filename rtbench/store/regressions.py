@@ -156,7 +156,8 @@ def cell_marks(store: Store, suite: str | None = None) -> dict[tuple[str, str, s
 
 def run_ids(store: Store, *, board: str | None = None, suite: str | None = None
             ) -> list[int]:
-    """The ids of the runs of board and suite that hold evidence, oldest first."""
+    """The ids of the runs of board and suite that hold evidence, a board's and suite's
+    runs together, oldest first (so a batch check finds each baseline still cached)."""
     r = t.runs
     cond: list[ColumnElement[bool]] = [r.c.status.in_(EVIDENCE_STATUSES)]
     if board:
@@ -165,4 +166,5 @@ def run_ids(store: Store, *, board: str | None = None, suite: str | None = None
         cond.append(r.c.suite == suite)
     with store.transaction("list the runs to check") as conn:
         return [int(i) for i in conn.execute(
-            select(r.c.id).where(*cond).order_by(r.c.started_at, r.c.id)).scalars()]
+            select(r.c.id).where(*cond).order_by(r.c.board, r.c.suite, r.c.started_at,
+                                                 r.c.id)).scalars()]

@@ -28,6 +28,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "cyclictest": ("cyclictest", "Run cyclictest's command line with rtprobe; print and "
                                  "store what it measured."),
     "db": ("db", "The results database: where it is, bring its schema up to date."),
+    "explain": ("explain", "Why the spikes of a run happened: causes ranked by the spikes "
+                           "they led and the latency they took, and the time lines of the "
+                           "worst spikes (needs a run measured with --trace, or an "
+                           "imported trace)."),
     "export": ("interop", "Write a stored run in another format (JUnit, LAVA, KCIDB, "
                           "OpenMetrics, ...)."),
     "fleet": ("fleet", "Run a suite on every board of INVENTORY (a TOML file) at once, "
@@ -107,6 +111,9 @@ class RtbenchGroup(click.Group):
         """Run the command line; a usage error is one `rtbench: ...` line, exit 2."""
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, False, **extra)
+        from rtbench.stdoutcheck import tolerate_closed_reader
+
+        tolerate_closed_reader()
         argv = sys.argv[1:] if args is None else list(args)
         for arg in argv:
             if isinstance(arg, str) and "\x00" in arg:
@@ -130,9 +137,19 @@ class RtbenchGroup(click.Group):
             code = EXIT_INTERRUPTED
         except SystemExit as exc:
             code = exc.code
-        except OSError as exc:  # a command without handle_errors (--help, db path)
-            from rtbench.stdoutcheck import stdout_failed
+            if isinstance(sys.stdout, click.utils.PacifyFlushWrapper):
+                # click's answer to a closed pipe (--help, db path | head -1) is exit 1
+                # and this wrapper; the reader took what it wanted: a quiet exit 0
+                from rtbench.stdoutcheck import silence_stdout
 
+                silence_stdout()
+                code = 0
+        except OSError as exc:  # a command without handle_errors (--help, db path)
+            from rtbench.stdoutcheck import reader_gone, silence_stdout, stdout_failed
+
+            if exc.filename is None and reader_gone(exc):
+                silence_stdout()
+                sys.exit(0)  # the reader closed the pipe (`| head -1`): a quiet end
             if exc.filename is not None or not stdout_failed(exc):
                 raise
             click.echo(f"rtbench: cannot write to stdout: {exc.strerror or exc}; the output "
@@ -148,12 +165,16 @@ class RtbenchGroup(click.Group):
 
 def _checked_exit_code(code: int) -> int:
     """code, or exit 3 with one line when stdout did not take all that was written."""
-    from rtbench.stdoutcheck import silence_stdout, stdout_error
+    from rtbench.stdoutcheck import reader_gone, silence_stdout, stdout_fault
 
-    reason = stdout_error()
-    if reason is None:
+    fault = stdout_fault()
+    if fault is None:
         return code
+    gone = reader_gone(fault)
     silence_stdout()
+    if gone:
+        return code  # the reader closed the pipe after the command chose its code
+    reason = fault.strerror if isinstance(fault, OSError) and fault.strerror else str(fault)
     if code in (0, 1):  # a failing command has said its one line already
         click.echo(f"rtbench: cannot write to stdout: {reason}; the output is incomplete",
                    err=True)

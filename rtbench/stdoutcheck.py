@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import os
+import select
 import sys
+from typing import Any
 
 
 class StdoutFailed(OSError):
@@ -37,12 +40,12 @@ def write_stdout_bytes(data: bytes) -> None:
         raise StdoutFailed(exc.errno, exc.strerror or str(exc)) from None
 
 
-def stdout_error() -> str | None:
-    """Flush stdout and collect its deferred errors; the reason it failed, or None."""
+def stdout_fault() -> BaseException | None:
+    """Flush stdout and collect its deferred errors; the error, or None."""
     try:
         sys.stdout.flush()
     except (OSError, ValueError) as exc:
-        return _reason(exc)
+        return exc
     try:
         fd = sys.stdout.fileno()
     except (OSError, ValueError, AttributeError):
@@ -51,8 +54,29 @@ def stdout_error() -> str | None:
         # closing a duplicate reports what the file system deferred to close (NFS)
         os.close(os.dup(fd))
     except OSError as exc:
-        return _reason(exc)
+        return exc
     return None
+
+
+def stdout_error() -> str | None:
+    """Flush stdout and collect its deferred errors; the reason it failed, or None."""
+    fault = stdout_fault()
+    return None if fault is None else _reason(fault)
+
+
+def reader_gone(exc: BaseException | None) -> bool:
+    """Whether exc is a write to stdout, a pipe whose reader has closed it (`rtbench ls |
+    head -1`): the reader took what it wanted.  A broken socket (a server that hung up)
+    is not: stdout itself must report the closed pipe."""
+    if not isinstance(exc, OSError) or exc.errno != errno.EPIPE:
+        return False
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        events = poller.poll(0)
+    except (OSError, ValueError, AttributeError):
+        return False
+    return any(flags & (select.POLLERR | select.POLLHUP) for _, flags in events)
 
 
 def _reason(exc: BaseException) -> str:
@@ -83,3 +107,49 @@ def stdout_failed(exc: OSError) -> bool:
         silence_stdout()
         return True
     return False
+
+
+class _ReaderTolerantRaw(io.RawIOBase):
+    """stdout's descriptor, written whole; once the reader of the pipe has closed it,
+    every later write goes to /dev/null (the command goes on and ends with its own exit
+    code).  Any other failure (a full disk, /dev/full) is raised as before."""
+
+    def __init__(self, fd: int) -> None:
+        """Write to descriptor fd."""
+        super().__init__()
+        self._fd = fd
+
+    def writable(self) -> bool:
+        """Always."""
+        return True
+
+    def fileno(self) -> int:
+        """The descriptor (1)."""
+        return self._fd
+
+    def isatty(self) -> bool:
+        """Whether stdout is a terminal."""
+        return os.isatty(self._fd)
+
+    def write(self, data: Any) -> int:
+        """Write data; a closed pipe takes it whole into /dev/null."""
+        try:
+            return os.write(self._fd, data)
+        except BrokenPipeError:
+            silence_stdout()
+            return len(memoryview(data))
+
+
+def tolerate_closed_reader() -> None:
+    """Make sys.stdout survive `rtbench ls | head -1`: a write to a pipe whose reader has
+    gone is discarded instead of raised, as if the rest had been read."""
+    old = sys.stdout
+    try:
+        fd = old.fileno()
+    except (OSError, ValueError, AttributeError):
+        return  # not a descriptor (a test's capture): nothing to make tolerant
+    with contextlib.suppress(OSError, ValueError):
+        old.flush()
+    buffered = io.BufferedWriter(_ReaderTolerantRaw(fd))
+    sys.stdout = io.TextIOWrapper(buffered, encoding=old.encoding, errors=old.errors,
+                                  line_buffering=bool(old.line_buffering))

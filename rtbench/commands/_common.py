@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE, data_dir
-from rtbench.stdoutcheck import stdout_failed
+from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, data_dir
+from rtbench.stdoutcheck import reader_gone, silence_stdout, stdout_failed
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -105,6 +105,9 @@ def handle_errors(func: F) -> F:
                 sys.exit(known[1])
             if os.environ.get("RTBENCH_DEBUG"):
                 raise
+            if isinstance(exc, OSError) and exc.filename is None and reader_gone(exc):
+                silence_stdout()
+                sys.exit(EXIT_OK)  # the reader closed the pipe: it has what it wanted
             if isinstance(exc, OSError) and exc.filename is None and stdout_failed(exc):
                 _say(f"cannot write to stdout: {exc.strerror or exc}; the output is "
                      "incomplete")

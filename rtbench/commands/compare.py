@@ -110,6 +110,7 @@ def register(main: click.Group) -> None:
         from rtbench.report import compare_html
         from rtbench.report.compare_summary import summary_json, summary_lines, summary_table
         from rtbench.report.compare_text import comparison_json, comparison_renderables
+        from rtbench.report.explain_text import cause_changes, change_lines
         from rtbench.report.gate_text import gate_json, gate_lines
 
         names = ([baseline] if baseline else []) + list(runs)
@@ -157,10 +158,16 @@ def register(main: click.Group) -> None:
         if output is not None:
             compare_html.write(comp, output, summary)
         checks = gate(comp, metrics, limit) if limit is not None else []
+        changes = cause_changes([(v.label, v.run) for v in chosen if v.run is not None])
         if as_json:
             data = comparison_json(comp)
             data["summary"] = summary_json(summary)
             data["simulated_runs"] = simulated
+            if changes:
+                data["cause_changes"] = [
+                    {"from": a, "to": b, "moves": None if moves is None else
+                     [{"cause": m.label, "before": m.before, "after": m.after}
+                      for m in moves]} for a, b, moves in changes]
             if limit is not None:
                 data["gate"] = gate_json(checks, metrics, limit)
             click.echo(json.dumps(data, indent=1, allow_nan=False, default=str))
@@ -172,7 +179,7 @@ def register(main: click.Group) -> None:
             for part in comparison_renderables(comp, pairs=pairs or len(chosen) == 2):
                 console.print(part)
             console.print(summary_table(summary))
-            for line in summary_lines(summary):
+            for line in [*summary_lines(summary), *change_lines(changes)]:
                 console.print(line, markup=False, highlight=False)
             if output is not None:
                 console.print(f"report: {output}", highlight=False, markup=False)

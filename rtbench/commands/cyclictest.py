@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -52,6 +52,7 @@ from rtbench.commands._cyclictest_args import (
     summary_lines,
     unit,
 )
+from rtbench.readlimit import InputTooLarge, read_limited
 from rtbench.rtprobe.raw import parse_raw
 
 if TYPE_CHECKING:
@@ -64,6 +65,9 @@ if TYPE_CHECKING:
 ADHOC_TAG = (SELECT_ADHOC_TAG, "cyclictest")
 # bytes of od's hex output per second a target's shell is given to print the raw file
 RAW_FETCH_BYTES_PER_S = 20_000
+# the samples file rtbench reads back (24 bytes a sample), and the part fetched at once
+RAW_MAX_BYTES = 64 << 20
+RAW_FETCH_PART_BYTES = 4 << 20
 
 
 def _write_text(path: str, text: str) -> None:
@@ -231,16 +235,38 @@ def fetch_raw(target: Target, path: str) -> dict[int, list[int]]:
     """The samples of the raw file on the target (empty when rtprobe wrote none)."""
     if target.name == "local":
         raw = Path(path)
-        return parse_raw(raw.read_bytes()) if raw.exists() else {}
+        if not raw.exists():
+            return {}
+        try:
+            return parse_raw(read_limited(raw, RAW_MAX_BYTES))
+        except InputTooLarge:
+            _raw_too_large(path, target.name)
     size = target.run(f"wc -c < {shlex.quote(path)}", timeout_s=30.0)
     if size.returncode != 0 or not size.stdout.strip().isdigit():
         return {}
-    timeout_s = 30.0 + 3 * int(size.stdout.strip()) / RAW_FETCH_BYTES_PER_S
-    done = target.run(f"od -A n -v -t x1 {shlex.quote(path)}", timeout_s=timeout_s)
-    if done.returncode != 0:
-        fail(f"cannot read the samples file {path} on target {target.name}: "
-             f"{(done.stderr.strip().splitlines() or ['od failed'])[-1]}", EXIT_ENV)
-    return parse_raw(bytes.fromhex("".join(done.stdout.split())))
+    total = int(size.stdout.strip())
+    if total > RAW_MAX_BYTES:
+        _raw_too_large(path, target.name)
+    parts: list[bytes] = []
+    for offset in range(0, total, RAW_FETCH_PART_BYTES):
+        # in parts: od prints about 3.1 characters a byte, and a target's run() keeps at
+        # most 16 MiB of a command's output
+        length = min(RAW_FETCH_PART_BYTES, total - offset)
+        timeout_s = 30.0 + 3 * length / RAW_FETCH_BYTES_PER_S
+        done = target.run(f"od -A n -v -t x1 -j {offset} -N {length} {shlex.quote(path)}",
+                          timeout_s=timeout_s)
+        if done.returncode != 0:
+            fail(f"cannot read the samples file {path} on target {target.name}: "
+                 f"{(done.stderr.strip().splitlines() or ['od failed'])[-1]}", EXIT_ENV)
+        parts.append(bytes.fromhex("".join(done.stdout.split())))
+    return parse_raw(b"".join(parts))
+
+
+def _raw_too_large(path: str, target_name: str) -> NoReturn:
+    """Exit 3: the samples file is over what rtbench reads back."""
+    fail(f"the samples file {path} on target {target_name} is larger than "
+         f"{RAW_MAX_BYTES >> 20} MiB, the most rtbench reads back (about 2.8 million "
+         "samples); measure fewer loops for -h/-H/-v, or drop them", EXIT_ENV)
 
 
 def print_output(plan: ProbePlan, argv: list[str], output: ProbeOutput,

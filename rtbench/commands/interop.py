@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -28,11 +29,11 @@ from rtbench.commands._common import (
     open_store,
     path_error,
 )
-from rtbench.interop._build import run_uid
+from rtbench.interop._build import mark_partial, run_uid
+from rtbench.readlimit import IMPORT_MAX_BYTES, IMPORT_TOTAL_MAX_BYTES
 from rtbench.stdoutcheck import write_stdout_bytes
 
 HEAD_BYTES = 4096
-MAX_FILE_BYTES = 1 << 30
 
 
 def resolve_run(store: Any, text: str) -> int:
@@ -43,15 +44,31 @@ def resolve_run(store: Any, text: str) -> int:
     return stored_id(store, text)
 
 
+def _too_large(label: str) -> NoReturn:
+    """Exit 2: label is over the bound of one imported file."""
+    fail(_one_line(f"{label}: larger than {IMPORT_MAX_BYTES >> 20} MiB, the most one import "
+                   "reads from a file; import the tool's summary (cyclictest -h or --json) "
+                   "or split the file"), EXIT_USAGE)
+
+
 def _read_input(name: str) -> tuple[bytes, str]:
-    """The bytes of a file (or stdin for "-") and the name to show."""
+    """The bytes of a file (or stdin for "-") and the name to show; a file over
+    IMPORT_MAX_BYTES is refused (a regular file by its size, before it is read)."""
     if name == "-":
-        return sys.stdin.buffer.read(MAX_FILE_BYTES + 1), "<stdin>"
+        data = sys.stdin.buffer.read(IMPORT_MAX_BYTES + 1)
+        if len(data) > IMPORT_MAX_BYTES:
+            _too_large("<stdin>")
+        return data, "<stdin>"
     try:
         with open(name, "rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
+            info = os.fstat(handle.fileno())
+            if stat.S_ISREG(info.st_mode) and info.st_size > IMPORT_MAX_BYTES:
+                _too_large(name)
+            data = handle.read(IMPORT_MAX_BYTES + 1)
     except OSError as exc:
-        fail(f"{name}: cannot read ({exc.strerror})", EXIT_USAGE)
+        fail(_one_line(f"{name}: cannot read ({exc.strerror})"), EXIT_USAGE)
+    if len(data) > IMPORT_MAX_BYTES:
+        _too_large(name)
     return data, name
 
 
@@ -80,8 +97,8 @@ def read_runs(data: bytes, label: str, importer: Any, partial: bool = False
     incomplete one is kept with status 'partial' and the reason when partial)."""
     from rtbench.interop.base import ImportFormatError, IncompleteOutput
 
-    if len(data) > MAX_FILE_BYTES:
-        fail(f"{label}: larger than {MAX_FILE_BYTES >> 20} MiB", EXIT_USAGE)
+    if len(data) > IMPORT_MAX_BYTES:
+        _too_large(label)
     try:
         runs: list[RunDetail] = importer.read(data, os.path.basename(label))
     except IncompleteOutput as exc:
@@ -89,9 +106,7 @@ def read_runs(data: bytes, label: str, importer: Any, partial: bool = False
             fail(_one_line(f"{exc}; --partial stores it as a partial run"), EXIT_USAGE)
         runs = exc.runs
         for run in runs:
-            run.status = "partial"
-            run.tags = {**run.tags, "partial": _one_line(str(exc))[:200]}
-            run.source = {**run.source, "partial": _one_line(str(exc))}
+            mark_partial(run, _one_line(str(exc)))
     except ImportFormatError as exc:
         fail(_one_line(str(exc)), EXIT_USAGE)
     except (ValueError, TypeError, KeyError, IndexError, OverflowError,
@@ -208,8 +223,14 @@ def register(main: click.Group) -> None:
         if files.count("-") > 1:
             fail("'-' (stdin) can be given once", EXIT_USAGE)
         batches: list[tuple[str, str, list[RunDetail]]] = []
+        total_bytes = 0
         for name in files:
             data, label = _read_input(name)
+            total_bytes += len(data)
+            if total_bytes > IMPORT_TOTAL_MAX_BYTES:
+                fail(_one_line(f"{label}: the files of one import add up to more than "
+                               f"{IMPORT_TOTAL_MAX_BYTES >> 20} MiB; import them in several "
+                               "commands"), EXIT_USAGE)
             importer = _pick_importer(data, label, fmt)
             runs = read_runs(data, label, importer, partial)
             for run in runs:
@@ -233,7 +254,11 @@ def register(main: click.Group) -> None:
                     if created:
                         check_stored_run(store, run_id)
                     state = "stored" if created else "already stored"
-                    click.echo(f"{label}: run {run_id} ({name}, {state})")
+                    click.echo(f"{_one_line(label)}: run {run_id} ({name}, {state})")
+                    if run.status == "partial":
+                        reason = _one_line(str(run.source.get("partial", "")))
+                        click.echo(f"{_one_line(label)}: run {run_id} is partial, it passes "
+                                   f"nothing: {reason}", err=True)
         finally:
             store.close()
 

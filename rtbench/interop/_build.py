@@ -198,6 +198,22 @@ def complete(runs: list[RunDetail], filename: str, text: str, missing: str
     raise IncompleteOutput(f"{filename}: line {last}: cut short: {missing}", runs)
 
 
+def mark_partial(run: RunDetail, reason: str) -> None:
+    """Store run as 'partial' with reason (one line): status, tag and source say it."""
+    run.status = "partial"
+    run.tags = {**run.tags, "partial": reason[:200]}
+    run.source = {**run.source, "partial": reason}
+
+
+def unverifiable(runs: list[RunDetail], filename: str, why: str) -> list[RunDetail]:
+    """The runs of an output that carries no evidence of being whole, marked 'partial'
+    (never 'ok'): why says what the tool leaves out that would show a cut."""
+    reason = f"{filename}: completeness cannot be checked: {why}"
+    for run in runs:
+        mark_partial(run, reason)
+    return runs
+
+
 def text_of(data: bytes, filename: str, whole_lines: bool = True) -> str:
     """The file as text; binary noise is refused with one line, and so is a line-based
     file cut inside its last line (whole_lines)."""

@@ -26,6 +26,7 @@ from rtbench.interop._build import (
     text_of,
     tool_measurement,
     tool_run,
+    unverifiable,
 )
 from rtbench.interop.base import Importer, ImportFormatError
 
@@ -226,8 +227,12 @@ class CyclictestTextImporter(Importer):
         m = tool_measurement(name="cyclictest", test="cyclic", series=series,
                              where=filename, data=data_out,
                              params=parsed.params)
-        return [tool_run(tool="cyclictest", tool_version="", command_line=None,
+        runs = [tool_run(tool="cyclictest", tool_version="", command_line=None,
                          fmt=self.name, measurements=[m])]
+        if parsed.blocks == {"samples"}:
+            return unverifiable(runs, filename, "cyclictest -v prints neither its loop count "
+                                "nor a closing line (a cut reads as fewer cycles)")
+        return runs
 
 
 class CyclictestNsTextImporter(CyclictestTextImporter):
@@ -298,8 +303,13 @@ class _TextParse:
             return
         s_match = _SAMPLE_LINE.match(stripped)
         if s_match:
-            thread, _, latency = (int(v) for v in s_match.groups())
-            self.samples.setdefault(thread, []).append(latency)
+            thread, cycle, latency = (int(v) for v in s_match.groups())
+            taken = self.samples.setdefault(thread, [])
+            if cycle != len(taken):
+                # cyclictest numbers each thread's samples 0, 1, 2, ... as it prints them
+                raise ImportFormatError(f"{where}: thread {thread} cycle {cycle} where cycle "
+                                        f"{len(taken)} belongs: -v lines are missing")
+            taken.append(latency)
             self.blocks.add("samples")
             return
         o_match = _THREAD_OVERFLOW.match(stripped)

@@ -12,7 +12,15 @@ import re
 from typing import Any
 
 from rtbench.bundle import MeasurementDetail, RunDetail
-from rtbench.interop._build import NUMBER, ToolSeries, number, text_of, tool_measurement, tool_run
+from rtbench.interop._build import (
+    NUMBER,
+    ToolSeries,
+    number,
+    text_of,
+    tool_measurement,
+    tool_run,
+    unverifiable,
+)
 from rtbench.interop.base import Importer, ImportFormatError
 
 _LATENCY = re.compile(rf"^(.+?) latency:\s*({NUMBER}) microseconds\s*$")
@@ -82,5 +90,7 @@ class LmbenchImporter(Importer):
         close_ctx()
         if not measurements:
             raise ImportFormatError(f"{filename}: no lmbench result lines")
-        return [tool_run(tool="lmbench", tool_version="", command_line=None, fmt=self.name,
+        runs = [tool_run(tool="lmbench", tool_version="", command_line=None, fmt=self.name,
                          measurements=measurements)]
+        return unverifiable(runs, filename, "lmbench prints one whole result a line, with no "
+                            "count and no closing line (a cut reads as fewer results)")

@@ -21,6 +21,7 @@ from rtbench.interop._build import (
     text_of,
     tool_measurement,
     tool_run,
+    unverifiable,
 )
 from rtbench.interop.base import Importer, ImportFormatError
 
@@ -101,11 +102,30 @@ class LtpRealtimeImporter(Importer):
         measurement.verdicts = verdicts
         runs = [tool_run(tool=f"ltp-{test}", tool_version="", command_line=None,
                          fmt=self.name, measurements=[measurement])]
-        return complete(runs, filename, text, _missing(test, result, quantiles))
+        if test == "gtod_latency" and count is None:
+            return unverifiable(complete(runs, filename, text, _missing(
+                test, result, quantiles, count)), filename,
+                "no 'Iterations:' line to count the quantile lines against")
+        return complete(runs, filename, text, _missing(test, result, quantiles, count))
 
 
-def _missing(test: str, result: str | None, quantiles: dict[str, float]) -> str:
+def gtod_quantile_labels(iterations: int) -> list[str]:
+    """The quantiles gtod_latency prints for its iteration count: one per nine from two
+    up to floor(log10(iterations)) nines ("99.0", "99.9", "99.99", ...)."""
+    nines = len(str(iterations)) - 1 if iterations > 0 else 0
+    return [f"99.{'9' * i if i else '0'}" for i in range(nines - 1)]
+
+
+def _missing(test: str, result: str | None, quantiles: dict[str, float],
+             count: int | None) -> str:
     """What the log of test lacks to be complete ("" when nothing)."""
     if test == "gtod_latency":
-        return "" if quantiles else "no quantile line after 'Quantiles:'"
+        if not quantiles:
+            return "no quantile line after 'Quantiles:'"
+        expected = gtod_quantile_labels(count) if count is not None else []
+        absent = [label for label in expected if label not in quantiles]
+        if absent:
+            return (f"{len(expected) - len(absent)} of the {len(expected)} quantile lines "
+                    f"that {count} iterations print (no '{absent[0]}% <' line)")
+        return ""
     return "" if result is not None else f"no 'Result:' line ({test} did not finish)"

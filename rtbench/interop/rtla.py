@@ -11,6 +11,7 @@ distribution): timerlat's IRQ and thread cur/min/avg/max, osnoise's noise counte
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from rtbench.bundle import MeasurementDetail, RunDetail
@@ -22,6 +23,7 @@ from rtbench.interop._build import (
     text_of,
     tool_measurement,
     tool_run,
+    unverifiable,
 )
 from rtbench.interop.base import Importer, ImportFormatError
 
@@ -113,17 +115,45 @@ _TIMERLAT_TOP = re.compile(r"^\s*(\d+)\s+#(\d+)\s*\|\s*([\d\s-]+?)\s*\|\s*([\d\s
                            r"(?:\|\s*([\d\s-]+?)\s*)?$")
 
 
-def _last_screen_short(text: str) -> str:
-    """What a cut last screen lacks: when rtla top printed several screens, the last one
-    lists fewer CPUs than the one before ("" when complete or when there is one screen)."""
-    screens: list[int] = []
+_TOP_ROW = re.compile(r"^\s*(\d+)\s+#(\d+)\s")
+_TOP_ALL = re.compile(r"^\s*ALL\s+#(\d+)\s+e(\d+)\s*\|")
+
+
+@dataclass
+class _Screen:
+    """One screen of rtla top: each CPU's count, and timerlat's `ALL #N eE` line."""
+
+    counts: dict[int, int] = field(default_factory=dict)
+    all_count: tuple[int, int] | None = None  # (N, E): the CPUs' sum is N * 10**E
+
+
+def _screens(text: str) -> list[_Screen]:
+    """The screens of an rtla top output, in order."""
+    screens: list[_Screen] = []
     for line in text.splitlines():
         if line.strip().startswith(("CPU COUNT", "CPU Period")):
-            screens.append(0)
-        elif screens and re.match(r"^\s*\d+\s+#\d+\s", line):
-            screens[-1] += 1
-    if len(screens) > 1 and screens[-1] < screens[-2]:
-        return f"the last screen lists {screens[-1]} CPUs, the one before {screens[-2]}"
+            screens.append(_Screen())
+        elif screens and (row := _TOP_ROW.match(line)):
+            screens[-1].counts[int(row.group(1))] = int(row.group(2))
+        elif screens and (total := _TOP_ALL.match(line)):
+            screens[-1].all_count = (int(total.group(1)), int(total.group(2)))
+    return screens
+
+
+def _top_missing(screens: list[_Screen]) -> str:
+    """What a cut output lacks: a last screen with fewer CPUs than the one before, or an
+    `ALL` line whose count is not the sum of the CPU rows above it ("" when neither)."""
+    if len(screens) > 1 and len(screens[-1].counts) < len(screens[-2].counts):
+        return (f"the last screen lists {len(screens[-1].counts)} CPUs, the one before "
+                f"{len(screens[-2].counts)}")
+    if screens and screens[-1].all_count is not None:
+        printed, exponent = screens[-1].all_count
+        total = sum(screens[-1].counts.values())
+        # rtla divides by ten until the count has six digits: e is small (a huge one
+        # would only cost time to compute)
+        if exponent > 40 or total // 10**exponent != printed:
+            return (f"the CPU rows of the last screen count {total}, its 'ALL' line "
+                    f"{printed}e{exponent}")
     return ""
 
 
@@ -134,18 +164,28 @@ class RtlaTopImporter(Importer):
     summary = "rtla timerlat top / osnoise top summary (per CPU; summary only)"
 
     def detect(self, head: bytes, filename: str) -> bool:
-        """The top headers."""
+        """The top headers (not with an auto-analysis: rtla-timerlat-auto reads that)."""
+        if re.search(rb"^## CPU \d+ hit stop tracing", head, re.M) or \
+                b"rtla timerlat hit stop tracing" in head:
+            return False
         return (b"Timer Latency" in head and b"CPU COUNT" in head) or \
             (b"Operating System Noise" in head and b"% CPU Aval" in head)
 
     def read(self, data: bytes, filename: str) -> list[RunDetail]:
         """One run: timerlat's IRQ and thread (and user) measurements, or osnoise's."""
         text = text_of(data, filename)
+        screens = _screens(text)
         if "CPU COUNT" in text:
-            runs = [self._timerlat(text, filename)]
-        else:
-            runs = [self._osnoise(text, filename)]
-        return complete(runs, filename, text, _last_screen_short(text))
+            runs = complete([self._timerlat(text, filename)], filename, text,
+                            _top_missing(screens))
+            if screens and screens[-1].all_count is not None:
+                return runs  # the ALL line counts every CPU row above it
+            return unverifiable(runs, filename, "timerlat top printed no 'ALL' line (rtla "
+                                "before it had one) to count its CPU rows against")
+        runs = complete([self._osnoise(text, filename)], filename, text,
+                        _top_missing(screens))
+        return unverifiable(runs, filename, "osnoise top prints neither the number of CPUs "
+                            "nor a closing line (a cut reads as fewer CPUs)")
 
     def _timerlat(self, text: str, filename: str) -> RunDetail:
         """timerlat top: per CPU, COUNT and cur/min/avg/max per context."""

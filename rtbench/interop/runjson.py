@@ -106,6 +106,8 @@ def _measurement_to_json(m: MeasurementDetail) -> dict[str, Any]:
         } for w in m.windows],
         "spikes": [{"series": s.series, "t_ns": s.t_ns, "latency_ns": s.latency_ns,
                     "threshold_ns": s.threshold_ns} for s in m.spikes],
+        "traces": m.traces,
+        "trace_info": m.trace_info,
     }
 
 
@@ -159,6 +161,8 @@ class _MeasurementDoc(msgspec.Struct, forbid_unknown_fields=True):
     series: Any = _UNSET
     windows: list[_WindowDoc] | _Unset = _UNSET
     spikes: Any = _UNSET
+    traces: Any = _UNSET
+    trace_info: Any = _UNSET
 
 
 class _ScenarioDoc(msgspec.Struct, forbid_unknown_fields=True):
@@ -450,8 +454,28 @@ def _measurement_from_json(obj: Any, where: str) -> MeasurementDetail:
                                     latency_ns=s.get_int("latency_ns"),
                                     threshold_ns=s.get_int("threshold_ns", minimum=0)))
         s.done()
+    # trace records and summary (issue 23): absent from older bundles
+    traces = r._get("traces", True)
+    if traces is not None:
+        if not isinstance(traces, list):
+            raise ImportFormatError(f"{where}.traces: expected an array")
+        m.traces = [_trace(t, f"{where}.traces[{i}]") for i, t in enumerate(traces)]
+    m.trace_info = r.get_dict("trace_info", optional=True)
     r.done()
     return mark_beyond_hist(m)
+
+
+def _trace(obj: Any, where: str) -> dict[str, Any]:
+    """One trace record: an object whose link fields are integers (or null) and whose
+    events are an array; the events themselves are read leniently by the analysis."""
+    if not isinstance(obj, dict):
+        raise ImportFormatError(f"{where}: expected an object")
+    for key in ("series", "cpu", "t_ns", "latency_ns", "expected_ns", "woke_ns"):
+        if obj.get(key) is not None:
+            _int(obj[key], f"{where}.{key}")
+    if not isinstance(obj.get("events", []), list):
+        raise ImportFormatError(f"{where}.events: expected an array")
+    return obj
 
 
 def _series_from_json(obj: Any, where: str) -> SeriesDetail:

@@ -8,6 +8,8 @@ tables use: ≥, —, ·, ±, …), with rich's ASCII boxes; docs/output.md says
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 from typing import IO
 
@@ -60,6 +62,16 @@ class AsciiFile:
         return self.stream.fileno()
 
 
+class PipeConsole(Console):
+    """A rich console that leaves a closed pipe to rtbench's error handling (rich's own
+    ends the program with exit 1 as soon as the reader of `rtbench ls | head -1` is gone)."""
+
+    def on_broken_pipe(self) -> None:
+        """Raise the closed pipe as the OSError it was (commands/_common.py decides)."""
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+
 def make_console(stream: IO[str] | None = None) -> Console:
     """A rich console laid out for chosen_width(), ASCII where µ cannot be printed."""
     # emoji=False: a name such as ":smile:" is text, not a picture
@@ -67,7 +79,7 @@ def make_console(stream: IO[str] | None = None) -> Console:
     width = chosen_width(probe.is_terminal, probe.width)
     target = stream if stream is not None else sys.stdout
     if not can_print("µ≥", getattr(target, "encoding", None)):
-        return Console(file=AsciiFile(target), width=width, emoji=False,  # type: ignore[arg-type]
-                       force_terminal=probe.is_terminal)
-    return Console(file=stream, width=width, emoji=False)
+        return PipeConsole(file=AsciiFile(target), width=width,  # type: ignore[arg-type]
+                           emoji=False, force_terminal=probe.is_terminal)
+    return PipeConsole(file=stream, width=width, emoji=False)
 

@@ -18,6 +18,7 @@ from rtbench.report.plot import histogram_svgs
 from rtbench.report.resultdata import ctx_table, headline, key_values, table_keys
 from rtbench.report.suitetext import load_text
 from rtbench.report.verdict import actions
+from rtbench.report.why import why_sections
 from rtbench.rtprobe.loglin7 import BUCKET_ERROR_BOUND
 from rtbench.valuetext import value_text
 
@@ -85,7 +86,8 @@ def render_html(run: RunDetail, sections: list[str] | None = None) -> str:
         bucket_error_pct=f"{BUCKET_ERROR_BOUND * 100:.2f}",
         with_intensity=any(sc.intensity for sc in run.scenarios),
         sections=[markupsafe.Markup(s) for s in
-                  (study_sections([run]) if sections is None else sections)])
+                  (study_sections([run]) if sections is None else sections)
+                  + why_sections(run)])
 
 
 def write_html_report(run: RunDetail, path: Path, sections: list[str] | None = None) -> None:

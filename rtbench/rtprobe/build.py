@@ -14,12 +14,12 @@ import hashlib
 import importlib.util
 import os
 import re
-import subprocess
 import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from rtbench.boundedrun import CommandTimeout, OutputTooLarge, run_bounded
 from rtbench.rtprobe.elftrim import ElfLayoutError, trim_unloaded
 from rtbench.rtprobe.locate import PACKAGE_DIR
 
@@ -260,16 +260,18 @@ def _build(spec: ProbeArch, arch: str, source: Path, target: Path, jobs: int | N
                                      *(str(source / "port" / f) for f in spec.port)]),
                f"{build_dir}/rtprobe"]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s,
-                              check=False)
-    except subprocess.TimeoutExpired as exc:
+        code, _, err_bytes = run_bounded(command, timeout_s, f"probe build for {arch}")
+    except CommandTimeout as exc:
         raise ProbeBuildError(f"probe build for {arch}: no result in {timeout_s:g} s") from exc
+    except OutputTooLarge as exc:
+        raise ProbeBuildError(str(exc)) from exc
     except OSError as exc:
         raise ProbeBuildError(f"probe build for {arch}: cannot run make ({exc.strerror})") \
             from exc
-    if done.returncode != 0:
-        lines = [ln for ln in done.stderr.splitlines() if "error" in ln.lower()]
-        last = (lines or done.stderr.strip().splitlines() or ["no message"])[-1]
+    if code != 0:
+        stderr = err_bytes.decode("utf-8", errors="replace")
+        lines = [ln for ln in stderr.splitlines() if "error" in ln.lower()]
+        last = (lines or stderr.strip().splitlines() or ["no message"])[-1]
         raise ProbeBuildError(f"probe build for {arch} failed: {last.strip()}")
     built = build_dir / "rtprobe"
     try:

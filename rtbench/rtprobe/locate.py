@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
+
+from rtbench.boundedrun import CommandTimeout, OutputTooLarge, run_bounded
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 PACKAGED_PROBE = PACKAGE_DIR / "_bin" / "rtprobe"
@@ -60,12 +61,14 @@ def probe_describe(probe: Path) -> str:
     (rtprobe.catalogue.target_catalogue through the target's run_probe).
     """
     try:
-        out = subprocess.run([str(probe), "describe", "--json"], capture_output=True,
-                             text=True, timeout=30, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        code, out, _ = run_bounded([str(probe), "describe", "--json"], 30,
+                                   f"{probe} describe --json")
+    except OutputTooLarge as exc:
+        raise ProbeDescribeError(f"{exc}: is it rtprobe?") from None
+    except (OSError, CommandTimeout) as exc:
         raise ProbeDescribeError(f"{probe} describe --json: cannot run it ({exc})") from None
-    if out.returncode != 0:
+    if code != 0:
         raise ProbeDescribeError(
-            f"{probe} describe --json failed (exit {out.returncode}): this rtprobe is "
+            f"{probe} describe --json failed (exit {code}): this rtprobe is "
             "older than rtbench; rebuild it (make -C probe) or reinstall rtbench")
-    return out.stdout
+    return out.decode("utf-8", errors="replace")

@@ -785,6 +785,13 @@ class Store:
             detail.spikes.append(SpikeRecord(
                 series=sp.series_index, t_ns=sp.t_ns,
                 latency_ns=sp.latency_ns, threshold_ns=sp.threshold_ns))
+        detail.traces = [_loads(r.record) for r in conn.execute(
+            select(t.trace_spikes.c.record)
+            .where(t.trace_spikes.c.measurement_id == m.id)
+            .order_by(t.trace_spikes.c.id))]
+        info = conn.execute(select(t.trace_info.c.info)
+                            .where(t.trace_info.c.measurement_id == m.id)).scalar()
+        detail.trace_info = _loads(info) if info is not None else None
         return mark_beyond_hist(detail)
 
     def cell_rows(self, *, board: str | None = None, suite: str | None = None,
@@ -886,7 +893,23 @@ def _insert_measurement(conn: Connection, scenario_id: int, position: int,
              "t_ns": s.t_ns, "latency_ns": s.latency_ns,
              "threshold_ns": s.threshold_ns}
             for s in m.spikes])
+    if m.traces:
+        conn.execute(insert(t.trace_spikes), [
+            {"measurement_id": mid, "series_index": _int_or_none(r.get("series")),
+             "t_ns": _int_or_none(r.get("t_ns")),
+             "latency_ns": _int_or_none(r.get("latency_ns")), "record": _dumps(r)}
+            for r in m.traces])
+    if m.trace_info is not None:
+        conn.execute(insert(t.trace_info), {"measurement_id": mid,
+                                            "info": _dumps(m.trace_info)})
     return mid
+
+
+def _int_or_none(value: Any) -> int | None:
+    """value when it is a 64-bit integer (the link columns of a trace record), else None."""
+    if isinstance(value, int) and not isinstance(value, bool) and -2**63 <= value < 2**63:
+        return value
+    return None
 
 
 _WINDOW_COLUMNS = ("measurement_id", "series_index", "window_index", "warmup",

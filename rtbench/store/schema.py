@@ -176,6 +176,28 @@ spikes = Table(
 )
 Index("ix_spikes_measurement_id", spikes.c.measurement_id)
 
+# the `trace` records of a measurement's spikes (rtprobe --trace, or imported), each
+# kept whole as its JSON text; series_index/t_ns/latency_ns link it to its spike
+trace_spikes = Table(
+    "trace_spikes", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("measurement_id", Integer,
+           ForeignKey("measurements.id", ondelete="CASCADE"), nullable=False),
+    Column("series_index", Integer),
+    Column("t_ns", BigInteger),
+    Column("latency_ns", BigInteger),
+    Column("record", Text, nullable=False),
+)
+Index("ix_trace_spikes_measurement_id", trace_spikes.c.measurement_id)
+
+# the `trace_summary` record of a measurement (events enabled/missing, counts), as JSON
+trace_info = Table(
+    "trace_info", metadata,
+    Column("measurement_id", Integer,
+           ForeignKey("measurements.id", ondelete="CASCADE"), primary_key=True),
+    Column("info", Text, nullable=False),
+)
+
 # upload tokens of `rtbench serve`: only the SHA-256 of each token is kept
 tokens = Table(
     "tokens", metadata,

@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any
 
+from rtbench.boundedrun import CommandTimeout, OutputTooLarge, run_bounded
 from rtbench.cpulist import parse_cpulist
 from rtbench.rtprobe.locate import locate_probe
 from rtbench.rtprobe.provider import ProbeProvider
@@ -226,19 +227,13 @@ class LocalTarget(Target):
     def _complete(self, argv: list[str], timeout_s: float, what: str) -> CommandResult:
         """Run argv to completion in its own session (killed as a group on timeout)."""
         try:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, start_new_session=True)
+            code, out, err = run_bounded(argv, timeout_s, what, new_session=True)
         except (OSError, ValueError) as exc:
             why = exc.strerror if isinstance(exc, OSError) else str(exc)
             raise TargetError(f"{argv[0]}: cannot run ({why})") from exc
-        try:
-            out, err = proc.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired as exc:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            raise TargetError(f"{what}: no answer in {timeout_s:g} s") from exc
-        return CommandResult(proc.returncode, out.decode("utf-8", errors="replace"),
+        except (CommandTimeout, OutputTooLarge) as exc:
+            raise TargetError(str(exc)) from exc
+        return CommandResult(code, out.decode("utf-8", errors="replace"),
                              err.decode("utf-8", errors="replace"))
 
     def start_probe(self, args: list[str], cpus: str | None = None) -> LocalProcess:

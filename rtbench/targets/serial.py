@@ -23,6 +23,7 @@ import time
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
+from rtbench.boundedrun import COMMAND_OUTPUT_MAX_BYTES
 from rtbench.rtprobe.provider import ProbeProvider
 from rtbench.targets._board import BoardTarget
 from rtbench.targets._serialjob import (
@@ -103,6 +104,10 @@ class SerialLink:
         deadline = time.monotonic() + timeout_s
         while True:
             self.buffer += self.read()
+            if len(self.buffer) > COMMAND_OUTPUT_MAX_BYTES and b"\n" not in self.buffer:
+                raise TargetError(f"serial line: a line longer than "
+                                  f"{COMMAND_OUTPUT_MAX_BYTES >> 20} MiB arrived; the board "
+                                  "prints without end (check its console)")
             if b"\n" in self.buffer:
                 *done, self.buffer = self.buffer.split(b"\n")
                 return [line.replace(b"\r", b"") for line in done]
@@ -337,8 +342,15 @@ class SerialTarget(BoardTarget):
         state = "before"
         rc = -1
         deadline = time.monotonic() + timeout_s
+        kept = 0
         while time.monotonic() < deadline:
             for raw in link.lines(0.2):
+                if state != "before":
+                    kept += len(raw) + 1
+                    if kept > COMMAND_OUTPUT_MAX_BYTES:
+                        raise TargetError(f"{self.name}: `{command[:60]}` printed more than "
+                                          f"{COMMAND_OUTPUT_MAX_BYTES >> 20} MiB, the most "
+                                          "rtbench keeps of a command")
                 if state == "before":
                     if raw.endswith(b_want):
                         state = "out"

@@ -19,6 +19,7 @@ import time
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from rtbench.boundedrun import CommandTimeout, OutputTooLarge, run_bounded
 from rtbench.rtprobe.provider import ProbeProvider
 from rtbench.targets._board import BoardTarget
 from rtbench.targets._shell import DEFAULT_REMOTE_DIR, LIFELINE_PERIOD_S, lock_command
@@ -175,7 +176,7 @@ class SshTarget(BoardTarget):
         deadline = time.monotonic() + CONNECT_TIMEOUT_S + 20
         while time.monotonic() < deadline:
             if self._master.poll() is not None:
-                err = self._master.stderr.read().decode(errors="replace") \
+                err = self._master.stderr.read(1 << 16).decode(errors="replace") \
                     if self._master.stderr else ""
                 raise TargetError(ssh_failure(err, self.name))
             if self._master_alive():
@@ -188,8 +189,8 @@ class SshTarget(BoardTarget):
         """True while the control master answers."""
         if self._master is None or self._master.poll() is not None:
             return False
-        done = subprocess.run(self._ssh("-O", "check", self.host), capture_output=True,
-                              timeout=10, check=False)
+        done = subprocess.run(self._ssh("-O", "check", self.host), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, timeout=10, check=False)
         return done.returncode == 0
 
     def _take_lock(self) -> None:
@@ -228,7 +229,8 @@ class SshTarget(BoardTarget):
         if self._master is not None:
             if self._master.poll() is None:
                 with contextlib.suppress(subprocess.TimeoutExpired, OSError):
-                    subprocess.run(self._ssh("-O", "exit", self.host), capture_output=True,
+                    subprocess.run(self._ssh("-O", "exit", self.host),
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                    timeout=5, check=False)
                 try:
                     self._master.wait(timeout=5)
@@ -253,30 +255,37 @@ class SshTarget(BoardTarget):
             # ConnectTimeout (10 s) for every command of the clean-up
             raise TargetLost(f"{self.name}: connection lost")
         try:
-            done = subprocess.run(self._remote(command), capture_output=True,
-                                  stdin=subprocess.DEVNULL, timeout=timeout_s, check=False)
-        except subprocess.TimeoutExpired as exc:
+            code, out, err = run_bounded(self._remote(command), timeout_s,
+                                         f"{self.name}: `{command[:60]}`")
+        except OSError as exc:
+            raise TargetError(f"{self.name}: cannot run ssh ({exc.strerror})") from exc
+        except OutputTooLarge as exc:
+            raise TargetError(str(exc)) from exc
+        except CommandTimeout as exc:
             if self._master is not None and self._master.poll() is not None:
                 raise TargetLost(f"{self.name}: connection lost") from exc
             raise TargetError(f"{self.name}: `{command[:60]}` gave no answer in "
                               f"{timeout_s:g} s") from exc
-        stderr = done.stderr.decode(errors="replace")
-        if done.returncode == SSH_FAILED and not self._master_alive():
+        if code == SSH_FAILED and not self._master_alive():
             raise TargetLost(f"{self.name}: connection lost")
-        return CommandResult(done.returncode, done.stdout.decode(errors="replace"), stderr)
+        return CommandResult(code, out.decode(errors="replace"), err.decode(errors="replace"))
 
     def _send_file(self, data: bytes, remote: str) -> None:
         """Stream data into `cat > remote` on the board."""
         if self._dir is None:
             raise TargetError(f"{self.name}: not opened")
-        try:
-            done = subprocess.run(self._remote(f"cat > {shlex.quote(remote)}"), input=data,
-                                  capture_output=True, timeout=300, check=False)
-        except subprocess.TimeoutExpired as exc:
-            raise TargetError(f"{self.name}: copying to {remote} took over 300 s") from exc
+        # stderr goes to a file and only its start is read: a board cannot flood memory
+        with tempfile.TemporaryFile() as errors:
+            try:
+                done = subprocess.run(self._remote(f"cat > {shlex.quote(remote)}"),
+                                      input=data, stdout=subprocess.DEVNULL, stderr=errors,
+                                      timeout=300, check=False)
+            except subprocess.TimeoutExpired as exc:
+                raise TargetError(f"{self.name}: copying to {remote} took over 300 s") from exc
+            errors.seek(0)
+            said = errors.read(4096).decode(errors="replace")
         if done.returncode != 0:
-            raise TargetError(f"{self.name}: cannot write {remote} "
-                              f"({done.stderr.decode(errors='replace').strip()[:160]})")
+            raise TargetError(f"{self.name}: cannot write {remote} ({said.strip()[:160]})")
 
     def _start_remote(self, command: str) -> ProbeProcess:
         """Start command on the board; its output streams through the master."""

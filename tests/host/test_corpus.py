@@ -429,6 +429,19 @@ IMPORTS: list[tuple[str, Any, str | None, tuple[str, ...]]] = [
      ("run completed",)),
     ("ct-json-as-oslat", lambda: (REAL / "ct.json").read_bytes(), "oslat-json",
      ("not of oslat",)),
+    ("gtod-last-quantile-cut", lambda: b"".join((REAL.parent / "ltp-gtod_latency.txt")
+                                                .read_bytes().splitlines(keepends=True)[:-1]),
+     None, ("5 of the 6 quantile",)),
+    ("ct-v-line-lost", lambda: b"".join(
+        ln for i, ln in enumerate((REAL / "ct-v.txt").read_bytes().splitlines(keepends=True))
+        if i != 10), None, ("line 11", "cycle 6")),
+    ("rtla-top-all-huge-exponent", lambda: (REAL.parent / "rtla-timerlat-top-all.txt")
+     .read_bytes().replace(b"ALL #283372 e0", b"ALL #283372 e999999999"), None,
+     ("e999999999",)),
+    ("rtla-top-all-cpu-row-lost", lambda: b"".join(
+        ln for ln in (REAL.parent / "rtla-timerlat-top-all.txt").read_bytes()
+        .splitlines(keepends=True) if not ln.startswith(b"  7 #")), None,
+     ("271050",)),
 ]
 for _name, _data, _fmt, _culprit in IMPORTS:
     add(Case(f"import-{_name}", "import", 2, _culprit, data=_data,
@@ -654,8 +667,14 @@ def test_import(case: Case, case_env: dict[str, Any], probe_path: Path) -> None:
 INTEROP = REAL.parent
 LINE_CUT_COMPLETE = ("real/sng.txt", "real/hb.txt", "real/ct-q.txt", "real/ct-h.txt",
                      "real/os.txt", "ltp-async_handler.txt", "ltp-pi_perf.txt",
-                     "ltp-sched_latency.txt", "rtla-timerlat-hist.txt",
-                     "rtla-osnoise-hist.txt")
+                     "ltp-sched_latency.txt", "ltp-gtod_latency.txt",
+                     "rtla-timerlat-hist.txt", "rtla-osnoise-hist.txt")
+# the outputs that carry no evidence of being whole: complete or cut, never stored 'ok'
+# (timerlat top with its ALL line is whole; a cut before that line cannot be told)
+LINE_CUT_UNVERIFIABLE = (("real/ct-v.txt", "partial"), ("lmbench.txt", "partial"),
+                         ("rtla-osnoise-top.txt", "partial"),
+                         ("rtla-timerlat-top.txt", "partial"),
+                         ("rtla-timerlat-top-all.txt", "ok"))
 
 
 @pytest.mark.parametrize("name", LINE_CUT_COMPLETE)
@@ -677,6 +696,103 @@ def test_every_line_boundary_cut_is_refused(name: str) -> None:
             importer.read(b"".join(lines[:end]), base)
         refused += 1
     assert refused >= 1
+
+
+@pytest.mark.parametrize(("name", "whole_status"), LINE_CUT_UNVERIFIABLE)
+def test_line_boundary_cut_without_evidence_is_never_ok(name: str, whole_status: str) -> None:
+    """Formats with no closing line: the whole output is stored `whole_status`, every
+    prefix ending at a line boundary is refused or stored 'partial' with the reason that
+    completeness cannot be checked -- never 'ok'."""
+    from rtbench.interop.base import ImportFormatError, importers
+
+    data = (INTEROP / name).read_bytes()
+    base = Path(name).name
+    importer = next(i for i in importers().values() if i.detect(data[:4096], base))
+    assert [run.status for run in importer.read(data, base)] == [whole_status]
+    lines = data.splitlines(keepends=True)
+    partial = 0
+    for end in range(1, len(lines)):
+        if not b"".join(lines[end:]).strip():
+            continue
+        try:
+            runs = importer.read(b"".join(lines[:end]), base)
+        except ImportFormatError as exc:
+            assert str(exc).startswith(f"{base}: "), exc
+            continue
+        assert {run.status for run in runs} == {"partial"}, (name, end)
+        assert all("completeness cannot be checked" in run.source["partial"] for run in runs)
+        partial += 1
+    assert partial >= 1
+
+
+def test_unverifiable_import_is_stored_partial(case_env: dict[str, Any]) -> None:
+    """`rtbench import` of an lmbench output (no evidence of being whole) stores it as
+    'partial', says so on stderr, and `show` gives the verdict PARTIAL, not PASS."""
+    path = case_env["tmp"] / "lmbench.txt"
+    path.write_bytes((INTEROP / "lmbench.txt").read_bytes())
+    stored = invoke(["import", str(path)], case_env["env"])
+    assert stored.exit_code == 0, stored.output
+    assert "completeness cannot be checked" in " ".join(stored.stderr.split())
+    run_id = stored.stdout.split("run ")[1].split()[0]
+    shown = invoke(["show", run_id], case_env["env"])
+    assert shown.exit_code == 0 and "PARTIAL" in shown.output and "PASS" not in shown.output
+
+
+def one_line(stderr: str) -> str:
+    """The only non-empty line of stderr."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def test_import_over_the_bound_is_refused_unread(case_env: dict[str, Any]) -> None:
+    """A file one byte over the import bound (sparse: nothing is written) and stdin one
+    byte over it: exit 2, one line naming the file and the bound, nothing stored."""
+    from rtbench.readlimit import IMPORT_MAX_BYTES
+
+    before = db_digest(case_env["url"])
+    big = case_env["tmp"] / "huge-ct.txt"
+    with open(big, "wb") as handle:
+        handle.truncate(IMPORT_MAX_BYTES + 1)
+    refused = invoke(["import", str(big), "--format", "cyclictest"], case_env["env"])
+    assert refused.exit_code == 2, refused.output
+    line = one_line(refused.stderr)
+    assert str(big) in line and f"{IMPORT_MAX_BYTES >> 20} MiB" in line
+    piped = CliRunner().invoke(main, ["import", "-", "--format", "cyclictest"],
+                               input=b"\n" * (IMPORT_MAX_BYTES + 1), env=case_env["env"])
+    assert piped.exit_code == 2 and "<stdin>" in one_line(piped.stderr), piped.output
+    assert db_digest(case_env["url"]) == before
+
+
+def test_import_files_over_the_total_bound_are_refused(case_env: dict[str, Any],
+                                                       monkeypatch: pytest.MonkeyPatch
+                                                       ) -> None:
+    """Several files that add up to more than one import holds: exit 2 naming the file
+    that crossed the bound, nothing stored (the bound lowered to 1 KiB for the test)."""
+    import rtbench.commands.interop as interop_cmd
+
+    monkeypatch.setattr(interop_cmd, "IMPORT_TOTAL_MAX_BYTES", 1024)
+    before = db_digest(case_env["url"])
+    names = []
+    for index in range(3):
+        path = case_env["tmp"] / f"ct-{index}.json"
+        path.write_bytes((REAL / "ct.json").read_bytes())
+        names.append(str(path))
+    refused = invoke(["import", *names], case_env["env"])
+    assert refused.exit_code == 2, refused.output
+    assert "ct-1.json: the files of one import add up to more than" in one_line(refused.stderr)
+    assert db_digest(case_env["url"]) == before
+
+
+def test_gtod_quantile_lines_follow_the_iterations() -> None:
+    """gtod_latency prints floor(log10(iterations)) - 1 quantiles: 99.0% up to 7 nines
+    for its 10,000,000 iterations, none below 100 iterations."""
+    from rtbench.interop.ltp import gtod_quantile_labels
+
+    assert gtod_quantile_labels(10_000_000) == ["99.0", "99.9", "99.99", "99.999",
+                                                "99.9999", "99.99999"]
+    assert gtod_quantile_labels(999) == ["99.0"]
+    assert gtod_quantile_labels(99) == []
 
 
 @pytest.mark.parametrize("name", ("rtla-timerlat-top.txt", "rtla-osnoise-top.txt"))

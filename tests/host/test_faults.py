@@ -15,6 +15,7 @@ import re
 import shutil
 import signal
 import sqlite3
+import struct
 import subprocess
 import sys
 import time
@@ -455,6 +456,40 @@ def test_stdout_on_dev_full(args: tuple[str, ...], one_run_db: dict[str, Any]) -
     one_error_line(done.stderr, "stdout")
 
 
+# one of each way of writing: rich tables, bytes whole, click's own help
+@pytest.mark.parametrize("args", [("ls",), ("export", "1", "--format", "ndjson"), ("--help",)],
+                         ids=lambda a: "_".join(a))
+def test_stdout_closed_by_its_reader(args: tuple[str, ...], one_run_db: dict[str, Any]
+                                     ) -> None:
+    """`rtbench ... | head -1` with a reader that has already gone: a real pipe whose read
+    end is closed before rtbench writes; exit 0, nothing on stderr, no traceback."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = rtbench_child(list(args), one_run_db["env"], write_end)
+    finally:
+        os.close(write_end)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+
+
+def test_run_goes_on_when_its_reader_is_gone(one_run_db: dict[str, Any], tmp_path: Path
+                                             ) -> None:
+    """`rtbench run | head -1`: the run measures to its end and is stored 'ok' with the
+    run's own exit code, quietly."""
+    suite = write_suite(tmp_path, one_test_suite())
+    url = f"sqlite:///{tmp_path / 'pipe.db'}"
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = rtbench_child(["run", str(suite), "--simulate", "1", "--no-report",
+                              "--db", url], one_run_db["env"], write_end)
+    finally:
+        os.close(write_end)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert newest_run(url).status == "ok"
+
+
 @pytest.mark.parametrize("fmt", ["json", "ndjson"])
 def test_stdout_short_write_on_full_fs(fmt: str, one_run_db: dict[str, Any],
                                        small_fs: Path) -> None:
@@ -829,3 +864,115 @@ def test_probe_clean_under_sanitizers(sanitized_probe: Path, args: tuple[str, ..
         assert done.returncode == 2 and "'--bogus'" in done.stderr
     else:
         assert done.returncode in (0, 1), done.stderr[-2000:]  # 1: a criterion failed
+
+
+# ------------------------------------------- issue 27: bounded output of commands
+FLOOD = "head -c {n} /dev/zero | tr '\\0' x"
+
+
+def test_local_run_output_is_bounded(tmp_path: Path) -> None:
+    """A command on the local target printing more than 16 MiB (stdout or stderr) is
+    stopped: one line naming the command and the bound; a large legal output is kept."""
+    from rtbench.boundedrun import COMMAND_OUTPUT_MAX_BYTES
+    from rtbench.targets import LocalTarget, TargetError
+
+    target = LocalTarget(tmp_path / "rtprobe")
+    kept = target.run(FLOOD.format(n=1 << 20))
+    assert kept.returncode == 0 and len(kept.stdout) == 1 << 20
+    for redirect, stream in (("", "stdout"), (" >&2", "stderr")):
+        command = FLOOD.format(n=COMMAND_OUTPUT_MAX_BYTES + 1) + redirect
+        with pytest.raises(TargetError, match=rf"more than 16 MiB on {stream}") as caught:
+            target.run(command)
+        assert "\n" not in str(caught.value)
+
+
+def test_endless_output_is_stopped_not_waited_for() -> None:
+    """`yes` never ends: it is killed at the bound, long before its timeout."""
+    from rtbench.boundedrun import OutputTooLarge, run_bounded
+
+    start = time.monotonic()
+    with pytest.raises(OutputTooLarge, match="^yes: printed more than 1 MiB on stdout"):
+        run_bounded(["yes"], 60, "yes", limit_bytes=1 << 20)
+    assert time.monotonic() - start < 30
+
+
+def test_probe_describe_output_is_bounded(tmp_path: Path) -> None:
+    """A fake rtprobe whose describe --json prints without end: one line, no hang."""
+    from rtbench.rtprobe.locate import ProbeDescribeError, probe_describe
+
+    fake = tmp_path / "rtprobe"
+    fake.write_text("#!/bin/sh\nexec yes '{}'\n", encoding="utf-8")
+    fake.chmod(0o755)
+    with pytest.raises(ProbeDescribeError, match="more than 16 MiB on stdout"):
+        probe_describe(fake)
+
+
+class _FloodingPort:
+    """A serial port that always has 1 MiB waiting and never sends a newline."""
+
+    in_waiting = 1 << 20
+
+    def read(self, size: int) -> bytes:
+        """size bytes of 'x'."""
+        return b"x" * size
+
+
+def test_serial_line_without_end_is_bounded() -> None:
+    """A board printing without a newline: the line reader stops at the bound."""
+    from rtbench.targets import TargetError
+    from rtbench.targets.serial import SerialLink
+
+    with pytest.raises(TargetError, match="longer than 16 MiB"):
+        SerialLink(_FloodingPort()).lines(60.0)
+
+
+class _OdTarget:
+    """A board target that answers `wc -c` and `od` from a local file (or a size)."""
+
+    name = "board"
+
+    def __init__(self, path: Path, claimed_size: int | None = None) -> None:
+        """Answer from path; `wc -c` says claimed_size when given."""
+        self.path = path
+        self.claimed_size = claimed_size
+        self.commands: list[str] = []
+
+    def run(self, command: str, timeout_s: float = 30.0) -> Any:
+        """The shell's answer, through this machine's wc and od."""
+        from rtbench.targets.base import CommandResult
+
+        self.commands.append(command)
+        if command.startswith("wc -c") and self.claimed_size is not None:
+            return CommandResult(0, f"{self.claimed_size}\n", "")
+        done = subprocess.run(["/bin/sh", "-c", command], capture_output=True, text=True,
+                              check=False)
+        return CommandResult(done.returncode, done.stdout, done.stderr)
+
+
+def test_cyclictest_samples_fetched_in_parts(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The samples file of `rtbench cyclictest -v` on a board is read back with od in
+    parts (each under the command bound) and gives the same samples as a local read."""
+    import rtbench.commands.cyclictest as cyclictest_cmd
+    from rtbench.rtprobe.raw import HEADER_BYTES, RAW_MAGIC, parse_raw
+
+    records = b"".join(struct.pack("<QqII", i, 1000 + i, i % 2, 0) for i in range(500))
+    data = RAW_MAGIC + struct.pack("<II", HEADER_BYTES, 24) + \
+        b"\0" * (HEADER_BYTES - 16) + records
+    path = tmp_path / "raw.bin"
+    path.write_bytes(data)
+    monkeypatch.setattr(cyclictest_cmd, "RAW_FETCH_PART_BYTES", 1000)
+    board = _OdTarget(path)
+    assert cyclictest_cmd.fetch_raw(board, str(path)) == parse_raw(data)  # type: ignore[arg-type]
+    assert sum(c.startswith("od ") for c in board.commands) == -(-len(data) // 1000)
+
+
+def test_cyclictest_samples_file_over_the_bound(tmp_path: Path) -> None:
+    """A samples file on the board over 64 MiB is refused by its size, never fetched."""
+    import rtbench.commands.cyclictest as cyclictest_cmd
+    from rtbench.commands._common import CliError
+
+    board = _OdTarget(tmp_path / "raw.bin", claimed_size=(64 << 20) + 1)
+    with pytest.raises(CliError, match="larger than 64 MiB"):
+        cyclictest_cmd.fetch_raw(board, str(tmp_path / "raw.bin"))  # type: ignore[arg-type]
+    assert not any(c.startswith("od ") for c in board.commands)

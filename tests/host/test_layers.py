@@ -27,6 +27,7 @@ LAYER_OF = {
     "rtbench.rtprobe.raw": "wire",
     "rtbench.readlimit": "root",
     "rtbench.stdoutcheck": "root",
+    "rtbench.boundedrun": "root",
     "rtbench.cpulist": "util",
     "rtbench._pdeath": "util",
     "rtbench.atomicfile": "util",

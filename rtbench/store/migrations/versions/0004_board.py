@@ -3,7 +3,7 @@ host name), and run_cells, the per-run cell summaries the matrix and history rea
 backfilled here from the stored series and histograms.
 
 Revision ID: 0004_board
-Revises: 0003
+Revises: 0004_trace
 Create Date: 2026-11-25
 """
 
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0004_board"
-down_revision = "0003"
+down_revision = "0004_trace"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,164 @@
+"""Who held the CPU during a spike, from its events (pure): the causes, the stretches of
+IRQ, softirq, local timer, NMI and IRQs-off handlers paired entry to exit, and the thread
+running from each moment (sched_switch, and the current task every event names).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rtbench.analysis.trace_events import Event, policy_of
+
+KINDS = ("irq", "softirq", "nmi", "timer_irq", "irqs_off", "thread", "idle", "irq_late",
+         "self", "unexplained")
+
+
+@dataclass(frozen=True)
+class Cause:
+    """What held the CPU: key names it in a run (pid included), family across runs."""
+
+    kind: str
+    key: str
+    family: str
+    label: str
+
+
+LOCAL_TIMER = Cause("timer_irq", "timer_irq", "timer_irq", "local timer IRQ")
+
+
+@dataclass
+class Span:
+    """A handler or IRQs-off stretch (absolute ns) and its cause."""
+
+    start: int
+    end: int
+    cause: Cause
+    ours: bool = False
+
+
+def handler_spans(events: list[Event], start: int, end: int) -> list[Span]:
+    """IRQ, softirq, local timer, NMI and IRQs-off stretches, paired entry to exit."""
+    spans: list[Span] = []
+    open_: dict[tuple[str, Any], tuple[int, Cause]] = {}
+    for e in events:
+        f = e.fields
+        ev = e.event
+        if ev == "irq_handler_entry" and "irq" in f:
+            irq = f["irq"]
+            name = str(f.get("name", ""))
+            cause = Cause("irq", f"irq:{irq}:{name}", f"irq:{irq}:{name}",
+                          f"IRQ {irq} {name}".rstrip())
+            open_[("irq", irq)] = (e.ts_ns, cause)
+        elif ev == "irq_handler_exit" and "irq" in f:
+            irq = f["irq"]
+            _close(spans, open_, ("irq", irq), e.ts_ns, start,
+                   Cause("irq", f"irq:{irq}:", f"irq:{irq}:", f"IRQ {irq}"))
+        elif ev == "softirq_entry" and "vec" in f:
+            open_[("softirq", f["vec"])] = (e.ts_ns, _softirq_cause(f["action"]))
+        elif ev == "softirq_exit" and "vec" in f:
+            _close(spans, open_, ("softirq", f["vec"]), e.ts_ns, start,
+                   _softirq_cause(f["action"]))
+        elif ev == "local_timer_entry":
+            open_[("timer", 0)] = (e.ts_ns, LOCAL_TIMER)
+        elif ev == "local_timer_exit":
+            _close(spans, open_, ("timer", 0), e.ts_ns, start, LOCAL_TIMER)
+        elif ev == "irq_disable":
+            caller = str(f.get("caller", "")) or "unknown caller"
+            label = f"IRQs off in {e.comm} (pid {e.pid}) at {caller}"
+            open_[("irqs_off", 0)] = (e.ts_ns, Cause(
+                "irqs_off", f"irqs_off:{e.comm}:{e.pid}:{caller}", f"irqs_off:{e.comm}:{caller}",
+                label))
+        elif ev == "irq_enable":
+            _close(spans, open_, ("irqs_off", 0), e.ts_ns, start, Cause(
+                "irqs_off", f"irqs_off:{e.comm}:{e.pid}:?", f"irqs_off:{e.comm}:?",
+                f"IRQs off in {e.comm} (pid {e.pid})"))
+        elif ev.endswith("_noise") and f:
+            spans.append(Span(e.ts_ns - f["duration_ns"], e.ts_ns, _noise_cause(e)))
+    for _key, (t0, cause) in open_.items():
+        spans.append(Span(t0, end, cause))  # still running at the window's end
+    return spans
+
+
+def _close(spans: list[Span], open_: dict[tuple[str, Any], tuple[int, Cause]],
+           key: tuple[str, Any], ts: int, start: int, fallback: Cause) -> None:
+    """End the open stretch of key at ts; an exit without its entry began before the
+    window, so its stretch is counted from start (with the cause the exit names)."""
+    if key in open_:
+        t0, cause = open_.pop(key)
+        spans.append(Span(t0, ts, cause))
+    elif ts > start:
+        spans.append(Span(start, ts, fallback))
+
+
+def _softirq_cause(action: str) -> Cause:
+    """The cause naming a softirq."""
+    return Cause("softirq", f"softirq:{action}", f"softirq:{action}", f"softirq {action}")
+
+
+def _noise_cause(e: Event) -> Cause:
+    """The cause an osnoise noise event names."""
+    what = str(e.fields.get("what", ""))
+    kind = e.event.removesuffix("_noise")
+    if kind == "irq":
+        return Cause("irq", f"irq:{what}", f"irq:{what}", f"IRQ {what}")
+    if kind == "softirq":
+        return Cause("softirq", f"softirq:{what}", f"softirq:{what}", f"softirq {what}")
+    if kind == "nmi":
+        return Cause("nmi", "nmi", "nmi", "NMI")
+    if kind == "thread":
+        comm, _, pid = what.rpartition(":")
+        return Cause("thread", f"thread:{comm}:{pid}", f"thread:{comm}",
+                     f"{comm} (pid {pid})")
+    return Cause("unexplained", f"noise:{what}", f"noise:{what}", f"{kind} noise {what}")
+
+
+def thread_cause(comm: str, pid: int, prio: int | None) -> Cause:
+    """The cause naming a thread that held the CPU."""
+    return Cause("thread", f"thread:{comm}:{pid}", f"thread:{comm}",
+                 f"{comm} (pid {pid}, {policy_of(prio)})")
+
+
+def running_threads(events: list[Event]) -> list[tuple[int, int, str, int | None]]:
+    """Who held the CPU from when: (ts, pid, comm, prio), from sched_switch and the
+    current task every event names."""
+    prios: dict[int, int] = {}
+    for e in events:
+        if e.event == "sched_switch" and e.fields:
+            prios[e.fields["prev_pid"]] = e.fields["prev_prio"]
+            prios[e.fields["next_pid"]] = e.fields["next_prio"]
+        elif e.event in ("sched_waking", "sched_wakeup") and e.fields:
+            prios.setdefault(e.fields["pid"], e.fields["prio"])
+    out: list[tuple[int, int, str, int | None]] = []
+    for e in events:
+        if e.event == "sched_switch" and e.fields:
+            pid = e.fields["next_pid"]
+            out.append((e.ts_ns, pid, e.fields["next_comm"], prios.get(pid)))
+        elif not out or out[-1][1] != e.pid:
+            out.append((e.ts_ns, e.pid, e.comm, prios.get(e.pid)))
+    return out
+
+
+def join_raised_softirqs(events: list[Event], spans: list[Span]) -> None:
+    """Name an IRQ and the softirq it raised as one cause ("IRQ 24 eth0 + NET_RX"): a
+    `softirq_raise` inside an IRQ handler's stretch, followed by that softirq's run."""
+    irqs = [s for s in spans if s.cause.kind == "irq"]
+    original = {id(s): s.cause for s in irqs}
+    raised: list[tuple[int, str, Span]] = []  # (ts, action, the IRQ that raised it)
+    for e in events:
+        if e.event == "softirq_raise" and e.fields:
+            inside = [s for s in irqs if s.start <= e.ts_ns <= s.end]
+            if inside:
+                raised.append((e.ts_ns, e.fields["action"], inside[-1]))
+    for soft in spans:
+        if soft.cause.kind != "softirq":
+            continue
+        action = soft.cause.key.partition(":")[2]
+        by = [irq for ts, act, irq in raised if act == action and ts <= soft.start]
+        if not by:
+            continue
+        irq = by[-1]
+        base = original[id(irq)]
+        joined = Cause("irq", f"{base.key}+{action}", f"{base.family}+{action}",
+                       f"{base.label} + {action}")
+        irq.cause = soft.cause = joined

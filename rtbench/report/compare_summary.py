@@ -12,7 +12,7 @@ from rtbench.report.format import fmt_us
 from rtbench.report.gate_text import plain
 from rtbench.report.layout import Column, FittedTable
 
-MARK = {REGRESSION: "▲", INCONCLUSIVE: "?"}
+MARK = {REGRESSION: "▲", INCONCLUSIVE: "~"}  # "▲" is "^" on an ASCII terminal
 MARK_STYLE = {REGRESSION: "bold red", INCONCLUSIVE: "dim"}
 
 
@@ -54,7 +54,7 @@ def summary_table(summary: Summary) -> FittedTable:
     columns += [Column(plain(label)) for label in summary.runs]
     return FittedTable(columns, rows, title=(
         f"summary (µs): ▲ the gate finds a regression beyond +{summary.limit:.0%} against "
-        f"{against_text(summary)}, ? it cannot decide (not a pass)"))
+        f"{against_text(summary)}, ~ it cannot decide (not a pass)"))
 
 
 def summary_lines(summary: Summary) -> list[str]:

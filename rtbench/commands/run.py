@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -30,6 +30,9 @@ from rtbench.commands._common import (
     write_report,
 )
 
+if TYPE_CHECKING:
+    from rtbench.suites.model import Suite
+
 
 def register(main: click.Group) -> None:
     """Add `run`."""
@@ -52,6 +55,11 @@ def register(main: click.Group) -> None:
               help="Period each window record covers (whole milliseconds, 100ms to 1h; "
                    "default 1s): "
                    "wider windows send fewer records, for a slow serial line.")
+@click.option("--trace", type=click.Choice(["on", "auto", "off"]), is_flag=False,
+              flag_value="on", default=None, metavar="[=on|auto|off]",
+              help="Kernel trace events of each spike (rtprobe --trace; cyclic, wakeup, "
+                   "noise): on (the default of a bare --trace) stops when tracefs cannot "
+                   "be used, auto runs untraced then; overrides the suite's `trace` keys.")
 @click.option("--push", "push_url", metavar="URL",
               help="Upload the stored run to this rtbench serve afterwards (token: "
                    "RTBENCH_TOKEN or --token-file).")
@@ -62,9 +70,10 @@ def register(main: click.Group) -> None:
                    "driver only).")
 @handle_errors
 def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
-        board: str | None, probe_path: str | None, simulate: str | None, report_path: Path | None,
-        no_report: bool, policy: str | None, window: str | None, push_url: str | None,
-        token_file: Path | None, power_cycle: bool) -> None:
+        board: str | None, probe_path: str | None, simulate: str | None,
+        report_path: Path | None, no_report: bool, policy: str | None, window: str | None,
+        trace: str | None, push_url: str | None, token_file: Path | None,
+        power_cycle: bool) -> None:
     """Run a suite (built-in name or TOML file; default: quick) on a target
     (default: this machine).
 
@@ -77,6 +86,7 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
       rtbench run --policy other           # as a user without RT permission
       rtbench run smoke --target labgrid:board-3 --power-cycle
       rtbench run --target serial:///dev/ttyUSB0 --window 5s   # a slow line
+      rtbench run smoke --trace            # kernel events of every spike
 
     Exit codes: 0 ok, 1 a threshold failed, 2 bad suite or usage, 3 the
     environment cannot run it, 4 interrupted (the partial run is kept).
@@ -94,6 +104,8 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
     loaded = load_suite(suite, scale)
     if window is not None:
         loaded = loaded.with_window(window_ns_option(window))
+    if trace is not None:
+        loaded = traced_suite(loaded, trace)
     if report_path is not None:
         check_report_path(report_path)
     chosen = open_target(target_uri, probe_path)
@@ -161,6 +173,15 @@ def window_ns_option(text: str) -> int:
         return parse_duration_ns(text, "s")
     except ValueError as exc:
         fail(f"--window: {exc}", EXIT_USAGE)
+
+
+def traced_suite(suite: Suite, mode: str) -> Suite:
+    """The suite with every test that offers --trace tracing as mode; exit 2 with one
+    line when none of its tests does."""
+    if not any("trace" in t.traits().options for t in suite.tests):
+        fail(f"--trace: no test of suite {suite.name} offers it (cyclic, wakeup and noise "
+             "do); drop --trace", EXIT_USAGE)
+    return suite.with_trace(mode)
 
 
 def push_token(push_url: str | None, token_file: Path | None) -> str | None:

@@ -79,6 +79,18 @@ def measure_args(test: str, traits: TestKind, *, duration_ns: int, warmup_ns: in
     return args
 
 
+def serial_trace_args(params: Mapping[str, ParamValue], baud: int | None) -> list[str]:
+    """--trace-budget for a traced test on a serial line of baud (None: not serial).
+
+    A trace record costs the line its bytes: at 115200 baud (about 11 KiB/s) the
+    default 64 KiB per spike would hold the line for 6 s per spike.  The budget becomes
+    about one second of the line (4 KiB to 64 KiB) unless params set one.
+    """
+    if baud is None or params.get("trace") not in ("on", "auto") or "trace_budget" in params:
+        return []
+    return ["--trace-budget", str(max(4096, min(65536, baud // 10)))]
+
+
 def load_args(kind: str, rate: float | str, options: Mapping[str, ParamValue], *,
               cpus: str | None = None, flood_address: str | None = None,
               flood_port: int = 0) -> list[str]:

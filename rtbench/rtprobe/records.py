@@ -12,7 +12,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from rtbench.rtprobe.checks import INT64_MAX as _INT64_MAX
+from rtbench.rtprobe.checks import RecordError as RecordError
+from rtbench.rtprobe.checks import get as _get
+from rtbench.rtprobe.checks import get_int as _get_int
+from rtbench.rtprobe.checks import short as _short
 from rtbench.rtprobe.loglin7 import BUCKETS as HIST_BUCKETS
+from rtbench.rtprobe.trace_records import (
+    TraceRecord,
+    TraceSummaryRecord,
+    parse_trace,
+    parse_trace_summary,
+)
 
 SCHEMA_NAME = "rtprobe/1"
 
@@ -23,10 +34,6 @@ _NO_DIGITS = str.maketrans("", "", "0123456789")
 _NO_BRACKETS = str.maketrans("[]", "  ")
 # 10^1 .. 10^18: searchsorted(value) + 1 is the number of decimal digits
 _POWERS_OF_TEN = 10 ** np.arange(1, 19, dtype=np.int64)
-
-
-class RecordError(ValueError):
-    """A line that is not a valid rtprobe/1 record; the message names the line."""
 
 
 @dataclass
@@ -126,7 +133,8 @@ class RateRecord:
     raw: dict[str, Any]
 
 
-Record = StartRecord | WindowRecord | SpikeRecord | ResultRecord | RateRecord
+Record = (StartRecord | WindowRecord | SpikeRecord | ResultRecord | RateRecord | TraceRecord
+          | TraceSummaryRecord)
 
 RESULT_STATUSES = ("ok", "fail", "break", "interrupted", "error")
 
@@ -154,33 +162,6 @@ def _where(lineno: int | None) -> str:
     return f"line {lineno}: " if lineno is not None else ""
 
 
-def _get_int(obj: dict[str, Any], key: str, where: str, *,
-             nullable: bool = False) -> Any:
-    """Member key of obj as an int (or None when nullable)."""
-    if key not in obj:
-        raise RecordError(f"{where}member '{key}' is missing")
-    value = obj[key]
-    if value is None and nullable:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise RecordError(f"{where}member '{key}' must be an integer, "
-                          f"got {_short(value)}")
-    if not _INT64_MIN <= value <= _INT64_MAX:
-        raise RecordError(f"{where}member '{key}' = {_short(value)} does not "
-                          "fit in 64 bits")
-    return value
-
-
-_INT64_MIN = -(2**63)
-_INT64_MAX = 2**63 - 1
-
-
-def _short(value: Any) -> str:
-    """repr(value), cut to 60 characters for a message."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def _get_opt_int(obj: dict[str, Any], key: str, where: str) -> int | None:
     """Member key of obj as an int, None when missing or null."""
     if obj.get(key) is None:
@@ -206,22 +187,6 @@ def _check_series_entry(entry: dict[str, Any], where: str) -> None:
     _get(entry, "warmup", (dict, type(None)), where, None)
     _get(entry, "label", (str, int), where, "")
     _get(entry, "error", (str, type(None)), where, None)
-
-
-def _get(obj: dict[str, Any], key: str, kind: type | tuple[type, ...],
-         where: str, default: Any = ...) -> Any:
-    """Member key of obj checked against kind (missing -> default or error)."""
-    if key not in obj:
-        if default is ...:
-            raise RecordError(f"{where}member '{key}' is missing")
-        return default
-    value = obj[key]
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    if (isinstance(value, bool) and bool not in kinds) or not isinstance(
-            value, kinds):
-        raise RecordError(f"{where}member '{key}' has the wrong type "
-                          f"({type(value).__name__})")
-    return value
 
 
 def _parse_hist(value: Any, where: str) -> list[tuple[int, int]]:
@@ -459,6 +424,8 @@ _PARSERS: dict[str, Callable[[dict[str, Any], str], Record]] = {
     "spike": _parse_spike,
     "result": _parse_result,
     "rate": _parse_rate,
+    "trace": parse_trace,
+    "trace_summary": parse_trace_summary,
 }
 
 
@@ -508,6 +475,9 @@ class ProbeOutput:
     spikes: list[SpikeRecord] = field(default_factory=list)
     rates: list[RateRecord] = field(default_factory=list)
     result: ResultRecord | None = None
+    # `trace` records (checked, kept as plain dicts) and the `trace_summary` record
+    traces: list[dict[str, Any]] = field(default_factory=list)
+    trace_summary: dict[str, Any] | None = None
 
     def add(self, record: Record) -> None:
         """File a parsed record under its kind."""
@@ -521,6 +491,10 @@ class ProbeOutput:
             self.rates.append(record)
         elif isinstance(record, ResultRecord):
             self.result = record
+        elif isinstance(record, TraceRecord):
+            self.traces.append(record.raw)
+        elif isinstance(record, TraceSummaryRecord):
+            self.trace_summary = record.raw
         else:  # pragma: no cover - the union above is exhaustive
             raise TypeError(f"not a record: {record!r}")
 

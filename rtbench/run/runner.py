@@ -32,7 +32,7 @@ from rtbench.analysis.verdict import run_verdict
 from rtbench.bundle import NOT_STARTED, board_of
 from rtbench.cpulist import parse_cpulist
 from rtbench.preflight import run_preflight
-from rtbench.rtprobe.argv import load_args
+from rtbench.rtprobe.argv import load_args, serial_trace_args
 from rtbench.rtprobe.catalogue import ProbeMismatch, target_catalogue
 from rtbench.rtprobe.records import (
     ProbeOutput,
@@ -858,6 +858,8 @@ class Runner:
         under its scenario), with the load's last message as the reason.
         """
         args = test.probe_args(scenario, self.simulate, self.policy)
+        baud = getattr(self.target, "baud", None)
+        args += serial_trace_args(test.params, baud if isinstance(baud, int) else None)
         command = [self.target.probe_path(), *args]
         expected = test.expected_seconds()
         step = f"{scenario.name} / {test.name}"

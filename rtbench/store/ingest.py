@@ -180,4 +180,5 @@ def measurement_detail(output: ProbeOutput, *, name: str, test: str,
         data=_data_with_footprint(result),
         start=start_raw,
         series=[_series_detail(r) for r in series_rows(output, thresholds_ns)],
-        windows=output.windows, spikes=output.spikes)
+        windows=output.windows, spikes=output.spikes,
+        traces=list(output.traces), trace_info=output.trace_summary)

@@ -188,6 +188,13 @@ class Suite:
             replace(t, params={**t.params, "window": value})
             if "window" in t.kind.options else t for t in self.tests))
 
+    def with_trace(self, mode: str) -> Suite:
+        """The suite with `rtbench run --trace=MODE`: every test that offers --trace
+        traces that way (the others run as they are)."""
+        tests = tuple(replace(t, params={**t.params, "trace": mode})
+                      if "trace" in t.traits().options else t for t in self.tests)
+        return replace(self, tests=tests)
+
     def estimated_seconds(self, per_measurement_overhead_s: float = 0.3) -> float:
         """Expected wall time of the whole suite."""
         per_test = sum(t.expected_seconds() + per_measurement_overhead_s for t in self.tests)

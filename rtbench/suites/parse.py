@@ -43,7 +43,11 @@ RESERVED_PARAMS = {
     "simulate": "use `rtbench run --simulate`",
     "raw": "raw sample files are not collected by suites",
     "help": "not a parameter",
+    "trace": "use the test's `trace` key",
 }
+
+# The values of a `trace` key (rtprobe --trace; docs/suites.md).
+TRACE_MODES = ("auto", "on", "off")
 
 
 # Options rtbench sets itself on a built-in load: `options` may not name them.
@@ -298,7 +302,7 @@ def _parse_tests(check: _Checker, raw: object, key: str, index: int,
                  defaults: dict[str, Any]) -> list[TestSpec]:
     """Validate one [[tests]] entry and expand its sweep."""
     table = check.table(raw, key, ("name", "test", "params", "sweep", "duration", "warmup",
-                                   "thresholds"))
+                                   "thresholds", "trace"))
     kinds = check.catalogue.tests
     if "test" not in table:
         raise check.fail(f"{key}.test", f"missing (one of {', '.join(kinds)})")
@@ -316,6 +320,13 @@ def _parse_tests(check: _Checker, raw: object, key: str, index: int,
     params = dict(defaults["params"])
     own = check.params(table.get("params", {}), f"{key}.params")
     params.update(own)
+    trace = _trace_mode(check, table["trace"], f"{key}.trace") if "trace" in table \
+        else defaults["trace"]
+    if trace != "off" and "trace" in kinds[kind].options:
+        params["trace"] = trace
+    elif trace != "off" and "trace" in table:
+        raise check.fail(f"{key}.trace", f"{kind} takes no trace: --trace is offered by "
+                         f"{', '.join(k for k, v in kinds.items() if 'trace' in v.options)}")
     sweep = check.params(table.get("sweep", {}), f"{key}.sweep")
     for sname, values in sweep.items():
         if not isinstance(values, list):
@@ -341,6 +352,14 @@ def _parse_tests(check: _Checker, raw: object, key: str, index: int,
         specs.append(_fit_kind(check, replace(base, name=f"{name}[{label}]", params=swept,
                                               sweep_keys=frozenset(names)), table, key))
     return specs
+
+
+def _trace_mode(check: _Checker, value: object, key: str) -> str:
+    """A `trace` key: "auto", "on" or "off" (docs/suites.md)."""
+    mode = check.string(value, key)
+    if mode not in TRACE_MODES:
+        raise check.fail(key, f"{mode!r}: must be one of {', '.join(TRACE_MODES)}")
+    return mode
 
 
 def _fit_kind(check: _Checker, spec: TestSpec, table: dict[str, Any], key: str) -> TestSpec:
@@ -384,7 +403,7 @@ def parse_suite(text: str, source: str, catalogue: ProbeCatalogue | None = None)
         raise check.fail("suite.scale", "must be greater than zero")
     dtable = check.table(doc.get("defaults", {}), "defaults",
                          ("duration", "warmup", "thresholds", "params", "settle",
-                          "load_cpus", "measure_cpus"))
+                          "load_cpus", "measure_cpus", "trace"))
     defaults: dict[str, Any] = {
         "duration": check.duration(dtable.get("duration", "10s"), "defaults.duration", "s",
                                    zero_ok=False),
@@ -397,6 +416,8 @@ def parse_suite(text: str, source: str, catalogue: ProbeCatalogue | None = None)
         if "load_cpus" in dtable else None,
         "measure_cpus": check.cpulist(dtable["measure_cpus"], "defaults.measure_cpus")
         if "measure_cpus" in dtable else None,
+        "trace": _trace_mode(check, dtable["trace"], "defaults.trace")
+        if "trace" in dtable else "off",
     }
     settle = check.duration(dtable.get("settle", "1s"), "defaults.settle", "s", zero_ok=True)
     scen_raw = doc.get("scenarios", [{"name": "idle"}])

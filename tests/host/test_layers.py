@@ -23,6 +23,8 @@ LAYER_OF = {
     "rtbench.valuetext": "root",
     "rtbench.rtprobe": "rtprobe",
     "rtbench.rtprobe.records": "wire",
+    "rtbench.rtprobe.checks": "wire",
+    "rtbench.rtprobe.trace_records": "wire",
     "rtbench.rtprobe.loglin7": "wire",
     "rtbench.rtprobe.raw": "wire",
     "rtbench.readlimit": "root",

@@ -17,6 +17,8 @@ import pytest
 from jsonschema.protocols import Validator
 from probe_support import ProbeRun, RunProbe, needs_root, parse_ndjson
 
+from tests.session_lock import session_lock
+
 NCPU = len(os.sched_getaffinity(0))
 UNPRIVILEGED = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
 
@@ -183,8 +185,9 @@ def test_break_on_stops_ftrace(rtprobe: Path, tmp_path: Path) -> None:
         "rc=$?; echo rc=$rc; echo on=$(cat $mnt/tracing_on); "
         "grep -c 'rtprobe: break-on' $mnt/trace || true; echo $old > $mnt/tracing_on"
     )
-    done = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True,
-                          timeout=30, cwd=tmp_path, check=False)
+    with session_lock("tracefs"):  # tracing_on is global: not while a --trace test runs
+        done = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True,
+                              text=True, timeout=30, cwd=tmp_path, check=False)
     if "mount" in done.stderr and "rc=" not in done.stdout:
         pytest.skip(f"cannot mount tracefs: {done.stderr.strip()}")
     lines = done.stdout.split()

@@ -24,6 +24,7 @@ static const char *const clock_names[] = { "monotonic", "realtime",
 					   "monotonic_raw", "boottime", "tai",
 					   NULL };
 static const char *const break_actions[] = { "stop", "continue", NULL };
+static const char *const trace_modes[] = { "off", "auto", "on", NULL };
 
 /* The common options: their table, --help lines and describe entries. */
 static const struct opt_desc common_descs[] = {
@@ -85,6 +86,22 @@ static const struct opt_desc common_descs[] = {
 	  .help = HELP_COMMON_PMQOS_US },
 	{ .name = "verbose", .id = C_VERBOSE, .type = OPT_FLAG,
 	  .help = HELP_COMMON_VERBOSE },
+	{ .name = "trace", .id = C_TRACE, .type = OPT_CHOICE, .def = "off",
+	  .metavar = "M", .choices = trace_modes, .help = HELP_COMMON_TRACE },
+	{ .name = "trace-threshold", .id = C_TRACE_THRESHOLD,
+	  .type = OPT_DURATION, .unit = "us",
+	  .help = HELP_COMMON_TRACE_THRESHOLD },
+	{ .name = "trace-max-spikes", .id = C_TRACE_MAX_SPIKES,
+	  .type = OPT_INTEGER, .def = "20",
+	  .help = HELP_COMMON_TRACE_MAX_SPIKES },
+	{ .name = "trace-budget", .id = C_TRACE_BUDGET, .type = OPT_SIZE,
+	  .def = "64KiB", .help = HELP_COMMON_TRACE_BUDGET },
+	{ .name = "trace-margin", .id = C_TRACE_MARGIN, .type = OPT_DURATION,
+	  .unit = "us", .help = HELP_COMMON_TRACE_MARGIN },
+	{ .name = "trace-buffer-kb", .id = C_TRACE_BUFFER_KB,
+	  .type = OPT_INTEGER, .help = HELP_COMMON_TRACE_BUFFER_KB },
+	{ .name = "trace-force", .id = C_TRACE_FORCE, .type = OPT_FLAG,
+	  .help = HELP_COMMON_TRACE_FORCE },
 	{ .name = NULL },
 };
 
@@ -109,6 +126,8 @@ void common_defaults(struct rtp_common *c, const char *test,
 	c->mlock = true;
 	c->pmqos = true;
 	c->pmqos_us = 0;
+	c->trace_max_spikes = 20;
+	c->trace_budget = 64 * 1024;
 }
 
 const struct opt_desc *common_descriptors(void)
@@ -269,6 +288,34 @@ bool common_handle(struct rtp_common *c, int id, const char *arg)
 	case C_JSON:
 		c->json = true;
 		break;
+	case C_TRACE:
+		c->trace_mode = opt_choice("--trace", arg, trace_modes);
+		break;
+	case C_TRACE_THRESHOLD:
+		c->trace_threshold_ns = positive_duration("--trace-threshold",
+							  arg, "us");
+		break;
+	case C_TRACE_MAX_SPIKES:
+		c->trace_max_spikes = (int)opt_u64("--trace-max-spikes", arg, 1,
+						   100000);
+		break;
+	case C_TRACE_BUDGET:
+		c->trace_budget = opt_size("--trace-budget", arg);
+		if (c->trace_budget < 1024 || c->trace_budget > (8u << 20))
+			opt_fail("--trace-budget", arg, "must be from 1KiB to "
+				 "8MiB");
+		break;
+	case C_TRACE_MARGIN:
+		c->trace_margin_ns = positive_duration("--trace-margin", arg,
+						       "us");
+		break;
+	case C_TRACE_BUFFER_KB:
+		c->trace_buffer_kb = opt_u64("--trace-buffer-kb", arg, 64,
+					     4u << 20);
+		break;
+	case C_TRACE_FORCE:
+		c->trace_force = true;
+		break;
 	case C_END:
 		return false;
 	}
@@ -402,6 +449,17 @@ void common_finish(struct rtp_common *c, const char *stray)
 			    "command runs when the lowest is crossed)");
 	if ((c->given & GIVEN(C_BREAK_ACTION)) && !c->break_on_ns)
 		common_fail("--break-action needs --break-on");
+	if ((c->given & COMMON_TRACE_BITS & ~COMMON_BIT(C_TRACE)) &&
+	    !c->trace_mode)
+		common_fail("--trace-* options need --trace=on or --trace=auto");
+	if (c->trace_mode && c->break_on_ns)
+		common_fail("--trace and --break-on both drive tracefs: give "
+			    "one of them");
+	if (!c->trace_threshold_ns)
+		c->trace_threshold_ns = c->nthresholds ? c->thresholds_ns[0] :
+					TRACE_DEFAULT_THRESHOLD_NS;
+	if (!c->trace_margin_ns)
+		c->trace_margin_ns = TRACE_DEFAULT_MARGIN_NS;
 	if ((c->given & GIVEN(C_RAW_BUFFER)) && !c->raw_path)
 		common_fail("--raw-buffer needs --raw FILE");
 	if ((c->given & GIVEN(C_PMQOS_US)) && !c->pmqos)

@@ -37,6 +37,15 @@
  *   --no-pmqos           do not hold /dev/cpu_dma_latency at 0 (recorded)
  *   --pmqos-us N         value to hold in /dev/cpu_dma_latency (default 0)
  *   --verbose            human progress on stderr even when it is not a TTY
+ *   --trace M            on | auto | off: kernel trace events of each spike
+ *                        (cyclic, wakeup, noise; engine/trace.h)
+ *   --trace-threshold D  trace samples >= D (default: lowest --threshold, else 100us)
+ *   --trace-max-spikes N spikes traced per run (default 20; the rest counted)
+ *   --trace-budget N     bytes of events per spike record (default 64KiB)
+ *   --trace-margin D     window starts D before the expected wake-up
+ *                        (default 1ms; cyclic: 2 x --interval if longer)
+ *   --trace-buffer-kb N  per-CPU trace buffer (default: as is, at least 1024)
+ *   --trace-force        trace even when another tracer uses tracefs
  *   --help               this text
  */
 #ifndef RTP_COMMON_H
@@ -87,11 +96,25 @@ enum common_id {
 	C_NO_PMQOS,
 	C_PMQOS_US,
 	C_VERBOSE,
+	C_TRACE,
+	C_TRACE_THRESHOLD,
+	C_TRACE_MAX_SPIKES,
+	C_TRACE_BUDGET,
+	C_TRACE_MARGIN,
+	C_TRACE_BUFFER_KB,
+	C_TRACE_FORCE,
 	C_END
 };
 #define COMMON_MAX_THRESHOLDS 8
 #define COMMON_MAX_WORST 64
 #define COMMON_MAX_THREADS CPU_SETSIZE
+/* The --trace options: taken only by tests with TEST_TRACE (testdesc.h). */
+#define COMMON_TRACE_BITS (COMMON_BIT(C_TRACE) | COMMON_BIT(C_TRACE_THRESHOLD) | \
+	COMMON_BIT(C_TRACE_MAX_SPIKES) | COMMON_BIT(C_TRACE_BUDGET) | \
+	COMMON_BIT(C_TRACE_MARGIN) | COMMON_BIT(C_TRACE_BUFFER_KB) | \
+	COMMON_BIT(C_TRACE_FORCE))
+#define TRACE_DEFAULT_THRESHOLD_NS 100000ULL
+#define TRACE_DEFAULT_MARGIN_NS 1000000ULL
 
 enum rtp_policy { POLICY_FIFO, POLICY_RR, POLICY_OTHER, POLICY_DEADLINE };
 
@@ -126,6 +149,13 @@ struct rtp_common {
 	int pmqos_us;
 	bool verbose;
 	bool json;                  /* --json: NDJSON on a terminal stdout too */
+	int trace_mode;             /* TRACE_OFF/AUTO/ON (engine/trace.h) */
+	uint64_t trace_threshold_ns;
+	int trace_max_spikes;
+	uint64_t trace_budget;      /* bytes per trace record */
+	uint64_t trace_margin_ns;   /* 0 until resolved (test may set a default) */
+	uint64_t trace_buffer_kb;   /* 0: keep the size (at least 1024) */
+	bool trace_force;
 	/* deadline policy parameters (runtime/deadline/period), set by the test */
 	uint64_t dl_runtime_ns, dl_deadline_ns, dl_period_ns;
 	uint64_t given;             /* internal: bit per common option seen */

@@ -78,6 +78,12 @@ struct series *series_create(const struct series_owner *owner,
 			     const struct rtp_common *c, atomic_int *stop,
 			     int index, int cpu);
 
+/*
+ * Queue spike records from level_ns on when that is below the lowest
+ * threshold (--trace); before the producer starts.
+ */
+void series_set_spike_level(struct series *s, uint64_t level_ns);
+
 /* Free a series (after its producer ended). */
 void series_destroy(struct series *s);
 

@@ -20,6 +20,7 @@
 #include "fmt.h"
 #include "rtprobe.h"
 #include "run_impl.h"
+#include "tracefs.h"
 
 extern char **environ;
 
@@ -53,31 +54,24 @@ void run_break_hit(struct run *r, int series_index, uint64_t t_ns,
 /* Find tracefs and open tracing_on and trace_marker; 0 or exit 3 with a line. */
 int run_open_tracefs(struct run *r)
 {
-	static const char *const dirs[] = { "/sys/kernel/tracing",
-					    "/sys/kernel/debug/tracing" };
-	char path[96];
-	size_t i;
+	char path[96], why[160];
+	bool mounted;
 
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		fmt_snprintf(path, sizeof(path), "%s/tracing_on", dirs[i]);
-		if (access(path, F_OK) == 0)
-			break;
-	}
-	if (i == sizeof(dirs) / sizeof(dirs[0])) {
-		fmt_fprintf(stderr, "rtprobe: --break-on: tracefs not found at "
-			    "/sys/kernel/tracing or /sys/kernel/debug/tracing: "
-			    "mount it (mount -t tracefs nodev /sys/kernel/tracing) "
-			    "or drop --break-on\n");
+	if (tracefs_find(r->tracefs, sizeof(r->tracefs), false, &mounted, why,
+			 sizeof(why))) {
+		fmt_fprintf(stderr, "rtprobe: --break-on: %s: mount it (mount -t "
+			    "tracefs nodev /sys/kernel/tracing) or drop "
+			    "--break-on\n", why);
 		return RTP_EXIT_ENV;
 	}
-	r->tracefs = dirs[i];
+	fmt_snprintf(path, sizeof(path), "%s/tracing_on", r->tracefs);
 	r->trace_on_fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (r->trace_on_fd < 0) {
 		fmt_fprintf(stderr, "rtprobe: --break-on: cannot open %s: %s; run "
 			    "as root or drop --break-on\n", path, strerror(errno));
 		return RTP_EXIT_ENV;
 	}
-	fmt_snprintf(path, sizeof(path), "%s/trace_marker", dirs[i]);
+	fmt_snprintf(path, sizeof(path), "%s/trace_marker", r->tracefs);
 	r->trace_marker_fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (r->trace_marker_fd < 0) {
 		fmt_fprintf(stderr, "rtprobe: --break-on: cannot open %s: %s; run "

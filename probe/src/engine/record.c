@@ -16,6 +16,7 @@
 #include "rtprobe.h"
 #include "run_impl.h"
 #include "sysinfo.h"
+#include "trace.h"
 
 /* Format ns as microseconds, without trailing zeros ("100us", "2.5us"). */
 void run_fmt_us(char *buf, size_t len, uint64_t ns)
@@ -225,7 +226,10 @@ void run_take_spike(struct run *r, int idx,
 			   const struct series_spike *sp)
 {
 	struct json *j = &r->j;
-	uint64_t th = r->c->thresholds_ns[0];
+	const bool crossed = r->c->nthresholds &&
+			     sp->latency_ns >= r->c->thresholds_ns[0];
+	uint64_t th = crossed ? r->c->thresholds_ns[0] :
+				r->c->trace_threshold_ns;
 	int i;
 
 	for (i = 1; i < r->c->nthresholds; i++)
@@ -238,7 +242,8 @@ void run_take_spike(struct run *r, int idx,
 	json_u64(j, "threshold_ns", th);
 	json_end_object(j);
 	run_emit(r);
-	if (r->c->on_spike_cmd)
+	trace_spike(r, idx, r->series[idx]->cpu, sp);
+	if (r->c->on_spike_cmd && crossed)
 		run_on_spike(r, idx, sp);
 }
 

@@ -29,6 +29,7 @@
 #include "rtprobe.h"
 #include "run_impl.h"
 #include "series.h"
+#include "trace.h"
 
 /* series_owner callbacks: the run behind a series' void pointer. */
 static void run_owner_notify(void *ctx)
@@ -175,6 +176,18 @@ static int run_open_output(struct run *r)
 	return rc;
 }
 
+/* With --trace, queue spikes from the trace threshold on (if lower). */
+static void run_set_spike_level(struct run *r)
+{
+	uint64_t level = trace_level(r);
+	int i;
+
+	if (level == UINT64_MAX)
+		return;
+	for (i = 0; i < r->nseries; i++)
+		series_set_spike_level(r->series[i]->s, level);
+}
+
 /* Pin the calling (collector) thread to the allowed CPUs no series measures. */
 static void run_pin_collector(struct run *r)
 {
@@ -222,6 +235,10 @@ int run_begin(struct run *r)
 		if (rc)
 			return rc;
 	}
+	rc = trace_begin(r);
+	if (rc)
+		return rc;
+	run_set_spike_level(r);
 	rc = rt_prepare(c, &r->rt, err, sizeof(err));
 	if (rc) {
 		fmt_fprintf(stderr, "rtprobe: %s\n", err);
@@ -387,6 +404,7 @@ static void run_drain(struct run *r)
 	struct hist32 *h;
 	int i;
 
+	trace_poll(r);
 	for (i = 0; i < r->nseries; i++) {
 		struct run_series *rs = r->series[i];
 
@@ -421,6 +439,8 @@ static void run_timeout(const struct run *r, struct timespec *ts)
 	}
 	period = r->c->window_ns < NSEC_PER_SEC ? r->c->window_ns / 2 :
 						   NSEC_PER_SEC;
+	if (trace_active(r) && period > RUN_TRACE_POLL_NS)
+		period = RUN_TRACE_POLL_NS;
 	now = clock_now_ns(r->c->clock);
 	next = r->t0_ns + RUN_COLLECT_OFFSET_NS;
 	if (now >= next) {
@@ -584,6 +604,7 @@ static void run_free(struct run *r)
 		close(r->trace_on_fd);
 	if (r->trace_marker_fd >= 0)
 		close(r->trace_marker_fd);
+	trace_end(r);
 	json_free(&r->j);
 	free(r);
 }
@@ -611,6 +632,7 @@ int run_finish(struct run *r)
 	run_threshold_verdicts(r);
 	if (r->verdict_fn)
 		r->verdict_fn(r, r->verdict_ctx);
+	trace_summary(r);
 	rc = run_write_result(r, elapsed);
 	rt_release(&r->rt);
 	rc = run_close_outputs(r, rc);

@@ -5,6 +5,7 @@
  *   record.c  the records it writes (start, window, spike, result)
  *   raw.c     the raw-sample writer thread (--raw)
  *   hooks.c   --break-on (tracefs) and --on-spike (child commands)
+ *   trace.c   --trace: trace events of each spike (trace.h)
  *   summary.c the human summary on a terminal
  * Tests use run.h only.
  */
@@ -31,6 +32,8 @@
 #define RUN_COLLECT_OFFSET_NS (20 * NSEC_PER_MSEC)
 #define RUN_T0_AHEAD_NS (20 * NSEC_PER_MSEC)
 #define RUN_CHILD_GRACE_NS (5 * NSEC_PER_SEC)
+/* With --trace the collector looks for spikes this often (trace.h). */
+#define RUN_TRACE_POLL_NS (100 * NSEC_PER_MSEC)
 
 /* Collector-side totals of one series. */
 struct run_series {
@@ -61,6 +64,8 @@ struct run_thread {
 	char error[160];
 };
 
+struct trace_run;
+
 struct run_verdict {
 	char name[96];
 	bool pass;
@@ -89,7 +94,8 @@ struct run {
 	int break_series;                /* written by the break-on winner */
 	uint64_t break_t_ns, break_latency_ns;
 	int trace_on_fd, trace_marker_fd;
-	const char *tracefs;
+	char tracefs[48];
+	struct trace_run *trace;         /* --trace (trace.c); NULL: off */
 
 	pid_t pid;
 	sigset_t sigs;

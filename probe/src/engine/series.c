@@ -32,6 +32,7 @@ struct series {
 	int nthresholds;
 	uint64_t thresholds_ns[COMMON_MAX_THRESHOLDS];
 	int worst_cap;
+	_Atomic uint64_t origin_ns; /* series_set_origin() */
 
 	/* Producer state. */
 	struct series_window win;
@@ -134,6 +135,24 @@ static void series_enter(struct series *s)
 			s->count_done = s->loops - s->measured;
 	}
 	s->watch_ns = watch;
+}
+
+void series_set_origin(struct series *s, uint64_t origin_ns)
+{
+	atomic_store_explicit(&s->origin_ns, origin_ns, memory_order_release);
+}
+
+uint64_t series_origin(struct series *s)
+{
+	return atomic_load_explicit(&s->origin_ns, memory_order_acquire);
+}
+
+void series_set_spike_level(struct series *s, uint64_t level_ns)
+{
+	if (level_ns < s->lowest_ns) {
+		s->lowest_ns = level_ns;
+		series_enter(s);
+	}
 }
 
 struct series *series_create(const struct series_owner *owner,

@@ -89,6 +89,14 @@ static inline struct sim_stream *series_sim(struct series *s)
 struct sim_stream *series_sim(struct series *s);
 #endif
 
+/*
+ * The series' time origin relative to t0 when its t_ns do not count from t0
+ * (wakeup's later pairs): set by its producer before its first sample, read
+ * by the collector (--trace places a spike's window with it).
+ */
+void series_set_origin(struct series *s, uint64_t origin_ns);
+uint64_t series_origin(struct series *s);
+
 /* CPU the series measures on (-1: unpinned) and its index in the run. */
 int series_cpu(const struct series *s);
 int series_index(const struct series *s);

@@ -27,6 +27,8 @@ static const struct opt_desc test_help_desc[] = {
 
 int test_takes_common(const struct test_desc *t, int id)
 {
+	if (!(t->traits & TEST_TRACE) && (COMMON_TRACE_BITS & COMMON_BIT(id)))
+		return 0;
 	return !(t->refused & COMMON_BIT(id));
 }
 
@@ -54,7 +56,7 @@ void test_usage(const struct test_desc *t, FILE *f)
 			opt_desc_usage(f, one);
 	}
 	opt_desc_usage(f, test_help_desc);
-	if (t->refused) {
+	if (t->refused || !(t->traits & TEST_TRACE)) {
 		col = fmt_fprintf(f, "\nNot taken by %s:", t->name);
 		for (d = common_descriptors(); d->name; d++) {
 			if (test_takes_common(t, d->id))
@@ -63,7 +65,8 @@ void test_usage(const struct test_desc *t, FILE *f)
 				col = fmt_fprintf(f, "\n ") - 1;
 			col += fmt_fprintf(f, " --%s", d->name);
 		}
-		fmt_fprintf(f, "\n(%s)\n", t->refused_why);
+		fmt_fprintf(f, "\n(%s)\n", t->refused_why ? t->refused_why :
+			    "--trace is offered by cyclic, wakeup and noise");
 	}
 	if (t->examples)
 		fmt_fprintf(f, "\nExamples:\n%s",
@@ -101,6 +104,10 @@ int test_main(const struct test_desc *t, int argc, char **argv)
 		id = opt_next(&p);
 		if (id == OPT_END)
 			break;
+		/* an option the test does not take: say that, not how it was given */
+		if (id < 0 && p.found && p.found->id >= COMMON_OPT_BASE &&
+		    !test_takes_common(t, p.found->id))
+			id = p.found->id;
 		if (id < 0)
 			common_bad_option(t->name, &p, id);
 		if (id == 'h' || id == TEST_HELP_ID) {
@@ -112,7 +119,10 @@ int test_main(const struct test_desc *t, int argc, char **argv)
 			if (!test_takes_common(t, id)) {
 				fmt_snprintf(name, sizeof(name), "--%s",
 					     p.found ? p.found->name : "?");
-				test_refuse(t, name, p.value, t->refused_why);
+				test_refuse(t, name, p.value,
+					    (COMMON_TRACE_BITS & COMMON_BIT(id)) ?
+					    "--trace is offered by cyclic, "
+					    "wakeup and noise" : t->refused_why);
 			}
 			common_handle(&c, id, p.value);
 			continue;

@@ -37,6 +37,7 @@
 #define TEST_WARMUP      (1u << 2) /* has a warm-up (--warmup) */
 #define TEST_SIMULATE    (1u << 3) /* --simulate works */
 #define TEST_NO_DEADLINE (1u << 4) /* --policy deadline is refused */
+#define TEST_TRACE       (1u << 5) /* --trace and its options work */
 
 struct test_desc {
 	const char *name;

@@ -451,6 +451,9 @@ static void cyclic_check(void *ctx, struct rtp_common *c)
 	c->dl_deadline_ns = cfg->interval_ns;
 	c->dl_runtime_ns = cfg->interval_ns / 10 > 1024 ?
 			   cfg->interval_ns / 10 : 1024;
+	/* --trace: the window reaches two periods back (at least 1 ms) */
+	if (!c->trace_margin_ns && 2 * cfg->interval_ns > TRACE_DEFAULT_MARGIN_NS)
+		c->trace_margin_ns = 2 * cfg->interval_ns;
 }
 
 /* Measure: one thread per CPU, each sleeping to its deadlines. */
@@ -500,7 +503,8 @@ const struct test_desc test_cyclic = {
 	.summary = "timer wake-up latency (cyclictest-style)",
 	.intro = INTRO_CYCLIC,
 	.examples = EXAMPLES_CYCLIC,
-	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE,
+	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE |
+		  TEST_TRACE,
 	.default_duration_ns = CYCLIC_DEFAULT_DURATION_NS,
 	.cpu_option = "cpus",
 	.options = cyclic_opts,

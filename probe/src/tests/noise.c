@@ -469,7 +469,7 @@ const struct test_desc test_noise = {
 	.intro = INTRO_NOISE,
 	.examples = EXAMPLES_NOISE,
 	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE |
-		  TEST_NO_DEADLINE,
+		  TEST_NO_DEADLINE | TEST_TRACE,
 	.default_duration_ns = NOISE_DEFAULT_DURATION_NS,
 	.cpu_option = "cpus",
 	.options = noise_opts,

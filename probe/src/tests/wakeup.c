@@ -418,6 +418,7 @@ static void *waker_thread_fn(void *arg)
 				     : run_t0_ns(r);
 		p->ran = true;
 		p->start_ns = start_abs - run_t0_ns(r);
+		series_set_origin(p->series, p->start_ns);
 		if (SIMULATED(run_common(r)->simulate)) {
 			simulate_pair(p);
 		} else if (start_wakee(p)) {
@@ -674,7 +675,7 @@ const struct test_desc test_wakeup = {
 	.intro = INTRO_WAKEUP,
 	.examples = EXAMPLES_WAKEUP,
 	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE |
-		  TEST_NO_DEADLINE,
+		  TEST_NO_DEADLINE | TEST_TRACE,
 	.default_duration_ns = WAKEUP_DEFAULT_DURATION_NS,
 	.cpu_option = "cpus",
 	.options = wakeup_opts,

@@ -3,7 +3,8 @@
 #   make test    C unit tests (make -C probe check) and pytest over tests/ (sets up .venv
 #                with the dev tools first, so it works in a fresh clone)
 #   make test-fast  the same without the slow real-part tests (qemu guests, the browser,
-#                cross builds): what to run while working (docs/testing.md)
+#                cross builds, board stand-ins, live servers): what to run while working
+#                (docs/testing.md)
 #   make bench   rtprobe vs cyclictest, injected interference, host statistics and report
 #                benchmarks (root, quiet machine)
 #   make lint    ruff and mypy
@@ -19,8 +20,9 @@ RUN_ARGS ?=
 TEST_WORKERS ?= 3
 # Jobs for the C unit tests' build.
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-# Tests marked qemu, browser or cross (pyproject.toml) are the slow real-part ones.
-FAST_TESTS := not qemu and not browser and not cross
+# Tests marked qemu, browser, cross or slow (pyproject.toml, tests/conftest.py) are the
+# slow real-part ones.
+FAST_TESTS := not qemu and not browser and not cross and not slow
 
 # Use the virtual environment when there is one.
 ifneq ($(wildcard $(VPY)),)

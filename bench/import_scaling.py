@@ -5,7 +5,8 @@
 (default 1,4,16) made with a fixed seed in that tool's layout (the parts that grow with a
 run: cyclictest -v samples and -h histogram rows, oslat and rtla histogram rows, JSON
 histogram maps, samples.raw records, rtla top screens, hackbench runs, stress-ng's
-distribution, lmbench result lines, rtbench's own JSON), timed through the importer
+distribution, lmbench result lines, rtla timerlat -a analyses, trace events of a timer-woken
+thread, rtbench's own JSON), timed through the importer
 alone (`Importer.read`).  Printed: seconds, seconds per MiB and the ratio of each time to
 the first size's; a linear importer gives a ratio near the size ratio (16 for 16 MiB
 against 1 MiB).  Formats whose output does not grow with a run (ltp-realtime prints one
@@ -176,6 +177,55 @@ def stressng_log(size_bytes: int) -> bytes:
                         done)
 
 
+def timerlat_auto(size_bytes: int) -> bytes:
+    """rtla timerlat -a: the top table, then one thread-latency analysis per CPU (a
+    machine with as many CPUs as the size asks for), closed by `Saving trace to`."""
+    text = (FIXTURES / "rtla-timerlat-auto-thread.txt").read_text(encoding="utf-8")
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("## CPU"))
+    block = lines[start:]
+    return _lines_until(size_bytes, lines[:start], lambda i: "\n".join(
+        [f"## CPU {i} hit stop tracing, analyzing it ##", *block[1:]]),
+        ["", "  Saving trace to timerlat_trace.txt"])
+
+
+def trace_cmd(size_bytes: int) -> bytes:
+    """tracefs text: a cyclictest thread woken each 100 us by its timer on two CPUs, late
+    by 2 to 40 us and by 150 us one wake-up in 50 (a spike, traced)."""
+    rng = random.Random(7)
+    head = ["# tracer: nop", "#"]
+
+    def cycle(i: int) -> str:
+        """The six event lines of one wake-up."""
+        cpu, pid = i % 2, 1000 + i % 2
+        expires = 10_000_000_000 + i * 100_000
+        late = 150_000 if i // 2 % 50 == 49 else rng.randint(2_000, 40_000)
+        t_irq, t_run = expires + 1_000, expires + late
+
+        def at(ns: int) -> str:
+            """A text trace's microsecond time stamp."""
+            return f"{ns // 10**9}.{ns % 10**9 // 1000:06d}"
+        idle = f"          <idle>-0       [{cpu:03d}] d.h..  "
+        mine = f"      cyclictest-{pid:<5d} [{cpu:03d}] d..2.  "
+        return "\n".join((
+            f"{idle}{at(t_irq)}: hrtimer_expire_entry: hrtimer=00000000 "
+            f"function=hrtimer_wakeup now={t_irq}",
+            f"{idle}{at(t_irq)}: sched_waking: comm=cyclictest pid={pid} prio=19 "
+            f"target_cpu={cpu:03d}",
+            f"{idle}{at(t_irq)}: hrtimer_expire_exit: hrtimer=00000000",
+            f"{idle}{at(t_run)}: sched_switch: prev_comm=swapper prev_pid=0 prev_prio=120 "
+            f"prev_state=R ==> next_comm=cyclictest next_pid={pid} next_prio=19",
+            f"{mine}{at(t_run + 2_000)}: hrtimer_start: hrtimer=00000000 "
+            f"function=hrtimer_wakeup expires={expires + 200_000} "
+            f"softexpires={expires + 200_000} mode=ABS",
+            f"{mine}{at(t_run + 3_000)}: sched_switch: prev_comm=cyclictest prev_pid={pid} "
+            f"prev_prio=19 prev_state=S ==> next_comm=swapper next_pid=0 next_prio=120"))
+    first = ["\n".join(f"      cyclictest-{1000 + c:<5d} [{c:03d}] d..2.  10.000000: "
+                        f"hrtimer_start: hrtimer=00000000 function=hrtimer_wakeup "
+                        f"expires={10_000_000_000 + c * 100_000} mode=ABS" for c in (0, 1))]
+    return _lines_until(size_bytes, head + first, cycle, [])
+
+
 def rtbench_json(size_bytes: int) -> bytes:
     """rtbench's own JSON: the run an lmbench file of about the size imports as."""
     runs = LmbenchImporter().read(lmbench_text(size_bytes // 6), "lm.txt")
@@ -195,6 +245,8 @@ GENERATORS: dict[str, Any] = {
     "hackbench": [("", hackbench_log)],
     "stress-ng-cyclic": [("", stressng_log)],
     "lmbench": [("", lmbench_text)],
+    "rtla-timerlat-auto": [("", timerlat_auto)],
+    "trace-cmd": [("", trace_cmd)],
     "json": [("", rtbench_json)],
 }
 

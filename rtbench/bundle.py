@@ -40,6 +40,8 @@ class RunSummary:
     # its measurements, and those with a threshold or criterion (None: not counted)
     measurement_count: int | None = None
     checked_count: int | None = None
+    # the board it ran on (--board, the fleet inventory name, else the target's host)
+    board: str = ""
 
 
 @dataclass
@@ -148,6 +150,25 @@ class RunDetail:
     source: dict[str, Any] = field(default_factory=dict)
     # stable identity across databases ("" until stored; the store then assigns one)
     uid: str = ""
+    # why the run holds no evidence (a fleet board unreachable or failed); None otherwise
+    reason: str | None = None
+    # the board it ran on ("" until stored: the store then derives it with board_of())
+    board: str = ""
+
+
+def board_of(target: str, hostname: str) -> str:
+    """The board a run without a given board name ran on: the host of an ssh:// target,
+    the place of a labgrid: target, else the target's host name."""
+    if target.startswith("ssh://"):
+        netloc = target[len("ssh://"):].split("/", 1)[0]
+        host = netloc.rpartition("@")[2]
+        # [v6-address]:port or name:port
+        host = host[1:].partition("]")[0] if host.startswith("[") else host.partition(":")[0]
+        if host:
+            return host[:255]
+    if target.startswith("labgrid:") and target[len("labgrid:"):]:
+        return target[len("labgrid:"):][:255]
+    return (hostname or "unknown")[:255]
 
 
 def mark_beyond_hist(m: MeasurementDetail) -> MeasurementDetail:

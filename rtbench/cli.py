@@ -27,7 +27,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                            "every environment fact that differs."),
     "cyclictest": ("cyclictest", "Run cyclictest's command line with rtprobe; print and "
                                  "store what it measured."),
-    "db": ("db", "The results database: where it is, bring its schema up to date."),
+    "db": ("db", "The results database: where it is, bring its schema up to date, prune "
+                 "old runs."),
     "explain": ("explain", "Why the spikes of a run happened: causes ranked by the spikes "
                            "they led and the latency they took, and the time lines of the "
                            "worst spikes (needs a run measured with --trace, or an "
@@ -54,6 +55,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("report", "Write a self-contained HTML report of a run, or of several runs "
                          "compared (differences with intervals, environment differences, "
                          "advisor, figures)."),
+    "rm": ("rm", "Delete stored runs and everything stored with them (one transaction)."),
     "run": ("run", "Run a suite (built-in name or TOML file; default: quick) on a target "
                    "(default: this machine)."),
     "serve": ("server", "Serve the results database: web pages, the /api/v1 JSON API, "
@@ -62,8 +64,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "suites": ("suites", "List the built-in suites, or validate and show one (name or "
                          "file)."),
     "tag": ("tag", "Add tags to a run, or remove them; print the run's tags."),
-    "token": ("server", "Upload tokens of the results server (stored hashed in the "
-                        "database)."),
+    "token": ("server", "Tokens of the results server (stored hashed in the database), "
+                        "each with a scope."),
 }
 
 

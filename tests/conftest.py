@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_inprocess import run_in_process
 from tests.session_lock import session_lock
 
 REPO = Path(__file__).resolve().parent.parent
@@ -47,22 +48,33 @@ def rtbench_env(tmp_path: Path, probe_path: Path) -> dict[str, str]:
 
 RunCli = Callable[..., subprocess.CompletedProcess[str]]
 
+# Commands that measure for real: run in a child of their own (one at a time across
+# workers, see the realtime lock), as a user runs them.
+MEASURING = ("run", "cyclictest", "fleet")
+
+
+def measures(args: tuple[str, ...]) -> bool:
+    """True when `rtbench ARGS` runs the probe for real (not --simulate)."""
+    from rtbench.cli import COMMANDS
+
+    command = next((arg for arg in args if arg in COMMANDS), None)
+    return command in MEASURING and "--simulate" not in args
+
 
 @pytest.fixture()
 def run_cli(rtbench_env: dict[str, str]) -> RunCli:
-    """Run `python -m rtbench ARGS...` to completion (bounded) and capture its output."""
+    """Run `rtbench ARGS...` to completion (bounded) and capture its output: in this
+    process (tests/cli_inprocess.py) unless it measures for real, then as
+    `python -m rtbench` in a child."""
 
     def run(*args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
+        if not measures(args):
+            return run_in_process(args, rtbench_env, REPO, timeout=timeout)
         command = [sys.executable, "-m", "rtbench", *args]
-        if args[:1] in (("run",), ("cyclictest",)) and "--simulate" not in args:
-            # a real measurement: one at a time across xdist workers (see probe/conftest.py)
-            from tests.session_lock import session_lock
-
-            with session_lock("realtime"):
-                return subprocess.run(command, env=rtbench_env, capture_output=True,
-                                      text=True, timeout=timeout, check=False, cwd=REPO)
-        return subprocess.run(command, env=rtbench_env, capture_output=True, text=True,
-                              timeout=timeout, check=False, cwd=REPO)
+        # a real measurement: one at a time across xdist workers (see probe/conftest.py)
+        with session_lock("realtime"):
+            return subprocess.run(command, env=rtbench_env, capture_output=True,
+                                  text=True, timeout=timeout, check=False, cwd=REPO)
 
     return run
 
@@ -95,7 +107,36 @@ def wait_until_gone(marker: str, timeout_s: float) -> list[int]:
 
 
 # Markers of the slow real-part tests (registered in pyproject.toml; make test-fast skips them).
-SLOW_MARKERS = ("qemu", "browser", "cross")
+SLOW_MARKERS = ("qemu", "browser", "cross", "slow")
+
+# Tests marked `slow` here, by where they are, rather than in their modules: the real parts
+# that take 10 s to minutes each on 2 vCPUs (docs/testing.md; durations in BENCHMARKS.md).
+# A module or a test named, or every test using one of the fixtures named.
+SLOW_PARTS = (
+    # board stand-ins: sshd in network namespaces, serial consoles, labgrid places, and
+    # fleets of them; every test runs the CLI over the link
+    "tests/host/test_target_ssh.py",
+    "tests/host/test_target_serial.py",
+    "tests/host/test_target_labgrid.py",
+    "tests/host/test_fleet.py",
+    # a live uvicorn server on PostgreSQL: 8 x 50 concurrent uploads, schemathesis
+    "tests/host/test_server_live.py",
+    # an SQLite server held locked while uploads queue
+    "tests/host/test_faults.py::test_sqlite_server_queues_uploads_past_a_lock",
+)
+SLOW_FIXTURES = (
+    "study_db",  # the five study suites run with their real loads (50 x find /, floods)
+    "sanitized_probe",  # rtprobe built with ASan and UBSan
+)
+
+
+def mark_slow_parts(item: pytest.Item) -> None:
+    """Mark item `slow` when SLOW_PARTS or SLOW_FIXTURES name it."""
+    nodeid = item.nodeid
+    named = any(nodeid == part or nodeid.startswith((f"{part}::", f"{part}["))
+                for part in SLOW_PARTS)
+    if named or any(name in getattr(item, "fixturenames", ()) for name in SLOW_FIXTURES):
+        item.add_marker(pytest.mark.slow)
 
 
 def shares_module_fixture(item: pytest.Item) -> bool:
@@ -116,10 +157,12 @@ def is_slow(item: pytest.Item) -> bool:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """For pytest-xdist (--dist loadgroup): keep a module whose own fixtures are shared by
-    its tests on one worker (so they are set up once), and hand out the modules holding
-    slow tests first, so that they do not start last and end the run late."""
+    """Mark the slow real parts (SLOW_PARTS); for pytest-xdist (--dist loadgroup): keep a
+    module whose own fixtures are shared by its tests on one worker (so they are set up
+    once), and hand out the modules holding slow tests first, so that they do not start
+    last and end the run late."""
     for item in items:
+        mark_slow_parts(item)
         if item.get_closest_marker("xdist_group") is None and shares_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
     slow_modules = {item.nodeid.split("::", 1)[0] for item in items if is_slow(item)}

@@ -3,7 +3,7 @@
 A run is named by an id (`12`), `latest`, `latest~N` (the N-th before the newest),
 a selector (`host=imx31,kernel~rt,tag=value`: `=` equal, `~` contains, `!=` differs,
 `!~` does not contain;
-keys host, kernel, suite, status, simulated, else a tag) or `ref:NAME` for a
+keys board, host, kernel, suite, status, simulated, else a tag) or `ref:NAME` for a
 published reference run.  Cells of runs are matched by scenario, test and
 parameters; a cell without a partner is listed, never dropped silently.
 """
@@ -18,7 +18,7 @@ from typing import Any
 
 from rtbench.bundle import RunSummary
 
-FIELD_KEYS = ("host", "kernel", "suite", "status", "simulated")
+FIELD_KEYS = ("board", "host", "kernel", "suite", "status", "simulated")
 # the tag of quick runs made outside a suite (rtbench cyclictest): `latest` and the
 # selectors skip them unless a condition names this tag
 ADHOC_TAG = "adhoc"
@@ -76,6 +76,9 @@ def field_value(run: RunSummary, key: str) -> str | None:
     """The value a selector key names for a run (a field, else a tag; None if absent)."""
     if key == "host":
         return run.hostname
+    if key == "board":
+        # a summary made before boards were stored: a fleet's board tag, if any
+        return run.board or run.tags.get("board")
     if key == "kernel":
         return run.kernel
     if key == "suite":
@@ -126,7 +129,8 @@ def resolve(spec: RunSpec, runs: Sequence[RunSummary]) -> list[int]:
         found = sorted(r.id for r in chosen if matches(r, spec.conditions))
         if not found:
             raise SelectError(f"selector {spec.text!r} matches no stored run "
-                              f"('rtbench ls' shows host, kernel, suite, status and tags){note}")
+                              "('rtbench ls' shows board, host, kernel, suite, status "
+                              f"and tags){note}")
         return found
     raise SelectError(f"{spec.text}: a reference run is not a stored run")
 

@@ -43,8 +43,20 @@ TARGET_HELP = ("Where to measure, as a URI: local (default, this machine), "
 SCALE_HELP = "Multiply every duration (duration, warmup, settle) by this factor."
 SIMULATE_HELP = ("Synthetic latencies from rtprobe (e.g. 7 or '1:const,lat=5us'); "
                  "the run is marked simulated.")
+BOARD_HELP = ("Name of the board the run is stored under (letters, digits, _ . -; "
+              "default: the fleet inventory name, else the target's host).")
 POLICY_HELP = ("Run every test as SCHED_OTHER (no real-time permission needed; the "
                "results are then not real-time latencies and are marked so).")
+
+
+def check_board(name: str | None) -> str | None:
+    """The --board name as given, or a usage error naming what a board name may hold."""
+    import re
+
+    if name is not None and not re.fullmatch(r"[A-Za-z0-9_.-]{1,255}", name):
+        raise CliError(f"--board {name!r}: a board name is 1 to 255 letters, digits, "
+                       "'_', '.' or '-'; choose another", EXIT_USAGE)
+    return name
 
 
 class CliError(Exception):

@@ -32,6 +32,7 @@ def expected_text(test: TestSpec) -> str:
 
 def run_summary_json(r: Any) -> dict[str, Any]:
     """One line of `ls --json`: a stored run's summary (documented in docs/commands.md)."""
-    return {"id": r.id, "started_at": r.started_at.isoformat(), "hostname": r.hostname,
+    return {"id": r.id, "started_at": r.started_at.isoformat(), "board": r.board,
+            "hostname": r.hostname,
             "target": r.target, "kernel": r.kernel, "suite": r.suite, "status": r.status,
             "worst_max_ns": r.worst_max_ns, "simulated": r.simulated, "tags": r.tags}

@@ -29,9 +29,11 @@ import click
 from rtbench import EXIT_ENV, EXIT_USAGE
 from rtbench.analysis.select import ADHOC_TAG as SELECT_ADHOC_TAG
 from rtbench.commands._common import (
+    BOARD_HELP,
     DB_HELP,
     PROBE_HELP,
     TARGET_HELP,
+    check_board,
     fail,
     handle_errors,
     keep_recovery,
@@ -85,11 +87,13 @@ def register(main: click.Group) -> None:
     @click.option("--no-store", is_flag=True,
                   help="Keep nothing: the run is measured and printed, not stored.")
     @click.option("--target", "target_uri", metavar="URI", help=TARGET_HELP)
+    @click.option("--board", "board", metavar="NAME", help=BOARD_HELP)
     @click.option("--probe", "probe_path", metavar="PATH", help=PROBE_HELP)
     @click.argument("cyclictest_args", nargs=-1, type=click.UNPROCESSED)
     @handle_errors
     def cyclictest_cmd(db_url: str | None, no_store: bool, target_uri: str | None,
-                       probe_path: str | None, cyclictest_args: tuple[str, ...]) -> None:
+                       board: str | None, probe_path: str | None,
+                       cyclictest_args: tuple[str, ...]) -> None:
         """Run cyclictest's command line with rtprobe; print and store what it measured.
 
         Takes rt-tests 2.x cyclictest options (-p -t -a -i -l -D -h -H --histfile -q -v
@@ -106,6 +110,7 @@ def register(main: click.Group) -> None:
           rtbench cyclictest -p80 -t -l 100000 --target ssh://root@board --no-store
         """
         argv = list(cyclictest_args)
+        check_board(board)
         if no_store and db_url is not None:
             fail("--no-store and --db contradict each other; give one of them", EXIT_USAGE)
         try:
@@ -113,11 +118,11 @@ def register(main: click.Group) -> None:
         except CyclictestUsage as exc:
             fail(str(exc), EXIT_USAGE)
         with open_target(target_uri, probe_path) as target:
-            run_on(target, opts, argv, db_url, no_store)
+            run_on(target, opts, argv, db_url, no_store, board)
 
 
 def run_on(target: Target, opts: CyclictestOptions, argv: list[str], db_url: str | None,
-           no_store: bool) -> None:
+           no_store: bool, board: str | None = None) -> None:
     """Plan, run through the runner, print cyclictest's output, exit with the run's code."""
     from rtbench.run.events import MeasurementDone
     from rtbench.run.runner import Runner, allowed_cpus
@@ -131,7 +136,8 @@ def run_on(target: Target, opts: CyclictestOptions, argv: list[str], db_url: str
             measured.append(event)
 
     runner = Runner(target, on_event=on_event, tags=dict([ADHOC_TAG]),
-                    source={"tool": "rtbench", "front_end": "cyclictest", "argv": argv})
+                    source={"tool": "rtbench", "front_end": "cyclictest", "argv": argv},
+                    board=board)
     try:
         plan = plan_probe(opts, sorted(allowed_cpus(runner.sysinfo())))
     except CyclictestUsage as exc:

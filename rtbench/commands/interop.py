@@ -19,8 +19,16 @@ from typing import Any, NoReturn
 import click
 
 from rtbench import EXIT_USAGE
-from rtbench.bundle import RunDetail
-from rtbench.commands._common import DB_HELP, fail, handle_errors, open_store, path_error
+from rtbench.bundle import RunDetail, board_of
+from rtbench.commands._common import (
+    BOARD_HELP,
+    DB_HELP,
+    check_board,
+    fail,
+    handle_errors,
+    open_store,
+    path_error,
+)
 from rtbench.interop._build import mark_partial, run_uid
 from rtbench.readlimit import IMPORT_MAX_BYTES, IMPORT_TOTAL_MAX_BYTES
 from rtbench.stdoutcheck import write_stdout_bytes
@@ -180,6 +188,7 @@ def register(main: click.Group) -> None:
                   help="Read every file as this format (default: detected from content).")
     @click.option("--host", "host", metavar="NAME", help="Host name to store the runs under.")
     @click.option("--kernel", "kernel", metavar="K", help="Kernel release to store.")
+    @click.option("--board", "board", metavar="NAME", help=BOARD_HELP)
     @click.option("--tag", "tags", multiple=True, metavar="K=V",
                   help="Label the imported runs (repeatable).")
     @click.option("--partial", is_flag=True,
@@ -188,8 +197,8 @@ def register(main: click.Group) -> None:
     @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
     @handle_errors
     def import_cmd(files: tuple[str, ...], fmt: str | None, host: str | None,
-                   kernel: str | None, tags: tuple[str, ...], partial: bool,
-                   db_url: str | None) -> None:
+                   kernel: str | None, board: str | None, tags: tuple[str, ...],
+                   partial: bool, db_url: str | None) -> None:
         """Store the runs in files other tools wrote (or rtbench's JSON export).
 
         The format is detected from the content; `--format` forces one.  Every file
@@ -210,6 +219,7 @@ def register(main: click.Group) -> None:
         if not files:
             fail("give at least one FILE (or - for stdin)", EXIT_USAGE)
         extra_tags = _parse_tags(tags)
+        check_board(board)
         if files.count("-") > 1:
             fail("'-' (stdin) can be given once", EXIT_USAGE)
         batches: list[tuple[str, str, list[RunDetail]]] = []
@@ -225,16 +235,24 @@ def register(main: click.Group) -> None:
             runs = read_runs(data, label, importer, partial)
             for run in runs:
                 if host:
+                    if run.board in ("", board_of(run.target, run.hostname)):
+                        run.board = board_of(run.target, host)  # it followed the host
                     run.hostname = host
+                if board:
+                    run.board = board
                 if kernel:
                     run.kernel = kernel
                 run.tags = {**run.tags, **extra_tags}
             batches.append((label, importer.name, runs))
+        from rtbench.regress.board import check_stored_run
+
         store = open_store(db_url)
         try:
             for label, name, runs in batches:
                 for run in runs:
                     run_id, created = store.add_bundle(run)
+                    if created:
+                        check_stored_run(store, run_id)
                     state = "stored" if created else "already stored"
                     click.echo(f"{_one_line(label)}: run {run_id} ({name}, {state})")
                     if run.status == "partial":

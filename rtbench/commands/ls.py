@@ -57,7 +57,8 @@ def list_runs(selector: str | None, db_url: str | None, limit: int, as_json: boo
     if as_json:
         click.echo(json.dumps([run_summary_json(r) for r in runs], indent=1))
         return
-    columns = [Column("id"), Column("started (UTC)", "left"), Column("host", "left", True),
+    columns = [Column("id"), Column("started (UTC)", "left"), Column("board", "left", True),
+               Column("host", "left", True),
                Column("target", "left", True), Column("kernel", "left", True),
                Column("suite", "left", True),
                Column("status", "left"), Column("worst max µs", abbrev="max µs")]
@@ -69,7 +70,8 @@ def list_runs(selector: str | None, db_url: str | None, limit: int, as_json: boo
     for r in runs:
         worst = "-" if r.worst_max_ns is None else f"{r.worst_max_ns / 1000:,.1f}"
         suite = f"{r.suite} (simulated)" if r.simulated else r.suite
-        rows.append([str(r.id), r.started_at.strftime("%Y-%m-%d %H:%M:%S"), r.hostname,
+        rows.append([str(r.id), r.started_at.strftime("%Y-%m-%d %H:%M:%S"), r.board,
+                     r.hostname,
                      fmt_target(r.target, r.tags), r.kernel, suite, r.status, worst])
         if tagged:
             rows[-1].append(" ".join(f"{k}={v}" for k, v in sorted(r.tags.items())))

@@ -10,6 +10,7 @@ import click
 
 from rtbench import EXIT_ENV, EXIT_USAGE, __version__, data_dir
 from rtbench.commands._common import (
+    BOARD_HELP,
     DB_HELP,
     POLICY_HELP,
     PROBE_HELP,
@@ -17,6 +18,7 @@ from rtbench.commands._common import (
     SIMULATE_HELP,
     TARGET_HELP,
     CliError,
+    check_board,
     check_report_path,
     check_run_options,
     fail,
@@ -42,6 +44,7 @@ def register(main: click.Group) -> None:
 @click.option("--scale", type=float, default=1.0, show_default=True, help=SCALE_HELP)
 @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
 @click.option("--target", "target_uri", metavar="URI", help=TARGET_HELP)
+@click.option("--board", "board", metavar="NAME", help=BOARD_HELP)
 @click.option("--probe", "probe_path", metavar="PATH", help=PROBE_HELP)
 @click.option("--simulate", metavar="SEED[:DIST]", help=SIMULATE_HELP)
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -67,9 +70,10 @@ def register(main: click.Group) -> None:
                    "driver only).")
 @handle_errors
 def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
-        probe_path: str | None, simulate: str | None, report_path: Path | None,
-        no_report: bool, policy: str | None, window: str | None, trace: str | None,
-        push_url: str | None, token_file: Path | None, power_cycle: bool) -> None:
+        board: str | None, probe_path: str | None, simulate: str | None,
+        report_path: Path | None, no_report: bool, policy: str | None, window: str | None,
+        trace: str | None, push_url: str | None, token_file: Path | None,
+        power_cycle: bool) -> None:
     """Run a suite (built-in name or TOML file; default: quick) on a target
     (default: this machine).
 
@@ -95,6 +99,7 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
     from rtbench.suites.parse import load_suite
 
     check_run_options(scale, report_path, no_report)
+    check_board(board)
     token = push_token(push_url, token_file)
     loaded = load_suite(suite, scale)
     if window is not None:
@@ -109,7 +114,8 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
     with chosen as target:
         console = make_console()
         live = LiveProgress(console)
-        runner = Runner(target, simulate=simulate, on_event=live, policy=policy)
+        runner = Runner(target, simulate=simulate, on_event=live, policy=policy,
+                        board=board)
         runner.validate(loaded)
         store = open_store(db_url)
         try:

@@ -41,8 +41,22 @@ def _loopback(host: str) -> bool:
 @click.option("--public", is_flag=True,
               help="Allow a --bind address other than loopback (plain HTTP: put a TLS "
                    "proxy in front).")
+@click.option("--keep-days", type=click.IntRange(1, 100_000), metavar="N",
+              help="Retention: delete runs started more than N days ago, at start and "
+                   "hourly (runs tagged keep or baseline stay).")
+@click.option("--webhook", "webhook_urls", multiple=True, metavar="URL",
+              help="POST a JSON event here on a regression, a FAIL run and a board gone "
+                   "offline (repeatable; docs/server.md).")
+@click.option("--webhook-secret-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Sign --webhook bodies with the secret in this file (HMAC-SHA256 in "
+                   "the X-Rtbench-Signature-256 header).")
+@click.option("--webhook-config", type=click.Path(dir_okay=False, path_type=Path),
+              help="The lab's webhooks as a TOML file of [[webhook]] tables (url, "
+                   "secret_file, events).")
 @handle_errors
-def serve(db_url: str | None, bind: str, read_token_required: bool, public: bool) -> None:
+def serve(db_url: str | None, bind: str, read_token_required: bool, public: bool,
+          keep_days: int | None, webhook_urls: tuple[str, ...],
+          webhook_secret_file: Path | None, webhook_config: Path | None) -> None:
     """Serve the results database: web pages, the /api/v1 JSON API, uploads.
 
     \b
@@ -50,9 +64,11 @@ def serve(db_url: str | None, bind: str, read_token_required: bool, public: bool
       rtbench serve                                  # http://127.0.0.1:8080, default DB
       rtbench serve --db postgresql+psycopg://rtbench@/rtbench --bind 0.0.0.0:8080 --public
       rtbench serve --read-token-required            # reads need a token as well
+      rtbench serve --keep-days 90                   # prune runs older than 90 days
+      rtbench serve --webhook https://chat.example/hook --webhook-secret-file hook.key
 
     Uploads (POST /api/v1/runs, `rtbench push`) always need a token from
-    `rtbench token create NAME`.
+    `rtbench token create NAME`; deleting runs through the API an admin token.
     """
     host, port = _bind(bind)
     if not public and not _loopback(host):
@@ -66,14 +82,48 @@ def serve(db_url: str | None, bind: str, read_token_required: bool, public: bool
     except ImportError as exc:
         fail(f"rtbench serve needs the server extra ({exc.name} is missing): "
              "pip install 'rtbench[server]'", EXIT_ENV)
-    app = create_app(db_url, read_token_required=read_token_required)
+    from rtbench.server.retention import Retention
+    from rtbench.server.webhooks import (
+        Dispatcher,
+        Hook,
+        WebhookConfigError,
+        check_url,
+        load_config,
+        read_secret,
+    )
+
+    if webhook_secret_file is not None and not webhook_urls:
+        fail("--webhook-secret-file signs --webhook deliveries: give --webhook URL too",
+             EXIT_USAGE)
+    try:
+        secret = None if webhook_secret_file is None else read_secret(webhook_secret_file)
+        hooks = [Hook(check_url(url), secret) for url in webhook_urls]
+        if webhook_config is not None:
+            hooks += load_config(webhook_config)
+    except WebhookConfigError as exc:
+        fail(str(exc), EXIT_USAGE)
+    from rtbench.store import Store
+
+    store = Store.open(db_url)
+    app = create_app(store=store, read_token_required=read_token_required,
+                     webhooks=Dispatcher(store, hooks))
     click.echo(f"rtbench: serving {app.state.store.url} on http://{bind}/ (Ctrl-C stops)",
                err=True)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                             server_header=False, proxy_headers=True)
     server = uvicorn.Server(config)
-    with contextlib.suppress(SystemExit):  # uvicorn exits 1 when it cannot bind
-        server.run()
+    retention = (Retention(app.state.store, app.state.write_queue, keep_days)
+                 if keep_days else None)
+    if retention is not None:
+        click.echo(f"rtbench: keeping {keep_days} days of runs (pruned hourly; tags keep "
+                   "and baseline exempt)", err=True)
+        retention.start()
+    try:
+        with contextlib.suppress(SystemExit):  # uvicorn exits 1 when it cannot bind
+            server.run()
+    finally:
+        if retention is not None:
+            retention.stop()
     if not server.started:
         fail(f"cannot listen on {bind}: the address is in use or not allowed", EXIT_ENV)
 
@@ -127,28 +177,38 @@ def push(runs: tuple[str, ...], server_url: str, token_file: Path | None,
 
 @click.group()
 def token() -> None:
-    """Upload tokens of the results server (stored hashed in the database).
+    """Tokens of the results server (stored hashed in the database), each with a scope.
+
+    \b
+    Scopes (each allows what the ones before it allow):
+      read    read pages and the API of a server started with --read-token-required
+      upload  upload runs (POST /api/v1/runs, rtbench push); the default
+      admin   delete and prune runs through the API
 
     \b
     Examples:
-      rtbench token create lab-ci      # prints the token once
+      rtbench token create lab-ci      # an upload token, printed once
+      rtbench token create grafana --scope read
+      rtbench token create ops --scope admin
       rtbench token list
-      rtbench token revoke lab-ci
+      rtbench token revoke lab-ci      # also ends its login sessions
     """
 
 
 @token.command("create")
 @click.argument("name")
+@click.option("--scope", type=click.Choice(["read", "upload", "admin"]), default="upload",
+              show_default=True, help="What the token may do (see 'rtbench token --help').")
 @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
 @handle_errors
-def token_create(name: str, db_url: str | None) -> None:
+def token_create(name: str, scope: str, db_url: str | None) -> None:
     """Create a token called NAME and print it (it is shown only this once)."""
     from rtbench.store import StoreError
     from rtbench.store.tokens import create_token
 
     store = open_store(db_url)
     try:
-        text = create_token(store, name)
+        text = create_token(store, name, scope)
     except StoreError as exc:
         fail(str(exc), EXIT_USAGE)
     finally:
@@ -172,12 +232,12 @@ def token_list(db_url: str | None) -> None:
         store.close()
     minute = "%Y-%m-%d %H:%M"
     rows: list[list[str]] = [
-        [for_terminal(info.name), info.created_at.strftime(minute),
+        [for_terminal(info.name), info.scope, info.created_at.strftime(minute),
          info.last_used_at.strftime(minute) if info.last_used_at else "never",
          "revoked " + info.revoked_at.strftime("%Y-%m-%d") if info.revoked_at else "active"]
         for info in tokens]
     make_console().print(FittedTable(
-        [Column("name", "left", True), Column("created", "left"),
+        [Column("name", "left", True), Column("scope", "left"), Column("created", "left"),
          Column("last used", "left"), Column("state", "left")], rows))
 
 
@@ -186,7 +246,7 @@ def token_list(db_url: str | None) -> None:
 @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
 @handle_errors
 def token_revoke(name: str, db_url: str | None) -> None:
-    """Revoke the token called NAME: uploads with it are refused from now on."""
+    """Revoke the token called NAME: it is refused from now on, its logins end."""
     from rtbench.store import StoreError
     from rtbench.store.tokens import revoke_token
 

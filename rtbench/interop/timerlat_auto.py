@@ -11,6 +11,11 @@ a `trace` record without events whose `analysis.parts` are these figures in orde
 as causes: IRQ handler delay = timer IRQ late (idle when rtla says exit from idle),
 Timerlat IRQ duration = timer IRQ, blocking and interfering threads = threads, IRQs
 and softirqs by name; what the parts leave of the total is unexplained.
+
+Completeness: a block cut before its closing `latency: ... (100%)` line is refused.  rtla
+prints no count of the CPUs it analyses; its last line, `Saving trace to FILE`, is printed
+only when it saves the trace (`-a` does, `-T`/`-i` alone do not), so an output without
+that line after the last block may have been cut between two blocks: stored `partial`.
 """
 
 from __future__ import annotations
@@ -19,7 +24,14 @@ import re
 from typing import Any
 
 from rtbench.bundle import MeasurementDetail, RunDetail
-from rtbench.interop._build import check_ns, complete, number, text_of, tool_run
+from rtbench.interop._build import (
+    check_ns,
+    complete,
+    number,
+    text_of,
+    tool_run,
+    unverifiable,
+)
 from rtbench.interop.base import Importer, ImportFormatError
 from rtbench.interop.rtla import RtlaTopImporter
 
@@ -28,6 +40,7 @@ _FIGURE = re.compile(r"^\s*(?P<label>[A-Za-z][A-Za-z ]*?):?\s+(?:(?P<idle>\(exit
                      r"(?P<upto>up to\s+)?(?P<value>\S+) us(?:\s+\((?P<pct>[^)]*)\))?\s*$")
 _ENTRY = re.compile(r"^\s*(?P<name>\S.*?):(?P<num>\d{1,10})\s+(?P<value>\S+) us\s*$")
 _THREAD_ONLY = re.compile(r"^\s*(?P<name>\S.*?):(?P<num>\d{1,10})\s*$")
+_SAVED = re.compile(r"^\s*Saving trace to \S")
 _SECTIONS = {"IRQ interference": "irq", "Softirq interference": "softirq",
              "Thread interference": "thread", "NMI interference": "nmi"}
 
@@ -75,7 +88,14 @@ class TimerlatAutoImporter(Importer):
         measurements.append(m)
         runs = [tool_run(tool="rtla", tool_version="", command_line=None, fmt=self.name,
                          measurements=measurements)]
-        return complete(runs, filename, text, missing)
+        complete(runs, filename, text, missing)
+        last = max(i for i in range(first, len(lines)) if _BLOCK.match(lines[i]))
+        if not any(_SAVED.match(line) for line in lines[last:]):
+            return unverifiable(runs, filename, "rtla prints no count of the CPUs it "
+                                "analyses, and no 'Saving trace to' line (its last, "
+                                "printed when it saves the trace, as -a does) follows the "
+                                "last analysis: a cut between two analyses reads as fewer")
+        return runs
 
 
 def _blocks(lines: list[str], first: int, filename: str

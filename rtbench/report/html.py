@@ -57,15 +57,17 @@ def study_sections(runs: list[RunDetail], name: str | None = None) -> list[str]:
         return []
 
 
-def render_html(run: RunDetail, sections: list[str] | None = None) -> str:
+def render_html(run: RunDetail, sections: list[str] | None = None, *,
+                figures: bool = True) -> str:
     """The report page as a string; sections (already escaped HTML, e.g. a study layout)
-    go after the verdict, and a run of a study suite gets its study's layout."""
+    go after the verdict, and a run of a study suite gets its study's layout; figures:
+    False leaves out the per-measurement histograms (a part of a huge run)."""
     measurements = []
     stats = run_stats(run)
     mark = "SIMULATED: " if run.simulated else ""
     svgs = histogram_svgs([(ms.measurement,
                             f"{mark}{ms.scenario.name} / {ms.measurement.name}")
-                           for ms in stats])
+                           for ms in stats]) if figures else [None] * len(stats)
     for ms, svg in zip(stats, svgs, strict=True):
         m = ms.measurement
         measurements.append({

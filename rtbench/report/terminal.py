@@ -127,7 +127,7 @@ def show_run(console: Console, run: RunDetail) -> None:
             ("status", f"{run.status}: {run.source['partial']}"
              if run.status == "partial" and run.source.get("partial") else run.status),
             ("started", run.started_at.isoformat(timespec="seconds")),
-            ("finished", finished), ("host", run.hostname),
+            ("finished", finished), ("board", run.board), ("host", run.hostname),
             ("target", fmt_target(run.target, run.tags)), ("kernel", run.kernel),
             ("arch", run.arch),
             ("command", " ".join(run.command_line)),

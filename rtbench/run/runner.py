@@ -29,7 +29,7 @@ from rtbench import EXIT_ENV, EXIT_USAGE, __version__, data_dir
 from rtbench.analysis.loads import achieved_rate
 from rtbench.analysis.scenario_check import scenario_flags
 from rtbench.analysis.verdict import run_verdict
-from rtbench.bundle import NOT_STARTED
+from rtbench.bundle import NOT_STARTED, board_of
 from rtbench.cpulist import parse_cpulist
 from rtbench.preflight import run_preflight
 from rtbench.rtprobe.argv import load_args, serial_trace_args
@@ -529,8 +529,9 @@ class Runner:
                  on_event: OnEvent = ignore, interrupt_grace_s: float = INTERRUPT_GRACE_S,
                  hang_grace_s: float | None = None, policy: str | None = None,
                  stop: StopFlag | None = None, tags: dict[str, str] | None = None,
-                 source: dict[str, Any] | None = None) -> None:
+                 source: dict[str, Any] | None = None, board: str | None = None) -> None:
         self.target = target
+        self.board = board  # the board's name (None: the target's host, bundle.board_of)
         self.simulate = simulate
         self.policy = policy  # "other": every test as SCHED_OTHER (rtbench run --policy)
         self.warnings: list[str] = []  # rtprobe's own warning lines, each once
@@ -664,7 +665,8 @@ class Runner:
             suite=suite.name, suite_source=suite.text or suite.source, scale=suite.scale,
             hostname=self.target.hostname(), target=self.target.name, sysinfo=sysinfo,
             preflight=facts, tool_versions=versions, command_line=list(command_line),
-            simulated=self.simulate is not None, tags=dict(self.tags))
+            simulated=self.simulate is not None, tags=dict(self.tags),
+            board=self.board or board_of(self.target.name, self.target.hostname()))
         if self.source:
             self._facts["source"] = dict(self.source)
         handlers: AbstractContextManager[object] = \
@@ -697,9 +699,20 @@ class Runner:
             status, code = run_verdict(self.statuses, interrupted=bool(self.stop),
                                        lost=self.lost, usage_error=self.usage_error)
             with_retries(lambda: self.store.finish_run(run_id, status))
+            self._check_regressions(run_id)
         self.on_event(RunFinished(run_id, status, code))
         return RunOutcome(run_id, status, code, len(self.statuses), self.messages,
                           self.warnings)
+
+    def _check_regressions(self, run_id: int) -> None:
+        """The regression board's check of the stored run against its board's baseline
+        (docs/server.md); a database failure there is a warning, the run stays stored."""
+        from rtbench.regress.board import check_stored_run
+
+        try:
+            check_stored_run(self.store, run_id)
+        except StoreError as exc:
+            self.warnings.append(f"run {run_id} was not checked for regressions: {exc}")
 
     def _store_never_started(self, run_id: int, suite: Suite) -> list[str]:
         """Store each measurement the lost connection kept from starting as a row with

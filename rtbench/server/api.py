@@ -10,22 +10,26 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
+from rtbench.analysis.multicompare import summarize
 from rtbench.analysis.reference import PUBLISHED_LABEL
 from rtbench.bundle import RunDetail
 from rtbench.interop import runjson
 from rtbench.interop.base import ImportFormatError
 from rtbench.interop.runjson import run_to_json
 from rtbench.reference import reference_run, reference_runs
+from rtbench.report.compare_summary import summary_json
 from rtbench.report.compare_text import comparison_json
-from rtbench.server import views
+from rtbench.server import labviews, regression_views, views
+from rtbench.server.alerts import upload_events
 from rtbench.server.auth import require_read, require_write
+from rtbench.server.webhooks import Dispatcher
 from rtbench.server.writequeue import WriteQueue
 from rtbench.store import RUN_STATUSES, Store
 from rtbench.store.queries import MAX_PER_PAGE, RunFilter, facets, list_runs_page
@@ -50,7 +54,7 @@ def _store(request: Request) -> Store:
     return store
 
 
-def _clean(value: str | None, name: str) -> str | None:
+def clean_query(value: str | None, name: str) -> str | None:
     """A query text without control characters ('' counts as absent)."""
     if value is not None and _CONTROL.search(value):
         raise HTTPException(422, f"{name}: control characters are not allowed")
@@ -64,7 +68,7 @@ def _utc(value: datetime | None) -> datetime | None:
     return value
 
 
-def _when(value: str | None, name: str) -> datetime | None:
+def when_param(value: str | None, name: str) -> datetime | None:
     """An ISO date or date-time query value ('' counts as absent); naive is UTC."""
     if not value:
         return None
@@ -78,8 +82,8 @@ def _when(value: str | None, name: str) -> datetime | None:
     return _utc(when)
 
 
-def run_filter(host: Text = None, kernel: Text = None, suite: Text = None,
-               tag: Text = None,
+def run_filter(host: Text = None, board: Text = None, kernel: Text = None,
+               suite: Text = None, tag: Text = None,
                status: Annotated[str | None, Query(
                    max_length=32, description="one of " + ", ".join(RUN_STATUSES))] = None,
                since: Annotated[str | None, Query(
@@ -91,10 +95,11 @@ def run_filter(host: Text = None, kernel: Text = None, suite: Text = None,
     if status and status not in RUN_STATUSES:
         raise HTTPException(422, f"status: {status[:32]!r} is not one of "
                                  f"{', '.join(RUN_STATUSES)}")
-    return RunFilter(host=_clean(host, "host"), kernel=_clean(kernel, "kernel"),
-                     suite=_clean(suite, "suite"), tag=_clean(tag, "tag"),
-                     status=status or None, since=_when(since, "since"),
-                     until=_when(until, "until"))
+    return RunFilter(host=clean_query(host, "host"), board=clean_query(board, "board"),
+                     kernel=clean_query(kernel, "kernel"),
+                     suite=clean_query(suite, "suite"), tag=clean_query(tag, "tag"),
+                     status=status or None, since=when_param(since, "since"),
+                     until=when_param(until, "until"))
 
 
 Filter = Annotated[RunFilter, Depends(run_filter)]
@@ -179,6 +184,9 @@ RunIds = Annotated[list[int] | None, Query(max_length=views.COMPARE_LIMIT,
                                            description="a stored run id (repeat)")]
 RefNames = Annotated[list[str] | None, Query(max_length=views.COMPARE_LIMIT,
                                              description="a reference run name (repeat)")]
+Against = Annotated[Literal["previous", "first"], Query(
+    description="what each run's step in the summary is decided against: the run "
+                "before it, or the first stored run")]
 Baseline = Annotated[int | None, Query(ge=1, le=INT32_MAX, description="the stored run the "
                                        "others are measured against (default: the oldest)")]
 
@@ -188,13 +196,32 @@ Baseline = Annotated[int | None, Query(ge=1, le=INT32_MAX, description="the stor
                 "description": "no run has this id, or no reference run this name",
                 **_ERROR}})
 def compare(request: Request, run: RunIds = None, ref: RefNames = None,
-            baseline: Baseline = None) -> dict[str, Any]:
+            baseline: Baseline = None, against: Against = "previous") -> dict[str, Any]:
     """Runs compared cell by cell as `rtbench compare --json` prints it: per cell and
     metric the difference to the baseline run with its 95 % bootstrap interval and a
     verdict (better / worse / no detectable difference), and the environment facts that
-    differ.  Reference runs (ref=NAME, see /api/v1/refs) are compared beside stored runs."""
+    differ.  Reference runs (ref=NAME, see /api/v1/refs) are compared beside stored runs.
+    `summary`: runs as columns, each run's step decided by the regression gate (+10 %)."""
     ids, names = compare_ids(run, ref, baseline)
-    return comparison_json(analysed(_store(request), ids, names))
+    comp = analysed(_store(request), ids, names)
+    return {**comparison_json(comp), "summary": summary_json(summarize(comp, against))}
+
+
+Outcome = Annotated[Literal["regression", "inconclusive"], Query(
+    description="which checks: the regressions, or the ones the runs cannot decide")]
+
+
+@router.get("/regressions", dependencies=[Depends(require_read)], responses=READ_ERRORS)
+def regressions(request: Request, board: Text = None, suite: Text = None,
+                since: Annotated[str | None, Query(
+                    max_length=40, description="runs started at or after (ISO date)")]
+                = None, outcome: Outcome = "regression") -> dict[str, Any]:
+    """The regression board: each stored run checked against its board's baseline (a
+    run tagged baseline, else the previous kernel's runs) by the regression gate;
+    grouped per board, suite, cell, metric and the kernel it started on."""
+    return regression_views.regressions_json(
+        _store(request), board=clean_query(board, "board"), suite=clean_query(suite, "suite"),
+        since=when_param(since, "since"), outcome=outcome)
 
 
 @router.get("/refs", dependencies=[Depends(require_read)], responses=READ_ERRORS)
@@ -215,11 +242,46 @@ def ref_detail(name: Annotated[str, PathParam(max_length=64)]) -> dict[str, Any]
     return views.reference_json(found)
 
 
+Flag = Annotated[int, Query(ge=0, le=1, description="1: include them")]
+BOARD_NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"description": "no run of this board is stored", **_ERROR}}
+
+
 @router.get("/matrix", dependencies=[Depends(require_read)], responses=READ_ERRORS)
-def matrix(request: Request, flt: Filter,
-           per_cell: Annotated[int, Query(ge=1, le=50)] = 5) -> dict[str, Any]:
-    """Board x kernel matrix per suite: worst max (every run), worst p99.9 (newest runs)."""
-    return views.matrix(_store(request), flt, per_cell)
+def matrix(request: Request, suite: Text = None, board: Text = None,
+           simulated: Flag = 0, page: Annotated[int, Query(ge=1, le=10**6)] = 1,
+           per_page: Annotated[int, Query(ge=1, le=1000)] = labviews.MATRIX_BOARDS
+           ) -> dict[str, Any]:
+    """Board x kernel matrix per suite from the per-run summaries, per_page boards a page:
+    worst max and p99.9, threshold state, delta to the board's previous kernel (simulated
+    runs: ?simulated=1)."""
+    found = labviews.matrix(_store(request), suite=clean_query(suite, "suite"),
+                            board=clean_query(board, "board"), simulated=bool(simulated),
+                            page=page, per_page=per_page)
+    return labviews.matrix_json(found, bool(simulated))
+
+
+@router.get("/boards", dependencies=[Depends(require_read)], responses=READ_ERRORS)
+def boards(request: Request, simulated: Flag = 0) -> dict[str, Any]:
+    """Every board with stored runs: runs, suites, kernels, newest run."""
+    return {"boards": labviews.boards_json(_store(request), bool(simulated))}
+
+
+@router.get("/boards/{name}/history", dependencies=[Depends(require_read)],
+            responses={**READ_ERRORS, **BOARD_NOT_FOUND})
+def board_history(request: Request, name: Annotated[str, PathParam(max_length=255)],
+                  suite: Text = None, simulated: Flag = 0,
+                  all_policies: Flag = 0) -> dict[str, Any]:
+    """Per cell of the board: max, p99.9 and exceedance rate per run over time, kernel
+    changes and thresholds (simulated / non-real-time runs only when asked)."""
+    board = clean_query(name, "board") or ""
+    found = labviews.board_histories(_store(request), board, suite=clean_query(suite, "suite"),
+                                     simulated=bool(simulated),
+                                     all_policies=bool(all_policies))
+    if not found and not labviews.board_known(_store(request), board):
+        raise HTTPException(404, f"no run of board {board[:64]!r} is stored; see "
+                                 "/api/v1/boards")
+    return labviews.history_json(board, found)
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -279,5 +341,10 @@ async def upload(request: Request) -> JSONResponse:
     queue: WriteQueue = request.app.state.write_queue
     store = _store(request)
     run_id, created = await run_in_threadpool(queue.run, lambda: store.add_bundle(detail))
+    if created:
+        dispatcher: Dispatcher = request.app.state.webhooks
+        for event, payload in upload_events(detail, run_id):
+            dispatcher.send(event, payload)
+        request.app.state.checker.submit(run_id)
     return JSONResponse({"id": run_id, "created": created, "url": f"/runs/{run_id}"},
                         status_code=201 if created else 200)

@@ -17,18 +17,40 @@ from urllib.parse import parse_qs, urlencode
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from markupsafe import Markup
+from starlette.concurrency import run_in_threadpool
 
+from rtbench.analysis.boardcheck import LIMIT
+from rtbench.analysis.multicompare import summarize
 from rtbench.analysis.reference import PUBLISHED_LABEL
 from rtbench.reference import reference_run, reference_runs
 from rtbench.report import compare_html
+from rtbench.report.boardsvg import histogram_svg, history_svg
+from rtbench.report.format import fmt_us
 from rtbench.report.html import render_html
-from rtbench.server import views
-from rtbench.server.api import INT32_MAX, Baseline, Filter, analysed, compare_ids, read_body
-from rtbench.server.auth import TOKEN_COOKIE, require_read, token_accepted
-from rtbench.server.paging import PAGE_MEASUREMENTS, page_count, run_part
+from rtbench.server import labviews, views
+from rtbench.server.api import (
+    INT32_MAX,
+    Against,
+    Baseline,
+    Filter,
+    Flag,
+    Outcome,
+    Text,
+    analysed,
+    clean_query,
+    compare_ids,
+    read_body,
+    when_param,
+)
+from rtbench.server.auth import SESSION_COOKIE, require_read, token_holder
+from rtbench.server.paging import PAGE_MEASUREMENTS, plan_pages
+from rtbench.server.regression_views import regressions_json
 from rtbench.server.render import render_page
 from rtbench.store import Store
+from rtbench.store.boards import board_histogram
 from rtbench.store.queries import MAX_PER_PAGE, RunFilter, facets, list_runs_page
+from rtbench.store.sessions import create_session, end_session
 
 router = APIRouter(include_in_schema=False)
 _render_lock = threading.Lock()  # matplotlib figures are built one at a time
@@ -79,12 +101,16 @@ def _report(request: Request, run_id: int, page: int = 1) -> tuple[str, int]:
         if cached is not None:
             cache.move_to_end((run_id, page))
             return cached
-    detail = _store(request).get_run(run_id)
-    pages = page_count(detail)
+    store = _store(request)
+    plan = plan_pages(store.run_outline(run_id))
+    pages = len(plan)
     if page > pages:
         raise HTTPException(404, f"run {run_id} has {pages} page(s), not {page}")
+    # a huge run: only this part is read, and drawn without per-measurement figures
+    # (each costs a matplotlib figure; `rtbench report` draws them all)
+    detail = store.get_run(run_id, parts=plan[page - 1] if pages > 1 else None)
     with _render_lock:
-        html = render_html(run_part(detail, page) if pages > 1 else detail)
+        html = render_html(detail, figures=pages == 1)
         if detail.status != "running":
             cache[(run_id, page)] = (html, pages)
             while len(cache) > _CACHE_SIZE:
@@ -114,7 +140,7 @@ def compare_page(request: Request,
                  run: Annotated[list[int] | None, Query(max_length=views.COMPARE_LIMIT)]
                  = None,
                  ref: Annotated[list[str] | None, Query(max_length=views.COMPARE_LIMIT)]
-                 = None, baseline: Baseline = None) -> str:
+                 = None, baseline: Baseline = None, against: Against = "previous") -> str:
     """The comparison report of the picked runs (stored and reference runs), as
     `rtbench compare -o` writes it; a page to pick them while fewer than two."""
     store = _store(request)
@@ -131,14 +157,14 @@ def compare_page(request: Request,
                    "run (stored or reference)")
         return render_page("compare.html.j2", picked=picked, picked_refs=picked_refs,
                            refs=reference_runs(), message=message)
-    key = (tuple(ids), tuple(names))
+    key = (tuple(ids), tuple(names), against)
     cache: OrderedDict[object, str] = request.app.state.report_cache
     with _render_lock:
         html = cache.get(key)
     if html is None:
         comp = analysed(store, ids, names)
         with _render_lock:
-            html = compare_html.render(comp)
+            html = compare_html.render(comp, summarize(comp, against))
             if all(v.run is None or v.run.status != "running" for v in comp.runs):
                 cache[key] = html
                 while len(cache) > _CACHE_SIZE:
@@ -170,20 +196,83 @@ def ref_page(request: Request, name: Annotated[str, PathParam(max_length=64)]) -
 
 
 @router.get("/matrix", response_class=HTMLResponse, dependencies=[Depends(require_read)])
-def matrix_page(request: Request, flt: Filter,
-                per_cell: Annotated[int, Query(ge=1, le=50)] = 5) -> str:
-    """Board x kernel matrix, one table per suite."""
-    data = views.matrix(_store(request), flt, per_cell)
-    cells = {(c["suite"], c["hostname"], c["kernel"]): c for c in data["cells"]}
-    tables = []
-    for suite in data["suites"]:
-        hosts = sorted({c["hostname"] for c in data["cells"] if c["suite"] == suite})
-        kernels = sorted({c["kernel"] for c in data["cells"] if c["suite"] == suite})
-        tables.append({"suite": suite, "hosts": hosts, "kernels": kernels,
-                       "cells": {(h, k): cells.get((suite, h, k)) for h in hosts
-                                 for k in kernels}})
-    return render_page("matrix.html.j2", tables=tables, per_cell=data["per_cell"],
-                       facets=facets(_store(request)), flt=flt)
+def matrix_page(request: Request, suite: Text = None, board: Text = None,
+                simulated: Flag = 0, page: Annotated[int, Query(ge=1, le=10**6)] = 1) -> str:
+    """Board x kernel matrix, one table per suite, from the per-run summaries; 100 boards
+    a page."""
+    store = _store(request)
+    found = labviews.matrix(store, suite=clean_query(suite, "suite"),
+                            board=clean_query(board, "board"), simulated=bool(simulated),
+                            page=page)
+    current = {k: v for k, v in request.query_params.items() if k != "page" and v}
+
+    def page_link(number: int) -> str:
+        return "/matrix?" + urlencode({**current, "page": number})
+
+    return render_page("matrix.html.j2", tables=found.tables, facets=facets(store),
+                       suite=suite or "", simulated=bool(simulated), found=found,
+                       prev_link=page_link(page - 1) if page > 1 else None,
+                       next_link=page_link(page + 1) if page < found.pages else None)
+
+
+@router.get("/boards", response_class=HTMLResponse, dependencies=[Depends(require_read)])
+def boards_page(request: Request, simulated: Flag = 0) -> str:
+    """Every board with stored runs."""
+    return render_page("boards.html.j2", boards=labviews.boards_json(
+        _store(request), bool(simulated)), simulated=bool(simulated))
+
+
+@router.get("/boards/{name}", response_class=HTMLResponse,
+            dependencies=[Depends(require_read)])
+def board_page(request: Request, name: Annotated[str, PathParam(max_length=255)],
+               suite: Text = None, simulated: Flag = 0, all_policies: Flag = 0,
+               last: Annotated[int, Query(ge=1, le=1000)] = 10) -> str:
+    """One board's history per cell, and the combined histogram of its last runs."""
+    store = _store(request)
+    board = clean_query(name, "board") or ""
+    found = labviews.board_histories(store, board, suite=clean_query(suite, "suite"),
+                                     simulated=bool(simulated),
+                                     all_policies=bool(all_policies))
+    if not found and not labviews.board_known(store, board):
+        raise HTTPException(404, f"no run of board {board[:64]!r} is stored; see /boards")
+    run_ids, pairs = board_histogram(store, board, suite=clean_query(suite, "suite"), last=last,
+                                     simulated=None if simulated else False)
+    title = (f"combined histogram of the last {len(run_ids)} run(s) of {board}"
+             + (f", suite {suite}" if suite else ""))
+    return render_page("board.html.j2", board=board, suite=suite or "",
+                       simulated=bool(simulated), all_policies=bool(all_policies),
+                       histories=[(h, Markup(history_svg(h))) for h in found],
+                       combined=Markup(histogram_svg(pairs, title)), last=last,
+                       combined_runs=run_ids)
+
+
+@router.get("/regressions", response_class=HTMLResponse,
+            dependencies=[Depends(require_read)])
+def regressions_page(request: Request, board: Text = None, suite: Text = None,
+                     since: Annotated[str | None, Query(max_length=40)] = None,
+                     outcome: Outcome = "regression") -> str:
+    """The regression board: board, cell, metric, baseline -> new, the kernel it
+    started on, as GET /api/v1/regressions returns it."""
+    store = _store(request)
+    data = regressions_json(store, board=board or None, suite=suite or None,
+                            since=when_param(since, "since"), outcome=outcome)
+    return render_page("regressions.html.j2", groups=data["regressions"],
+                       counts=data["counts"], truncated=data["truncated"], board=board,
+                       suite=suite, since=since, outcome=outcome,
+                       suites=facets(store)["suite"], limit_pct=f"{LIMIT * 100:g}",
+                       value=regression_value, change=regression_change)
+
+
+def regression_value(metric: str, value: float | None) -> str:
+    """A regression board figure: µs, or samples per million for the exceedance rate."""
+    if value is None:
+        return "-"
+    return f"{value:.3g}/M" if metric == "exceedance-rate" else fmt_us(value)
+
+
+def regression_change(rel: float | None) -> str:
+    """A relative change as '+725.8%' ('-' when unknown)."""
+    return "-" if rel is None else f"{rel:+.1%}"
 
 
 @router.get("/login", response_class=HTMLResponse)
@@ -194,12 +283,30 @@ def login_form() -> str:
 
 @router.post("/login")
 async def login(request: Request) -> Response:
-    """Check the token and keep it in an HttpOnly cookie."""
+    """Check the token and start a login session: the HttpOnly cookie holds the session's
+    random id, never the token."""
     body = await read_body(request, 4096)
     token = (parse_qs(body.decode("utf-8", "replace")).get("token") or [""])[0].strip()
-    if not await token_accepted(request, token):
+    who = await token_holder(request, token)
+    if who is None:
         return HTMLResponse(render_page("login.html.j2", failed=True), status_code=401)
+    store = _store(request)
+    session_id = await run_in_threadpool(request.app.state.write_queue.run,
+                                         lambda: create_session(store, who))
     response = RedirectResponse("/runs", status_code=303)
-    response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="strict",
+    response.set_cookie(SESSION_COOKIE, session_id, httponly=True, samesite="strict",
                         secure=request.url.scheme == "https")
+    return response
+
+
+@router.post("/logout")
+async def logout(request: Request) -> Response:
+    """End the login session of the cookie (if any) and forget the cookie."""
+    session_id = request.cookies.get(SESSION_COOKIE)
+    if session_id:
+        store = _store(request)
+        await run_in_threadpool(request.app.state.write_queue.run,
+                                lambda: end_session(store, session_id))
+    response = RedirectResponse("/login", status_code=303)
+    response.delete_cookie(SESSION_COOKIE)
     return response

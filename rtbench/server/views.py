@@ -19,11 +19,11 @@ from rtbench.analysis.verdict import list_verdict
 from rtbench.bundle import RunDetail, RunSummary
 from rtbench.reference import reference_run, reference_runs
 from rtbench.store import Store
-from rtbench.store.queries import RunFilter, matrix_cells, measurement_series
+from rtbench.store.queries import measurement_series
 
 # the statistics each compared measurement or matrix cell shows (ns values)
 STAT_KEYS = ("samples", "min_ns", "mean_ns", "p99_ns", "p99_9_ns", "max_ns", "overruns")
-COMPARE_LIMIT = 8
+COMPARE_LIMIT = 100  # runs per comparison: a bound on one request's work
 
 
 def run_verdict_label(run: RunSummary) -> str:
@@ -36,7 +36,7 @@ def summary_json(run: RunSummary, arch: str | None = None, uid: str | None = Non
     """One runs-list row as JSON."""
     out: dict[str, Any] = {
         "id": run.id, "started_at": run.started_at.isoformat(), "hostname": run.hostname,
-        "kernel": run.kernel, "suite": run.suite, "status": run.status,
+        "board": run.board, "kernel": run.kernel, "suite": run.suite, "status": run.status,
         "verdict": run_verdict_label(run),
         "worst_max_ns": run.worst_max_ns, "simulated": run.simulated, "tags": run.tags}
     if arch is not None:
@@ -102,37 +102,6 @@ def compare_runs(store: Store, runs: list[RunDetail]) -> Comparison:
                "simulated": r.simulated} for r in runs],
         rows=[(sc, name, [table[(sc, name)].get(r.id) for r in runs]) for sc, name in keys],
         differing_facts=[(name, values) for name, values in facts if len(set(values)) > 1])
-
-
-def matrix(store: Store, flt: RunFilter, per_cell: int = 5) -> dict[str, Any]:
-    """Board x kernel matrix per suite: worst max (all runs), worst p99.9 (newest runs).
-
-    {"suites": [...], "hosts": [...], "kernels": [...], "cells": [{hostname, kernel,
-    suite, runs, newest_run_id, worst_max_ns, worst_p99_9_ns, p99_9_runs}]}
-    """
-    cells = matrix_cells(store, flt, per_cell)
-    wanted = sorted({rid for c in cells for rid in c.newest_run_ids})
-    p999_of_run: dict[int, int | None] = {}
-    for m in measurement_series(store, wanted).values():
-        stats = _stats(m["series"], m["measured_ns"])
-        value = stats["p99_9_ns"] if stats else None
-        old = p999_of_run.get(m["run_id"])
-        if value is not None and (old is None or value > old):
-            p999_of_run[m["run_id"]] = value
-        else:
-            p999_of_run.setdefault(m["run_id"], old)
-    out_cells = []
-    for c in cells:
-        values = [v for rid in c.newest_run_ids if (v := p999_of_run.get(rid)) is not None]
-        out_cells.append({
-            "hostname": c.hostname, "kernel": c.kernel, "suite": c.suite, "runs": c.runs,
-            "newest_run_id": c.newest_run_id, "worst_max_ns": c.worst_max_ns,
-            "worst_p99_9_ns": max(values) if values else None,
-            "p99_9_runs": len(c.newest_run_ids)})
-    return {"suites": sorted({c.suite for c in cells}),
-            "hosts": sorted({c.hostname for c in cells}),
-            "kernels": sorted({c.kernel for c in cells}),
-            "per_cell": per_cell, "cells": out_cells}
 
 
 # ---- the comparison analysis (as `rtbench compare`) and the reference runs ----

@@ -49,9 +49,11 @@ from rtbench.bundle import (
     RunSummary,
     ScenarioDetail,
     SeriesDetail,
+    board_of,
     mark_beyond_hist,
 )
 from rtbench.store import schema as t
+from rtbench.store.cells import CellFilter, CellRow, RunFacts, insert_cells, read_cells
 
 if TYPE_CHECKING:
     from rtbench.rtprobe.records import ProbeOutput
@@ -65,7 +67,9 @@ __all__ = [
 # running: being measured; lost: the target went away mid-run (finished windows kept);
 # abandoned: the process that owned a running run is gone (found at a later start).
 RUN_STATUSES = ("running", "ok", "fail", "interrupted", "error", "lost", "abandoned",
-                "partial")
+                "partial", "unreachable")
+# what a fleet board that left no measurement is stored as (runs.reason says why)
+OUTAGE_STATUSES = ("unreachable", "error", "interrupted")
 
 
 # How long a write waits for another process's lock before SQLite gives up.
@@ -215,18 +219,20 @@ def head_revision() -> str | None:
     Read without Alembic, so that opening an up-to-date database costs no Alembic
     import; None when the files do not name exactly one head (Alembic then decides).
     """
-    revisions: dict[str, str | None] = {}
+    revisions: dict[str, set[str]] = {}
     for path in (Path(__file__).parent / "migrations" / "versions").glob("*.py"):
         found = dict(_REVISION_LINE.findall(path.read_text(encoding="utf-8")))
         if "revision" in found:
-            down = found.get("down_revision")
-            revisions[found["revision"].strip("\"'")] = \
-                None if down in (None, "None") else down.strip("\"'")
-    heads = set(revisions) - set(revisions.values())
+            down = found.get("down_revision") or "None"
+            # one revision, None, or a merge revision's tuple of them
+            revisions[found["revision"].strip("\"'")] = {
+                name.strip(" \"'") for name in down.strip("()").split(",")
+                if name.strip(" \"'") not in ("", "None")}
+    heads = set(revisions) - set().union(*revisions.values())
     return heads.pop() if len(heads) == 1 else None
 
 
-_REVISION_LINE = re.compile(r"^(revision|down_revision)\s*(?::[^=]*)?=\s*(\S+)\s*$", re.M)
+_REVISION_LINE = re.compile(r"^(revision|down_revision)\s*(?::[^=]*)?=\s*(.+?)\s*$", re.M)
 
 
 def _at_head(engine: Engine) -> bool:
@@ -396,8 +402,9 @@ class Store:
                    preflight: list[dict[str, Any]],
                    tool_versions: dict[str, Any], command_line: list[str],
                    simulated: bool, tags: dict[str, str] | None = None,
-                   source: dict[str, Any] | None = None) -> int:
-        """Record a new run (status 'running') and return its id."""
+                   source: dict[str, Any] | None = None, board: str | None = None) -> int:
+        """Record a new run (status 'running') and return its id; board: the board's
+        name (None: the target's host, see bundle.board_of)."""
         uname = sysinfo.get("uname") or {}
         with self._tx("create the run") as conn:
             host_id = self._host_id(conn, hostname, sysinfo)
@@ -411,7 +418,29 @@ class Store:
                 sysinfo=_dumps(sysinfo), preflight=_dumps(preflight),
                 command_line=_dumps(list(command_line)),
                 uid=uuid.uuid4().hex, tags=_dumps(dict(tags or {})),
-                source=_dumps(dict(source or {"tool": "rtbench"}))))
+                source=_dumps(dict(source or {"tool": "rtbench"})),
+                board=(board or board_of(target, hostname))[:255]))
+            return _new_id(res)
+
+    def add_outage(self, *, suite: str, suite_source: str, scale: float, hostname: str,
+                   target: str, command_line: list[str], simulated: bool,
+                   tags: dict[str, str], status: str, reason: str, board: str) -> int:
+        """Record, in one transaction, a finished run that measured nothing (a fleet
+        board unreachable or failed before its run began) with the reason; its id."""
+        if status not in OUTAGE_STATUSES:
+            raise StoreError(f"an outage's status {status!r} is not one of "
+                             f"{', '.join(OUTAGE_STATUSES)}")
+        now = _now()
+        with self._tx(f"record {status} board {hostname!r}") as conn:
+            host_id = self._host_id(conn, hostname, {})
+            res = conn.execute(insert(t.runs).values(
+                host_id=host_id, suite=suite, suite_source=suite_source,
+                scale=float(scale), status=status, started_at=now, finished_at=now,
+                target=target, kernel="", simulated=bool(simulated),
+                tool_versions=_dumps({}), sysinfo=_dumps({}), preflight=_dumps([]),
+                command_line=_dumps(list(command_line)), uid=uuid.uuid4().hex,
+                tags=_dumps(dict(tags)), source=_dumps({"tool": "rtbench"}),
+                reason=reason[:2000], board=board[:255]))
             return _new_id(res)
 
     def add_bundle(self, run: RunDetail) -> tuple[int, bool]:
@@ -439,13 +468,25 @@ class Store:
                 raise
             return found, False
 
+    def add_bundles(self, runs: list[RunDetail]) -> list[int]:
+        """Store many new runs (a generator, a bulk load) in one transaction; their ids.
+
+        Each run is checked as add_bundle() checks it, before anything is written; a
+        uid already stored fails the whole batch (nothing is written).
+        """
+        from rtbench.store.checks import BundleRejected, check_bundle
+
+        for run in runs:
+            try:
+                check_bundle(run, RUN_STATUSES)
+            except BundleRejected as exc:
+                raise BundleInvalid(str(exc)) from None
+        with self._tx(f"store {len(runs)} runs") as conn:
+            return [self._insert_bundle(conn, run, run.uid or uuid.uuid4().hex)
+                    for run in runs]
+
     def _add_bundle(self, run: RunDetail, uid: str) -> tuple[int, bool]:
         """add_bundle() with the uid chosen, in one transaction."""
-        uname = run.sysinfo.get("uname") if isinstance(run.sysinfo, dict) else None
-        sysinfo = dict(run.sysinfo)
-        if not isinstance(uname, dict) or "machine" not in uname:
-            # the hosts row is keyed by the arch the bundle states
-            sysinfo["uname"] = {**(uname or {}), "machine": run.arch}
         from rtbench.rtprobe.records import no_gc
 
         with self._tx(f"store run {run.suite!r}") as conn, no_gc():
@@ -453,29 +494,44 @@ class Store:
                 t.runs.c.uid == uid)).scalar()
             if found is not None:
                 return int(found), False
-            host_id = self._host_id(conn, run.hostname, sysinfo)
-            res = conn.execute(insert(t.runs).values(
-                host_id=host_id, suite=run.suite, suite_source=run.suite_source,
-                scale=float(run.scale), status=run.status,
-                started_at=run.started_at, finished_at=run.finished_at,
-                target=run.target, kernel=run.kernel,
-                simulated=bool(run.simulated),
-                tool_versions=_dumps(run.tool_versions),
-                sysinfo=_dumps(run.sysinfo), preflight=_dumps(run.preflight),
-                command_line=_dumps(list(run.command_line)), uid=uid,
-                tags=_dumps(dict(run.tags)), source=_dumps(dict(run.source))))
-            run_id = _new_id(res)
-            for position, sc in enumerate(run.scenarios):
-                sres = conn.execute(insert(t.scenarios).values(
-                    run_id=run_id, position=position, name=sc.name,
-                    loads=_dumps(sc.loads), load_cpus=sc.load_cpus,
-                    measure_cpus=sc.measure_cpus,
-                    intensity=None if sc.intensity is None
-                    else _dumps(sc.intensity)))
-                scenario_id = _new_id(sres)
-                for mpos, m in enumerate(sc.measurements):
-                    _insert_measurement(conn, scenario_id, mpos, m)
-            return run_id, True
+            return self._insert_bundle(conn, run, uid), True
+
+    def _insert_bundle(self, conn: Connection, run: RunDetail, uid: str) -> int:
+        """Insert one whole run (its hosts row found or made) in conn's transaction."""
+        uname = run.sysinfo.get("uname") if isinstance(run.sysinfo, dict) else None
+        sysinfo = dict(run.sysinfo)
+        if not isinstance(uname, dict) or "machine" not in uname:
+            # the hosts row is keyed by the arch the bundle states
+            sysinfo["uname"] = {**(uname or {}), "machine": run.arch}
+        host_id = self._host_id(conn, run.hostname, sysinfo)
+        board = (run.board or board_of(run.target, run.hostname))[:255]
+        res = conn.execute(insert(t.runs).values(
+            host_id=host_id, suite=run.suite, suite_source=run.suite_source,
+            scale=float(run.scale), status=run.status,
+            started_at=run.started_at, finished_at=run.finished_at,
+            target=run.target, kernel=run.kernel,
+            simulated=bool(run.simulated),
+            tool_versions=_dumps(run.tool_versions),
+            sysinfo=_dumps(run.sysinfo), preflight=_dumps(run.preflight),
+            command_line=_dumps(list(run.command_line)), uid=uid,
+            tags=_dumps(dict(run.tags)), source=_dumps(dict(run.source)),
+            board=board, reason=run.reason))
+        run_id = _new_id(res)
+        facts = RunFacts(run_id=run_id, board=board, suite=run.suite,
+                         kernel=run.kernel, started_at=run.started_at,
+                         simulated=bool(run.simulated))
+        for position, sc in enumerate(run.scenarios):
+            sres = conn.execute(insert(t.scenarios).values(
+                run_id=run_id, position=position, name=sc.name,
+                loads=_dumps(sc.loads), load_cpus=sc.load_cpus,
+                measure_cpus=sc.measure_cpus,
+                intensity=None if sc.intensity is None
+                else _dumps(sc.intensity)))
+            scenario_id = _new_id(sres)
+            for mpos, m in enumerate(sc.measurements):
+                mid = _insert_measurement(conn, scenario_id, mpos, m)
+                insert_cells(conn, facts, sc.name, mid, m)
+        return run_id
 
     def run_id_by_uid(self, uid: str) -> int | None:
         """The id of the stored run with this uid, or None."""
@@ -555,7 +611,20 @@ class Store:
                 select(func.count()).select_from(t.measurements)
                 .where(t.measurements.c.scenario_id == scenario_id)
             ).scalar_one()
-            return _insert_measurement(conn, scenario_id, int(position), detail)
+            mid = _insert_measurement(conn, scenario_id, int(position), detail)
+            run = conn.execute(
+                select(t.runs.c.id, t.runs.c.board, t.runs.c.suite, t.runs.c.kernel,
+                       t.runs.c.started_at, t.runs.c.simulated,
+                       t.scenarios.c.name.label("scenario"))
+                .join(t.scenarios, t.scenarios.c.run_id == t.runs.c.id)
+                .where(t.scenarios.c.id == scenario_id)).first()
+            if run is not None:
+                facts = RunFacts(run_id=int(run.id), board=run.board, suite=run.suite,
+                                 kernel=run.kernel,
+                                 started_at=_utc(run.started_at) or _now(),
+                                 simulated=bool(run.simulated))
+                insert_cells(conn, facts, run.scenario, mid, detail)
+            return mid
 
     def finish_run(self, run_id: int, status: str) -> None:
         """Close a run with its final status."""
@@ -605,7 +674,8 @@ class Store:
         query = (
             select(t.runs.c.id, t.runs.c.started_at, t.hosts.c.hostname,
                    t.runs.c.kernel, t.runs.c.suite, t.runs.c.status,
-                   worst.c.worst, t.runs.c.simulated, t.runs.c.tags, t.runs.c.target)
+                   worst.c.worst, t.runs.c.simulated, t.runs.c.tags, t.runs.c.target,
+                   t.runs.c.board)
             .select_from(t.runs.join(t.hosts,
                                      t.hosts.c.id == t.runs.c.host_id)
                          .outerjoin(worst, worst.c.run_id == t.runs.c.id))
@@ -618,11 +688,34 @@ class Store:
                                worst_max_ns=None if r.worst is None
                                else int(r.worst),
                                simulated=bool(r.simulated),
-                               tags=_loads(r.tags) or {}, target=r.target)
+                               tags=_loads(r.tags) or {}, target=r.target,
+                               board=r.board)
                     for r in conn.execute(query)]
 
-    def get_run(self, run_id: int) -> RunDetail:
-        """Everything stored about run_id; StoreError when it does not exist."""
+    def run_outline(self, run_id: int) -> list[tuple[int, int]]:
+        """(scenario id, number of measurements) of each scenario of run_id, in order;
+        RunNotFound when the run does not exist."""
+        with self._tx(f"read run {run_id}") as conn:
+            if not 0 < run_id < 2**63 or conn.execute(select(t.runs.c.id).where(
+                    t.runs.c.id == run_id)).first() is None:
+                raise RunNotFound(f"run {run_id} is not in {self.url}; "
+                                  "'rtbench ls' lists the stored runs")
+            rows = conn.execute(
+                select(t.scenarios.c.id, func.count(t.measurements.c.id))
+                .select_from(t.scenarios.outerjoin(
+                    t.measurements, t.measurements.c.scenario_id == t.scenarios.c.id))
+                .where(t.scenarios.c.run_id == run_id)
+                .group_by(t.scenarios.c.id, t.scenarios.c.position)
+                .order_by(t.scenarios.c.position, t.scenarios.c.id)).all()
+        return [(int(sid), int(n)) for sid, n in rows]
+
+    def get_run(self, run_id: int, parts: dict[int, tuple[int, int]] | None = None
+                ) -> RunDetail:
+        """Everything stored about run_id; StoreError when it does not exist.
+
+        parts, when given, reads only those scenarios ({scenario id: (first, end)}) and of
+        each only its measurements first..end-1 (in order): one page of a huge run.
+        """
         if not 0 < run_id < 2**63:  # no such row can exist (and SQLite cannot bind it)
             raise RunNotFound(f"run {run_id} is not in {self.url}; "
                               "'rtbench ls' lists the stored runs")
@@ -646,19 +739,24 @@ class Store:
                 tool_versions=_loads(row.tool_versions),
                 command_line=_loads(row.command_line),
                 simulated=bool(row.simulated), tags=_loads(row.tags) or {},
-                source=_loads(row.source) or {}, uid=row.uid)
-            for sc in conn.execute(
-                    select(t.scenarios).where(t.scenarios.c.run_id == run_id)
-                    .order_by(t.scenarios.c.position, t.scenarios.c.id)):
+                source=_loads(row.source) or {}, uid=row.uid, board=row.board,
+                reason=row.reason)
+            chosen = select(t.scenarios).where(t.scenarios.c.run_id == run_id)
+            if parts is not None:
+                chosen = chosen.where(t.scenarios.c.id.in_(list(parts)))
+            for sc in conn.execute(chosen.order_by(t.scenarios.c.position,
+                                                   t.scenarios.c.id)).all():
                 scenario = ScenarioDetail(
                     id=sc.id, name=sc.name, loads=_loads(sc.loads),
                     load_cpus=sc.load_cpus, measure_cpus=sc.measure_cpus,
                     intensity=_loads(sc.intensity))
-                for m in conn.execute(
-                        select(t.measurements)
-                        .where(t.measurements.c.scenario_id == sc.id)
-                        .order_by(t.measurements.c.position,
-                                  t.measurements.c.id)):
+                wanted = (select(t.measurements)
+                          .where(t.measurements.c.scenario_id == sc.id)
+                          .order_by(t.measurements.c.position, t.measurements.c.id))
+                if parts is not None:
+                    first, end = parts[sc.id]
+                    wanted = wanted.offset(first).limit(max(0, end - first))
+                for m in conn.execute(wanted).all():
                     scenario.measurements.append(self._measurement(conn, m))
                 run.scenarios.append(scenario)
             return run
@@ -723,6 +821,20 @@ class Store:
                             .where(t.trace_info.c.measurement_id == m.id)).scalar()
         detail.trace_info = _loads(info) if info is not None else None
         return mark_beyond_hist(detail)
+
+    def cell_rows(self, *, board: str | None = None, suite: str | None = None,
+                  kernel: str | None = None, since: datetime | None = None,
+                  until: datetime | None = None, simulated: bool | None = False,
+                  rt_only: bool = False, limit: int | None = None) -> list[CellRow]:
+        """The per-run cell summaries (run_cells) matching, oldest run first.
+
+        simulated: False (default) real runs only, True simulated only, None both;
+        rt_only: leave out runs known to have measured under a non-real-time policy.
+        """
+        flt = CellFilter(board=board, suite=suite, kernel=kernel, since=since,
+                         until=until, simulated=simulated, rt_only=rt_only)
+        with self._tx("read the run summaries") as conn:
+            return read_cells(conn, flt, limit)
 
     def close(self) -> None:
         """Release every connection."""

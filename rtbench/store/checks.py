@@ -64,7 +64,7 @@ def check_bundle(run: RunDetail, statuses: tuple[str, ...]) -> None:
     """Raise BundleRejected when run does not fit the schema's columns."""
     if run.status not in statuses:
         raise BundleRejected(f"run.status: {run.status!r} is not one of {', '.join(statuses)}")
-    for name, limit in (("suite", 255), ("hostname", 255), ("target", 255),
+    for name, limit in (("suite", 255), ("hostname", 255), ("board", 255), ("target", 255),
                         ("kernel", 255), ("arch", 64), ("uid", 64), ("status", 32)):
         _text(getattr(run, name), f"run.{name}", limit)
     cpu_model = run.sysinfo.get("cpu_model") if isinstance(run.sysinfo, dict) else None

@@ -1,5 +1,5 @@
 """Read queries of the results server: filtered, paged run lists, filter choices,
-and the raw per-cell data of the board x kernel matrix.
+and the measurements of runs (series with histograms) for statistics.
 
 Each query filters and pages in SQL (indexes from migration 0003) so a database
 of tens of thousands of runs answers a page in milliseconds; statistics are
@@ -27,6 +27,7 @@ class RunFilter:
     """What a runs list is restricted to (None: no restriction)."""
 
     host: str | None = None
+    board: str | None = None
     kernel: str | None = None
     suite: str | None = None
     tag: str | None = None  # "key" (present) or "key=value"
@@ -50,19 +51,6 @@ class RunPage:
     def pages(self) -> int:
         """How many pages the matching runs fill (at least 1)."""
         return max(1, -(-self.total // self.per_page))
-
-
-@dataclass
-class MatrixCell:
-    """Runs of one suite on one board (host) with one kernel."""
-
-    hostname: str
-    kernel: str
-    suite: str
-    runs: int
-    newest_run_id: int
-    worst_max_ns: int | None
-    newest_run_ids: list[int] = field(default_factory=list)
 
 
 def _like_literal(text: str) -> str:
@@ -93,6 +81,8 @@ def _conditions(flt: RunFilter) -> list[ColumnElement[bool]]:
     cond: list[ColumnElement[bool]] = []
     if flt.host:
         cond.append(t.hosts.c.hostname == flt.host)
+    if flt.board:
+        cond.append(t.runs.c.board == flt.board)
     if flt.kernel:
         cond.append(t.runs.c.kernel == flt.kernel)
     if flt.suite:
@@ -128,7 +118,7 @@ def list_runs_page(store: Store, flt: RunFilter, page: int = 1,
         rows = conn.execute(
             select(t.runs.c.id, t.runs.c.started_at, t.hosts.c.hostname, t.hosts.c.arch,
                    t.runs.c.kernel, t.runs.c.suite, t.runs.c.status, t.runs.c.simulated,
-                   t.runs.c.tags, t.runs.c.uid, t.runs.c.target)
+                   t.runs.c.tags, t.runs.c.uid, t.runs.c.target, t.runs.c.board)
             .select_from(joined).where(where).order_by(t.runs.c.id.desc())
             .limit(per_page).offset((page - 1) * per_page)).all()
         ids = [r.id for r in rows]
@@ -148,6 +138,7 @@ def list_runs_page(store: Store, flt: RunFilter, page: int = 1,
                        hostname=r.hostname, kernel=r.kernel, suite=r.suite, status=r.status,
                        worst_max_ns=worst.get(r.id), simulated=bool(r.simulated),
                        tags=json.loads(r.tags) if r.tags else {}, target=r.target,
+                       board=r.board,
                        measurement_count=counts.get(r.id, (0, 0))[0],
                        checked_count=counts.get(r.id, (0, 0))[1])
             for r in rows]
@@ -188,52 +179,9 @@ def facets(store: Store, limit: int = 500) -> dict[str, list[str]]:
         def distinct(column: Any) -> list[str]:
             return [str(v) for (v,) in conn.execute(
                 select(column).distinct().order_by(column).limit(limit))]
-        return {"host": distinct(t.hosts.c.hostname), "kernel": distinct(t.runs.c.kernel),
+        return {"host": distinct(t.hosts.c.hostname), "board": distinct(t.runs.c.board),
+                "kernel": distinct(t.runs.c.kernel),
                 "suite": distinct(t.runs.c.suite), "status": list(RUN_STATUSES)}
-
-
-def matrix_cells(store: Store, flt: RunFilter, per_cell: int = 5) -> list[MatrixCell]:
-    """One cell per (host, kernel, suite) of the runs matching flt.
-
-    worst_max_ns covers every run of the cell; newest_run_ids lists the newest
-    per_cell runs (the ones the caller computes percentiles over).
-    """
-    joined = t.runs.join(t.hosts, t.hosts.c.id == t.runs.c.host_id)
-    where = and_(true(), *_conditions(flt))
-    worst_of_run = (
-        select(t.scenarios.c.run_id.label("run_id"),
-               func.max(t.series.c.max_ns).label("worst"))
-        .select_from(t.scenarios.join(
-            t.measurements, t.measurements.c.scenario_id == t.scenarios.c.id)
-            .join(t.series, t.series.c.measurement_id == t.measurements.c.id))
-        .group_by(t.scenarios.c.run_id).subquery())
-    query = (select(t.hosts.c.hostname, t.runs.c.kernel, t.runs.c.suite,
-                    func.count(t.runs.c.id).label("runs"),
-                    func.max(t.runs.c.id).label("newest"),
-                    func.max(worst_of_run.c.worst).label("worst"))
-             .select_from(joined.outerjoin(worst_of_run,
-                                           worst_of_run.c.run_id == t.runs.c.id))
-             .where(where)
-             .group_by(t.hosts.c.hostname, t.runs.c.kernel, t.runs.c.suite)
-             .order_by(t.hosts.c.hostname, t.runs.c.kernel, t.runs.c.suite))
-    with store.transaction("build the matrix") as conn:
-        cells = [MatrixCell(hostname=r.hostname, kernel=r.kernel, suite=r.suite,
-                            runs=int(r.runs), newest_run_id=int(r.newest),
-                            worst_max_ns=None if r.worst is None else int(r.worst))
-                 for r in conn.execute(query)]
-        ranked = (select(t.hosts.c.hostname, t.runs.c.kernel, t.runs.c.suite, t.runs.c.id,
-                         func.row_number().over(
-                             partition_by=(t.hosts.c.hostname, t.runs.c.kernel,
-                                           t.runs.c.suite),
-                             order_by=t.runs.c.id.desc()).label("rank"))
-                  .select_from(joined).where(where).subquery())
-        newest: dict[tuple[str, str, str], list[int]] = {}
-        for r in conn.execute(select(ranked).where(ranked.c.rank <= per_cell)):
-            newest.setdefault((r.hostname, r.kernel, r.suite), []).append(int(r.id))
-    for cell in cells:
-        cell.newest_run_ids = sorted(newest.get((cell.hostname, cell.kernel, cell.suite), []),
-                                     reverse=True)
-    return cells
 
 
 def measurement_series(store: Store, run_ids: list[int]) -> dict[int, dict[str, Any]]:

@@ -57,6 +57,10 @@ runs = Table(
     Column("uid", String(64), nullable=False),
     Column("tags", Text, nullable=False, server_default="{}"),
     Column("source", Text, nullable=False, server_default="{}"),
+    # why a run holds no evidence: a fleet board unreachable or failed (migration 0004_alert)
+    Column("reason", Text),
+    # the board it ran on: --board, the fleet inventory name, else the target's host
+    Column("board", String(255), nullable=False, server_default=""),
     UniqueConstraint("uid", name="uq_runs_uid"),
 )
 Index("ix_runs_started_at", runs.c.started_at)
@@ -64,6 +68,7 @@ Index("ix_runs_host_id", runs.c.host_id)
 Index("ix_runs_suite", runs.c.suite)
 Index("ix_runs_kernel", runs.c.kernel)
 Index("ix_runs_status", runs.c.status)
+Index("ix_runs_board", runs.c.board)
 
 scenarios = Table(
     "scenarios", metadata,
@@ -202,6 +207,102 @@ tokens = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("revoked_at", DateTime(timezone=True)),
     Column("last_used_at", DateTime(timezone=True)),
+    # read, upload or admin (migration 0004_ops; tokens made before it are upload)
+    Column("scope", String(16), nullable=False, server_default="upload"),
     UniqueConstraint("name", name="uq_tokens_name"),
     UniqueConstraint("token_sha256", name="uq_tokens_sha256"),
 )
+
+# login sessions of `rtbench serve`: the cookie holds a random session id, only its
+# SHA-256 is kept; a session ends at expires_at or when its token is revoked
+sessions = Table(
+    "sessions", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("session_sha256", String(64), nullable=False),
+    Column("token_id", Integer, ForeignKey("tokens.id", ondelete="CASCADE"),
+           nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("session_sha256", name="uq_sessions_sha256"),
+)
+Index("ix_sessions_token_id", sessions.c.token_id)
+# the regression board (migration 0004_alert): each new run of a board x cell checked
+# against that board's baseline with the regression gate, one row per cell and metric
+regressions = Table(
+    "regressions", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("board", String(255), nullable=False),
+    Column("suite", String(255), nullable=False),
+    Column("kernel", String(255), nullable=False),
+    Column("cell", String(1024), nullable=False),
+    Column("metric", String(32), nullable=False),
+    Column("outcome", String(32), nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("baseline_kind", String(32), nullable=False),
+    Column("baseline_kernel", String(255)),
+    Column("baseline_runs", Text, nullable=False),
+    Column("baseline_value", Float),
+    Column("value", Float),
+    Column("rel", Float),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("checked_at", DateTime(timezone=True), nullable=False),
+)
+Index("ix_regressions_run_id", regressions.c.run_id)
+Index("ix_regressions_board_outcome", regressions.c.board, regressions.c.outcome)
+Index("ix_regressions_outcome_started", regressions.c.outcome, regressions.c.started_at)
+
+# webhook deliveries of `rtbench serve --webhook` (migration 0004_alert)
+webhook_deliveries = Table(
+    "webhook_deliveries", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("event", String(64), nullable=False),
+    Column("url", Text, nullable=False),
+    Column("body", Text, nullable=False),
+    Column("status", String(32), nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("last_code", Integer),
+    Column("last_error", Text),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("finished_at", DateTime(timezone=True)),
+)
+Index("ix_webhook_deliveries_status", webhook_deliveries.c.status)
+
+# one summary row per run x cell (scenario, measurement, series label), written in the
+# transaction that stores the measurement: the matrix, history and regression pages
+# read these instead of histograms (rtbench/store/cells.py computes them)
+run_cells = Table(
+    "run_cells", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("measurement_id", Integer,
+           ForeignKey("measurements.id", ondelete="CASCADE"), nullable=False),
+    Column("board", String(255), nullable=False),
+    Column("suite", String(255), nullable=False),
+    Column("kernel", String(255), nullable=False),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("simulated", Boolean, nullable=False),
+    Column("policy", String(32)),  # rtprobe's achieved policy (fifo, rr, other ...); NULL unknown
+    Column("scenario", String(255), nullable=False),
+    Column("measurement", String(255), nullable=False),
+    Column("test", String(64), nullable=False),
+    Column("series_label", String(255), nullable=False),
+    Column("count", BigInteger, nullable=False),
+    Column("max_ns", BigInteger),
+    Column("p99_ns", BigInteger),
+    Column("p999_ns", BigInteger),
+    Column("measured_ns", BigInteger),
+    Column("exceed", Text, nullable=False),  # JSON [[threshold_ns, samples above], ...]
+    Column("threshold_ns", BigInteger),  # the smallest threshold (NULL: none)
+    Column("above_threshold", BigInteger),  # samples above it (NULL: no threshold)
+    Column("overruns", BigInteger, nullable=False),
+)
+Index("ix_run_cells_board_suite", run_cells.c.board, run_cells.c.suite,
+      run_cells.c.started_at)
+Index("ix_run_cells_run_id", run_cells.c.run_id)
+Index("ix_run_cells_measurement_id", run_cells.c.measurement_id)
+Index("ix_run_cells_matrix", run_cells.c.simulated, run_cells.c.board, run_cells.c.kernel,
+      run_cells.c.suite)
+# GET /metrics: the newest run per board x suite, read from the index alone (0004_ops)
+Index("ix_run_cells_latest", run_cells.c.simulated, run_cells.c.board, run_cells.c.suite,
+      run_cells.c.started_at)

@@ -1,8 +1,11 @@
-"""Upload tokens of the results server: created, listed, revoked, checked.
+"""Tokens of the results server: created, listed, revoked, checked, with a scope.
 
 A token is 32 random bytes shown once (URL-safe base64, prefixed "rtb_"); the
 database keeps only its SHA-256, so a copied database does not hand out write
 access.  Checking compares the hash with every active token's in constant time.
+Scopes nest: a read token reads (when the server asks for a token to read), an
+upload token also uploads, an admin token also deletes and prunes runs.  Revoking a
+token ends its login sessions (rtbench.store.sessions) in the same transaction.
 """
 
 from __future__ import annotations
@@ -14,13 +17,15 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import delete, insert, select, update
 
 from rtbench.store import Store, StoreError
 from rtbench.store import schema as t
 
 TOKEN_PREFIX = "rtb_"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+# each scope allows what the ones before it allow
+SCOPES = ("read", "upload", "admin")
 
 
 @dataclass
@@ -31,6 +36,25 @@ class TokenInfo:
     created_at: datetime
     revoked_at: datetime | None
     last_used_at: datetime | None
+    scope: str
+
+
+@dataclass(frozen=True)
+class TokenIdentity:
+    """Who an accepted token (or login session) is: its row id, name and scope."""
+
+    token_id: int
+    name: str
+    scope: str
+
+    def allows(self, needed: str) -> bool:
+        """Whether this scope covers the needed one (read < upload < admin)."""
+        return scope_rank(self.scope) >= scope_rank(needed)
+
+
+def scope_rank(scope: str) -> int:
+    """The position of scope in SCOPES; an unknown scope ranks below read."""
+    return SCOPES.index(scope) if scope in SCOPES else -1
 
 
 def _digest(token: str) -> str:
@@ -45,8 +69,10 @@ def _utc(value: datetime | None) -> datetime | None:
     return value.replace(tzinfo=timezone.utc)
 
 
-def create_token(store: Store, name: str) -> str:
-    """Create a token called name and return its text (shown only now)."""
+def create_token(store: Store, name: str, scope: str = "upload") -> str:
+    """Create a token called name with scope and return its text (shown only now)."""
+    if scope not in SCOPES:
+        raise StoreError(f"token scope {scope!r} is not one of {', '.join(SCOPES)}")
     if not NAME_PATTERN.match(name):
         raise StoreError(f"token name {name!r} is not valid: use 1-64 letters, digits, "
                          "'.', '_', '@' or '-', starting with a letter or digit")
@@ -56,7 +82,7 @@ def create_token(store: Store, name: str) -> str:
             raise StoreError(f"a token called {name!r} exists already; revoke it or "
                              "choose another name")
         conn.execute(insert(t.tokens).values(
-            name=name, token_sha256=_digest(token),
+            name=name, token_sha256=_digest(token), scope=scope,
             created_at=datetime.now(timezone.utc)))
     return token
 
@@ -65,12 +91,14 @@ def list_tokens(store: Store) -> list[TokenInfo]:
     """Every token, oldest first, revoked ones included."""
     with store.transaction("list tokens") as conn:
         return [TokenInfo(name=r.name, created_at=_utc(r.created_at) or r.created_at,
-                          revoked_at=_utc(r.revoked_at), last_used_at=_utc(r.last_used_at))
+                          revoked_at=_utc(r.revoked_at), last_used_at=_utc(r.last_used_at),
+                          scope=r.scope)
                 for r in conn.execute(select(t.tokens).order_by(t.tokens.c.id))]
 
 
 def revoke_token(store: Store, name: str) -> None:
-    """Revoke the token called name (it stays listed, marked revoked)."""
+    """Revoke the token called name (it stays listed, marked revoked) and end its login
+    sessions."""
     with store.transaction(f"revoke token {name!r}") as conn:
         row = conn.execute(select(t.tokens.c.id, t.tokens.c.revoked_at)
                            .where(t.tokens.c.name == name)).first()
@@ -80,14 +108,21 @@ def revoke_token(store: Store, name: str) -> None:
         if row.revoked_at is None:
             conn.execute(update(t.tokens).where(t.tokens.c.id == row.id)
                          .values(revoked_at=datetime.now(timezone.utc)))
+        conn.execute(delete(t.sessions).where(t.sessions.c.token_id == row.id))
 
 
-def check_token(store: Store, token: str) -> str | None:
-    """The name of the active token equal to token, else None (constant-time compare)."""
+def check_token(store: Store, token: str, needed: str = "upload") -> str | None:
+    """The name of the active token equal to token whose scope covers needed, else None."""
+    found = token_identity(store, token)
+    return found.name if found is not None and found.allows(needed) else None
+
+
+def token_identity(store: Store, token: str) -> TokenIdentity | None:
+    """The active token equal to token, else None (constant-time compare); notes its use."""
     digest = _digest(token)
     with store.transaction("check a token") as conn:
         rows = conn.execute(select(t.tokens.c.id, t.tokens.c.name, t.tokens.c.token_sha256,
-                                   t.tokens.c.last_used_at)
+                                   t.tokens.c.last_used_at, t.tokens.c.scope)
                             .where(t.tokens.c.revoked_at.is_(None))).all()
         match = None
         for row in rows:  # no early exit: every active hash is compared
@@ -100,4 +135,5 @@ def check_token(store: Store, token: str) -> str | None:
         if last is None or (now - last).total_seconds() > 60:  # at most one write a minute
             conn.execute(update(t.tokens).where(t.tokens.c.id == match.id)
                          .values(last_used_at=now))
-        return str(match.name)
+        return TokenIdentity(token_id=int(match.id), name=str(match.name),
+                             scope=str(match.scope))

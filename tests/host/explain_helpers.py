@@ -4,8 +4,6 @@ real CLI, synthetic runs built in memory, and an in-process CLI call."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -17,6 +15,7 @@ from rtbench.bundle import MeasurementDetail, RunDetail, ScenarioDetail, SeriesD
 from rtbench.cli import main
 from rtbench.rtprobe import loglin7 as hist
 from rtbench.rtprobe.records import WindowRecord
+from tests.cli_inprocess import run_in_process
 from tests.conftest import REPO
 
 SUITE = """
@@ -49,9 +48,8 @@ def simulated_runs(tmp: Path, probe: Path, simulate: list[str],
     env = dict(os.environ, RTBENCH_PROBE=str(probe), XDG_DATA_HOME=str(tmp / "data"))
     env["PYTHONPATH"] = str(REPO)
     for spec in simulate:
-        done = subprocess.run([sys.executable, "-m", "rtbench", "run", str(suite), "--db", url,
-                               "--simulate", spec, "--no-report"], env=env, cwd=REPO,
-                              capture_output=True, text=True, timeout=120, check=False)
+        done = run_in_process(["run", str(suite), "--db", url, "--simulate", spec,
+                               "--no-report"], env, REPO, timeout=120)
         assert done.returncode in (0, 1), done.stderr  # 1: a threshold was crossed
     return url
 

@@ -57,6 +57,7 @@ def bundle(*, suite: str = "smoke", hostname: str = "box", kernel: str = "6.1.0-
     run = copy.deepcopy(run)
     run.uid = uuid.uuid4().hex
     run.suite, run.hostname, run.kernel = suite, hostname, kernel
+    run.board = ""  # the store names it after the new host name
     run.tags = dict(tags or {})
     return run
 

@@ -442,6 +442,17 @@ IMPORTS: list[tuple[str, Any, str | None, tuple[str, ...]]] = [
         ln for ln in (REAL.parent / "rtla-timerlat-top-all.txt").read_bytes()
         .splitlines(keepends=True) if not ln.startswith(b"  7 #")), None,
      ("271050",)),
+    ("rtla-auto-half", lambda: _half("../rtla-timerlat-auto.txt"), None, ("cut short",)),
+    ("rtla-auto-block-cut", lambda: b"".join(
+        (REAL.parent / "rtla-timerlat-auto.txt").read_bytes().splitlines(keepends=True)[:30]),
+     None, ("line 30", "closing the analysis of CPU 23")),
+    ("noise-as-rtla-auto", _noise(), "rtla-timerlat-auto", ("no auto-analysis",)),
+    ("trace-cmd-half", lambda: _half("../trace-cmd-report.txt"), None, ("cut short",)),
+    ("trace-cmd-captured-half", lambda: _half("../../trace/captured-cyclictest-injector.txt"),
+     "trace-cmd", ("cut short",)),
+    ("noise-as-trace-cmd", _noise(), "trace-cmd", ("line 1", "not a trace line")),
+    ("rtla-auto-as-trace-cmd", lambda: (REAL.parent / "rtla-timerlat-auto.txt").read_bytes(),
+     "trace-cmd", ("not a trace line",)),
 ]
 for _name, _data, _fmt, _culprit in IMPORTS:
     add(Case(f"import-{_name}", "import", 2, _culprit, data=_data,
@@ -674,7 +685,9 @@ LINE_CUT_COMPLETE = ("real/sng.txt", "real/hb.txt", "real/ct-q.txt", "real/ct-h.
 LINE_CUT_UNVERIFIABLE = (("real/ct-v.txt", "partial"), ("lmbench.txt", "partial"),
                          ("rtla-osnoise-top.txt", "partial"),
                          ("rtla-timerlat-top.txt", "partial"),
-                         ("rtla-timerlat-top-all.txt", "ok"))
+                         ("rtla-timerlat-top-all.txt", "ok"),
+                         ("rtla-timerlat-auto.txt", "ok"),
+                         ("trace-cmd-report.txt", "partial"))
 
 
 @pytest.mark.parametrize("name", LINE_CUT_COMPLETE)
@@ -723,6 +736,22 @@ def test_line_boundary_cut_without_evidence_is_never_ok(name: str, whole_status:
         assert all("completeness cannot be checked" in run.source["partial"] for run in runs)
         partial += 1
     assert partial >= 1
+
+
+def test_rtla_auto_analysis_is_whole_only_with_its_saving_line() -> None:
+    """rtla timerlat -a output ends with `Saving trace to`: without that line after the
+    last analysis (a cut between two, or -T without -t) the run is stored 'partial'."""
+    from rtbench.interop.timerlat_auto import TimerlatAutoImporter
+
+    text = (INTEROP / "rtla-timerlat-auto-thread.txt").read_text(encoding="utf-8")
+    (run,) = TimerlatAutoImporter().read(text.encode(), "aa.txt")
+    assert run.status == "partial"
+    assert "completeness cannot be checked" in run.source["partial"]
+    saved = text + "  Saving trace to timerlat_trace.txt\n"
+    assert [r.status for r in TimerlatAutoImporter().read(saved.encode(), "aa.txt")] == ["ok"]
+    early = text.replace("## CPU 1 hit", "  Saving trace to t.txt\n## CPU 1 hit")
+    (run,) = TimerlatAutoImporter().read(early.encode(), "aa.txt")
+    assert run.status == "partial"
 
 
 def test_unverifiable_import_is_stored_partial(case_env: dict[str, Any]) -> None:

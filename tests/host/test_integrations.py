@@ -18,9 +18,10 @@ def test_yaml_files_parse_and_name_what_exists() -> None:
     lava = yaml.safe_load((INTEGRATIONS / "lava" / "rtbench.yaml").read_text())
     assert lava["metadata"]["format"] == "Lava-Test Test Definition 1.0"
     assert "lava-test-shell" in lava["metadata"]["environment"]
-    step = lava["run"]["steps"][0]
-    script = REPO / step.split()[0]
-    assert script.is_file() and os.access(script, os.X_OK)
+    for section in ("install", "run"):
+        step = lava[section]["steps"][0]
+        script = REPO / next(word for word in step.split() if word.endswith(".sh"))
+        assert script.is_file() and os.access(script, os.X_OK)
     gitlab = yaml.safe_load((INTEGRATIONS / "gitlab" / "gitlab-ci.yml").read_text())
     assert gitlab["rtbench-latency"]["artifacts"]["reports"]["junit"] == "rtbench-junit.xml"
     github = yaml.safe_load((INTEGRATIONS / "github" / "rtbench.yml").read_text())

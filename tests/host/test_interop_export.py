@@ -28,15 +28,15 @@ DATA = Path(__file__).parent / "data"
 def runs(tmp_path_factory: pytest.TempPathFactory, probe_path: Path) -> dict[str, RunDetail]:
     """A simulated smoke run, an imported histogram run, a summary-only and a failed one."""
     import os
-    import subprocess
-    import sys
+
+    from tests.cli_inprocess import run_in_process
+    from tests.conftest import REPO
 
     tmp = tmp_path_factory.mktemp("export")
     url = f"sqlite:///{tmp / 'e.db'}"
     env = dict(os.environ, RTBENCH_PROBE=str(probe_path), XDG_DATA_HOME=str(tmp))
-    done = subprocess.run([sys.executable, "-m", "rtbench", "run", "smoke", "--scale", "0.2",
-                           "--simulate", "5", "--db", url, "--no-report"], env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = run_in_process(["run", "smoke", "--scale", "0.2", "--simulate", "5", "--db", url,
+                           "--no-report"], env, REPO, timeout=120)
     assert done.returncode in (0, 1), done.stderr
     out = {}
     with Store.open(url) as store:

@@ -1,7 +1,8 @@
 """A real board on a serial line: Debian's generic and PREEMPT_RT kernels in qemu, each
 reached as serial:///..., the probe pushed, the smoke and quick suites (scaled down) run
 with their loads as jobs of the guest's shell and stored with the guest's kernel
-(tests/host/qemu_board.py).  Slow (two boots): one test for both kernels."""
+(tests/host/qemu_board.py).  Slow (a boot each): one test per kernel, so that two
+workers boot them at the same time."""
 
 from __future__ import annotations
 
@@ -26,8 +27,11 @@ pytestmark = [
 SUITES = (("smoke", "0.5"), ("quick", "0.1"))
 
 
+@pytest.mark.parametrize("kind", ["generic", "rt"])
 def test_generic_and_rt_guests_store_complete_runs_differing_in_kernel(tmp_path: Path,
-                                                                         ) -> None:
+                                                                         kind: str) -> None:
+    """One guest per kernel (each a test of its own, so two workers boot the two at once):
+    its runs are stored with its kernel, and the two kernels differ."""
     initramfs = build_initramfs(tmp_path)
     env = dict(os.environ)
     env["XDG_DATA_HOME"] = str(tmp_path / "data")
@@ -35,46 +39,61 @@ def test_generic_and_rt_guests_store_complete_runs_differing_in_kernel(tmp_path:
     env.pop("RTBENCH_DB", None)
     env.pop("RTBENCH_PROBE", None)
     found = kernels()
-    for kind in ("generic", "rt"):
-        board = QemuBoard(found[kind], tmp_path, initramfs)
-        try:
-            for suite, scale in SUITES:
-                # Under TCG a PREEMPT_RT guest's CPU is so slow that quick's 250 us cells
-                # at FIFO 80 can starve the serial port's IRQ thread (FIFO 50) and the
-                # run is lost; measuring at SCHED_OTHER there keeps the line alive.
-                policy = ["--policy", "other"] if (kind, suite) == ("rt", "quick") else []
-                # smoke on the RT guest traces its spikes: its init mounts no tracefs, so
-                # rtprobe mounts it (and unmounts it again); --trace=on fails the test if
-                # tracing cannot be set up there
-                trace = ["--trace=on"] if (kind, suite) == ("rt", "smoke") else []
-                done = subprocess.run([sys.executable, "-m", "rtbench", "run", suite,
-                                       "--scale", scale, *policy, *trace,
-                                       "--target", f"serial://{board.tty}?baud=115200"],
-                                      env=env, capture_output=True, text=True, timeout=400,
-                                      check=False)
-                assert done.returncode in (0, 1), f"{kind} {suite}: {done.stderr}{done.stdout}"
-            # nothing left behind on the guest: no load job, no job directory
-            left = subprocess.run([sys.executable, "-c", LEFTOVERS, board.tty], env=env,
-                                  capture_output=True, text=True, timeout=120, check=False)
-            assert left.returncode == 0 and left.stdout.split() == ["jobs=0", "loads=0"], \
-                left.stdout + left.stderr
-        finally:
-            board.stop()
+    release = {k: found[k].name.removeprefix("vmlinuz-") for k in found}
+    assert release["generic"] != release["rt"]
+    board = QemuBoard(found[kind], tmp_path, initramfs)
+    try:
+        for suite, scale in SUITES:
+            # Under TCG a PREEMPT_RT guest's CPU is so slow that quick's 250 us cells
+            # at FIFO 80 can starve the serial port's IRQ thread (FIFO 50) and the
+            # run is lost; measuring at SCHED_OTHER there keeps the line alive.
+            policy = ["--policy", "other"] if (kind, suite) == ("rt", "quick") else []
+            # smoke on the RT guest traces its spikes: its init mounts no tracefs, so
+            # rtprobe mounts it (and unmounts it again); --trace=on fails the test if
+            # tracing cannot be set up there
+            trace = ["--trace=on"] if (kind, suite) == ("rt", "smoke") else []
+            done = subprocess.run([sys.executable, "-m", "rtbench", "run", suite,
+                                   "--scale", scale, *policy, *trace,
+                                   "--target", f"serial://{board.tty}?baud=115200"],
+                                  env=env, capture_output=True, text=True, timeout=400,
+                                  check=False)
+            assert done.returncode in (0, 1), f"{kind} {suite}: {done.stderr}{done.stdout}"
+        # nothing left behind on the guest: no load job, no job directory
+        left = subprocess.run([sys.executable, "-c", LEFTOVERS, board.tty], env=env,
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert left.returncode == 0 and left.stdout.split() == ["jobs=0", "loads=0"], \
+            left.stdout + left.stderr
+    finally:
+        board.stop()
 
     from rtbench.store import Store
 
     store = Store.open(f"sqlite:///{tmp_path}/data/rtbench/results.db")
     runs = [store.get_run(r.id) for r in reversed(store.list_runs())]
-    assert [r.suite for r in runs] == ["smoke", "quick"] * 2
-    release = {kind: found[kind].name.removeprefix("vmlinuz-") for kind in found}
-    assert {r.kernel for r in runs[:2]} == {release["generic"]}
-    assert {r.kernel for r in runs[2:]} == {release["rt"]}
-    assert all(r.sysinfo["preempt_rt"] is False for r in runs[:2])
-    assert all(r.sysinfo["preempt_rt"] is True for r in runs[2:])
+    assert [r.suite for r in runs] == ["smoke", "quick"]
+    assert {r.kernel for r in runs} == {release[kind]}
+    assert all(r.sysinfo["preempt_rt"] is (kind == "rt") for r in runs)
     assert {r.hostname for r in runs} == {"rtbench-guest"}
     assert all(r.target.startswith("serial://") for r in runs)
-    traced = [m.command for sc in runs[2].scenarios for m in sc.measurements]
-    assert traced and all("--trace" in c and "--trace-budget" in c for c in traced)
+    if kind == "rt":
+        traced = [m.command for sc in runs[0].scenarios for m in sc.measurements]
+        assert traced and all("--trace" in c and "--trace-budget" in c for c in traced)
+        # the guest's trace summary came back and was stored with each measurement:
+        # tracefs found or mounted, the scheduler events enabled, every spike over the
+        # trace threshold either traced (a trace record kept) or counted as untraced
+        measured = [m for sc in runs[0].scenarios for m in sc.measurements]
+        for m in measured:
+            info = m.trace_info
+            assert info is not None, m.name
+            assert "sched:sched_switch" in info["events_enabled"], info
+            assert len(m.traces) == info["spikes_traced"], (m.name, info)
+            assert info["spikes_traced"] + info["spikes_untraced"] == info["spikes_over"]
+        explained = subprocess.run([sys.executable, "-m", "rtbench", "explain",
+                                    str(runs[0].id)], env=env, capture_output=True,
+                                   text=True, timeout=120, check=False)
+        assert explained.returncode == 0, explained.stderr
+        if any(m.traces for m in measured):
+            assert "spike" in explained.stdout, explained.stdout
     for run in runs:
         # complete: every scenario measured every test, with windows
         assert run.status in ("ok", "fail"), (run.suite, run.kernel, run.status)
@@ -90,7 +109,7 @@ def test_generic_and_rt_guests_store_complete_runs_differing_in_kernel(tmp_path:
     # wide enough that no kernel release wraps inside its column
     listing = subprocess.run([sys.executable, "-m", "rtbench", "--width", "200", "ls"], env=env,
                              capture_output=True, text=True, timeout=60, check=True).stdout
-    assert release["generic"] in listing and release["rt"] in listing
+    assert release[kind] in listing
     assert "serial://" in listing
 
 

@@ -17,15 +17,15 @@ from rtbench.store import Store
 def stored(tmp_path_factory: pytest.TempPathFactory, probe_path: Path) -> tuple[str, int]:
     """A simulated smoke run stored in a fresh database: (url, run id)."""
     import os
-    import subprocess
-    import sys
+
+    from tests.cli_inprocess import run_in_process
+    from tests.conftest import REPO
 
     tmp = tmp_path_factory.mktemp("runjson")
     url = f"sqlite:///{tmp / 'a.db'}"
     env = dict(os.environ, RTBENCH_PROBE=str(probe_path), XDG_DATA_HOME=str(tmp))
-    done = subprocess.run([sys.executable, "-m", "rtbench", "run", "smoke", "--scale", "0.3",
-                           "--simulate", "7", "--db", url, "--no-report"],
-                          env=env, capture_output=True, text=True, timeout=120, check=False)
+    done = run_in_process(["run", "smoke", "--scale", "0.3", "--simulate", "7", "--db", url,
+                           "--no-report"], env, REPO, timeout=120)
     assert done.returncode in (0, 1), done.stderr
     return url, 1
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -124,22 +125,26 @@ def test_tag_command_and_selectors_on_the_store(tmp_path: Path) -> None:
             run = synthetic_run([synthetic_measurement(exp_windows(1, windows=2))],
                                 hostname=host)
             store.add_bundle(run)
-    done = cli("tag", "host=imx31", "board=adelaide", "cfg=rt", "--db", url)
+    done = cli("tag", "host=imx31", "lab=adelaide", "cfg=rt", "--db", url)
     assert done.exit_code == 0, done.output
-    assert "run 1: board=adelaide cfg=rt" in done.output
-    done = cli("tag", "latest", "--remove", "board", "x=1", "--db", url)
+    assert "run 1: cfg=rt lab=adelaide" in done.output
+    done = cli("tag", "latest", "--remove", "lab", "x=1", "--db", url)
     assert done.exit_code == 0 and "run 2: x=1" in done.output
-    done = cli("ls", "board=adelaide", "--db", url)
+    done = cli("ls", "lab=adelaide", "--db", url)
     assert done.exit_code == 0 and "imx31" in done.output and "box" not in done.output
+    # the board is a field of the run (here the host: they were imported without one)
+    done = cli("ls", "board=imx31", "--json", "--db", url)
+    assert done.exit_code == 0 and [r["id"] for r in json.loads(done.output)] == [1]
     done = cli("show", "x=1", "--db", url)
     assert done.exit_code == 0 and "box" in done.output
     with Store.open(url) as store:
-        assert store.get_run(1).tags == {"board": "adelaide", "cfg": "rt"}
+        assert store.get_run(1).tags == {"lab": "adelaide", "cfg": "rt"}
 
 
 @pytest.mark.parametrize("args", [
     ("tag", "9", "a=b"), ("tag", "latest", "bad tag"), ("tag", "latest"),
-    ("tag", "latest", "host=x"), ("show", "host=nowhere"), ("show", "kernel~6"),
+    ("tag", "latest", "host=x"), ("tag", "latest", "board=x"), ("show", "host=nowhere"),
+    ("show", "kernel~6"),
     ("show", "ref:loongson2f"), ("ls", "latest"), ("tag", "ref:x", "a=b"),
 ])
 def test_bad_run_names_exit_2_with_one_line(tmp_path: Path, args: tuple[str, ...]) -> None:

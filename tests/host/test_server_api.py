@@ -196,8 +196,10 @@ def test_pages_and_api_agree(app_store) -> None:
     page = client.get("/compare?run=1&run=2").text
     assert "comparison of 2 runs" in page and "run 1 against" not in page
     assert "run 2 against run 1" in page and "95 % interval" in page
-    matrix = client.get("/api/v1/matrix").json()
-    assert {(c["hostname"], c["runs"]) for c in matrix["cells"]} == {("a", 1), ("b", 1)}
+    assert client.get("/api/v1/matrix").json()["suites"] == []  # simulated runs only
+    matrix = client.get("/api/v1/matrix?simulated=1").json()
+    assert {(c["board"], c["runs"]) for s in matrix["suites"] for c in s["cells"]} == {
+        ("a", 1), ("b", 1)}
     assert client.get("/api/v1/health").json() == {"status": "ok"}
     assert "/api/v1/runs" in client.get("/api/v1/openapi.json").json()["paths"]
 

@@ -18,12 +18,15 @@ import pytest
 from pg_cluster import cluster
 from server_helpers import bundle, checksum, free_port, store_synthetic
 
+from bench.lab_data import make_lab, write_lab
+from rtbench.analysis.kernelver import kernel_sort_key
 from rtbench.interop.runjson import dumps
 from rtbench.report.format import fmt_us
 from rtbench.store import Store
 from rtbench.store.tokens import create_token
 
 XSS = "<script>alert(1)</script>"
+LAB = make_lab(4, 3, 2)
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +35,7 @@ def live(tmp_path_factory: pytest.TempPathFactory):
     url = cluster().fresh_database()
     with Store.open(url) as store:
         token = create_token(store, "live")
+        write_lab(store, LAB)  # real runs with a planted regression (issue 26), oldest
         for host, kernel, suite in (("board-a", "6.1-rt", "smoke"), ("board-a", "6.6-rt",
                                     "smoke"), ("board-b", "6.1-rt", "smoke"),
                                     ("board-b", "6.1-rt", XSS)):
@@ -112,10 +116,11 @@ def test_browser(live, tmp_path: Path) -> None:
         driver.save_screenshot(str(tmp_path / "run.png"))
         assert "rtbench run" in driver.find_element(By.TAG_NAME, "h1").text
         assert driver.find_elements(By.CSS_SELECTOR, "figure svg")
-        driver.get(f"{base}/matrix")
-        driver.save_screenshot(str(tmp_path / "matrix.png"))
+        driver.get(f"{base}/matrix?simulated=1")
+        driver.save_screenshot(str(tmp_path / "matrix-simulated.png"))
         text = driver.find_element(By.TAG_NAME, "body").text
         assert "board-a" in text and "6.6-rt" in text and XSS in text
+        _check_planted_regression(driver, base, tmp_path)
         with pytest.raises(NoAlertPresentException):
             driver.switch_to.alert.text  # noqa: B018
         _check_reference_runs(driver, base, expected, tmp_path)
@@ -124,6 +129,36 @@ def test_browser(live, tmp_path: Path) -> None:
     finally:
         driver.quit()
     assert (tmp_path / "matrix.png").stat().st_size > 1000
+
+
+def _check_planted_regression(driver, base: str, tmp_path: Path) -> None:
+    """The matrix shows the planted regression red on its board from its kernel on, and
+    the board's history page draws it (issue 26)."""
+    from selenium.webdriver.common.by import By
+
+    driver.get(f"{base}/matrix")
+    driver.save_screenshot(str(tmp_path / "matrix.png"))
+    red = driver.find_elements(By.CSS_SELECTOR, "table.matrix td.over")
+    regressed = list(LAB.kernel_names[LAB.regressed_from:])
+    assert sorted(((td.get_attribute("data-board"), td.get_attribute("data-kernel"))
+                   for td in red), key=lambda bk: kernel_sort_key(bk[1])) == [
+        (LAB.planted_board, k) for k in regressed]
+    assert "180.0" in red[0].text and "+" in red[0].text
+    assert "board-a" not in driver.find_element(By.TAG_NAME, "body").text  # simulated
+    heads = [th.text for th in driver.find_elements(By.CSS_SELECTOR, "table.matrix tr th")]
+    assert heads[1:1 + LAB.kernels] == sorted(LAB.kernel_names, key=kernel_sort_key)
+    driver.get(f"{base}/boards/{LAB.planted_board}")
+    for summary in driver.find_elements(By.CSS_SELECTOR, "section.history summary"):
+        summary.click()
+    driver.save_screenshot(str(tmp_path / "history.png"))
+    section = driver.find_elements(By.CSS_SELECTOR, "section.history")[0]
+    assert section.get_attribute("data-cell") == "idle / cyclic / cpu0"
+    assert len(section.find_elements(By.CSS_SELECTOR, "line.kernel-change")) == LAB.kernels
+    rows = section.find_elements(By.CSS_SELECTOR, "table tr")[1:]
+    regressed_rows = [r.text for r in rows if "180.0" in r.text]
+    assert len(regressed_rows) == LAB.runs * len(regressed)
+    assert all(any(k in r for k in regressed) for r in regressed_rows)
+    assert (tmp_path / "history.png").stat().st_size > 1000
 
 
 VERDICTS = ("better", "worse", "no detectable difference", "no interval")

@@ -77,6 +77,7 @@ def test_wal_mode_and_migrations_match_metadata(store: Store) -> None:
     with store.engine.connect() as conn:
         if store.engine.dialect.name == "sqlite":
             assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+        # the newest revision the files name (the lead re-chains revisions at merges)
         assert conn.execute(text("SELECT version_num FROM alembic_version")
                             ).scalar() == head_revision()
         diff = compare_metadata(MigrationContext.configure(conn), t.metadata)

@@ -16,7 +16,8 @@ from sqlalchemy import func, select
 
 from rtbench.store import BundleInvalid, RunNotFound, Store, StoreError
 from rtbench.store import schema as t
-from rtbench.store.queries import RunFilter, facets, list_runs_page, matrix_cells
+from rtbench.store.boards import matrix_groups
+from rtbench.store.queries import RunFilter, facets, list_runs_page
 from rtbench.store.tokens import check_token, create_token, list_tokens, revoke_token
 
 HERE = Path(__file__).parent
@@ -137,11 +138,14 @@ def test_filtered_paged_list(store: Store) -> None:
 def test_matrix_cells(store: Store) -> None:
     for host, kernel in (("a", "k1"), ("a", "k1"), ("a", "k2"), ("b", "k1")):
         store.add_bundle(bundle(hostname=host, kernel=kernel))
-    cells = matrix_cells(store, RunFilter(), per_cell=1)
-    assert [(c.hostname, c.kernel, c.runs) for c in cells] == [
+    assert matrix_groups(store) == []  # these runs are simulated: only when asked
+    cells = sorted(matrix_groups(store, simulated=None), key=lambda c: (c.board, c.kernel))
+    assert [(c.board, c.kernel, c.runs) for c in cells] == [
         ("a", "k1", 2), ("a", "k2", 1), ("b", "k1", 1)]
-    assert cells[0].newest_run_ids == [2] and cells[0].newest_run_id == 2
-    assert all(c.worst_max_ns is not None for c in cells)
+    assert cells[0].newest_run_id == 2
+    assert all(c.worst_max_ns is not None and c.worst_p999_ns is None for c in cells)
+    # 50 us threshold, synthetic samples far below it
+    assert all(c.threshold_ns == 50_000 and c.under and not c.over for c in cells)
 
 
 def test_tokens(store: Store) -> None:

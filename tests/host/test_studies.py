@@ -10,7 +10,8 @@ import pytest
 from rtbench.analysis.layouts import LayoutError, build_layout, layout_names
 from rtbench.reference import reference_runs
 from rtbench.store import Store
-from tests.conftest import RunCli
+from tests.cli_inprocess import run_in_process
+from tests.conftest import REPO, RunCli
 
 STUDIES = ["loongson2f", "s3c24a0", "arm-preemptrt", "celleb", "lrtai"]
 
@@ -38,17 +39,14 @@ LAYOUT_SHAPES = {
 def study_db(tmp_path_factory: pytest.TempPathFactory, probe_path: Path) -> str:
     """Every study suite run once, simulated, at a small scale, into one database."""
     import os
-    import subprocess
-    import sys
 
     tmp = tmp_path_factory.mktemp("studies")
     url = f"sqlite:///{tmp / 'studies.db'}"
     env = dict(os.environ, RTBENCH_PROBE=str(probe_path), XDG_DATA_HOME=str(tmp))
     for study in STUDIES:
         scale = "0.002" if study == "loongson2f" else "0.02"
-        done = subprocess.run([sys.executable, "-m", "rtbench", "run", study, "--scale", scale,
-                               "--simulate", "5", "--db", url, "--no-report"], env=env,
-                              capture_output=True, text=True, timeout=300, check=False)
+        done = run_in_process(["run", study, "--scale", scale, "--simulate", "5", "--db", url,
+                               "--no-report"], env, REPO, timeout=300)
         assert done.returncode in (0, 1), f"{study}: {done.stderr[-2000:]}"
     return url
 

@@ -1,0 +1,107 @@
+"""The lab views as plain data: the board x kernel matrix, the boards list and a
+board's history, read from the per-run summaries (run_cells) only.  The pages and the
+JSON API both build on these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rtbench.analysis.boards import CellHistory, MatrixTable, histories, matrix_tables
+from rtbench.analysis.kernelver import kernel_sort_key
+from rtbench.store import Store
+from rtbench.store.boards import board_list, board_names, matrix_groups
+from rtbench.store.cells import RT_POLICIES
+from rtbench.store.queries import RunFilter, list_runs_page
+
+# how many runs of a board's history are drawn at most (the newest)
+HISTORY_LIMIT = 5000
+
+
+# boards per page of the matrix
+MATRIX_BOARDS = 100
+
+
+@dataclass
+class MatrixPage:
+    """One page of the matrix: its tables and where it lies among all boards."""
+
+    tables: list[MatrixTable]
+    page: int
+    pages: int
+    boards: int  # boards in all pages
+    per_page: int
+
+
+def matrix(store: Store, *, suite: str | None, board: str | None,
+           simulated: bool, page: int = 1, per_page: int = MATRIX_BOARDS) -> MatrixPage:
+    """One page of the matrix tables, per_page boards (real runs only unless simulated)."""
+    from rtbench.server.marks import cell_marks
+
+    sim = None if simulated else False
+    if board is not None:
+        names, total = [board], 1
+    else:
+        names, total = board_names(store, suite=suite, simulated=sim, page=page,
+                                   per_page=per_page)
+    groups = matrix_groups(store, suite=suite, board=board, simulated=sim, boards=names)
+    return MatrixPage(tables=matrix_tables(groups, cell_marks(store, suite=suite,
+                                                              board=board)),
+                      page=page, pages=max(1, -(-total // per_page)), boards=total,
+                      per_page=per_page)
+
+
+def matrix_json(found: MatrixPage, simulated: bool) -> dict[str, Any]:
+    """The matrix as JSON."""
+    return {"simulated_included": simulated, "page": found.page, "pages": found.pages,
+            "boards": found.boards, "suites": [{
+        "suite": tb.suite, "boards": tb.boards, "kernels": tb.kernels,
+        "cells": [{
+            "board": c.board, "kernel": c.kernel, "runs": c.runs,
+            "newest_run_id": c.newest_run_id, "worst_max_ns": c.worst_max_ns,
+            "worst_p99_9_ns": c.worst_p999_ns, "threshold_ns": c.threshold_ns,
+            "state": c.state, "why": c.why, "previous_kernel": c.previous_kernel,
+            "delta_max_ns": c.delta_max_ns,
+            "delta_pct": None if c.delta_pct is None else round(c.delta_pct, 1),
+            "marks": c.marks}
+            for (b, k), c in sorted(tb.cells.items(),
+                                    key=lambda kv: (kv[0][0], kernel_sort_key(kv[0][1])))]}
+        for tb in found.tables]}
+
+
+def boards_json(store: Store, simulated: bool) -> list[dict[str, Any]]:
+    """Every board with its runs, suites, kernels (version order) and newest run."""
+    return [{"board": b.board, "runs": b.runs, "suites": b.suites,
+             "kernels": sorted(b.kernels, key=kernel_sort_key),
+             "last_run_at": b.last_run_at.isoformat(), "last_kernel": b.last_kernel}
+            for b in board_list(store, simulated=None if simulated else False)]
+
+
+def board_histories(store: Store, board: str, *, suite: str | None, simulated: bool,
+                    all_policies: bool) -> list[CellHistory]:
+    """A board's cells over time (simulated and non-real-time runs only when asked)."""
+    rows = store.cell_rows(board=board, suite=suite,
+                           simulated=None if simulated else False,
+                           rt_only=not all_policies)
+    if len(rows) > HISTORY_LIMIT:
+        rows = rows[-HISTORY_LIMIT:]
+    return histories(rows)
+
+
+def board_known(store: Store, board: str) -> bool:
+    """Whether any run of board is stored (simulated or not)."""
+    return list_runs_page(store, RunFilter(board=board), 1, 1).total > 0
+
+
+def history_json(board: str, found: list[CellHistory]) -> dict[str, Any]:
+    """A board's history as JSON."""
+    return {"board": board, "rt_policies": list(RT_POLICIES), "cells": [{
+        "suite": h.suite, "cell": h.cell, "thresholds_ns": h.thresholds_ns,
+        "kernel_changes": [{"at": at.isoformat(), "kernel": k}
+                           for at, k in h.kernel_changes],
+        "runs": [{"run_id": p.run_id, "started_at": p.started_at.isoformat(),
+                  "kernel": p.kernel, "max_ns": p.max_ns, "p99_9_ns": p.p999_ns,
+                  "exceedances_per_hour": None if p.exceedance_rate_per_hour is None
+                  else round(p.exceedance_rate_per_hour, 3),
+                  "simulated": p.simulated, "policy": p.policy} for p in h.points]}
+        for h in found]}

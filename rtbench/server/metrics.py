@@ -1,0 +1,90 @@
+"""`GET /metrics`: the newest figures of every board x suite x cell for Prometheus.
+
+Read from the per-run summaries (run_cells, one query: rtbench.store.latest), never
+from histograms.  Every family is a gauge: each sample is the value of the newest run
+of its cell, which goes down as well as up when a new run arrives (a counter must
+never decrease, so a run's sample count or overruns are not counters here).  Labels:
+board, kernel (of that run), suite, cell ("scenario / measurement / series"), plus
+threshold (in seconds) on the exceedance family.  A figure the run could not give
+(p99.9 of too few samples) has no sample: it is unknown, not zero.  Prometheus text
+0.0.4 by default; OpenMetrics 1.0 when the scraper asks for it (Accept).  Simulated
+runs are left out.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import PlainTextResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from rtbench.interop._exposition import (
+    OPENMETRICS_TYPE,
+    PROMETHEUS_TYPE,
+    Family,
+    labels_text,
+    render,
+)
+from rtbench.server.auth import require_read
+from rtbench.store import Store
+from rtbench.store.cells import CellRow
+from rtbench.store.latest import latest_cells
+
+router = APIRouter(tags=["metrics"])
+_TEXT = {"schema": {"type": "string"}}
+METRICS_RESPONSES: dict[int | str, dict[str, object]] = {
+    200: {"description": "Prometheus text 0.0.4, or OpenMetrics 1.0 when Accept asks",
+          "content": {"text/plain": _TEXT, "application/openmetrics-text": _TEXT}},
+    401: {"description": "a token is needed to read (server started so)", "content": {
+        "application/json": {"schema": {"type": "object"}}}},
+    503: {"description": "the database is not available", "content": {
+        "application/json": {"schema": {"type": "object"}}}}}
+
+
+def families(rows: list[CellRow]) -> list[Family]:
+    """The metric families of the newest cell rows."""
+    maxs = Family("rtbench_cell_latency_max_seconds", "gauge",
+                  "Largest wake-up latency of the cell's newest run.", "seconds")
+    p999 = Family("rtbench_cell_latency_p999_seconds", "gauge",
+                  "99.9th percentile wake-up latency of the cell's newest run.", "seconds")
+    p99 = Family("rtbench_cell_latency_p99_seconds", "gauge",
+                 "99th percentile wake-up latency of the cell's newest run.", "seconds")
+    exceed = Family("rtbench_cell_exceedances", "gauge",
+                    "Samples above the threshold in the cell's newest run.")
+    samples = Family("rtbench_cell_samples", "gauge",
+                     "Latency samples of the cell's newest run.")
+    overruns = Family("rtbench_cell_overruns", "gauge",
+                      "Periods skipped because a wake-up came too late, newest run.")
+    started = Family("rtbench_cell_run_timestamp_seconds", "gauge",
+                     "Start of the cell's newest run (Unix time).", "seconds")
+    run_id = Family("rtbench_cell_run_id", "gauge",
+                    "Id of the cell's newest run on this server (/runs/ID).")
+    for row in rows:
+        labels = {"board": row.board, "kernel": row.kernel, "suite": row.suite,
+                  "cell": row.cell}
+        rendered = labels_text(labels)  # once per row, shared by its samples
+        for family, value in ((maxs, row.max_ns), (p999, row.p999_ns), (p99, row.p99_ns)):
+            if value is not None:
+                family.add_rendered(rendered, value / 1e9)
+        for threshold_ns, above in row.exceed:
+            exceed.add({**labels, "threshold": repr(threshold_ns / 1e9)}, above)
+        samples.add_rendered(rendered, row.count)
+        overruns.add_rendered(rendered, row.overruns)
+        started.add_rendered(rendered, row.started_at.timestamp())
+        run_id.add_rendered(rendered, row.run_id)
+    return [maxs, p999, p99, exceed, samples, overruns, started, run_id]
+
+
+def wants_openmetrics(accept: str) -> bool:
+    """Whether an Accept header asks for OpenMetrics text."""
+    return "application/openmetrics-text" in accept.lower()
+
+
+@router.get("/metrics", dependencies=[Depends(require_read)],
+            response_class=PlainTextResponse, responses=METRICS_RESPONSES)
+async def metrics(request: Request) -> Response:
+    """The newest figures per board x suite x cell, Prometheus or OpenMetrics text."""
+    store: Store = request.app.state.store
+    rows = await run_in_threadpool(latest_cells, store)
+    openmetrics = wants_openmetrics(request.headers.get("accept", ""))
+    body = await run_in_threadpool(render, families(rows), openmetrics)
+    return Response(body, media_type=OPENMETRICS_TYPE if openmetrics else PROMETHEUS_TYPE)

@@ -1,0 +1,158 @@
+"""Read queries over run_cells for the lab pages: the board x kernel matrix groups, the
+boards list and a board's combined histogram.  Aggregation happens in SQL on the
+per-run summaries, never on histograms (but for the one combined histogram asked for).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from sqlalchemy import ColumnElement, and_, case, func, select, true
+
+from rtbench.store import Store
+from rtbench.store import schema as t
+
+
+@dataclass
+class MatrixGroup:
+    """The run_cells of one board, kernel and suite, aggregated."""
+
+    board: str
+    kernel: str
+    suite: str
+    runs: int
+    newest_run_id: int
+    worst_max_ns: int | None
+    worst_p999_ns: int | None
+    over: int  # cell rows whose max is above their smallest threshold
+    under: int  # cell rows with a threshold and a max at or below it
+    unknown: int  # cell rows with a threshold but no max (no samples)
+    threshold_ns: int | None  # the smallest threshold among them
+
+
+@dataclass
+class BoardSummary:
+    """One line of the boards list."""
+
+    board: str
+    runs: int
+    suites: list[str]
+    kernels: list[str]
+    last_run_at: datetime
+    last_kernel: str
+
+
+def _utc(value: datetime) -> datetime:
+    """Naive datetimes (SQLite) marked as UTC."""
+    return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+
+
+def _where(board: str | None, suite: str | None, simulated: bool | None
+           ) -> ColumnElement[bool]:
+    """The common WHERE of these queries."""
+    c = t.run_cells.c
+    cond: list[ColumnElement[bool]] = []
+    if simulated is not None:
+        cond.append(c.simulated == simulated)
+    if board is not None:
+        cond.append(c.board == board)
+    if suite is not None:
+        cond.append(c.suite == suite)
+    return and_(true(), *cond)
+
+
+def board_names(store: Store, *, suite: str | None = None, simulated: bool | None = False,
+                page: int = 1, per_page: int = 100) -> tuple[list[str], int]:
+    """One page of the boards with matching run cells (sorted), and how many there are."""
+    c = t.run_cells.c
+    where = _where(None, suite, simulated)
+    with store.transaction("list boards") as conn:
+        total = int(conn.execute(select(func.count(func.distinct(c.board))).where(where))
+                    .scalar_one())
+        names = [str(b) for (b,) in conn.execute(
+            select(c.board).where(where).group_by(c.board).order_by(c.board)
+            .limit(per_page).offset((page - 1) * per_page))]
+    return names, total
+
+
+def matrix_groups(store: Store, *, suite: str | None = None, board: str | None = None,
+                  simulated: bool | None = False, boards: list[str] | None = None
+                  ) -> list[MatrixGroup]:
+    """One group per (board, kernel, suite) of the matching run cells (boards: only
+    these)."""
+    c = t.run_cells.c
+    has = c.threshold_ns.isnot(None)
+    query = (select(
+        c.board, c.kernel, c.suite, func.count(func.distinct(c.run_id)).label("runs"),
+        func.max(c.run_id).label("newest"), func.max(c.max_ns).label("worst"),
+        func.max(c.p999_ns).label("p999"),
+        func.sum(case((and_(has, c.max_ns > c.threshold_ns), 1), else_=0)).label("over"),
+        func.sum(case((and_(has, c.max_ns <= c.threshold_ns), 1), else_=0)).label("under"),
+        func.sum(case((and_(has, c.max_ns.is_(None)), 1), else_=0)).label("unknown"),
+        func.min(c.threshold_ns).label("threshold"))
+        .where(_where(board, suite, simulated))
+        .group_by(c.board, c.kernel, c.suite))
+    if boards is not None:
+        query = query.where(c.board.in_(boards))
+    with store.transaction("build the matrix") as conn:
+        return [MatrixGroup(board=r.board, kernel=r.kernel, suite=r.suite, runs=int(r.runs),
+                            newest_run_id=int(r.newest), worst_max_ns=_int(r.worst),
+                            worst_p999_ns=_int(r.p999), over=int(r.over or 0),
+                            under=int(r.under or 0), unknown=int(r.unknown or 0),
+                            threshold_ns=_int(r.threshold))
+                for r in conn.execute(query)]
+
+
+def _int(value: object) -> int | None:
+    """An aggregate as int (None stays None)."""
+    return None if value is None else int(value)  # type: ignore[call-overload]
+
+
+def board_list(store: Store, *, simulated: bool | None = False) -> list[BoardSummary]:
+    """Every board with stored cells: runs, suites, kernels and its newest run."""
+    c = t.run_cells.c
+    where = _where(None, None, simulated)
+    with store.transaction("list boards") as conn:
+        totals = conn.execute(
+            select(c.board, func.count(func.distinct(c.run_id)).label("runs"),
+                   func.max(c.started_at).label("last"))
+            .where(where).group_by(c.board).order_by(c.board)).all()
+        pairs = conn.execute(select(c.board, c.suite, c.kernel,
+                                    func.max(c.started_at).label("last"))
+                             .where(where).group_by(c.board, c.suite, c.kernel)).all()
+    suites: dict[str, set[str]] = {}
+    kernels: dict[str, set[str]] = {}
+    newest: dict[str, tuple[datetime, str]] = {}
+    for r in pairs:
+        suites.setdefault(r.board, set()).add(r.suite)
+        kernels.setdefault(r.board, set()).add(r.kernel)
+        when = _utc(r.last)
+        if r.board not in newest or when > newest[r.board][0]:
+            newest[r.board] = (when, r.kernel)
+    return [BoardSummary(board=r.board, runs=int(r.runs), suites=sorted(suites[r.board]),
+                         kernels=sorted(kernels[r.board]), last_run_at=_utc(r.last),
+                         last_kernel=newest[r.board][1])
+            for r in totals]
+
+
+def board_histogram(store: Store, board: str, *, suite: str | None = None, last: int = 10,
+                    simulated: bool | None = False) -> tuple[list[int], list[tuple[int, int]]]:
+    """The last `last` runs of board (newest first) and their latency histograms merged
+    over every series (sparse loglin7 pairs)."""
+    c = t.run_cells.c
+    with store.transaction("read a board's histograms") as conn:
+        run_ids = [int(r[0]) for r in conn.execute(
+            select(c.run_id).where(_where(board, suite, simulated)).group_by(c.run_id)
+            .order_by(func.max(c.started_at).desc(), c.run_id.desc()).limit(last))]
+        if not run_ids:
+            return [], []
+        h = t.hist_buckets.c
+        rows = conn.execute(
+            select(h.bucket, func.sum(h.count))
+            .select_from(t.hist_buckets.join(
+                t.measurements, t.measurements.c.id == h.measurement_id)
+                .join(t.scenarios, t.scenarios.c.id == t.measurements.c.scenario_id))
+            .where(t.scenarios.c.run_id.in_(run_ids))
+            .group_by(h.bucket).order_by(h.bucket)).all()
+    return run_ids, [(int(b), int(n)) for b, n in rows]

@@ -651,10 +651,7 @@ void trace_summary(struct run *r)
 		t->state_saved = false;
 	}
 	record_begin(j, "trace_summary");
-	if (t->dir[0])
-		json_str(j, "tracefs", t->dir);
-	else
-		json_null(j, "tracefs");
+	json_str(j, "tracefs", t->dir[0] ? t->dir : NULL);
 	json_str(j, "clock", t->active ? t->clock : NULL);
 	json_u64(j, "threshold_ns", r->c->trace_threshold_ns);
 	if (t->active)
@@ -676,10 +673,8 @@ void trace_summary(struct run *r)
 	json_u64(j, "spikes_untraced", t->untraced);
 	json_u64(j, "lost", t->lost);
 	json_bool(j, "restored", t->active ? t->restored : true);
-	if (t->restore_error[0])
-		json_str(j, "note", t->restore_error);
-	else
-		json_str(j, "note", t->note[0] ? t->note : NULL);
+	json_str(j, "note", t->restore_error[0] ? t->restore_error :
+			    t->note[0] ? t->note : NULL);
 	json_end_object(j);
 	run_emit(r);
 }

@@ -51,14 +51,21 @@ int tracefs_find(char *dir, size_t len, bool may_mount, bool *mounted,
 	return 0;
 }
 
+/* Open dir/rel (rel alone when dir is ""); the fd, or -1 (errno). */
+static int tracefs_open(const char *dir, const char *rel, int flags)
+{
+	char path[256];
+
+	fmt_snprintf(path, sizeof(path), "%s%s%s", dir, *dir ? "/" : "", rel);
+	return open(path, flags | O_CLOEXEC);
+}
+
 int tracefs_read(const char *dir, const char *rel, char *buf, size_t len)
 {
-	char path[160];
 	ssize_t n;
 	int fd, err;
 
-	fmt_snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = tracefs_open(dir, rel, O_RDONLY);
 	if (fd < 0)
 		return -1;
 	do
@@ -78,11 +85,9 @@ int tracefs_read(const char *dir, const char *rel, char *buf, size_t len)
 
 int tracefs_write(const char *dir, const char *rel, const char *value)
 {
-	char path[160];
 	int fd, rc, err;
 
-	fmt_snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	fd = tracefs_open(dir, rel, O_WRONLY | O_TRUNC);
 	if (fd < 0)
 		return -1;
 	rc = fdio_write_full(fd, value, strlen(value));
@@ -353,16 +358,12 @@ int tracefs_restore(const struct tracefs_state *st, char *why, size_t wlen)
 
 char *tracefs_slurp(const char *dir, const char *rel, size_t *len)
 {
-	char path[256], *buf = NULL, *nb;
+	char *buf = NULL, *nb;
 	size_t cap = 0, n = 0;
 	ssize_t k;
 	int fd, err;
 
-	if (*dir)
-		fmt_snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	else
-		fmt_snprintf(path, sizeof(path), "%s", rel);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = tracefs_open(dir, rel, O_RDONLY);
 	if (fd < 0)
 		return NULL;
 	for (;;) {

@@ -48,7 +48,8 @@ SMALL_LDFLAGS = "-Wl,--gc-sections -s"
 # no simulation code) and byte-pair packed help texts.
 BOARD_MAKE_ARGS = ("BOARD=1", "STATIC=1")
 # The Python code that builds and trims a probe: part of what the cache key hashes.
-BUILD_CODE: tuple[Path, ...] = (Path(__file__), Path(__file__).with_name("elftrim.py"))
+BUILD_CODE: tuple[Path, ...] = (Path(__file__), Path(__file__).with_name("elftrim.py"),
+                                 Path(__file__).with_name("ltolink.py"))
 # One build per arch at a time: the boards of a fleet open in parallel threads, and other
 # processes (a second rtbench, parallel test workers) share the cache, and would otherwise
 # build the same arch into the same directory at once.  Threads of this process wait on
@@ -86,6 +87,9 @@ class ProbeArch:
     # one program, each function keeping its -Oz size attribute; 2-5 % smaller
     # (BENCHMARKS.md, "Board probe sizes after --trace").
     lto: bool = True
+    # LLVM options for the code generation of the LTO link (Zig's cc passes none there):
+    # the link runs through ltolink.py, which redoes Zig's ld.lld command with them
+    lto_llvm_options: tuple[str, ...] = ()
 
     def cc(self) -> str:
         """The CC value for the probe Makefile (Zig's clang through this Python)."""
@@ -93,7 +97,11 @@ class ProbeArch:
 
     def link_cc(self) -> str:
         """The LINK_CC value for the probe Makefile: what links rtprobe and its C library."""
-        return self._zig_cc(self.link_target or self.zig_target)
+        link = self._zig_cc(self.link_target or self.zig_target)
+        if not (self.lto and self.lto_llvm_options):
+            return link
+        options = " ".join(self.lto_llvm_options)
+        return f"{sys.executable} -m rtbench.rtprobe.ltolink {options} -- {link}"
 
     def _zig_cc(self, target: str) -> str:
         """Zig's C compiler for target with this arch's CPU and flags."""
@@ -132,16 +140,17 @@ ARCHES: dict[str, ProbeArch] = {a.name: a for a in (
               "MIPS32 big-endian, soft float", size_limit=BIG_CODE_SIZE_LIMIT),
     ProbeArch("mipsel", "mipsel-linux-musleabi", "mips32", "qemu-mipsel-static",
               "MIPS32 little-endian, soft float", size_limit=BIG_CODE_SIZE_LIMIT),
-    # clang's global merging puts each file's string literals into one .data.rel.ro
-    # block on PowerPC, where the linker can neither share nor drop them: 4.5 KiB.
-    # With link-time optimisation that merging happens in the link, which gets no
-    # -mllvm option from Zig: all constants land in one .data.rel.ro block (8.6 KiB
-    # more), and still the probe is 2.4 KiB smaller than without.
+    # clang's global merging puts the string literals into one .data.rel.ro block on
+    # PowerPC, where the linker can neither share nor drop them.  With link-time
+    # optimisation that merging happens in the link, which gets no -mllvm option from
+    # Zig, so ltolink.py redoes Zig's ld.lld command with it: 9 KiB smaller
+    # (BENCHMARKS.md, "Board probe sizes after --trace").
     # The soft-float comparisons come from probe/port/: the runtime's own keep a
     # merged 26 KiB block of its constants linked (see softfloat_compare.c).
     ProbeArch("powerpc", "powerpc-linux-musleabi", "ppc", "qemu-ppc-static",
-              "32-bit PowerPC big-endian, soft float", "-mllvm -enable-global-merge=false",
-              ("softfloat_compare.c",), size_limit=BIG_CODE_SIZE_LIMIT),
+              "32-bit PowerPC big-endian, soft float", port=("softfloat_compare.c",),
+              size_limit=BIG_CODE_SIZE_LIMIT,
+              lto_llvm_options=("-enable-global-merge=false",)),
     # Zig compiles RISC-V without linker relaxation (-mno-relax): every call is then an
     # auipc+jalr pair.  Its linker (LLD) relaxes, so -mrelax turns most calls into one
     # jal: about 8 % smaller.

@@ -37,6 +37,7 @@ LAYER_OF = {
     "rtbench.rtprobe.locate": "util",
     "rtbench.run.owner": "util",
     "rtbench.rtprobe.build": "build",
+    "rtbench.rtprobe.ltolink": "build",
     "rtbench.bundle": "bundle",
     "rtbench.suites": "suites",
     "rtbench.preflight": "preflight",

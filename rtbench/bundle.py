@@ -150,6 +150,8 @@ class RunDetail:
     source: dict[str, Any] = field(default_factory=dict)
     # stable identity across databases ("" until stored; the store then assigns one)
     uid: str = ""
+    # why the run holds no evidence (a fleet board unreachable or failed); None otherwise
+    reason: str | None = None
     # the board it ran on ("" until stored: the store then derives it with board_of())
     board: str = ""
 

@@ -69,6 +69,8 @@ def count_tests(k_a: int, n_a: int, k_b: int, n_b: int, ratio: float) -> tuple[f
     "it is less": given k_a + k_b exceedances, k_b is binomial with p0 = ratio n_b /
     (n_a + ratio n_b) when b's rate is exactly ratio x a's (exact, conditional)."""
     total = k_a + k_b
+    if n_a + ratio * n_b <= 0:  # no counted samples (no per-window data): no evidence
+        return 1.0, 1.0
     p0 = ratio * n_b / (n_a + ratio * n_b)
     above = float(sps.binom.sf(k_b - 1, total, p0))  # P(X >= k_b)
     below = float(sps.binom.cdf(k_b, total, p0))  # P(X <= k_b)

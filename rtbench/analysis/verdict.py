@@ -372,6 +372,8 @@ def verdict_of(run: RunDetail, warnings: Sequence[str] = ()) -> Verdict:
     verdict.not_as_defined = [f"{sc.name}: {flag}" for sc in run.scenarios
                               for flag in scenario_flags(sc.loads, sc.intensity,
                                                          sc.measure_cpus)]
+    if run.reason is not None and not measurements:  # a fleet board that measured nothing
+        verdict.headline = f"{run.status.upper()}: nothing was measured: {run.reason}"
     if run.status == "lost":
         verdict.headline = lost_headline(measurements) + (
             f"; {_worst_text(worst)}" if worst is not None else "")

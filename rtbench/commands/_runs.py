@@ -11,7 +11,7 @@ from rtbench.commands._common import fail
 from rtbench.reference import reference_run, reference_runs
 
 RUN_HELP = ("RUN: an id, latest, latest~N, a selector such as host=box,kernel~rt "
-            "(keys host kernel suite status simulated, else a tag; = equal, ~ contains, "
+            "(keys board host kernel suite status simulated, else a tag; = equal, ~ contains, "
             "!= differs, !~ does not contain) or ref:NAME for a published reference run.")
 
 

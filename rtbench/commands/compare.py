@@ -68,6 +68,11 @@ def register(main: click.Group) -> None:
                   "other than --vary differs.")
     @click.option("--allow-simulated", is_flag=True, help="Compare measured runs with "
                   "simulated ones (refused otherwise: simulated numbers are not latencies).")
+    @click.option("--against", type=click.Choice(["previous", "first"]), default="previous",
+                  show_default=True, help="What each run's step in the summary table is "
+                  "decided against: the run before it, or the first measured run.")
+    @click.option("--pairs", is_flag=True, help="Also print the table of every run against "
+                  "the baseline (printed anyway for two runs).")
     @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
     @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
                   help="Also write an HTML comparison report here.")
@@ -75,10 +80,13 @@ def register(main: click.Group) -> None:
     @handle_errors
     def compare(runs: tuple[str, ...], baseline: str | None, max_regression: str | None,
                 metric_text: str | None, inconclusive: str | None, vary: tuple[str, ...],
-                strict: bool, allow_simulated: bool, as_json: bool, output: Path | None,
-                db_url: str | None) -> None:
+                strict: bool, allow_simulated: bool, against: str, pairs: bool,
+                as_json: bool, output: Path | None, db_url: str | None) -> None:
         """Compare runs cell by cell: p50/p99/p99.9/max with 95 % intervals of the
         differences, overruns, exceedance rates, and every environment fact that differs.
+        Any number of runs: one summary table (runs as columns) marks each run whose
+        step from the run before it (--against first: from the first run) the
+        regression gate calls a regression or cannot decide.
 
         \b
         Examples:
@@ -88,6 +96,7 @@ def register(main: click.Group) -> None:
           rtbench compare --baseline 3 latest --max-regression 10%
           rtbench compare --baseline 3 latest --max-regression 10% --metric p99,max
           rtbench compare host=box,kernel~rt host=box,kernel!~rt --json
+          rtbench compare suite=quick --against first --pairs
 
         Exit codes: 0 compared (with --max-regression: every check says no regression),
         1 a regression beyond --max-regression, 2 bad runs or options (also: no cell in
@@ -97,7 +106,9 @@ def register(main: click.Group) -> None:
         """
         from rtbench.analysis.compare import compare as do_compare
         from rtbench.analysis.gate import DEFAULT_METRICS, gate, overall
+        from rtbench.analysis.multicompare import DEFAULT_LIMIT, summarize
         from rtbench.report import compare_html
+        from rtbench.report.compare_summary import summary_json, summary_lines, summary_table
         from rtbench.report.compare_text import comparison_json, comparison_renderables
         from rtbench.report.explain_text import cause_changes, change_lines
         from rtbench.report.gate_text import gate_json, gate_lines
@@ -142,12 +153,15 @@ def register(main: click.Group) -> None:
             facts = ", ".join(d.fact for d in comp.env if not d.intended)
             fail(f"--strict: the environments differ in {facts}; name what you compare on "
                  "purpose with --vary, or drop --strict to see the comparison", EXIT_USAGE)
+        summary = summarize(comp, against, metrics,
+                            DEFAULT_LIMIT if limit is None else limit)
         if output is not None:
-            compare_html.write(comp, output)
+            compare_html.write(comp, output, summary)
         checks = gate(comp, metrics, limit) if limit is not None else []
         changes = cause_changes([(v.label, v.run) for v in chosen if v.run is not None])
         if as_json:
             data = comparison_json(comp)
+            data["summary"] = summary_json(summary)
             data["simulated_runs"] = simulated
             if changes:
                 data["cause_changes"] = [
@@ -162,9 +176,10 @@ def register(main: click.Group) -> None:
             if simulated:
                 console.print(simulated_headline(simulated, len(chosen)), markup=False,
                               highlight=False)
-            for part in comparison_renderables(comp):
+            for part in comparison_renderables(comp, pairs=pairs or len(chosen) == 2):
                 console.print(part)
-            for line in change_lines(changes):
+            console.print(summary_table(summary))
+            for line in [*summary_lines(summary), *change_lines(changes)]:
                 console.print(line, markup=False, highlight=False)
             if output is not None:
                 console.print(f"report: {output}", highlight=False, markup=False)

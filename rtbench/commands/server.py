@@ -44,9 +44,19 @@ def _loopback(host: str) -> bool:
 @click.option("--keep-days", type=click.IntRange(1, 100_000), metavar="N",
               help="Retention: delete runs started more than N days ago, at start and "
                    "hourly (runs tagged keep or baseline stay).")
+@click.option("--webhook", "webhook_urls", multiple=True, metavar="URL",
+              help="POST a JSON event here on a regression, a FAIL run and a board gone "
+                   "offline (repeatable; docs/server.md).")
+@click.option("--webhook-secret-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Sign --webhook bodies with the secret in this file (HMAC-SHA256 in "
+                   "the X-Rtbench-Signature-256 header).")
+@click.option("--webhook-config", type=click.Path(dir_okay=False, path_type=Path),
+              help="The lab's webhooks as a TOML file of [[webhook]] tables (url, "
+                   "secret_file, events).")
 @handle_errors
 def serve(db_url: str | None, bind: str, read_token_required: bool, public: bool,
-          keep_days: int | None) -> None:
+          keep_days: int | None, webhook_urls: tuple[str, ...],
+          webhook_secret_file: Path | None, webhook_config: Path | None) -> None:
     """Serve the results database: web pages, the /api/v1 JSON API, uploads.
 
     \b
@@ -55,6 +65,7 @@ def serve(db_url: str | None, bind: str, read_token_required: bool, public: bool
       rtbench serve --db postgresql+psycopg://rtbench@/rtbench --bind 0.0.0.0:8080 --public
       rtbench serve --read-token-required            # reads need a token as well
       rtbench serve --keep-days 90                   # prune runs older than 90 days
+      rtbench serve --webhook https://chat.example/hook --webhook-secret-file hook.key
 
     Uploads (POST /api/v1/runs, `rtbench push`) always need a token from
     `rtbench token create NAME`; deleting runs through the API an admin token.
@@ -72,8 +83,30 @@ def serve(db_url: str | None, bind: str, read_token_required: bool, public: bool
         fail(f"rtbench serve needs the server extra ({exc.name} is missing): "
              "pip install 'rtbench[server]'", EXIT_ENV)
     from rtbench.server.retention import Retention
+    from rtbench.server.webhooks import (
+        Dispatcher,
+        Hook,
+        WebhookConfigError,
+        check_url,
+        load_config,
+        read_secret,
+    )
 
-    app = create_app(db_url, read_token_required=read_token_required)
+    if webhook_secret_file is not None and not webhook_urls:
+        fail("--webhook-secret-file signs --webhook deliveries: give --webhook URL too",
+             EXIT_USAGE)
+    try:
+        secret = None if webhook_secret_file is None else read_secret(webhook_secret_file)
+        hooks = [Hook(check_url(url), secret) for url in webhook_urls]
+        if webhook_config is not None:
+            hooks += load_config(webhook_config)
+    except WebhookConfigError as exc:
+        fail(str(exc), EXIT_USAGE)
+    from rtbench.store import Store
+
+    store = Store.open(db_url)
+    app = create_app(store=store, read_token_required=read_token_required,
+                     webhooks=Dispatcher(store, hooks))
     click.echo(f"rtbench: serving {app.state.store.url} on http://{bind}/ (Ctrl-C stops)",
                err=True)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning",

@@ -31,7 +31,14 @@ def register(main: click.Group) -> None:
           rtbench tag latest lab=adelaide kernel_config=rt-full
           rtbench tag 3 --remove lab
           rtbench ls lab=adelaide
+          rtbench tag 812 baseline=yes     # the board's runs are checked against it
+
+        Tagging a run `baseline` (or removing the tag) checks every run of its board
+        and suite again against the board's new baseline (the regression board).
         """
+        from rtbench.analysis.boardcheck import BASELINE_TAG
+        from rtbench.regress.board import recheck
+
         new: dict[str, str] = {}
         for text in tags:
             m = _TAG.match(text)
@@ -49,7 +56,15 @@ def register(main: click.Group) -> None:
         try:
             run_id = stored_id(store, run)
             result = store.set_tags(run_id, new, tuple(remove))
+            rechecked = 0
+            if BASELINE_TAG in new or BASELINE_TAG in remove:
+                # the board's baseline changed: its runs are checked against it again
+                detail = store.get_run(run_id)
+                rechecked = recheck(store, board=detail.board, suite=detail.suite)
         finally:
             store.close()
         shown = " ".join(f"{k}={v}" for k, v in sorted(result.items())) or "(no tags)"
         click.echo(f"run {run_id}: {shown}")
+        if rechecked:
+            click.echo(f"regression board: {rechecked} runs of board {detail.board} "
+                       f"(suite {detail.suite}) checked again against the new baseline")

@@ -41,8 +41,8 @@ INT64_MAX = (1 << 63) - 1
 
 
 def run_to_json(run: RunDetail) -> dict[str, Any]:
-    """The run as a JSON-ready dict (schema rtbench-run/1)."""
-    return {
+    """The run as a JSON-ready dict (schema rtbench-run/1; `reason` only when set)."""
+    out: dict[str, Any] = {
         "schema": SCHEMA,
         "uid": run.uid,
         "suite": run.suite,
@@ -65,6 +65,9 @@ def run_to_json(run: RunDetail) -> dict[str, Any]:
         "source": run.source,
         "scenarios": [_scenario_to_json(sc) for sc in run.scenarios],
     }
+    if run.reason is not None:
+        out["reason"] = run.reason
+    return out
 
 
 def _scenario_to_json(sc: ScenarioDetail) -> dict[str, Any]:
@@ -197,6 +200,7 @@ class _RunDoc(msgspec.Struct, forbid_unknown_fields=True):
     tags: Any = _UNSET
     source: Any = _UNSET
     scenarios: list[_ScenarioDoc] | _Unset = _UNSET
+    reason: Any = _UNSET
 
 
 _DECODER = msgspec.json.Decoder(_RunDoc)
@@ -390,7 +394,8 @@ def run_from_json(obj: Any, where: str = "run") -> RunDetail:
         command_line=[_text(v, f"{where}.command_line") for v in r.get_list("command_line")],
         simulated=r.get_bool("simulated"),
         tags={str(k): _text(v, f"{where}.tags") for k, v in r.get_dict("tags").items()},
-        source=r.get_dict("source"), uid=r.get_str("uid"))
+        source=r.get_dict("source"), uid=r.get_str("uid"),
+        reason=r.get_str("reason", optional=True))
     # documents written before boards were stored have none: the target's host then
     board = r.get_str("board", optional=True)
     if board is not None and not 0 < len(board) <= 255:

@@ -11,9 +11,11 @@ import jinja2
 
 from rtbench.analysis.advise import CellAdvice, advise_cell
 from rtbench.analysis.compare import Comparison, RunView
+from rtbench.analysis.multicompare import Summary, summarize
 from rtbench.analysis.select import CellKey
 from rtbench.report import compare_text as ct
 from rtbench.report import figures
+from rtbench.report.compare_summary import fmt_value
 from rtbench.report.format import fmt_template_value, fmt_us
 from rtbench.report.html import write_text
 from rtbench.report.parallel import run_all
@@ -75,15 +77,17 @@ def figure_svgs(comp: Comparison) -> list[tuple[str, str]]:
             if svg is not None]
 
 
-def render(comp: Comparison) -> str:
-    """The page as a string."""
+def render(comp: Comparison, summary: Summary | None = None) -> str:
+    """The page as a string (summary: the summary table, by default each run against
+    the run before it with the gate's default metrics and +10 %)."""
     base = next((i for i, v in enumerate(comp.runs) if not v.published), 0)
     template = _environment().get_template("compare.html.j2")
     return template.render(
         comp=comp, base=base, views=comp.runs, advice=advice_of(comp),
         figures=figure_svgs(comp), budget_pct=f"{BUDGET * 100:g}",
         unmatched=[(comp.runs[i].label, key.label()) for i, key in comp.unmatched],
-        verdict_class=_verdict_class)
+        verdict_class=_verdict_class, summary_value=fmt_value,
+        summary=summary if summary is not None else summarize(comp))
 
 
 def _verdict_class(verdict: str) -> str:
@@ -91,6 +95,6 @@ def _verdict_class(verdict: str) -> str:
     return {"better": "good", "worse": "bad"}.get(verdict, "")
 
 
-def write(comp: Comparison, path: Path) -> None:
+def write(comp: Comparison, path: Path, summary: Summary | None = None) -> None:
     """Write the comparison report (temp name, then rename)."""
-    write_text(render(comp), path)
+    write_text(render(comp, summary), path)

@@ -135,12 +135,13 @@ def unmatched_text(comp: Comparison) -> Text | None:
     return Text("\n".join(lines))
 
 
-def comparison_renderables(comp: Comparison) -> list[RenderableType]:
-    """Everything compare prints, in order."""
+def comparison_renderables(comp: Comparison, pairs: bool = True) -> list[RenderableType]:
+    """Everything compare prints before its summary, in order (pairs: each run's table
+    against the baseline too)."""
     out: list[RenderableType] = [runs_table(comp.runs), env_table(comp)]
     base = next((i for i, v in enumerate(comp.runs) if not v.published), 0)
     for i in range(len(comp.runs)):
-        if i != base and any(row.diffs[i] for row in comp.rows):
+        if pairs and i != base and any(row.diffs[i] for row in comp.rows):
             out.append(diff_table(comp, i))
     missing = unmatched_text(comp)
     if missing is not None:

@@ -19,7 +19,8 @@ from rtbench.report.width import chosen_width
 
 # What a non-Unicode terminal gets instead of the symbols rtbench prints.
 ASCII_FALLBACK = {"µ": "u", "≥": ">=", "≤": "<=", "—": "-", "–": "-", "·": "|",
-                  "±": "+/-", "…": "...", "−": "-", "×": "x", "→": "->", "≈": "~"}
+                  "±": "+/-", "…": "...", "−": "-", "×": "x", "→": "->", "≈": "~",
+                  "▲": "^"}
 
 
 def can_print(text: str, encoding: str | None) -> bool:

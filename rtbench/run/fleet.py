@@ -2,7 +2,9 @@
 
 Each board gets its own Runner (rtbench.run.runner) and its own stored run, tagged
 fleet=ID and board=NAME plus the board's inventory tags.  A board that cannot be reached,
-fails its checks or loses its connection ends alone: the others go on.  SIGINT, SIGTERM
+fails its checks or loses its connection ends alone: the others go on.  A board that
+ends before its run was stored still leaves a run row (status unreachable, error or
+interrupted, with the reason), so a board's history shows its outages.  SIGINT, SIGTERM
 and SIGHUP stop every board (each run is then stored 'interrupted').
 """
 
@@ -14,13 +16,14 @@ from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from urllib.parse import urlsplit
 
 from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE
 from rtbench.fleet.inventory import Board
 from rtbench.run.events import BoardDone, BoardPhase, Event, OnBoardEvent
 from rtbench.run.runner import RunError, Runner, StopFlag
 from rtbench.run.save import MeasurementNotStored
-from rtbench.store import Store, StoreError
+from rtbench.store import OUTAGE_STATUSES, Store, StoreError
 from rtbench.suites.model import Suite, SuiteError
 from rtbench.targets.base import Target, TargetError
 from rtbench.targets.progress import Forwarded
@@ -117,9 +120,34 @@ class Fleet:
         except BaseException as exc:  # the last net: one board never takes the others
             done = BoardDone(board.name, None, "error", EXIT_ENV,
                              f"internal error ({type(exc).__name__}: {_line(exc)})")
+        if done.run_id is None and done.status in OUTAGE_STATUSES:
+            done = self._record_outage(board, done)
         with self._lock:
             self.results[board.name] = done
         self.on_board(board.name, done)
+
+    def _record_outage(self, board: Board, done: BoardDone) -> BoardDone:
+        """Store the run row of a board that ended before its run was stored; done with
+        its id (unchanged, the store's failure added to its message, if that fails)."""
+        suite = self.setup.suite
+        tags = {**board.tags, "fleet": self.setup.fleet_id, "board": board.name}
+        try:
+            store = Store.open(self.setup.db_url, migrate=False)
+            try:
+                run_id = store.add_outage(
+                    suite=suite.name, suite_source=suite.text or suite.source,
+                    scale=suite.scale, hostname=outage_hostname(board), target=board.uri,
+                    command_line=self.setup.command_line,
+                    simulated=self.setup.simulate is not None, tags=tags,
+                    status=done.status, reason=done.message or done.status,
+                    board=board.name)
+            finally:
+                store.close()
+        except StoreError as exc:
+            note = f"; its {done.status} run row was not stored ({_line(exc)})"
+            return BoardDone(done.board, None, done.status, done.exit_code,
+                             (done.message or done.status) + note)
+        return BoardDone(done.board, run_id, done.status, done.exit_code, done.message)
 
     def _tell(self, board: Board) -> Callable[[Event], None]:
         """The on_event of a board's runner."""
@@ -176,6 +204,15 @@ class Fleet:
         finally:
             with suppress(TargetError):
                 target.close()
+
+
+def outage_hostname(board: Board) -> str:
+    """The host a board's outage row is filed under: its URI's host, else its name."""
+    try:
+        host = urlsplit(board.uri).hostname
+    except ValueError:
+        host = None
+    return host or board.name
 
 
 def _run_id(runner: Runner | None) -> int | None:

@@ -699,9 +699,20 @@ class Runner:
             status, code = run_verdict(self.statuses, interrupted=bool(self.stop),
                                        lost=self.lost, usage_error=self.usage_error)
             with_retries(lambda: self.store.finish_run(run_id, status))
+            self._check_regressions(run_id)
         self.on_event(RunFinished(run_id, status, code))
         return RunOutcome(run_id, status, code, len(self.statuses), self.messages,
                           self.warnings)
+
+    def _check_regressions(self, run_id: int) -> None:
+        """The regression board's check of the stored run against its board's baseline
+        (docs/server.md); a database failure there is a warning, the run stays stored."""
+        from rtbench.regress.board import check_stored_run
+
+        try:
+            check_stored_run(self.store, run_id)
+        except StoreError as exc:
+            self.warnings.append(f"run {run_id} was not checked for regressions: {exc}")
 
     def _store_never_started(self, run_id: int, suite: Suite) -> list[str]:
         """Store each measurement the lost connection kept from starting as a row with

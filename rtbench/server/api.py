@@ -10,22 +10,26 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
+from rtbench.analysis.multicompare import summarize
 from rtbench.analysis.reference import PUBLISHED_LABEL
 from rtbench.bundle import RunDetail
 from rtbench.interop import runjson
 from rtbench.interop.base import ImportFormatError
 from rtbench.interop.runjson import run_to_json
 from rtbench.reference import reference_run, reference_runs
+from rtbench.report.compare_summary import summary_json
 from rtbench.report.compare_text import comparison_json
-from rtbench.server import labviews, views
+from rtbench.server import labviews, regression_views, views
+from rtbench.server.alerts import upload_events
 from rtbench.server.auth import require_read, require_write
+from rtbench.server.webhooks import Dispatcher
 from rtbench.server.writequeue import WriteQueue
 from rtbench.store import RUN_STATUSES, Store
 from rtbench.store.queries import MAX_PER_PAGE, RunFilter, facets, list_runs_page
@@ -64,7 +68,7 @@ def _utc(value: datetime | None) -> datetime | None:
     return value
 
 
-def _when(value: str | None, name: str) -> datetime | None:
+def when_param(value: str | None, name: str) -> datetime | None:
     """An ISO date or date-time query value ('' counts as absent); naive is UTC."""
     if not value:
         return None
@@ -94,8 +98,8 @@ def run_filter(host: Text = None, board: Text = None, kernel: Text = None,
     return RunFilter(host=clean_query(host, "host"), board=clean_query(board, "board"),
                      kernel=clean_query(kernel, "kernel"),
                      suite=clean_query(suite, "suite"), tag=clean_query(tag, "tag"),
-                     status=status or None, since=_when(since, "since"),
-                     until=_when(until, "until"))
+                     status=status or None, since=when_param(since, "since"),
+                     until=when_param(until, "until"))
 
 
 Filter = Annotated[RunFilter, Depends(run_filter)]
@@ -180,6 +184,9 @@ RunIds = Annotated[list[int] | None, Query(max_length=views.COMPARE_LIMIT,
                                            description="a stored run id (repeat)")]
 RefNames = Annotated[list[str] | None, Query(max_length=views.COMPARE_LIMIT,
                                              description="a reference run name (repeat)")]
+Against = Annotated[Literal["previous", "first"], Query(
+    description="what each run's step in the summary is decided against: the run "
+                "before it, or the first stored run")]
 Baseline = Annotated[int | None, Query(ge=1, le=INT32_MAX, description="the stored run the "
                                        "others are measured against (default: the oldest)")]
 
@@ -189,13 +196,32 @@ Baseline = Annotated[int | None, Query(ge=1, le=INT32_MAX, description="the stor
                 "description": "no run has this id, or no reference run this name",
                 **_ERROR}})
 def compare(request: Request, run: RunIds = None, ref: RefNames = None,
-            baseline: Baseline = None) -> dict[str, Any]:
+            baseline: Baseline = None, against: Against = "previous") -> dict[str, Any]:
     """Runs compared cell by cell as `rtbench compare --json` prints it: per cell and
     metric the difference to the baseline run with its 95 % bootstrap interval and a
     verdict (better / worse / no detectable difference), and the environment facts that
-    differ.  Reference runs (ref=NAME, see /api/v1/refs) are compared beside stored runs."""
+    differ.  Reference runs (ref=NAME, see /api/v1/refs) are compared beside stored runs.
+    `summary`: runs as columns, each run's step decided by the regression gate (+10 %)."""
     ids, names = compare_ids(run, ref, baseline)
-    return comparison_json(analysed(_store(request), ids, names))
+    comp = analysed(_store(request), ids, names)
+    return {**comparison_json(comp), "summary": summary_json(summarize(comp, against))}
+
+
+Outcome = Annotated[Literal["regression", "inconclusive"], Query(
+    description="which checks: the regressions, or the ones the runs cannot decide")]
+
+
+@router.get("/regressions", dependencies=[Depends(require_read)], responses=READ_ERRORS)
+def regressions(request: Request, board: Text = None, suite: Text = None,
+                since: Annotated[str | None, Query(
+                    max_length=40, description="runs started at or after (ISO date)")]
+                = None, outcome: Outcome = "regression") -> dict[str, Any]:
+    """The regression board: each stored run checked against its board's baseline (a
+    run tagged baseline, else the previous kernel's runs) by the regression gate;
+    grouped per board, suite, cell, metric and the kernel it started on."""
+    return regression_views.regressions_json(
+        _store(request), board=clean_query(board, "board"), suite=clean_query(suite, "suite"),
+        since=when_param(since, "since"), outcome=outcome)
 
 
 @router.get("/refs", dependencies=[Depends(require_read)], responses=READ_ERRORS)
@@ -315,5 +341,10 @@ async def upload(request: Request) -> JSONResponse:
     queue: WriteQueue = request.app.state.write_queue
     store = _store(request)
     run_id, created = await run_in_threadpool(queue.run, lambda: store.add_bundle(detail))
+    if created:
+        dispatcher: Dispatcher = request.app.state.webhooks
+        for event, payload in upload_events(detail, run_id):
+            dispatcher.send(event, payload)
+        request.app.state.checker.submit(run_id)
     return JSONResponse({"id": run_id, "created": created, "url": f"/runs/{run_id}"},
                         status_code=201 if created else 200)

@@ -21,7 +21,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from rtbench import __version__
 from rtbench.server import admin, api, metrics, pages
 from rtbench.server.guard import SECURITY_HEADERS, FailedAttempts
+from rtbench.server.regression_views import UploadChecker
 from rtbench.server.render import render_page
+from rtbench.server.webhooks import Dispatcher
 from rtbench.server.writequeue import WriteQueue
 from rtbench.store import BundleInvalid, RunNotFound, Store, StoreError, StoreUnavailable
 
@@ -53,7 +55,8 @@ def error_response(request: Request, status: int, message: str,
 
 def create_app(db_url: str | None = None, *, store: Store | None = None,
                read_token_required: bool = False,
-               max_upload_bytes: int = MAX_UPLOAD_BYTES) -> FastAPI:
+               max_upload_bytes: int = MAX_UPLOAD_BYTES,
+               webhooks: Dispatcher | None = None) -> FastAPI:
     """The application over the database at db_url (or an open store)."""
     app = FastAPI(title="rtbench results server", version=__version__,
                   description="Runs of rtbench: list, compare, the board x kernel matrix, "
@@ -64,6 +67,12 @@ def create_app(db_url: str | None = None, *, store: Store | None = None,
     app.state.max_upload_bytes = max_upload_bytes
     app.state.failed_attempts = FailedAttempts()
     app.state.write_queue = WriteQueue(app.state.store)
+    # events of uploads go to the lab's webhooks on a thread of their own
+    app.state.webhooks = webhooks or Dispatcher(app.state.store, [])
+    app.state.webhooks.start()
+    # each uploaded run is checked against its board's baseline after it is answered
+    app.state.checker = UploadChecker(app.state.store, app.state.write_queue,
+                                      app.state.webhooks)
     # (run id, page) -> (report, pages), or (run ids, reference names) -> comparison
     # (finished runs only)
     app.state.report_cache = OrderedDict()

@@ -20,25 +20,32 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
 
+from rtbench.analysis.boardcheck import LIMIT
+from rtbench.analysis.multicompare import summarize
 from rtbench.analysis.reference import PUBLISHED_LABEL
 from rtbench.reference import reference_run, reference_runs
 from rtbench.report import compare_html
 from rtbench.report.boardsvg import histogram_svg, history_svg
+from rtbench.report.format import fmt_us
 from rtbench.report.html import render_html
 from rtbench.server import labviews, views
 from rtbench.server.api import (
     INT32_MAX,
+    Against,
     Baseline,
     Filter,
     Flag,
+    Outcome,
     Text,
     analysed,
     clean_query,
     compare_ids,
     read_body,
+    when_param,
 )
 from rtbench.server.auth import SESSION_COOKIE, require_read, token_holder
 from rtbench.server.paging import PAGE_MEASUREMENTS, plan_pages
+from rtbench.server.regression_views import regressions_json
 from rtbench.server.render import render_page
 from rtbench.store import Store
 from rtbench.store.boards import board_histogram
@@ -133,7 +140,7 @@ def compare_page(request: Request,
                  run: Annotated[list[int] | None, Query(max_length=views.COMPARE_LIMIT)]
                  = None,
                  ref: Annotated[list[str] | None, Query(max_length=views.COMPARE_LIMIT)]
-                 = None, baseline: Baseline = None) -> str:
+                 = None, baseline: Baseline = None, against: Against = "previous") -> str:
     """The comparison report of the picked runs (stored and reference runs), as
     `rtbench compare -o` writes it; a page to pick them while fewer than two."""
     store = _store(request)
@@ -150,14 +157,14 @@ def compare_page(request: Request,
                    "run (stored or reference)")
         return render_page("compare.html.j2", picked=picked, picked_refs=picked_refs,
                            refs=reference_runs(), message=message)
-    key = (tuple(ids), tuple(names))
+    key = (tuple(ids), tuple(names), against)
     cache: OrderedDict[object, str] = request.app.state.report_cache
     with _render_lock:
         html = cache.get(key)
     if html is None:
         comp = analysed(store, ids, names)
         with _render_lock:
-            html = compare_html.render(comp)
+            html = compare_html.render(comp, summarize(comp, against))
             if all(v.run is None or v.run.status != "running" for v in comp.runs):
                 cache[key] = html
                 while len(cache) > _CACHE_SIZE:
@@ -237,6 +244,35 @@ def board_page(request: Request, name: Annotated[str, PathParam(max_length=255)]
                        histories=[(h, Markup(history_svg(h))) for h in found],
                        combined=Markup(histogram_svg(pairs, title)), last=last,
                        combined_runs=run_ids)
+
+
+@router.get("/regressions", response_class=HTMLResponse,
+            dependencies=[Depends(require_read)])
+def regressions_page(request: Request, board: Text = None, suite: Text = None,
+                     since: Annotated[str | None, Query(max_length=40)] = None,
+                     outcome: Outcome = "regression") -> str:
+    """The regression board: board, cell, metric, baseline -> new, the kernel it
+    started on, as GET /api/v1/regressions returns it."""
+    store = _store(request)
+    data = regressions_json(store, board=board or None, suite=suite or None,
+                            since=when_param(since, "since"), outcome=outcome)
+    return render_page("regressions.html.j2", groups=data["regressions"],
+                       counts=data["counts"], truncated=data["truncated"], board=board,
+                       suite=suite, since=since, outcome=outcome,
+                       suites=facets(store)["suite"], limit_pct=f"{LIMIT * 100:g}",
+                       value=regression_value, change=regression_change)
+
+
+def regression_value(metric: str, value: float | None) -> str:
+    """A regression board figure: µs, or samples per million for the exceedance rate."""
+    if value is None:
+        return "-"
+    return f"{value:.3g}/M" if metric == "exceedance-rate" else fmt_us(value)
+
+
+def regression_change(rel: float | None) -> str:
+    """A relative change as '+725.8%' ('-' when unknown)."""
+    return "-" if rel is None else f"{rel:+.1%}"
 
 
 @router.get("/login", response_class=HTMLResponse)

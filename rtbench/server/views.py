@@ -23,7 +23,7 @@ from rtbench.store.queries import measurement_series
 
 # the statistics each compared measurement or matrix cell shows (ns values)
 STAT_KEYS = ("samples", "min_ns", "mean_ns", "p99_ns", "p99_9_ns", "max_ns", "overruns")
-COMPARE_LIMIT = 8
+COMPARE_LIMIT = 100  # runs per comparison: a bound on one request's work
 
 
 def run_verdict_label(run: RunSummary) -> str:

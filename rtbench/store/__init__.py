@@ -68,7 +68,9 @@ __all__ = [
 # running: being measured; lost: the target went away mid-run (finished windows kept);
 # abandoned: the process that owned a running run is gone (found at a later start).
 RUN_STATUSES = ("running", "ok", "fail", "interrupted", "error", "lost", "abandoned",
-                "partial")
+                "partial", "unreachable")
+# what a fleet board that left no measurement is stored as (runs.reason says why)
+OUTAGE_STATUSES = ("unreachable", "error", "interrupted")
 
 
 # How long a write waits for another process's lock before SQLite gives up.
@@ -420,6 +422,27 @@ class Store:
                 board=(board or board_of(target, hostname))[:255]))
             return _new_id(res)
 
+    def add_outage(self, *, suite: str, suite_source: str, scale: float, hostname: str,
+                   target: str, command_line: list[str], simulated: bool,
+                   tags: dict[str, str], status: str, reason: str, board: str) -> int:
+        """Record, in one transaction, a finished run that measured nothing (a fleet
+        board unreachable or failed before its run began) with the reason; its id."""
+        if status not in OUTAGE_STATUSES:
+            raise StoreError(f"an outage's status {status!r} is not one of "
+                             f"{', '.join(OUTAGE_STATUSES)}")
+        now = _now()
+        with self._tx(f"record {status} board {hostname!r}") as conn:
+            host_id = self._host_id(conn, hostname, {})
+            res = conn.execute(insert(t.runs).values(
+                host_id=host_id, suite=suite, suite_source=suite_source,
+                scale=float(scale), status=status, started_at=now, finished_at=now,
+                target=target, kernel="", simulated=bool(simulated),
+                tool_versions=_dumps({}), sysinfo=_dumps({}), preflight=_dumps([]),
+                command_line=_dumps(list(command_line)), uid=uuid.uuid4().hex,
+                tags=_dumps(dict(tags)), source=_dumps({"tool": "rtbench"}),
+                reason=reason[:2000], board=board[:255]))
+            return _new_id(res)
+
     def add_bundle(self, run: RunDetail) -> tuple[int, bool]:
         """Store a whole run (import, upload) in one transaction.
 
@@ -493,7 +516,7 @@ class Store:
             sysinfo=_dumps(run.sysinfo), preflight=_dumps(run.preflight),
             command_line=_dumps(list(run.command_line)), uid=uid,
             tags=_dumps(dict(run.tags)), source=_dumps(dict(run.source)),
-            board=board))
+            board=board, reason=run.reason))
         run_id = _new_id(res)
         facts = RunFacts(run_id=run_id, board=board, suite=run.suite,
                          kernel=run.kernel, started_at=run.started_at,
@@ -717,7 +740,8 @@ class Store:
                 tool_versions=_loads(row.tool_versions),
                 command_line=_loads(row.command_line),
                 simulated=bool(row.simulated), tags=_loads(row.tags) or {},
-                source=_loads(row.source) or {}, uid=row.uid, board=row.board)
+                source=_loads(row.source) or {}, uid=row.uid, board=row.board,
+                reason=row.reason)
             chosen = select(t.scenarios).where(t.scenarios.c.run_id == run_id)
             if parts is not None:
                 chosen = chosen.where(t.scenarios.c.id.in_(list(parts)))

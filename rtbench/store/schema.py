@@ -57,6 +57,8 @@ runs = Table(
     Column("uid", String(64), nullable=False),
     Column("tags", Text, nullable=False, server_default="{}"),
     Column("source", Text, nullable=False, server_default="{}"),
+    # why a run holds no evidence: a fleet board unreachable or failed (migration 0004_alert)
+    Column("reason", Text),
     # the board it ran on: --board, the fleet inventory name, else the target's host
     Column("board", String(255), nullable=False, server_default=""),
     UniqueConstraint("uid", name="uq_runs_uid"),
@@ -224,6 +226,47 @@ sessions = Table(
     UniqueConstraint("session_sha256", name="uq_sessions_sha256"),
 )
 Index("ix_sessions_token_id", sessions.c.token_id)
+# the regression board (migration 0004_alert): each new run of a board x cell checked
+# against that board's baseline with the regression gate, one row per cell and metric
+regressions = Table(
+    "regressions", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("board", String(255), nullable=False),
+    Column("suite", String(255), nullable=False),
+    Column("kernel", String(255), nullable=False),
+    Column("cell", String(1024), nullable=False),
+    Column("metric", String(32), nullable=False),
+    Column("outcome", String(32), nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("baseline_kind", String(32), nullable=False),
+    Column("baseline_kernel", String(255)),
+    Column("baseline_runs", Text, nullable=False),
+    Column("baseline_value", Float),
+    Column("value", Float),
+    Column("rel", Float),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("checked_at", DateTime(timezone=True), nullable=False),
+)
+Index("ix_regressions_run_id", regressions.c.run_id)
+Index("ix_regressions_board_outcome", regressions.c.board, regressions.c.outcome)
+Index("ix_regressions_outcome_started", regressions.c.outcome, regressions.c.started_at)
+
+# webhook deliveries of `rtbench serve --webhook` (migration 0004_alert)
+webhook_deliveries = Table(
+    "webhook_deliveries", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("event", String(64), nullable=False),
+    Column("url", Text, nullable=False),
+    Column("body", Text, nullable=False),
+    Column("status", String(32), nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("last_code", Integer),
+    Column("last_error", Text),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("finished_at", DateTime(timezone=True)),
+)
+Index("ix_webhook_deliveries_status", webhook_deliveries.c.status)
 
 # one summary row per run x cell (scenario, measurement, series label), written in the
 # transaction that stores the measurement: the matrix, history and regression pages

@@ -195,4 +195,6 @@ def test_board_of_another_arch_is_not_run(board: SshBoard, tmp_path: Path) -> No
     assert done.returncode == 3, done.stdout + done.stderr
     assert "wrong: error: the board reports arch x86_64, the inventory says aarch64" \
         in done.stdout
-    assert stored_runs(db) == []
+    (row,) = stored_runs(db)  # the board's history keeps the failed night, with why
+    assert row.status == "error" and row.scenarios == []
+    assert "the inventory says aarch64" in (row.reason or "")

@@ -45,6 +45,7 @@ LAYER_OF = {
     "rtbench.analysis": "analysis",
     "rtbench.reference": "reference",
     "rtbench.run": "runner",
+    "rtbench.regress": "regress",
     "rtbench.run.events": "events",
     "rtbench.fleet": "runner",
     "rtbench.report": "report",
@@ -70,12 +71,14 @@ ALLOWED = {
     "analysis": {"root", "wire", "bundle"},
     "reference": {"root", "wire", "bundle", "analysis"},
     "events": {"wire", "suites"},
+    # the regression board: a stored run checked against its board's baseline
+    "regress": {"root", "wire", "bundle", "store", "analysis"},
     "runner": {"root", "util", "wire", "rtprobe", "bundle", "suites", "preflight", "targets",
-               "store", "analysis", "events"},
+               "store", "analysis", "events", "regress"},
     "report": {"root", "util", "wire", "bundle", "analysis", "reference", "store", "events"},
     "interop": {"root", "wire", "bundle", "analysis", "store"},
     "server": {"root", "wire", "bundle", "analysis", "reference", "store", "report",
-               "interop"},
+               "interop", "regress"},
     "cli": set(LAYER_OF.values()),
 }
 # third-party modules only some layers may use
@@ -88,6 +91,7 @@ FORBIDDEN = {
     "analysis": PRESENTATION | DATABASE | PROCESSES | {"os", "pathlib", "io", "tempfile"},
     "store": PRESENTATION | PROCESSES,
     "runner": PRESENTATION | DATABASE,
+    "regress": PRESENTATION | DATABASE | PROCESSES,
     "events": PRESENTATION | DATABASE | PROCESSES,
     "targets": PRESENTATION | DATABASE,
     "rtprobe": PRESENTATION | DATABASE,

@@ -42,7 +42,8 @@ from tests.host.test_preflight import UNTUNED
 
 WIDTHS = (60, 80, 120)
 COMMANDS = (
-    ("ls",), ("show", "1"), ("show", "2"), ("compare", "1", "2"), ("compare", "1", "2", "3"),
+    ("ls",), ("show", "1"), ("show", "2"), ("compare", "1", "2"),
+    ("compare", "1", "2", "3", "--pairs"),
     ("compare", "2", "ref:loongson2f"), ("advise", "1"), ("advise", "2", "--cycle", "1ms"),
     ("ref", "ls"), ("ref", "show", "loongson2f"), ("suites",), ("suites", "quick"),
     ("tag", "2", "--remove", "absent"), ("db", "path"), ("db", "migrate"),

@@ -78,6 +78,22 @@ def test_generic_and_rt_guests_store_complete_runs_differing_in_kernel(tmp_path:
     if kind == "rt":
         traced = [m.command for sc in runs[0].scenarios for m in sc.measurements]
         assert traced and all("--trace" in c and "--trace-budget" in c for c in traced)
+        # the guest's trace summary came back and was stored with each measurement:
+        # tracefs found or mounted, the scheduler events enabled, every spike over the
+        # trace threshold either traced (a trace record kept) or counted as untraced
+        measured = [m for sc in runs[0].scenarios for m in sc.measurements]
+        for m in measured:
+            info = m.trace_info
+            assert info is not None, m.name
+            assert "sched:sched_switch" in info["events_enabled"], info
+            assert len(m.traces) == info["spikes_traced"], (m.name, info)
+            assert info["spikes_traced"] + info["spikes_untraced"] == info["spikes_over"]
+        explained = subprocess.run([sys.executable, "-m", "rtbench", "explain",
+                                    str(runs[0].id)], env=env, capture_output=True,
+                                   text=True, timeout=120, check=False)
+        assert explained.returncode == 0, explained.stderr
+        if any(m.traces for m in measured):
+            assert "spike" in explained.stdout, explained.stdout
     for run in runs:
         # complete: every scenario measured every test, with windows
         assert run.status in ("ok", "fail"), (run.suite, run.kernel, run.status)

@@ -3,7 +3,7 @@ host name), and run_cells, the per-run cell summaries the matrix and history rea
 backfilled here from the stored series and histograms.
 
 Revision ID: 0004_board
-Revises: 0004_trace (chained after main's trace tables; the lead re-chains)
+Revises: 0004_trace
 Create Date: 2026-11-25
 """
 

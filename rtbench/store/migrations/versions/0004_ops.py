@@ -3,7 +3,7 @@ sessions (the dashboard's cookie holds a random session id, never a token), and 
 run_cells index GET /metrics finds each board x suite's newest run with.
 
 Revision ID: 0004_ops
-Revises: 0004_board
+Revises: 0004_alert
 Create Date: 2026-11-25
 """
 
@@ -13,8 +13,8 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0004_ops"
-# after the board identity and run_cells (0004_board)
-down_revision = "0004_board"
+# after the regression board (0004_alert)
+down_revision = "0004_alert"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,1 @@
+"""The regression board: each stored run checked against its board's baseline."""

@@ -1,0 +1,69 @@
+"""Check stored runs against their board's baseline and store the outcome (the glue of
+analysis/boardcheck.py and store/regressions.py, called wherever a run is stored: the
+runner, `rtbench import`, the server's uploads, and `rtbench tag` of a baseline)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from rtbench.analysis.boardcheck import Candidate, check_run, choose_baseline
+from rtbench.bundle import RunDetail
+from rtbench.store import Store
+from rtbench.store.regressions import (
+    EVIDENCE_STATUSES,
+    RegressionRow,
+    board_runs,
+    replace_checks,
+    run_ids,
+)
+
+CACHE_RUNS = 64  # baseline runs kept in memory while many runs are rechecked
+
+
+class RunCache:
+    """Stored runs read once while a batch of runs is checked."""
+
+    def __init__(self, store: Store, size: int = CACHE_RUNS) -> None:
+        self.store = store
+        self.size = size
+        self._runs: OrderedDict[int, RunDetail] = OrderedDict()
+
+    def get(self, run_id: int) -> RunDetail:
+        """The run, from memory when read lately."""
+        run = self._runs.pop(run_id, None) or self.store.get_run(run_id)
+        self._runs[run_id] = run
+        while len(self._runs) > self.size:
+            self._runs.popitem(last=False)
+        return run
+
+
+def check_stored_run(store: Store, run_id: int, cache: RunCache | None = None
+                     ) -> list[RegressionRow]:
+    """Check run_id against its board's baseline; store and return the checks (none
+    when the run holds no evidence or its board has no baseline for it yet)."""
+    runs = cache or RunCache(store)
+    run = runs.get(run_id)
+    rows: list[RegressionRow] = []
+    if run.status in EVIDENCE_STATUSES and run.board:
+        candidates = [Candidate(r.run_id, r.kernel, r.started_at, r.tags, r.simulated)
+                      for r in board_runs(store, run.board, run.suite) if r.run_id != run_id]
+        baseline = choose_baseline(run.kernel, run.simulated, candidates)
+        if baseline is not None:
+            checks = check_run(run, [runs.get(i) for i in baseline.run_ids])
+            rows = [RegressionRow(
+                run_id=run_id, board=run.board, suite=run.suite, kernel=run.kernel,
+                cell=c.cell, metric=c.metric, outcome=c.outcome, reason=c.reason,
+                baseline_kind=baseline.kind, baseline_kernel=baseline.kernel,
+                baseline_runs=list(baseline.run_ids), baseline_value=c.baseline,
+                value=c.value, rel=c.rel, started_at=run.started_at) for c in checks]
+    replace_checks(store, run_id, rows)
+    return rows
+
+
+def recheck(store: Store, *, board: str | None = None, suite: str | None = None) -> int:
+    """Check every stored run of board and suite again (all when None); how many."""
+    cache = RunCache(store)
+    ids = run_ids(store, board=board, suite=suite)
+    for run_id in ids:
+        check_stored_run(store, run_id, cache)
+    return len(ids)

@@ -1,0 +1,96 @@
+"""The regression board as the server shows it: stored checks grouped per board, cell,
+metric and the kernel a regression started on; and the check of each uploaded run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import datetime
+from typing import Any
+
+from rtbench.regress.board import check_stored_run
+from rtbench.server.webhooks import Dispatcher
+from rtbench.server.writequeue import WriteQueue
+from rtbench.store import Store, StoreError
+from rtbench.store.regressions import RegressionRow, list_checks, outcome_counts
+
+MAX_ROWS = 5000  # checks read per request (the newest first)
+RUNS_LISTED = 10  # run ids listed per group
+
+
+def grouped(rows: list[RegressionRow]) -> list[dict[str, Any]]:
+    """Checks of the same board, suite, cell, metric and kernel as one entry: how many
+    runs, the baseline's figure and the worst new one (ns; exceedance rate per million)."""
+    groups: dict[tuple[str, str, str, str, str], list[RegressionRow]] = {}
+    for row in rows:
+        groups.setdefault((row.board, row.suite, row.cell, row.metric, row.kernel),
+                          []).append(row)
+    out = []
+    for (board, suite, cell, metric, kernel), members in groups.items():
+        worst = max(members, key=lambda r: (r.value is not None, r.value or 0.0))
+        out.append({
+            "board": board, "suite": suite, "cell": cell, "metric": metric,
+            "kernel": kernel, "outcome": worst.outcome, "reason": worst.reason,
+            "baseline": {"kind": worst.baseline_kind, "kernel": worst.baseline_kernel,
+                         "runs": worst.baseline_runs, "value": worst.baseline_value},
+            "value": worst.value, "rel": worst.rel, "runs": len(members),
+            "run_ids": [r.run_id for r in members][:RUNS_LISTED],
+            "newest_started_at": members[0].started_at.isoformat()})
+    return out
+
+
+def regressions_json(store: Store, *, board: str | None, suite: str | None,
+                     since: datetime | None, outcome: str) -> dict[str, Any]:
+    """GET /api/v1/regressions: the grouped checks and the count of each outcome."""
+    rows = list_checks(store, board=board, suite=suite, since=since, outcome=outcome,
+                       limit=MAX_ROWS)
+    return {"outcome": outcome, "counts": outcome_counts(store, board=board, suite=suite,
+                                                         since=since),
+            "truncated": len(rows) >= MAX_ROWS, "regressions": grouped(rows)}
+
+
+def regression_payload(row: RegressionRow) -> dict[str, Any]:
+    """The `regression` webhook event's data."""
+    return {"board": row.board, "suite": row.suite, "cell": row.cell,
+            "metric": row.metric, "kernel": row.kernel, "reason": row.reason,
+            "baseline": {"kind": row.baseline_kind, "kernel": row.baseline_kernel,
+                         "runs": row.baseline_runs, "value": row.baseline_value},
+            "value": row.value, "rel": row.rel,
+            "run": {"id": row.run_id, "url": f"/runs/{row.run_id}"}}
+
+
+class UploadChecker:
+    """Checks uploaded runs on a thread of its own (an upload never waits for it) and
+    sends a `regression` event for every regression found."""
+
+    def __init__(self, store: Store, queue: WriteQueue, webhooks: Dispatcher) -> None:
+        self.store = store
+        self.queue = queue
+        self.webhooks = webhooks
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="rtbench-regressions")
+        self.failures: list[str] = []
+
+    def submit(self, run_id: int) -> Future[None]:
+        """Check run_id later."""
+        return self._pool.submit(self._check, run_id)
+
+    def _check(self, run_id: int) -> None:
+        """Check one run (a database failure is kept in failures, not raised)."""
+        check: Callable[[], list[RegressionRow]] = \
+            lambda: check_stored_run(self.store, run_id)  # noqa: E731
+        try:
+            rows = self.queue.run(check)
+        except StoreError as exc:
+            self.failures.append(f"run {run_id}: {exc}")
+            return
+        for row in rows:
+            if row.outcome == "regression":
+                self.webhooks.send("regression", regression_payload(row))
+
+    def wait(self) -> None:
+        """Wait until every submitted check is done (tests, shutdown)."""
+        self._pool.submit(lambda: None).result()
+
+    def close(self) -> None:
+        """Finish the checks under way and stop the thread."""
+        self._pool.shutdown(wait=True)

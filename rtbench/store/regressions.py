@@ -1,0 +1,170 @@
+"""The regression board's table (regressions): each stored run's checks against its
+board's baseline, written in one transaction per run and read back by the server."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import ColumnElement, delete, func, insert, select
+
+from rtbench.store import Store
+from rtbench.store import schema as t
+
+OUTCOMES = ("regression", "inconclusive", "no regression")
+# runs whose cells are evidence: a finished run with measurements of its own
+EVIDENCE_STATUSES = ("ok", "fail", "break")
+
+
+@dataclass(frozen=True)
+class BoardRun:
+    """A stored run of a board and suite, as the baseline choice needs it."""
+
+    run_id: int
+    kernel: str
+    started_at: datetime
+    tags: dict[str, str]
+    simulated: bool
+
+
+@dataclass
+class RegressionRow:
+    """One check as stored: a cell and metric of a run against its board's baseline."""
+
+    run_id: int
+    board: str
+    suite: str
+    kernel: str
+    cell: str
+    metric: str
+    outcome: str
+    reason: str
+    baseline_kind: str
+    baseline_kernel: str | None
+    baseline_runs: list[int]
+    baseline_value: float | None
+    value: float | None
+    rel: float | None
+    started_at: datetime
+    checked_at: datetime | None = None
+
+
+def _utc(value: datetime) -> datetime:
+    """Mark a naive datetime (SQLite) as UTC."""
+    return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+
+
+def board_runs(store: Store, board: str, suite: str) -> list[BoardRun]:
+    """The runs of board and suite that hold evidence, oldest first."""
+    r = t.runs
+    with store.transaction(f"read the runs of board {board!r}") as conn:
+        rows = conn.execute(
+            select(r.c.id, r.c.kernel, r.c.started_at, r.c.tags, r.c.simulated)
+            .where(r.c.board == board, r.c.suite == suite,
+                   r.c.status.in_(EVIDENCE_STATUSES))
+            .order_by(r.c.started_at, r.c.id)).all()
+    return [BoardRun(row.id, row.kernel, _utc(row.started_at),
+                     {str(k): str(v) for k, v in json.loads(row.tags or "{}").items()},
+                     bool(row.simulated)) for row in rows]
+
+
+def replace_checks(store: Store, run_id: int, rows: list[RegressionRow]) -> None:
+    """Store run_id's checks in place of the ones it had (one transaction)."""
+    now = datetime.now(timezone.utc)
+    values = [{"run_id": run_id, "board": row.board[:255], "suite": row.suite[:255],
+               "kernel": row.kernel[:255], "cell": row.cell[:1024],
+               "metric": row.metric[:32], "outcome": row.outcome,
+               "reason": row.reason, "baseline_kind": row.baseline_kind,
+               "baseline_kernel": None if row.baseline_kernel is None
+               else row.baseline_kernel[:255],
+               "baseline_runs": json.dumps(row.baseline_runs),
+               "baseline_value": row.baseline_value, "value": row.value, "rel": row.rel,
+               "started_at": row.started_at, "checked_at": now} for row in rows]
+    with store.transaction(f"store the regression checks of run {run_id}") as conn:
+        conn.execute(delete(t.regressions).where(t.regressions.c.run_id == run_id))
+        if values:
+            conn.execute(insert(t.regressions), values)
+
+
+def _conditions(board: str | None, suite: str | None, since: datetime | None,
+                outcome: str | None) -> list[ColumnElement[bool]]:
+    """The WHERE terms of a listing."""
+    g = t.regressions
+    cond: list[ColumnElement[bool]] = []
+    if board:
+        cond.append(g.c.board == board)
+    if suite:
+        cond.append(g.c.suite == suite)
+    if since is not None:
+        cond.append(g.c.started_at >= since)
+    if outcome:
+        cond.append(g.c.outcome == outcome)
+    return cond
+
+
+def list_checks(store: Store, *, board: str | None = None, suite: str | None = None,
+                since: datetime | None = None, outcome: str | None = "regression",
+                limit: int = 1000) -> list[RegressionRow]:
+    """Stored checks matching, newest run first (outcome None: every outcome)."""
+    g = t.regressions
+    with store.transaction("read the regression board") as conn:
+        rows = conn.execute(select(g).where(*_conditions(board, suite, since, outcome))
+                            .order_by(g.c.started_at.desc(), g.c.id).limit(limit)).all()
+    return [_row(r) for r in rows]
+
+
+def _row(r: Any) -> RegressionRow:
+    """A database row as a RegressionRow."""
+    return RegressionRow(
+        run_id=r.run_id, board=r.board, suite=r.suite, kernel=r.kernel, cell=r.cell,
+        metric=r.metric, outcome=r.outcome, reason=r.reason,
+        baseline_kind=r.baseline_kind, baseline_kernel=r.baseline_kernel,
+        baseline_runs=[int(x) for x in json.loads(r.baseline_runs or "[]")],
+        baseline_value=r.baseline_value, value=r.value, rel=r.rel,
+        started_at=_utc(r.started_at), checked_at=_utc(r.checked_at))
+
+
+def outcome_counts(store: Store, *, board: str | None = None, suite: str | None = None,
+                   since: datetime | None = None) -> dict[str, int]:
+    """How many stored checks have each outcome."""
+    g = t.regressions
+    with store.transaction("count the regression checks") as conn:
+        rows = conn.execute(select(g.c.outcome, func.count())
+                            .where(*_conditions(board, suite, since, None))
+                            .group_by(g.c.outcome)).all()
+    return {str(o): int(n) for o, n in rows}
+
+
+def cell_marks(store: Store, suite: str | None = None) -> dict[tuple[str, str, str], str]:
+    """The matrix's mark per (suite, board, kernel): "regression" when a check of a run
+    there found one, else "inconclusive" when one could not decide."""
+    g = t.regressions
+    with store.transaction("read the regression marks") as conn:
+        rows = conn.execute(
+            select(g.c.suite, g.c.board, g.c.kernel, g.c.outcome)
+            .where(g.c.outcome.in_(("regression", "inconclusive")),
+                   *([g.c.suite == suite] if suite else []))
+            .group_by(g.c.suite, g.c.board, g.c.kernel, g.c.outcome)).all()
+    marks: dict[tuple[str, str, str], str] = {}
+    for s, b, k, outcome in rows:
+        if marks.get((s, b, k)) != "regression":
+            marks[(s, b, k)] = str(outcome)
+    return marks
+
+
+def run_ids(store: Store, *, board: str | None = None, suite: str | None = None
+            ) -> list[int]:
+    """The ids of the runs of board and suite that hold evidence, a board's and suite's
+    runs together, oldest first (so a batch check finds each baseline still cached)."""
+    r = t.runs
+    cond: list[ColumnElement[bool]] = [r.c.status.in_(EVIDENCE_STATUSES)]
+    if board:
+        cond.append(r.c.board == board)
+    if suite:
+        cond.append(r.c.suite == suite)
+    with store.transaction("list the runs to check") as conn:
+        return [int(i) for i in conn.execute(
+            select(r.c.id).where(*cond).order_by(r.c.board, r.c.suite, r.c.started_at,
+                                                 r.c.id)).scalars()]

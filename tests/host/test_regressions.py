@@ -1,0 +1,240 @@
+"""The regression board: each stored run of a board checked against that board's
+baseline (a tagged run, else the previous kernel in version order) with the regression
+gate; the planted regression of bench/lab_data.py found on the board that has it and
+on no other, on SQLite and PostgreSQL, through the store, the API, the page, an
+upload (with its webhook), `rtbench tag ... baseline`, a browser and schemathesis."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+import httpx
+import pytest
+from explain_helpers import cli
+from fastapi.testclient import TestClient
+from pg_cluster import BACKENDS, backend_url, cluster
+from server_helpers import free_port
+from test_webhooks import Receiver
+
+from bench.lab_data import Lab, make_lab, make_run, write_lab
+from rtbench.analysis.boardcheck import PREVIOUS_KERNEL, TAGGED, Candidate, choose_baseline
+from rtbench.interop.runjson import dumps
+from rtbench.regress.board import recheck
+from rtbench.server.app import create_app
+from rtbench.server.webhooks import Dispatcher, Hook
+from rtbench.store import Store
+from rtbench.store.regressions import cell_marks, list_checks, outcome_counts
+from rtbench.store.tokens import create_token
+
+LAB = (8, 3, 2)  # boards x kernels x runs: the planted regression on board 4 from kernel 1
+
+
+def at(hour: int) -> datetime:
+    """A start time."""
+    return datetime(2026, 1, 1, hour, tzinfo=timezone.utc)
+
+
+def test_previous_kernel_is_chosen_in_version_order() -> None:
+    runs = [Candidate(1, "6.6.0-rt15", at(1), {}, False),
+            Candidate(2, "6.1.0-rt5", at(2), {}, False),
+            Candidate(3, "6.6.0-rt15", at(3), {}, False),
+            Candidate(4, "6.6.0-rt15", at(4), {}, True)]  # simulated: never a baseline
+    base = choose_baseline("6.12.0-rt3", False, runs)
+    assert base is not None and (base.kind, base.kernel, base.run_ids) == \
+        (PREVIOUS_KERNEL, "6.6.0-rt15", (1, 3))
+    assert choose_baseline("6.1.0-rt5", False, runs) is None  # the first kernel: none
+    tagged = runs + [Candidate(5, "6.1.0-rt5", at(5), {"baseline": "yes"}, False)]
+    base = choose_baseline("6.12.0-rt3", False, tagged)
+    assert base is not None and (base.kind, base.run_ids) == (TAGGED, (5,))
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def lab_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+           ) -> Iterator[tuple[str, Lab]]:
+    """A small generated lab, every run checked."""
+    url = backend_url(request.param, tmp_path_factory.mktemp("lab"))
+    lab = make_lab(*LAB)
+    with Store.open(url) as store:
+        write_lab(store, lab)
+        recheck(store)
+    yield url, lab
+
+
+def test_the_planted_regression_is_found_where_it_starts_and_nowhere_else(
+        lab_db: tuple[str, Lab]) -> None:
+    url, lab = lab_db
+    with Store.open(url) as store:
+        found = list_checks(store)
+        counts = outcome_counts(store)
+        marks = cell_marks(store, "nightly")
+    assert {(r.board, r.kernel, r.metric) for r in found} == \
+        {(lab.planted_board, lab.planted_kernel, "max")}
+    assert len(found) == LAB[2]  # each run of that kernel; the next kernel is no jump
+    row = found[0]
+    assert row.baseline_kernel == lab.kernel_names[lab.regressed_from - 1]
+    assert row.baseline_kind == PREVIOUS_KERNEL and row.value == 180_000
+    assert row.baseline_value is not None and row.baseline_value < 25_000
+    # runs without per-window data cannot show "no regression": the rest is undecided
+    assert counts.get("no regression", 0) == 0 and counts["inconclusive"] > 0
+    assert marks[("nightly", lab.planted_board, lab.planted_kernel)] == "regression"
+    assert [k for k, v in marks.items() if v == "regression"] == \
+        [("nightly", lab.planted_board, lab.planted_kernel)]
+
+
+def test_api_and_page_list_it_with_filters(lab_db: tuple[str, Lab]) -> None:
+    url, lab = lab_db
+    with Store.open(url) as store, TestClient(create_app(store=store)) as client:
+        data = client.get("/api/v1/regressions").json()
+        (group,) = data["regressions"]
+        assert (group["board"], group["kernel"], group["metric"], group["runs"]) == \
+            (lab.planted_board, lab.planted_kernel, "max", LAB[2])
+        assert group["baseline"]["kernel"] == lab.kernel_names[lab.regressed_from - 1]
+        assert group["value"] == 180_000 and group["rel"] > 5
+        other = lab.board_name(0)
+        assert client.get(f"/api/v1/regressions?board={other}").json()["regressions"] == []
+        assert client.get("/api/v1/regressions?suite=weekly").json()["regressions"] == []
+        assert client.get("/api/v1/regressions?since=2030-01-01").json()["regressions"] == []
+        undecided = client.get(f"/api/v1/regressions?board={other}&outcome=inconclusive")
+        assert undecided.json()["regressions"] and all(
+            g["outcome"] == "inconclusive" for g in undecided.json()["regressions"])
+        assert client.get("/api/v1/regressions?outcome=pass").status_code == 422
+        assert client.get("/api/v1/regressions?since=yesterday").status_code == 422
+        page = client.get("/regressions")
+        assert page.status_code == 200
+        table = page.text.split('<table id="regressions">')[1].split("</table>")[0]
+        assert lab.planted_board in table and lab.planted_kernel in table
+        assert all(lab.board_name(b) not in table for b in range(LAB[0])
+                   if b != lab.regressed_board)
+        assert "180.0" in table
+
+
+def test_an_upload_is_checked_and_raises_the_regression_webhook(tmp_path: Path) -> None:
+    receiver = Receiver([])
+    lab = make_lab(2, 2, 1)
+    store = Store.open(f"sqlite:///{tmp_path / 'r.db'}")
+    hooks = Dispatcher(store, [Hook(receiver.url, b"k", ("regression",))],
+                       first_delay_s=0.05)
+    token = create_token(store, "ci")
+    app = create_app(store=store, webhooks=hooks)
+    with TestClient(app) as client:
+        for kernel in range(2):
+            for board in range(2):
+                answer = client.post("/api/v1/runs", content=dumps(make_run(
+                    lab, board, kernel, 0)), headers={"Authorization": f"Bearer {token}"})
+                assert answer.status_code == 201
+        app.state.checker.wait()
+        assert hooks.wait_idle(10.0)
+        (group,) = client.get("/api/v1/regressions").json()["regressions"]
+    assert group["board"] == lab.planted_board
+    (event,) = [json.loads(body) for _, body in receiver.received]
+    assert (event["event"], event["board"], event["kernel"], event["metric"]) == \
+        ("regression", lab.planted_board, lab.planted_kernel, "max")
+    hooks.stop()
+    receiver.close()
+    store.close()
+
+
+def test_tagging_a_baseline_checks_the_board_again(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    lab = make_lab(2, 3, 1)  # board 1 regresses from kernel 1 on
+    with Store.open(url) as store:
+        ids = {(k, b): store.add_bundle(make_run(lab, b, k, 0))[0]
+               for k in range(3) for b in range(2)}
+        recheck(store)
+        before = {(r.run_id, r.kernel) for r in list_checks(store)}
+    assert before == {(ids[(1, 1)], lab.kernel_names[1])}
+    done = cli("tag", str(ids[(0, 1)]), "baseline=yes", "--db", url)
+    assert done.exit_code == 0 and "3 runs of board" in done.output
+    with Store.open(url) as store:
+        after = list_checks(store, board=lab.planted_board)
+    # against the tagged kernel-0 run both regressed kernels are regressions now
+    assert {(r.kernel, r.baseline_kind) for r in after} == \
+        {(lab.kernel_names[1], TAGGED), (lab.kernel_names[2], TAGGED)}
+
+
+def test_a_local_import_is_checked(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    lab = make_lab(2, 2, 1)
+    for kernel in range(2):
+        path = tmp_path / f"k{kernel}.json"
+        path.write_text(dumps(make_run(lab, 1, kernel, 0)))
+        assert cli("import", str(path), "--format", "json", "--db", url).exit_code == 0
+    with Store.open(url) as store:
+        (row,) = list_checks(store)
+    assert (row.board, row.kernel) == (lab.planted_board, lab.planted_kernel)
+
+
+@pytest.fixture(scope="module")
+def live_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Lab]]:
+    """A running `rtbench serve` over PostgreSQL holding a checked small lab."""
+    url = cluster().fresh_database()
+    lab = make_lab(*LAB)
+    with Store.open(url) as store:
+        write_lab(store, lab)
+        recheck(store)
+    port = free_port()
+    log = tmp_path_factory.mktemp("serve") / "serve.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "rtbench", "serve", "--db", url,
+                                 "--bind", f"127.0.0.1:{port}"], stdout=out, stderr=out)
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(300):
+        try:
+            if httpx.get(f"{base}/api/v1/health", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    else:
+        proc.kill()
+        pytest.fail(f"rtbench serve did not start: {log.read_text()}")
+    yield base, lab
+    proc.terminate()
+    proc.wait(20)
+    assert "Traceback" not in log.read_text()
+
+
+@pytest.mark.browser
+def test_regressions_page_in_a_browser(live_lab: tuple[str, Lab], tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+    from test_server_live import _driver
+
+    base, lab = live_lab
+    shots = Path(os.environ.get("RTBENCH_SCREENSHOTS") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    driver = _driver(tmp_path)
+    try:
+        driver.get(f"{base}/regressions")
+        driver.save_screenshot(str(shots / "regressions.png"))
+        rows = driver.find_elements(By.CSS_SELECTOR, "#regressions tr.bad")
+        assert len(rows) == 1
+        cells = [td.text for td in rows[0].find_elements(By.TAG_NAME, "td")]
+        assert cells[0] == lab.planted_board and cells[6] == lab.planted_kernel
+        assert cells[3] == "max" and "→ 180.0" in cells[4]
+    finally:
+        driver.quit()
+    assert (shots / "regressions.png").stat().st_size > 1000
+
+
+def test_schemathesis_on_the_regressions_endpoint(live_lab: tuple[str, Lab],
+                                                  tmp_path: Path) -> None:
+    base, _ = live_lab
+    tool = Path(sys.executable).parent / "schemathesis"
+    if not tool.exists():
+        pytest.skip("schemathesis is not installed (pip install -e '.[dev]')")
+    done = subprocess.run(
+        [str(tool), "run", f"{base}/api/v1/openapi.json", "--include-path",
+         "/api/v1/regressions", "--checks",
+         "not_a_server_error,status_code_conformance,content_type_conformance",
+         "--max-examples", "20", "--phases", "examples,coverage,fuzzing",
+         "--max-time", "10", "--suppress-health-check", "all"],
+        capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,
+        env=dict(os.environ, SCHEMATHESIS_HOOKS=""))
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "1 selected" in done.stdout, done.stdout[-4000:]  # the one endpoint, tested

@@ -41,6 +41,15 @@ def check_stored_run(store: Store, run_id: int, cache: RunCache | None = None
                      ) -> list[RegressionRow]:
     """Check run_id against its board's baseline; store and return the checks (none
     when the run holds no evidence or its board has no baseline for it yet)."""
+    rows = checks_of(store, run_id, cache)
+    replace_checks(store, run_id, rows)
+    return rows
+
+
+def checks_of(store: Store, run_id: int, cache: RunCache | None = None
+              ) -> list[RegressionRow]:
+    """The checks of run_id against its board's baseline, read but not stored (the
+    server reads them outside SQLite's write queue and queues only replace_checks)."""
     runs = cache or RunCache(store)
     run = runs.get(run_id)
     rows: list[RegressionRow] = []
@@ -56,7 +65,6 @@ def check_stored_run(store: Store, run_id: int, cache: RunCache | None = None
                 baseline_kind=baseline.kind, baseline_kernel=baseline.kernel,
                 baseline_runs=list(baseline.run_ids), baseline_value=c.baseline,
                 value=c.value, rel=c.rel, started_at=run.started_at) for c in checks]
-    replace_checks(store, run_id, rows)
     return rows
 
 

@@ -3,16 +3,20 @@ metric and the kernel a regression started on; and the check of each uploaded ru
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
-from rtbench.regress.board import check_stored_run
+from rtbench.regress.board import checks_of
 from rtbench.server.webhooks import Dispatcher
 from rtbench.server.writequeue import WriteQueue
 from rtbench.store import Store, StoreError
-from rtbench.store.regressions import RegressionRow, list_checks, outcome_counts
+from rtbench.store.regressions import (
+    RegressionRow,
+    list_checks,
+    outcome_counts,
+    replace_checks,
+)
 
 MAX_ROWS = 5000  # checks read per request (the newest first)
 RUNS_LISTED = 10  # run ids listed per group
@@ -76,10 +80,11 @@ class UploadChecker:
 
     def _check(self, run_id: int) -> None:
         """Check one run (a database failure is kept in failures, not raised)."""
-        check: Callable[[], list[RegressionRow]] = \
-            lambda: check_stored_run(self.store, run_id)  # noqa: E731
+        # the reads (the run, its board's runs and baseline) do not hold SQLite's write
+        # queue: with them inside it, every upload waited for the last one's whole check
         try:
-            rows = self.queue.run(check)
+            rows = checks_of(self.store, run_id)
+            self.queue.run(lambda: replace_checks(self.store, run_id, rows))
         except StoreError as exc:
             self.failures.append(f"run {run_id}: {exc}")
             return

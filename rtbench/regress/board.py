@@ -28,6 +28,10 @@ class RunCache:
         self.size = size
         self._runs: OrderedDict[int, RunDetail] = OrderedDict()
 
+    def forget(self, run_id: int) -> None:
+        """Drop run_id from memory (read it anew next time)."""
+        self._runs.pop(run_id, None)
+
     def get(self, run_id: int) -> RunDetail:
         """The run, from memory when read lately."""
         run = self._runs.pop(run_id, None) or self.store.get_run(run_id)

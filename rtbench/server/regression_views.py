@@ -7,7 +7,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
-from rtbench.regress.board import checks_of
+from rtbench.regress.board import RunCache, checks_of
 from rtbench.server.webhooks import Dispatcher
 from rtbench.server.writequeue import WriteQueue
 from rtbench.store import Store, StoreError
@@ -72,6 +72,8 @@ class UploadChecker:
         self.queue = queue
         self.webhooks = webhooks
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="rtbench-regressions")
+        # baseline runs read once for the uploads after them (used by the one thread)
+        self._cache = RunCache(store)
         self.failures: list[str] = []
 
     def submit(self, run_id: int) -> Future[None]:
@@ -83,7 +85,8 @@ class UploadChecker:
         # the reads (the run, its board's runs and baseline) do not hold SQLite's write
         # queue: with them inside it, every upload waited for the last one's whole check
         try:
-            rows = checks_of(self.store, run_id)
+            self._cache.forget(run_id)  # the checked run itself is always read anew
+            rows = checks_of(self.store, run_id, self._cache)
             self.queue.run(lambda: replace_checks(self.store, run_id, rows))
         except StoreError as exc:
             self.failures.append(f"run {run_id}: {exc}")

@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tap.h"
 #include "tracefs.h"
@@ -220,6 +221,42 @@ static void test_state(struct tap *t)
 	       "foreign state file refused");
 }
 
+/* What tracefs_state_save writes, tracefs_state_load reads back. */
+static void test_state_file(struct tap *t)
+{
+	static struct tracefs_state st, back;
+	char dir[] = "/tmp/rtprobe-test-XXXXXX", path[256], why[200];
+
+	if (!mkdtemp(dir)) {
+		tap_ok(t, false, "mkdtemp %s failed", dir);
+		return;
+	}
+	setenv("RTPROBE_STATE_DIR", dir, 1);
+	st.pid = 4242;
+	st.mounted = true;
+	strcpy(st.dir, "/sys/kernel/debug/tracing");
+	strcpy(st.tracing_on, "0");
+	strcpy(st.buffer_kb, "1408");
+	strcpy(st.clock, "mono");
+	strcpy(st.tracer, "nop");
+	st.nevents = 2;
+	strcpy(st.events[0], "sched/sched_switch");
+	strcpy(st.events[1], "timerlat/timerlat_sample");
+	tap_ok(t, tracefs_state_save(&st, why, sizeof(why)) == 0,
+	       "state saved");
+	tap_is_int(t, tracefs_state_load(&back, why, sizeof(why)), 1,
+		   "state loaded");
+	tap_ok(t, back.pid == 4242 && back.mounted && back.nevents == 2 &&
+	       !strcmp(back.dir, st.dir) && !strcmp(back.tracing_on, "0") &&
+	       !strcmp(back.buffer_kb, "1408") && !strcmp(back.clock, "mono") &&
+	       !strcmp(back.tracer, "nop") &&
+	       !strcmp(back.events[1], "timerlat/timerlat_sample"),
+	       "every field round-trips");
+	tracefs_state_path(path, sizeof(path));
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	struct tap t = { 0, 0 };
@@ -230,5 +267,6 @@ int main(void)
 	test_cut_old(&t);
 	test_mangled(&t);
 	test_state(&t);
+	test_state_file(&t);
 	return tap_done(&t);
 }

@@ -82,6 +82,10 @@ class ProbeArch:
     link_target: str | None = None
     # the most bytes its stripped static probe may have
     size_limit: int = SIZE_LIMIT
+    # Link-time optimisation (-flto, compiling and linking): the whole probe optimised as
+    # one program, each function keeping its -Oz size attribute; 2-5 % smaller
+    # (BENCHMARKS.md, "Board probe sizes after --trace").
+    lto: bool = True
 
     def cc(self) -> str:
         """The CC value for the probe Makefile (Zig's clang through this Python)."""
@@ -94,6 +98,8 @@ class ProbeArch:
     def _zig_cc(self, target: str) -> str:
         """Zig's C compiler for target with this arch's CPU and flags."""
         parts = [sys.executable, "-m", "ziglang", "cc", "-target", target]
+        if self.lto:
+            parts.append("-flto")
         if self.cpu:
             parts.append(f"-mcpu={self.cpu}")
         if self.cflags:
@@ -115,17 +121,22 @@ ARCHES: dict[str, ProbeArch] = {a.name: a for a in (
               "ARMv7 with VFPv3 (hard float), Thumb-2 code"),
     # ARMv5TE has Thumb-1 only, and musl's ARM assembly has no Thumb-1 form: rtprobe's
     # own code is Thumb (about a fifth smaller), the C library ARM; ARMv5T calls
-    # between the two with BLX (interworking).
+    # between the two with BLX (interworking).  No link-time optimisation: its code
+    # generation calls __sync_synchronize, which armv5_atomics.c defines, after the
+    # link has already dropped that definition (undefined symbol).
     ProbeArch("armel", "thumb-linux-musleabi", "arm926ej_s", "qemu-arm-static",
               "ARMv5TE and up, soft float (ARM926 class), Thumb code",
               "-Wno-atomic-alignment", ("armv5_atomics.c",),
-              link_target="arm-linux-musleabi"),
+              link_target="arm-linux-musleabi", lto=False),
     ProbeArch("mips", "mips-linux-musleabi", "mips32", "qemu-mips-static",
               "MIPS32 big-endian, soft float", size_limit=BIG_CODE_SIZE_LIMIT),
     ProbeArch("mipsel", "mipsel-linux-musleabi", "mips32", "qemu-mipsel-static",
               "MIPS32 little-endian, soft float", size_limit=BIG_CODE_SIZE_LIMIT),
     # clang's global merging puts each file's string literals into one .data.rel.ro
     # block on PowerPC, where the linker can neither share nor drop them: 4.5 KiB.
+    # With link-time optimisation that merging happens in the link, which gets no
+    # -mllvm option from Zig: all constants land in one .data.rel.ro block (8.6 KiB
+    # more), and still the probe is 2.4 KiB smaller than without.
     # The soft-float comparisons come from probe/port/: the runtime's own keep a
     # merged 26 KiB block of its constants linked (see softfloat_compare.c).
     ProbeArch("powerpc", "powerpc-linux-musleabi", "ppc", "qemu-ppc-static",

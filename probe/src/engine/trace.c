@@ -101,15 +101,14 @@ static int trace_stale(struct trace_run *t, char *why, size_t wlen)
 	if (rc <= 0)
 		return rc;
 	if (old.pid != getpid() && pid_alive(old.pid)) {
-		fmt_snprintf(why, wlen, "tracefs is in use by rtprobe pid %d "
-			     "(its trace state file is there): wait for it",
-			     old.pid);
+		fmt_snprintf(why, wlen, "tracefs is in use by rtprobe pid %d: "
+			     "wait for it", old.pid);
 		return -1;
 	}
 	if (tracefs_restore(&old, why, wlen))
 		return -1;
 	fmt_fprintf(stderr, "rtprobe: restored the tracefs state left by "
-		    "rtprobe pid %d, which did not end cleanly\n", old.pid);
+		    "rtprobe pid %d (it died)\n", old.pid);
 	(void)t;
 	return 0;
 }
@@ -214,22 +213,20 @@ static int trace_save(struct trace_run *t, const struct rtp_common *c,
 			 sizeof(events_on)))
 		events_on[0] = '\0';
 	if (!c->trace_force && strcmp(st->tracer, "nop")) {
-		fmt_snprintf(why, wlen, "tracefs is busy: current_tracer is "
-			     "'%s'; stop that tracer or pass --trace-force",
-			     st->tracer);
+		fmt_snprintf(why, wlen, "tracefs is busy (current_tracer %s): "
+			     "stop it or pass --trace-force", st->tracer);
 		return -1;
 	}
 	if (!c->trace_force && !strcmp(st->tracing_on, "1") &&
 	    events_on[0] && strcmp(events_on, "0")) {
-		fmt_snprintf(why, wlen, "tracefs is busy: trace events are "
-			     "enabled by someone else; disable them or pass "
-			     "--trace-force");
+		fmt_snprintf(why, wlen, "tracefs is busy (events enabled): "
+			     "disable them or pass --trace-force");
 		return -1;
 	}
 	if (!tracefs_clock_offered(clk, "mono") &&
 	    !tracefs_clock_offered(clk, "local")) {
-		fmt_snprintf(why, wlen, "the kernel offers neither trace clock "
-			     "mono nor local (trace_clock: %s)", clk);
+		fmt_snprintf(why, wlen, "no trace clock mono or local in "
+			     "trace_clock: %s", clk);
 		return -1;
 	}
 	/* RTPROBE_TRACE_CLOCK=local: the local clock plus an offset even where
@@ -241,8 +238,8 @@ static int trace_save(struct trace_run *t, const struct rtp_common *c,
 		       tracefs_clock_offered(clk, "local")) ? "mono" : "local");
 	trace_pick_events(t);
 	if (!t->nenabled) {
-		fmt_snprintf(why, wlen, "none of the trace events rtprobe uses "
-			     "exists in %s/events", t->dir);
+		fmt_snprintf(why, wlen, "no trace event rtprobe uses is in "
+			     "%s/events", t->dir);
 		return -1;
 	}
 	if (tracefs_state_save(st, why, wlen))
@@ -295,9 +292,8 @@ static int trace_local_offset(struct trace_run *t, char *why, size_t wlen)
 	}
 	free(text);
 	if (!found) {
-		fmt_snprintf(why, wlen, "cannot align trace clock local with "
-			     "CLOCK_MONOTONIC: the trace_marker line did not "
-			     "come back");
+		fmt_snprintf(why, wlen, "trace clock local not aligned: the "
+			     "trace_marker line did not come back");
 		return -1;
 	}
 	fmt_snprintf(t->clock, sizeof(t->clock), "local+offset");
@@ -655,10 +651,7 @@ void trace_summary(struct run *r)
 		t->state_saved = false;
 	}
 	record_begin(j, "trace_summary");
-	if (t->dir[0])
-		json_str(j, "tracefs", t->dir);
-	else
-		json_null(j, "tracefs");
+	json_str(j, "tracefs", t->dir[0] ? t->dir : NULL);
 	json_str(j, "clock", t->active ? t->clock : NULL);
 	json_u64(j, "threshold_ns", r->c->trace_threshold_ns);
 	if (t->active)
@@ -680,10 +673,8 @@ void trace_summary(struct run *r)
 	json_u64(j, "spikes_untraced", t->untraced);
 	json_u64(j, "lost", t->lost);
 	json_bool(j, "restored", t->active ? t->restored : true);
-	if (t->restore_error[0])
-		json_str(j, "note", t->restore_error);
-	else
-		json_str(j, "note", t->note[0] ? t->note : NULL);
+	json_str(j, "note", t->restore_error[0] ? t->restore_error :
+			    t->note[0] ? t->note : NULL);
 	json_end_object(j);
 	run_emit(r);
 }

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -37,14 +38,12 @@ int tracefs_find(char *dir, size_t len, bool may_mount, bool *mounted,
 		}
 	}
 	if (!may_mount) {
-		fmt_snprintf(why, wlen, "tracefs not found at "
-			     "/sys/kernel/tracing or /sys/kernel/debug/tracing");
+		fmt_snprintf(why, wlen, "tracefs not found in /sys/kernel");
 		return -1;
 	}
 	if (mount("nodev", tracefs_dirs[0], "tracefs", 0, NULL)) {
-		fmt_snprintf(why, wlen, "tracefs not mounted and mount -t tracefs "
-			     "nodev /sys/kernel/tracing failed: %s",
-			     strerror(errno));
+		fmt_snprintf(why, wlen, "cannot mount tracefs on %s: %s",
+			     tracefs_dirs[0], strerror(errno));
 		return -1;
 	}
 	fmt_snprintf(dir, len, "%s", tracefs_dirs[0]);
@@ -52,14 +51,21 @@ int tracefs_find(char *dir, size_t len, bool may_mount, bool *mounted,
 	return 0;
 }
 
+/* Open dir/rel (rel alone when dir is ""); the fd, or -1 (errno). */
+static int tracefs_open(const char *dir, const char *rel, int flags)
+{
+	char path[256];
+
+	fmt_snprintf(path, sizeof(path), "%s%s%s", dir, *dir ? "/" : "", rel);
+	return open(path, flags | O_CLOEXEC);
+}
+
 int tracefs_read(const char *dir, const char *rel, char *buf, size_t len)
 {
-	char path[160];
 	ssize_t n;
 	int fd, err;
 
-	fmt_snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = tracefs_open(dir, rel, O_RDONLY);
 	if (fd < 0)
 		return -1;
 	do
@@ -79,11 +85,9 @@ int tracefs_read(const char *dir, const char *rel, char *buf, size_t len)
 
 int tracefs_write(const char *dir, const char *rel, const char *value)
 {
-	char path[160];
 	int fd, rc, err;
 
-	fmt_snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	fd = tracefs_open(dir, rel, O_WRONLY | O_TRUNC);
 	if (fd < 0)
 		return -1;
 	rc = fdio_write_full(fd, value, strlen(value));
@@ -139,6 +143,26 @@ void tracefs_state_path(char *buf, size_t len)
 	fmt_snprintf(buf, len, "%s/%s", dir, TRACEFS_STATE_NAME);
 }
 
+/* The text fields of the state file: key, place and size in the state. */
+struct st_field {
+	const char *key;
+	unsigned short off, len;
+};
+
+#define ST_FIELD(key, member)                                     \
+	{ key, offsetof(struct tracefs_state, member),            \
+	  sizeof(((struct tracefs_state *)0)->member) }
+
+static const struct st_field st_fields[] = {
+	ST_FIELD("dir", dir),
+	ST_FIELD("tracing_on", tracing_on),
+	ST_FIELD("buffer_size_kb", buffer_kb),
+	ST_FIELD("trace_clock", clock),
+	ST_FIELD("current_tracer", tracer),
+};
+
+#define ST_NFIELDS (sizeof(st_fields) / sizeof(st_fields[0]))
+
 /* Append "key value\n" to buf at *n (bounded). */
 static void st_line(char *buf, size_t cap, size_t *n, const char *key,
 		    const char *value)
@@ -155,34 +179,29 @@ static void st_line(char *buf, size_t cap, size_t *n, const char *key,
 int tracefs_state_save(const struct tracefs_state *st, char *why,
 		       size_t wlen)
 {
-	char path[256], tmp[272], num[24], *buf;
-	size_t cap = 1024 + TRACEFS_MAX_EVENTS * (TRACEFS_NAME + 8), n = 0;
-	int fd, i, rc;
+	char path[256], tmp[272], *buf;
+	size_t cap = 1024 + TRACEFS_MAX_EVENTS * (TRACEFS_NAME + 8), n, i;
+	int fd, rc;
 
 	buf = malloc(cap);
 	if (!buf) {
 		fmt_snprintf(why, wlen, "out of memory");
 		return -1;
 	}
-	st_line(buf, cap, &n, "rtprobe-trace-state", "1");
-	fmt_snprintf(num, sizeof(num), "%d", st->pid);
-	st_line(buf, cap, &n, "pid", num);
-	st_line(buf, cap, &n, "dir", st->dir);
-	st_line(buf, cap, &n, "mounted", st->mounted ? "1" : "0");
-	st_line(buf, cap, &n, "tracing_on", st->tracing_on);
-	st_line(buf, cap, &n, "buffer_size_kb", st->buffer_kb);
-	st_line(buf, cap, &n, "trace_clock", st->clock);
-	st_line(buf, cap, &n, "current_tracer", st->tracer);
-	for (i = 0; i < st->nevents; i++)
+	n = (size_t)fmt_snprintf(buf, cap, "rtprobe-trace-state 1\npid %d\n"
+				 "mounted %d\n", st->pid, st->mounted);
+	for (i = 0; i < ST_NFIELDS; i++)
+		st_line(buf, cap, &n, st_fields[i].key,
+			(const char *)st + st_fields[i].off);
+	for (i = 0; i < (size_t)st->nevents; i++)
 		st_line(buf, cap, &n, "event", st->events[i]);
 	tracefs_state_path(path, sizeof(path));
 	fmt_snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, st->pid);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
 		  0600);
 	if (fd < 0) {
-		fmt_snprintf(why, wlen, "cannot create the trace state file "
-			     "%s: %s (set RTPROBE_STATE_DIR to a writable "
-			     "directory)", tmp, strerror(errno));
+		fmt_snprintf(why, wlen, "cannot create %s: %s (set "
+			     "RTPROBE_STATE_DIR)", tmp, strerror(errno));
 		free(buf);
 		return -1;
 	}
@@ -195,56 +214,55 @@ int tracefs_state_save(const struct tracefs_state *st, char *why,
 	if (!rc)
 		rc = rename(tmp, path);
 	if (rc) {
-		fmt_snprintf(why, wlen, "cannot write the trace state file %s: "
-			     "%s", path, strerror(errno));
+		fmt_snprintf(why, wlen, "cannot write %s: %s", path,
+			     strerror(errno));
 		unlink(tmp);
 		return -1;
 	}
 	return 0;
 }
 
-/* Copy the value of line "key value" into out when key matches. */
-static bool st_value(const char *line, size_t len, const char *key,
-		     char *out, size_t olen)
+/* True when the klen bytes at key are the key name. */
+static bool st_key(const char *key, size_t klen, const char *name)
 {
-	size_t k = strlen(key);
-
-	if (len <= k || memcmp(line, key, k) || line[k] != ' ')
-		return false;
-	fmt_snprintf(out, olen, "%.*s", (int)(len - k - 1), line + k + 1);
-	return true;
+	return strlen(name) == klen && !memcmp(key, name, klen);
 }
 
 int tracefs_state_parse(const char *text, struct tracefs_state *st)
 {
-	const char *p = text, *nl;
-	char num[24], val[TRACEFS_NAME];
-	long long v;
+	const char *p = text, *nl, *sp;
+	char val[TRACEFS_NAME], *out;
+	long long num;
 	bool magic = false;
-	size_t len;
+	size_t len, klen, olen, i;
 
 	memset(st, 0, sizeof(*st));
 	while (*p) {
 		nl = strchr(p, '\n');
 		len = nl ? (size_t)(nl - p) : strlen(p);
-		if (st_value(p, len, "rtprobe-trace-state", num, sizeof(num)))
-			magic = !strcmp(num, "1");
-		else if (st_value(p, len, "pid", num, sizeof(num)) &&
-			 numtext_leading_ll(num, &v))
-			st->pid = (int)v;
-		else if (st_value(p, len, "mounted", num, sizeof(num)))
-			st->mounted = !strcmp(num, "1");
-		else if (st_value(p, len, "dir", st->dir, sizeof(st->dir)) ||
-			 st_value(p, len, "tracing_on", st->tracing_on,
-				  sizeof(st->tracing_on)) ||
-			 st_value(p, len, "buffer_size_kb", st->buffer_kb,
-				  sizeof(st->buffer_kb)) ||
-			 st_value(p, len, "trace_clock", st->clock,
-				  sizeof(st->clock)) ||
-			 st_value(p, len, "current_tracer", st->tracer,
-				  sizeof(st->tracer)))
+		sp = memchr(p, ' ', len);
+		klen = sp ? (size_t)(sp - p) : 0;
+		out = val;
+		olen = sizeof(val);
+		for (i = 0; sp && i < ST_NFIELDS; i++) {
+			if (st_key(p, klen, st_fields[i].key)) {
+				out = (char *)st + st_fields[i].off;
+				olen = st_fields[i].len;
+			}
+		}
+		if (sp)
+			fmt_snprintf(out, olen, "%.*s", (int)(len - klen - 1),
+				     sp + 1);
+		if (!sp || out != val)
 			;
-		else if (st_value(p, len, "event", val, sizeof(val)) &&
+		else if (st_key(p, klen, "rtprobe-trace-state"))
+			magic = !strcmp(val, "1");
+		else if (st_key(p, klen, "pid") &&
+			 numtext_leading_ll(val, &num))
+			st->pid = (int)num;
+		else if (st_key(p, klen, "mounted"))
+			st->mounted = !strcmp(val, "1");
+		else if (st_key(p, klen, "event") &&
 			 st->nevents < TRACEFS_MAX_EVENTS && !strstr(val, ".."))
 			fmt_snprintf(st->events[st->nevents++], TRACEFS_NAME,
 				     "%s", val);
@@ -267,14 +285,14 @@ int tracefs_state_load(struct tracefs_state *st, char *why, size_t wlen)
 		return 0;
 	text = tracefs_slurp("", path, &len);
 	if (!text) {
-		fmt_snprintf(why, wlen, "cannot read the trace state file %s: "
-			     "%s", path, strerror(errno));
+		fmt_snprintf(why, wlen, "cannot read %s: %s", path,
+			     strerror(errno));
 		return -1;
 	}
 	if (tracefs_state_parse(text, st)) {
 		free(text);
-		fmt_snprintf(why, wlen, "the trace state file %s is not one "
-			     "rtprobe wrote: remove it", path);
+		fmt_snprintf(why, wlen, "%s is not rtprobe's: remove it",
+			     path);
 		return -1;
 	}
 	free(text);
@@ -340,16 +358,12 @@ int tracefs_restore(const struct tracefs_state *st, char *why, size_t wlen)
 
 char *tracefs_slurp(const char *dir, const char *rel, size_t *len)
 {
-	char path[256], *buf = NULL, *nb;
+	char *buf = NULL, *nb;
 	size_t cap = 0, n = 0;
 	ssize_t k;
 	int fd, err;
 
-	if (*dir)
-		fmt_snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	else
-		fmt_snprintf(path, sizeof(path), "%s", rel);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = tracefs_open(dir, rel, O_RDONLY);
 	if (fd < 0)
 		return NULL;
 	for (;;) {

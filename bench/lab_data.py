@@ -125,7 +125,7 @@ def make_run(lab: Lab, board: int, kernel: int, run: int, *, simulated: bool = F
         uid=uuid.UUID(int=rng.getrandbits(128)).hex, board=name)
 
 
-def write_lab(store: Store, lab: Lab, batch: int = 500) -> int:
+def write_lab(store: Store, lab: Lab, batch: int = 2_000) -> int:
     """Write every run of lab into store (batch runs a transaction); how many."""
     pending: list[RunDetail] = []
     written = 0

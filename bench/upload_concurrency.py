@@ -5,7 +5,9 @@ concurrent writers, and a warm `GET /metrics` over a generated lab.
 A live `rtbench serve` on a free loopback port over PostgreSQL (a private cluster made
 with initdb/pg_ctl, as the tests do) and over SQLite.  The typical run is one night's
 run of bench/lab_data.py (one cyclic measurement, two series of 100 000 samples,
-loglin7 histograms and a 100 us threshold; about 12 KB of rtbench-run/1 JSON).  Timed
+loglin7 histograms and a 100 us threshold; about 12 KB of rtbench-run/1 JSON), of the
+lab's last kernel, so the server's regression check after each upload compares it with
+the previous kernel's runs of its board (the full check, on the server's CPU).  Timed
 as the client sees it: each POST /api/v1/runs (a fresh uid each) from 8 threads at
 once, and as the peer in the same run the same upload from one thread alone (the
 ratio says what concurrency costs).  Then the lab (default 1,000 boards x 5 kernels x
@@ -111,7 +113,7 @@ def bench(label: str, url: str, args: argparse.Namespace) -> list[str]:
         start = time.perf_counter()
         written = write_lab(store, lab)
         seeded_s = time.perf_counter() - start
-    template = dumps(make_run(lab, 0, 0, 0))
+    template = dumps(make_run(lab, 0, lab.kernels - 1, 0))
     proc, base = serve(url)
     try:
         alone = uploads(base, token, template, 1, args.uploads)

@@ -113,11 +113,14 @@ def pooled_view(runs: Sequence[RunDetail], label: str) -> RunView:
 
 def check_run(new: RunDetail, baseline_runs: Sequence[RunDetail],
               metrics: Sequence[str] = DEFAULT_METRICS, limit: float = LIMIT,
-              reps: int = 400) -> list[GateCheck]:
+              reps: int = 400, base: RunView | None = None) -> list[GateCheck]:
     """The gate's checks of every cell and metric of new against the pooled baseline
-    (cells only one side has: inconclusive, "different cells")."""
+    (cells only one side has: inconclusive, "different cells"); base: the baseline runs
+    already pooled (pooled_view(baseline_runs, "baseline")), to pool them once for many
+    runs."""
     if not baseline_runs:
         raise ValueError("check_run needs at least one baseline run")
-    base = pooled_view(baseline_runs, "baseline")
+    if base is None:
+        base = pooled_view(baseline_runs, "baseline")
     comp = compare([base, view_of_run(new)], reps=reps)
     return gate(comp, metrics, limit)

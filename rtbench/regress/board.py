@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from rtbench.analysis.boardcheck import Candidate, check_run, choose_baseline
+from rtbench.analysis.boardcheck import Candidate, check_run, choose_baseline, pooled_view
+from rtbench.analysis.compare import RunView
 from rtbench.bundle import RunDetail
 from rtbench.store import Store
 from rtbench.store.regressions import (
@@ -18,6 +19,7 @@ from rtbench.store.regressions import (
 )
 
 CACHE_RUNS = 64  # baseline runs kept in memory while many runs are rechecked
+POOLED_VIEWS = 16  # pooled baselines kept in memory
 
 
 class RunCache:
@@ -27,6 +29,23 @@ class RunCache:
         self.store = store
         self.size = size
         self._runs: OrderedDict[int, RunDetail] = OrderedDict()
+        self._pooled: OrderedDict[tuple[int, ...], RunView] = OrderedDict()
+
+    def forget(self, run_id: int) -> None:
+        """Drop run_id from memory (read it anew next time)."""
+        self._runs.pop(run_id, None)
+        for ids in [ids for ids in self._pooled if run_id in ids]:
+            del self._pooled[ids]
+
+    def pooled(self, run_ids: tuple[int, ...]) -> RunView:
+        """The baseline runs run_ids pooled into one view, from memory when pooled
+        lately (a board's next runs share their baseline)."""
+        view = self._pooled.pop(run_ids, None) or pooled_view(
+            [self.get(i) for i in run_ids], "baseline")
+        self._pooled[run_ids] = view
+        while len(self._pooled) > POOLED_VIEWS:
+            self._pooled.popitem(last=False)
+        return view
 
     def get(self, run_id: int) -> RunDetail:
         """The run, from memory when read lately."""
@@ -41,6 +60,15 @@ def check_stored_run(store: Store, run_id: int, cache: RunCache | None = None
                      ) -> list[RegressionRow]:
     """Check run_id against its board's baseline; store and return the checks (none
     when the run holds no evidence or its board has no baseline for it yet)."""
+    rows = checks_of(store, run_id, cache)
+    replace_checks(store, run_id, rows)
+    return rows
+
+
+def checks_of(store: Store, run_id: int, cache: RunCache | None = None
+              ) -> list[RegressionRow]:
+    """The checks of run_id against its board's baseline, read but not stored (the
+    server reads them outside SQLite's write queue and queues only replace_checks)."""
     runs = cache or RunCache(store)
     run = runs.get(run_id)
     rows: list[RegressionRow] = []
@@ -49,14 +77,14 @@ def check_stored_run(store: Store, run_id: int, cache: RunCache | None = None
                       for r in board_runs(store, run.board, run.suite) if r.run_id != run_id]
         baseline = choose_baseline(run.kernel, run.simulated, candidates)
         if baseline is not None:
-            checks = check_run(run, [runs.get(i) for i in baseline.run_ids])
+            ids = tuple(baseline.run_ids)
+            checks = check_run(run, [runs.get(i) for i in ids], base=runs.pooled(ids))
             rows = [RegressionRow(
                 run_id=run_id, board=run.board, suite=run.suite, kernel=run.kernel,
                 cell=c.cell, metric=c.metric, outcome=c.outcome, reason=c.reason,
                 baseline_kind=baseline.kind, baseline_kernel=baseline.kernel,
                 baseline_runs=list(baseline.run_ids), baseline_value=c.baseline,
                 value=c.value, rel=c.rel, started_at=run.started_at) for c in checks]
-    replace_checks(store, run_id, rows)
     return rows
 
 

@@ -17,7 +17,7 @@ from rtbench.server.guard import FailedAttempts
 from rtbench.server.writequeue import WriteQueue
 from rtbench.store import Store
 from rtbench.store.sessions import session_identity
-from rtbench.store.tokens import TokenIdentity, token_identity
+from rtbench.store.tokens import TokenIdentity, find_token, note_token_use
 
 SESSION_COOKIE = "rtbench_session"
 _HOW = {"read": "a read", "upload": "an upload", "admin": "an admin"}
@@ -32,11 +32,12 @@ def bearer_token(request: Request) -> str | None:
     return token.strip()
 
 
-def _lookup(store: Store, token: str | None) -> TokenIdentity | None:
-    """The active token equal to token (None for none or an oversized one)."""
+def _lookup(store: Store, token: str | None) -> tuple[TokenIdentity, bool] | None:
+    """The active token equal to token and whether its use is to be noted (None for
+    none or an oversized one)."""
     if not token or len(token) > 200:
         return None
-    return token_identity(store, token)
+    return find_token(store, token)
 
 
 def _client(request: Request) -> str:
@@ -59,12 +60,19 @@ async def token_holder(request: Request, token: str | None) -> TokenIdentity | N
     lately is answered 429 without its token being looked at, and a wrong token counts
     as one."""
     _not_blocked(request)
-    queue: WriteQueue = request.app.state.write_queue  # a check may note the token's use
     store: Store = request.app.state.store
-    found = await run_in_threadpool(queue.run, lambda: _lookup(store, token))
-    if found is None and token:
-        request.app.state.failed_attempts.failed(_client(request))
-    return found
+    # the check only reads; the rare note of the token's use (once a minute) is the write
+    # that queues, so an upload no longer waits in SQLite's write queue twice
+    found = await run_in_threadpool(_lookup, store, token)
+    if found is None:
+        if token:
+            request.app.state.failed_attempts.failed(_client(request))
+        return None
+    who, stale = found
+    if stale:
+        queue: WriteQueue = request.app.state.write_queue
+        await run_in_threadpool(queue.run, lambda: note_token_use(store, who.token_id))
+    return who
 
 
 async def session_holder(request: Request) -> TokenIdentity | None:

@@ -3,16 +3,20 @@ metric and the kernel a regression started on; and the check of each uploaded ru
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
-from rtbench.regress.board import check_stored_run
+from rtbench.regress.board import RunCache, checks_of
 from rtbench.server.webhooks import Dispatcher
 from rtbench.server.writequeue import WriteQueue
 from rtbench.store import Store, StoreError
-from rtbench.store.regressions import RegressionRow, list_checks, outcome_counts
+from rtbench.store.regressions import (
+    RegressionRow,
+    list_checks,
+    outcome_counts,
+    replace_checks,
+)
 
 MAX_ROWS = 5000  # checks read per request (the newest first)
 RUNS_LISTED = 10  # run ids listed per group
@@ -68,6 +72,8 @@ class UploadChecker:
         self.queue = queue
         self.webhooks = webhooks
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="rtbench-regressions")
+        # baseline runs read once for the uploads after them (used by the one thread)
+        self._cache = RunCache(store)
         self.failures: list[str] = []
 
     def submit(self, run_id: int) -> Future[None]:
@@ -76,10 +82,12 @@ class UploadChecker:
 
     def _check(self, run_id: int) -> None:
         """Check one run (a database failure is kept in failures, not raised)."""
-        check: Callable[[], list[RegressionRow]] = \
-            lambda: check_stored_run(self.store, run_id)  # noqa: E731
+        # the reads (the run, its board's runs and baseline) do not hold SQLite's write
+        # queue: with them inside it, every upload waited for the last one's whole check
         try:
-            rows = self.queue.run(check)
+            self._cache.forget(run_id)  # the checked run itself is always read anew
+            rows = checks_of(self.store, run_id, self._cache)
+            self.queue.run(lambda: replace_checks(self.store, run_id, rows))
         except StoreError as exc:
             self.failures.append(f"run {run_id}: {exc}")
             return

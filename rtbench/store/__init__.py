@@ -23,6 +23,7 @@ from sqlalchemy import (
     Connection,
     Engine,
     Table,
+    bindparam,
     create_engine,
     event,
     func,
@@ -381,9 +382,8 @@ class Store:
         uname = sysinfo.get("uname") or {}
         arch = str(uname.get("machine") or "")
         model = str(sysinfo.get("cpu_model") or "")
-        where = (t.hosts.c.hostname == hostname, t.hosts.c.arch == arch,
-                 t.hosts.c.cpu_model == model)
-        found = conn.execute(select(t.hosts.c.id).where(*where)).scalar()
+        key = {"hostname": hostname, "arch": arch, "cpu_model": model}
+        found = conn.execute(_HOST_QUERY, key).scalar()
         if found is not None:
             return int(found)
         # insert-or-select: a parallel first run of the same host may insert the
@@ -395,7 +395,7 @@ class Store:
             conn.execute(upsert(t.hosts).values(**values).on_conflict_do_nothing())
         else:  # pragma: no cover - other dialects: plain insert
             conn.execute(insert(t.hosts).values(**values))
-        return int(conn.execute(select(t.hosts.c.id).where(*where)).scalar_one())
+        return int(conn.execute(_HOST_QUERY, key).scalar_one())
 
     def create_run(self, *, suite: str, suite_source: str, scale: float,
                    hostname: str, target: str, sysinfo: dict[str, Any],
@@ -505,7 +505,8 @@ class Store:
             sysinfo["uname"] = {**(uname or {}), "machine": run.arch}
         host_id = self._host_id(conn, run.hostname, sysinfo)
         board = (run.board or board_of(run.target, run.hostname))[:255]
-        res = conn.execute(insert(t.runs).values(
+        # parameters of a cached statement, not .values(): see _insert_measurement
+        res = conn.execute(insert(t.runs), dict(
             host_id=host_id, suite=run.suite, suite_source=run.suite_source,
             scale=float(run.scale), status=run.status,
             started_at=run.started_at, finished_at=run.finished_at,
@@ -521,7 +522,7 @@ class Store:
                          kernel=run.kernel, started_at=run.started_at,
                          simulated=bool(run.simulated))
         for position, sc in enumerate(run.scenarios):
-            sres = conn.execute(insert(t.scenarios).values(
+            sres = conn.execute(insert(t.scenarios), dict(
                 run_id=run_id, position=position, name=sc.name,
                 loads=_dumps(sc.loads), load_cpus=sc.load_cpus,
                 measure_cpus=sc.measure_cpus,
@@ -992,6 +993,12 @@ def _copy_rows(conn: Connection, table: Table, columns: tuple[str, ...],
         raise OperationalError(statement, None, exc) from None
     except psycopg.Error as exc:
         raise DBAPIError(statement, None, exc) from None
+
+
+# built once: a query made per run costs more in SQLAlchemy than the lookup itself
+_HOST_QUERY = select(t.hosts.c.id).where(
+    t.hosts.c.hostname == bindparam("hostname"), t.hosts.c.arch == bindparam("arch"),
+    t.hosts.c.cpu_model == bindparam("cpu_model"))
 
 
 def _new_id(res: Any) -> int:

@@ -26,6 +26,7 @@ TOKEN_PREFIX = "rtb_"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 # each scope allows what the ones before it allow
 SCOPES = ("read", "upload", "admin")
+USE_NOTE_S = 60.0  # a token's last use is written at most once this often
 
 
 @dataclass
@@ -119,21 +120,38 @@ def check_token(store: Store, token: str, needed: str = "upload") -> str | None:
 
 def token_identity(store: Store, token: str) -> TokenIdentity | None:
     """The active token equal to token, else None (constant-time compare); notes its use."""
+    found = find_token(store, token)
+    if found is None:
+        return None
+    who, stale = found
+    if stale:
+        note_token_use(store, who.token_id)
+    return who
+
+
+def find_token(store: Store, token: str) -> tuple[TokenIdentity, bool] | None:
+    """The active token equal to token (constant-time compare) and whether its last use
+    is older than USE_NOTE_S (then note_token_use() should record this one); reads only,
+    so a server checks tokens without queueing behind SQLite's one writer."""
     digest = _digest(token)
     with store.transaction("check a token") as conn:
         rows = conn.execute(select(t.tokens.c.id, t.tokens.c.name, t.tokens.c.token_sha256,
                                    t.tokens.c.last_used_at, t.tokens.c.scope)
                             .where(t.tokens.c.revoked_at.is_(None))).all()
-        match = None
-        for row in rows:  # no early exit: every active hash is compared
-            if hmac.compare_digest(row.token_sha256, digest):
-                match = row
-        if match is None:
-            return None
-        now = datetime.now(timezone.utc)
-        last = _utc(match.last_used_at)
-        if last is None or (now - last).total_seconds() > 60:  # at most one write a minute
-            conn.execute(update(t.tokens).where(t.tokens.c.id == match.id)
-                         .values(last_used_at=now))
-        return TokenIdentity(token_id=int(match.id), name=str(match.name),
-                             scope=str(match.scope))
+    match = None
+    for row in rows:  # no early exit: every active hash is compared
+        if hmac.compare_digest(row.token_sha256, digest):
+            match = row
+    if match is None:
+        return None
+    last = _utc(match.last_used_at)
+    stale = last is None or (datetime.now(timezone.utc) - last).total_seconds() > USE_NOTE_S
+    return TokenIdentity(token_id=int(match.id), name=str(match.name),
+                         scope=str(match.scope)), stale
+
+
+def note_token_use(store: Store, token_id: int) -> None:
+    """Record now as the last use of token token_id."""
+    with store.transaction("note a token's use") as conn:
+        conn.execute(update(t.tokens).where(t.tokens.c.id == token_id)
+                     .values(last_used_at=datetime.now(timezone.utc)))

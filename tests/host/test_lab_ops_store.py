@@ -27,7 +27,9 @@ from rtbench.store.sessions import create_session, end_session, session_identity
 from rtbench.store.tokens import (
     check_token,
     create_token,
+    find_token,
     list_tokens,
+    note_token_use,
     revoke_token,
     token_identity,
 )
@@ -87,6 +89,18 @@ def test_session_holds_no_token_and_ends_with_it(store: Store) -> None:
     revoke_token(store, "reader")
     assert session_identity(store, session_id) is None
     assert _rows(store)["sessions"] == 0
+
+
+def test_token_check_reads_and_notes_use_apart(store: Store) -> None:
+    token = create_token(store, "up", "upload")
+    found = find_token(store, token)
+    assert found is not None and found[0].name == "up" and found[1]  # never used: note it
+    assert list_tokens(store)[0].last_used_at is None  # the check itself wrote nothing
+    note_token_use(store, found[0].token_id)
+    assert list_tokens(store)[0].last_used_at is not None
+    again = find_token(store, token)
+    assert again is not None and not again[1]  # noted within the minute: no write due
+    assert find_token(store, token + "x") is None
 
 
 def test_session_expires_and_logout_ends_it(store: Store) -> None:

@@ -26,7 +26,7 @@ from test_webhooks import Receiver
 from bench.lab_data import Lab, make_lab, make_run, write_lab
 from rtbench.analysis.boardcheck import PREVIOUS_KERNEL, TAGGED, Candidate, choose_baseline
 from rtbench.interop.runjson import dumps
-from rtbench.regress.board import recheck
+from rtbench.regress.board import RunCache, checks_of, recheck
 from rtbench.server.app import create_app
 from rtbench.server.webhooks import Dispatcher, Hook
 from rtbench.store import Store
@@ -86,6 +86,22 @@ def test_the_planted_regression_is_found_where_it_starts_and_nowhere_else(
     assert marks[("nightly", lab.planted_board, lab.planted_kernel)] == "regression"
     assert [k for k, v in marks.items() if v == "regression"] == \
         [("nightly", lab.planted_board, lab.planted_kernel)]
+
+
+def test_checks_of_reads_the_stored_checks_without_writing(lab_db: tuple[str, Lab]
+                                                            ) -> None:
+    url, _ = lab_db
+    with Store.open(url) as store:
+        before = outcome_counts(store)
+        stored = list_checks(store)[0]
+        cache = RunCache(store)
+        for _ in range(2):  # the second time the baseline runs come from the cache
+            cache.forget(stored.run_id)
+            rows = checks_of(store, stored.run_id, cache)
+            assert [(r.metric, r.value, r.baseline_value) for r in rows
+                    if r.outcome == "regression"] == \
+                [(stored.metric, stored.value, stored.baseline_value)]
+        assert outcome_counts(store) == before
 
 
 def test_api_and_page_list_it_with_filters(lab_db: tuple[str, Lab]) -> None:

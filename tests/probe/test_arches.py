@@ -212,15 +212,7 @@ def test_second_build_comes_from_the_cache(arch_probes: dict[str, Path]) -> None
     assert arch_probes["riscv64"].stat().st_mtime_ns == before
 
 
-# powerpc is 273.8 KiB since --trace (issue 23): over its 270 KiB bound by 3.8 KiB
-# (BENCHMARKS.md, "Board probe sizes after --trace"); issue 22 stays open on it.
-# strict: the day it fits, this test reports XPASS as a failure and the mark must go.
-OVER_BOUND = {"powerpc": "273.8 KiB since --trace; LTO's global merge (BENCHMARKS.md)"}
-
-
-@pytest.mark.parametrize("arch", [
-    pytest.param(a, marks=pytest.mark.xfail(reason=OVER_BOUND[a], strict=True))
-    if a in OVER_BOUND else a for a in ARCHES])
+@pytest.mark.parametrize("arch", list(ARCHES))
 def test_probe_fits_its_size_bound(arch: str, arch_probes: dict[str, Path]) -> None:
     """<= 200 KiB stripped and static; 270 KiB for MIPS32 and PowerPC (4-byte code)."""
     size, limit = arch_probes[arch].stat().st_size, ARCHES[arch].size_limit

@@ -304,26 +304,26 @@ def test_push_command(live, tmp_path: Path, rtbench_env: dict[str, str]) -> None
     env = dict(rtbench_env, RTBENCH_TOKEN=token)
     cmd = [sys.executable, "-m", "rtbench", "push", str(run_id), "--server", base,
            "--db", local]
-    first = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    first = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
     assert first.returncode == 0 and "(stored)" in first.stdout, first.stderr
     again = subprocess.run([*cmd[:4], "latest", *cmd[5:]], env=env, capture_output=True,
-                           text=True, timeout=60)
+                           text=True, timeout=180)
     assert again.returncode == 0 and f"run {run_id} -> " in again.stdout
     assert "(already there)" in again.stdout
     ref = subprocess.run([*cmd[:4], "ref:loongson2f", *cmd[5:]], env=env,
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=180)
     assert ref.returncode == 2 and "reference run" in ref.stderr
     with Store.open(url) as store:
         assert store.run_id_by_uid(uid) is not None
     env["RTBENCH_TOKEN"] = "rtb_wrong"
-    wrong = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    wrong = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
     assert wrong.returncode == 2 and "401" in wrong.stderr
     assert len(wrong.stderr.strip().splitlines()) == 1
     env.pop("RTBENCH_TOKEN")
-    none = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    none = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
     assert none.returncode == 2 and "RTBENCH_TOKEN" in none.stderr
     down = subprocess.run([*cmd[:6], "http://127.0.0.1:1", *cmd[7:]], env=dict(
-        env, RTBENCH_TOKEN=token), capture_output=True, text=True, timeout=60)
+        env, RTBENCH_TOKEN=token), capture_output=True, text=True, timeout=180)
     assert down.returncode == 3 and "cannot reach" in down.stderr
 
 

@@ -256,3 +256,35 @@ def test_io_signal_writes_interrupted_result_and_removes_its_files(
     assert result["reason"] == sig.name
     assert list(tmp_path.iterdir()) == []
     assert live_group_members(proc.pid) == []
+
+
+def rss_kib(pid: int) -> int:
+    """VmRSS of a live process in KiB (0 once it is gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    return next((int(line.split()[1]) for line in status.splitlines()
+                 if line.startswith("VmRSS:")), 0)
+
+
+def test_mem_stopped_while_touching_its_buffer_ends_at_once(rtprobe: Path,
+                                                            validator: Validator) -> None:
+    # 8 GiB take this machine seconds to touch; a stop while it touches ends the load at
+    # once instead of after the whole buffer (a scenario's stop used to wait for it)
+    proc = subprocess.Popen([str(rtprobe), "load", "mem", "--rate", "10", "--buffer", "8G"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while rss_kib(proc.pid) < 128 * 1024 and time.monotonic() < deadline:
+        assert proc.poll() is None
+        time.sleep(0.01)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    took_s = time.monotonic() - sent
+    assert proc.returncode == 4, err
+    records = parse_ndjson(out)
+    validate_records(records, validator)
+    assert records[-1]["status"] == "interrupted" and records[-1]["reason"] == "SIGINT"
+    assert records[-1]["footprint"]["peak_rss_kib"] < 4 * 1024 * 1024
+    assert took_s < 3.0, took_s

@@ -170,6 +170,17 @@ bool load_stopping(const struct load_shared *sh)
 	return atomic_load_explicit(&sh->stop, memory_order_relaxed) != 0;
 }
 
+bool load_signal_pending(void)
+{
+	sigset_t pending;
+
+	if (sigpending(&pending))
+		return false;
+	return sigismember(&pending, SIGINT) == 1 ||
+	       sigismember(&pending, SIGTERM) == 1 ||
+	       sigismember(&pending, SIGHUP) == 1;
+}
+
 void load_count(struct load_shared *sh, int i, uint64_t n)
 {
 	atomic_fetch_add_explicit(&sh->counter[i], n, memory_order_relaxed);

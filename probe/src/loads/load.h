@@ -218,6 +218,9 @@ void load_fail(struct load_shared *sh, const char *fmt, ...);
 
 /* Whether the stop flag is raised. */
 bool load_stopping(const struct load_shared *sh);
+/* True when SIGINT, SIGTERM or SIGHUP waits (blocked) for the main thread: a kind's
+ * long preparation checks it to end at once when stopped before it runs. */
+bool load_signal_pending(void);
 
 /* Add n to counter i. */
 void load_count(struct load_shared *sh, int i, uint64_t n);

@@ -22,6 +22,7 @@
 
 #define MEM_CHUNK (64 * 1024)
 #define MEM_FALLBACK_BUFFER (32ULL * 1024 * 1024)
+#define MEM_TOUCH_SLICE ((size_t)64 * 1024 * 1024)
 #define MEM_CACHE_DIR "/sys/devices/system/cpu/cpu0/cache"
 
 enum { MEM_BYTES, MEM_CHUNKS };
@@ -175,7 +176,7 @@ static void *mem_worker_main(void *arg)
 static int mem_prepare(struct load_run *r, char *err, size_t errlen)
 {
 	struct mem_state *st = calloc(1, sizeof(*st));
-	size_t share, half;
+	size_t share, half, off;
 	int i;
 
 	if (!st) {
@@ -207,8 +208,18 @@ static int mem_prepare(struct load_run *r, char *err, size_t errlen)
 			     strerror(errno));
 		return RTP_EXIT_ENV;
 	}
-	/* fault every page in now, so the run copies instead of faulting */
-	memset(st->buffer, 0x5a, st->buffer_bytes);
+	/*
+	 * Fault every page in now, so the run copies instead of faulting; in slices,
+	 * so that a load stopped while it touches (4 x a large LLC is GiBs) ends at
+	 * once: load_wait then finds the signal before any copying starts.
+	 */
+	for (off = 0; off < st->buffer_bytes; off += MEM_TOUCH_SLICE) {
+		if (load_signal_pending())
+			break;
+		memset(st->buffer + off, 0x5a,
+		       st->buffer_bytes - off < MEM_TOUCH_SLICE ?
+			       st->buffer_bytes - off : MEM_TOUCH_SLICE);
+	}
 	st->worker = calloc((size_t)r->cfg.workers, sizeof(*st->worker));
 	if (!st->worker) {
 		fmt_snprintf(err, errlen, "out of memory");

@@ -80,15 +80,16 @@ def owner_dead(owner: object) -> bool:
     return start is None or (owner.get("start") is not None and start != owner.get("start"))
 
 
-def kill_tagged(tag: str, *, rounds: int = 10) -> int:
-    """SIGKILL every process whose environment has RTBENCH_LOAD_OWNER=tag; return how many.
+def kill_tagged(*tags: str, rounds: int = 10) -> int:
+    """SIGKILL every process whose environment has RTBENCH_LOAD_OWNER set to one of tags;
+    return how many.  One pass over /proc serves every tag.
 
     Repeats (bounded) so that a process forked during the sweep goes too.
     """
-    wanted = f"{LOAD_OWNER_VAR}={tag}".encode()
+    wanted = {f"{LOAD_OWNER_VAR}={tag}".encode() for tag in tags}
     killed = 0
     for _ in range(rounds):
-        found = [pid for pid, env in _environments() if wanted in env]
+        found = [pid for pid, env in _environments() if not wanted.isdisjoint(env)]
         if not found:
             break
         for pid in found:

@@ -412,14 +412,21 @@ class LoadGroup:
                 load.proc.interrupt()
         for load in self.loads:
             # a lost connection leaves nothing to drain or stop here
-            with suppress(TargetError):
-                if load.spec.kind is not None and self.pump.watching(load.proc):
-                    self.pump.drain(load.proc, 3.0)
-                load.proc.stop()
+            if load.spec.kind is not None:
+                with suppress(TargetError):
+                    if self.pump.watching(load.proc):
+                        self.pump.drain(load.proc, 3.0)
+                    load.proc.stop()
+        # command loads (all on the target) together: the target sweeps once for them all
+        with suppress(TargetError):
+            self.target.stop_commands([load.proc for load in self.loads
+                                       if load.spec.kind is None])
+        for load in self.loads:
             self.pump.remove(load.proc)
             if load.work_dir is not None and self.registry is not None:
                 # a load killed (or dead) before its own clean-up leaves its directory
                 self.registry.remove_dead(load.work_dir)
+
     def summary(self) -> list[dict[str, Any]]:
         """Per load instance: the recipe, its CPUs, for built-in kinds the achieved rate.
 

@@ -189,6 +189,11 @@ class Target(ABC):
         """Start a shell-command load: restarted when it ends, its whole process group
         killed with it; needs only /bin/sh on the target (shell.COMMAND_LAUNCHER)."""
 
+    def stop_commands(self, procs: list[ProbeProcess]) -> None:
+        """Stop command loads this target started (a target may do it for all at once)."""
+        for proc in procs:
+            proc.stop()
+
     @abstractmethod
     def probe_version(self) -> str:
         """The version rtprobe on the target reports."""

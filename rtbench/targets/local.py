@@ -95,8 +95,15 @@ class LocalProcess(ProbeProcess):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.proc.pid, signal.SIGINT)
 
-    def stop(self, grace_s: float = 2.0) -> None:
-        """SIGTERM its process group, SIGKILL after grace_s; close the lifeline and pipes."""
+    def terminate(self) -> None:
+        """SIGTERM its process group, not waiting (stop() then finds it gone sooner)."""
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+
+    def stop(self, grace_s: float = 2.0, *, sweep: bool = True) -> None:
+        """SIGTERM its process group, SIGKILL after grace_s; close the lifeline and pipes;
+        with sweep, kill what escaped the group carrying its load tag."""
         for signum, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
             if self.proc.poll() is not None:
                 break
@@ -117,7 +124,7 @@ class LocalProcess(ProbeProcess):
         for stream in list(self._open.values()):
             stream.close()
         self._open.clear()
-        if self.tag is not None:
+        if sweep and self.tag is not None:
             kill_tagged(self.tag)
 
 
@@ -246,6 +253,22 @@ class LocalTarget(Target):
         handle = _start(command_argv(command), cpus, f"load {command!r}", tag)
         self._load_tags[handle.pid] = tag
         return handle
+
+    def stop_commands(self, procs: list[ProbeProcess]) -> None:
+        """Stop command loads together: SIGTERM every group first, then stop each, then
+        one sweep of /proc for whatever escaped any of them (a sweep reads every
+        process's environment, too slow to repeat for each of 50 loads)."""
+        local = [proc for proc in procs if isinstance(proc, LocalProcess)]
+        for handle in local:
+            handle.terminate()
+        for proc in procs:
+            if isinstance(proc, LocalProcess):
+                proc.stop(sweep=False)
+            else:
+                proc.stop()
+        tags = [handle.tag for handle in local if handle.tag is not None]
+        if tags:
+            kill_tagged(*tags)
 
     def probe_version(self) -> str:
         """What `rtprobe --version` says (its last word), or 'unknown'."""

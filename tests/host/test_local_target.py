@@ -114,3 +114,22 @@ def test_cli_target_option(run_cli: RunCli, tmp_path: Path) -> None:
     assert done.stderr.count("\n") == 1 and "unknown scheme 'nosuch'" in done.stderr
     assert not (tmp_path / "r.db").exists()
     assert "local" in run_cli("run", "--help").stdout
+
+
+def test_command_loads_stopped_together_take_their_escapees(tmp_path: Path) -> None:
+    # each load leaves a setsid'ed sleep outside its process group; stop_commands kills the
+    # groups and, in one sweep for all their tags, whatever escaped them
+    target = LocalTarget(stand_in(tmp_path, "exit 0\n"))
+    marker = uuid.uuid4().hex
+    base = 8_000_000 + int(marker[:5], 16)  # the escapees' sleeps, unique to this test
+    procs = [target.start_command(f"setsid sleep {base + i} & : {marker}; sleep 300")
+             for i in range(3)]
+    end = time.monotonic() + 10
+    while any(not pids_with(f"sleep {base + i}") for i in range(3)) \
+            and time.monotonic() < end:
+        time.sleep(0.05)
+    assert all(pids_with(f"sleep {base + i}") for i in range(3))
+    target.stop_commands(procs)
+    assert all(proc.poll() is not None for proc in procs)
+    assert wait_until_gone(marker, 3.0) == []
+    assert [pid for i in range(3) for pid in pids_with(f"sleep {base + i}")] == []

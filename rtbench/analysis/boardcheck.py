@@ -24,7 +24,7 @@ from rtbench.analysis.compare import (
 )
 from rtbench.analysis.gate import DEFAULT_METRICS, GateCheck, gate
 from rtbench.analysis.kernelver import kernel_sort_key
-from rtbench.analysis.select import CellKey
+from rtbench.analysis.select import CellKey, cell_key
 from rtbench.bundle import MeasurementDetail, RunDetail, SeriesDetail
 from rtbench.rtprobe.records import WindowRecord
 
@@ -97,10 +97,13 @@ def pooled_view(runs: Sequence[RunDetail], label: str) -> RunView:
     """The baseline runs as one run: each cell pooled over the runs that have it."""
     parts: dict[CellKey, tuple[str, list[MeasurementDetail]]] = {}
     for run in runs:
-        view = view_of_run(run)
-        for cell in view.cells:
-            assert cell.measurement is not None
-            parts.setdefault(cell.key, (cell.key.scenario, []))[1].append(cell.measurement)
+        for sc in run.scenarios:
+            for m in sc.measurements:
+                # the cells measured_cell makes (a series with samples), without computing
+                # each run's statistics only to pool them afterwards
+                if any(s.count for s in m.series):
+                    key = cell_key(sc.name, m.test, m.params)
+                    parts.setdefault(key, (sc.name, []))[1].append(m)
     cells: list[CellData] = []
     for key, (scenario, ms) in parts.items():
         pooled = measured_cell(scenario, pooled_measurement(ms))
@@ -118,9 +121,9 @@ def check_run(new: RunDetail, baseline_runs: Sequence[RunDetail],
     (cells only one side has: inconclusive, "different cells"); base: the baseline runs
     already pooled (pooled_view(baseline_runs, "baseline")), to pool them once for many
     runs."""
-    if not baseline_runs:
-        raise ValueError("check_run needs at least one baseline run")
     if base is None:
+        if not baseline_runs:
+            raise ValueError("check_run needs at least one baseline run")
         base = pooled_view(baseline_runs, "baseline")
     comp = compare([base, view_of_run(new)], reps=reps)
     return gate(comp, metrics, limit)

@@ -244,15 +244,17 @@ def register(main: click.Group) -> None:
                     run.kernel = kernel
                 run.tags = {**run.tags, **extra_tags}
             batches.append((label, importer.name, runs))
-        from rtbench.regress.board import check_stored_run
+        from rtbench.regress.board import RunCache, check_stored_run
 
         store = open_store(db_url)
+        # one cache for the batch: runs of one board share (and become) each other's baseline
+        cache = RunCache(store)
         try:
             for label, name, runs in batches:
                 for run in runs:
                     run_id, created = store.add_bundle(run)
                     if created:
-                        check_stored_run(store, run_id)
+                        check_stored_run(store, run_id, cache)
                     state = "stored" if created else "already stored"
                     click.echo(f"{_one_line(label)}: run {run_id} ({name}, {state})")
                     if run.status == "partial":

@@ -57,8 +57,9 @@ def rm(runs: tuple[str, ...], yes: bool, db_url: str | None) -> None:
                 fail(f"ref:{item.name} is a published reference run shipped with rtbench; "
                      "it cannot be deleted", EXIT_USAGE)
         ids: list[int] = [int(i) for i in found]
-        chosen = [r for r in store.list_runs(limit=2**62) if r.id in set(ids)]
         if _is_bulk(runs, len(ids)) and not yes:
+            wanted = set(ids)
+            chosen = [r for r in store.list_runs(limit=2**62) if r.id in wanted]
             print_runs(chosen, f"would delete {len(ids)} run(s) (dry run; add --yes to "
                                "delete them)")
             return

@@ -16,6 +16,7 @@
 
 #include "clocksleep.h"
 #include "fmt.h"
+#include "json.h"
 #include "numtext.h"
 #include "output.h"
 #include "rtprobe.h"
@@ -525,15 +526,10 @@ void trace_poll(struct run *r)
 		trace_read_cpu(t, &t->cpus[k]);
 }
 
-/* Bytes a JSON string of n bytes takes (quotes and escapes). */
+/* Bytes a JSON string of n bytes takes: its escaped body and the quotes. */
 static size_t json_len(const char *s, size_t n)
 {
-	size_t i, k = 2;
-
-	for (i = 0; i < n; i++)
-		k += (s[i] == '"' || s[i] == '\\') ? 2 :
-		     ((unsigned char)s[i] < 0x20 ? 6 : 1);
-	return k;
+	return json_escape(s, n, NULL, 0) + 2;
 }
 
 /* Bytes one event takes in a trace record. */

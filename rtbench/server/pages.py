@@ -26,7 +26,7 @@ from rtbench.analysis.reference import PUBLISHED_LABEL
 from rtbench.reference import reference_run, reference_runs
 from rtbench.report import compare_html
 from rtbench.report.boardsvg import histogram_svg, history_svg
-from rtbench.report.format import fmt_us
+from rtbench.report.compare_summary import fmt_value
 from rtbench.report.html import render_html
 from rtbench.server import labviews, views
 from rtbench.server.api import (
@@ -260,14 +260,7 @@ def regressions_page(request: Request, board: Text = None, suite: Text = None,
                        counts=data["counts"], truncated=data["truncated"], board=board,
                        suite=suite, since=since, outcome=outcome,
                        suites=facets(store)["suite"], limit_pct=f"{LIMIT * 100:g}",
-                       value=regression_value, change=regression_change)
-
-
-def regression_value(metric: str, value: float | None) -> str:
-    """A regression board figure: µs, or samples per million for the exceedance rate."""
-    if value is None:
-        return "-"
-    return f"{value:.3g}/M" if metric == "exceedance-rate" else fmt_us(value)
+                       value=fmt_value, change=regression_change)
 
 
 def regression_change(rel: float | None) -> str:

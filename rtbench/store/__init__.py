@@ -55,6 +55,7 @@ from rtbench.bundle import (
 )
 from rtbench.store import schema as t
 from rtbench.store.cells import CellFilter, CellRow, RunFacts, insert_cells, read_cells
+from rtbench.store.utc import as_utc
 
 if TYPE_CHECKING:
     from rtbench.rtprobe.records import ProbeOutput
@@ -144,15 +145,6 @@ def _loads(text: str | None) -> Any:
 def _now() -> datetime:
     """The current time in UTC."""
     return datetime.now(timezone.utc)
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    """Datetimes in UTC: naive ones (SQLite) marked so, others (PostgreSQL) converted."""
-    if value is None:
-        return value
-    if value.tzinfo is not None:
-        return value.astimezone(timezone.utc)
-    return value.replace(tzinfo=timezone.utc)
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -622,7 +614,7 @@ class Store:
             if run is not None:
                 facts = RunFacts(run_id=int(run.id), board=run.board, suite=run.suite,
                                  kernel=run.kernel,
-                                 started_at=_utc(run.started_at) or _now(),
+                                 started_at=as_utc(run.started_at) or _now(),
                                  simulated=bool(run.simulated))
                 insert_cells(conn, facts, run.scenario, mid, detail)
             return mid
@@ -682,7 +674,7 @@ class Store:
                          .outerjoin(worst, worst.c.run_id == t.runs.c.id))
             .order_by(t.runs.c.id.desc()).limit(limit))
         with self._tx("list runs") as conn:
-            return [RunSummary(id=r.id, started_at=_utc(r.started_at)
+            return [RunSummary(id=r.id, started_at=as_utc(r.started_at)
                                or _now(), hostname=r.hostname,
                                kernel=r.kernel, suite=r.suite,
                                status=r.status,
@@ -733,8 +725,8 @@ class Store:
             run = RunDetail(
                 id=row.id, suite=row.suite, suite_source=row.suite_source,
                 scale=row.scale, status=row.status,
-                started_at=_utc(row.started_at) or _now(),
-                finished_at=_utc(row.finished_at), hostname=row.hostname,
+                started_at=as_utc(row.started_at) or _now(),
+                finished_at=as_utc(row.finished_at), hostname=row.hostname,
                 target=row.target, kernel=row.kernel, arch=row.arch,
                 sysinfo=_loads(row.sysinfo), preflight=_loads(row.preflight),
                 tool_versions=_loads(row.tool_versions),

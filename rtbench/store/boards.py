@@ -6,12 +6,13 @@ per-run summaries, never on histograms (but for the one combined histogram asked
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 
 from sqlalchemy import ColumnElement, and_, case, func, select, true
 
 from rtbench.store import Store
 from rtbench.store import schema as t
+from rtbench.store.utc import as_utc
 
 
 @dataclass
@@ -41,11 +42,6 @@ class BoardSummary:
     kernels: list[str]
     last_run_at: datetime
     last_kernel: str
-
-
-def _utc(value: datetime) -> datetime:
-    """Naive datetimes (SQLite) marked as UTC."""
-    return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
 
 
 def _where(board: str | None, suite: str | None, simulated: bool | None
@@ -127,11 +123,11 @@ def board_list(store: Store, *, simulated: bool | None = False) -> list[BoardSum
     for r in pairs:
         suites.setdefault(r.board, set()).add(r.suite)
         kernels.setdefault(r.board, set()).add(r.kernel)
-        when = _utc(r.last)
+        when = as_utc(r.last)
         if r.board not in newest or when > newest[r.board][0]:
             newest[r.board] = (when, r.kernel)
     return [BoardSummary(board=r.board, runs=int(r.runs), suites=sorted(suites[r.board]),
-                         kernels=sorted(kernels[r.board]), last_run_at=_utc(r.last),
+                         kernels=sorted(kernels[r.board]), last_run_at=as_utc(r.last),
                          last_kernel=newest[r.board][1])
             for r in totals]
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, and_, insert, select, true
 
 from rtbench.bundle import MeasurementDetail
 from rtbench.store import schema as t
+from rtbench.store.utc import as_utc
 
 # (column, quantile) of the stored percentiles
 _PERCENTILES = (("p99_ns", 0.99), ("p999_ns", 0.999))
@@ -196,9 +197,7 @@ def read_cells(conn: Connection, flt: CellFilter, limit: int | None = None
 
 def row_of(r: Any) -> CellRow:
     """A CellRow from a selected run_cells row."""
-    started = r.started_at
-    if started.tzinfo is None:  # SQLite keeps naive UTC
-        started = started.replace(tzinfo=timezone.utc)
+    started = as_utc(r.started_at)
     return CellRow(
         run_id=int(r.run_id), board=r.board, suite=r.suite, kernel=r.kernel,
         started_at=started, simulated=bool(r.simulated), policy=r.policy,

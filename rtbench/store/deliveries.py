@@ -9,6 +9,7 @@ from sqlalchemy import insert, select, update
 
 from rtbench.store import Store
 from rtbench.store import schema as t
+from rtbench.store.utc import as_utc
 
 DELIVERY_STATUSES = ("pending", "delivered", "failed")
 
@@ -27,13 +28,6 @@ class Delivery:
     last_error: str | None
     created_at: datetime
     finished_at: datetime | None
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    """Mark naive datetimes (SQLite) as UTC."""
-    if value is None or value.tzinfo is not None:
-        return value
-    return value.replace(tzinfo=timezone.utc)
 
 
 def add_delivery(store: Store, event: str, url: str, body: str) -> int:
@@ -68,5 +62,5 @@ def list_deliveries(store: Store, limit: int = 100) -> list[Delivery]:
     with store.transaction("list webhook deliveries") as conn:
         rows = conn.execute(select(d).order_by(d.c.id.desc()).limit(limit)).all()
     return [Delivery(r.id, r.event, r.url, r.body, r.status, r.attempts, r.last_code,
-                     r.last_error, _utc(r.created_at) or datetime.now(timezone.utc),
-                     _utc(r.finished_at)) for r in rows]
+                     r.last_error, as_utc(r.created_at) or datetime.now(timezone.utc),
+                     as_utc(r.finished_at)) for r in rows]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, and_, func, or_, select, true
@@ -18,6 +18,7 @@ from sqlalchemy import ColumnElement, and_, func, or_, select, true
 from rtbench.bundle import RunSummary, SeriesDetail
 from rtbench.store import RUN_STATUSES, Store
 from rtbench.store import schema as t
+from rtbench.store.utc import as_utc
 
 MAX_PER_PAGE = 500
 
@@ -98,13 +99,6 @@ def _conditions(flt: RunFilter) -> list[ColumnElement[bool]]:
     return cond
 
 
-def _utc(value: datetime | None) -> datetime | None:
-    """Mark naive datetimes (SQLite) as UTC."""
-    if value is None or value.tzinfo is not None:
-        return value
-    return value.replace(tzinfo=timezone.utc)
-
-
 def list_runs_page(store: Store, flt: RunFilter, page: int = 1,
                    per_page: int = 50) -> RunPage:
     """The runs matching flt, newest first, one page of them, with the total."""
@@ -134,7 +128,7 @@ def list_runs_page(store: Store, flt: RunFilter, page: int = 1,
                 if value is not None:
                     worst[int(run_id)] = int(value)
         counts = _threshold_counts(conn, ids)
-    runs = [RunSummary(id=r.id, started_at=_utc(r.started_at) or r.started_at,
+    runs = [RunSummary(id=r.id, started_at=as_utc(r.started_at) or r.started_at,
                        hostname=r.hostname, kernel=r.kernel, suite=r.suite, status=r.status,
                        worst_max_ns=worst.get(r.id), simulated=bool(r.simulated),
                        tags=json.loads(r.tags) if r.tags else {}, target=r.target,

@@ -12,6 +12,7 @@ from sqlalchemy import ColumnElement, delete, func, insert, select
 
 from rtbench.store import Store
 from rtbench.store import schema as t
+from rtbench.store.utc import as_utc
 
 OUTCOMES = ("regression", "inconclusive", "no regression")
 # runs whose cells are evidence: a finished run with measurements of its own
@@ -51,11 +52,6 @@ class RegressionRow:
     checked_at: datetime | None = None
 
 
-def _utc(value: datetime) -> datetime:
-    """Mark a naive datetime (SQLite) as UTC."""
-    return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
-
-
 def board_runs(store: Store, board: str, suite: str) -> list[BoardRun]:
     """The runs of board and suite that hold evidence, oldest first."""
     r = t.runs
@@ -65,7 +61,7 @@ def board_runs(store: Store, board: str, suite: str) -> list[BoardRun]:
             .where(r.c.board == board, r.c.suite == suite,
                    r.c.status.in_(EVIDENCE_STATUSES))
             .order_by(r.c.started_at, r.c.id)).all()
-    return [BoardRun(row.id, row.kernel, _utc(row.started_at),
+    return [BoardRun(row.id, row.kernel, as_utc(row.started_at),
                      {str(k): str(v) for k, v in json.loads(row.tags or "{}").items()},
                      bool(row.simulated)) for row in rows]
 
@@ -123,7 +119,7 @@ def _row(r: Any) -> RegressionRow:
         baseline_kind=r.baseline_kind, baseline_kernel=r.baseline_kernel,
         baseline_runs=[int(x) for x in json.loads(r.baseline_runs or "[]")],
         baseline_value=r.baseline_value, value=r.value, rel=r.rel,
-        started_at=_utc(r.started_at), checked_at=_utc(r.checked_at))
+        started_at=as_utc(r.started_at), checked_at=as_utc(r.checked_at))
 
 
 def outcome_counts(store: Store, *, board: str | None = None, suite: str | None = None,

@@ -18,6 +18,7 @@ from rtbench.store import schema as t
 from rtbench.store.queries import RunFilter
 from rtbench.store.queries import _conditions as run_conditions
 from rtbench.store.queries import _tag_condition as tag_condition
+from rtbench.store.utc import as_utc
 
 EXEMPT_TAGS = ("keep", "baseline")
 _CHUNK = 500  # ids per DELETE statement (bound parameters stay few)
@@ -31,16 +32,11 @@ def _summaries(conn: Connection, where: ColumnElement[bool]) -> list[RunSummary]
                t.runs.c.suite, t.runs.c.status, t.runs.c.simulated, t.runs.c.tags,
                t.runs.c.target)
         .select_from(joined).where(where).order_by(t.runs.c.id)).all()
-    return [RunSummary(id=int(r.id), started_at=_utc(r.started_at), hostname=r.hostname,
+    return [RunSummary(id=int(r.id), started_at=as_utc(r.started_at), hostname=r.hostname,
                        kernel=r.kernel, suite=r.suite, status=r.status, worst_max_ns=None,
                        simulated=bool(r.simulated),
                        tags=json.loads(r.tags) if r.tags else {}, target=r.target)
             for r in rows]
-
-
-def _utc(value: datetime) -> datetime:
-    """Naive datetimes (SQLite) marked as UTC."""
-    return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
 
 
 def _delete_ids(conn: Connection, run_ids: list[int]) -> None:

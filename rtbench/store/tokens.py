@@ -21,6 +21,7 @@ from sqlalchemy import delete, insert, select, update
 
 from rtbench.store import Store, StoreError
 from rtbench.store import schema as t
+from rtbench.store.utc import as_utc
 
 TOKEN_PREFIX = "rtb_"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
@@ -63,13 +64,6 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def _utc(value: datetime | None) -> datetime | None:
-    """Mark naive datetimes (SQLite) as UTC."""
-    if value is None or value.tzinfo is not None:
-        return value
-    return value.replace(tzinfo=timezone.utc)
-
-
 def create_token(store: Store, name: str, scope: str = "upload") -> str:
     """Create a token called name with scope and return its text (shown only now)."""
     if scope not in SCOPES:
@@ -91,8 +85,8 @@ def create_token(store: Store, name: str, scope: str = "upload") -> str:
 def list_tokens(store: Store) -> list[TokenInfo]:
     """Every token, oldest first, revoked ones included."""
     with store.transaction("list tokens") as conn:
-        return [TokenInfo(name=r.name, created_at=_utc(r.created_at) or r.created_at,
-                          revoked_at=_utc(r.revoked_at), last_used_at=_utc(r.last_used_at),
+        return [TokenInfo(name=r.name, created_at=as_utc(r.created_at) or r.created_at,
+                          revoked_at=as_utc(r.revoked_at), last_used_at=as_utc(r.last_used_at),
                           scope=r.scope)
                 for r in conn.execute(select(t.tokens).order_by(t.tokens.c.id))]
 
@@ -144,7 +138,7 @@ def find_token(store: Store, token: str) -> tuple[TokenIdentity, bool] | None:
             match = row
     if match is None:
         return None
-    last = _utc(match.last_used_at)
+    last = as_utc(match.last_used_at)
     stale = last is None or (datetime.now(timezone.utc) - last).total_seconds() > USE_NOTE_S
     return TokenIdentity(token_id=int(match.id), name=str(match.name),
                          scope=str(match.scope)), stale

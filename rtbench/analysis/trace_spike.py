@@ -107,11 +107,11 @@ def explain_spike(record: dict[str, Any], missing: frozenset[str] = frozenset()
         out.approximate = True
         out.notes.append(f"trace clock {record.get('clock')}: times aligned by a measured "
                          "offset, approximately")
+    expected, woke = _int(record, "expected_ns"), _int(record, "woke_ns")
+    out.expected_ns = expected
     if isinstance(record.get("analysis"), dict):
         _imported(out, record["analysis"])
         return out
-    expected, woke = _int(record, "expected_ns"), _int(record, "woke_ns")
-    out.expected_ns = expected
     if expected is None or woke is None or woke < expected:
         out.notes.append("the record has no usable expected/actual wake-up time: "
                          "nothing can be attributed")

@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from rtbench.analysis.trace_causes import explain_run
+from rtbench.analysis.trace_spike import SpikeExplanation
 from rtbench.bundle import RunDetail
 from rtbench.interop.base import Exporter, ExportFormatError
 
@@ -30,12 +31,9 @@ class PerfettoExporter(Exporter):
         events: list[dict[str, Any]] = []
         pid = 0
         for cell in explain_run(run):
-            records = [r for sc in run.scenarios for m in sc.measurements
-                       if f"{sc.name}/{m.name}" == cell.name for r in m.traces
-                       if isinstance(r, dict)]
-            for spike, record in zip(cell.spikes, records, strict=False):
+            for spike in cell.spikes:
                 pid += 1
-                events.extend(_spike_events(pid, cell.name, spike, record))
+                events.extend(_spike_events(pid, cell.name, spike))
         if not events:
             raise ExportFormatError(f"run {run.id}: no trace records to export; measure "
                                     "with --trace or import a trace")
@@ -45,14 +43,12 @@ class PerfettoExporter(Exporter):
         return (json.dumps(doc, ensure_ascii=False, allow_nan=False) + "\n").encode()
 
 
-def _spike_events(pid: int, cell: str, spike: Any, record: dict[str, Any]
-                  ) -> list[dict[str, Any]]:
+def _spike_events(pid: int, cell: str, spike: SpikeExplanation) -> list[dict[str, Any]]:
     """Metadata, segments and kernel events of one spike as trace events."""
     latency = spike.latency_ns
     title = f"spike {pid}: {cell}" + (f", {latency / 1000:.1f} us" if latency else "")
     cpu = spike.cpu if spike.cpu is not None else 0
-    expected = record.get("expected_ns")
-    base_ns = expected if isinstance(expected, int) and not isinstance(expected, bool) else 0
+    base_ns = spike.expected_ns or 0
     out: list[dict[str, Any]] = [
         {"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": title}},
         {"ph": "M", "name": "thread_name", "pid": pid, "tid": 1,

@@ -209,7 +209,8 @@ def matrix_page(request: Request, suite: Text = None, board: Text = None,
     def page_link(number: int) -> str:
         return "/matrix?" + urlencode({**current, "page": number})
 
-    return render_page("matrix.html.j2", tables=found.tables, facets=facets(store),
+    return render_page("matrix.html.j2", tables=found.tables,
+                       facets=facets(store, keys=("suite",)),
                        suite=suite or "", simulated=bool(simulated), found=found,
                        prev_link=page_link(page - 1) if page > 1 else None,
                        next_link=page_link(page + 1) if page < found.pages else None)
@@ -259,7 +260,7 @@ def regressions_page(request: Request, board: Text = None, suite: Text = None,
     return render_page("regressions.html.j2", groups=data["regressions"],
                        counts=data["counts"], truncated=data["truncated"], board=board,
                        suite=suite, since=since, outcome=outcome,
-                       suites=facets(store)["suite"], limit_pct=f"{LIMIT * 100:g}",
+                       suites=facets(store, keys=("suite",))["suite"], limit_pct=f"{LIMIT * 100:g}",
                        value=fmt_value, change=regression_change)
 
 

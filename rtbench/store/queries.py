@@ -167,15 +167,22 @@ def _json_list(text: str | None) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def facets(store: Store, limit: int = 500) -> dict[str, list[str]]:
-    """The values the runs list can be filtered on: hosts, kernels, suites, statuses."""
+FACETS = ("host", "board", "kernel", "suite")
+
+
+def facets(store: Store, limit: int = 500,
+           keys: tuple[str, ...] = FACETS) -> dict[str, list[str]]:
+    """The values the runs list can be filtered on: hosts, boards, kernels, suites (those
+    of keys, one query each) and statuses."""
+    columns = {"host": t.hosts.c.hostname, "board": t.runs.c.board,
+               "kernel": t.runs.c.kernel, "suite": t.runs.c.suite}
     with store.transaction("list filter values") as conn:
         def distinct(column: Any) -> list[str]:
             return [str(v) for (v,) in conn.execute(
                 select(column).distinct().order_by(column).limit(limit))]
-        return {"host": distinct(t.hosts.c.hostname), "board": distinct(t.runs.c.board),
-                "kernel": distinct(t.runs.c.kernel),
-                "suite": distinct(t.runs.c.suite), "status": list(RUN_STATUSES)}
+        out = {key: distinct(columns[key]) for key in keys}
+    out["status"] = list(RUN_STATUSES)
+    return out
 
 
 def measurement_series(store: Store, run_ids: list[int]) -> dict[int, dict[str, Any]]:

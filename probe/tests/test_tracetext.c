@@ -102,6 +102,26 @@ static void test_prefixes(struct tap *t)
 	tap_ok(t, events > 0 && events < strlen(l), "prefixes: %zu parse", events);
 }
 
+/* A cap the window's count is no multiple of: the newest cap, in time order. */
+static void test_cut_ring(struct tap *t, const char *text, size_t len)
+{
+	struct trace_line all[16], some[5];
+	struct trace_cut st;
+	int all_idx[16], some_idx[5];
+	size_t n_all, n, i;
+	bool same = true;
+
+	n_all = tracetext_cut(text, len, 0, UINT64_MAX, names, NNAMES, all,
+			      all_idx, 16, &st);
+	n = tracetext_cut(text, len, 0, UINT64_MAX, names, NNAMES, some,
+			  some_idx, 5, &st);
+	for (i = 0; n == 5 && n_all >= 5 && i < 5; i++)
+		same = same && some[i].ts_ns == all[n_all - 5 + i].ts_ns &&
+		       some_idx[i] == all_idx[n_all - 5 + i];
+	tap_ok(t, n_all == 12 && n == 5 && same,
+	       "a cap of 5 of 12 keeps the last 5 in time order");
+}
+
 /* The 6.x capture: window cut by time, names filtered, newest kept. */
 static void test_cut_6x(struct tap *t)
 {
@@ -128,6 +148,7 @@ static void test_cut_6x(struct tap *t)
 	       out[1].ts_ns == 11048902496000ULL,
 	       "cap keeps the newest events (%zu, %llu)", n,
 	       (unsigned long long)st.in_window);
+	test_cut_ring(t, text, len);
 	free(text);
 }
 

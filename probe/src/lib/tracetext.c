@@ -192,18 +192,18 @@ static bool tt_in_window(const struct trace_line *ev, uint64_t start_ns,
 }
 
 /*
- * Walk the lines of text: count into st and, when out is given, store the
- * window's events from the skip-th on.
+ * Walk the lines of text once: count into st and keep the window's events in
+ * out[] as a ring of cap (event k at k % cap).  Returns how many the window
+ * had.
  */
-static size_t tt_walk(const char *text, size_t len, uint64_t start_ns,
-		      uint64_t end_ns, const char *const *names, int nnames,
-		      struct trace_line *out, int *out_name, size_t skip,
-		      size_t cap, struct trace_cut *st)
+static uint64_t tt_walk(const char *text, size_t len, uint64_t start_ns,
+			uint64_t end_ns, const char *const *names, int nnames,
+			struct trace_line *out, int *out_name, size_t cap,
+			struct trace_cut *st)
 {
 	const char *p = text, *end = text + len, *nl;
 	struct trace_line ev;
 	uint64_t lost = 0;
-	size_t kept = 0, seen = 0;
 	int idx;
 
 	while (p < end) {
@@ -220,12 +220,11 @@ static size_t tt_walk(const char *text, size_t len, uint64_t start_ns,
 						   ev.event_len);
 			if (idx < 0)
 				break;
-			st->in_window++;
-			if (out && seen++ >= skip && kept < cap) {
-				out[kept] = ev;
-				out_name[kept] = idx;
-				kept++;
+			if (cap) {
+				out[st->in_window % cap] = ev;
+				out_name[st->in_window % cap] = idx;
 			}
+			st->in_window++;
 			break;
 		case TRACETEXT_LOST:
 			st->lost += lost;
@@ -238,7 +237,26 @@ static size_t tt_walk(const char *text, size_t len, uint64_t start_ns,
 		}
 		p = nl + 1;
 	}
-	return kept;
+	return st->in_window;
+}
+
+/* Reverse out[lo..hi) and out_name[lo..hi) in place. */
+static void tt_reverse(struct trace_line *out, int *out_name, size_t lo,
+		       size_t hi)
+{
+	struct trace_line ev;
+	int name;
+
+	while (lo + 1 < hi) {
+		hi--;
+		ev = out[lo];
+		out[lo] = out[hi];
+		out[hi] = ev;
+		name = out_name[lo];
+		out_name[lo] = out_name[hi];
+		out_name[hi] = name;
+		lo++;
+	}
 }
 
 size_t tracetext_cut(const char *text, size_t len, uint64_t start_ns,
@@ -246,16 +264,20 @@ size_t tracetext_cut(const char *text, size_t len, uint64_t start_ns,
 		     struct trace_line *out, int *out_name, size_t cap,
 		     struct trace_cut *st)
 {
-	struct trace_cut first;
-	size_t skip;
+	uint64_t seen;
+	size_t oldest;
 
-	memset(&first, 0, sizeof(first));
-	tt_walk(text, len, start_ns, end_ns, names, nnames, NULL, NULL, 0, 0,
-		&first);
-	skip = first.in_window > cap ? (size_t)first.in_window - cap : 0;
 	memset(st, 0, sizeof(*st));
-	return tt_walk(text, len, start_ns, end_ns, names, nnames, out,
-		       out_name, skip, cap, st);
+	seen = tt_walk(text, len, start_ns, end_ns, names, nnames, out,
+		       out_name, cap, st);
+	if (seen <= cap)
+		return (size_t)seen;
+	/* the ring wrapped: rotate its oldest event (at seen % cap) to the front */
+	oldest = (size_t)(seen % cap);
+	tt_reverse(out, out_name, 0, oldest);
+	tt_reverse(out, out_name, oldest, cap);
+	tt_reverse(out, out_name, 0, cap);
+	return cap;
 }
 
 size_t tracetext_trim(const char *text, size_t len, uint64_t cutoff_ns)

@@ -229,6 +229,10 @@ def zig_available() -> bool:
     return importlib.util.find_spec("ziglang") is not None
 
 
+# make's own line about a failed recipe ("make[1]: *** [Makefile:97: x] Error 1")
+MAKE_FAILURE = re.compile(r"make(\[\d+\])?: \*\*\* ")
+
+
 def build_probe(arch: str, *, source: Path = PROBE_SOURCE, force: bool = False,
                 jobs: int | None = None, timeout_s: float = 900.0,
                 simulation: bool = False) -> Path:
@@ -256,6 +260,15 @@ def build_probe(arch: str, *, source: Path = PROBE_SOURCE, force: bool = False,
                 return target  # built by another thread or process while this one waited
             make_args = ("STATIC=1",) if simulation else BOARD_MAKE_ARGS
             return _build(spec, arch, source, target, jobs, timeout_s, make_args)
+
+
+def first_cause(stderr: str) -> str:
+    """The line of a failed build's output that says why: the first compiler, linker or
+    ltolink error, not make's own `*** ... Error 1` that follows it."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    causes = [ln for ln in lines if not MAKE_FAILURE.match(ln)
+              and ("error" in ln.lower() or ln.startswith("ltolink:"))]
+    return (causes or lines or ["no message"])[0]
 
 
 def _arch_lock(arch: str) -> threading.Lock:
@@ -290,9 +303,13 @@ def _build(spec: ProbeArch, arch: str, source: Path, target: Path, jobs: int | N
             from exc
     if code != 0:
         stderr = err_bytes.decode("utf-8", errors="replace")
-        lines = [ln for ln in stderr.splitlines() if "error" in ln.lower()]
-        last = (lines or stderr.strip().splitlines() or ["no message"])[-1]
-        raise ProbeBuildError(f"probe build for {arch} failed: {last.strip()}")
+        log = build_dir / "build-error.log"
+        try:
+            log.write_text(stderr)
+            where = f" (make's whole output: {log})"
+        except OSError:
+            where = ""
+        raise ProbeBuildError(f"probe build for {arch} failed: {first_cause(stderr)}{where}")
     built = build_dir / "rtprobe"
     try:
         trim_unloaded(built)

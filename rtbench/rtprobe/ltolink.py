@@ -31,16 +31,32 @@ def split_command(argv: list[str]) -> tuple[list[str], list[str]]:
     return options, command
 
 
-def lld_arguments(verbose_output: str, options: list[str]) -> list[str]:
-    """The arguments of the one `ld.lld` line in verbose_output, with `-mllvm OPTION`
-    for each option put first."""
-    lines = [ln for ln in verbose_output.splitlines() if ln.startswith(LLD_PREFIX)]
-    if len(lines) != 1:
-        raise LinkError(f"Zig's verbose link printed {len(lines)} ld.lld command lines, "
-                        "expected 1; build this arch without ltolink")
-    arguments = lines[0][len(LLD_PREFIX):].split()
+def output_of(command: list[str]) -> str | None:
+    """The file a cc command writes (its `-o` argument), if it names one."""
+    for k, word in enumerate(command[:-1]):
+        if word == "-o":
+            return command[k + 1]
+    return None
+
+
+def lld_arguments(verbose_output: str, options: list[str], output: str | None = None
+                  ) -> list[str]:
+    """The arguments of the `ld.lld` line in verbose_output that makes the program
+    (writes output, when given, and is not a relocatable `-r` link: with a cold cache Zig
+    first links its crt1.o that way), with `-mllvm OPTION` for each option put first."""
+    found = []
+    for line in verbose_output.splitlines():
+        if not line.startswith(LLD_PREFIX):
+            continue
+        words = line[len(LLD_PREFIX):].split()
+        if "-r" in words or (output is not None and output_of(words) != output):
+            continue
+        found.append(words)
+    if len(found) != 1:
+        raise LinkError(f"Zig's verbose link printed {len(found)} ld.lld command lines "
+                        "for the program, expected 1; build this arch without ltolink")
     extra = [word for option in options for word in ("-mllvm", option)]
-    return extra + arguments
+    return extra + found[0]
 
 
 def zig_of(command: list[str]) -> list[str]:
@@ -57,11 +73,11 @@ def link(options: list[str], command: list[str]) -> int:
         raise LinkError("ltolink cannot redo a link whose arguments contain spaces; "
                         "use a build directory without spaces")
     first = subprocess.run([*command, "-v"], capture_output=True, text=True, check=False)
-    output = first.stdout + first.stderr
+    printed = first.stdout + first.stderr
     if first.returncode != 0:
-        sys.stderr.write(output)
+        sys.stderr.write(printed)
         return first.returncode
-    arguments = lld_arguments(output, options)
+    arguments = lld_arguments(printed, options, output_of(command))
     second = subprocess.run([*zig_of(command), "ld.lld", *arguments], check=False)
     return second.returncode
 

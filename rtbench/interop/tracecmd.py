@@ -5,7 +5,9 @@ Lines look like `comm-pid [cpu] (flags) secs.usecs: event: fields`; the flags co
 thread is the real-time thread (kernel prio below 100; else any thread) woken most
 often by its own timer (`hrtimer_start` of `hrtimer_wakeup`, then `sched_waking` inside
 `hrtimer_expire_entry`).  Each of its wake-ups is one sample: latency = the
-`sched_switch` that runs it minus the `expires=` its timer was set to.  Samples at or
+`sched_switch` that runs it minus the `expires=` its timer was set to (where the kernel
+traced no such switch, as some do not for switches out of the idle task, the first event
+the thread itself emits after its wake-up, a little later than the switch).  Samples at or
 above 100 us become spikes, each with a `trace` record of its CPU's events from 100 us
 before the expected expiry to the switch-in: the same records rtprobe's `--trace` writes
 (docs/schema.md), so `rtbench explain` attributes them alike.  The timer's clock is
@@ -186,6 +188,12 @@ def _wakes(events: list[list[Any]], offset: int) -> list[_Wake]:
             if m and int(m.group(1)) in pending:
                 wake = pending.pop(int(m.group(1)))
                 wake.switch_ns, wake.cpu = ts, cpu
+                continue
+        if pid in pending and name != "sched:sched_switch":
+            # running without a traced switch-in: some kernels do not trace every
+            # switch out of the idle task; the thread's first own event stands for it
+            wake = pending.pop(pid)
+            wake.switch_ns, wake.cpu = ts, cpu
     return out
 
 

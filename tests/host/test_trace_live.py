@@ -85,11 +85,12 @@ def _capture(inject: bool, cpu: int) -> tuple[str, int | None]:
             injector = subprocess.Popen(["chrt", "-f", "95", "taskset", "-c", str(cpu),
                                          sys.executable, "-c", INJECTOR, "0.5"])
         try:
-            # every 500 us: woken more often than any other real-time thread of a shared
-            # machine, so the importer takes it for the measured one
-            loops = "1000" if inject else "600"
+            # every 200 us: woken more often than any other real-time thread of a shared
+            # machine (at 500 us, another test's thread once outnumbered it in CI), so the
+            # importer takes it for the measured one
+            loops = "2500" if inject else "1500"
             subprocess.run(["cyclictest", "-m", "-q", "-p", "80", "-a", str(cpu), "-t", "1",
-                            "-i", "500", "-l", loops], capture_output=True, check=True,
+                            "-i", "200", "-l", loops], capture_output=True, check=True,
                            timeout=30)
         finally:
             if injector is not None:

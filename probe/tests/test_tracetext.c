@@ -120,6 +120,9 @@ static void test_cut_ring(struct tap *t, const char *text, size_t len)
 		       some_idx[i] == all_idx[n_all - 5 + i];
 	tap_ok(t, n_all == 12 && n == 5 && same,
 	       "a cap of 5 of 12 keeps the last 5 in time order");
+	n = tracetext_cut(text, len, 0, UINT64_MAX, names, NNAMES, NULL, NULL,
+			  0, &st);
+	tap_ok(t, n == 0 && st.in_window == 12, "a cap of 0 keeps none, counts 12");
 }
 
 /* The 6.x capture: window cut by time, names filtered, newest kept. */

@@ -272,6 +272,8 @@ size_t tracetext_cut(const char *text, size_t len, uint64_t start_ns,
 		       out_name, cap, st);
 	if (seen <= cap)
 		return (size_t)seen;
+	if (!cap)
+		return 0;
 	/* the ring wrapped: rotate its oldest event (at seen % cap) to the front */
 	oldest = (size_t)(seen % cap);
 	tt_reverse(out, out_name, 0, oldest);

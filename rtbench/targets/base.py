@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from abc import ABC, abstractmethod
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -190,9 +191,11 @@ class Target(ABC):
         killed with it; needs only /bin/sh on the target (shell.COMMAND_LAUNCHER)."""
 
     def stop_commands(self, procs: list[ProbeProcess]) -> None:
-        """Stop command loads this target started (a target may do it for all at once)."""
+        """Stop command loads this target started (a target may do it for all at once);
+        one lost on the way leaves the others still to stop."""
         for proc in procs:
-            proc.stop()
+            with suppress(TargetError):
+                proc.stop()
 
     @abstractmethod
     def probe_version(self) -> str:

@@ -261,11 +261,8 @@ class LocalTarget(Target):
         local = [proc for proc in procs if isinstance(proc, LocalProcess)]
         for handle in local:
             handle.terminate()
-        for proc in procs:
-            if isinstance(proc, LocalProcess):
-                proc.stop(sweep=False)
-            else:
-                proc.stop()
+        for handle in local:
+            handle.stop(sweep=False)
         tags = [handle.tag for handle in local if handle.tag is not None]
         if tags:
             kill_tagged(*tags)

@@ -81,6 +81,8 @@ class _Wake:
     cpu: int
     expires: int  # in the timer's clock
     switch_ns: int | None = None
+    # run from the thread's first own event: the kernel traced no switch-in
+    untraced_switch: bool = False
 
 
 class TraceCmdImporter(Importer):
@@ -193,7 +195,7 @@ def _wakes(events: list[list[Any]], offset: int) -> list[_Wake]:
             # running without a traced switch-in: some kernels do not trace every
             # switch out of the idle task; the thread's first own event stands for it
             wake = pending.pop(pid)
-            wake.switch_ns, wake.cpu = ts, cpu
+            wake.switch_ns, wake.cpu, wake.untraced_switch = ts, cpu, True
     return out
 
 
@@ -227,7 +229,9 @@ def _run(filename: str, events: list[list[Any]], mine: list[_Wake], lost: int, c
     m = tool_measurement(name="trace-cmd", test="trace", series=[series], where=filename,
                          data={"measured_thread": f"{comm}:{pid}",
                                "latency": "sched_switch to the thread minus its timer's "
-                                          "expiry"})
+                                          "expiry",
+                               # samples timed to the thread's first own event instead
+                               "switch_in_untraced": sum(w.untraced_switch for w in mine)})
     m.thresholds_ns = [THRESHOLD_NS]
     by_cpu: dict[int, list[list[Any]]] = {}
     for e in events:

@@ -129,6 +129,7 @@ def test_trace_cmd_without_switches_out_of_idle_uses_the_threads_first_event() -
     (cut,) = TraceCmdImporter().read(("\n".join(kept) + "\n").encode(), "r.txt")
     n = cut.scenarios[0].measurements[0]
     assert n.data["measured_thread"] == m.data["measured_thread"]
+    assert m.data["switch_in_untraced"] == 0 and n.data["switch_in_untraced"] > 0
     (before,), (after,) = m.series, n.series
     assert after.count == before.count
     assert after.min_ns is not None and before.min_ns is not None

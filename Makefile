@@ -88,9 +88,15 @@ dev: $(VENV)/.dev
 
 # pytest over tests/ in TEST_WORKERS processes; tests of one xdist_group share a worker
 # (and so one booted guest or build); the ten slowest tests are listed at the end.  Exit 5
-# (no tests collected) is said in one line and does not fail the target.
+# (no tests collected) is said in one line and does not fail the target.  Python's bytecode
+# caches are written even where PYTHONDONTWRITEBYTECODE is set (under __pycache__/, ignored
+# by git): without them every worker and every CLI child compiles rtbench and the tests
+# from source again, which doubles the collection of the tests.  NumPy's BLAS runs one
+# thread per worker: with a thread per CPU in each of TEST_WORKERS workers, the statistics
+# tests took three to four times as long as alone.
 define pytest
-	@rc=0; $(VPY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=10 $(1) tests \
+	@rc=0; env -u PYTHONDONTWRITEBYTECODE OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
+		$(VPY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=10 $(1) tests \
 		|| rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make: pytest collected no tests (exit 5)"; rc=0; fi; \
 	exit $$rc

@@ -13,6 +13,7 @@ import pytest
 
 from tests.cli_inprocess import run_in_process
 from tests.session_lock import session_lock
+from tests.slow_list import read_slow_list
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -130,11 +131,15 @@ SLOW_FIXTURES = (
 )
 
 
+# Tests marked `slow` because they take SLOW_S seconds or more alone (tests/slow_tests.txt).
+SLOW_BY_TIME = read_slow_list()
+
+
 def mark_slow_parts(item: pytest.Item) -> None:
-    """Mark item `slow` when SLOW_PARTS or SLOW_FIXTURES name it."""
+    """Mark item `slow` when SLOW_PARTS, SLOW_FIXTURES or tests/slow_tests.txt name it."""
     nodeid = item.nodeid
-    named = any(nodeid == part or nodeid.startswith((f"{part}::", f"{part}["))
-                for part in SLOW_PARTS)
+    named = nodeid in SLOW_BY_TIME or any(
+        nodeid == part or nodeid.startswith((f"{part}::", f"{part}[")) for part in SLOW_PARTS)
     if named or any(name in getattr(item, "fixturenames", ()) for name in SLOW_FIXTURES):
         item.add_marker(pytest.mark.slow)
 

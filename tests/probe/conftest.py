@@ -43,9 +43,11 @@ def run_probe(rtprobe: Path) -> RunProbe:
     """Run `rtprobe ARGS...` to completion (bounded) and parse its stdout."""
 
     def run(*args: str, timeout: float = 30.0, prefix: tuple[str, ...] = (),
-            env: dict[str, str] | None = None, parse: bool = True) -> ProbeRun:
-        if "--simulate" in args or "--help" in args or args[:1] in (("describe",),
-                                                                   ("sysinfo",)):
+            env: dict[str, str] | None = None, parse: bool = True,
+            measures: bool = True) -> ProbeRun:
+        # measures=False: the arguments are refused before anything is measured
+        if not measures or "--simulate" in args or "--help" in args or args[:1] in (
+                ("describe",), ("sysinfo",)):
             done = subprocess.run([*prefix, str(rtprobe), *args], capture_output=True,
                                   text=True, timeout=timeout, check=False, env=env)
         else:

@@ -51,7 +51,7 @@ def table(stderr: str) -> dict[int, tuple[float, dict[int, float]]]:
 @pytest.mark.parametrize(("args", "option"), BAD_INPUT)
 def test_bad_input_exits_2_naming_the_option(run_probe: RunProbe, args: list[str],
                                               option: str) -> None:
-    run = run_probe("ctx", *args, timeout=10)
+    run = run_probe("ctx", *args, timeout=10, measures=False)
     assert_usage_error(run, option)
 
 

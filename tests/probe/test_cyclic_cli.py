@@ -26,7 +26,7 @@ BAD_INPUT = [
 @pytest.mark.parametrize(("args", "option"), BAD_INPUT)
 def test_bad_input_exits_2_with_one_line(run_probe: RunProbe, args: list[str],
                                           option: str) -> None:
-    run = run_probe("cyclic", *args, timeout=10)
+    run = run_probe("cyclic", *args, timeout=10, measures=False)
     assert_usage_error(run, option)
 
 
@@ -77,7 +77,7 @@ def test_schema_rejects_float_latency(validator: Validator) -> None:
 @pytest.mark.parametrize("command", [["cyclic"], ["wakeup"], ["load", "cpu"], ["hackbench"],
                                      ["ctx"], ["sysinfo"]])
 def test_abbreviated_options_are_refused(run_probe: RunProbe, command: list[str]) -> None:
-    run = run_probe(*command, "--he", timeout=10)
+    run = run_probe(*command, "--he", timeout=10, measures=False)
     assert run.rc == 2
     assert "'--he'" in run.stderr and "'--help'" in run.stderr
     assert run.stdout == ""

@@ -35,7 +35,7 @@ BAD_INPUT = [
 @pytest.mark.parametrize(("args", "option"), BAD_INPUT)
 def test_bad_input_exits_2_naming_the_option(run_probe: RunProbe, args: list[str],
                                               option: str) -> None:
-    run = run_probe("ipc", *args, timeout=10)
+    run = run_probe("ipc", *args, timeout=10, measures=False)
     assert_usage_error(run, option)
 
 

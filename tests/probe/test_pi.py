@@ -39,7 +39,7 @@ def test_help_documents_every_option(run_probe: RunProbe) -> None:
 @pytest.mark.parametrize(("args", "option"), BAD_INPUT)
 def test_bad_input_exits_2_naming_the_option(run_probe: RunProbe, args: list[str],
                                               option: str) -> None:
-    run = run_probe("pi", *args, timeout=10)
+    run = run_probe("pi", *args, timeout=10, measures=False)
     assert_usage_error(run, option)
 
 

@@ -2,9 +2,9 @@
 #   make run     create .venv, install rtbench (which builds probe/), run the quick suite
 #   make test    C unit tests (make -C probe check) and pytest over tests/ (sets up .venv
 #                with the dev tools first, so it works in a fresh clone)
-#   make test-fast  the same without the slow real-part tests (qemu guests, the browser,
-#                cross builds, board stand-ins, live servers): what to run while working
-#                (docs/testing.md)
+#   make test-fast  the same without the slow tests (qemu guests, the browser, cross
+#                builds, board stand-ins, live servers, tests/slow_tests.txt): what to run
+#                while working (docs/testing.md)
 #   make bench   rtprobe vs cyclictest, injected interference, host statistics and report
 #                benchmarks (root, quiet machine)
 #   make lint    ruff and mypy
@@ -16,7 +16,7 @@ SUITE ?= quick
 RUN_ARGS ?=
 # pytest-xdist workers for make test / test-fast.  Much of the suite waits on subprocesses
 # (sshd, qemu, servers), not on the CPU, hence more workers than the 2 vCPUs it was set
-# for; 2 and 4 are not measured against it yet (BENCHMARKS.md, "Test suite wall time").
+# for; make test-fast took as long with 2 and 4 (BENCHMARKS.md, "Test suite wall time").
 TEST_WORKERS ?= 3
 # Jobs for the C unit tests' build.
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)

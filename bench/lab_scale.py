@@ -10,13 +10,23 @@ first), as the client sees them: GET /matrix and /api/v1/matrix, the planted boa
 where this build has them (otherwise the row says so).  Targets (issue 26): matrix,
 history and regressions <= 300 ms, /metrics <= 500 ms.
 
+With --check, every written run is then checked against its board's baseline as at
+ingest (rtbench.regress.board.recheck, board by board in --check-jobs processes; timed
+and reported per run), so that /regressions lists a full lab's checks rather than none;
+the bench stops unless the planted regression is among them.  With --uploads N, after
+the pages, 8 writers upload N typical runs each at once and one writer N alone (the
+peer), each upload checked by the server as at ingest (bench/upload_concurrency.py):
+target p95 <= 100 ms.
+
     python3 bench/lab_scale.py [--boards 1000 --kernels 5 --runs 10] [--repeat 7]
-                               [--only sqlite|postgresql] [--pg URL]
+                               [--only sqlite|postgresql] [--pg URL] [--sqlite PATH]
+                               [--filled] [--check [--check-jobs 2]] [--uploads 25]
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import statistics
 import sys
@@ -33,9 +43,14 @@ sys.path.insert(0, str(ROOT / "tests" / "host"))
 
 from pg_cluster import cluster  # noqa: E402
 
-from bench.lab_data import REGRESSED_MAX_NS, Lab, make_lab, write_lab  # noqa: E402
+from bench.lab_data import REGRESSED_MAX_NS, Lab, make_lab, make_run, write_lab  # noqa: E402
 from bench.server_bench import serve  # noqa: E402
+from bench.upload_concurrency import WRITERS, p95, uploads  # noqa: E402
+from rtbench.interop.runjson import dumps  # noqa: E402
+from rtbench.regress.board import recheck  # noqa: E402
 from rtbench.store import Store  # noqa: E402
+from rtbench.store.regressions import outcome_counts  # noqa: E402
+from rtbench.store.tokens import create_token  # noqa: E402
 
 # (what, path template, target ms)
 PAGES = (("GET /matrix (HTML, page 1 of 100 boards)", "/matrix", 300),
@@ -61,14 +76,59 @@ def timed(fn: Callable[[], None], repeat: int) -> tuple[float, float]:
     return statistics.median(times), max(times)
 
 
-def bench(label: str, url: str, lab: Lab, repeat: int, filled: bool = False) -> list[str]:
-    """Fill url with the lab (unless filled), serve it, time each page; Markdown rows."""
+def check_boards(url: str, boards: list[str]) -> int:
+    """Check every run of boards against its board's baseline, as at ingest; how many."""
+    with Store.open(url) as store:
+        return sum(recheck(store, board=board) for board in boards)
+
+
+def check_lab(label: str, url: str, lab: Lab, jobs: int) -> None:
+    """Check every run of the lab in jobs processes (boards dealt out in turn), print the
+    time per run, and stop unless the planted regression was found."""
+    names = [lab.board_name(i) for i in range(lab.boards)]
+    t0 = time.perf_counter()
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        checked = sum(pool.starmap(check_boards,
+                                   [(url, names[i::jobs]) for i in range(jobs)]))
+    took = time.perf_counter() - t0
+    with Store.open(url) as store:
+        counts = outcome_counts(store)
+        planted = outcome_counts(store, board=lab.planted_board)
+    print(f"{label}: {checked} runs checked in {took:.0f} s by {jobs} processes "
+          f"({1000 * took * jobs / max(checked, 1):.1f} ms per run and process); "
+          f"checks: {counts}", flush=True)
+    if not planted.get("regression"):
+        raise SystemExit(f"{label}: the check found no regression on "
+                         f"{lab.planted_board} ({planted})")
+
+
+def upload_rows(label: str, url: str, base: str, lab: Lab, per_writer: int) -> list[str]:
+    """Upload a typical run (of the lab's last kernel) from WRITERS threads at once and
+    from one thread alone; the table rows."""
+    with Store.open(url) as store:
+        token = create_token(store, "lab-scale")
+    template = dumps(make_run(lab, 0, lab.kernels - 1, 0))
+    alone = uploads(base, token, template, 1, per_writer)
+    together = uploads(base, token, template, WRITERS, per_writer)
+    return [f"| {label} | upload, {WRITERS} writers x {per_writer} (p95; median "
+            f"{statistics.median(together):.0f}) | {p95(together):.1f} | "
+            f"{max(together):.1f} | 100 |",
+            f"| {label} | upload, 1 writer x {per_writer} (the peer: p95; median "
+            f"{statistics.median(alone):.0f}) | {p95(alone):.1f} | {max(alone):.1f} | |"]
+
+
+def bench(label: str, url: str, lab: Lab, args: argparse.Namespace,
+          filled: bool = False) -> list[str]:
+    """Fill url with the lab (unless filled) and check it (--check), serve it, time each
+    page and then the uploads (--uploads); Markdown rows."""
     if not filled:
         t0 = time.perf_counter()
         with Store.open(url) as store:
             runs = write_lab(store, lab)
         print(f"{label}: {runs} runs written in {time.perf_counter() - t0:.0f} s",
               flush=True)
+    if args.check:
+        check_lab(label, url, lab, args.check_jobs)
     proc, base = serve(url)
     rows = []
     try:
@@ -91,9 +151,11 @@ def bench(label: str, url: str, lab: Lab, repeat: int, filled: bool = False) -> 
             def get(path: str = path) -> None:
                 answer = client.get(base + path)
                 assert answer.status_code == 200, answer.text[:200]
-            med, worst = timed(get, repeat)
+            med, worst = timed(get, args.repeat)
             rows.append(f"| {label} | {what} | {med:.1f} | {worst:.1f} | "
                         f"{'' if target is None else target} |")
+        if args.uploads:
+            rows += upload_rows(label, url, base, lab, args.uploads)
     finally:
         proc.terminate()
         proc.wait(30)
@@ -109,17 +171,27 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--only", choices=["sqlite", "postgresql"])
     parser.add_argument("--pg", help="PostgreSQL URL to use instead of a private cluster")
+    parser.add_argument("--sqlite", type=Path,
+                        help="SQLite file to write (or, with --filled, to read) instead of "
+                             "a temporary one")
     parser.add_argument("--filled", action="store_true",
-                        help="--pg already holds this lab (written by an earlier run)")
+                        help="--pg or --sqlite already holds this lab (an earlier run's)")
+    parser.add_argument("--check", action="store_true",
+                        help="check every run against its board's baseline first")
+    parser.add_argument("--check-jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--uploads", type=int, default=0,
+                        help="uploads per writer after the pages (0: none)")
     args = parser.parse_args()
     lab = make_lab(args.boards, args.kernels, args.runs)
     rows = []
     if args.only != "sqlite":
-        rows += bench("PostgreSQL", args.pg or cluster().fresh_database(), lab, args.repeat,
+        rows += bench("PostgreSQL", args.pg or cluster().fresh_database(), lab, args,
                       filled=args.filled and args.pg is not None)
     if args.only != "postgresql":
         with tempfile.TemporaryDirectory(prefix="rtbench-lab-") as tmp:
-            rows += bench("SQLite", f"sqlite:///{Path(tmp) / 'lab.db'}", lab, args.repeat)
+            path = args.sqlite or Path(tmp) / "lab.db"
+            rows += bench("SQLite", f"sqlite:///{path}", lab, args,
+                          filled=args.filled and args.sqlite is not None)
     load = " / ".join(f"{v:.1f}" for v in os.getloadavg())
     print(f"{args.boards} boards x {args.kernels} kernels x {args.runs} runs; median and "
           f"max of {args.repeat} warm requests (ms), client-side wall time; "

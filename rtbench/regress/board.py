@@ -47,6 +47,14 @@ class RunCache:
             self._pooled.popitem(last=False)
         return view
 
+    def put(self, run: RunDetail) -> None:
+        """Keep run (a stored run, its id set) as if it had just been read."""
+        assert run.id is not None
+        self.forget(run.id)
+        self._runs[run.id] = run
+        while len(self._runs) > self.size:
+            self._runs.popitem(last=False)
+
     def get(self, run_id: int) -> RunDetail:
         """The run, from memory when read lately."""
         run = self._runs.pop(run_id, None) or self.store.get_run(run_id)

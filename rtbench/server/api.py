@@ -345,6 +345,6 @@ async def upload(request: Request) -> JSONResponse:
         dispatcher: Dispatcher = request.app.state.webhooks
         for event, payload in upload_events(detail, run_id):
             dispatcher.send(event, payload)
-        request.app.state.checker.submit(run_id)
+        request.app.state.checker.submit(run_id, detail.scenarios)
     return JSONResponse({"id": run_id, "created": created, "url": f"/runs/{run_id}"},
                         status_code=201 if created else 200)

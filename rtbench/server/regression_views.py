@@ -4,9 +4,11 @@ metric and the kernel a regression started on; and the check of each uploaded ru
 from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from rtbench.bundle import ScenarioDetail
 from rtbench.regress.board import RunCache, checks_of
 from rtbench.server.webhooks import Dispatcher
 from rtbench.server.writequeue import WriteQueue
@@ -76,16 +78,24 @@ class UploadChecker:
         self._cache = RunCache(store)
         self.failures: list[str] = []
 
-    def submit(self, run_id: int) -> Future[None]:
-        """Check run_id later."""
-        return self._pool.submit(self._check, run_id)
+    def submit(self, run_id: int, scenarios: list[ScenarioDetail] | None = None
+               ) -> Future[None]:
+        """Check run_id later.  scenarios: the run's scenarios as just stored from an
+        upload, so that the check reads only the run's own row back, not every
+        measurement (the store keeps them as given)."""
+        return self._pool.submit(self._check, run_id, scenarios)
 
-    def _check(self, run_id: int) -> None:
+    def _check(self, run_id: int, scenarios: list[ScenarioDetail] | None = None) -> None:
         """Check one run (a database failure is kept in failures, not raised)."""
         # the reads (the run, its board's runs and baseline) do not hold SQLite's write
         # queue: with them inside it, every upload waited for the last one's whole check
         try:
-            self._cache.forget(run_id)  # the checked run itself is always read anew
+            if scenarios is None:
+                self._cache.forget(run_id)  # the checked run itself is always read anew
+            else:
+                # the run's row as stored (its board, host, times), its scenarios as sent
+                stored = self.store.get_run(run_id, parts={})
+                self._cache.put(replace(stored, scenarios=scenarios))
             rows = checks_of(self.store, run_id, self._cache)
             self.queue.run(lambda: replace_checks(self.store, run_id, rows))
         except StoreError as exc:

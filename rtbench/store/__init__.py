@@ -707,7 +707,8 @@ class Store:
         """Everything stored about run_id; StoreError when it does not exist.
 
         parts, when given, reads only those scenarios ({scenario id: (first, end)}) and of
-        each only its measurements first..end-1 (in order): one page of a huge run.
+        each only its measurements first..end-1 (in order): one page of a huge run; {}
+        reads the run's own row only (no scenarios).
         """
         if not 0 < run_id < 2**63:  # no such row can exist (and SQLite cannot bind it)
             raise RunNotFound(f"run {run_id} is not in {self.url}; "
@@ -734,6 +735,8 @@ class Store:
                 simulated=bool(row.simulated), tags=_loads(row.tags) or {},
                 source=_loads(row.source) or {}, uid=row.uid, board=row.board,
                 reason=row.reason)
+            if parts == {}:
+                return run  # the run's own row only
             chosen = select(t.scenarios).where(t.scenarios.c.run_id == run_id)
             if parts is not None:
                 chosen = chosen.where(t.scenarios.c.id.in_(list(parts)))

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from rtbench.regress.board import RunCache, checks_of, recheck
 from rtbench.server.app import create_app
 from rtbench.server.webhooks import Dispatcher, Hook
 from rtbench.store import Store
-from rtbench.store.regressions import cell_marks, list_checks, outcome_counts
+from rtbench.store.regressions import RegressionRow, cell_marks, list_checks, outcome_counts
 from rtbench.store.tokens import create_token
 
 LAB = (8, 3, 2)  # boards x kernels x runs: the planted regression on board 4 from kernel 1
@@ -154,6 +155,39 @@ def test_an_upload_is_checked_and_raises_the_regression_webhook(tmp_path: Path) 
         ("regression", lab.planted_board, lab.planted_kernel, "max")
     hooks.stop()
     receiver.close()
+    store.close()
+
+
+def test_an_upload_is_checked_as_a_recheck_from_the_store_would(tmp_path: Path) -> None:
+    # the server checks an upload with the scenarios it was sent (only the run's row is
+    # read back): the checks must be those of the run as read from the store
+    lab = make_lab(2, 3, 2)
+    store = Store.open(f"sqlite:///{tmp_path / 'r.db'}")
+    token = create_token(store, "ci")
+    app = create_app(store=store)
+    ids = []
+    with TestClient(app) as client:
+        for kernel in range(3):
+            for run in range(2):
+                for board in range(2):
+                    sent = make_run(lab, board, kernel, run)
+                    if board == 0:
+                        sent = replace(sent, board=None)  # the store names the board
+                    answer = client.post("/api/v1/runs", content=dumps(sent),
+                                         headers={"Authorization": f"Bearer {token}"})
+                    assert answer.status_code == 201
+                    ids.append(answer.json()["id"])
+        app.state.checker.wait()
+    assert app.state.checker.failures == []
+
+    def key(row: RegressionRow) -> tuple[object, ...]:
+        return (row.run_id, row.cell, row.metric, row.outcome, row.reason, row.board,
+                row.kernel, row.baseline_kind, row.baseline_kernel, row.baseline_runs,
+                row.baseline_value, row.value, row.rel, row.started_at)
+    stored = sorted(key(r) for r in list_checks(store, outcome=None))
+    fresh = sorted(key(r) for run_id in ids for r in checks_of(store, run_id, RunCache(store)))
+    assert stored == fresh
+    assert len(stored) > 0 and any(k[3] == "regression" for k in stored)
     store.close()
 
 

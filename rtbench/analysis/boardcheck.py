@@ -69,14 +69,20 @@ def choose_baseline(kernel: str, simulated: bool, candidates: Sequence[Candidate
         kernels = {c.kernel for c in chosen}
         return Baseline(TAGGED, kernels.pop() if len(kernels) == 1 else None,
                         tuple(c.run_id for c in chosen))
-    key = kernel_sort_key(kernel)
-    older = [c for c in same if c.kernel and kernel_sort_key(c.kernel) < key]
-    if not older:
+    previous = previous_kernel(kernel, [c.kernel for c in same])
+    if previous is None:
         return None
-    previous = max(older, key=lambda c: kernel_sort_key(c.kernel)).kernel
-    runs = sorted((c for c in older if c.kernel == previous), key=lambda c: c.started_at)
+    runs = sorted((c for c in same if c.kernel == previous), key=lambda c: c.started_at)
     return Baseline(PREVIOUS_KERNEL, previous,
                     tuple(c.run_id for c in runs[-MAX_BASELINE_RUNS:]))
+
+
+def previous_kernel(kernel: str, kernels: Sequence[str]) -> str | None:
+    """The newest of kernels older than kernel in version order (the first of equals as
+    listed), or None."""
+    key = kernel_sort_key(kernel)
+    older = [k for k in kernels if k and kernel_sort_key(k) < key]
+    return max(older, key=kernel_sort_key) if older else None
 
 
 def pooled_measurement(parts: Sequence[MeasurementDetail]) -> MeasurementDetail:

@@ -6,13 +6,22 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from rtbench.analysis.boardcheck import Candidate, check_run, choose_baseline, pooled_view
+from rtbench.analysis.boardcheck import (
+    BASELINE_TAG,
+    MAX_BASELINE_RUNS,
+    Candidate,
+    check_run,
+    choose_baseline,
+    pooled_view,
+    previous_kernel,
+)
 from rtbench.analysis.compare import RunView
 from rtbench.bundle import RunDetail
 from rtbench.store import Store
 from rtbench.store.regressions import (
     EVIDENCE_STATUSES,
     RegressionRow,
+    board_kernels,
     board_runs,
     replace_checks,
     run_ids,
@@ -73,6 +82,24 @@ def check_stored_run(store: Store, run_id: int, cache: RunCache | None = None
     return rows
 
 
+def baseline_candidates(store: Store, run: RunDetail) -> list[Candidate]:
+    """The runs among which choose_baseline picks run's baseline: its board's tagged
+    baseline runs when there are any, else the newest runs of the kernel before run's;
+    read as such, not as the board's whole history (which grows with every night)."""
+    assert run.board is not None
+    board, suite, simulated = run.board, run.suite, run.simulated
+    rows = board_runs(store, board, suite, tag=BASELINE_TAG, simulated=simulated,
+                      exclude=run.id)
+    if not rows:
+        previous = previous_kernel(run.kernel, board_kernels(
+            store, board, suite, simulated=simulated, exclude=run.id))
+        if previous is None:
+            return []
+        rows = board_runs(store, board, suite, kernel=previous, newest=MAX_BASELINE_RUNS,
+                          simulated=simulated, exclude=run.id)
+    return [Candidate(r.run_id, r.kernel, r.started_at, r.tags, r.simulated) for r in rows]
+
+
 def checks_of(store: Store, run_id: int, cache: RunCache | None = None
               ) -> list[RegressionRow]:
     """The checks of run_id against its board's baseline, read but not stored (the
@@ -81,9 +108,8 @@ def checks_of(store: Store, run_id: int, cache: RunCache | None = None
     run = runs.get(run_id)
     rows: list[RegressionRow] = []
     if run.status in EVIDENCE_STATUSES and run.board:
-        candidates = [Candidate(r.run_id, r.kernel, r.started_at, r.tags, r.simulated)
-                      for r in board_runs(store, run.board, run.suite) if r.run_id != run_id]
-        baseline = choose_baseline(run.kernel, run.simulated, candidates)
+        baseline = choose_baseline(run.kernel, run.simulated,
+                                   baseline_candidates(store, run))
         if baseline is not None:
             ids = tuple(baseline.run_ids)
             checks = check_run(run, (), base=runs.pooled(ids))

@@ -52,18 +52,53 @@ class RegressionRow:
     checked_at: datetime | None = None
 
 
-def board_runs(store: Store, board: str, suite: str) -> list[BoardRun]:
-    """The runs of board and suite that hold evidence, oldest first."""
+def board_runs(store: Store, board: str, suite: str, *, simulated: bool | None = None,
+               kernel: str | None = None, tag: str | None = None,
+               newest: int | None = None, exclude: int | None = None) -> list[BoardRun]:
+    """The runs of board and suite that hold evidence, oldest first; only those simulated
+    (or measured), on kernel, carrying the tag tag, other than run exclude, and the newest
+    newest of them, where given."""
     r = t.runs
+    cond: list[ColumnElement[bool]] = [r.c.board == board, r.c.suite == suite,
+                                       r.c.status.in_(EVIDENCE_STATUSES)]
+    if simulated is not None:
+        cond.append(r.c.simulated == simulated)
+    if kernel is not None:
+        cond.append(r.c.kernel == kernel)
+    if tag is not None:
+        # tags are stored as JSON text: the key's quoted name is in it (checked exactly below)
+        cond.append(r.c.tags.contains(json.dumps(tag)))
+    if exclude is not None:
+        cond.append(r.c.id != exclude)
+    query = select(r.c.id, r.c.kernel, r.c.started_at, r.c.tags, r.c.simulated).where(*cond)
+    if newest is not None:
+        query = query.order_by(r.c.started_at.desc(), r.c.id.desc()).limit(newest)
+    else:
+        query = query.order_by(r.c.started_at, r.c.id)
     with store.transaction(f"read the runs of board {board!r}") as conn:
-        rows = conn.execute(
-            select(r.c.id, r.c.kernel, r.c.started_at, r.c.tags, r.c.simulated)
-            .where(r.c.board == board, r.c.suite == suite,
-                   r.c.status.in_(EVIDENCE_STATUSES))
-            .order_by(r.c.started_at, r.c.id)).all()
-    return [BoardRun(row.id, row.kernel, as_utc(row.started_at),
+        rows = list(conn.execute(query).all())
+    if newest is not None:
+        rows.reverse()
+    runs = [BoardRun(row.id, row.kernel, as_utc(row.started_at),
                      {str(k): str(v) for k, v in json.loads(row.tags or "{}").items()},
                      bool(row.simulated)) for row in rows]
+    return runs if tag is None else [run for run in runs if tag in run.tags]
+
+
+def board_kernels(store: Store, board: str, suite: str, *, simulated: bool,
+                  exclude: int | None = None) -> list[str]:
+    """The kernels of board's and suite's runs that hold evidence (simulated or measured
+    ones, other than run exclude), in the order each first appears."""
+    r = t.runs
+    cond: list[ColumnElement[bool]] = [r.c.board == board, r.c.suite == suite,
+                                       r.c.status.in_(EVIDENCE_STATUSES),
+                                       r.c.simulated == simulated, r.c.kernel != ""]
+    if exclude is not None:
+        cond.append(r.c.id != exclude)
+    with store.transaction(f"read the kernels of board {board!r}") as conn:
+        rows = conn.execute(select(r.c.kernel).where(*cond).group_by(r.c.kernel)
+                            .order_by(func.min(r.c.started_at), func.min(r.c.id))).all()
+    return [str(row.kernel) for row in rows if row.kernel]
 
 
 def replace_checks(store: Store, run_id: int, rows: list[RegressionRow]) -> None:

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import httpx
@@ -27,11 +29,17 @@ from test_webhooks import Receiver
 from bench.lab_data import Lab, make_lab, make_run, write_lab
 from rtbench.analysis.boardcheck import PREVIOUS_KERNEL, TAGGED, Candidate, choose_baseline
 from rtbench.interop.runjson import dumps
-from rtbench.regress.board import RunCache, checks_of, recheck
+from rtbench.regress.board import RunCache, baseline_candidates, checks_of, recheck
 from rtbench.server.app import create_app
 from rtbench.server.webhooks import Dispatcher, Hook
 from rtbench.store import Store
-from rtbench.store.regressions import RegressionRow, cell_marks, list_checks, outcome_counts
+from rtbench.store.regressions import (
+    RegressionRow,
+    board_runs,
+    cell_marks,
+    list_checks,
+    outcome_counts,
+)
 from rtbench.store.tokens import create_token
 
 LAB = (8, 3, 2)  # boards x kernels x runs: the planted regression on board 4 from kernel 1
@@ -66,6 +74,37 @@ def lab_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         write_lab(store, lab)
         recheck(store)
     yield url, lab
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_baseline_read_narrowly_is_the_one_of_the_whole_history(
+        backend: str, tmp_path: Path) -> None:
+    # checks_of reads a board's tagged runs, else its kernels and the newest runs of the
+    # previous one; choose_baseline over the board's whole history must pick the same
+    rng = random.Random(5)
+    lab = make_lab(1, 5, 1)
+    kernels = ["6.1.0-rt5", "6.6.0-rt1", "6.12.0-rt3", "6.13.0", "6.18.0-rt1", "6.6.0"]
+    runs = []
+    for n in range(60):
+        run = make_run(lab, 0, 0, 0)
+        tags = {"baseline": "yes"} if n > 40 and rng.random() < 0.1 else \
+            {"note": "baseline"} if rng.random() < 0.1 else {}  # a value is not the tag
+        runs.append(replace(run, kernel=rng.choice(kernels), simulated=rng.random() < 0.3,
+                            started_at=at(0) + timedelta(minutes=rng.randrange(0, 30)),
+                            tags=tags, uid=uuid.UUID(int=rng.getrandbits(128)).hex))
+    with Store.open(backend_url(backend, tmp_path)) as store:
+        ids = store.add_bundles(runs)
+        whole = board_runs(store, lab.board_name(0), runs[0].suite)
+        decided = 0
+        for run_id in ids:
+            run = store.get_run(run_id, parts={})
+            everything = [Candidate(r.run_id, r.kernel, r.started_at, r.tags, r.simulated)
+                          for r in whole if r.run_id != run_id]
+            expected = choose_baseline(run.kernel, run.simulated, everything)
+            assert choose_baseline(run.kernel, run.simulated,
+                                   baseline_candidates(store, run)) == expected, run_id
+            decided += expected is not None
+    assert 0 < decided < len(ids)
 
 
 def test_the_planted_regression_is_found_where_it_starts_and_nowhere_else(

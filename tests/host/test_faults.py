@@ -673,11 +673,16 @@ def sqlite_app(tmp_path: Path) -> Iterator[tuple[Any, str, str]]:
 def test_server_security_headers(sqlite_app: tuple[Any, str, str]) -> None:
     """Pages, API answers and errors carry CSP, X-Frame-Options and nosniff."""
     client, _, _ = sqlite_app
-    for path in ("/runs", "/api/v1/runs", "/no/such/page", "/api/v1/runs/999"):
-        answer = client.get(path)
-        assert "frame-ancestors 'none'" in answer.headers["content-security-policy"], path
-        assert answer.headers["x-frame-options"] == "DENY"
-        assert answer.headers["x-content-type-options"] == "nosniff"
+    answers = [client.get(path) for path in ("/runs", "/api/v1/runs", "/no/such/page",
+                                             "/api/v1/runs/999", "/api/v1/openapi.json")]
+    answers.append(client.post("/api/v1/runs", content=b"{}"))  # 401 without a token
+    for answer in answers:
+        where = f"{answer.request.method} {answer.request.url.path}"
+        (policy,) = answer.headers.get_list("content-security-policy")  # once, not twice
+        assert "frame-ancestors 'none'" in policy, where
+        assert answer.headers.get_list("x-frame-options") == ["DENY"], where
+        assert answer.headers["x-content-type-options"] == "nosniff", where
+        assert answer.headers["referrer-policy"] == "no-referrer", where
 
 
 def test_server_limits_failed_tokens(sqlite_app: tuple[Any, str, str]) -> None:

@@ -14,9 +14,10 @@ With --check, every written run is then checked against its board's baseline as 
 ingest (rtbench.regress.board.recheck, board by board in --check-jobs processes; timed
 and reported per run), so that /regressions lists a full lab's checks rather than none;
 the bench stops unless the planted regression is among them.  With --uploads N, after
-the pages, 8 writers upload N typical runs each at once and one writer N alone (the
-peer), each upload checked by the server as at ingest (bench/upload_concurrency.py):
-target p95 <= 100 ms.
+the pages, 8 writer processes upload N typical runs each at once (target p95 <= 100 ms),
+then 8 threads of one process (the earlier method, whose writers also wait for each
+other's client-side work), and one writer N alone (the peer); the server checks each
+upload as at ingest (bench/upload_concurrency.py).
 
     python3 bench/lab_scale.py [--boards 1000 --kernels 5 --runs 10] [--repeat 7]
                                [--only sqlite|postgresql] [--pg URL] [--sqlite PATH]
@@ -45,7 +46,12 @@ from pg_cluster import cluster  # noqa: E402
 
 from bench.lab_data import REGRESSED_MAX_NS, Lab, make_lab, make_run, write_lab  # noqa: E402
 from bench.server_bench import serve  # noqa: E402
-from bench.upload_concurrency import WRITERS, p95, uploads  # noqa: E402
+from bench.upload_concurrency import (  # noqa: E402
+    WRITERS,
+    p95,
+    uploads,
+    uploads_in_processes,
+)
 from rtbench.interop.runjson import dumps  # noqa: E402
 from rtbench.regress.board import recheck  # noqa: E402
 from rtbench.store import Store  # noqa: E402
@@ -103,16 +109,20 @@ def check_lab(label: str, url: str, lab: Lab, jobs: int) -> None:
 
 
 def upload_rows(label: str, url: str, base: str, lab: Lab, per_writer: int) -> list[str]:
-    """Upload a typical run (of the lab's last kernel) from WRITERS threads at once and
-    from one thread alone; the table rows."""
+    """Upload a typical run (of the lab's last kernel) from WRITERS processes at once,
+    from WRITERS threads of one process (the earlier method), and from one writer alone
+    (the peer); the table rows."""
     with Store.open(url) as store:
         token = create_token(store, "lab-scale")
     template = dumps(make_run(lab, 0, lab.kernels - 1, 0))
     alone = uploads(base, token, template, 1, per_writer)
-    together = uploads(base, token, template, WRITERS, per_writer)
-    return [f"| {label} | upload, {WRITERS} writers x {per_writer} (p95; median "
-            f"{statistics.median(together):.0f}) | {p95(together):.1f} | "
-            f"{max(together):.1f} | 100 |",
+    apart = uploads_in_processes(base, token, template, WRITERS, per_writer)
+    threads = uploads(base, token, template, WRITERS, per_writer)
+    return [f"| {label} | upload, {WRITERS} writer processes x {per_writer} (p95; median "
+            f"{statistics.median(apart):.0f}) | {p95(apart):.1f} | {max(apart):.1f} | 100 |",
+            f"| {label} | upload, {WRITERS} writer threads of one process x {per_writer} "
+            f"(p95; median {statistics.median(threads):.0f}) | {p95(threads):.1f} | "
+            f"{max(threads):.1f} | |",
             f"| {label} | upload, 1 writer x {per_writer} (the peer: p95; median "
             f"{statistics.median(alone):.0f}) | {p95(alone):.1f} | {max(alone):.1f} | |"]
 

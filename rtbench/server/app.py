@@ -20,7 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from rtbench import __version__
 from rtbench.server import admin, api, metrics, pages
-from rtbench.server.guard import SECURITY_HEADERS, FailedAttempts
+from rtbench.server.guard import FailedAttempts, SecurityHeaders
 from rtbench.server.regression_views import UploadChecker
 from rtbench.server.render import render_page
 from rtbench.server.webhooks import Dispatcher
@@ -81,13 +81,8 @@ def create_app(db_url: str | None = None, *, store: Store | None = None,
     app.include_router(metrics.router)
     app.include_router(pages.router)
 
-    @app.middleware("http")
-    async def security_headers(request: Request, call_next: Any) -> Response:
-        """Every answer, errors too: no framing, no sniffing, nothing loaded elsewhere."""
-        response: Response = await call_next(request)
-        for name, value in SECURITY_HEADERS.items():
-            response.headers.setdefault(name, value)
-        return response
+    # every answer, errors too: no framing, no sniffing, nothing loaded elsewhere
+    app.add_middleware(SecurityHeaders)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict, deque
+from typing import Any
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": ("default-src 'none'; img-src 'self' data:; "
@@ -21,6 +22,37 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
+
+
+
+class SecurityHeaders:
+    """ASGI middleware: SECURITY_HEADERS on every answer (errors too) that does not set
+    them itself.  Plain ASGI rather than Starlette's BaseHTTPMiddleware, which runs each
+    request in a task group of its own with memory streams between (9 % of the server's
+    Python time with 8 concurrent uploads, in a py-spy --gil profile)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.headers = [(name.lower().encode("latin-1"), value.encode("latin-1"))
+                        for name, value in SECURITY_HEADERS.items()]
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """Pass the request on; add the missing headers to the answer's start."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: dict[str, Any]) -> None:
+            """Send message, the headers added to an answer's start."""
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                present = {bytes(name).lower() for name, _ in headers}
+                headers += [(n, v) for n, v in self.headers if n not in present]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
 
 FAILED_LIMIT = 10
 FAILED_WINDOW_S = 60.0

@@ -135,7 +135,14 @@ def test_each_timer_mode_runs(run_probe: RunProbe, mode: str) -> None:
     assert run.rc == 0, run.stderr
     assert run.start["params"] == {"interval_ns": 1_000_000, "mode": mode}
     for series in run.result["series"]:
-        assert series["count"] + series["overruns"] == pytest.approx(1000, abs=2)
+        periods = series["count"] + series["overruns"]
+        if mode in ("abs", "timerfd"):
+            assert periods == pytest.approx(1000, abs=2)
+        else:
+            # rel and itimer came short of the duration's 1000 periods in CI when the
+            # host stalled this VM (995 and 961; 982 once before): a count that depends
+            # on a stall is a latency, not asserted here; never more periods than fit
+            assert periods <= 1002
         assert series["count"] >= 500
 
 

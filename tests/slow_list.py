@@ -24,6 +24,8 @@ import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from rtbench.atomicfile import write_atomic
+
 REPO = Path(__file__).resolve().parent.parent
 SLOW_LIST = REPO / "tests" / "slow_tests.txt"
 # a test that takes this long alone is marked slow
@@ -74,14 +76,6 @@ def render(seconds: dict[str, float], threshold_s: float = SLOW_S) -> str:
     return HEADER + "\n".join(lines) + "\n"
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write text to a temporary file beside path, then rename it over path."""
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent,
-                                     prefix=f".{path.name}.", delete=False) as handle:
-        handle.write(text)
-    os.replace(handle.name, path)
-
-
 def run_serially(junit_xml: Path) -> None:
     """Run the timed selection in one process, recording a junit XML file."""
     env = dict(os.environ, **{ENV_OFF: "off"})
@@ -106,7 +100,7 @@ def main() -> int:
             print(f"slow_list: no junit XML at {junit}: run pytest with --junitxml",
                   file=sys.stderr)
             return 2
-        write_atomically(SLOW_LIST, render(timed_tests(junit)))
+        write_atomic(SLOW_LIST, render(timed_tests(junit)).encode("utf-8"))
     print(f"slow_list: wrote {SLOW_LIST}")
     return 0
 

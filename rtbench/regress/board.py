@@ -60,17 +60,19 @@ class RunCache:
         """Keep run (a stored run, its id set) as if it had just been read."""
         assert run.id is not None
         self.forget(run.id)
-        self._runs[run.id] = run
-        while len(self._runs) > self.size:
-            self._runs.popitem(last=False)
+        self._remember(run.id, run)
 
     def get(self, run_id: int) -> RunDetail:
         """The run, from memory when read lately."""
         run = self._runs.pop(run_id, None) or self.store.get_run(run_id)
+        self._remember(run_id, run)
+        return run
+
+    def _remember(self, run_id: int, run: RunDetail) -> None:
+        """Keep run as the newest in memory, forgetting the oldest past size."""
         self._runs[run_id] = run
         while len(self._runs) > self.size:
             self._runs.popitem(last=False)
-        return run
 
 
 def check_stored_run(store: Store, run_id: int, cache: RunCache | None = None

@@ -24,7 +24,6 @@ SECURITY_HEADERS = {
 }
 
 
-
 class SecurityHeaders:
     """ASGI middleware: SECURITY_HEADERS on every answer (errors too) that does not set
     them itself.  Plain ASGI rather than Starlette's BaseHTTPMiddleware, which runs each

@@ -98,7 +98,7 @@ def board_kernels(store: Store, board: str, suite: str, *, simulated: bool,
     with store.transaction(f"read the kernels of board {board!r}") as conn:
         rows = conn.execute(select(r.c.kernel).where(*cond).group_by(r.c.kernel)
                             .order_by(func.min(r.c.started_at), func.min(r.c.id))).all()
-    return [str(row.kernel) for row in rows if row.kernel]
+    return [str(row.kernel) for row in rows]
 
 
 def replace_checks(store: Store, run_id: int, rows: list[RegressionRow]) -> None:

@@ -5,11 +5,17 @@
  *
  * Hand-over protocol of one series (single producer, single consumer, no
  * lock):
- *   window mailbox  the producer fills mbox_win/mbox_hist, then stores
- *                   mbox_full = 1 (release); the collector loads it
- *                   (acquire), reads and clears the histogram, then stores
- *                   mbox_full = 0 (release).  Two hist32 buffers alternate:
- *                   while one is in the mailbox the producer fills the other.
+ *   window queue    SERIES_SLOTS slots, slot i with its hist32 buffer i;
+ *                   32-bit free-running q_head (producer) and q_tail
+ *                   (collector).  The producer fills buffer q_head % SLOTS;
+ *                   to publish it stores the window in slot q_head and
+ *                   increments q_head (release).  The collector reads slot
+ *                   q_tail (acquire on q_head), copies the window out and
+ *                   clears the histogram, then increments q_tail (release)
+ *                   before it writes anything to its output.  At most
+ *                   SLOTS - 1 windows are queued, SLOTS - 2 in the warm-up
+ *                   (the spare slot for the warm-up/measured boundary); when
+ *                   the queue is full a real run merges windows (series.h).
  *   spike ring      64 entries; head written by the producer, tail by the
  *                   collector; 32-bit free-running counters (lock-free on
  *                   every 32-bit target), full when head - tail == 64.
@@ -28,6 +34,8 @@
 #include "series.h"
 
 #define SERIES_SPIKE_RING 64u
+/* Window slots of a series: 2 queued + the spare of the warm-up boundary. */
+#define SERIES_SLOTS 3u
 
 /*
  * What a series reports to the run that owns it.  The run (run.c) fills
@@ -40,8 +48,11 @@ struct series_owner {
 	void (*notify)(void *ctx);
 	/* Ask every thread to stop; why as run_request_stop(). */
 	void (*stop)(void *ctx, const char *why);
-	/* A sample crossed --break-on (called from the producer). */
-	void (*break_hit)(void *ctx, int series_index, uint64_t t_ns,
+	/*
+	 * A sample crossed --break-on (called from the producer); true when
+	 * it did work in the producer's thread (tracefs writes, a wake-up).
+	 */
+	bool (*break_hit)(void *ctx, int series_index, uint64_t t_ns,
 			  uint64_t latency_ns);
 };
 
@@ -53,6 +64,8 @@ struct series_window {
 	bool warmup;
 	uint64_t count, min_ns, max_ns, sum_ns, overruns, early;
 	uint64_t exceed[COMMON_MAX_THRESHOLDS];
+	uint64_t merged;           /* windows merged into this one (queue full) */
+	uint64_t gaps, gap_ns;     /* time not measured (series_gap) */
 };
 
 /* A threshold crossing waiting for the collector. */
@@ -107,6 +120,10 @@ int series_worst_sorted(struct series *s, struct series_worst *out, int max);
 /* Counters read after the producer ended. */
 uint64_t series_spikes_dropped(const struct series *s);
 uint64_t series_raw_dropped(const struct series *s);
+/* Windows merged because the queue was full (warm-up and measured). */
+uint64_t series_merged(const struct series *s);
+/* Gaps (series_gap) and their total length in *gap_ns, every part. */
+uint64_t series_gaps(const struct series *s, uint64_t *gap_ns);
 
 /* The error a measuring thread reported with series_fail(), or NULL. */
 const char *series_error(const struct series *s);

@@ -24,14 +24,14 @@
 
 extern char **environ;
 
-void run_break_hit(struct run *r, int series_index, uint64_t t_ns,
+bool run_break_hit(struct run *r, int series_index, uint64_t t_ns,
 		   uint64_t latency_ns)
 {
 	char line[160];
 	int n;
 
 	if (atomic_exchange(&r->break_taken, 1))
-		return;
+		return false;
 	r->break_series = series_index;
 	r->break_t_ns = t_ns;
 	r->break_latency_ns = latency_ns;
@@ -49,6 +49,7 @@ void run_break_hit(struct run *r, int series_index, uint64_t t_ns,
 	if (!r->c->break_continue)
 		run_request_stop(r, "break");
 	run_notify(r);
+	return true;
 }
 
 /* Find tracefs and open tracing_on and trace_marker; 0 or exit 3 with a line. */

@@ -36,22 +36,67 @@ void run_fmt_us(char *buf, size_t len, uint64_t ns)
 	fmt_snprintf(buf + n, len - (size_t)n, "us");
 }
 
-/* Write one NDJSON record; a failed write stops the run. */
+/* Record the output's first failure and stop the run. */
+static void run_output_failed(struct run *r, int err)
+{
+	if (r->out_failed)
+		return;
+	r->out_failed = true;
+	fmt_snprintf(r->out_error, sizeof(r->out_error), "writing %s: %s",
+		     output_name(&r->out), strerror(err));
+	run_request_stop(r, "error");
+}
+
+void run_check_output(struct run *r)
+{
+	if (r->outq_on && outq_failed(&r->outq))
+		run_output_failed(r, r->out.err ? r->out.err : EIO);
+}
+
+/*
+ * Write one NDJSON record: into the queue (outq.h) when its writer runs,
+ * else directly.  must: wait for room rather than drop (a simulated run's
+ * records are all must, so its output is complete and reproducible).
+ */
+static void run_emit_as(struct run *r, bool must, bool window)
+{
+	struct json *j = &r->j;
+
+	if (r->out_discard) {
+		json_reset(j);
+		return;
+	}
+	if (!r->outq_on) {
+		if (!output_emit(&r->out, j))
+			run_output_failed(r, r->out.err);
+		return;
+	}
+	if (j->failed || !j->buf || j->depth) {
+		json_reset(j);
+		run_output_failed(r, ENOMEM);
+		return;
+	}
+	/* json.c keeps a byte free after the text: room for the newline. */
+	j->buf[j->len] = '\n';
+	outq_push(&r->outq, j->buf, j->len + 1,
+		  must || SIMULATED(r->c->simulate), window);
+	json_reset(j);
+	run_check_output(r);
+}
+
 void run_emit(struct run *r)
 {
-	if (r->out_discard) {
-		json_reset(&r->j);
-		return;
-	}
-	if (output_emit(&r->out, &r->j))
-		return;
-	if (!r->out_failed) {
-		r->out_failed = true;
-		fmt_snprintf(r->out_error, sizeof(r->out_error),
-			     "writing %s: %s", output_name(&r->out),
-			     strerror(r->out.err));
-		run_request_stop(r, "error");
-	}
+	run_emit_as(r, false, false);
+}
+
+void run_emit_window(struct run *r)
+{
+	run_emit_as(r, false, true);
+}
+
+void run_emit_must(struct run *r)
+{
+	run_emit_as(r, true, false);
 }
 
 /* Write the "common" object of the start record. */
@@ -141,7 +186,7 @@ void run_write_start(struct run *r)
 	json_end_array(j);
 	sysinfo_write(j, "sysinfo");
 	json_end_object(j);
-	run_emit(r);
+	run_emit_must(r);
 }
 
 /* Write min/max members, null when there is no sample. */
@@ -157,7 +202,10 @@ static void run_min_max(struct json *j, uint64_t count, uint64_t min_ns,
 	}
 }
 
-/* Emit a taken window, add it to the totals and clear its histogram. */
+/*
+ * Format a taken window's record in r->j (run_emit_window writes it), add it
+ * to the totals and clear its histogram: the slot can go back at once.
+ */
 void run_take_window(struct run *r, struct run_series *rs, int idx,
 			    const struct series_window *w, struct hist32 *h)
 {
@@ -176,6 +224,9 @@ void run_take_window(struct run *r, struct run_series *rs, int idx,
 	json_u64(j, "sum_ns", w->sum_ns);
 	json_u64(j, "overruns", w->overruns);
 	json_u64(j, "early", w->early);
+	json_u64(j, "merged", w->merged);
+	json_u64(j, "gaps", w->gaps);
+	json_u64(j, "gap_ns", w->gap_ns);
 	json_begin_array(j, "exceed");
 	for (i = 0; i < r->c->nthresholds; i++)
 		json_u64(j, NULL, w->exceed[i]);
@@ -194,7 +245,6 @@ void run_take_window(struct run *r, struct run_series *rs, int idx,
 	}
 	json_end_array(j);
 	json_end_object(j);
-	run_emit(r);
 
 	rs->fresh = true;
 	if (w->warmup) {
@@ -253,6 +303,7 @@ static void run_write_series_result(struct run *r, int idx)
 	struct series_worst worst[COMMON_MAX_WORST];
 	struct run_series *rs = r->series[idx];
 	struct json *j = &r->j;
+	uint64_t gaps, gap_ns;
 	const char *err;
 	unsigned int b;
 	int i, n;
@@ -305,6 +356,10 @@ static void run_write_series_result(struct run *r, int idx)
 	json_end_array(j);
 	json_u64(j, "spikes_dropped", series_spikes_dropped(rs->s));
 	json_u64(j, "raw_dropped", series_raw_dropped(rs->s));
+	json_u64(j, "windows_merged", series_merged(rs->s));
+	gaps = series_gaps(rs->s, &gap_ns);
+	json_u64(j, "gaps", gaps);
+	json_u64(j, "gap_ns", gap_ns);
 	err = rs->setup_error[0] ? rs->setup_error : series_error(rs->s);
 	json_str(j, "error", err);
 	json_end_object(j);
@@ -364,6 +419,13 @@ int run_write_result(struct run *r, uint64_t elapsed_ns)
 		json_null(j, "raw");
 	}
 	footprint_write(j);
+	json_begin_object(j, "output");
+	json_u64(j, "queue_bytes", r->outq_on ? r->outq.cap : 0);
+	json_u64(j, "max_queued_bytes", r->outq_on ? r->outq.max_len : 0);
+	json_u64(j, "dropped_records", r->outq_on ? r->outq.dropped : 0);
+	json_u64(j, "dropped_windows",
+		 r->outq_on ? r->outq.dropped_windows : 0);
+	json_end_object(j);
 	json_begin_object(j, "on_spike");
 	json_u64(j, "runs", r->spike_runs);
 	json_u64(j, "skipped", r->spike_skipped);
@@ -373,7 +435,7 @@ int run_write_result(struct run *r, uint64_t elapsed_ns)
 		r->data_fn(j, r->data_ctx);
 	json_end_object(j);
 	json_end_object(j);
-	run_emit(r);
+	run_emit_must(r);
 	/* An output failure found while writing the result changes nothing now. */
 	return rc;
 }

@@ -42,10 +42,10 @@ static void run_owner_stop(void *ctx, const char *why)
 	run_request_stop(ctx, why);
 }
 
-static void run_owner_break(void *ctx, int series_index, uint64_t t_ns,
+static bool run_owner_break(void *ctx, int series_index, uint64_t t_ns,
 			    uint64_t latency_ns)
 {
-	run_break_hit(ctx, series_index, t_ns, latency_ns);
+	return run_break_hit(ctx, series_index, t_ns, latency_ns);
 }
 
 struct run *run_create(const struct rtp_common *c, int argc, char **argv)
@@ -269,6 +269,9 @@ int run_begin(struct run *r)
 		rt_release(&r->rt);
 		return rc;
 	}
+	/* From here on records go through the queue (outq.h), if it starts. */
+	if (r->out_open && !outq_start(&r->outq, &r->out, OUTQ_BYTES))
+		r->outq_on = true;
 	run_write_start(r);
 	r->began = true;
 	return 0;
@@ -404,6 +407,7 @@ static void run_drain(struct run *r)
 	struct hist32 *h;
 	int i;
 
+	run_check_output(r);
 	trace_poll(r);
 	for (i = 0; i < r->nseries; i++) {
 		struct run_series *rs = r->series[i];
@@ -411,8 +415,10 @@ static void run_drain(struct run *r)
 		while (series_pop_spike(rs->s, &sp))
 			run_take_spike(r, i, &sp);
 		while (series_take_window(rs->s, &w, &h)) {
+			/* Format, give the slot back, then write. */
 			run_take_window(r, rs, i, &w, h);
 			series_window_done(rs->s);
+			run_emit_window(r);
 		}
 		/* Spikes pushed while the window was written. */
 		while (series_pop_spike(rs->s, &sp))
@@ -634,6 +640,11 @@ int run_finish(struct run *r)
 		r->verdict_fn(r, r->verdict_ctx);
 	trace_summary(r);
 	rc = run_write_result(r, elapsed);
+	if (r->outq_on) {
+		/* Every record written: this waits for a slow reader. */
+		outq_stop(&r->outq);
+		r->outq_on = false;
+	}
 	rt_release(&r->rt);
 	rc = run_close_outputs(r, rc);
 	if (r->out_discard)

@@ -22,6 +22,7 @@
 #include "engine.h"
 #include "hist.h"
 #include "json.h"
+#include "outq.h"
 #include "output.h"
 #include "rt.h"
 #include "run.h"
@@ -106,6 +107,8 @@ struct run {
 	bool collector_pinned;
 
 	struct output out;               /* NDJSON records */
+	struct outq outq;                /* their queue and writer thread */
+	bool outq_on;                    /* else written directly (fallback) */
 	bool out_open;
 	bool out_discard;                /* a terminal: summary instead */
 	bool out_failed;
@@ -132,7 +135,14 @@ struct run {
 
 /* record.c */
 void run_fmt_us(char *buf, size_t len, uint64_t ns);
+/* Queue the record in r->j; dropped (and counted) when the queue is full. */
 void run_emit(struct run *r);
+/* The same for a window record (counted as a dropped window). */
+void run_emit_window(struct run *r);
+/* The same, waiting for room: start and result records (no thread measures). */
+void run_emit_must(struct run *r);
+/* The writer failed: record it and stop the run (collector loop). */
+void run_check_output(struct run *r);
 void run_write_start(struct run *r);
 void run_take_window(struct run *r, struct run_series *rs, int idx,
 		     const struct series_window *w, struct hist32 *h);
@@ -156,7 +166,8 @@ int run_open_tracefs(struct run *r);
 void run_on_spike(struct run *r, int idx, const struct series_spike *sp);
 void run_reap(struct run *r);
 void run_wait_child(struct run *r);
-void run_break_hit(struct run *r, int series_index, uint64_t t_ns,
+/* true when it did its work (the first hit): time spent in the producer */
+bool run_break_hit(struct run *r, int series_index, uint64_t t_ns,
 		   uint64_t latency_ns);
 
 /* summary.c: the human summary of a finished run on stderr. */

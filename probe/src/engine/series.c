@@ -49,10 +49,12 @@ struct series {
 	struct sim_stream sim;
 	char error[160];
 
-	/* Window mailbox. */
-	atomic_int mbox_full;
-	struct series_window mbox_win;
-	struct hist32 *mbox_hist;
+	/* Window queue (engine.h): slot i owns buf[i]; cur is slot[q_head]'s. */
+	atomic_uint q_head;        /* windows published (producer) */
+	atomic_uint q_tail;        /* windows taken (collector) */
+	struct series_window slot[SERIES_SLOTS];
+	uint64_t merged;           /* windows merged, every part */
+	uint64_t gaps, gap_ns;     /* time not measured (series_gap) */
 
 	/* Spike ring. */
 	atomic_uint spike_head;
@@ -65,7 +67,7 @@ struct series {
 	atomic_uint raw_head;
 	atomic_uint raw_tail;
 
-	struct hist32 buf[2];
+	struct hist32 buf[SERIES_SLOTS];
 };
 
 /* Fill w with the empty window (slot) that contains t_ns. */
@@ -189,7 +191,8 @@ struct series *series_create(const struct series_owner *owner,
 		sim_stream_init(&s->sim, &c->sim, (uint64_t)index);
 	s->cur = &s->buf[0];
 	series_slot(s, 0, &s->win);
-	atomic_init(&s->mbox_full, 0);
+	atomic_init(&s->q_head, 0);
+	atomic_init(&s->q_tail, 0);
 	atomic_init(&s->spike_head, 0);
 	atomic_init(&s->spike_tail, 0);
 	atomic_init(&s->raw_head, 0);
@@ -216,23 +219,36 @@ void series_destroy(struct series *s)
 	free(s);
 }
 
-/* Sleep briefly while waiting for the collector (never on a real hot path). */
+/* Windows published and not yet taken by the collector. */
+static unsigned int series_queued(const struct series *s)
+{
+	return atomic_load_explicit(&s->q_head, memory_order_relaxed) -
+	       atomic_load_explicit(&s->q_tail, memory_order_acquire);
+}
+
+/*
+ * Simulated runs only (and series_finish, after measuring): sleep until the
+ * collector took every queued window.  A real run's measuring thread never
+ * comes here while it measures.
+ */
 static void series_wait_collector(struct series *s)
 {
 	struct timespec ts = { 0, 100000 };
 
 	s->owner->notify(s->owner->ctx);
-	while (atomic_load_explicit(&s->mbox_full, memory_order_acquire))
+	while (series_queued(s))
 		nanosleep(&ts, NULL);
 }
 
-/* Hand the current window to the collector and switch buffers. */
+/* Hand the current window to the collector and continue in the next slot. */
 static void series_publish(struct series *s)
 {
-	s->mbox_win = s->win;
-	s->mbox_hist = s->cur;
-	atomic_store_explicit(&s->mbox_full, 1, memory_order_release);
-	s->cur = s->cur == &s->buf[0] ? &s->buf[1] : &s->buf[0];
+	unsigned int head = atomic_load_explicit(&s->q_head,
+						 memory_order_relaxed);
+
+	s->slot[head % SERIES_SLOTS] = s->win;
+	atomic_store_explicit(&s->q_head, head + 1, memory_order_release);
+	s->cur = &s->buf[(head + 1) % SERIES_SLOTS];
 	if (SIMULATED(s->simulated))
 		s->owner->notify(s->owner->ctx);
 }
@@ -240,16 +256,33 @@ static void series_publish(struct series *s)
 /* True when the current window holds anything worth a record. */
 static bool series_has_data(const struct series *s)
 {
-	return s->win.count || s->win.overruns;
+	return s->win.count || s->win.overruns || s->win.gaps;
+}
+
+/*
+ * May a real run publish the current window, given the phase of the next?
+ * At most SERIES_SLOTS - 1 windows are queued (the producer fills the last
+ * slot).  A warm-up window followed by another warm-up window leaves one
+ * more slot free: the spare that the last warm-up window takes at the
+ * warm-up/measured boundary, so that boundary never finds the queue full.
+ */
+static bool series_may_publish(const struct series *s, bool next_warmup)
+{
+	unsigned int limit = SERIES_SLOTS - 1;
+
+	if (s->win.warmup && next_warmup)
+		limit--;
+	return series_queued(s) < limit;
 }
 
 /*
  * t_ns left the current window: publish it and open the slot of t_ns.  When
- * the collector still holds the previous window, a real run extends the
- * current one instead (see series.h).  The warm-up/measured boundary cannot be
- * extended over without mixing warm-up samples into the statistics, so there
- * (only when the collector is more than a second behind) the producer waits;
- * a simulated run always waits, keeping its output reproducible.
+ * the collector is behind (queue full, see series_may_publish) a real run
+ * merges: the current window grows to the end of the next one and counts
+ * the merge; the measuring thread never waits.  Warm-up and measured
+ * windows are never merged: the spare slot makes that boundary publish.  A
+ * simulated run waits for the collector instead, so its records are
+ * reproducible.
  */
 static __attribute__((noinline)) void
 series_roll(struct series *s, uint64_t t_ns)
@@ -258,14 +291,16 @@ series_roll(struct series *s, uint64_t t_ns)
 
 	series_slot(s, t_ns, &next);
 	if (series_has_data(s)) {
-		if (atomic_load_explicit(&s->mbox_full, memory_order_acquire)) {
-			if (!SIMULATED(s->simulated) &&
-			    next.warmup == s->win.warmup) {
-				s->win.end_ns = next.end_ns;
-				series_enter(s);
-				return;
-			}
-			series_wait_collector(s);
+		if (SIMULATED(s->simulated)) {
+			if (series_queued(s))
+				series_wait_collector(s);
+		} else if (!series_may_publish(s, next.warmup)) {
+			/* The spare slot makes this the same phase. */
+			s->win.end_ns = next.end_ns;
+			s->win.merged++;
+			s->merged++;
+			series_enter(s);
+			return;
 		}
 		series_publish(s);
 		if (!s->win.warmup)
@@ -399,20 +434,24 @@ series_worst_add(struct series *s, uint64_t t_ns, uint64_t lat)
  * A sample at or above watch_ns: count threshold crossings and queue a spike,
  * and in a measured window check --break-on and the worst-N heap.
  */
-static __attribute__((noinline)) void
+static __attribute__((noinline)) int
 series_watch(struct series *s, uint64_t t_ns, uint64_t lat)
 {
+	int rc = SERIES_CONTINUE;
+
 	if (lat >= s->lowest_ns)
 		series_exceed(s, t_ns, lat);
 	if (s->win.warmup)
-		return;
-	if (lat >= s->break_on_ns)
-		s->owner->break_hit(s->owner->ctx, s->index, t_ns, lat);
+		return rc;
+	if (lat >= s->break_on_ns &&
+	    s->owner->break_hit(s->owner->ctx, s->index, t_ns, lat))
+		rc = SERIES_BUSY;
 	if (s->worst_cap &&
 	    (s->nworst < s->worst_cap || lat > s->worst[0].latency_ns)) {
 		series_worst_add(s, t_ns, lat);
 		series_enter(s);
 	}
+	return rc;
 }
 
 /* Add a latency (>= 0) to the current window's histogram and figures. */
@@ -438,6 +477,7 @@ static __attribute__((noinline)) int
 series_add_slow(struct series *s, uint64_t t_ns, int64_t latency_ns)
 {
 	uint64_t lat = latency_ns < 0 ? 0 : (uint64_t)latency_ns;
+	int rc = SERIES_CONTINUE;
 
 	if (t_ns >= s->end_ns)
 		return SERIES_DONE;
@@ -449,8 +489,10 @@ series_add_slow(struct series *s, uint64_t t_ns, int64_t latency_ns)
 		s->win.early++;
 	series_count(s, t_ns, lat);
 	if (lat >= s->watch_ns)
-		series_watch(s, t_ns, lat);
-	return ++s->win.count == s->count_done ? SERIES_DONE : SERIES_CONTINUE;
+		rc = series_watch(s, t_ns, lat);
+	if (++s->win.count == s->count_done)
+		return SERIES_DONE;
+	return rc;
 }
 
 /*
@@ -505,6 +547,35 @@ void series_overrun_periods(struct series *s, uint64_t first_ns,
 	series_overrun(s, first_ns, n < before_end ? n : before_end);
 }
 
+/* Count one gap of len_ns in the window of t_ns. */
+static void series_gap_in(struct series *s, uint64_t t_ns, uint64_t len_ns)
+{
+	if (t_ns >= s->win.end_ns)
+		series_roll(s, t_ns);
+	s->win.gaps++;
+	s->win.gap_ns += len_ns;
+	s->gaps++;
+	s->gap_ns += len_ns;
+}
+
+void series_gap(struct series *s, uint64_t t_ns, uint64_t len_ns)
+{
+	uint64_t part;
+
+	if (!len_ns || t_ns >= s->end_ns)
+		return;
+	if (len_ns > s->end_ns - t_ns)
+		len_ns = s->end_ns - t_ns;
+	if (t_ns < s->warmup_ns && len_ns > s->warmup_ns - t_ns) {
+		/* Split at the boundary: each part keeps its own. */
+		part = s->warmup_ns - t_ns;
+		series_gap_in(s, t_ns, part);
+		series_gap_in(s, s->warmup_ns, len_ns - part);
+		return;
+	}
+	series_gap_in(s, t_ns, len_ns);
+}
+
 uint64_t series_end_ns(const struct series *s)
 {
 	return s->end_ns;
@@ -518,7 +589,8 @@ bool series_past_end(const struct series *s, uint64_t t_ns)
 void series_finish(struct series *s)
 {
 	if (series_has_data(s)) {
-		if (atomic_load_explicit(&s->mbox_full, memory_order_acquire))
+		/* Done measuring: waiting for a free slot costs no sample. */
+		if (series_queued(s) >= SERIES_SLOTS - 1)
 			series_wait_collector(s);
 		series_publish(s);
 		if (!s->win.warmup)
@@ -556,16 +628,24 @@ int series_index(const struct series *s)
 bool series_take_window(struct series *s, struct series_window *w,
 			struct hist32 **hist)
 {
-	if (!atomic_load_explicit(&s->mbox_full, memory_order_acquire))
+	unsigned int tail = atomic_load_explicit(&s->q_tail,
+						 memory_order_relaxed);
+	unsigned int head = atomic_load_explicit(&s->q_head,
+						 memory_order_acquire);
+
+	if (head == tail)
 		return false;
-	*w = s->mbox_win;
-	*hist = s->mbox_hist;
+	*w = s->slot[tail % SERIES_SLOTS];
+	*hist = &s->buf[tail % SERIES_SLOTS];
 	return true;
 }
 
 void series_window_done(struct series *s)
 {
-	atomic_store_explicit(&s->mbox_full, 0, memory_order_release);
+	unsigned int tail = atomic_load_explicit(&s->q_tail,
+						 memory_order_relaxed);
+
+	atomic_store_explicit(&s->q_tail, tail + 1, memory_order_release);
 }
 
 bool series_pop_spike(struct series *s, struct series_spike *out)
@@ -632,6 +712,17 @@ uint64_t series_spikes_dropped(const struct series *s)
 uint64_t series_raw_dropped(const struct series *s)
 {
 	return s->raw_dropped;
+}
+
+uint64_t series_merged(const struct series *s)
+{
+	return s->merged;
+}
+
+uint64_t series_gaps(const struct series *s, uint64_t *gap_ns)
+{
+	*gap_ns = s->gap_ns;
+	return s->gaps;
 }
 
 const char *series_error(const struct series *s)

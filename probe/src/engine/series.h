@@ -5,13 +5,21 @@
  * A series belongs to exactly one measuring thread (the producer) and is read
  * by the run's collector in the main thread (the consumer).  They share no
  * lock: the producer fills a window histogram (struct hist32) and counters;
- * at a window boundary it hands the window over through a one-slot mailbox
- * (an atomic flag plus a second histogram buffer) and continues in the other
- * buffer.  If the collector has not emptied the mailbox yet (host stalled),
- * the producer never waits on a real run: it keeps accumulating into the
- * current window, whose end then moves on by a second (the window record says
- * so with its start_ns/end_ns).  On a simulated run it waits, so simulated
- * output is identical from run to run.
+ * at a window boundary it hands the window over through a small queue of
+ * SERIES_SLOTS window slots (engine.h) and continues in the next slot's
+ * buffer.  The measuring thread of a real run never waits for the collector:
+ * when the queue is full (the collector is starved, or the host reads its
+ * output late) it merges, i.e. the current window grows by the next one and
+ * the record says so ("merged", start_ns/end_ns).  Warm-up and measured
+ * windows are never merged: while in the warm-up the producer keeps a spare
+ * slot, which the last warm-up window takes at the boundary.  On a simulated
+ * run the producer waits for the collector instead (simulated time does not
+ * pass while it waits), so simulated output is identical from run to run.
+ *
+ * Gaps: time the measuring thread did not measure because the probe itself
+ * held it (series_gap, e.g. --break-on's tracefs writes) is counted as a gap
+ * with its length, never as a sample or overruns.  A late wake-up is a
+ * sample (and overruns), whatever delayed it.
  *
  * Time base: t_ns is the time the event was due, relative to the run's t0
  * (for cyclic: the deadline d_k - t0).  Windows are W = --window long (1 s
@@ -44,10 +52,23 @@
 
 struct series;
 
-enum { SERIES_CONTINUE = 0, SERIES_DONE = 1 };
+/*
+ * series_add's answer: go on; stop (the measured part is complete or a stop
+ * was requested); or go on, but the probe itself just spent time in this
+ * thread (--break-on wrote to tracefs): a timed test reads its clock again
+ * and counts the deadlines that passed meanwhile with series_gap().
+ */
+enum { SERIES_CONTINUE = 0, SERIES_DONE = 1, SERIES_BUSY = 2 };
 
-/* Record one sample; SERIES_DONE when the measured part is complete or a stop was requested. */
+/* Record one sample; SERIES_DONE, SERIES_BUSY or SERIES_CONTINUE (above). */
 int series_add(struct series *s, uint64_t t_ns, int64_t latency_ns);
+
+/*
+ * The thread did not measure from t_ns for len_ns because the probe held it
+ * (see "Gaps" above): counted in the window of t_ns as a gap, never as
+ * samples or overruns.
+ */
+void series_gap(struct series *s, uint64_t t_ns, uint64_t len_ns);
 
 /* Count n missed periods (overruns) in the window of t_ns. */
 void series_overrun(struct series *s, uint64_t t_ns, uint64_t n);
@@ -67,7 +88,7 @@ bool series_past_end(const struct series *s, uint64_t t_ns);
 /* The measured end relative to t0 (UINT64_MAX with --loops): read it once. */
 uint64_t series_end_ns(const struct series *s);
 
-/* The producer is done: publish the last partial window (may wait; not RT). */
+/* The producer is done: publish the last partial window (may wait: measuring is over). */
 void series_finish(struct series *s);
 
 /*

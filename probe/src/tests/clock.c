@@ -181,7 +181,7 @@ static int record_batch(struct clock_thread *ct, uint64_t due_ns)
 	uint64_t k;
 	int rc = SERIES_CONTINUE;
 
-	for (k = 1; k < cfg->reads && rc == SERIES_CONTINUE; k++) {
+	for (k = 1; k < cfg->reads && rc != SERIES_DONE; k++) {
 		int64_t gap;
 
 		if (SIMULATED(ct->simulate))

@@ -81,22 +81,50 @@ static void cyclic_overruns(const struct cyclic_thread *t, uint64_t t_ns,
 }
 
 /*
+ * series_add answered SERIES_BUSY: the probe itself (--break-on) just held
+ * this thread after the sample due at t_ns.  The deadlines after t_ns that
+ * passed meanwhile are a gap (series.h), not overruns: the thread was not
+ * waiting for them.  Returns how many periods to advance past t_ns.  A
+ * simulated run has no real time to lose: 1.
+ */
+static __attribute__((noinline)) uint64_t
+cyclic_busy(const struct cyclic_thread *t, uint64_t t_ns)
+{
+	const uint64_t interval = t->cfg->interval_ns;
+	const uint64_t next = t_ns + interval;
+	uint64_t now, passed;
+
+	if (series_sim(t->s))
+		return 1;
+	now = clock_now_ns(t->clock) - run_t0_ns(t->run);
+	if (now <= next)
+		return 1;
+	passed = (now - next) / interval + 1;
+	series_gap(t->s, next, now - next);
+	return passed + 1;
+}
+
+/*
  * Record the sample due at t_ns and return how many periods to advance: 1
  * plus the deadlines that passed before the thread woke (counted as
- * overruns), or 0 when the series is done.
+ * overruns) or while the probe held it (a gap), or 0 when the series is
+ * done.
  */
 static inline uint64_t cyclic_record(const struct cyclic_thread *t,
 				     uint64_t t_ns, int64_t latency_ns)
 {
 	const uint64_t interval = t->cfg->interval_ns;
 	uint64_t missed;
+	int rc = series_add(t->s, t_ns, latency_ns);
 
-	if (series_add(t->s, t_ns, latency_ns) == SERIES_DONE)
+	if (rc == SERIES_DONE)
 		return 0;
 	if (latency_ns < (int64_t)interval)
-		return 1;
+		return rc == SERIES_BUSY ? cyclic_busy(t, t_ns) : 1;
 	missed = (uint64_t)latency_ns / interval;
 	cyclic_overruns(t, t_ns, missed);
+	if (rc == SERIES_BUSY)
+		return missed + cyclic_busy(t, t_ns + missed * interval);
 	return missed + 1;
 }
 
@@ -113,11 +141,26 @@ static uint64_t cyclic_first_k(uint64_t t0, uint64_t interval,
 	return (ready_ns - t0 - 1) / interval + 1;
 }
 
+/*
+ * The index k of this thread's first deadline, ready at ready_ns (relative
+ * to t0): the deadlines before it are a gap (series.h), time the thread did
+ * not measure because it was still being set up.
+ */
+static uint64_t cyclic_ready_k(const struct cyclic_thread *t,
+			       uint64_t ready_ns)
+{
+	uint64_t k = cyclic_first_k(0, t->cfg->interval_ns, ready_ns);
+
+	series_gap(t->s, 0, k * t->cfg->interval_ns);
+	return k;
+}
+
 /* The index of this thread's first deadline, from the clock now. */
 static uint64_t cyclic_start_k(const struct cyclic_thread *t)
 {
-	return cyclic_first_k(run_t0_ns(t->run), t->cfg->interval_ns,
-			      clock_now_ns(t->clock));
+	uint64_t now = clock_now_ns(t->clock), t0 = run_t0_ns(t->run);
+
+	return cyclic_ready_k(t, now > t0 ? now - t0 : 0);
 }
 
 /* Report a failed call of a measuring thread and stop the run. */
@@ -212,8 +255,14 @@ static void cyclic_abs_loop(struct cyclic_thread *t)
 			t_ns = cyclic_abs_late(t, t_ns, latency, &due_ts);
 			continue;
 		}
-		if (series_add(s, t_ns, latency) == SERIES_DONE)
+		rc = series_add(s, t_ns, latency);
+		if (rc == SERIES_DONE)
 			return;
+		if (rc == SERIES_BUSY) {
+			t_ns += cyclic_busy(t, t_ns) * interval;
+			due_ts = ns_to_ts(run_t0_ns(t->run) + t_ns);
+			continue;
+		}
 		t_ns += interval;
 		ts_advance(&due_ts, &period);
 	}
@@ -336,7 +385,7 @@ static void cyclic_sim_loop(struct cyclic_thread *t)
 {
 	const uint64_t interval = t->cfg->interval_ns;
 	struct sim_stream *sim = series_sim(t->s);
-	uint64_t k = cyclic_first_k(0, interval, sim->cfg->setup_ns), step, due;
+	uint64_t k = cyclic_ready_k(t, sim->cfg->setup_ns), step, due;
 
 	for (;;) {
 		due = k * interval;

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from rtbench.analysis.stats import LatencyStats, merged_stats, stats_of_series
 from rtbench.bundle import MeasurementDetail, RunDetail, ScenarioDetail
@@ -25,13 +26,58 @@ class MeasurementStats:
         return rows
 
 
+def _int(value: Any) -> int:
+    """A stored counter as an int (0 when missing or not a number)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def collection_notes(data: dict[str, Any]) -> tuple[dict[int, list[str]], list[str]]:
+    """Notes on how the probe collected a measurement (data["collection"], see
+    docs/schema.md): per series index its gaps and merged windows, and for the
+    whole measurement the window records dropped on the way to the host."""
+    collection = data.get("collection")
+    if not isinstance(collection, dict):
+        return {}, []
+    per: dict[int, list[str]] = {}
+    for entry in collection.get("series") or []:
+        if not isinstance(entry, dict):
+            continue
+        notes = []
+        gaps, gap_ns = _int(entry.get("gaps")), _int(entry.get("gap_ns"))
+        if gaps:
+            notes.append(f"not measured for {gap_ns / 1e6:.3f} ms in {gaps} gap(s): time "
+                         "rtprobe itself held the measuring thread (set-up, --break-on); "
+                         "not latency, not overruns")
+        merged = _int(entry.get("windows_merged"))
+        if merged:
+            notes.append(f"{merged} window(s) merged into their neighbours: the probe's "
+                         "collector fell behind; totals are complete, per-window detail "
+                         "is coarser")
+        if notes:
+            per[_int(entry.get("index"))] = notes
+    whole = []
+    dropped = _int(collection.get("dropped_windows"))
+    others = _int(collection.get("dropped_records")) - dropped
+    if dropped:
+        whole.append(f"{dropped} window record(s) dropped: the host read the probe's output "
+                     "too slowly; totals and histograms are complete")
+    if others > 0:
+        whole.append(f"{others} spike/trace record(s) dropped: the host read the probe's "
+                     "output too slowly")
+    return per, whole
+
+
 def run_stats(run: RunDetail) -> list[MeasurementStats]:
     """Statistics of every measurement of a run, in stored order."""
     out = []
     for scenario in run.scenarios:
         for m in scenario.measurements:
-            per = [(s.label, stats_of_series(s, m.measured_ns))
-                   for s in m.series]
+            per_notes, whole = collection_notes(m.data)
+            per = []
+            for s in m.series:
+                st = stats_of_series(s, m.measured_ns)
+                st.notes += per_notes.get(s.index, []) + whole
+                per.append((s.label, st))
             out.append(MeasurementStats(
                 scenario, m, per, merged_stats(m.series, m.measured_ns)))
     return out

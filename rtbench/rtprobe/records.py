@@ -81,6 +81,12 @@ class WindowRecord:
     # a run of 10^7 samples holds millions of pairs nobody may look at
     hist_json: str
     early: int = 0
+    # collection (docs/schema.md): windows merged into this one because the
+    # probe's collector fell behind, and time the probe itself kept the thread
+    # from measuring (gaps); not stored per window, summed in the result
+    merged: int = 0
+    gaps: int = 0
+    gap_ns: int = 0
 
     @property
     def hist(self) -> list[tuple[int, int]]:
@@ -174,7 +180,7 @@ def _check_series_entry(entry: dict[str, Any], where: str) -> None:
     for key in ("index", "count", "sum_ns"):
         _get_int(entry, key, where)
     for key in ("cpu", "tid", "min_ns", "max_ns", "overruns", "early", "spikes_dropped",
-                "raw_dropped"):
+                "raw_dropped", "windows_merged", "gaps", "gap_ns"):
         _get_opt_int(entry, key, where)
     for key, members in (("exceed", ("threshold_ns", "count")),
                          ("worst", ("t_ns", "latency_ns"))):
@@ -347,6 +353,9 @@ def _parse_window(obj: dict[str, Any], where: str,
         exceed=list(exceed),
         hist_json="" if hist_json is None else hist_json,
         early=_get_opt_int(obj, "early", where) or 0,
+        merged=_get_opt_int(obj, "merged", where) or 0,
+        gaps=_get_opt_int(obj, "gaps", where) or 0,
+        gap_ns=_get_opt_int(obj, "gap_ns", where) or 0,
     )
     if rec.count < 0 or rec.series < 0 or rec.index < 0:
         raise RecordError(f"{where}'count', 'series' and 'index' must be >= 0")

@@ -147,15 +147,40 @@ def _series_detail(row: dict[str, Any]) -> SeriesDetail:
         error=row["error"])
 
 
+def _collection(result: ResultRecord) -> dict[str, Any] | None:
+    """How the probe's collection went (docs/schema.md): per series the gaps (time the
+    probe itself kept its measuring thread from measuring) and the windows merged
+    because the collector fell behind; the window records dropped because the host
+    read too slowly.  None from a probe that reports none of it."""
+    output = result.raw.get("output")
+    per = [{"index": int(s["index"]), "gaps": int(s.get("gaps") or 0),
+            "gap_ns": int(s.get("gap_ns") or 0),
+            "windows_merged": int(s.get("windows_merged") or 0)}
+           for s in result.series if "gaps" in s or "windows_merged" in s]
+    if not per and not isinstance(output, dict):
+        return None
+    out = output if isinstance(output, dict) else {}
+    return {"series": per,
+            "dropped_records": int(out.get("dropped_records") or 0),
+            "dropped_windows": int(out.get("dropped_windows") or 0),
+            "max_queued_bytes": int(out.get("max_queued_bytes") or 0),
+            "queue_bytes": int(out.get("queue_bytes") or 0)}
+
+
 def _data_with_footprint(result: ResultRecord | None) -> dict[str, Any]:
     """The result's data, with the probe's footprint (binary size, peak and locked
-    memory; see docs/schema.md) under "footprint" when the probe reported one."""
+    memory; see docs/schema.md) under "footprint" when the probe reported one, and
+    how its collection went under "collection" (_collection)."""
     if result is None:
         return {}
+    data = dict(result.data)
     footprint = result.raw.get("footprint")
     if isinstance(footprint, dict):
-        return {**result.data, "footprint": footprint}
-    return dict(result.data)
+        data["footprint"] = footprint
+    collection = _collection(result)
+    if collection is not None:
+        data["collection"] = collection
+    return data
 
 
 def measurement_detail(output: ProbeOutput, *, name: str, test: str,

@@ -41,10 +41,12 @@ def test_five_seconds_default_run(run_probe: RunProbe, validator: Validator) -> 
     assert len(result["series"]) == NCPU
     for series in result["series"]:
         assert 4000 <= series["count"] <= 5000
-        # A deadline is either sampled or counted as overrun, never lost.
-        assert series["count"] + series["overruns"] == 5000
-        assert 800 <= series["warmup"]["count"] <= 1000
-        assert series["warmup"]["count"] + series["warmup"]["overruns"] == 1000
+        # A deadline is sampled, counted as overrun, or lies in a gap (the thread
+        # was still being set up), never lost.
+        warm = series["warmup"]
+        assert series["count"] + series["overruns"] + series["gap_ns"] // 1_000_000 == 5000
+        assert 800 <= warm["count"] <= 1000
+        assert warm["count"] + warm["overruns"] + warm["gap_ns"] // 1_000_000 == 1000
         mine = [w for w in run.windows if w["series"] == series["index"]]
         assert mine[0]["warmup"] is True and mine[0]["index"] == 0
         assert all(not w["warmup"] for w in mine[1:])
@@ -114,7 +116,9 @@ def test_tiny_interval_counts_overruns(run_probe: RunProbe) -> None:
     assert series["overruns"] > 0
     assert sum(w["overruns"] for w in run.windows) == series["overruns"]
     # Every deadline of the second is accounted for (sampled or overrun).
-    assert series["count"] + series["overruns"] == pytest.approx(200_000, abs=2)
+    # deadlines that passed while the thread was being set up are a gap
+    periods = series["count"] + series["overruns"] + series["gap_ns"] // 5000
+    assert periods == pytest.approx(200_000, abs=2)
 
 
 @needs_root
@@ -135,7 +139,8 @@ def test_each_timer_mode_runs(run_probe: RunProbe, mode: str) -> None:
     assert run.rc == 0, run.stderr
     assert run.start["params"] == {"interval_ns": 1_000_000, "mode": mode}
     for series in run.result["series"]:
-        periods = series["count"] + series["overruns"]
+        # deadlines that passed while the thread was still being set up are a gap
+        periods = series["count"] + series["overruns"] + series["gap_ns"] // 1_000_000
         if mode in ("abs", "timerfd"):
             assert periods == pytest.approx(1000, abs=2)
         else:

@@ -36,9 +36,10 @@ def without_tids(series: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def without_timestamps(run: ProbeRun) -> list[dict[str, Any]]:
-    """Every window, spike and result record, minus wall-clock members and the
-    process's memory footprint and thread ids, in a canonical order (records of
-    different series may interleave differently)."""
+    """Every window, spike and result record, minus wall-clock members, the
+    process's memory footprint, thread ids and the record queue's high-water mark
+    (how fast the reader read), in a canonical order (records of different series
+    may interleave differently)."""
     out = []
     for rec in run.records:
         if rec["type"] == "start":
@@ -47,6 +48,8 @@ def without_timestamps(run: ProbeRun) -> list[dict[str, Any]]:
         rec.pop("elapsed_ns", None)
         rec.pop("footprint", None)
         if rec["type"] == "result":
+            assert rec["output"]["dropped_records"] == 0  # a simulated run drops nothing
+            rec["output"] = {**rec["output"], "max_queued_bytes": None}
             rec["series"] = without_tids(rec["series"])
         out.append(rec)
     return sorted(out, key=lambda r: (r["type"], r.get("series", -1), r.get("index", -1),

@@ -122,8 +122,6 @@ uint64_t series_spikes_dropped(const struct series *s);
 uint64_t series_raw_dropped(const struct series *s);
 /* Windows merged because the queue was full (warm-up and measured). */
 uint64_t series_merged(const struct series *s);
-/* Gaps (series_gap) and their total length in *gap_ns, every part. */
-uint64_t series_gaps(const struct series *s, uint64_t *gap_ns);
 
 /* The error a measuring thread reported with series_fail(), or NULL. */
 const char *series_error(const struct series *s);

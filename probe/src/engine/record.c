@@ -251,6 +251,8 @@ void run_take_window(struct run *r, struct run_series *rs, int idx,
 		rs->w_count += w->count;
 		rs->w_sum_ns += w->sum_ns;
 		rs->w_overruns += w->overruns;
+		rs->w_gaps += w->gaps;
+		rs->w_gap_ns += w->gap_ns;
 		if (w->count && w->min_ns < rs->w_min_ns)
 			rs->w_min_ns = w->min_ns;
 		if (w->count && w->max_ns > rs->w_max_ns)
@@ -260,6 +262,8 @@ void run_take_window(struct run *r, struct run_series *rs, int idx,
 	rs->count += w->count;
 	rs->sum_ns += w->sum_ns;
 	rs->overruns += w->overruns;
+	rs->gaps += w->gaps;
+	rs->gap_ns += w->gap_ns;
 	rs->early += w->early;
 	if (w->count && w->min_ns < rs->min_ns)
 		rs->min_ns = w->min_ns;
@@ -303,7 +307,6 @@ static void run_write_series_result(struct run *r, int idx)
 	struct series_worst worst[COMMON_MAX_WORST];
 	struct run_series *rs = r->series[idx];
 	struct json *j = &r->j;
-	uint64_t gaps, gap_ns;
 	const char *err;
 	unsigned int b;
 	int i, n;
@@ -346,6 +349,8 @@ static void run_write_series_result(struct run *r, int idx)
 	run_min_max(j, rs->w_count, rs->w_min_ns, rs->w_max_ns);
 	json_u64(j, "sum_ns", rs->w_sum_ns);
 	json_u64(j, "overruns", rs->w_overruns);
+	json_u64(j, "gaps", rs->w_gaps);
+	json_u64(j, "gap_ns", rs->w_gap_ns);
 	json_end_object(j);
 	json_begin_array(j, "hist");
 	for (b = 0; b < HIST_BUCKETS; b++) {
@@ -357,9 +362,8 @@ static void run_write_series_result(struct run *r, int idx)
 	json_u64(j, "spikes_dropped", series_spikes_dropped(rs->s));
 	json_u64(j, "raw_dropped", series_raw_dropped(rs->s));
 	json_u64(j, "windows_merged", series_merged(rs->s));
-	gaps = series_gaps(rs->s, &gap_ns);
-	json_u64(j, "gaps", gaps);
-	json_u64(j, "gap_ns", gap_ns);
+	json_u64(j, "gaps", rs->gaps);
+	json_u64(j, "gap_ns", rs->gap_ns);
 	err = rs->setup_error[0] ? rs->setup_error : series_error(rs->s);
 	json_str(j, "error", err);
 	json_end_object(j);

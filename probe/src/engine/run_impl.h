@@ -48,6 +48,7 @@ struct run_series {
 	uint64_t count, min_ns, max_ns, sum_ns, overruns, early;
 	uint64_t exceed[COMMON_MAX_THRESHOLDS];
 	uint64_t w_count, w_min_ns, w_max_ns, w_sum_ns, w_overruns;
+	uint64_t gaps, gap_ns, w_gaps, w_gap_ns; /* measured, warm-up */
 	uint64_t last_t_ns;        /* due time of the last measured sample */
 	bool fresh;                /* a window arrived since the live line */
 };

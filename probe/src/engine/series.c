@@ -54,7 +54,6 @@ struct series {
 	atomic_uint q_tail;        /* windows taken (collector) */
 	struct series_window slot[SERIES_SLOTS];
 	uint64_t merged;           /* windows merged, every part */
-	uint64_t gaps, gap_ns;     /* time not measured (series_gap) */
 
 	/* Spike ring. */
 	atomic_uint spike_head;
@@ -554,8 +553,6 @@ static void series_gap_in(struct series *s, uint64_t t_ns, uint64_t len_ns)
 		series_roll(s, t_ns);
 	s->win.gaps++;
 	s->win.gap_ns += len_ns;
-	s->gaps++;
-	s->gap_ns += len_ns;
 }
 
 void series_gap(struct series *s, uint64_t t_ns, uint64_t len_ns)
@@ -719,11 +716,6 @@ uint64_t series_merged(const struct series *s)
 	return s->merged;
 }
 
-uint64_t series_gaps(const struct series *s, uint64_t *gap_ns)
-{
-	*gap_ns = s->gap_ns;
-	return s->gaps;
-}
 
 const char *series_error(const struct series *s)
 {

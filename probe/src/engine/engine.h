@@ -104,7 +104,7 @@ void series_destroy(struct series *s);
 bool series_take_window(struct series *s, struct series_window *w,
 			struct hist32 **hist);
 
-/* Collector: the taken window's histogram is read and cleared; free the mailbox. */
+/* Collector: the taken window's histogram is read and cleared; give its slot back. */
 void series_window_done(struct series *s);
 
 /* Collector: pop one spike; false when none is pending. */

@@ -432,7 +432,7 @@ static void run_drain(struct run *r)
  * How long the collector may sleep before the next window boundary.  It wakes
  * once a second; with windows shorter than a second, twice a window, so each
  * window is collected before the next one closes (else the producer, finding
- * the mailbox still full, extends its window: see series.h).
+ * the queue full, merges windows: see series.h).
  */
 static void run_timeout(const struct run *r, struct timespec *ts)
 {

@@ -8,8 +8,9 @@
  * goes on taking windows from the measuring threads (which never wait for
  * it either, series.h) and queues their records.  When the queue is full a
  * record that may be dropped (window, spike, trace records) is dropped and
- * counted; one that must not (start, result) waits for room, which is only
- * ever asked before the measuring threads start or after they ended.
+ * counted; one that must not (start, result, anything after the measuring
+ * threads ended) waits for room, which is only ever asked when no thread
+ * measures real time (a simulated run's records all wait: none is lost).
  *
  * The collector and the writer share a mutex and a condition variable; no
  * measuring thread ever touches the queue.

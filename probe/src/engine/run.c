@@ -630,6 +630,7 @@ int run_finish(struct run *r)
 	}
 	for (i = 0; i < r->nthreads; i++)
 		pthread_join(r->threads[i]->tid, NULL);
+	r->threads_done = true;
 	run_drain(r);
 	elapsed = clock_now_ns(r->c->clock);
 	elapsed = elapsed > r->t0_ns ? elapsed - r->t0_ns : 0;

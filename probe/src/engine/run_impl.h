@@ -110,6 +110,7 @@ struct run {
 	struct output out;               /* NDJSON records */
 	struct outq outq;                /* their queue and writer thread */
 	bool outq_on;                    /* else written directly (fallback) */
+	bool threads_done;               /* joined: no record is dropped now */
 	bool out_open;
 	bool out_discard;                /* a terminal: summary instead */
 	bool out_failed;

@@ -294,7 +294,7 @@ series_roll(struct series *s, uint64_t t_ns)
 			if (series_queued(s))
 				series_wait_collector(s);
 		} else if (!series_may_publish(s, next.warmup)) {
-			/* The spare slot makes this the same phase. */
+			/* Same phase here: the spare slot let the boundary publish. */
 			s->win.end_ns = next.end_ns;
 			s->win.merged++;
 			s->merged++;

@@ -5,6 +5,7 @@
 #include "outq.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +42,7 @@ static void *outq_writer(void *arg)
 
 int outq_start(struct outq *q, struct output *out, size_t cap)
 {
+	pthread_attr_t attr;
 	int rc;
 
 	memset(q, 0, sizeof(*q));
@@ -53,7 +55,18 @@ int outq_start(struct outq *q, struct output *out, size_t cap)
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->more, NULL);
 	pthread_cond_init(&q->room, NULL);
-	rc = pthread_create(&q->tid, NULL, outq_writer, q);
+	/*
+	 * Unbuffered: each chunk goes straight to write(2), and the writer
+	 * never mallocs a stdio buffer (a thread's first malloc maps a new
+	 * arena, which mlockall would lock whole).  Nothing was written to
+	 * the stream yet.
+	 */
+	setvbuf(out->f, NULL, _IONBF, 0);
+	/* A small stack: under mlockall every byte of it is locked and resident. */
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, OUTQ_STACK);
+	rc = pthread_create(&q->tid, &attr, outq_writer, q);
+	pthread_attr_destroy(&attr);
 	if (rc) {
 		pthread_cond_destroy(&q->room);
 		pthread_cond_destroy(&q->more);

@@ -28,6 +28,8 @@
 
 /* Bytes of records a run holds while its output is not read. */
 #define OUTQ_BYTES (1024 * 1024)
+/* The writer thread's stack (it calls fwrite and fflush only). */
+#define OUTQ_STACK (64 * 1024)
 
 struct outq {
 	struct output *out;

@@ -24,7 +24,9 @@
  * run_finish() is the collector loop of the main thread.  It sleeps until
  * the next window boundary (once a second on a real run; it pins itself to a
  * CPU that no series measures when one exists) and emits each published
- * window and spike, runs --on-spike commands (one at a time, the rest
+ * window and spike into the record queue, whose writer thread alone writes to
+ * the output (outq.h: a slow reader never holds up the collector, and the
+ * measuring threads never wait for either), runs --on-spike commands (one at a time, the rest
  * counted as skipped), shows a live line per series on stderr when stderr is
  * a TTY or --verbose, and reacts to signals by requesting a stop.  When every
  * spawned thread has returned it joins them, drains the last windows, calls

@@ -58,11 +58,13 @@ def list_runs(selector: str | None, db_url: str | None, limit: int, as_json: boo
     if as_json:
         click.echo(json.dumps([run_summary_json(r) for r in runs], indent=1))
         return
-    columns = [Column("id"), Column("started (UTC)", "left"), Column("board", "left", True),
+    columns = [Column("id", record_prefix="run "), Column("started (UTC)", "left"),
+               Column("board", "left", True),
                Column("host", "left", True),
                Column("target", "left", True), Column("kernel", "left", True),
                Column("suite", "left", True),
-               Column("status", "left"), Column("worst max µs", abbrev="max µs")]
+               Column("status", "left", verdict=True),
+               Column("worst max µs", abbrev="max µs")]
     # the tags column only when a run has tags (an empty column costs the others room)
     tagged = any(r.tags for r in runs)
     if tagged:

@@ -104,7 +104,7 @@ def diff_table(comp: Comparison, run_index: int) -> FittedTable:
                Column("baseline", abbrev="base"), Column("run"),
                Column("difference", abbrev="diff"),
                Column("95 % interval", "left", abbrev="CI (95%)"),
-               Column("verdict", "left", wrap=True)]
+               Column("verdict", "left", wrap=True, verdict=True)]
     return FittedTable(columns, rows,
                        title=f"{comp.runs[run_index].label} against {comp.runs[base].label} "
                              "(µs; difference = run − baseline, 95 % bootstrap interval)",
@@ -222,7 +222,7 @@ def advice_table(advice: list[CellAdvice], title: str) -> FittedTable:
                Column("cycle ≥ (observed)", abbrev="cycle (obs.)"),
                Column("once per horizon [95%]", "left", wrap=True),
                Column("cycle ≥ (estimate)", abbrev="cycle (est.)"),
-               Column("verdict", "left", wrap=True)]
+               Column("verdict", "left", wrap=True, verdict=True)]
     return FittedTable(columns, rows, title=title, notes=notes.lines())
 
 

@@ -9,7 +9,7 @@ from rich.text import Text
 from rtbench.analysis.environment import environment_rows
 from rtbench.analysis.measurement import MeasurementStats, run_stats
 from rtbench.analysis.stats import PERCENTILES
-from rtbench.analysis.verdict import policy_other, verdict_of
+from rtbench.analysis.verdict import policy_other, short_run_text, verdict_of
 from rtbench.bundle import MeasurementDetail, RunDetail
 from rtbench.report.format import (
     DEFINITIONS,
@@ -123,8 +123,9 @@ def show_run(console: Console, run: RunDetail) -> None:
     finished = run.finished_at.isoformat(timespec="seconds") \
         if run.finished_at else "-"
     for key, value in (
-            ("run", str(run.id)), ("suite", f"{run.suite} (scale "
-                                    f"{run.scale:g})"),
+            ("run", str(run.id)), ("suite", " · ".join(
+                [f"{run.suite} (scale {run.scale:g})",
+                 *filter(None, [short_run_text(run.scale)])])),
             ("status", f"{run.status}: {run.source['partial']}"
              if run.status == "partial" and run.source.get("partial") else run.status),
             ("started", run.started_at.isoformat(timespec="seconds")),

@@ -161,12 +161,14 @@ def test_a_short_pass_and_a_failed_threshold(run_cli: RunCli, tmp_path: Path) ->
     assert "SHORT RUN (10 % of the suite's length)" in listed
     assert "SHORT RUN (50 % of the suite's length)" in listed
     shown = re.sub(r"\s+", " ", run_cli("show", "1", "--db", db).stdout)
-    assert "PASS (short run)" in shown and "SHORT RUN (10 % of the suite's length)" in shown
+    assert "PASS (short run)" in shown
+    assert "plain (scale 0.1) · SHORT RUN (10 % of the suite's length)" in shown
     from rtbench.report.html import render_html
 
     with Store.open(db) as store:
         page = render_html(store.get_run(1))
-    assert "Verdict: PASS (short run)" in page and "SHORT RUN (10 %" in page
+    assert "Verdict: PASS (short run)" in page
+    assert "0.1 — <b>SHORT RUN (10 % of the suite&#39;s length)</b>" in page
     _server_runs_list(db)
 
 

@@ -53,7 +53,7 @@ def register(main: click.Group) -> None:
                   help="Write the HTML fleet report here (default: "
                        "<data dir>/reports/FLEET-ID.html).")
     @click.option("--no-report", is_flag=True, help="Do not write the HTML fleet report.")
-    @click.option("--accept-undefined", is_flag=True,
+    @click.option("--accept-undefined", is_flag=True, envvar="RTBENCH_ACCEPT_UNDEFINED",
                   help="Exit as if every scenario happened as defined (as rtbench run "
                        "--accept-undefined): a board's loads short of their target do not "
                        "make it exit 6.")

@@ -65,10 +65,11 @@ def register(main: click.Group) -> None:
                    "RTBENCH_TOKEN or --token-file).")
 @click.option("--token-file", type=click.Path(dir_okay=False, path_type=Path),
               help="File holding the upload token for --push.")
-@click.option("--accept-undefined", is_flag=True,
+@click.option("--accept-undefined", is_flag=True, envvar="RTBENCH_ACCEPT_UNDEFINED",
               help="Exit as if every scenario happened as defined: a run whose loads fell "
                    "short of their target or whose idle CPUs were busy exits 0 (or 1) "
-                   "instead of 6; its verdict still says NOT AS DEFINED.")
+                   "instead of 6; its verdict still says NOT AS DEFINED (default: "
+                   "RTBENCH_ACCEPT_UNDEFINED=1).")
 @click.option("--power-cycle", is_flag=True,
               help="Power-cycle the board before the run (labgrid targets with a power "
                    "driver only).")

@@ -125,6 +125,12 @@ def test_verdict_of_each_outcome() -> None:
     assert "SCENARIO NOT AS DEFINED in 1 case" in verdict.headline
 
 
+@pytest.fixture(autouse=True)
+def _undefined_not_accepted(rtbench_env: dict[str, str]) -> None:
+    """Exit 6 itself is tested here: no RTBENCH_ACCEPT_UNDEFINED (tests/conftest.py)."""
+    rtbench_env.pop("RTBENCH_ACCEPT_UNDEFINED", None)
+
+
 def _run(run_cli: RunCli, tmp_path: Path, body: str, *args: str) -> tuple[int, str]:
     """rtbench run of suite text; (exit code, stdout)."""
     suite = tmp_path / "suite.toml"

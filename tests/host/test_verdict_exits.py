@@ -152,6 +152,15 @@ def test_a_load_short_of_its_target_exits_6_unless_accepted(run_cli: RunCli,
     assert "verdict: NOT AS DEFINED" in out and "accepted with --accept-undefined" in out
     listed = run_cli("ls", "--db", f"sqlite:///{tmp_path / 'r.db'}").stdout
     assert listed.count("NOT AS DEFINED") == 2, listed
+    from fastapi.testclient import TestClient
+
+    from rtbench.server.app import create_app
+
+    with Store.open(f"sqlite:///{tmp_path / 'r.db'}") as store, \
+            TestClient(create_app(store=store)) as client:
+        rows = client.get("/api/v1/runs").json()["runs"]
+        assert [r["verdict"] for r in rows] == ["NOT AS DEFINED"] * 2
+        assert client.get("/runs").text.count(">NOT AS DEFINED</td>") == 2
 
 
 def test_a_short_pass_and_a_failed_threshold(run_cli: RunCli, tmp_path: Path) -> None:

@@ -12,6 +12,9 @@ EXIT_USAGE = 2
 EXIT_ENV = 3
 EXIT_INTERRUPTED = 4
 EXIT_INCONCLUSIVE = 5  # rtbench only: a gate the evidence could not decide
+# rtbench only: a run whose scenarios did not happen as defined (a load short of its
+# target, a busy idle); `rtbench run --accept-undefined` exits as if they had
+EXIT_NOT_AS_DEFINED = 6
 
 
 def data_dir() -> Path:

@@ -42,6 +42,10 @@ class RunSummary:
     checked_count: int | None = None
     # the board it ran on (--board, the fleet inventory name, else the target's host)
     board: str = ""
+    # the suite's durations were multiplied by this (below 1: a short run)
+    scale: float = 1.0
+    # how many ways its scenarios did not happen as defined (stored `not_as_defined`)
+    not_as_defined: int = 0
 
 
 @dataclass

@@ -17,6 +17,11 @@ from rtbench.analysis import evt
 from rtbench.bundle import MeasurementDetail
 
 MIN_DISTINCT = 10  # window maxima taking fewer distinct values: no tail to fit
+# The credibility rule of an extreme-value estimate (docs/advise.md): it is not credible
+# when its 95 % interval spans more than CREDIBLE_SPAN (upper / lower end), or when the
+# estimate is more than CREDIBLE_REACH times the largest latency measured.
+CREDIBLE_SPAN = 10.0
+CREDIBLE_REACH = 10.0
 
 
 @dataclass
@@ -43,6 +48,25 @@ class CellAdvice:
         if self.fit is None or self.unsupported:
             return None
         return self.fit.level_hi * 1000.0 / self.budget
+
+    @property
+    def doubts(self) -> list[str]:
+        """Why the extreme-value estimate is not credible by the rule above (empty when
+        it is, or when there is no estimate)."""
+        fit = self.fit
+        if fit is None or self.unsupported:
+            return []
+        found = []
+        if fit.level_lo <= 0 or fit.level_hi / fit.level_lo > CREDIBLE_SPAN:
+            span = "without a lower bound" if fit.level_lo <= 0 else \
+                f"by a factor of {fit.level_hi / fit.level_lo:,.0f}"
+            found.append(f"its 95 % interval spans {span} (more than "
+                         f"{CREDIBLE_SPAN:g}×)")
+        observed_us = self.observed_max_ns / 1000.0
+        if observed_us > 0 and fit.level > CREDIBLE_REACH * observed_us:
+            found.append(f"it is {fit.level / observed_us:,.0f}× the largest latency "
+                         f"measured (more than {CREDIBLE_REACH:g}×)")
+        return found
 
     @property
     def required_cycle_ns(self) -> float:

@@ -9,6 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rtbench import (
+    EXIT_ENV,
+    EXIT_FAIL,
+    EXIT_INTERRUPTED,
+    EXIT_NOT_AS_DEFINED,
+    EXIT_OK,
+    EXIT_USAGE,
+)
 from rtbench.analysis.measurement import run_stats
 from rtbench.bundle import RunDetail
 
@@ -78,9 +86,18 @@ def board_summary(board: str, status: str, exit_code: int, message: str | None,
     return summary
 
 
+# Board exit codes from the least to the most severe: ok, a scenario not as defined (6),
+# a failed threshold, bad usage, the environment, interrupted.
+EXIT_SEVERITY = (EXIT_OK, EXIT_NOT_AS_DEFINED, EXIT_FAIL, EXIT_USAGE, EXIT_ENV,
+                 EXIT_INTERRUPTED)
+
+
 def fleet_exit_code(codes: list[int]) -> int:
-    """The fleet's exit code: the worst (highest) of its boards' (0 ok ... 4 interrupted)."""
-    return max(codes, default=0)
+    """The fleet's exit code: the worst of its boards' (0 ok, 6 a scenario not as
+    defined, 1 a threshold failed, 2, 3, 4 interrupted; an unknown code is the worst)."""
+    return max(codes, default=0,
+               key=lambda c: EXIT_SEVERITY.index(c) if c in EXIT_SEVERITY else len(
+                   EXIT_SEVERITY))
 
 
 def _higher(a: int | None, b: int | None) -> int | None:

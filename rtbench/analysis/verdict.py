@@ -11,12 +11,20 @@ only when a busy-loop test failed, and confirmed when its gaps have throttling's
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rtbench import EXIT_ENV, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
-from rtbench.analysis.scenario_check import scenario_flags
+from rtbench import (
+    EXIT_ENV,
+    EXIT_FAIL,
+    EXIT_INTERRUPTED,
+    EXIT_NOT_AS_DEFINED,
+    EXIT_OK,
+    EXIT_USAGE,
+)
+from rtbench.analysis.scenario_check import deciding_flags, scenario_flags
 from rtbench.bundle import NOT_STARTED, MeasurementDetail, RunDetail
 
 # Preflight knobs in the order they usually decide a failed run, each with the reason a
@@ -85,14 +93,18 @@ class Verdict:
     throttled: list[Throttled] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     not_as_defined: list[str] = field(default_factory=list)  # "scenario: what differed"
+    short_run: str | None = None  # "SHORT RUN (10 % of the suite's length)", or None
 
 
 def run_verdict(statuses: Sequence[str], *, interrupted: bool = False, lost: bool = False,
-                usage_error: bool = False) -> tuple[str, int]:
+                usage_error: bool = False, not_as_defined: bool = False,
+                accept_undefined: bool = False) -> tuple[str, int]:
     """(status, exit code) of a run whose measurements ended with statuses.
 
     Interrupted wins (4), then a lost target (3), then any error (2 when rtprobe called
-    it bad usage, else 3), then a failed threshold or criterion (1), else ok (0).
+    it bad usage, else 3), then a failed threshold or criterion (1), then a scenario not
+    as defined (6, unless accept_undefined: the user accepted it), else ok (0).  A run
+    not as defined keeps the status `ok`: what it measured is stored as measured.
     """
     if interrupted:
         return "interrupted", EXIT_INTERRUPTED
@@ -102,6 +114,8 @@ def run_verdict(statuses: Sequence[str], *, interrupted: bool = False, lost: boo
         return "error", EXIT_USAGE if usage_error else EXIT_ENV
     if "fail" in statuses or "break" in statuses:
         return "fail", EXIT_FAIL
+    if not_as_defined and not accept_undefined:
+        return "ok", EXIT_NOT_AS_DEFINED
     return "ok", EXIT_OK
 
 
@@ -283,26 +297,46 @@ def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
+def short_run_text(scale: float) -> str | None:
+    """"SHORT RUN (10 % of the suite's length)" for a run whose durations were scaled
+    below its suite's (--scale or the suite's own `scale` < 1); None for a full run."""
+    if not math.isfinite(scale) or not 0 < scale < 1:
+        return None
+    return f"SHORT RUN ({scale * 100:.3g} % of the suite's length)"
+
+
+def not_as_defined_head(cases: int) -> str:
+    """The outcome of a run whose scenarios did not happen as defined."""
+    return (f"NOT AS DEFINED in {_plural(cases, 'case')} (below): the run did not test "
+            "what its suite defines, so it is not a pass")
+
+
 def headline_of(status: str, total: int, failed: int, errors: int,
-                worst: Worst | None, checked: int | None = None) -> str:
+                worst: Worst | None, checked: int | None = None, *,
+                short: bool = False, undefined: int = 0) -> str:
     """One sentence: the outcome and the worst figure against its threshold (checked:
-    how many measurements had a threshold or criterion; None: all of them)."""
+    how many measurements had a threshold or criterion; None: all of them; short: a
+    short run, whose pass is "PASS (short run)"; undefined: the scenario flags of a run
+    that did not happen as defined, which make an ok run NOT AS DEFINED)."""
     worst_text = ""
     if worst is not None:
         worst_text = f"worst {_us(worst.max_ns)} in {worst.label}"
         if worst.threshold_ns is not None:
             worst_text += (f", {_plural(worst.exceedances, 'sample')} at or above the "
                            f"{_threshold(worst.threshold_ns)} threshold")
+    passed = "PASS (short run)" if short else "PASS"
     if status in STATUS_FAILED:
         head = f"FAIL: {failed} of {_plural(total, 'measurement')} crossed a threshold"
+    elif status == "ok" and undefined:
+        head = not_as_defined_head(undefined)
     elif status == "ok" and checked == 0:
         head = (f"MEASURED, NO THRESHOLDS SET: {_plural(total, 'measurement')}, none with "
                 "a threshold or criterion to pass or fail")
     elif status == "ok" and checked is not None and checked < total:
-        head = (f"PASS: {checked} of {_plural(total, 'measurement')} within every threshold; "
-                f"{total - checked} had none set")
+        head = (f"{passed}: {checked} of {_plural(total, 'measurement')} within every "
+                f"threshold; {total - checked} had none set")
     elif status == "ok":
-        head = f"PASS: {_plural(total, 'measurement')} within every threshold"
+        head = f"{passed}: {_plural(total, 'measurement')} within every threshold"
     elif status == "interrupted":
         head = "INTERRUPTED: the run was stopped; finished measurements are kept"
     elif status == "running":
@@ -319,21 +353,26 @@ def headline_of(status: str, total: int, failed: int, errors: int,
     return f"{head}; {worst_text}" if worst_text else head
 
 
-def list_verdict(status: str, total: int | None, checked: int | None) -> str:
+def list_verdict(status: str, total: int | None, checked: int | None, *,
+                 scale: float = 1.0, undefined: int = 0) -> str:
     """A run's outcome in a few words for a runs list: PASS or FAIL only where thresholds
     or criteria decided (total: its measurements, checked: those with a threshold or
-    criterion; None when not counted)."""
+    criterion; None when not counted), NOT AS DEFINED for an ok run with scenario flags
+    (undefined), "PASS (short run)" for a pass of a run scaled below its suite."""
+    passed = "PASS (short run)" if short_run_text(scale) else "PASS"
     if status in STATUS_FAILED:
         return "FAIL"
     if status != "ok" or total is None or checked is None:
         return status
     if total == 0:
         return "no measurements"
+    if undefined:
+        return "NOT AS DEFINED"
     if checked == 0:
         return "measured, no thresholds set"
     if checked < total:
-        return f"PASS ({checked} of {total} with thresholds)"
-    return "PASS"
+        return f"{passed} ({checked} of {total} with thresholds)"
+    return passed
 
 
 def _worst_text(worst: Worst) -> str:
@@ -365,21 +404,38 @@ def verdict_of(run: RunDetail, warnings: Sequence[str] = ()) -> Verdict:
     worst = worst_of(run)
     throttled = throttled_measurements(run)
     checked = sum(1 for _, m in measurements if m.thresholds_ns or m.verdicts)
+    flagged = [f"{sc.name}: {flag}" for sc in run.scenarios
+               for flag in scenario_flags(sc.loads, sc.intensity, sc.measure_cpus)]
+    undefined = [f"{sc.name}: {flag}" for sc in run.scenarios
+                 for flag in deciding_flags(sc.loads, sc.intensity, sc.measure_cpus,
+                                            run.simulated)]
+    short = short_run_text(run.scale)
     status = "measured" if run.status == "ok" and measurements and not checked \
         else run.status
+    if run.status == "ok" and measurements and undefined:
+        status = "not_as_defined"
     verdict = Verdict(status, headline_of(run.status, len(measurements), len(failed),
-                                          errors, worst, checked), worst, failed)
-    verdict.not_as_defined = [f"{sc.name}: {flag}" for sc in run.scenarios
-                              for flag in scenario_flags(sc.loads, sc.intensity,
-                                                         sc.measure_cpus)]
+                                          errors, worst, checked, short=short is not None,
+                                          undefined=len(undefined) if measurements else 0),
+                      worst, failed)
+    verdict.not_as_defined = [flag if flag in undefined else
+                              f"{flag} (a simulated run: synthetic latencies cannot be "
+                              "disturbed, so this does not decide its verdict)"
+                              for flag in flagged]
+    verdict.short_run = short
     if run.reason is not None and not measurements:  # a fleet board that measured nothing
         verdict.headline = f"{run.status.upper()}: nothing was measured: {run.reason}"
     if run.status == "lost":
         verdict.headline = lost_headline(measurements) + (
             f"; {_worst_text(worst)}" if worst is not None else "")
-    if verdict.not_as_defined:
+    if undefined and status != "not_as_defined":
         verdict.headline += (f"; SCENARIO NOT AS DEFINED in "
-                             f"{_plural(len(verdict.not_as_defined), 'case')} (below)")
+                             f"{_plural(len(undefined), 'case')} (below)")
+    if short is not None:
+        verdict.headline += f"; {short}"
+        verdict.notes.append(f"short run: every duration of the suite was scaled to "
+                             f"{run.scale * 100:.3g} % (--scale), so rare latencies had "
+                             "less time to show than in a full run")
     verdict.throttled = throttled
     if run.status in STATUS_FAILED or run.status == "error":
         verdict.causes = likely_causes(run, throttled)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -42,6 +42,39 @@ def safe_line(cycle: str, advice: list[CellAdvice], simulated: bool) -> str:
     return line
 
 
+def is_virtual(preflight: list[Any]) -> bool:
+    """True when the run's preflight found a virtual machine (a warning or worse)."""
+    return any(isinstance(f, dict) and f.get("name") == "virtualization"
+               and f.get("severity") in ("warn", "bad") for f in preflight)
+
+
+class FitProgress:
+    """The live line while cells are fitted (stderr: one line rewritten on a terminal,
+    one line per cell with --verbose, nothing otherwise)."""
+
+    def __init__(self, verbose: bool) -> None:
+        self.tty = sys.stderr.isatty()
+        self.verbose = verbose
+        self.width = 0
+
+    def cell(self, n: int, total: int, label: str) -> None:
+        """Cell n of total is being fitted."""
+        text = "".join(ch for ch in f"advise: fitting cell {n} of {total}: {label} ..."
+                       if ch.isprintable())
+        if self.tty and not self.verbose:
+            sys.stderr.write("\r" + text.ljust(self.width))
+            self.width = len(text)
+        elif self.verbose:
+            sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        """Clear the live line."""
+        if self.tty and not self.verbose and self.width:
+            sys.stderr.write("\r" + " " * self.width + "\r")
+            sys.stderr.flush()
+
+
 def register(main: click.Group) -> None:
     """Add `advise`."""
 
@@ -57,9 +90,13 @@ def register(main: click.Group) -> None:
                   help="Only cells whose 'scenario / test params' or name contains TEXT.")
     @click.option("--json", "as_json", is_flag=True, help="Print the advice as JSON.")
     @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
+    @click.option("--verbose", is_flag=True,
+                  help="Say on stderr which cell is being fitted, one line per cell (on "
+                       "a terminal one live line is shown anyway).")
     @handle_errors
     def advise(run: str, cycle: str | None, budget: str, horizon: str,
-               cell_filter: str | None, as_json: bool, db_url: str | None) -> None:
+               cell_filter: str | None, as_json: bool, db_url: str | None,
+               verbose: bool) -> None:
         """Smallest safe cycle time from a run, by the 25 % rule: the worst-case latency
         should stay within BUDGET of the cycle.  Applied to the observed worst case and to
         the upper end of the 95 % interval of the latency exceeded once per HORIZON (a GEV
@@ -77,7 +114,12 @@ def register(main: click.Group) -> None:
         """
         from rtbench.analysis.advise import advise_cell
         from rtbench.analysis.select import cell_key
-        from rtbench.report.compare_text import advice_json, advice_table, clean
+        from rtbench.report.compare_text import (
+            advice_json,
+            advice_table,
+            advice_words,
+            clean,
+        )
 
         fraction = parse_percent(budget, "--budget")
         if not 0 < fraction <= 1:
@@ -89,17 +131,23 @@ def register(main: click.Group) -> None:
             detail = store.get_run(stored_id(store, run))
         finally:
             store.close()
-        advice = []
+        chosen = []
         for sc in detail.scenarios:
             for m in sc.measurements:
                 label = cell_key(sc.name, m.test, m.params).label()
                 if cell_filter and cell_filter.lower() not in label.lower() \
                         and cell_filter.lower() not in f"{sc.name}/{m.name}".lower():
                     continue
-                a = advise_cell(label, m, budget=fraction, horizon_s=horizon_s,
-                                cycle_ns=cycle_ns)
-                if a is not None:
-                    advice.append(a)
+                chosen.append((label, m))
+        advice = []
+        progress = FitProgress(verbose)
+        for n, (label, m) in enumerate(chosen, 1):
+            progress.cell(n, len(chosen), label)
+            a = advise_cell(label, m, budget=fraction, horizon_s=horizon_s,
+                            cycle_ns=cycle_ns)
+            if a is not None:
+                advice.append(a)
+        progress.done()
         if not advice:
             fail(f"run {detail.id} has no latency cell"
                  + (f" matching --cell {cell_filter!r}" if cell_filter else ""), EXIT_USAGE)
@@ -121,6 +169,12 @@ def register(main: click.Group) -> None:
                 advice, f"run {detail.id} ({detail.hostname}, {detail.kernel}"
                 f"{', SIMULATED' if detail.simulated else ''}): {what}, budget "
                 f"{fraction:.0%}, horizon {horizon}"))
+            virtual = is_virtual(detail.preflight)
+            for a in advice:
+                words = advice_words(a, virtual)
+                if words is not None:
+                    console.print(clean(words), style="yellow" if a.doubts else "",
+                                  highlight=False)
             for a in advice:
                 if a.overruns:
                     console.print(f"{clean(a.cell)}: {a.overruns} overruns were measured "

@@ -53,11 +53,15 @@ def register(main: click.Group) -> None:
                   help="Write the HTML fleet report here (default: "
                        "<data dir>/reports/FLEET-ID.html).")
     @click.option("--no-report", is_flag=True, help="Do not write the HTML fleet report.")
+    @click.option("--accept-undefined", is_flag=True, envvar="RTBENCH_ACCEPT_UNDEFINED",
+                  help="Exit as if every scenario happened as defined (as rtbench run "
+                       "--accept-undefined): a board's loads short of their target do not "
+                       "make it exit 6.")
     @handle_errors
     def fleet(inventory: Path, suite: str, only: tuple[str, ...], db_url: str | None,
               scale: float, simulate: str | None, policy: str | None,
               fleet_id: str | None, reserve_wait: float, report_path: Path | None,
-              no_report: bool) -> None:
+              no_report: bool, accept_undefined: bool) -> None:
         """Run a suite on every board of INVENTORY (a TOML file) at once, each board its
         own stored run tagged fleet=ID and board=NAME; then a summary per board and
         scenario and an HTML fleet report.
@@ -70,9 +74,10 @@ def register(main: click.Group) -> None:
               --db postgresql+psycopg://lab@db/rtbench
           rtbench ls fleet=nightly-2026-11-23
 
-        Exit codes: the worst of the boards' (0 ok, 1 a threshold failed, 2 bad
-        suite or usage, 3 a board unreachable or lost, 4 interrupted); 2 for a bad
-        inventory and 3 when a board cannot be reserved, with nothing run.
+        Exit codes: the worst of the boards' (0 ok, 6 a scenario not as defined,
+        1 a threshold failed, 2 bad suite or usage, 3 a board unreachable or lost,
+        4 interrupted); 2 for a bad inventory and 3 when a board cannot be reserved,
+        with nothing run.
         """
         from rtbench.analysis.fleet import board_summary, fleet_exit_code
         from rtbench.fleet.inventory import InventoryError, load_inventory, select
@@ -103,7 +108,7 @@ def register(main: click.Group) -> None:
         store = open_store(db_url)  # created and brought up to date once, here
         store.close()
         setup = FleetSetup(loaded, db_url, fleet_id or new_fleet_id(), list(sys.argv),
-                           simulate, policy, _recovery_line)
+                           simulate, policy, _recovery_line, accept_undefined)
         started = datetime.now(timezone.utc)
         console = make_console()
         try:

@@ -37,6 +37,7 @@ def list_runs(selector: str | None, db_url: str | None, limit: int, as_json: boo
     from rtbench.analysis.select import SelectError, matches, parse_spec
     from rtbench.commands._run_support import run_summary_json
     from rtbench.report.layout import Column, FittedTable
+    from rtbench.report.run_markers import list_markers
     from rtbench.report.target import fmt_target
 
     conditions: tuple[tuple[str, str, str], ...] = ()
@@ -57,11 +58,13 @@ def list_runs(selector: str | None, db_url: str | None, limit: int, as_json: boo
     if as_json:
         click.echo(json.dumps([run_summary_json(r) for r in runs], indent=1))
         return
-    columns = [Column("id"), Column("started (UTC)", "left"), Column("board", "left", True),
+    columns = [Column("id", record_prefix="run "), Column("started (UTC)", "left"),
+               Column("board", "left", True),
                Column("host", "left", True),
                Column("target", "left", True), Column("kernel", "left", True),
                Column("suite", "left", True),
-               Column("status", "left"), Column("worst max µs", abbrev="max µs")]
+               Column("status", "left", verdict=True),
+               Column("worst max µs", abbrev="max µs")]
     # the tags column only when a run has tags (an empty column costs the others room)
     tagged = any(r.tags for r in runs)
     if tagged:
@@ -69,10 +72,12 @@ def list_runs(selector: str | None, db_url: str | None, limit: int, as_json: boo
     rows = []
     for r in runs:
         worst = "-" if r.worst_max_ns is None else f"{r.worst_max_ns / 1000:,.1f}"
-        suite = f"{r.suite} (simulated)" if r.simulated else r.suite
+        suite = " · ".join([f"{r.suite} (simulated)" if r.simulated else r.suite,
+                            *list_markers(r)])
+        status = "ok, NOT AS DEFINED" if r.status == "ok" and r.not_as_defined else r.status
         rows.append([str(r.id), r.started_at.strftime("%Y-%m-%d %H:%M:%S"), r.board,
                      r.hostname,
-                     fmt_target(r.target, r.tags), r.kernel, suite, r.status, worst])
+                     fmt_target(r.target, r.tags), r.kernel, suite, status, worst])
         if tagged:
             rows[-1].append(" ".join(f"{k}={v}" for k, v in sorted(r.tags.items())))
     make_console().print(FittedTable(columns, rows, title=f"runs in {store.url}"))

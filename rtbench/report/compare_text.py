@@ -10,7 +10,7 @@ from rich.text import Text
 
 from rtbench.analysis.advise import CellAdvice
 from rtbench.analysis.compare import CellData, Comparison, MetricDiff, RunView
-from rtbench.report.format import fmt_rate, fmt_threshold, fmt_us
+from rtbench.report.format import fmt_duration, fmt_rate, fmt_threshold, fmt_us
 from rtbench.report.layout import Column, FittedTable, NoteRefs
 from rtbench.valuetext import value_text
 
@@ -104,7 +104,7 @@ def diff_table(comp: Comparison, run_index: int) -> FittedTable:
                Column("baseline", abbrev="base"), Column("run"),
                Column("difference", abbrev="diff"),
                Column("95 % interval", "left", abbrev="CI (95%)"),
-               Column("verdict", "left", wrap=True)]
+               Column("verdict", "left", wrap=True, verdict=True)]
     return FittedTable(columns, rows,
                        title=f"{comp.runs[run_index].label} against {comp.runs[base].label} "
                              "(µs; difference = run − baseline, 95 % bootstrap interval)",
@@ -206,7 +206,9 @@ def advice_table(advice: list[CellAdvice], title: str) -> FittedTable:
     rows: list[list[str | Text]] = []
     for a in advice:
         if a.fit is not None and not a.unsupported:
-            est = f"{a.fit.level:.1f} [{a.fit.level_lo:.1f}, {a.fit.level_hi:.1f}] µs"
+            est = (f"{fmt_duration(a.fit.level * 1000)} [{fmt_duration(a.fit.level_lo * 1000)}"
+                   f", {fmt_duration(a.fit.level_hi * 1000)}]"
+                   + (" — not credible" if a.doubts else ""))
             est_cycle = fmt_cycle(a.evt_cycle_ns)
         else:
             est = f"not estimated ({notes.ref(a.unsupported or 'no fit')})"
@@ -220,17 +222,41 @@ def advice_table(advice: list[CellAdvice], title: str) -> FittedTable:
                Column("cycle ≥ (observed)", abbrev="cycle (obs.)"),
                Column("once per horizon [95%]", "left", wrap=True),
                Column("cycle ≥ (estimate)", abbrev="cycle (est.)"),
-               Column("verdict", "left", wrap=True)]
+               Column("verdict", "left", wrap=True, verdict=True)]
     return FittedTable(columns, rows, title=title, notes=notes.lines())
 
 
 def fmt_cycle(ns: float | None) -> str:
-    """A cycle time in µs or ms."""
-    if ns is None:
-        return "-"
-    if ns >= 1e6:
-        return f"{ns / 1e6:.3g} ms"
-    return f"{ns / 1e3:.3g} µs"
+    """A cycle time in the unit that suits it ('-' for none)."""
+    return fmt_duration(ns)
+
+
+def horizon_text(seconds: float) -> str:
+    """'hour', '8 hours', 'day', '30 minutes', '90 s': the horizon in words."""
+    for unit_s, name in ((86_400, "day"), (3600, "hour"), (60, "minute")):
+        count = seconds / unit_s
+        if count >= 1 and abs(count - round(count)) < 1e-9:
+            return name if round(count) == 1 else f"{round(count):,} {name}s"
+    return fmt_duration(seconds * 1e9)
+
+
+def advice_words(a: CellAdvice, virtual: bool) -> str | None:
+    """The extrapolation of one cell in words: its horizon, the bound, its interval, and
+    whether rtbench's credibility rule trusts it (None without an estimate)."""
+    fit = a.fit
+    if fit is None or a.unsupported:
+        return None
+    line = (f"{a.cell}: once per {horizon_text(a.horizon_s)} at most "
+            f"{fmt_duration(fit.level_hi * 1000)} (estimate {fmt_duration(fit.level * 1000)}, "
+            f"95 % interval {fmt_duration(fit.level_lo * 1000)} to "
+            f"{fmt_duration(fit.level_hi * 1000)}; measured {fmt_duration(a.measured_s * 1e9)},"
+            f" largest latency {fmt_duration(a.observed_max_ns)})")
+    if not a.doubts:
+        return line + " — credible by the rule in docs/advise.md"
+    where = (", on this virtual machine most likely host stalls" if virtual else "")
+    return (line + " — this fit is not credible: " + " and ".join(a.doubts)
+            + f"; the tail is dominated by a few rare stalls{where}: measure longer"
+            + (" or on bare metal" if virtual else ""))
 
 
 def verdict_text(a: CellAdvice) -> str:
@@ -256,5 +282,7 @@ def advice_json(a: CellAdvice) -> dict[str, Any]:
             "cycle_from_observed_ns": a.observed_cycle_ns,
             "extreme_value": fit if not a.unsupported else None,
             "extreme_value_unsupported": a.unsupported or None,
+            "extreme_value_doubts": a.doubts if a.fit is not None and not a.unsupported
+            else None,
             "cycle_from_estimate_ns": a.evt_cycle_ns,
             "required_cycle_ns": a.required_cycle_ns, "cycle_ns": a.cycle_ns, "safe": a.safe}

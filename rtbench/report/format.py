@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -47,6 +48,22 @@ def fmt_us(ns: float | int | None) -> str:
     if abs(us) < 100:
         return f"{us:.2f}"
     return f"{us:,.1f}"
+
+
+def fmt_duration(ns: float | None) -> str:
+    """A duration in the unit that suits it (ns, µs, ms, s), 3 significant digits (more
+    left of the point, with thousands separators), never in scientific notation."""
+    if ns is None or not math.isfinite(ns):
+        return "-" if ns is None else "unbounded"
+    rounded = float(f"{ns:.3g}")  # 999,960 ns is 1.00 ms, not 1,000 µs
+    for scale, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
+        if abs(rounded) >= scale:
+            value = rounded / scale
+            if abs(value) >= 100:
+                return f"{value:,.0f} {unit}"
+            decimals = 2 - math.floor(math.log10(abs(value)))
+            return f"{value:.{decimals}f} {unit}"
+    return f"{round(ns):,} ns"
 
 
 # rtprobe writes ASCII: '1000us', '>= 1000us'.

@@ -4,8 +4,11 @@ A FittedTable is a rich renderable.  At render time it measures itself against t
 width it is given and takes the first of these that fits:
   1. one table, text columns wrapped (folding words longer than the column);
   2. one table with the long headers abbreviated, a legend under it;
-  3. the columns split over several tables stacked one below the other (headers
-     abbreviated, the legend once at the end), each repeating the key (first) column.
+  3. a record layout: one block per cell (a row whose key, first, column is set, with
+     the rows after it whose key is empty), its head line the key and its verdict (the
+     columns marked `verdict`), then one line per figure ("header: value"; a cell of
+     several rows: one line per row, "sub-key: header value · header value"), so a
+     cell's line can be grepped with its verdict in a CI log.
 Number columns never wrap and never shrink, so every figure is printed whole at any
 width.  Cells are rich Text, never markup, so names print as written.  Notes (a reason
 that holds for every row) are printed once under the table, not in each row.
@@ -14,6 +17,7 @@ that holds for every row) are printed once under the table, not in each row.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -50,6 +54,11 @@ class Column:
     wrap: bool = False
     # a shorter header used when the table does not fit, explained in the legend
     abbrev: str | None = None
+    # the column holds a verdict or status: the record layout puts it on the cell's
+    # head line
+    verdict: bool = False
+    # put before the key on a record's head line ("run " before an id)
+    record_prefix: str = ""
 
 
 class FittedTable:
@@ -182,9 +191,20 @@ class FittedTable:
                 _widest(self.header(i), self._cells(i))
         return total
 
+    def fits(self, max_width: int) -> bool:
+        """Whether the table fits max_width as one table (abbreviated if it must be)."""
+        everything = list(range(len(self.columns)))
+        return any(self._fits_as(short, everything, max_width) for short in (False, True))
+
+    def _fits_as(self, short: bool, indices: list[int], max_width: int) -> bool:
+        """Whether the columns fit with headers short (abbreviated) or not."""
+        self.short = short
+        return self.min_width(indices) <= max_width
+
     def chunks(self, console: Console, options: ConsoleOptions) -> list[list[int]]:
         """Column indices of each table: all in one when they fit (abbreviated if that
-        is what it takes), else as many columns as fit per stacked table."""
+        is what it takes), else as many columns as fit per stacked table (used only
+        for a table without rows; rows get the record layout)."""
         everything = list(range(len(self.columns)))
         self.short = False
         if self.min_width(everything) <= options.max_width:
@@ -212,9 +232,75 @@ class FittedTable:
         lines += self.notes
         return [Text(self._plain(for_terminal(line)), style="table.caption") for line in lines]
 
+    def blocks(self) -> list[list[list[Cell]]]:
+        """The rows grouped per cell: a row with its key set starts a block, rows with
+        an empty key belong to the block before them."""
+        out: list[list[list[Cell]]] = []
+        for row in self.rows:
+            if not out or (row and _text(row[0]).plain.strip()):
+                out.append([row])
+            else:
+                out[-1].append(row)
+        return out
+
+    def _value(self, row: Sequence[Cell], index: int) -> str:
+        """One cell's text on one line (its lines joined by ' · ')."""
+        if index >= len(row):
+            return ""
+        lines = [line.strip() for line in self._cell(row[index]).plain.splitlines()]
+        return " · ".join(line for line in lines if line)
+
+    def record_lines(self) -> list[tuple[int, str]]:
+        """The record layout as (indent, text) lines: per cell its head line (key and
+        verdicts), then one line per figure."""
+        verdicts = [i for i, c in enumerate(self.columns) if c.verdict]
+        out: list[tuple[int, str]] = []
+        for block in self.blocks():
+            said = []
+            for row in block:
+                for i in verdicts:
+                    value = _NOTE_REF.sub("", self._value(row, i))
+                    if value and value not in said:
+                        said.append(value)
+            head = self._plain(self.columns[0].record_prefix) + self._value(block[0], 0)
+            out.append((0, head + (": " + ", ".join(said) if said else "")))
+            if len(block) == 1:
+                out += [(2, f"{self._plain(col.header)}: {self._value(block[0], i) or '-'}")
+                        for i, col in enumerate(self.columns) if i and i not in verdicts]
+                continue
+            for row in block:  # a cell of several rows: one line per row
+                parts = [f"{self._plain(self.columns[i].header)} {self._value(row, i)}"
+                         for i in range(2, len(self.columns))
+                         if self._value(row, i) not in ("", "-")]
+                out.append((2, f"{self._value(row, 1)}: " + " · ".join(parts)))
+        return out
+
+    def _records(self) -> RenderResult:
+        """The record layout: each line wrapped under its own text."""
+        for indent, line in self.record_lines():
+            grid = Table.grid()
+            grid.add_column(no_wrap=True, width=indent)
+            grid.add_column(overflow="fold")
+            style = "bold" if indent == 0 else ""
+            grid.add_row(Text(" " * indent), Text(for_terminal(line), style=style))
+            if indent == 0:  # a head line starts at column 0, its wrapped lines under it
+                grid = Table.grid()
+                grid.add_column(overflow="fold")
+                grid.add_row(Text(for_terminal(line), style=style))
+            yield grid
+
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        """Render as one table, or as several stacked ones when too wide."""
+        """Render as one table, or, when too wide, as records (one block per cell)."""
         self.ascii = options.ascii_only
+        if self.rows and not self.fits(options.max_width):
+            self.short = False
+            if self.title:
+                yield Text(self._plain(for_terminal(self.title)), style="table.title")
+            yield from self._records()
+            if self.caption:
+                yield Text(self._plain(for_terminal(self.caption)), style="table.caption")
+            yield from self._footer()
+            return
         chunks = self.chunks(console, options)
         if len(chunks) == 1:
             # the title spans the width, not only the table's (it would wrap early)
@@ -255,6 +341,10 @@ class NoteRefs:
     def lines(self) -> list[str]:
         """'note N: text' for every note, in order."""
         return [f"note {i}: {text}" for i, text in enumerate(self.texts, 1)]
+
+
+# "(note 2)" after a verdict: the head line names each verdict once, without its notes
+_NOTE_REF = re.compile(r" \(note \d+\)")
 
 
 @lru_cache(maxsize=64)

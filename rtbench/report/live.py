@@ -38,7 +38,8 @@ class _SeriesProgress:
     """Running per-series figures for the live display."""
 
     label: str
-    windows: int = 0
+    windows: int = 0  # measured windows (warm-up ones are counted apart)
+    warmup_windows: int = 0
     last: WindowRecord | None = None
     min_ns: int | None = None
     max_ns: int | None = None
@@ -51,6 +52,11 @@ class _SeriesProgress:
 LIVE_COLUMNS = (("windows", "win"), ("last min", "lmin"), ("last avg", "lavg"),
                 ("last max", "lmax"), ("min", None), ("avg", None), ("max", None),
                 ("overruns", "ovr"))
+
+
+# What the live table's figures are.
+LIVE_CAPTION = ("µs; last = the last window ('warm-up N' while warming up); min, avg, "
+                "max, overruns: the measured windows so far, never the warm-up")
 
 
 def measurement_line(done: MeasurementDone) -> str:
@@ -91,17 +97,24 @@ class LiveProgress:
         self.step_estimate = 0.0
         self.series: dict[int, _SeriesProgress] = {}
         self.live: Live | None = None
+        self.entered = False
 
     def __enter__(self) -> LiveProgress:
-        """Start the live display (on a terminal only)."""
-        if self.console.is_terminal:
+        """Be ready to show the live display (on a terminal only); it appears with the
+        run's first event, never as an empty frame."""
+        self.entered = self.console.is_terminal
+        return self
+
+    def _show(self) -> None:
+        """Start the live display once the run has something to show."""
+        if self.entered and self.live is None and self.suite_name:
             self.live = Live(self.render(), console=self.console, auto_refresh=False,
                              transient=True)
             self.live.__enter__()
-        return self
 
     def __exit__(self, *exc: object) -> None:
         """Remove the live display."""
+        self.entered = False
         if self.live is not None:
             self.live.__exit__(None, None, None)
             self.live = None
@@ -160,9 +173,12 @@ class LiveProgress:
     def on_window(self, window: WindowRecord) -> None:
         """Fold a window into the per-series figures."""
         sp = self.series.setdefault(window.series, _SeriesProgress(str(window.series)))
-        sp.windows += 1
         sp.last = window
-        if window.warmup or window.count == 0:
+        if window.warmup:  # shown as warm-up, never in the running figures
+            sp.warmup_windows += 1
+            return
+        sp.windows += 1
+        if window.count == 0:
             return
         sp.count += window.count
         sp.sum_ns += window.sum_ns
@@ -178,26 +194,32 @@ class LiveProgress:
         return self.remaining_s - self.step_estimate + current
 
     def render(self) -> Group:
-        """The live display."""
+        """The live display: the step and the suite's ETA, then (once a measurement has
+        series) per series its last window and its measured windows so far."""
         eta = max(0, int(self.eta_s()))
-        head = Text(for_terminal(f"{self.suite_name}: {self.step}   ")
+        head = Text(for_terminal(f"{self.suite_name}: {self.step or 'starting'}   ")
                     + f"[{self.done}/{self.total} done, ETA {eta // 60}:{eta % 60:02d}]")
+        if not self.series:
+            return Group(head)
         rows: list[list[str | Text]] = []
         for sp in self.series.values():
             last = sp.last
             last_avg = last.sum_ns / last.count if last and last.count else None
+            windows = str(sp.windows)
+            if last is not None and last.warmup:
+                windows = f"warm-up {sp.warmup_windows}"
             rows.append([
-                sp.label, str(sp.windows),
+                sp.label, windows,
                 fmt_us(last.min_ns if last else None), fmt_us(last_avg),
                 fmt_us(last.max_ns if last else None),
                 fmt_us(sp.min_ns), fmt_us(sp.sum_ns / sp.count if sp.count else None),
                 fmt_us(sp.max_ns), fmt_count(sp.overruns)])
         columns = [Column("series", "left", wrap=True)] + [
             Column(header, abbrev=abbrev) for header, abbrev in LIVE_COLUMNS]
-        return Group(head, FittedTable(columns, rows, caption="µs; last = the last "
-                                       "window, the others: so far"))
+        return Group(head, FittedTable(columns, rows, caption=LIVE_CAPTION))
 
     def refresh(self) -> None:
         """Redraw the live display (terminal only)."""
+        self._show()
         if self.live is not None:
             self.live.update(self.render(), refresh=True)

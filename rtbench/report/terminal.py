@@ -9,7 +9,7 @@ from rich.text import Text
 from rtbench.analysis.environment import environment_rows
 from rtbench.analysis.measurement import MeasurementStats, run_stats
 from rtbench.analysis.stats import PERCENTILES
-from rtbench.analysis.verdict import policy_other, verdict_of
+from rtbench.analysis.verdict import policy_other, short_run_text, verdict_of
 from rtbench.bundle import MeasurementDetail, RunDetail
 from rtbench.report.format import (
     DEFINITIONS,
@@ -41,7 +41,7 @@ def summary_table(run: RunDetail) -> FittedTable:
     exceedances per threshold.  A test without a latency series shows its key
     figures from the result's data under its name instead of numbers.  The
     achieved load of each scenario is in load_table().  Too wide for the
-    terminal, the number columns wrap onto a second table (never cut).
+    terminal, it becomes records: one block per cell, its status on its first line.
     """
     title = f"Run {run.id} · {for_rich(run.suite)} · {for_rich(run.status)}"
     if run.simulated:
@@ -51,7 +51,8 @@ def summary_table(run: RunDetail) -> FittedTable:
     stats = run_stats(run)
     thresholds = sorted({e.threshold_ns for ms in stats if ms.merged
                          for e in ms.merged.exceedances})
-    columns = [Column("scenario / test", "left", wrap=True), Column("status", "left")]
+    columns = [Column("scenario / test", "left", wrap=True),
+               Column("status", "left", verdict=True)]
     columns += [Column(name) for name in ("samples", "min", "avg", "p99", "p99.9", "max")]
     columns.append(Column("overruns", abbrev="ovr"))
     columns += [Column(f"≥{fmt_threshold(th)}") for th in thresholds]
@@ -122,8 +123,9 @@ def show_run(console: Console, run: RunDetail) -> None:
     finished = run.finished_at.isoformat(timespec="seconds") \
         if run.finished_at else "-"
     for key, value in (
-            ("run", str(run.id)), ("suite", f"{run.suite} (scale "
-                                    f"{run.scale:g})"),
+            ("run", str(run.id)), ("suite", " · ".join(
+                [f"{run.suite} (scale {run.scale:g})",
+                 *filter(None, [short_run_text(run.scale)])])),
             ("status", f"{run.status}: {run.source['partial']}"
              if run.status == "partial" and run.source.get("partial") else run.status),
             ("started", run.started_at.isoformat(timespec="seconds")),

@@ -59,6 +59,7 @@ class FleetSetup:
     # turns a measurement the database refused into one line (the CLI keeps a recovery
     # file and says where)
     not_stored: Callable[[MeasurementNotStored], str] = field(default=str)
+    accept_undefined: bool = False  # rtbench fleet --accept-undefined
 
 
 def reserve_all(boards: list[tuple[Board, Target]], wait_s: float) -> None:
@@ -179,7 +180,8 @@ class Fleet:
             tags = {**board.tags, "fleet": self.setup.fleet_id, "board": board.name}
             runner = Runner(target, simulate=self.setup.simulate, policy=self.setup.policy,
                             on_event=self._tell(board), stop=self.stop, tags=tags,
-                            board=board.name)
+                            board=board.name,
+                            accept_undefined=self.setup.accept_undefined)
             runner.validate(self.setup.suite)
             store = Store.open(self.setup.db_url, migrate=False)
             try:

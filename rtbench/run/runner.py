@@ -27,7 +27,7 @@ from typing import Any
 
 from rtbench import EXIT_ENV, EXIT_USAGE, __version__, data_dir
 from rtbench.analysis.loads import achieved_rate
-from rtbench.analysis.scenario_check import scenario_flags
+from rtbench.analysis.scenario_check import deciding_flags, scenario_flags
 from rtbench.analysis.verdict import run_verdict
 from rtbench.bundle import NOT_STARTED, board_of
 from rtbench.cpulist import parse_cpulist
@@ -536,8 +536,12 @@ class Runner:
                  on_event: OnEvent = ignore, interrupt_grace_s: float = INTERRUPT_GRACE_S,
                  hang_grace_s: float | None = None, policy: str | None = None,
                  stop: StopFlag | None = None, tags: dict[str, str] | None = None,
-                 source: dict[str, Any] | None = None, board: str | None = None) -> None:
+                 source: dict[str, Any] | None = None, board: str | None = None,
+                 accept_undefined: bool = False) -> None:
         self.target = target
+        # exit as if every scenario happened as defined (rtbench run --accept-undefined)
+        self.accept_undefined = accept_undefined
+        self.not_as_defined: list[str] = []  # "scenario: flag", each way one was not
         self.board = board  # the board's name (None: the target's host, bundle.board_of)
         self.simulate = simulate
         self.policy = policy  # "other": every test as SCHED_OTHER (rtbench run --policy)
@@ -704,7 +708,9 @@ class Runner:
                     self.messages.append("never started (the connection to the target "
                                          "was lost first): " + ", ".join(never))
             status, code = run_verdict(self.statuses, interrupted=bool(self.stop),
-                                       lost=self.lost, usage_error=self.usage_error)
+                                       lost=self.lost, usage_error=self.usage_error,
+                                       not_as_defined=bool(self.not_as_defined),
+                                       accept_undefined=self.accept_undefined)
             with_retries(lambda: self.store.finish_run(run_id, status))
             self._check_regressions(run_id)
         self.on_event(RunFinished(run_id, status, code))
@@ -853,6 +859,10 @@ class Runner:
             intensity["loads"] = loads.summary()
             intensity["not_as_defined"] = scenario_flags(
                 intensity["loads"], intensity, scenario.measure_cpus)
+            self.not_as_defined += [
+                f"{scenario.name}: {flag}" for flag in deciding_flags(
+                    intensity["loads"], intensity, scenario.measure_cpus,
+                    self.simulate is not None)]
             with suppress(StoreError):
                 with_retries(lambda: self.store.set_scenario_intensity(scenario_id,
                                                                        intensity))

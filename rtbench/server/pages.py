@@ -28,6 +28,7 @@ from rtbench.report import compare_html
 from rtbench.report.boardsvg import histogram_svg, history_svg
 from rtbench.report.compare_summary import fmt_value
 from rtbench.report.html import render_html
+from rtbench.report.run_markers import list_markers
 from rtbench.server import labviews, views
 from rtbench.server.api import (
     INT32_MAX,
@@ -84,6 +85,7 @@ def runs_page(request: Request, flt: Filter,
     labels = {r.id: views.run_verdict_label(r) for r in result.runs}
     return render_page("runs.html.j2", result=result, facets=facets(store), flt=flt,
                        labels=labels,
+                       markers={r.id: list_markers(r) for r in result.runs},
                        refs=reference_runs(),
                        since=request.query_params.get("since", ""),
                        until=request.query_params.get("until", ""),

@@ -78,6 +78,31 @@ OUTAGE_STATUSES = ("unreachable", "error", "interrupted")
 BUSY_TIMEOUT_MS = 10000
 
 
+
+def not_as_defined_counts(conn: Any, run_ids: list[int]) -> dict[int, int]:
+    """Per run: how many ways its scenarios did not happen as defined (the flags the
+    runner stored with each scenario's intensity as `not_as_defined`).  A busy idle
+    scenario of a simulated run does not count (analysis.scenario_check.deciding_flags:
+    synthetic latencies cannot be disturbed)."""
+    counts: dict[int, int] = {}
+    for start in range(0, len(run_ids), 500):  # bounded IN lists
+        rows = conn.execute(
+            select(t.scenarios.c.run_id, t.scenarios.c.loads, t.scenarios.c.intensity,
+                   t.runs.c.simulated)
+            .select_from(t.scenarios.join(t.runs, t.runs.c.id == t.scenarios.c.run_id))
+            .where(t.scenarios.c.run_id.in_(run_ids[start:start + 500])))
+        for run_id, loads, stored, simulated in rows:
+            try:
+                intensity = json.loads(stored) if stored else None
+                idle = not json.loads(loads or "[]")
+            except ValueError:
+                continue
+            flags = intensity.get("not_as_defined") if isinstance(intensity, dict) else None
+            if isinstance(flags, list) and flags and not (simulated and idle):
+                counts[int(run_id)] = counts.get(int(run_id), 0) + len(flags)
+    return counts
+
+
 class StoreError(Exception):
     """A database problem, worded as one line for the user."""
 
@@ -668,12 +693,14 @@ class Store:
             select(t.runs.c.id, t.runs.c.started_at, t.hosts.c.hostname,
                    t.runs.c.kernel, t.runs.c.suite, t.runs.c.status,
                    worst.c.worst, t.runs.c.simulated, t.runs.c.tags, t.runs.c.target,
-                   t.runs.c.board)
+                   t.runs.c.board, t.runs.c.scale)
             .select_from(t.runs.join(t.hosts,
                                      t.hosts.c.id == t.runs.c.host_id)
                          .outerjoin(worst, worst.c.run_id == t.runs.c.id))
             .order_by(t.runs.c.id.desc()).limit(limit))
         with self._tx("list runs") as conn:
+            rows = conn.execute(query).all()
+            undefined = not_as_defined_counts(conn, [r.id for r in rows])
             return [RunSummary(id=r.id, started_at=as_utc(r.started_at)
                                or _now(), hostname=r.hostname,
                                kernel=r.kernel, suite=r.suite,
@@ -682,8 +709,9 @@ class Store:
                                else int(r.worst),
                                simulated=bool(r.simulated),
                                tags=_loads(r.tags) or {}, target=r.target,
-                               board=r.board)
-                    for r in conn.execute(query)]
+                               board=r.board, scale=float(r.scale),
+                               not_as_defined=undefined.get(r.id, 0))
+                    for r in rows]
 
     def run_outline(self, run_id: int) -> list[tuple[int, int]]:
         """(scenario id, number of measurements) of each scenario of run_id, in order;

@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, func, or_, select, true
 
 from rtbench.bundle import RunSummary, SeriesDetail
-from rtbench.store import RUN_STATUSES, Store
+from rtbench.store import RUN_STATUSES, Store, not_as_defined_counts
 from rtbench.store import schema as t
 from rtbench.store.utc import as_utc
 
@@ -112,7 +112,8 @@ def list_runs_page(store: Store, flt: RunFilter, page: int = 1,
         rows = conn.execute(
             select(t.runs.c.id, t.runs.c.started_at, t.hosts.c.hostname, t.hosts.c.arch,
                    t.runs.c.kernel, t.runs.c.suite, t.runs.c.status, t.runs.c.simulated,
-                   t.runs.c.tags, t.runs.c.uid, t.runs.c.target, t.runs.c.board)
+                   t.runs.c.tags, t.runs.c.uid, t.runs.c.target, t.runs.c.board,
+                   t.runs.c.scale)
             .select_from(joined).where(where).order_by(t.runs.c.id.desc())
             .limit(per_page).offset((page - 1) * per_page)).all()
         ids = [r.id for r in rows]
@@ -128,11 +129,13 @@ def list_runs_page(store: Store, flt: RunFilter, page: int = 1,
                 if value is not None:
                     worst[int(run_id)] = int(value)
         counts = _threshold_counts(conn, ids)
+        undefined = not_as_defined_counts(conn, ids)
     runs = [RunSummary(id=r.id, started_at=as_utc(r.started_at) or r.started_at,
                        hostname=r.hostname, kernel=r.kernel, suite=r.suite, status=r.status,
                        worst_max_ns=worst.get(r.id), simulated=bool(r.simulated),
                        tags=json.loads(r.tags) if r.tags else {}, target=r.target,
-                       board=r.board,
+                       board=r.board, scale=float(r.scale),
+                       not_as_defined=undefined.get(r.id, 0),
                        measurement_count=counts.get(r.id, (0, 0))[0],
                        checked_count=counts.get(r.id, (0, 0))[1])
             for r in rows]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from explain_helpers import cli, exp_windows, simulated_runs, synthetic_measurement
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -16,6 +17,7 @@ from scipy import stats
 
 from rtbench.analysis import evt
 from rtbench.analysis.advise import advise_cell
+from rtbench.cli import main
 
 
 def test_known_gev_tail_is_recovered_within_its_interval() -> None:
@@ -128,3 +130,58 @@ def test_bad_input_exits_2(sim_db: str, args: tuple[str, ...]) -> None:
 def test_unknown_run_exits_2(sim_db: str) -> None:
     for name in ("7", "host=none", "ref:loongson2f"):
         assert cli("advise", name, "--db", sim_db).exit_code == 2
+
+
+@given(st.floats(min_value=0, max_value=1e15, allow_nan=False))
+def test_durations_have_a_unit_and_no_exponent(ns: float) -> None:
+    from rtbench.report.format import fmt_duration
+
+    text = fmt_duration(ns)
+    assert "e+" not in text and "e-" not in text and text.endswith((" ns", " µs", " ms", " s"))
+    digits = text.split()[0].replace(",", "").replace(".", "")
+    assert len(digits.lstrip("0")) <= max(3, len(text.split()[0].split(".")[0]))
+
+
+def _advice(level_lo: float, level: float, level_hi: float, observed_ns: int):
+    """A cell whose once-per-hour estimate (µs) is level [level_lo, level_hi]."""
+    from rtbench.analysis.advise import CellAdvice
+
+    fit = evt.GevFit(mu=1.0, sigma=1.0, xi=0.5, xi_lo=0.2, xi_hi=0.8, blocks=60, m=3600,
+                     level=level, level_lo=level_lo, level_hi=level_hi, nll=0.0)
+    return CellAdvice("idle / cyclic 1ms", observed_ns, observed_ns / 0.25, 60, 60.0, 1.0,
+                      3600.0, 0.25, fit, "", 1.0, 1_000_000, 0)
+
+
+def test_extrapolation_said_in_words_with_its_credibility() -> None:
+    # issue 35: "85523079.7 [2895815.7, 157418610.5] µs" and "6.3e+05 ms"
+    from rtbench.report.compare_text import advice_table, advice_words
+
+    wild = _advice(2_895_815.7, 85_523_079.7, 157_418_610.5, 9_446_545)
+    assert len(wild.doubts) == 2
+    words = advice_words(wild, virtual=True)
+    assert words is not None and words.startswith(
+        "idle / cyclic 1ms: once per hour at most 157 s (estimate 85.5 s, 95 % interval "
+        "2.90 s to 157 s; measured 60.0 s, largest latency 9.45 ms)")
+    assert "this fit is not credible: its 95 % interval spans by a factor of 54" in words
+    assert "host stalls" in words
+    tame = _advice(40.0, 55.0, 80.0, 30_000)
+    assert tame.doubts == []
+    assert "credible by the rule in docs/advise.md" in (advice_words(tame, False) or "")
+    from rich.console import Console
+
+    console = Console(record=True, width=200)
+    console.print(advice_table([wild, tame], "t"))
+    text = console.export_text()
+    assert "e+" not in text and "85.5 s [2.90 s, 157 s] — not credible" in text
+    assert "630 s" in text  # the cycle the estimate needs: 157 s / 25 %
+
+
+def test_advise_says_what_it_fits(sim_db: str) -> None:
+    done = CliRunner().invoke(
+        main, ["advise", "1", "--cycle", "1ms", "--verbose", "--db", sim_db],
+        env={"COLUMNS": "120"})
+    assert done.exit_code == 0, done.output
+    assert "advise: fitting cell 1 of 1: " in done.stderr
+    assert "once per hour at most" in done.stdout
+    quiet = CliRunner().invoke(main, ["advise", "1", "--db", sim_db])
+    assert quiet.stderr == ""  # not a terminal, no --verbose: nothing on stderr

@@ -362,3 +362,31 @@ def test_run_output_fits_and_keeps_every_number_whole(tmp_path: Path, probe_path
         missing = sorted(n for n in numbers if not whole(n, text))
         assert not missing, f"run at {width} columns lacks {missing}"
         assert not REPR.findall(text), REPR.findall(text)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_too_narrow_a_table_becomes_records_that_carry_their_verdicts(db: str, width: int
+                                                                      ) -> None:
+    """Issue 37: at 80 columns a 'continued' table separated each row from its verdict;
+    now each cell is a block whose first line names it with its verdict."""
+    with Store.open(db) as store:
+        run = store.get_run(2)
+        runs = store.list_runs(limit=10)
+    show = rtbench(db, "show", "2", width=width)
+    listed = rtbench(db, "ls", width=width)
+    compared = rtbench(db, "compare", "1", "2", width=width)
+    for text in (show, listed, compared):
+        assert "(continued)" not in text
+    summary = show[show.index("Run 2 · "):show.index("verdict: ")]
+    records = "  samples: " in summary
+    assert records == (width < 120), summary  # the summary table needs about 90 columns
+    for sc in run.scenarios:
+        for m in sc.measurements:
+            if records:
+                assert f"\n{sc.name} / {m.name}: {m.status}\n" in summary
+    if "  started (UTC): " in listed:
+        for r in runs:
+            assert f"\nrun {r.id}: {r.status}" in listed
+    if "  p99: baseline" in compared:
+        heads = [line for line in compared.splitlines() if line.startswith("idle / ")]
+        assert heads and all(": " in head for head in heads)

@@ -45,13 +45,15 @@ def test_a_load_short_of_its_target_is_flagged() -> None:
 def test_a_busy_idle_scenario_is_flagged_in_the_verdict_and_html() -> None:
     # issue 24: "idle" measured with the CPU 66 % busy, and the verdict said nothing
     run = synthetic_run([synthetic_measurement(exp_windows(1))])
-    run.status, run.id = "ok", 1
+    run.status, run.id, run.simulated = "ok", 1, False
     sc = run.scenarios[0]
     sc.measure_cpus = "1"
     sc.intensity = {"cpu_busy_pct": 66.0,
                     "cpu_busy_pct_per_cpu": {"cpu0": 98.0, "cpu1": 100.0, "cpu2": 34.0}}
     verdict = verdict_of(run)
-    assert "SCENARIO NOT AS DEFINED" in verdict.headline
+    # issue 35: not a pass, and not "measured" either
+    assert verdict.headline.startswith("NOT AS DEFINED in 1 case (below)")
+    assert verdict.status == "not_as_defined"
     assert verdict.not_as_defined == [
         "idle: no load was defined, but the CPUs that did not measure were 66 % busy "
         "(above 20 %): something else ran"]
@@ -60,6 +62,10 @@ def test_a_busy_idle_scenario_is_flagged_in_the_verdict_and_html() -> None:
     from rtbench.report.html import render_html
 
     assert "Scenarios not as defined" in render_html(run)
+    run.simulated = True  # synthetic latencies: listed, but it does not decide
+    verdict = verdict_of(run)
+    assert verdict.headline.startswith("MEASURED, NO THRESHOLDS SET")
+    assert "does not decide its verdict" in verdict.not_as_defined[0]
     sc.intensity["cpu_busy_pct_per_cpu"] = {"cpu0": 3.0, "cpu1": 100.0}
     assert verdict_of(run).not_as_defined == []
 

@@ -25,18 +25,24 @@ class Family:
     kind: str  # counter, gauge, histogram
     help: str
     unit: str = ""
-    # (name suffix such as "" "_bucket" "_total", rendered labels, value text)
+    # (name suffix such as "" "_bucket" "_total", rendered labels, value text and
+    # timestamp if any)
     samples: list[tuple[str, str, str]] = field(default_factory=list)
 
-    def add(self, labels: Mapping[str, object], value: object, suffix: str = "") -> None:
-        """Append a sample (a counter's gets _total added when rendered)."""
-        self.add_rendered(labels_text(labels), value, suffix)
+    def add(self, labels: Mapping[str, object], value: object, suffix: str = "",
+            timestamp: str | None = None) -> None:
+        """Append a sample (a counter's gets _total added when rendered); timestamp:
+        Unix seconds as text, written after the value (history), or none."""
+        self.add_rendered(labels_text(labels), value, suffix, timestamp)
 
-    def add_rendered(self, labels: str, value: object, suffix: str = "") -> None:
+    def add_rendered(self, labels: str, value: object, suffix: str = "",
+                     timestamp: str | None = None) -> None:
         """Append a sample whose labels are already labels_text() (shared by families)."""
         if self.kind == "counter":
             suffix = "_total"
-        self.samples.append((suffix, labels, _number(value)))
+        text = _number(value)
+        self.samples.append((suffix, labels, text if timestamp is None
+                             else f"{text} {timestamp}"))
 
 
 def _number(value: object) -> str:

@@ -13,6 +13,7 @@ from rtbench.store import Store
 from rtbench.store.boards import board_list, board_names, matrix_groups
 from rtbench.store.cells import RT_POLICIES
 from rtbench.store.queries import RunFilter, list_runs_page
+from rtbench.store.regressions import list_checks
 
 # how many runs of a board's history are drawn at most (the newest)
 HISTORY_LIMIT = 5000
@@ -86,6 +87,33 @@ def board_histories(store: Store, board: str, *, suite: str | None, simulated: b
     if len(rows) > HISTORY_LIMIT:
         rows = rows[-HISTORY_LIMIT:]
     return histories(rows)
+
+
+# outcomes of the regression board drawn on a history (the stored "regression" today; a
+# suspected/confirmed state where the board gives one)
+MARKED_OUTCOMES = ("regression", "confirmed", "suspected")
+
+
+def regression_marks(store: Store, board: str, suite: str | None
+                     ) -> dict[tuple[str, str], list[tuple[int, str]]]:
+    """Per (suite, scenario): (run id, state) of each run of board that the regression
+    board flagged there (state: the check's state if it has one, else its outcome)."""
+    marks: dict[tuple[str, str], list[tuple[int, str]]] = {}
+    for outcome in MARKED_OUTCOMES:
+        for row in list_checks(store, board=board, suite=suite, outcome=outcome):
+            state = str(getattr(row, "state", None) or row.outcome)
+            scenario = row.cell.split(" / ")[0]
+            pair = (row.run_id, state)
+            found = marks.setdefault((row.suite, scenario), [])
+            if pair not in found:
+                found.append(pair)
+    return marks
+
+
+def marks_for(h: CellHistory, marks: dict[tuple[str, str], list[tuple[int, str]]]
+              ) -> list[tuple[int, str]]:
+    """The regression marks that belong on the history h (its suite and scenario)."""
+    return marks.get((h.suite, h.cell.split(" / ")[0]), [])
 
 
 def board_known(store: Store, board: str) -> bool:

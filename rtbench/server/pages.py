@@ -240,9 +240,11 @@ def board_page(request: Request, name: Annotated[str, PathParam(max_length=255)]
                                      simulated=None if simulated else False)
     title = (f"combined histogram of the last {len(run_ids)} run(s) of {board}"
              + (f", suite {suite}" if suite else ""))
+    marks = labviews.regression_marks(store, board, clean_query(suite, "suite"))
     return render_page("board.html.j2", board=board, suite=suite or "",
                        simulated=bool(simulated), all_policies=bool(all_policies),
-                       histories=[(h, Markup(history_svg(h))) for h in found],
+                       histories=[(h, Markup(history_svg(h, labviews.marks_for(h, marks))))
+                                  for h in found],
                        combined=Markup(histogram_svg(pairs, title)), last=last,
                        combined_runs=run_ids)
 

@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 import click
 
 from rtbench import EXIT_USAGE
-from rtbench.bundle import RunDetail, board_of
+from rtbench.bundle import RunDetail, board_of, start_problem
 from rtbench.commands._common import (
     BOARD_HELP,
     DB_HELP,
@@ -233,6 +233,12 @@ def register(main: click.Group) -> None:
                                "commands"), EXIT_USAGE)
             importer = _pick_importer(data, label, fmt)
             runs = read_runs(data, label, importer, partial)
+            now = datetime.now(timezone.utc)
+            for index, run in enumerate(runs):
+                problem = start_problem(run.started_at, now)
+                if problem is not None:
+                    where = f"run {index + 1} of {label}" if len(runs) > 1 else label
+                    fail(_one_line(f"{where}: {problem}; nothing was stored"), EXIT_USAGE)
             for run in runs:
                 if host:
                     if run.board in ("", board_of(run.target, run.hostname)):
@@ -284,8 +290,10 @@ def register(main: click.Group) -> None:
     def export_cmd(run_ref: str | None, fmt: str, output: Path | None,
                    kcidb_origin: str | None, board: str | None, suite: str | None,
                    since: str | None, db_url: str | None) -> None:
-        """Write a stored run in another format (JUnit, LAVA, KCIDB, OpenMetrics, ...),
-        or every stored run's figures as timestamped OpenMetrics (openmetrics-history).
+        """Write a stored run in another format (JUnit, LAVA, KCIDB, OpenMetrics, ...).
+
+        `--format openmetrics-history` writes every stored run's figures instead, as
+        timestamped OpenMetrics for `promtool tsdb create-blocks-from openmetrics`.
 
         \b
         Examples:

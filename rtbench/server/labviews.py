@@ -4,16 +4,18 @@ JSON API both build on these."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rtbench.analysis.boards import CellHistory, MatrixTable, histories, matrix_tables
 from rtbench.analysis.kernelver import kernel_sort_key
+from rtbench.report.run_markers import run_markers
 from rtbench.store import Store
 from rtbench.store.boards import board_list, board_names, matrix_groups
 from rtbench.store.cells import RT_POLICIES
 from rtbench.store.queries import RunFilter, list_runs_page
 from rtbench.store.regressions import list_checks
+from rtbench.store.runmarks import group_markers
 
 # how many runs of a board's history are drawn at most (the newest)
 HISTORY_LIMIT = 5000
@@ -32,6 +34,8 @@ class MatrixPage:
     pages: int
     boards: int  # boards in all pages
     per_page: int
+    # per (suite, board, kernel): the markers its runs carry (report/run_markers.py)
+    run_marks: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)
 
 
 def matrix(store: Store, *, suite: str | None, board: str | None,
@@ -46,10 +50,12 @@ def matrix(store: Store, *, suite: str | None, board: str | None,
         names, total = board_names(store, suite=suite, simulated=sim, page=page,
                                    per_page=per_page)
     groups = matrix_groups(store, suite=suite, board=board, simulated=sim, boards=names)
+    marked = group_markers(store, suite=suite, boards=names, simulated=sim)
     return MatrixPage(tables=matrix_tables(groups, cell_marks(store, suite=suite,
                                                               board=board)),
                       page=page, pages=max(1, -(-total // per_page)), boards=total,
-                      per_page=per_page)
+                      per_page=per_page,
+                      run_marks={key: run_markers(runs) for key, runs in marked.items()})
 
 
 def matrix_json(found: MatrixPage, simulated: bool) -> dict[str, Any]:
@@ -64,7 +70,7 @@ def matrix_json(found: MatrixPage, simulated: bool) -> dict[str, Any]:
             "state": c.state, "why": c.why, "previous_kernel": c.previous_kernel,
             "delta_max_ns": c.delta_max_ns,
             "delta_pct": None if c.delta_pct is None else round(c.delta_pct, 1),
-            "marks": c.marks}
+            "marks": c.marks, "markers": found.run_marks.get((tb.suite, b, k), [])}
             for (b, k), c in sorted(tb.cells.items(),
                                     key=lambda kv: (kv[0][0], kernel_sort_key(kv[0][1])))]}
         for tb in found.tables]}

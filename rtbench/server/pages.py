@@ -28,6 +28,7 @@ from rtbench.report import compare_html
 from rtbench.report.boardsvg import histogram_svg, history_svg
 from rtbench.report.compare_summary import fmt_value
 from rtbench.report.html import render_html
+from rtbench.report.run_markers import run_markers
 from rtbench.server import labviews, views
 from rtbench.server.api import (
     INT32_MAX,
@@ -50,6 +51,8 @@ from rtbench.server.render import render_page
 from rtbench.store import Store
 from rtbench.store.boards import board_histogram
 from rtbench.store.queries import MAX_PER_PAGE, RunFilter, facets, list_runs_page
+from rtbench.store.regressions import checks_of_run
+from rtbench.store.runmarks import board_run_marks
 from rtbench.store.sessions import create_session, end_session
 
 router = APIRouter(include_in_schema=False)
@@ -127,6 +130,12 @@ def run_page(request: Request,
     than PAGE_MEASUREMENTS measurements in pages (?page=N), each saying which it is."""
     html, pages = _report(request, run_id, page)
     nav = render_page("nav.html.j2", run_id=run_id)
+    store = _store(request)
+    flags = board_run_marks(store, run_id=run_id)
+    nav += render_page("run_flags.html.j2", run_id=run_id,
+                       markers=run_markers(flags[run_id]) if run_id in flags else [],
+                       checks=checks_of_run(store, run_id, labviews.MARKED_OUTCOMES),
+                       value=fmt_value, change=regression_change)
     if pages > 1:
         nav += render_page("run_pages.html.j2", run_id=run_id, page=page, pages=pages,
                            per_page=PAGE_MEASUREMENTS)
@@ -241,7 +250,9 @@ def board_page(request: Request, name: Annotated[str, PathParam(max_length=255)]
     title = (f"combined histogram of the last {len(run_ids)} run(s) of {board}"
              + (f", suite {suite}" if suite else ""))
     marks = labviews.regression_marks(store, board, clean_query(suite, "suite"))
-    return render_page("board.html.j2", board=board, suite=suite or "",
+    run_marks = {run_id: run_markers(fields)
+                 for run_id, fields in board_run_marks(store, board).items()}
+    return render_page("board.html.j2", board=board, suite=suite or "", run_marks=run_marks,
                        simulated=bool(simulated), all_policies=bool(all_policies),
                        histories=[(h, Markup(history_svg(h, labviews.marks_for(h, marks))))
                                   for h in found],

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 OPENMETRICS_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 PROMETHEUS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -60,10 +61,16 @@ def _number(value: object) -> str:
     return str(value)
 
 
+@lru_cache(maxsize=8192)
+def _escaped(text: str) -> str:
+    """text escaped as a label value (cached: boards, kernels and cells repeat)."""
+    text = text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+    return "".join(ch for ch in text if ch.isprintable() or ch == "\\")
+
+
 def label_value(value: object) -> str:
     """A label value escaped for both text formats."""
-    text = str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-    return "".join(ch for ch in text if ch.isprintable() or ch == "\\")
+    return _escaped(str(value))
 
 
 def labels_text(pairs: Mapping[str, object]) -> str:

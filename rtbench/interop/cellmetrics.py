@@ -86,8 +86,10 @@ def row_families(rows: Iterable[CellRow], stamped: bool = False) -> list[Family]
             if value is not None:
                 fams[key].add_rendered(rendered, value / 1e9, timestamp=stamp)
         for threshold_ns, above in row.exceed:
-            fams["exceed"].add({**labels, "threshold": repr(threshold_ns / 1e9)}, above,
-                               timestamp=stamp)
+            # the row's labels plus threshold, without escaping them again
+            fams["exceed"].add_rendered(
+                f'{rendered[:-1]},threshold="{threshold_ns / 1e9!r}"}}', above,
+                timestamp=stamp)
         fams["samples"].add_rendered(rendered, row.count, timestamp=stamp)
         fams["overruns"].add_rendered(rendered, row.overruns, timestamp=stamp)
         fams["started"].add_rendered(rendered, row.started_at.timestamp(), timestamp=stamp)

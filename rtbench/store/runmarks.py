@@ -11,7 +11,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import ColumnElement, Label, case, exists, false, func, literal, or_, select
+from sqlalchemy import (
+    ColumnElement,
+    Label,
+    and_,
+    case,
+    exists,
+    false,
+    func,
+    literal,
+    or_,
+    select,
+)
 
 from rtbench.store import schema as t
 
@@ -52,9 +63,10 @@ def group_markers(store: Store, *, suite: str | None, boards: list[str] | None,
                   simulated: bool | None) -> dict[tuple[str, str, str], dict[str, Any]]:
     """Per (suite, board, kernel) of the matrix: what any of its runs carries, as a
     run-like dict for run_markers (scale: the smallest; traced, emulated, simulated: any
-    run).  Three small queries, each reading only the runs that carry a marker: the
-    short ones, the emulated ones (the `emulated` column where the schema has it, else a
-    LIKE over sysinfo), and the traced ones (driven from trace_info)."""
+    run).  Small queries, each reading only the runs that carry a marker: the short
+    ones, the emulated ones (the `emulated` column where the schema has it and it is set,
+    else a LIKE over sysinfo), the traced ones (driven from trace_info) and, when asked
+    for, the simulated ones."""
     r = t.runs.c
     keep: list[ColumnElement[bool]] = []
     if suite is not None:
@@ -69,8 +81,9 @@ def group_markers(store: Store, *, suite: str | None, boards: list[str] | None,
         """The dict of row's (suite, board, kernel)."""
         return found.setdefault((row.suite, row.board, row.kernel), {})
 
-    emulated = (r["emulated"].is_(True) if "emulated" in r
-                else or_(*(r.sysinfo.like(p) for p in _EMULATED_SYSINFO)))
+    by_sysinfo = or_(*(r.sysinfo.like(p) for p in _EMULATED_SYSINFO))
+    emulated = (or_(r["emulated"].is_(True), and_(r["emulated"].is_(None), by_sysinfo))
+                if "emulated" in r else by_sysinfo)
     traced_runs = (select(t.scenarios.c.run_id).select_from(
         t.trace_info.join(t.measurements,
                           t.measurements.c.id == t.trace_info.c.measurement_id)

@@ -10,7 +10,7 @@ identity), so storing the same run twice stores it once.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -42,8 +42,12 @@ class RunSummary:
     checked_count: int | None = None
     # the board it ran on (--board, the fleet inventory name, else the target's host)
     board: str = ""
-    # the suite's durations were multiplied by this (below 1: a short run)
+    # what the lists mark (rtbench/report/run_markers.py): the suite's duration factor
+    # (below 1: a short run), whether a measurement holds trace records, whether the CPU
+    # was emulated
     scale: float = 1.0
+    traced: bool = False
+    emulated: bool = False
     # how many ways its scenarios did not happen as defined (stored `not_as_defined`)
     not_as_defined: int = 0
 
@@ -160,9 +164,24 @@ class RunDetail:
     board: str = ""
 
 
+# host names that name no host: Linux's default nodename, and none at all
+NO_HOSTNAME = ("", "(none)", "unknown")
+
+
+def _target_name(target: str) -> str:
+    """A board name from a target without a host name: 'serial-ttyUSB0' for
+    serial:///dev/ttyUSB0?baud=N, 'local' for local; never a '/' (names go in URLs)."""
+    bare = target.partition("?")[0]
+    scheme, _, rest = bare.partition(":")
+    last = rest.rstrip("/").rpartition("/")[2]
+    name = f"{scheme}-{last}" if last else scheme
+    return "".join(ch if ch.isprintable() and ch != "/" else "_" for ch in name)
+
+
 def board_of(target: str, hostname: str) -> str:
     """The board a run without a given board name ran on: the host of an ssh:// target,
-    the place of a labgrid: target, else the target's host name."""
+    the place of a labgrid: target, else the target's host name; a target whose host has
+    no name (Linux's "(none)") is named by its target (serial-ttyUSB0)."""
     if target.startswith("ssh://"):
         netloc = target[len("ssh://"):].split("/", 1)[0]
         host = netloc.rpartition("@")[2]
@@ -172,7 +191,27 @@ def board_of(target: str, hostname: str) -> str:
             return host[:255]
     if target.startswith("labgrid:") and target[len("labgrid:"):]:
         return target[len("labgrid:"):][:255]
+    if hostname.strip() in NO_HOSTNAME and target.strip() and target != "import":
+        return _target_name(target.strip())[:255]
     return (hostname or "unknown")[:255]
+
+
+# the earliest start a stored run may have; the latest is now + START_SLACK
+EARLIEST_START = datetime(2000, 1, 1, tzinfo=timezone.utc)
+START_SLACK = timedelta(days=1)
+
+
+def start_problem(started_at: datetime, now: datetime) -> str | None:
+    """Why a run's start time cannot be true (before 2000-01-01, or more than a day after
+    now: a board whose clock was never set, a file's bad time), or None when it can."""
+    when = started_at if started_at.tzinfo else started_at.replace(tzinfo=timezone.utc)
+    latest = now + START_SLACK
+    if EARLIEST_START <= when <= latest:
+        return None
+    return (f"started {when.astimezone(timezone.utc):%Y-%m-%d %H:%M} UTC, outside "
+            f"2000-01-01 .. {latest.astimezone(timezone.utc):%Y-%m-%d %H:%M} UTC (now + 1 "
+            "day): set the clock of the machine that measured it (or the file's time) and "
+            "send it again")
 
 
 def mark_beyond_hist(m: MeasurementDetail) -> MeasurementDetail:

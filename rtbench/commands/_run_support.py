@@ -32,8 +32,11 @@ def expected_text(test: TestSpec) -> str:
 
 def run_summary_json(r: Any) -> dict[str, Any]:
     """One line of `ls --json`: a stored run's summary (documented in docs/commands.md)."""
+    from rtbench.report.run_markers import run_markers
+
     return {"id": r.id, "started_at": r.started_at.isoformat(), "board": r.board,
             "hostname": r.hostname,
             "target": r.target, "kernel": r.kernel, "suite": r.suite, "status": r.status,
             "worst_max_ns": r.worst_max_ns, "simulated": r.simulated, "tags": r.tags,
-            "scale": r.scale, "not_as_defined": r.not_as_defined}
+            "scale": r.scale, "not_as_defined": r.not_as_defined, "traced": r.traced,
+            "emulated": r.emulated, "markers": run_markers(r)}

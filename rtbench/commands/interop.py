@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 import click
 
 from rtbench import EXIT_USAGE
-from rtbench.bundle import RunDetail, board_of
+from rtbench.bundle import RunDetail, board_of, start_problem
 from rtbench.commands._common import (
     BOARD_HELP,
     DB_HELP,
@@ -233,6 +233,12 @@ def register(main: click.Group) -> None:
                                "commands"), EXIT_USAGE)
             importer = _pick_importer(data, label, fmt)
             runs = read_runs(data, label, importer, partial)
+            now = datetime.now(timezone.utc)
+            for index, run in enumerate(runs):
+                problem = start_problem(run.started_at, now)
+                if problem is not None:
+                    where = f"run {index + 1} of {label}" if len(runs) > 1 else label
+                    fail(_one_line(f"{where}: {problem}; nothing was stored"), EXIT_USAGE)
             for run in runs:
                 if host:
                     if run.board in ("", board_of(run.target, run.hostname)):
@@ -270,29 +276,59 @@ def register(main: click.Group) -> None:
                   help="Output format (`--format help` lists them).")
     @click.option("-o", "--output", "output", type=click.Path(dir_okay=False, path_type=Path),
                   help="File to write (default: stdout).")
+    @click.option("--kcidb-origin", "kcidb_origin", metavar="NAME",
+                  help="KCIDB origin of the submitted objects (default: "
+                       "$RTBENCH_KCIDB_ORIGIN, else rtbench).")
+    @click.option("--board", "board", metavar="NAME",
+                  help="openmetrics-history: only this board's runs.")
+    @click.option("--suite", "suite", metavar="NAME",
+                  help="openmetrics-history: only this suite's runs.")
+    @click.option("--since", "since", metavar="YYYY-MM-DD",
+                  help="openmetrics-history: only runs started on or after this day (UTC).")
     @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
     @handle_errors
-    def export_cmd(run_ref: str | None, fmt: str, output: Path | None, db_url: str | None) -> None:
+    def export_cmd(run_ref: str | None, fmt: str, output: Path | None,
+                   kcidb_origin: str | None, board: str | None, suite: str | None,
+                   since: str | None, db_url: str | None) -> None:
         """Write a stored run in another format (JUnit, LAVA, KCIDB, OpenMetrics, ...).
+
+        `--format openmetrics-history` writes every stored run's figures instead, as
+        timestamped OpenMetrics for `promtool tsdb create-blocks-from openmetrics`.
 
         \b
         Examples:
           rtbench export 3 --format junit -o rtbench-junit.xml
           rtbench export 3 --format lava          # lava-test-case lines
+          rtbench export 3 --format kcidb --kcidb-origin mylab
           rtbench export 3 --format json | rtbench import - --db sqlite:////tmp/b.db
+          rtbench export --format openmetrics-history -o lab.om
+          promtool tsdb create-blocks-from openmetrics lab.om /var/lib/prometheus/metrics2
         """
         from rtbench.interop.base import ExportFormatError, exporters
+        from rtbench.interop.openmetrics import HISTORY_FORMAT
         from rtbench.store import RunNotFound
 
         found = exporters()
         if fmt == "help":
-            print_formats(found)
+            print_formats({**found, HISTORY_FORMAT: _HistoryFormat()})
             return
+        if fmt == HISTORY_FORMAT:
+            if run_ref is not None:
+                fail(f"--format {HISTORY_FORMAT} writes every stored run; give no RUN (narrow "
+                     "it with --board, --suite, --since)", EXIT_USAGE)
+            _write(output, _history(db_url, board, suite, since))
+            return
+        if board is not None or suite is not None or since is not None:
+            fail(f"--board, --suite and --since select runs for --format {HISTORY_FORMAT} "
+                 "only; give the RUN to export", EXIT_USAGE)
+        if kcidb_origin is not None and fmt != "kcidb":
+            fail("--kcidb-origin applies to --format kcidb only", EXIT_USAGE)
         if run_ref is None:
             fail("give the RUN to export (an id or a selector; `rtbench ls` lists them)",
                  EXIT_USAGE)
         if fmt not in found:
-            fail(f"--format {fmt!r}: unknown; one of {', '.join(sorted(found))}", EXIT_USAGE)
+            fail(f"--format {fmt!r}: unknown; one of "
+                 f"{', '.join(sorted([*found, HISTORY_FORMAT]))}", EXIT_USAGE)
         store = open_store(db_url, reading=True)
         try:
             run_id = resolve_run(store, run_ref)
@@ -303,10 +339,48 @@ def register(main: click.Group) -> None:
         finally:
             store.close()
         try:
-            data = found[fmt].export(run)
+            if fmt == "kcidb":
+                from rtbench.interop.kcidb import export_with_origin
+
+                data = export_with_origin(run, kcidb_origin, os.environ)
+            else:
+                data = found[fmt].export(run)
         except ExportFormatError as exc:
             fail(_one_line(str(exc)), EXIT_USAGE)
-        if output is None:
-            write_stdout_bytes(data)
-        else:
-            write_atomic(output, data)
+        _write(output, data)
+
+
+class _HistoryFormat:
+    """The openmetrics-history entry of `--format help` (not a per-run exporter)."""
+
+    summary = ("every stored run's figures as timestamped OpenMetrics, for promtool "
+               "tsdb create-blocks-from openmetrics (give no RUN)")
+
+
+def _write(output: Path | None, data: bytes) -> None:
+    """data to stdout, or atomically to output."""
+    if output is None:
+        write_stdout_bytes(data)
+    else:
+        write_atomic(output, data)
+
+
+def _history(db_url: str | None, board: str | None, suite: str | None,
+             since: str | None) -> bytes:
+    """The timestamped OpenMetrics of the stored real runs (those selected)."""
+    from rtbench.interop.openmetrics import history_text
+    from rtbench.store.cells import CellFilter, read_cells
+
+    start: datetime | None = None
+    if since is not None:
+        try:
+            start = datetime.strptime(since, "%Y-%m-%d").replace(tzinfo=timezone.utc)
+        except ValueError:
+            fail(f"--since {since!r}: expected a day as YYYY-MM-DD", EXIT_USAGE)
+    store = open_store(db_url, reading=True)
+    try:
+        with store.transaction("read the stored cell summaries") as conn:
+            rows = read_cells(conn, CellFilter(board=board, suite=suite, since=start))
+    finally:
+        store.close()
+    return history_text(rows).encode()

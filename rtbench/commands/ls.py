@@ -37,7 +37,7 @@ def list_runs(selector: str | None, db_url: str | None, limit: int, as_json: boo
     from rtbench.analysis.select import SelectError, matches, parse_spec
     from rtbench.commands._run_support import run_summary_json
     from rtbench.report.layout import Column, FittedTable
-    from rtbench.report.run_markers import list_markers
+    from rtbench.report.run_markers import run_markers
     from rtbench.report.target import fmt_target
 
     conditions: tuple[tuple[str, str, str], ...] = ()
@@ -65,19 +65,23 @@ def list_runs(selector: str | None, db_url: str | None, limit: int, as_json: boo
                Column("suite", "left", True),
                Column("status", "left", verdict=True),
                Column("worst max µs", abbrev="max µs")]
-    # the tags column only when a run has tags (an empty column costs the others room)
+    # the marks and tags columns only when a run has some (an empty column costs room)
+    marks = {r.id: ", ".join(run_markers(r)) for r in runs}
+    marked = any(marks.values())
+    if marked:
+        columns.append(Column("marks", "left", True))
     tagged = any(r.tags for r in runs)
     if tagged:
         columns.append(Column("tags", "left", True))
     rows = []
     for r in runs:
         worst = "-" if r.worst_max_ns is None else f"{r.worst_max_ns / 1000:,.1f}"
-        suite = " · ".join([f"{r.suite} (simulated)" if r.simulated else r.suite,
-                            *list_markers(r)])
         status = "ok, NOT AS DEFINED" if r.status == "ok" and r.not_as_defined else r.status
         rows.append([str(r.id), r.started_at.strftime("%Y-%m-%d %H:%M:%S"), r.board,
                      r.hostname,
-                     fmt_target(r.target, r.tags), r.kernel, suite, status, worst])
+                     fmt_target(r.target, r.tags), r.kernel, r.suite, status, worst])
+        if marked:
+            rows[-1].append(marks[r.id])
         if tagged:
             rows[-1].append(" ".join(f"{k}={v}" for k, v in sorted(r.tags.items())))
     make_console().print(FittedTable(columns, rows, title=f"runs in {store.url}"))

@@ -31,16 +31,20 @@ def plot_board(kind: str, runs: tuple[str, ...], board: str | None, suite: str |
     store = open_store(db_url, reading=True)
     try:
         if kind == "history":
+            from rtbench.server.labviews import marks_for, regression_marks
+
             found = histories(store.cell_rows(board=board, suite=suite,
                                               simulated=None if simulated else False,
                                               rt_only=not all_policies))
+            flagged = regression_marks(store, board, suite)
         else:
             run_ids, pairs = board_histogram(store, board, suite=suite, last=last,
                                              simulated=None if simulated else False)
     finally:
         store.close()
     try:
-        fig = history_figure(board, found) if kind == "history" \
+        fig = history_figure(board, found, lambda h: marks_for(h, flagged)) \
+            if kind == "history" \
             else combined_figure(board, run_ids, pairs)
         figures.save(fig, output)
     except figures.FigureError as exc:

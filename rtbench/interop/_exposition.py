@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 OPENMETRICS_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 PROMETHEUS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -25,18 +26,24 @@ class Family:
     kind: str  # counter, gauge, histogram
     help: str
     unit: str = ""
-    # (name suffix such as "" "_bucket" "_total", rendered labels, value text)
+    # (name suffix such as "" "_bucket" "_total", rendered labels, value text and
+    # timestamp if any)
     samples: list[tuple[str, str, str]] = field(default_factory=list)
 
-    def add(self, labels: Mapping[str, object], value: object, suffix: str = "") -> None:
-        """Append a sample (a counter's gets _total added when rendered)."""
-        self.add_rendered(labels_text(labels), value, suffix)
+    def add(self, labels: Mapping[str, object], value: object, suffix: str = "",
+            timestamp: str | None = None) -> None:
+        """Append a sample (a counter's gets _total added when rendered); timestamp:
+        Unix seconds as text, written after the value (history), or none."""
+        self.add_rendered(labels_text(labels), value, suffix, timestamp)
 
-    def add_rendered(self, labels: str, value: object, suffix: str = "") -> None:
+    def add_rendered(self, labels: str, value: object, suffix: str = "",
+                     timestamp: str | None = None) -> None:
         """Append a sample whose labels are already labels_text() (shared by families)."""
         if self.kind == "counter":
             suffix = "_total"
-        self.samples.append((suffix, labels, _number(value)))
+        text = _number(value)
+        self.samples.append((suffix, labels, text if timestamp is None
+                             else f"{text} {timestamp}"))
 
 
 def _number(value: object) -> str:
@@ -54,10 +61,16 @@ def _number(value: object) -> str:
     return str(value)
 
 
+@lru_cache(maxsize=8192)
+def _escaped(text: str) -> str:
+    """text escaped as a label value (cached: boards, kernels and cells repeat)."""
+    text = text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+    return "".join(ch for ch in text if ch.isprintable() or ch == "\\")
+
+
 def label_value(value: object) -> str:
     """A label value escaped for both text formats."""
-    text = str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-    return "".join(ch for ch in text if ch.isprintable() or ch == "\\")
+    return _escaped(str(value))
 
 
 def labels_text(pairs: Mapping[str, object]) -> str:

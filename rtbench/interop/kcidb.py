@@ -1,7 +1,9 @@
 """KernelCI KCIDB JSON (I/O schema v5.3): the checkout and build of the measured kernel,
 a test per cell and one per figure.
 
-Ids are "rtbench:<run uid>...".  The checkout and the build say what the run knows of
+Ids are "<origin>:<run uid>...", the origin being the lab's CI system: `--kcidb-origin`,
+else RTBENCH_KCIDB_ORIGIN, else "rtbench" (KCIDB's pattern: [a-z0-9_]+).  The checkout
+and the build say what the run knows of
 its kernel: the release (`uname -r`, always), and where given the git commit,
 repository, branch, tree name and config, each from a run tag or else from an
 environment variable of the exporting process (KERNEL_FACTS; a tag wins).  What is not
@@ -24,6 +26,8 @@ from rtbench.interop._cells import cells, figures, safe_name
 from rtbench.interop.base import Exporter, ExportFormatError
 
 ORIGIN = "rtbench"
+ORIGIN_VARIABLE = "RTBENCH_KCIDB_ORIGIN"
+_ORIGIN = re.compile(r"^[a-z0-9_]+$")
 # KCIDB field -> (run tag, environment variable)
 KERNEL_FACTS = {
     "git_commit_hash": ("kernel_commit", "RTBENCH_KERNEL_COMMIT"),
@@ -63,12 +67,28 @@ def _given_id(environ: Mapping[str, str], variable: str, default: str) -> str:
     return value
 
 
-def document(run: RunDetail, environ: Mapping[str, str]) -> dict[str, Any]:
-    """The KCIDB document of run (facts and ids from environ where the run has none)."""
+def origin_of(given: str | None, environ: Mapping[str, str]) -> str:
+    """The KCIDB origin: given (--kcidb-origin), else RTBENCH_KCIDB_ORIGIN, else
+    rtbench; ExportFormatError when it is not KCIDB's [a-z0-9_]+."""
+    where = "--kcidb-origin" if given is not None else ORIGIN_VARIABLE
+    value = (given if given is not None else environ.get(ORIGIN_VARIABLE, "")).strip()
+    if not value and given is None:
+        return ORIGIN
+    if not _ORIGIN.match(value):
+        raise ExportFormatError(f"{where} {value[:60]!r} is not a KCIDB origin: use lower-case "
+                                "letters, digits and _ (e.g. mylab)")
+    return value
+
+
+def document(run: RunDetail, environ: Mapping[str, str],
+             origin: str | None = None) -> dict[str, Any]:
+    """The KCIDB document of run (facts and ids from environ where the run has none;
+    origin as origin_of() finds it)."""
+    lab = origin_of(origin, environ)
     uid = run.uid or f"run{run.id}"
     facts = kernel_facts(run, environ)
-    checkout_id = _given_id(environ, "RTBENCH_KCIDB_CHECKOUT_ID", f"{ORIGIN}:{uid}")
-    build_id = _given_id(environ, "RTBENCH_KCIDB_BUILD_ID", f"{ORIGIN}:{uid}")
+    checkout_id = _given_id(environ, "RTBENCH_KCIDB_CHECKOUT_ID", f"{lab}:{uid}")
+    build_id = _given_id(environ, "RTBENCH_KCIDB_BUILD_ID", f"{lab}:{uid}")
     checkout: dict[str, Any] = {
         "id": checkout_id, "origin": checkout_id.split(":", 1)[0],
         "misc": {"kernel_release": run.kernel}}
@@ -84,13 +104,13 @@ def document(run: RunDetail, environ: Mapping[str, str]) -> dict[str, Any]:
            "misc": {"hostname": run.hostname, "kernel": run.kernel, "arch": run.arch,
                     "simulated": run.simulated, "tags": run.tags}}
     tests: list[dict[str, Any]] = []
-    prefix = f"{ORIGIN}:{uid}"
+    prefix = f"{lab}:{uid}"
     for n, cell in enumerate(cells(run)):
         m = cell.measurement
         path = safe_name("rtbench", cell.scenario.name, m.name)
         status = "ERROR" if cell.errored else "PASS" if cell.passed else "FAIL"
         tests.append({
-            "id": f"{prefix}:{n}", "build_id": build_id, "origin": ORIGIN,
+            "id": f"{prefix}:{n}", "build_id": build_id, "origin": lab,
             "path": path, "status": status, "start_time": run.started_at.isoformat(),
             "environment": env,
             "misc": {"verdicts": m.verdicts, "test": m.test,
@@ -101,13 +121,20 @@ def document(run: RunDetail, environ: Mapping[str, str]) -> dict[str, Any]:
                     continue
                 tests.append({
                     "id": f"{prefix}:{n}:{safe_name(series.label)}:{figure}",
-                    "build_id": build_id, "origin": ORIGIN,
+                    "build_id": build_id, "origin": lab,
                     "path": f"{path}.{safe_name(series.label)}."
                             f"{figure.replace('.', '_')}",
                     "status": "DONE", "number": {"value": value, "unit": "us"},
                     "start_time": run.started_at.isoformat(), "environment": env})
     return {"version": {"major": 5, "minor": 3}, "checkouts": [checkout],
             "builds": [build], "tests": tests}
+
+
+def export_with_origin(run: RunDetail, origin: str | None,
+                       environ: Mapping[str, str]) -> bytes:
+    """The run as KCIDB JSON under origin (None: RTBENCH_KCIDB_ORIGIN, else rtbench)."""
+    doc = document(run, environ, origin)
+    return (json.dumps(doc, indent=1, allow_nan=False) + "\n").encode()
 
 
 class KcidbExporter(Exporter):
@@ -119,5 +146,4 @@ class KcidbExporter(Exporter):
 
     def export(self, run: RunDetail) -> bytes:
         """The run as a KCIDB document (kernel facts from its tags or the environment)."""
-        doc = document(run, os.environ)
-        return (json.dumps(doc, indent=1, allow_nan=False) + "\n").encode()
+        return export_with_origin(run, None, os.environ)

@@ -1,7 +1,10 @@
 """LAVA: `lava-test-case NAME --result pass|fail [--measurement V --units us]` lines.
 
 Run inside a lava-test-shell (integrations/lava/), each line records one result, so
-a LAVA job keeps every figure and not just pass/fail.  Names hold only
+a LAVA job keeps every figure and not just pass/fail.  The verdict is the cell's line
+(`SCENARIO.TEST --result fail` when a verdict failed or it could not run); a figure
+(min, avg, percentiles, max, overruns) is a reading, recorded `--result pass` with its
+measurement whatever the verdict, so a failed cell shows one failure, not ten.  Names hold only
 [A-Za-z0-9_.-]; a figure the data cannot give (a summary-only import's
 percentiles) is left out rather than invented.
 """
@@ -33,7 +36,7 @@ class LavaExporter(Exporter):
                     if value is None:
                         continue
                     lines.append(f"lava-test-case {base}.{safe_name(series.label)}.{figure}"
-                                 f" --result {result} --measurement {value:.3f} --units us")
+                                 f" --result pass --measurement {value:.3f} --units us")
                 lines.append(f"lava-test-case {base}.{safe_name(series.label)}.overruns"
-                             f" --result {result} --measurement {stats.overruns} --units count")
+                             f" --result pass --measurement {stats.overruns} --units count")
         return ("\n".join(lines) + "\n").encode()

@@ -1,22 +1,31 @@
-"""OpenMetrics text (Prometheus): latency histograms with `le` buckets, overruns, verdicts.
+"""OpenMetrics and Prometheus text of one run, and of the stored history.
 
-One histogram per series (`rtbench_latency_seconds`, labelled run, host, kernel,
-scenario, test, series) with a bucket at the upper edge of every non-empty loglin7
-bucket, plus min/max gauges, an overruns counter and a verdict gauge per cell (1 pass,
-0 fail).  A summary-only import has only the +Inf bucket: count and sum, no invented
-shape.  `openmetrics` writes OpenMetrics 1.0 (`# TYPE rtbench_overruns counter` over
-`rtbench_overruns_total`, `# EOF`); `prometheus` writes the same figures as Prometheus
-text 0.0.4, whose TYPE line names `rtbench_overruns_total` (for a Pushgateway or
-GitLab's metrics report, which read that format).
+Labels follow rtbench/interop/cellmetrics.py (`board, kernel, suite, scenario, test,
+series`, as /metrics): no run id, so the same figure has the same name in every run.
+`prometheus` writes one line per figure (min, mean, percentiles, max, samples,
+overruns, the cell's verdict) as Prometheus text 0.0.4 -- what GitLab's metrics report
+and a Pushgateway read, and what compares from run to run.  `openmetrics` writes the same
+figures as OpenMetrics 1.0 (`# UNIT`, `# EOF`) plus the latency histogram of each
+series (`rtbench_latency_seconds`, a bucket at the upper edge of every non-empty
+loglin7 bucket; a summary-only import has only the +Inf bucket: count and sum, no
+invented shape).  `openmetrics-history` is not a per-run format: rtbench export
+--format openmetrics-history writes every stored run's summaries stamped with its start
+(history_text), which `promtool tsdb create-blocks-from openmetrics` backfills.
 """
 
 from __future__ import annotations
 
-from rtbench.bundle import RunDetail
+from collections.abc import Iterable
+
+from rtbench.bundle import RunDetail, board_of
 from rtbench.interop._cells import cells
 from rtbench.interop._exposition import Family, render
 from rtbench.interop.base import Exporter
+from rtbench.interop.cellmetrics import history_rows, row_families, run_families, series_labels
 from rtbench.rtprobe import loglin7
+from rtbench.store.cells import CellRow
+
+HISTORY_FORMAT = "openmetrics-history"
 
 
 def _seconds(ns: float) -> float:
@@ -24,26 +33,15 @@ def _seconds(ns: float) -> float:
     return ns / 1e9
 
 
-def run_families(run: RunDetail) -> list[Family]:
-    """The run's metric families (histograms, min, max, overruns, verdicts)."""
+def histogram_family(run: RunDetail) -> Family:
+    """The latency histogram of every series of the run (cumulative le buckets)."""
     hist = Family("rtbench_latency_seconds", "histogram",
                   "Wake-up latency of each series.", "seconds")
-    mins = Family("rtbench_latency_min_seconds", "gauge",
-                  "Smallest wake-up latency of each series.", "seconds")
-    maxs = Family("rtbench_latency_max_seconds", "gauge",
-                  "Largest wake-up latency of each series.", "seconds")
-    overruns = Family("rtbench_overruns", "counter",
-                      "Periods skipped because a wake-up came too late.")
-    verdicts = Family("rtbench_verdict", "gauge",
-                      "1 when every verdict of the cell passed, else 0.")
+    board = run.board or board_of(run.target, run.hostname)
     for cell in cells(run):
-        m = cell.measurement
-        base: dict[str, object] = {"run": run.uid or run.id, "host": run.hostname,
-                                   "kernel": run.kernel, "scenario": cell.scenario.name,
-                                   "test": m.name}
-        verdicts.add(base, 1 if cell.passed else 0)
         for series, _ in cell.per_series:
-            labels: dict[str, object] = {**base, "series": series.label}
+            labels = series_labels(board, run.kernel, run.suite, cell.scenario.name,
+                                   cell.measurement.name, series.label)
             cumulative = 0
             for index, count in series.hist:
                 cumulative += count
@@ -52,34 +50,36 @@ def run_families(run: RunDetail) -> list[Family]:
             hist.add({**labels, "le": "+Inf"}, series.count, "_bucket")
             hist.add(labels, series.count, "_count")
             hist.add(labels, _seconds(series.sum_ns), "_sum")
-            if series.min_ns is not None:
-                mins.add(labels, _seconds(series.min_ns))
-            if series.max_ns is not None:
-                maxs.add(labels, _seconds(series.max_ns))
-            overruns.add(labels, series.overruns)
-    return [hist, mins, maxs, overruns, verdicts]
+    return hist
+
+
+def history_text(rows: Iterable[CellRow]) -> str:
+    """Stored cell summaries (oldest first) as OpenMetrics 1.0 with a timestamp on each
+    sample: one sample per run and figure, at the run's start."""
+    return render(row_families(history_rows(rows), stamped=True), openmetrics=True)
 
 
 class OpenMetricsExporter(Exporter):
     """OpenMetrics 1.0 text exposition."""
 
     name = "openmetrics"
-    summary = "OpenMetrics text: latency histograms (le buckets), overruns, verdicts"
+    summary = "OpenMetrics text: one line per figure, and the latency histograms"
     suffix = ".prom"
 
     def export(self, run: RunDetail) -> bytes:
         """The run as OpenMetrics text ending in # EOF."""
-        return render(run_families(run), openmetrics=True).encode()
+        return render([*run_families(run), histogram_family(run)],
+                      openmetrics=True).encode()
 
 
 class PrometheusExporter(Exporter):
-    """Prometheus text format 0.0.4 (Pushgateway, GitLab metrics reports)."""
+    """Prometheus text format 0.0.4 (GitLab metrics reports, Pushgateway)."""
 
     name = "prometheus"
-    summary = ("Prometheus text 0.0.4: the openmetrics figures for a Pushgateway or "
-               "GitLab's metrics report")
+    summary = ("Prometheus text 0.0.4, one line per figure: GitLab's metrics report, "
+               "a Pushgateway")
     suffix = ".prom"
 
     def export(self, run: RunDetail) -> bytes:
-        """The run as Prometheus text (TYPE lines name the samples)."""
+        """The run's figures as Prometheus text, names that compare across runs."""
         return render(run_families(run), openmetrics=False).encode()

@@ -19,7 +19,7 @@ from starlette.concurrency import run_in_threadpool
 
 from rtbench.analysis.multicompare import summarize
 from rtbench.analysis.reference import PUBLISHED_LABEL
-from rtbench.bundle import RunDetail
+from rtbench.bundle import RunDetail, start_problem
 from rtbench.interop import runjson
 from rtbench.interop.base import ImportFormatError
 from rtbench.interop.runjson import run_to_json
@@ -305,13 +305,18 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 
 def parse_upload(body: bytes) -> RunDetail:
-    """An uploaded run: 400 when the body is not JSON, 422 when not a valid run."""
+    """An uploaded run: 400 when the body is not JSON, 422 when not a valid run or its
+    start is not a true date (before 2000, or more than a day ahead)."""
     try:
-        return runjson.loads(body, "run")
+        run = runjson.loads(body, "run")
     except runjson.NotJson as exc:
         raise HTTPException(400, f"the body is not valid JSON: {exc}") from None
     except ImportFormatError as exc:
         raise HTTPException(422, str(exc)) from None
+    problem = start_problem(run.started_at, datetime.now(timezone.utc))
+    if problem is not None:
+        raise HTTPException(422, f"run.started_at: {problem}")
+    return run
 
 
 _STORED = {"type": "object", "required": ["id", "created", "url"], "properties": {

@@ -4,15 +4,18 @@ JSON API both build on these."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rtbench.analysis.boards import CellHistory, MatrixTable, histories, matrix_tables
 from rtbench.analysis.kernelver import kernel_sort_key
+from rtbench.report.run_markers import run_markers
 from rtbench.store import Store
 from rtbench.store.boards import board_list, board_names, matrix_groups
 from rtbench.store.cells import RT_POLICIES
 from rtbench.store.queries import RunFilter, list_runs_page
+from rtbench.store.regressions import list_checks
+from rtbench.store.runmarks import group_markers
 
 # how many runs of a board's history are drawn at most (the newest)
 HISTORY_LIMIT = 5000
@@ -31,6 +34,8 @@ class MatrixPage:
     pages: int
     boards: int  # boards in all pages
     per_page: int
+    # per (suite, board, kernel): the markers its runs carry (report/run_markers.py)
+    run_marks: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)
 
 
 def matrix(store: Store, *, suite: str | None, board: str | None,
@@ -45,10 +50,12 @@ def matrix(store: Store, *, suite: str | None, board: str | None,
         names, total = board_names(store, suite=suite, simulated=sim, page=page,
                                    per_page=per_page)
     groups = matrix_groups(store, suite=suite, board=board, simulated=sim, boards=names)
+    marked = group_markers(store, suite=suite, boards=names, simulated=sim)
     return MatrixPage(tables=matrix_tables(groups, cell_marks(store, suite=suite,
                                                               board=board)),
                       page=page, pages=max(1, -(-total // per_page)), boards=total,
-                      per_page=per_page)
+                      per_page=per_page,
+                      run_marks={key: run_markers(runs) for key, runs in marked.items()})
 
 
 def matrix_json(found: MatrixPage, simulated: bool) -> dict[str, Any]:
@@ -63,7 +70,7 @@ def matrix_json(found: MatrixPage, simulated: bool) -> dict[str, Any]:
             "state": c.state, "why": c.why, "previous_kernel": c.previous_kernel,
             "delta_max_ns": c.delta_max_ns,
             "delta_pct": None if c.delta_pct is None else round(c.delta_pct, 1),
-            "marks": c.marks}
+            "marks": c.marks, "markers": found.run_marks.get((tb.suite, b, k), [])}
             for (b, k), c in sorted(tb.cells.items(),
                                     key=lambda kv: (kv[0][0], kernel_sort_key(kv[0][1])))]}
         for tb in found.tables]}
@@ -86,6 +93,33 @@ def board_histories(store: Store, board: str, *, suite: str | None, simulated: b
     if len(rows) > HISTORY_LIMIT:
         rows = rows[-HISTORY_LIMIT:]
     return histories(rows)
+
+
+# outcomes of the regression board drawn on a history (the stored "regression" today; a
+# suspected/confirmed state where the board gives one)
+MARKED_OUTCOMES = ("regression", "confirmed", "suspected")
+
+
+def regression_marks(store: Store, board: str, suite: str | None
+                     ) -> dict[tuple[str, str], list[tuple[int, str]]]:
+    """Per (suite, scenario): (run id, state) of each run of board that the regression
+    board flagged there (state: the check's state if it has one, else its outcome)."""
+    marks: dict[tuple[str, str], list[tuple[int, str]]] = {}
+    for outcome in MARKED_OUTCOMES:
+        for row in list_checks(store, board=board, suite=suite, outcome=outcome):
+            state = str(getattr(row, "state", None) or row.outcome)
+            scenario = row.cell.split(" / ")[0]
+            pair = (row.run_id, state)
+            found = marks.setdefault((row.suite, scenario), [])
+            if pair not in found:
+                found.append(pair)
+    return marks
+
+
+def marks_for(h: CellHistory, marks: dict[tuple[str, str], list[tuple[int, str]]]
+              ) -> list[tuple[int, str]]:
+    """The regression marks that belong on the history h (its suite and scenario)."""
+    return marks.get((h.suite, h.cell.split(" / ")[0]), [])
 
 
 def board_known(store: Store, board: str) -> bool:

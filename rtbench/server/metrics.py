@@ -4,11 +4,12 @@ Read from the per-run summaries (run_cells, one query: rtbench.store.latest), ne
 from histograms.  Every family is a gauge: each sample is the value of the newest run
 of its cell, which goes down as well as up when a new run arrives (a counter must
 never decrease, so a run's sample count or overruns are not counters here).  Labels:
-board, kernel (of that run), suite, cell ("scenario / measurement / series"), plus
-threshold (in seconds) on the exceedance family.  A figure the run could not give
-(p99.9 of too few samples) has no sample: it is unknown, not zero.  Prometheus text
-0.0.4 by default; OpenMetrics 1.0 when the scraper asks for it (Accept).  Simulated
-runs are left out.
+board, kernel (of that run), suite, scenario, test, series -- the scheme of every
+export (rtbench/interop/cellmetrics.py) -- plus threshold (in seconds) on the
+exceedance family; the run id is the value of rtbench_cell_run_id, never a label.
+A figure the run could not give (p99.9 of too few samples) has no sample: it is
+unknown, not zero.  Prometheus text 0.0.4 by default; OpenMetrics 1.0 when the scraper
+asks for it (Accept).  Simulated runs are left out.
 """
 
 from __future__ import annotations
@@ -17,13 +18,8 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import PlainTextResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from rtbench.interop._exposition import (
-    OPENMETRICS_TYPE,
-    PROMETHEUS_TYPE,
-    Family,
-    labels_text,
-    render,
-)
+from rtbench.interop._exposition import OPENMETRICS_TYPE, PROMETHEUS_TYPE, Family, render
+from rtbench.interop.cellmetrics import row_families
 from rtbench.server.auth import require_read
 from rtbench.store import Store
 from rtbench.store.cells import CellRow
@@ -41,37 +37,8 @@ METRICS_RESPONSES: dict[int | str, dict[str, object]] = {
 
 
 def families(rows: list[CellRow]) -> list[Family]:
-    """The metric families of the newest cell rows."""
-    maxs = Family("rtbench_cell_latency_max_seconds", "gauge",
-                  "Largest wake-up latency of the cell's newest run.", "seconds")
-    p999 = Family("rtbench_cell_latency_p999_seconds", "gauge",
-                  "99.9th percentile wake-up latency of the cell's newest run.", "seconds")
-    p99 = Family("rtbench_cell_latency_p99_seconds", "gauge",
-                 "99th percentile wake-up latency of the cell's newest run.", "seconds")
-    exceed = Family("rtbench_cell_exceedances", "gauge",
-                    "Samples above the threshold in the cell's newest run.")
-    samples = Family("rtbench_cell_samples", "gauge",
-                     "Latency samples of the cell's newest run.")
-    overruns = Family("rtbench_cell_overruns", "gauge",
-                      "Periods skipped because a wake-up came too late, newest run.")
-    started = Family("rtbench_cell_run_timestamp_seconds", "gauge",
-                     "Start of the cell's newest run (Unix time).", "seconds")
-    run_id = Family("rtbench_cell_run_id", "gauge",
-                    "Id of the cell's newest run on this server (/runs/ID).")
-    for row in rows:
-        labels = {"board": row.board, "kernel": row.kernel, "suite": row.suite,
-                  "cell": row.cell}
-        rendered = labels_text(labels)  # once per row, shared by its samples
-        for family, value in ((maxs, row.max_ns), (p999, row.p999_ns), (p99, row.p99_ns)):
-            if value is not None:
-                family.add_rendered(rendered, value / 1e9)
-        for threshold_ns, above in row.exceed:
-            exceed.add({**labels, "threshold": repr(threshold_ns / 1e9)}, above)
-        samples.add_rendered(rendered, row.count)
-        overruns.add_rendered(rendered, row.overruns)
-        started.add_rendered(rendered, row.started_at.timestamp())
-        run_id.add_rendered(rendered, row.run_id)
-    return [maxs, p999, p99, exceed, samples, overruns, started, run_id]
+    """The metric families of the newest cell rows (rtbench/interop/cellmetrics.py)."""
+    return row_families(rows)
 
 
 def wants_openmetrics(accept: str) -> bool:

@@ -28,7 +28,7 @@ from rtbench.report import compare_html
 from rtbench.report.boardsvg import histogram_svg, history_svg
 from rtbench.report.compare_summary import fmt_value
 from rtbench.report.html import render_html
-from rtbench.report.run_markers import list_markers
+from rtbench.report.run_markers import run_markers
 from rtbench.server import labviews, views
 from rtbench.server.api import (
     INT32_MAX,
@@ -51,6 +51,8 @@ from rtbench.server.render import render_page
 from rtbench.store import Store
 from rtbench.store.boards import board_histogram
 from rtbench.store.queries import MAX_PER_PAGE, RunFilter, facets, list_runs_page
+from rtbench.store.regressions import checks_of_run
+from rtbench.store.runmarks import board_run_marks
 from rtbench.store.sessions import create_session, end_session
 
 router = APIRouter(include_in_schema=False)
@@ -85,7 +87,6 @@ def runs_page(request: Request, flt: Filter,
     labels = {r.id: views.run_verdict_label(r) for r in result.runs}
     return render_page("runs.html.j2", result=result, facets=facets(store), flt=flt,
                        labels=labels,
-                       markers={r.id: list_markers(r) for r in result.runs},
                        refs=reference_runs(),
                        since=request.query_params.get("since", ""),
                        until=request.query_params.get("until", ""),
@@ -129,6 +130,12 @@ def run_page(request: Request,
     than PAGE_MEASUREMENTS measurements in pages (?page=N), each saying which it is."""
     html, pages = _report(request, run_id, page)
     nav = render_page("nav.html.j2", run_id=run_id)
+    store = _store(request)
+    flags = board_run_marks(store, run_id=run_id)
+    nav += render_page("run_flags.html.j2", run_id=run_id,
+                       markers=run_markers(flags[run_id]) if run_id in flags else [],
+                       checks=checks_of_run(store, run_id, labviews.MARKED_OUTCOMES),
+                       value=fmt_value, change=regression_change)
     if pages > 1:
         nav += render_page("run_pages.html.j2", run_id=run_id, page=page, pages=pages,
                            per_page=PAGE_MEASUREMENTS)
@@ -242,9 +249,13 @@ def board_page(request: Request, name: Annotated[str, PathParam(max_length=255)]
                                      simulated=None if simulated else False)
     title = (f"combined histogram of the last {len(run_ids)} run(s) of {board}"
              + (f", suite {suite}" if suite else ""))
-    return render_page("board.html.j2", board=board, suite=suite or "",
+    marks = labviews.regression_marks(store, board, clean_query(suite, "suite"))
+    run_marks = {run_id: run_markers(fields)
+                 for run_id, fields in board_run_marks(store, board).items()}
+    return render_page("board.html.j2", board=board, suite=suite or "", run_marks=run_marks,
                        simulated=bool(simulated), all_policies=bool(all_policies),
-                       histories=[(h, Markup(history_svg(h))) for h in found],
+                       histories=[(h, Markup(history_svg(h, labviews.marks_for(h, marks))))
+                                  for h in found],
                        combined=Markup(histogram_svg(pairs, title)), last=last,
                        combined_runs=run_ids)
 

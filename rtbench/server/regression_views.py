@@ -26,7 +26,8 @@ RUNS_LISTED = 10  # run ids listed per group
 
 def grouped(rows: list[RegressionRow]) -> list[dict[str, Any]]:
     """Checks of the same board, suite, cell, metric and kernel as one entry: how many
-    runs, the baseline's figure and the worst new one (ns; exceedance rate per million)."""
+    runs, the baseline's figure, the worst new one, and each run's own (run_values; ns,
+    exceedance rate per million)."""
     groups: dict[tuple[str, str, str, str, str], list[RegressionRow]] = {}
     for row in rows:
         groups.setdefault((row.board, row.suite, row.cell, row.metric, row.kernel),
@@ -41,6 +42,9 @@ def grouped(rows: list[RegressionRow]) -> list[dict[str, Any]]:
                          "runs": worst.baseline_runs, "value": worst.baseline_value},
             "value": worst.value, "rel": worst.rel, "runs": len(members),
             "run_ids": [r.run_id for r in members][:RUNS_LISTED],
+            # each run with its own figure: runs are never merged under one value
+            "run_values": [{"run_id": r.run_id, "value": r.value}
+                           for r in members][:RUNS_LISTED],
             "newest_started_at": members[0].started_at.isoformat()})
     return out
 

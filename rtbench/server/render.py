@@ -9,6 +9,7 @@ from typing import Any
 import jinja2
 
 from rtbench.report import format as fmt
+from rtbench.report.run_markers import run_markers
 
 
 @lru_cache(maxsize=1)
@@ -18,7 +19,7 @@ def environment() -> jinja2.Environment:
         loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
         autoescape=True, undefined=jinja2.StrictUndefined,
         trim_blocks=True, lstrip_blocks=True, finalize=fmt.fmt_template_value)
-    env.filters.update(us=fmt.fmt_us, count=fmt.fmt_count)
+    env.filters.update(us=fmt.fmt_us, count=fmt.fmt_count, markers=run_markers)
     return env
 
 

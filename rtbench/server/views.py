@@ -18,7 +18,7 @@ from rtbench.analysis.stats import merged_stats
 from rtbench.analysis.verdict import list_verdict
 from rtbench.bundle import RunDetail, RunSummary
 from rtbench.reference import reference_run, reference_runs
-from rtbench.report.run_markers import list_markers
+from rtbench.report.run_markers import run_markers
 from rtbench.store import Store
 from rtbench.store.queries import measurement_series
 
@@ -41,7 +41,8 @@ def summary_json(run: RunSummary, arch: str | None = None, uid: str | None = Non
         "board": run.board, "kernel": run.kernel, "suite": run.suite, "status": run.status,
         "verdict": run_verdict_label(run),
         "worst_max_ns": run.worst_max_ns, "simulated": run.simulated, "tags": run.tags,
-        "scale": run.scale, "markers": list_markers(run)}
+        "scale": run.scale, "traced": run.traced, "emulated": run.emulated,
+        "markers": run_markers(run)}
     if arch is not None:
         out["arch"] = arch
     if uid is not None:

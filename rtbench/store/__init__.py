@@ -680,6 +680,8 @@ class Store:
 
     def list_runs(self, limit: int = 50) -> list[RunSummary]:
         """The newest runs first, with their worst max latency."""
+        from rtbench.store.runmarks import marker_columns, marker_fields
+
         worst = (
             select(t.scenarios.c.run_id.label("run_id"),
                    func.max(t.series.c.max_ns).label("worst"))
@@ -693,7 +695,7 @@ class Store:
             select(t.runs.c.id, t.runs.c.started_at, t.hosts.c.hostname,
                    t.runs.c.kernel, t.runs.c.suite, t.runs.c.status,
                    worst.c.worst, t.runs.c.simulated, t.runs.c.tags, t.runs.c.target,
-                   t.runs.c.board, t.runs.c.scale)
+                   t.runs.c.board, *marker_columns())
             .select_from(t.runs.join(t.hosts,
                                      t.hosts.c.id == t.runs.c.host_id)
                          .outerjoin(worst, worst.c.run_id == t.runs.c.id))
@@ -709,7 +711,7 @@ class Store:
                                else int(r.worst),
                                simulated=bool(r.simulated),
                                tags=_loads(r.tags) or {}, target=r.target,
-                               board=r.board, scale=float(r.scale),
+                               board=r.board, **marker_fields(r),
                                not_as_defined=undefined.get(r.id, 0))
                     for r in rows]
 

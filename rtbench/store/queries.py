@@ -18,6 +18,7 @@ from sqlalchemy import ColumnElement, and_, func, or_, select, true
 from rtbench.bundle import RunSummary, SeriesDetail
 from rtbench.store import RUN_STATUSES, Store, not_as_defined_counts
 from rtbench.store import schema as t
+from rtbench.store.runmarks import marker_columns, marker_fields
 from rtbench.store.utc import as_utc
 
 MAX_PER_PAGE = 500
@@ -113,7 +114,7 @@ def list_runs_page(store: Store, flt: RunFilter, page: int = 1,
             select(t.runs.c.id, t.runs.c.started_at, t.hosts.c.hostname, t.hosts.c.arch,
                    t.runs.c.kernel, t.runs.c.suite, t.runs.c.status, t.runs.c.simulated,
                    t.runs.c.tags, t.runs.c.uid, t.runs.c.target, t.runs.c.board,
-                   t.runs.c.scale)
+                   *marker_columns())
             .select_from(joined).where(where).order_by(t.runs.c.id.desc())
             .limit(per_page).offset((page - 1) * per_page)).all()
         ids = [r.id for r in rows]
@@ -134,7 +135,7 @@ def list_runs_page(store: Store, flt: RunFilter, page: int = 1,
                        hostname=r.hostname, kernel=r.kernel, suite=r.suite, status=r.status,
                        worst_max_ns=worst.get(r.id), simulated=bool(r.simulated),
                        tags=json.loads(r.tags) if r.tags else {}, target=r.target,
-                       board=r.board, scale=float(r.scale),
+                       board=r.board, **marker_fields(r),
                        not_as_defined=undefined.get(r.id, 0),
                        measurement_count=counts.get(r.id, (0, 0))[0],
                        checked_count=counts.get(r.id, (0, 0))[1])

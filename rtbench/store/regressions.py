@@ -199,3 +199,14 @@ def run_ids(store: Store, *, board: str | None = None, suite: str | None = None
         return [int(i) for i in conn.execute(
             select(r.c.id).where(*cond).order_by(r.c.board, r.c.suite, r.c.started_at,
                                                  r.c.id)).scalars()]
+
+
+def checks_of_run(store: Store, run_id: int,
+                  outcomes: tuple[str, ...] = ("regression",)) -> list[RegressionRow]:
+    """The stored checks of one run with one of outcomes (a run page says what the
+    regression board found in it)."""
+    g = t.regressions
+    with store.transaction(f"read the regression checks of run {run_id}") as conn:
+        rows = conn.execute(select(g).where(g.c.run_id == run_id, g.c.outcome.in_(outcomes))
+                            .order_by(g.c.cell, g.c.metric)).all()
+    return [_row(r) for r in rows]

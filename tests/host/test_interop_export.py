@@ -96,7 +96,10 @@ def test_lava_lines(runs: dict[str, RunDetail]) -> None:
             assert "lava-test-case imported.cyclictest.T0.max --result pass " \
                    "--measurement 1116.000 --units us" in body
         if key == "failed":
+            # the cell's verdict fails; its figures are readings, recorded as pass
             assert body[0].endswith("--result fail")
+            assert [x for x in body if "--result fail" in x] == [body[0]]
+            assert any("--measurement" in x for x in body[1:])
 
 
 def test_kcidb_validates_against_its_schema(runs: dict[str, RunDetail]) -> None:
@@ -129,9 +132,12 @@ def test_openmetrics_parses(runs: dict[str, RunDetail]) -> None:
             finite = [s for s in hist.samples if s.name.endswith("_bucket")
                       and s.labels["le"] != "+Inf"]
             assert len(finite) == len(series[0].hist)
-        assert {s.name for s in families["rtbench_overruns"].samples} == {
-            "rtbench_overruns_total"}
-        verdicts = [s.value for s in families["rtbench_verdict"].samples]
+        assert len(families["rtbench_cell_overruns"].samples) == len(series)
+        # one label scheme, no run id: board, kernel, suite, scenario, test, series
+        assert {frozenset(s.labels) for s in families["rtbench_cell_latency_max_seconds"]
+                .samples} == {frozenset(("board", "kernel", "suite", "scenario", "test",
+                                         "series"))}
+        verdicts = [s.value for s in families["rtbench_cell_verdict"].samples]
         assert verdicts == ([0.0] if key == "failed" else [1.0] * cell_count(run))
 
 

@@ -65,9 +65,15 @@ def test_metrics_show_the_planted_regression(lab_client) -> None:
     assert max(s.value for s in planted) == pytest.approx(REGRESSED_MAX_NS / 1e9)
     others = [s.value for s in maxs if s.labels["board"] != LAB.planted_board]
     assert max(others) < REGRESSED_MAX_NS / 1e9
-    assert all(set(s.labels) == {"board", "kernel", "suite", "cell"} for s in maxs)
+    # the label scheme of every export; no run id as a label
+    assert all(set(s.labels) == {"board", "kernel", "suite", "scenario", "test", "series"}
+               for s in maxs)
     # each board x cell once: the newest run only
-    assert len({(s.labels["board"], s.labels["cell"]) for s in maxs}) == len(maxs)
+    cells = {(s.labels["board"], s.labels["scenario"], s.labels["test"], s.labels["series"])
+             for s in maxs}
+    assert len(cells) == len(maxs)
+    run_ids = families["rtbench_cell_run_id"].samples  # type: ignore[attr-defined]
+    assert len(run_ids) == len(maxs) and all(s.value >= 1 for s in run_ids)
     exceed = families["rtbench_cell_exceedances"].samples  # type: ignore[attr-defined]
     assert {s.labels["threshold"] for s in exceed} == {"0.0001"}
     assert any(s.value > 0 for s in exceed if s.labels["board"] == LAB.planted_board)

@@ -21,7 +21,7 @@ from rtbench import (
 from rtbench.analysis.fleet import fleet_exit_code
 from rtbench.analysis.verdict import list_verdict, run_verdict, short_run_text, verdict_of
 from rtbench.bundle import RunSummary
-from rtbench.report.run_markers import list_markers
+from rtbench.report.run_markers import run_markers
 from rtbench.store import Store
 from tests.conftest import RunCli
 
@@ -98,8 +98,8 @@ def test_list_verdict_words() -> None:
     assert list_verdict("fail", 2, 2, undefined=1) == "FAIL"
     assert list_verdict("ok", 2, 1, scale=0.5) == "PASS (short run) (1 of 2 with thresholds)"
     row = RunSummary(1, None, "h", "k", "s", "ok", None, False, scale=0.25)  # type: ignore
-    assert list_markers(row) == ["SHORT RUN (25 % of the suite's length)"]
-    assert list_markers(RunSummary(1, None, "h", "k", "s", "ok", None, False)) == []  # type: ignore
+    assert run_markers(row) == ["SHORT RUN (25 % of the suite's length)"]
+    assert run_markers(RunSummary(1, None, "h", "k", "s", "ok", None, False)) == []  # type: ignore
 
 
 def test_verdict_of_each_outcome() -> None:

@@ -99,7 +99,7 @@ def _rank(cell: CellExplanation) -> None:
     latency = 0
     for spike in cell.spikes:
         causes = spike.causes()
-        if not causes:
+        if not causes or spike.blind:  # no events: not evidence for any cause
             continue
         span = sum(causes.values())
         latency += span
@@ -123,6 +123,10 @@ def _rank(cell: CellExplanation) -> None:
 def _cell_notes(cell: CellExplanation, info: dict[str, Any] | None,
                 missing: frozenset[str]) -> None:
     """What the traces of this cell could not show."""
+    blind = sum(1 for s in cell.spikes if s.blind)
+    if blind:
+        cell.notes.append(f"{blind} traced spike(s) had no event of their CPU in the "
+                          "window (left out of the ranking): their causes are unknown")
     if info is None:
         if cell.spikes:
             cell.notes.append("no trace summary: which events were missing is unknown")

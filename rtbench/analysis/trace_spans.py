@@ -156,6 +156,23 @@ def running_threads(events: list[Event]) -> list[tuple[int, int, str, int | None
     return out
 
 
+def name_timer_interrupts(events: list[Event], spans: list[Span],
+                          timer: Span | None) -> None:
+    """Name every other interrupt that expired hrtimers by what it expired ("timer IRQ:
+    tick_sched_timer"), whatever the arch calls it (arch_timer, timer, local timer): a
+    timer interrupt is a cause through the timers it runs.  Our own (timer) is left."""
+    for span in spans:
+        if span is timer or span.cause.kind not in ("irq", "timer_irq"):
+            continue
+        functions = sorted({str(e.fields.get("function") or "?") for e in events
+                            if e.event == "hrtimer_expire_entry"
+                            and span.start <= e.ts_ns <= span.end})
+        if functions:
+            what = ", ".join(functions)
+            span.cause = Cause("timer_irq", f"timer_irq:{what}", f"timer_irq:{what}",
+                               f"timer IRQ: {what}")
+
+
 def join_raised_softirqs(events: list[Event], spans: list[Span],
                          timer: Span | None = None) -> None:
     """Name an IRQ and the softirq it raised as one cause ("IRQ 24 eth0 + NET_RX"): a

@@ -34,6 +34,7 @@ from rtbench.analysis.trace_spans import (
     Span,
     handler_spans,
     join_raised_softirqs,
+    name_timer_interrupts,
     running_threads,
     thread_cause,
 )
@@ -74,6 +75,8 @@ class SpikeExplanation:
     approximate: bool = False
     # the expected expiry in the trace's time base (None: not known)
     expected_ns: int | None = None
+    # the record held no event of its CPU: nothing about this spike is known
+    blind: bool = False
 
     def causes(self) -> dict[Cause, int]:
         """ns per cause, largest first."""
@@ -128,6 +131,10 @@ def explain_spike(record: dict[str, Any], missing: frozenset[str] = frozenset()
         out.notes.append(f"{parsed.unreadable} unreadable event(s) left out")
     events = [e for e in parsed.events if out.cpu is None or e.cpu == out.cpu]
     out.events = events
+    if not events:
+        out.blind = True
+        out.notes.append("no event of its CPU in the window: nothing about this spike "
+                         "is known")
     dropped = _int(record, "events_dropped") or 0
     if dropped:
         out.notes.append(f"{dropped} event(s) of the window left out by the probe's byte "
@@ -162,12 +169,20 @@ def _find_marks(events: list[Event], spans: list[Span], expected: int, woke: int
         marks.our_pid = events[-1].pid  # the task current at the end of the window
     if marks.our_pid is None:
         return marks
-    limit = marks.switch_in if marks.switch_in is not None else woke
-    ours = [e for e in events if e.ts_ns <= limit and e.fields.get("pid") == marks.our_pid
+    ours = [e for e in events if e.ts_ns <= woke and e.fields.get("pid") == marks.our_pid
             and e.event in ("sched_waking", "sched_wakeup")]
-    wakings = [e.ts_ns for e in ours if e.event == "sched_waking"]
-    wakeups = [e.ts_ns for e in ours if e.event == "sched_wakeup"]
-    marks.waking = wakings[-1] if wakings else (wakeups[-1] if wakeups else None)
+    if marks.switch_in is not None and ours and ours[-1].ts_ns > marks.switch_in:
+        # woken while still on the CPU (switched in before, never out): no switch-in
+        # follows the wake-up, our thread runs on from it
+        after = [e for e in ours if e.ts_ns > marks.switch_in]
+        marks.waking = next((e.ts_ns for e in reversed(after) if e.event == "sched_waking"),
+                            after[-1].ts_ns)
+        marks.switch_in = marks.waking
+    else:
+        limit = marks.switch_in if marks.switch_in is not None else woke
+        wakings = [e.ts_ns for e in ours if e.ts_ns <= limit and e.event == "sched_waking"]
+        wakeups = [e.ts_ns for e in ours if e.ts_ns <= limit and e.event == "sched_wakeup"]
+        marks.waking = wakings[-1] if wakings else (wakeups[-1] if wakeups else None)
     if marks.waking is None:
         return marks
     waking = marks.waking
@@ -210,6 +225,7 @@ def _attribute(out: SpikeExplanation, events: list[Event], expected: int, woke: 
                      and e.fields["next_pid"] == marks.our_pid), None)
         out.thread = (comm or "?", marks.our_pid, prio)
     ours_timer = marks.timer
+    name_timer_interrupts(events, spans, ours_timer)
     join_raised_softirqs(events, spans, ours_timer)
     for s in spans:
         if s.end > expected and s.start < woke and s.cause.kind != "irqs_off" \
@@ -260,10 +276,10 @@ def _classify(t: int, marks: _Marks, spans: list[Span], ours_timer: Span | None,
         return phase, off[-1].cause if off else late
     if phase == "timer_irq":
         return phase, OUR_TIMER
-    if phase == "switch_in":
-        return phase, SELF
     if ours_timer is not None and ours_timer in inside:
         return phase, OUR_TIMER_AFTER
+    if phase == "switch_in":
+        return phase, SELF
     if idle:
         return phase, IDLE
     if who is not None and who[0] != marks.our_pid:

@@ -96,7 +96,8 @@ def test_captured_trace_names_the_injected_thread() -> None:
         # our own local timer interrupt goes on after the wake-up: never another cause
         (19_373, 31_373, "scheduling", OUR_TIMER_AFTER),
         (31_373, 40_373, "scheduling", "python (pid 9497, nice 10)"),
-        (40_373, 49_373, "scheduling", "local timer IRQ"),
+        # another local timer interrupt, named by the timer it expired
+        (40_373, 49_373, "scheduling", "timer IRQ: hrtimer_wakeup"),
         (49_373, 52_373, "scheduling", "python (pid 9497, nice 10)"),
         (52_373, 367_373, "scheduling", "python3 (pid 10570, RT 95)")]
     cell = explain_measurement("imported/trace-cmd", m)

@@ -1,7 +1,8 @@
 """Write the synthetic per-arch trace fixtures of this folder (README.md): each arch's
 timer interrupt chain in the kernel's own text formats (Linux 6.1 TP_printk), around four
 spikes of a measuring thread (rtprobe, pid 500, SCHED_FIFO 80) on CPU 1 with an injected
-SCHED_FIFO 90 thread (rtb-inject, pid 700) bursting over it.  Run from the repository
+SCHED_FIFO 90 thread (rtb-inject, pid 700) bursting over it, a scheduler tick of the
+same timer interrupt inside each burst.  Run from the repository
 root: python tests/host/data/trace/arch/make_synthetic.py"""
 
 from __future__ import annotations
@@ -83,6 +84,9 @@ def spike(arch: dict[str, Any], index: int, kind: str) -> dict[str, Any]:
         ev.append((expected + 512_000, INJECT, "irq:irq_handler_exit", "irq=40 ret=handled"))
         stall = 300_000 if kind == "inject_stall" else 6_000
         ev += timer_chain(arch, expected + 3_000, stall, INJECT)
+        # the scheduler tick, another interrupt of the same timer, during the burst
+        ev += timer_chain(arch, expected + 1_000_000, 20_000, INJECT,
+                          function="tick_sched_timer", wakes=False)
         end = expected + burst
         if kind == "load":  # the load held the CPU a moment after the injector slept
             ev.append((end, INJECT, "sched:sched_switch", switch(INJECT, "S", LOAD)))

@@ -13,6 +13,9 @@ EXIT_ENV = 3
 EXIT_INTERRUPTED = 4
 EXIT_INCONCLUSIVE = 5  # rtbench only: a gate the evidence could not decide
 
+# what every view of a run measured under CPU emulation (QEMU TCG) says of it
+EMULATED_WORDS = "figures describe the emulator, not a board"
+
 
 def data_dir() -> Path:
     """$XDG_DATA_HOME/rtbench (default ~/.local/share/rtbench): database and reports."""

@@ -35,4 +35,5 @@ def run_summary_json(r: Any) -> dict[str, Any]:
     return {"id": r.id, "started_at": r.started_at.isoformat(), "board": r.board,
             "hostname": r.hostname,
             "target": r.target, "kernel": r.kernel, "suite": r.suite, "status": r.status,
-            "worst_max_ns": r.worst_max_ns, "simulated": r.simulated, "tags": r.tags}
+            "worst_max_ns": r.worst_max_ns, "simulated": r.simulated,
+            "emulated": r.emulated, "tags": r.tags}

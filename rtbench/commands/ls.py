@@ -70,6 +70,7 @@ def list_runs(selector: str | None, db_url: str | None, limit: int, as_json: boo
     for r in runs:
         worst = "-" if r.worst_max_ns is None else f"{r.worst_max_ns / 1000:,.1f}"
         suite = f"{r.suite} (simulated)" if r.simulated else r.suite
+        suite = f"{suite} (emulated)" if r.emulated else suite
         rows.append([str(r.id), r.started_at.strftime("%Y-%m-%d %H:%M:%S"), r.board,
                      r.hostname,
                      fmt_target(r.target, r.tags), r.kernel, suite, r.status, worst])

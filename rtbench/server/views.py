@@ -38,7 +38,8 @@ def summary_json(run: RunSummary, arch: str | None = None, uid: str | None = Non
         "id": run.id, "started_at": run.started_at.isoformat(), "hostname": run.hostname,
         "board": run.board, "kernel": run.kernel, "suite": run.suite, "status": run.status,
         "verdict": run_verdict_label(run),
-        "worst_max_ns": run.worst_max_ns, "simulated": run.simulated, "tags": run.tags}
+        "worst_max_ns": run.worst_max_ns, "simulated": run.simulated,
+        "emulated": run.emulated, "tags": run.tags}
     if arch is not None:
         out["arch"] = arch
     if uid is not None:
@@ -79,6 +80,7 @@ FACTS = (("host", lambda r: r.hostname), ("arch", lambda r: r.arch),
          ("kernel", lambda r: r.kernel), ("suite", lambda r: r.suite),
          ("scale", lambda r: str(r.scale)), ("status", lambda r: r.status),
          ("simulated", lambda r: "yes" if r.simulated else "no"),
+         ("emulated", lambda r: "yes" if r.emulated else "no"),
          ("cpu model", lambda r: str(r.sysinfo.get("cpu_model", "-"))),
          ("preempt", lambda r: str(r.sysinfo.get("preempt_model", "-"))),
          ("cmdline", lambda r: str(r.sysinfo.get("cmdline", "-"))))
@@ -99,7 +101,7 @@ def compare_runs(store: Store, runs: list[RunDetail]) -> Comparison:
     return Comparison(
         runs=[{"id": r.id, "hostname": r.hostname, "kernel": r.kernel, "suite": r.suite,
                "status": r.status, "started_at": r.started_at.isoformat(),
-               "simulated": r.simulated} for r in runs],
+               "simulated": r.simulated, "emulated": r.emulated} for r in runs],
         rows=[(sc, name, [table[(sc, name)].get(r.id) for r in runs]) for sc, name in keys],
         differing_facts=[(name, values) for name, values in facts if len(set(values)) > 1])
 

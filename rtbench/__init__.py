@@ -16,6 +16,9 @@ EXIT_INCONCLUSIVE = 5  # rtbench only: a gate the evidence could not decide
 # target, a busy idle); `rtbench run --accept-undefined` exits as if they had
 EXIT_NOT_AS_DEFINED = 6
 
+# what every view of a run measured under CPU emulation (QEMU TCG) says of it
+EMULATED_WORDS = "figures describe the emulator, not a board"
+
 
 def data_dir() -> Path:
     """$XDG_DATA_HOME/rtbench (default ~/.local/share/rtbench): database and reports."""

@@ -162,6 +162,18 @@ class RunDetail:
     reason: str | None = None
     # the board it ran on ("" until stored: the store then derives it with board_of())
     board: str = ""
+    # measured under CPU emulation (QEMU TCG; sysinfo "emulated"): its figures describe
+    # the emulator, not a board
+    emulated: bool = False
+
+    def __post_init__(self) -> None:
+        """A run whose target said its CPU was emulated is emulated, however it was made."""
+        self.emulated = bool(self.emulated) or sysinfo_emulated(self.sysinfo)
+
+
+def sysinfo_emulated(sysinfo: dict[str, Any] | None) -> bool:
+    """Whether a target's sysinfo says its CPU was emulated (rtprobe sysinfo `emulated`)."""
+    return isinstance(sysinfo, dict) and sysinfo.get("emulated") is True
 
 
 # host names that name no host: Linux's default nodename, and none at all

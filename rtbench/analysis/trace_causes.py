@@ -2,7 +2,8 @@
 
 Each traced spike is explained by rtbench.analysis.trace_spike; a cell's causes are
 ranked by the spikes they are the main cause of (the cause holding the most of the
-spike), then by their share of all traced latency.  What the traces could not show
+spike), then by their share of all traced latency; a cause holding under 0.5 % of the
+latency (0 % as printed) comes after every other.  What the traces could not show
 (events the kernel lacked, lost events, spikes over the threshold left untraced) is
 said in notes; a cell without trace records has no causes and says so.
 """
@@ -16,6 +17,8 @@ from rtbench.analysis.trace_spans import Cause
 from rtbench.analysis.trace_spike import SpikeExplanation, explain_spike
 from rtbench.bundle import MeasurementDetail, RunDetail
 
+# a latency share below this prints as 0 %: such a cause is ranked after all others
+NEGLIGIBLE_SHARE = 0.005
 # what each missing event hides from the attribution
 _MISSING_MEANS = (
     ("preemptirq:irq_disable", "no preemptirq events (CONFIG_PREEMPTIRQ_EVENTS): a late "
@@ -96,7 +99,7 @@ def _rank(cell: CellExplanation) -> None:
     latency = 0
     for spike in cell.spikes:
         causes = spike.causes()
-        if not causes:
+        if not causes or spike.blind:  # no events: not evidence for any cause
             continue
         span = sum(causes.values())
         latency += span
@@ -111,13 +114,19 @@ def _rank(cell: CellExplanation) -> None:
                      total_ns=ns, share_spikes=main.get(c, 0) / counted if counted else 0.0,
                      share_latency=ns / latency if latency else 0.0)
             for c, ns in total.items()]
-    rows.sort(key=lambda r: (-r.spikes_main, -r.total_ns, r.cause.key))
+    # a cause holding a negligible share of the latency (0 % printed) never ranks first
+    rows.sort(key=lambda r: (r.share_latency < NEGLIGIBLE_SHARE, -r.spikes_main,
+                             -r.total_ns, r.cause.key))
     cell.causes = rows
 
 
 def _cell_notes(cell: CellExplanation, info: dict[str, Any] | None,
                 missing: frozenset[str]) -> None:
     """What the traces of this cell could not show."""
+    blind = sum(1 for s in cell.spikes if s.blind)
+    if blind:
+        cell.notes.append(f"{blind} traced spike(s) had no event of their CPU in the "
+                          "window (left out of the ranking): their causes are unknown")
     if info is None:
         if cell.spikes:
             cell.notes.append("no trace summary: which events were missing is unknown")
@@ -134,7 +143,11 @@ def _cell_notes(cell: CellExplanation, info: dict[str, Any] | None,
         cell.spikes_over = over
     if isinstance(untraced, int):
         cell.spikes_untraced = untraced
-        if untraced > 0:
+        if untraced > 0 and "spikes_replaced" in info:  # a probe that keeps the worst
+            cell.notes.append(f"{untraced} smaller spike(s) over the threshold were not "
+                              f"traced (the per-run limit keeps the {len(cell.spikes)} "
+                              "worst): their causes are unknown")
+        elif untraced > 0:
             cell.notes.append(f"{untraced} spike(s) over the threshold were not traced "
                               "(the per-run limit): their causes are unknown")
     if info.get("clock") not in (None, "mono"):
@@ -195,6 +208,8 @@ def _family_shares(cells: list[CellExplanation]) -> dict[str, tuple[float, str]]
 
 def _family_label(cause: Cause) -> str:
     """A cause's label without the parts that change between runs (a thread's pid)."""
+    if cause.family.startswith("load:"):
+        return f"rtbench load {cause.family.partition(':')[2]}"
     if cause.kind == "thread":
         return cause.family.partition(":")[2] or cause.label
     return cause.label

@@ -1,6 +1,13 @@
 """Who held the CPU during a spike, from its events (pure): the causes, the stretches of
 IRQ, softirq, local timer, NMI and IRQs-off handlers paired entry to exit, and the thread
 running from each moment (sched_switch, and the current task every event names).
+
+Timer interrupts have a different event on each arch: an `irq_handler_entry` of the
+timer's IRQ (`arch_timer` on ARM, `timer` on MIPS and the i386 PIT), x86's
+`local_timer_entry` (irq_vectors), PowerPC's `timer_interrupt_entry` (powerpc; its
+decrementer has no IRQ number).  Which of them ran *our* timer is decided by the event
+chain (trace_spike.py), never by the name.  Threads of rtprobe's own loads (comm
+`rtload-KIND`, set by `rtprobe load`) are named as loads.
 """
 
 from __future__ import annotations
@@ -25,6 +32,12 @@ class Cause:
 
 
 LOCAL_TIMER = Cause("timer_irq", "timer_irq", "timer_irq", "local timer IRQ")
+# the timer interrupt events without an IRQ number: (entry, exit) of x86 and PowerPC
+TIMER_EVENTS = {"local_timer_entry": "local_timer_exit",
+                "timer_interrupt_entry": "timer_interrupt_exit"}
+_TIMER_EXITS = frozenset(TIMER_EVENTS.values())
+# the comm `rtprobe load KIND` gives its threads (probe/src/loads/load.c)
+LOAD_COMM_PREFIX = "rtload-"
 
 
 @dataclass
@@ -59,9 +72,9 @@ def handler_spans(events: list[Event], start: int, end: int) -> list[Span]:
         elif ev == "softirq_exit" and "vec" in f:
             _close(spans, open_, ("softirq", f["vec"]), e.ts_ns, start,
                    _softirq_cause(f["action"]))
-        elif ev == "local_timer_entry":
+        elif ev in TIMER_EVENTS:
             open_[("timer", 0)] = (e.ts_ns, LOCAL_TIMER)
-        elif ev == "local_timer_exit":
+        elif ev in _TIMER_EXITS:
             _close(spans, open_, ("timer", 0), e.ts_ns, start, LOCAL_TIMER)
         elif ev == "irq_disable":
             caller = str(f.get("caller", "")) or "unknown caller"
@@ -114,7 +127,11 @@ def _noise_cause(e: Event) -> Cause:
 
 
 def thread_cause(comm: str, pid: int, prio: int | None) -> Cause:
-    """The cause naming a thread that held the CPU."""
+    """The cause naming a thread that held the CPU (rtprobe's own loads as loads)."""
+    if comm.startswith(LOAD_COMM_PREFIX) and len(comm) > len(LOAD_COMM_PREFIX):
+        kind = comm[len(LOAD_COMM_PREFIX):]
+        return Cause("thread", f"load:{kind}:{pid}", f"load:{kind}",
+                     f"rtbench load {kind} (pid {pid}, {policy_of(prio)})")
     return Cause("thread", f"thread:{comm}:{pid}", f"thread:{comm}",
                  f"{comm} (pid {pid}, {policy_of(prio)})")
 
@@ -139,10 +156,29 @@ def running_threads(events: list[Event]) -> list[tuple[int, int, str, int | None
     return out
 
 
-def join_raised_softirqs(events: list[Event], spans: list[Span]) -> None:
+def name_timer_interrupts(events: list[Event], spans: list[Span],
+                          timer: Span | None) -> None:
+    """Name every other interrupt that expired hrtimers by what it expired ("timer IRQ:
+    tick_sched_timer"), whatever the arch calls it (arch_timer, timer, local timer): a
+    timer interrupt is a cause through the timers it runs.  Our own (timer) is left."""
+    for span in spans:
+        if span is timer or span.cause.kind not in ("irq", "timer_irq"):
+            continue
+        functions = sorted({str(e.fields.get("function") or "?") for e in events
+                            if e.event == "hrtimer_expire_entry"
+                            and span.start <= e.ts_ns <= span.end})
+        if functions:
+            what = ", ".join(functions)
+            span.cause = Cause("timer_irq", f"timer_irq:{what}", f"timer_irq:{what}",
+                               f"timer IRQ: {what}")
+
+
+def join_raised_softirqs(events: list[Event], spans: list[Span],
+                         timer: Span | None = None) -> None:
     """Name an IRQ and the softirq it raised as one cause ("IRQ 24 eth0 + NET_RX"): a
-    `softirq_raise` inside an IRQ handler's stretch, followed by that softirq's run."""
-    irqs = [s for s in spans if s.cause.kind == "irq"]
+    `softirq_raise` inside an IRQ handler's stretch, followed by that softirq's run.
+    The stretch of our own timer interrupt (timer) is never joined: it is not a cause."""
+    irqs = [s for s in spans if s.cause.kind == "irq" and s is not timer]
     original = {id(s): s.cause for s in irqs}
     raised: list[tuple[int, str, Span]] = []  # (ts, action, the IRQ that raised it)
     for e in events:

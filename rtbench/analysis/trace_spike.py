@@ -3,14 +3,19 @@
 The time from the expected expiry to the actual wake-up (`expected_ns` to `woke_ns` of
 a `trace` record) is cut at the moments the events show:
 
-- *timer IRQ late*: expected expiry to the entry of the interrupt that ran our timer
-  (`local_timer_entry`, else `hrtimer_expire_entry` of the timer that woke us).  What the
-  events show inside it is named (another IRQ handler, IRQs off from preemptirq);
-  the rest is "hardware/hypervisor", or "hardware/hypervisor or IRQs off" when the
-  kernel had no preemptirq events to tell the two apart.
+- *timer IRQ late*: expected expiry to the entry of the interrupt that ran our timer.
+  Our timer is found by the event chain, on every arch: the last `hrtimer_expire_entry`
+  before `sched_waking` of our thread, and the interrupt handler around it, whatever its
+  event or name (`irq_handler_entry` of `arch_timer` on ARM or `timer` on MIPS,
+  `local_timer_entry` on x86, `timer_interrupt_entry` on PowerPC; without one, the
+  `hrtimer_expire_entry` itself).  What the events show inside the late stretch is named
+  (another IRQ handler, IRQs off from preemptirq, the CPU idle: "exit from idle"); the
+  rest is "hardware/hypervisor", or "hardware/hypervisor or IRQs off" when the kernel
+  had no preemptirq events to tell the two apart.
 - *timer IRQ*: that entry to `sched_waking` of our thread (the timer handlers before ours).
 - *scheduling*: `sched_waking` to the `sched_switch` that runs our thread: every
-  IRQ/softirq handler and every other thread that held the CPU is named.
+  IRQ/softirq handler and every other thread that held the CPU is named; the rest of
+  our own timer's handler is said as such, never as an interfering IRQ.
 - *switch-in*: our thread running until it read the clock.
 
 Every instant of the spike gets exactly one cause, so the causes add up to the spike;
@@ -29,6 +34,7 @@ from rtbench.analysis.trace_spans import (
     Span,
     handler_spans,
     join_raised_softirqs,
+    name_timer_interrupts,
     running_threads,
     thread_cause,
 )
@@ -69,6 +75,8 @@ class SpikeExplanation:
     approximate: bool = False
     # the expected expiry in the trace's time base (None: not known)
     expected_ns: int | None = None
+    # the record held no event of its CPU: nothing about this spike is known
+    blind: bool = False
 
     def causes(self) -> dict[Cause, int]:
         """ns per cause, largest first."""
@@ -86,7 +94,9 @@ class SpikeExplanation:
 UNEXPLAINED = Cause("unexplained", "unexplained", "unexplained", "unexplained")
 OUR_TIMER = Cause("timer_irq", "timer_irq:ours", "timer_irq:ours",
                   "timer IRQ: its handlers up to our wake-up")
-IDLE = Cause("idle", "idle", "idle", "CPU idle (exit from idle)")
+OUR_TIMER_AFTER = Cause("timer_irq", "timer_irq:ours_after", "timer_irq:ours_after",
+                        "timer IRQ: the rest of its handler after our wake-up")
+IDLE = Cause("idle", "idle", "idle", "CPU idle: exit from idle")
 SELF = Cause("self", "self", "self", "our thread: switch-in to its clock read")
 
 
@@ -121,6 +131,10 @@ def explain_spike(record: dict[str, Any], missing: frozenset[str] = frozenset()
         out.notes.append(f"{parsed.unreadable} unreadable event(s) left out")
     events = [e for e in parsed.events if out.cpu is None or e.cpu == out.cpu]
     out.events = events
+    if not events:
+        out.blind = True
+        out.notes.append("no event of its CPU in the window: nothing about this spike "
+                         "is known")
     dropped = _int(record, "events_dropped") or 0
     if dropped:
         out.notes.append(f"{dropped} event(s) of the window left out by the probe's byte "
@@ -139,9 +153,11 @@ class _Marks:
     waking: int | None = None
     switch_in: int | None = None
     our_pid: int | None = None
+    timer: Span | None = None  # the handler stretch that ran our timer (None: not seen)
 
 
-def _find_marks(events: list[Event], expected: int, woke: int) -> _Marks:
+def _find_marks(events: list[Event], spans: list[Span], expected: int, woke: int
+                ) -> _Marks:
     """Our thread, its switch-in, its wake-up and the timer interrupt that woke it."""
     marks = _Marks()
     switches = [e for e in events if e.event == "sched_switch" and e.fields
@@ -153,26 +169,35 @@ def _find_marks(events: list[Event], expected: int, woke: int) -> _Marks:
         marks.our_pid = events[-1].pid  # the task current at the end of the window
     if marks.our_pid is None:
         return marks
-    limit = marks.switch_in if marks.switch_in is not None else woke
-    ours = [e for e in events if e.ts_ns <= limit and e.fields.get("pid") == marks.our_pid
+    ours = [e for e in events if e.ts_ns <= woke and e.fields.get("pid") == marks.our_pid
             and e.event in ("sched_waking", "sched_wakeup")]
-    wakings = [e.ts_ns for e in ours if e.event == "sched_waking"]
-    wakeups = [e.ts_ns for e in ours if e.event == "sched_wakeup"]
-    marks.waking = wakings[-1] if wakings else (wakeups[-1] if wakeups else None)
+    if marks.switch_in is not None and ours and ours[-1].ts_ns > marks.switch_in:
+        # woken while still on the CPU (switched in before, never out): no switch-in
+        # follows the wake-up, our thread runs on from it
+        after = [e for e in ours if e.ts_ns > marks.switch_in]
+        marks.waking = next((e.ts_ns for e in reversed(after) if e.event == "sched_waking"),
+                            after[-1].ts_ns)
+        marks.switch_in = marks.waking
+    else:
+        limit = marks.switch_in if marks.switch_in is not None else woke
+        wakings = [e.ts_ns for e in ours if e.ts_ns <= limit and e.event == "sched_waking"]
+        wakeups = [e.ts_ns for e in ours if e.ts_ns <= limit and e.event == "sched_wakeup"]
+        marks.waking = wakings[-1] if wakings else (wakeups[-1] if wakeups else None)
     if marks.waking is None:
         return marks
-    entry: int | None = None
-    timer_at: int | None = None
-    for e in events:
-        if e.ts_ns > marks.waking:
-            break
-        if e.event == "local_timer_entry":
-            timer_at = e.ts_ns
-        elif e.event == "local_timer_exit":
-            timer_at = None
-        elif e.event == "hrtimer_expire_entry":
-            entry = timer_at if timer_at is not None else e.ts_ns
-    marks.irq_entry = entry
+    waking = marks.waking
+    expiry = next((e.ts_ns for e in reversed(events) if e.ts_ns <= waking
+                   and e.event == "hrtimer_expire_entry"), None)
+    if expiry is None:
+        return marks
+    # the innermost interrupt handler around that expiry ran our timer, whatever its name
+    around = [sp for sp in spans if sp.cause.kind in ("irq", "timer_irq")
+              and sp.start <= expiry <= sp.end]
+    if around:
+        marks.timer = max(around, key=lambda sp: sp.start)
+        marks.irq_entry = marks.timer.start
+    else:
+        marks.irq_entry = expiry
     return marks
 
 
@@ -189,7 +214,8 @@ def _late_cause(missing: frozenset[str]) -> Cause:
 def _attribute(out: SpikeExplanation, events: list[Event], expected: int, woke: int,
                missing: frozenset[str]) -> None:
     """Fill segments, phases and handlers of out over [expected, woke]."""
-    marks = _find_marks(events, expected, woke)
+    spans = handler_spans(events, expected, woke)
+    marks = _find_marks(events, spans, expected, woke)
     if marks.our_pid is not None:
         comm = next((e.fields["next_comm"] for e in reversed(events)
                      if e.event == "sched_switch" and e.fields
@@ -198,12 +224,9 @@ def _attribute(out: SpikeExplanation, events: list[Event], expected: int, woke: 
                      if e.event == "sched_switch" and e.fields
                      and e.fields["next_pid"] == marks.our_pid), None)
         out.thread = (comm or "?", marks.our_pid, prio)
-    spans = handler_spans(events, expected, woke)
-    join_raised_softirqs(events, spans)
-    ours_timer = None
-    if marks.irq_entry is not None:
-        ours_timer = next((s for s in spans if s.cause.kind == "timer_irq"
-                           and s.start == marks.irq_entry), None)
+    ours_timer = marks.timer
+    name_timer_interrupts(events, spans, ours_timer)
+    join_raised_softirqs(events, spans, ours_timer)
     for s in spans:
         if s.end > expected and s.start < woke and s.cause.kind != "irqs_off" \
                 and s is not ours_timer:
@@ -238,29 +261,41 @@ def _classify(t: int, marks: _Marks, spans: list[Span], ours_timer: Span | None,
     """The phase and the cause of the instant t."""
     phase = _phase(t, marks)
     inside = [s for s in spans if s.start <= t < s.end]
-    handlers = [s for s in inside if s.cause.kind in ("irq", "softirq", "nmi")
-                or (s.cause.kind == "timer_irq" and s is not ours_timer)]
+    handlers = [s for s in inside if s is not ours_timer
+                and s.cause.kind in ("irq", "softirq", "nmi", "timer_irq")]
     if handlers:
         # the innermost (latest begun) handler holds the CPU; an NMI above all
         handlers.sort(key=lambda s: (s.cause.kind == "nmi", s.start))
         return phase, handlers[-1].cause
+    who = _who(t, running)
+    idle = who is not None and who[0] == 0
     if phase == "timer_late":
         off = [s for s in inside if s.cause.kind == "irqs_off"]
+        if idle:  # the idle task, its IRQs-off stretches included: exit from idle
+            return phase, IDLE
         return phase, off[-1].cause if off else late
     if phase == "timer_irq":
         return phase, OUR_TIMER
+    if ours_timer is not None and ours_timer in inside:
+        return phase, OUR_TIMER_AFTER
     if phase == "switch_in":
         return phase, SELF
+    if idle:
+        return phase, IDLE
+    if who is not None and who[0] != marks.our_pid:
+        return phase, thread_cause(who[1], who[0], who[2])
+    return phase, UNEXPLAINED
+
+
+def _who(t: int, running: list[tuple[int, int, str, int | None]]
+         ) -> tuple[int, str, int | None] | None:
+    """(pid, comm, prio) of the task holding the CPU at t (None: no event says)."""
     who = None
     for ts, pid, comm, prio in running:
         if ts > t:
             break
         who = (pid, comm, prio)
-    if who is not None and who[0] == 0:
-        return phase, IDLE
-    if who is not None and who[0] != marks.our_pid:
-        return phase, thread_cause(who[1], who[0], who[2])
-    return phase, UNEXPLAINED
+    return who
 
 
 def _phase(t: int, marks: _Marks) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rtbench import (
+    EMULATED_WORDS,
     EXIT_ENV,
     EXIT_FAIL,
     EXIT_INTERRUPTED,
@@ -94,6 +95,15 @@ class Verdict:
     notes: list[str] = field(default_factory=list)
     not_as_defined: list[str] = field(default_factory=list)  # "scenario: what differed"
     short_run: str | None = None  # "SHORT RUN (10 % of the suite's length)", or None
+
+
+def emulated_note(run: RunDetail) -> str:
+    """What a run measured under CPU emulation says, with the evidence its target gave."""
+    evidence = run.sysinfo.get("virtualization_evidence") if isinstance(run.sysinfo, dict) \
+        else None
+    why = f" ({evidence})" if isinstance(evidence, str) and evidence else ""
+    return (f"emulated run: the CPU was emulated{why}; {EMULATED_WORDS} — latencies, "
+            "spikes and their causes include the emulator's own stalls")
 
 
 def run_verdict(statuses: Sequence[str], *, interrupted: bool = False, lost: bool = False,
@@ -448,6 +458,9 @@ def verdict_of(run: RunDetail, warnings: Sequence[str] = ()) -> Verdict:
     if run.simulated:
         verdict.notes.append("simulated run: the latencies are synthetic, not measurements "
                              "of this machine")
+    if run.emulated:
+        verdict.headline += f"; EMULATED: {EMULATED_WORDS}"
+        verdict.notes.insert(0, emulated_note(run))
     if policy_other(run):
         verdict.notes.append("measured with SCHED_OTHER (--policy other): these are not "
                              "real-time latencies; run as root (or with CAP_SYS_NICE) "

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from rtbench import EMULATED_WORDS
 from rtbench.valuetext import value_text
 
 Severity = Literal["ok", "info", "warn", "bad"]
@@ -236,17 +237,23 @@ class Clocksource(Check):
 
 
 class Virtualization(Check):
-    """Running under a hypervisor, and how much time it steals."""
+    """Running under a hypervisor or an emulator, and how much time it steals."""
 
     name = "virtualization"
 
     def evaluate(self, info: dict[str, Any], steal: float | None) -> Fact:
-        """A VM warns (bad if steal >= 1 %); bare metal is ok."""
+        """CPU emulation is bad, a VM warns (bad if steal >= 1 %); bare metal is ok only
+        with evidence (rtprobe sysinfo's "none"); no evidence is unknown."""
         virt = info.get("virtualization")
         steal_text = "" if steal is None else f", steal {steal * 100:.2f} %"
-        if virt in (None, "", "none"):
-            if virt is None and steal is None:
-                return self.unknown("the virtualization type")
+        if info.get("emulated") is True or virt == "tcg":
+            return self.fact(f"CPU emulated ({virt or 'emulator'}){steal_text}", "bad",
+                             f"latencies are the emulator's: {EMULATED_WORDS}; measure on "
+                             "the board itself (or under KVM for a virtual machine's)")
+        if virt in (None, ""):
+            return self.fact(None, "info", "no evidence of a hypervisor, an emulator or "
+                             "bare metal: whether this is a board is unknown")
+        if virt == "none":
             return self.fact(f"bare metal{steal_text}", "ok")
         if steal is not None and steal >= STEAL_WARN:
             return self.fact(f"{virt}{steal_text}", "bad",

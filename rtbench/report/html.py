@@ -64,7 +64,7 @@ def render_html(run: RunDetail, sections: list[str] | None = None, *,
     False leaves out the per-measurement histograms (a part of a huge run)."""
     measurements = []
     stats = run_stats(run)
-    mark = "SIMULATED: " if run.simulated else ""
+    mark = ("SIMULATED: " if run.simulated else "") + ("EMULATED: " if run.emulated else "")
     svgs = histogram_svgs([(ms.measurement,
                             f"{mark}{ms.scenario.name} / {ms.measurement.name}")
                            for ms in stats]) if figures else [None] * len(stats)

@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from rtbench import EMULATED_WORDS
 from rtbench.analysis.environment import environment_rows
 from rtbench.analysis.measurement import MeasurementStats, run_stats
 from rtbench.analysis.stats import PERCENTILES
@@ -46,6 +47,8 @@ def summary_table(run: RunDetail) -> FittedTable:
     title = f"Run {run.id} · {for_rich(run.suite)} · {for_rich(run.status)}"
     if run.simulated:
         title += " · SIMULATED"
+    if run.emulated:
+        title += " · EMULATED"
     if policy_other(run):
         title += " · SCHED_OTHER (not real-time)"
     stats = run_stats(run)
@@ -117,6 +120,8 @@ def show_run(console: Console, run: RunDetail) -> None:
     if run.simulated:
         console.print("[bold yellow]SIMULATED RUN: synthetic latencies, "
                       "not measurements of this machine[/]")
+    if run.emulated:
+        console.print(f"[bold yellow]EMULATED RUN: the CPU was emulated; {EMULATED_WORDS}[/]")
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold", no_wrap=True)
     head.add_column(overflow="fold")

@@ -23,6 +23,7 @@ from rtbench.rtprobe.trace_records import (
     TraceSummaryRecord,
     parse_trace,
     parse_trace_summary,
+    replaced_key,
 )
 
 SCHEMA_NAME = "rtprobe/1"
@@ -501,6 +502,10 @@ class ProbeOutput:
         elif isinstance(record, ResultRecord):
             self.result = record
         elif isinstance(record, TraceRecord):
+            gone = replaced_key(record.raw)
+            if gone is not None:  # the run keeps its worst spikes traced (docs/schema.md)
+                self.traces = [t for t in self.traces
+                               if (t.get("series"), t.get("t_ns")) != gone]
             self.traces.append(record.raw)
         elif isinstance(record, TraceSummaryRecord):
             self.trace_summary = record.raw

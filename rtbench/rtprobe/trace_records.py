@@ -61,7 +61,22 @@ def parse_trace(obj: dict[str, Any], where: str) -> TraceRecord:
     events = get(obj, "events", list, where)
     for index, event in enumerate(events):
         _check_event(event, where, index)
+    replaces = obj.get("replaces")
+    if replaces is not None:
+        if not isinstance(replaces, dict):
+            raise RecordError(f"{where}'replaces' must be null or {{series, t_ns}}")
+        for key in ("series", "t_ns"):
+            if get_int(replaces, key, f"{where}'replaces': ") < 0:
+                raise RecordError(f"{where}'replaces'.{key} must be >= 0")
     return TraceRecord(raw=obj)
+
+
+def replaced_key(record: dict[str, Any]) -> tuple[int, int] | None:
+    """(series, t_ns) of the earlier trace record this one replaces (None: none)."""
+    replaces = record.get("replaces")
+    if not isinstance(replaces, dict):
+        return None
+    return replaces["series"], replaces["t_ns"]
 
 
 def parse_trace_summary(obj: dict[str, Any], where: str) -> TraceSummaryRecord:

@@ -250,15 +250,16 @@ BOARD_NOT_FOUND: dict[int | str, dict[str, Any]] = {
 @router.get("/matrix", dependencies=[Depends(require_read)], responses=READ_ERRORS)
 def matrix(request: Request, suite: Text = None, board: Text = None,
            simulated: Flag = 0, page: Annotated[int, Query(ge=1, le=10**6)] = 1,
-           per_page: Annotated[int, Query(ge=1, le=1000)] = labviews.MATRIX_BOARDS
-           ) -> dict[str, Any]:
+           per_page: Annotated[int, Query(ge=1, le=1000)] = labviews.MATRIX_BOARDS,
+           emulated: Flag = 0) -> dict[str, Any]:
     """Board x kernel matrix per suite from the per-run summaries, per_page boards a page:
     worst max and p99.9, threshold state, delta to the board's previous kernel (simulated
-    runs: ?simulated=1)."""
+    runs: ?simulated=1; runs under CPU emulation, whose figures describe the emulator, not
+    a board: ?emulated=1)."""
     found = labviews.matrix(_store(request), suite=clean_query(suite, "suite"),
                             board=clean_query(board, "board"), simulated=bool(simulated),
-                            page=page, per_page=per_page)
-    return labviews.matrix_json(found, bool(simulated))
+                            page=page, per_page=per_page, emulated=bool(emulated))
+    return labviews.matrix_json(found, bool(simulated), bool(emulated))
 
 
 @router.get("/boards", dependencies=[Depends(require_read)], responses=READ_ERRORS)

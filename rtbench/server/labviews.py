@@ -39,8 +39,10 @@ class MatrixPage:
 
 
 def matrix(store: Store, *, suite: str | None, board: str | None,
-           simulated: bool, page: int = 1, per_page: int = MATRIX_BOARDS) -> MatrixPage:
-    """One page of the matrix tables, per_page boards (real runs only unless simulated)."""
+           simulated: bool, page: int = 1, per_page: int = MATRIX_BOARDS,
+           emulated: bool = False) -> MatrixPage:
+    """One page of the matrix tables, per_page boards (real runs only unless simulated;
+    runs measured under CPU emulation only when emulated)."""
     from rtbench.server.marks import cell_marks
 
     sim = None if simulated else False
@@ -48,9 +50,11 @@ def matrix(store: Store, *, suite: str | None, board: str | None,
         names, total = [board], 1
     else:
         names, total = board_names(store, suite=suite, simulated=sim, page=page,
-                                   per_page=per_page)
-    groups = matrix_groups(store, suite=suite, board=board, simulated=sim, boards=names)
-    marked = group_markers(store, suite=suite, boards=names, simulated=sim)
+                                   per_page=per_page, emulated=emulated)
+    groups = matrix_groups(store, suite=suite, board=board, simulated=sim, boards=names,
+                           emulated=emulated)
+    marked = group_markers(store, suite=suite, boards=names, simulated=sim,
+                           emulated_included=emulated)
     return MatrixPage(tables=matrix_tables(groups, cell_marks(store, suite=suite,
                                                               board=board)),
                       page=page, pages=max(1, -(-total // per_page)), boards=total,
@@ -58,9 +62,11 @@ def matrix(store: Store, *, suite: str | None, board: str | None,
                       run_marks={key: run_markers(runs) for key, runs in marked.items()})
 
 
-def matrix_json(found: MatrixPage, simulated: bool) -> dict[str, Any]:
+def matrix_json(found: MatrixPage, simulated: bool, emulated: bool = False
+                ) -> dict[str, Any]:
     """The matrix as JSON."""
-    return {"simulated_included": simulated, "page": found.page, "pages": found.pages,
+    return {"simulated_included": simulated, "emulated_included": emulated,
+            "page": found.page, "pages": found.pages,
             "boards": found.boards, "suites": [{
         "suite": tb.suite, "boards": tb.boards, "kernels": tb.kernels,
         "cells": [{

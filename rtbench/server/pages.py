@@ -206,13 +206,14 @@ def ref_page(request: Request, name: Annotated[str, PathParam(max_length=64)]) -
 
 @router.get("/matrix", response_class=HTMLResponse, dependencies=[Depends(require_read)])
 def matrix_page(request: Request, suite: Text = None, board: Text = None,
-                simulated: Flag = 0, page: Annotated[int, Query(ge=1, le=10**6)] = 1) -> str:
+                simulated: Flag = 0, page: Annotated[int, Query(ge=1, le=10**6)] = 1,
+                emulated: Flag = 0) -> str:
     """Board x kernel matrix, one table per suite, from the per-run summaries; 100 boards
-    a page."""
+    a page (runs under CPU emulation only with ?emulated=1)."""
     store = _store(request)
     found = labviews.matrix(store, suite=clean_query(suite, "suite"),
                             board=clean_query(board, "board"), simulated=bool(simulated),
-                            page=page)
+                            page=page, emulated=bool(emulated))
     current = {k: v for k, v in request.query_params.items() if k != "page" and v}
 
     def page_link(number: int) -> str:
@@ -220,7 +221,8 @@ def matrix_page(request: Request, suite: Text = None, board: Text = None,
 
     return render_page("matrix.html.j2", tables=found.tables,
                        facets=facets(store, keys=("suite",)),
-                       suite=suite or "", simulated=bool(simulated), found=found,
+                       suite=suite or "", simulated=bool(simulated),
+                       emulated=bool(emulated), found=found,
                        prev_link=page_link(page - 1) if page > 1 else None,
                        next_link=page_link(page + 1) if page < found.pages else None)
 

@@ -83,6 +83,7 @@ FACTS = (("host", lambda r: r.hostname), ("arch", lambda r: r.arch),
          ("kernel", lambda r: r.kernel), ("suite", lambda r: r.suite),
          ("scale", lambda r: str(r.scale)), ("status", lambda r: r.status),
          ("simulated", lambda r: "yes" if r.simulated else "no"),
+         ("emulated", lambda r: "yes" if r.emulated else "no"),
          ("cpu model", lambda r: str(r.sysinfo.get("cpu_model", "-"))),
          ("preempt", lambda r: str(r.sysinfo.get("preempt_model", "-"))),
          ("cmdline", lambda r: str(r.sysinfo.get("cmdline", "-"))))
@@ -103,7 +104,7 @@ def compare_runs(store: Store, runs: list[RunDetail]) -> Comparison:
     return Comparison(
         runs=[{"id": r.id, "hostname": r.hostname, "kernel": r.kernel, "suite": r.suite,
                "status": r.status, "started_at": r.started_at.isoformat(),
-               "simulated": r.simulated} for r in runs],
+               "simulated": r.simulated, "emulated": r.emulated} for r in runs],
         rows=[(sc, name, [table[(sc, name)].get(r.id) for r in runs]) for sc, name in keys],
         differing_facts=[(name, values) for name, values in facts if len(set(values)) > 1])
 

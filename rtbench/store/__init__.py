@@ -52,6 +52,7 @@ from rtbench.bundle import (
     SeriesDetail,
     board_of,
     mark_beyond_hist,
+    sysinfo_emulated,
 )
 from rtbench.store import schema as t
 from rtbench.store.cells import CellFilter, CellRow, RunFacts, insert_cells, read_cells
@@ -430,7 +431,7 @@ class Store:
                 scale=float(scale), status="running", started_at=_now(),
                 finished_at=None, target=target,
                 kernel=str(uname.get("release") or ""),
-                simulated=bool(simulated),
+                simulated=bool(simulated), emulated=sysinfo_emulated(sysinfo),
                 tool_versions=_dumps(tool_versions),
                 sysinfo=_dumps(sysinfo), preflight=_dumps(preflight),
                 command_line=_dumps(list(command_line)),
@@ -529,6 +530,7 @@ class Store:
             started_at=run.started_at, finished_at=run.finished_at,
             target=run.target, kernel=run.kernel,
             simulated=bool(run.simulated),
+            emulated=bool(run.emulated) or sysinfo_emulated(run.sysinfo),
             tool_versions=_dumps(run.tool_versions),
             sysinfo=_dumps(run.sysinfo), preflight=_dumps(run.preflight),
             command_line=_dumps(list(run.command_line)), uid=uid,
@@ -764,7 +766,7 @@ class Store:
                 command_line=_loads(row.command_line),
                 simulated=bool(row.simulated), tags=_loads(row.tags) or {},
                 source=_loads(row.source) or {}, uid=row.uid, board=row.board,
-                reason=row.reason)
+                reason=row.reason, emulated=bool(row.emulated))
             if parts == {}:
                 return run  # the run's own row only
             chosen = select(t.scenarios).where(t.scenarios.c.run_id == run_id)

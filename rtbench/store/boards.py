@@ -44,13 +44,16 @@ class BoardSummary:
     last_kernel: str
 
 
-def _where(board: str | None, suite: str | None, simulated: bool | None
-           ) -> ColumnElement[bool]:
-    """The common WHERE of these queries."""
+def _where(board: str | None, suite: str | None, simulated: bool | None,
+           emulated: bool = True) -> ColumnElement[bool]:
+    """The common WHERE of these queries (emulated: False leaves out runs measured under
+    CPU emulation)."""
     c = t.run_cells.c
     cond: list[ColumnElement[bool]] = []
     if simulated is not None:
         cond.append(c.simulated == simulated)
+    if not emulated:
+        cond.append(c.run_id.not_in(select(t.runs.c.id).where(t.runs.c.emulated.is_(True))))
     if board is not None:
         cond.append(c.board == board)
     if suite is not None:
@@ -59,10 +62,12 @@ def _where(board: str | None, suite: str | None, simulated: bool | None
 
 
 def board_names(store: Store, *, suite: str | None = None, simulated: bool | None = False,
-                page: int = 1, per_page: int = 100) -> tuple[list[str], int]:
-    """One page of the boards with matching run cells (sorted), and how many there are."""
+                page: int = 1, per_page: int = 100, emulated: bool = True
+                ) -> tuple[list[str], int]:
+    """One page of the boards with matching run cells (sorted), and how many there are
+    (emulated: False leaves out emulated runs)."""
     c = t.run_cells.c
-    where = _where(None, suite, simulated)
+    where = _where(None, suite, simulated, emulated)
     with store.transaction("list boards") as conn:
         total = int(conn.execute(select(func.count(func.distinct(c.board))).where(where))
                     .scalar_one())
@@ -73,10 +78,10 @@ def board_names(store: Store, *, suite: str | None = None, simulated: bool | Non
 
 
 def matrix_groups(store: Store, *, suite: str | None = None, board: str | None = None,
-                  simulated: bool | None = False, boards: list[str] | None = None
-                  ) -> list[MatrixGroup]:
+                  simulated: bool | None = False, boards: list[str] | None = None,
+                  emulated: bool = True) -> list[MatrixGroup]:
     """One group per (board, kernel, suite) of the matching run cells (boards: only
-    these)."""
+    these; emulated: False leaves out emulated runs)."""
     c = t.run_cells.c
     has = c.threshold_ns.isnot(None)
     query = (select(
@@ -87,7 +92,7 @@ def matrix_groups(store: Store, *, suite: str | None = None, board: str | None =
         func.sum(case((and_(has, c.max_ns <= c.threshold_ns), 1), else_=0)).label("under"),
         func.sum(case((and_(has, c.max_ns.is_(None)), 1), else_=0)).label("unknown"),
         func.min(c.threshold_ns).label("threshold"))
-        .where(_where(board, suite, simulated))
+        .where(_where(board, suite, simulated, emulated))
         .group_by(c.board, c.kernel, c.suite))
     if boards is not None:
         query = query.where(c.board.in_(boards))

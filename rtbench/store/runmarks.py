@@ -60,7 +60,8 @@ def marker_fields(row: Any) -> dict[str, Any]:
 
 
 def group_markers(store: Store, *, suite: str | None, boards: list[str] | None,
-                  simulated: bool | None) -> dict[tuple[str, str, str], dict[str, Any]]:
+                  simulated: bool | None, emulated_included: bool = True
+                  ) -> dict[tuple[str, str, str], dict[str, Any]]:
     """Per (suite, board, kernel) of the matrix: what any of its runs carries, as a
     run-like dict for run_markers (scale: the smallest; traced, emulated, simulated: any
     run).  Small queries, each reading only the runs that carry a marker: the short
@@ -84,6 +85,8 @@ def group_markers(store: Store, *, suite: str | None, boards: list[str] | None,
     by_sysinfo = or_(*(r.sysinfo.like(p) for p in _EMULATED_SYSINFO))
     emulated = (or_(r["emulated"].is_(True), and_(r["emulated"].is_(None), by_sysinfo))
                 if "emulated" in r else by_sysinfo)
+    if not emulated_included:  # the matrix left emulated runs out: their marks too
+        keep.append(~emulated)
     traced_runs = (select(t.scenarios.c.run_id).select_from(
         t.trace_info.join(t.measurements,
                           t.measurements.c.id == t.trace_info.c.measurement_id)
@@ -94,8 +97,9 @@ def group_markers(store: Store, *, suite: str | None, boards: list[str] | None,
                                   .where(r.scale < 1, *keep)
                                   .group_by(r.suite, r.board, r.kernel)):
             entry(short)["scale"] = float(short.scale)
-        flagged: list[tuple[str, ColumnElement[bool]]] = [
-            ("emulated", emulated), ("traced", r.id.in_(traced_runs))]
+        flagged: list[tuple[str, ColumnElement[bool]]] = [("traced", r.id.in_(traced_runs))]
+        if emulated_included:
+            flagged.insert(0, ("emulated", emulated))
         if simulated is not False:
             flagged.append(("simulated", r.simulated.is_(True)))
         for marker, condition in flagged:

@@ -22,6 +22,7 @@ from sqlalchemy import (
                         Table,
                         Text,
                         UniqueConstraint,
+                        false,
 )
 
 metadata = MetaData()
@@ -50,6 +51,8 @@ runs = Table(
     Column("target", String(255), nullable=False),
     Column("kernel", String(255), nullable=False),
     Column("simulated", Boolean, nullable=False),
+    # measured under CPU emulation (QEMU TCG): figures describe the emulator (0005_emulated)
+    Column("emulated", Boolean, nullable=False, server_default=false()),
     Column("tool_versions", Text, nullable=False),
     Column("sysinfo", Text, nullable=False),
     Column("preflight", Text, nullable=False),

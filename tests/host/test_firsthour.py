@@ -386,7 +386,7 @@ def test_ls_and_show_json(wide_run: tuple[str, RunDetail], run_cli: RunCli) -> N
     assert listed[0]["status"] == "fail" and listed[0]["simulated"] is True
     assert set(listed[0]) == {"id", "started_at", "board", "hostname", "target", "kernel", "suite",
                               "status", "worst_max_ns", "simulated", "tags", "scale",
-                              "not_as_defined"}
+                              "not_as_defined", "traced", "emulated", "markers"}
     assert listed[0]["target"] == run.target
     done = run_cli("show", str(run.id), "--json", "--db", url)
     assert done.returncode == 0, done.stderr

@@ -26,6 +26,8 @@ OLD = json.loads((DATA / "old-kernel-traces.json").read_text())
 LATE_UNSEEN = "timer IRQ late: hardware/hypervisor or IRQs off (no preemptirq events)"
 OUR_TIMER = "timer IRQ: its handlers up to our wake-up"
 SELF = "our thread: switch-in to its clock read"
+IDLE = "CPU idle: exit from idle"
+OUR_TIMER_AFTER = "timer IRQ: the rest of its handler after our wake-up"
 
 
 def _segments(record: dict[str, Any], missing: list[str]) -> list[tuple[int, int, str, str]]:
@@ -44,10 +46,12 @@ def test_older_kernel_formats_are_attributed_exactly() -> None:
         (83_000, 283_000, "scheduling", "softirq NET_RX"),
         (283_000, 400_000, "scheduling", "dd (pid 540, nice 0)"),
         (400_000, 412_000, "switch_in", SELF)]
+    # the CPU idle at the expiry (swapper switched in before it): exit from idle
     assert _segments(OLD["traces"][1], missing) == [
-        (0, 5_000, "timer_late", LATE_UNSEEN),
+        (0, 5_000, "timer_late", IDLE),
         (5_000, 7_000, "timer_late", "IRQ 24 eth0"),
-        (7_000, 10_000, "timer_late", LATE_UNSEEN),
+        (7_000, 8_000, "timer_late", IDLE),
+        (8_000, 10_000, "timer_late", LATE_UNSEEN),
         (10_000, 11_000, "timer_irq", OUR_TIMER),
         (11_000, 140_000, "scheduling", "irq/24-eth0 (pid 77, RT 90)"),
         (140_000, 150_000, "switch_in", SELF)]
@@ -89,8 +93,11 @@ def test_captured_trace_names_the_injected_thread() -> None:
     assert _segments(m.traces[0], m.trace_info["events_missing"]) == [
         (0, 18_373, "timer_late", LATE_UNSEEN),
         (18_373, 19_373, "timer_irq", OUR_TIMER),
-        (19_373, 40_373, "scheduling", "python (pid 9497, nice 10)"),
-        (40_373, 49_373, "scheduling", "local timer IRQ"),
+        # our own local timer interrupt goes on after the wake-up: never another cause
+        (19_373, 31_373, "scheduling", OUR_TIMER_AFTER),
+        (31_373, 40_373, "scheduling", "python (pid 9497, nice 10)"),
+        # another local timer interrupt, named by the timer it expired
+        (40_373, 49_373, "scheduling", "timer IRQ: hrtimer_wakeup"),
         (49_373, 52_373, "scheduling", "python (pid 9497, nice 10)"),
         (52_373, 367_373, "scheduling", "python3 (pid 10570, RT 95)")]
     cell = explain_measurement("imported/trace-cmd", m)

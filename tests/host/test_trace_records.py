@@ -73,6 +73,9 @@ def _trace() -> dict[str, Any]:
     (lambda r: r.update(window_start_ns=r["window_end_ns"] + 1), "after"),
     (lambda r: r.pop("lost"), "'lost' is missing"),
     (lambda r: r.update(events="none"), "wrong type"),
+    (lambda r: r.update(replaces=[0, 1]), "'replaces'"),
+    (lambda r: r.update(replaces={"series": 0}), "'t_ns' is missing"),
+    (lambda r: r.update(replaces={"series": 0, "t_ns": -1}), "'replaces'"),
 ])
 def test_bad_trace_records_refused(change: Any, words: str) -> None:
     rec = _trace()
@@ -81,6 +84,19 @@ def test_bad_trace_records_refused(change: Any, words: str) -> None:
         parse_record(json.dumps(rec), 7)
     message = str(info.value)
     assert message.startswith("line 7: ") and words in message and "\n" not in message
+
+
+def test_a_record_that_replaces_another_takes_its_place() -> None:
+    # the probe keeps the worst spikes traced: a larger spike's record names the one it
+    # replaces, and the host keeps only the records that stand
+    lines = FIXTURE.read_text().splitlines()
+    first, second = (r for r in fixture_records() if r["type"] == "trace")
+    bigger = dict(_trace(), t_ns=first["t_ns"] + 1, latency_ns=first["latency_ns"] + 1,
+                  replaces={"series": second["series"], "t_ns": second["t_ns"]})
+    at = next(i for i, line in enumerate(lines) if '"type":"trace_summary"' in line)
+    out = ProbeOutput.from_lines([*lines[:at], json.dumps(bigger), *lines[at:]])
+    assert [(t["t_ns"], t.get("replaces")) for t in out.traces] == [
+        (first["t_ns"], None), (bigger["t_ns"], bigger["replaces"])]
 
 
 def test_bad_trace_summary_refused() -> None:

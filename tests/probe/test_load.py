@@ -288,3 +288,21 @@ def test_mem_stopped_while_touching_its_buffer_ends_at_once(rtprobe: Path,
     assert records[-1]["status"] == "interrupted" and records[-1]["reason"] == "SIGINT"
     assert records[-1]["footprint"]["peak_rss_kib"] < 4 * 1024 * 1024
     assert took_s < 3.0, took_s
+
+
+@pytest.mark.parametrize("kind_args", [
+    ["cpu", "--rate", "20"],
+    ["sched", "--rate", "2000", "--processes"],
+], ids=["cpu-threads", "sched-processes"])
+def test_load_threads_are_named_as_the_load(rtprobe: Path, kind_args: list[str]) -> None:
+    # issue 34: a trace names them "rtbench load KIND" from their comm, not "rtprobe"
+    proc, start = start_load(rtprobe, *kind_args, "--duration", "30s")
+    try:
+        time.sleep(0.3)
+        pids = [proc.pid, *live_group_members(proc.pid)]
+        comms = {Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip()
+                 for pid in pids for tid in os.listdir(f"/proc/{pid}/task")}
+        assert comms == {f"rtload-{kind_args[0]}"}, comms
+    finally:
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.communicate(timeout=10)

@@ -76,8 +76,20 @@ def injector(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def traces(run: ProbeRun) -> list[dict]:
-    """The trace records of a run."""
-    return [r for r in run.records if r["type"] == "trace"]
+    """The trace records that stand at the end of a run (a record whose `replaces` names
+    an earlier one takes its place, as the host reads them)."""
+    kept: list[dict] = []
+    for r in run.records:
+        if r["type"] != "trace":
+            continue
+        gone = r.get("replaces")
+        if gone is not None:
+            before = len(kept)
+            kept = [k for k in kept if (k["series"], k["t_ns"]) != (gone["series"],
+                                                                   gone["t_ns"])]
+            assert len(kept) == before - 1, gone
+        kept.append(r)
+    return kept
 
 
 def summary(run: ProbeRun) -> dict:
@@ -269,6 +281,28 @@ def test_noise_and_wakeup_trace(run_probe: RunProbe, validator: Validator, test:
     assert info["restored"] is True and info["spikes_traced"] == len(traces(run)) >= 1
     spikes = {(s["series"], s["t_ns"]) for s in run.records if s["type"] == "spike"}
     assert all((t["series"], t["t_ns"]) in spikes for t in traces(run))
+
+
+@needs_root
+@needs_tracefs
+def test_the_worst_spikes_are_traced(run_probe: RunProbe, validator: Validator,
+                                     tracefs_guard: dict[str, str]) -> None:
+    # noise gaps of 2 us or more are many per second: the budget of 3 is full at once,
+    # and every larger one after that takes the smallest one's place
+    run = run_probe("noise", "--cpus", str(MEASURED_CPU), "--duration", "1s", "--warmup",
+                    "100ms", "--trace=on", "--trace-threshold", "2us",
+                    "--trace-max-spikes", "3", env=tracefs_guard, timeout=30)
+    assert run.rc == 0, run.stderr
+    validate_records(run.records, validator)
+    info = summary(run)
+    over = sorted((s["latency_ns"] for s in run.records if s["type"] == "spike"
+                   and s["latency_ns"] >= 2_000), reverse=True)
+    kept = traces(run)
+    assert info["spikes_over"] == len(over) > 3
+    assert (info["spikes_traced"], info["spikes_untraced"]) == (3, len(over) - 3)
+    assert sorted((t["latency_ns"] for t in kept), reverse=True) == over[:3]
+    written = [r for r in run.records if r["type"] == "trace"]
+    assert info["spikes_replaced"] == len(written) - 3
 
 
 def test_trace_options_refused(run_probe: RunProbe) -> None:

@@ -31,19 +31,34 @@
 #define TRACE_DEFAULT_BUFFER_KB 1024
 #define TRACE_MAX_TEXT (16u << 20) /* text kept per CPU at most */
 
-/* The events of the contract; "system:*" takes all of a system. */
+/*
+ * The events of the contract: exactly those the host's attribution reads
+ * (rtbench/analysis/trace_*.py); "system:*" would take all of a system.
+ * The timer interrupt's own event differs by arch: an irq_handler_entry
+ * (arch_timer on ARM, timer on MIPS), x86's local_timer_entry, PowerPC's
+ * timer_interrupt_entry (the decrementer has no IRQ number).
+ */
 static const char *const trace_wanted[] = {
 	"sched:sched_waking", "sched:sched_wakeup", "sched:sched_switch",
 	"irq:irq_handler_entry", "irq:irq_handler_exit", "irq:softirq_entry",
 	"irq:softirq_exit", "irq:softirq_raise",
-	"timer:hrtimer_expire_entry", "timer:hrtimer_expire_exit",
-	"timer:hrtimer_start",
+	"timer:hrtimer_expire_entry",
 #if defined(__x86_64__) || defined(__i386__)
 	"irq_vectors:local_timer_entry", "irq_vectors:local_timer_exit",
 #endif
+#if defined(__powerpc__) || defined(__powerpc64__)
+	"powerpc:timer_interrupt_entry", "powerpc:timer_interrupt_exit",
+#endif
 	"preemptirq:irq_disable", "preemptirq:irq_enable",
-	"preemptirq:preempt_disable", "preemptirq:preempt_enable",
-	"osnoise:*", "timerlat:*",
+	"osnoise:irq_noise", "osnoise:softirq_noise", "osnoise:nmi_noise",
+	"osnoise:thread_noise",
+};
+
+/* A traced spike kept in the per-run budget (the N worst seen). */
+struct trace_kept {
+	int series;
+	uint64_t t_ns;
+	uint64_t latency_ns;
 };
 
 /* The events read from one CPU's trace_pipe and not yet too old. */
@@ -72,7 +87,10 @@ struct trace_run {
 	bool state_saved;
 	bool restored;
 	char restore_error[200];
-	uint64_t spikes_over, traced, untraced, lost;
+	uint64_t spikes_over, replaced, lost;
+	/* The spikes whose trace records stand: at most --trace-max-spikes. */
+	struct trace_kept *kept;
+	int nkept;
 	/* What was read of each measured CPU's trace_pipe. */
 	struct trace_cpu *cpus;
 	int ncpus;
@@ -414,10 +432,11 @@ static int trace_setup(struct trace_run *t, struct run *r, char *why,
 			umount(t->dir);
 		return -1;
 	}
+	t->kept = calloc((size_t)c->trace_max_spikes, sizeof(*t->kept));
 	t->lines = calloc(TRACE_MAX_WINDOW_EVENTS, sizeof(*t->lines));
 	t->line_names = calloc(TRACE_MAX_WINDOW_EVENTS,
 			       sizeof(*t->line_names));
-	if (!t->lines || !t->line_names) {
+	if (!t->kept || !t->lines || !t->line_names) {
 		fmt_snprintf(why, wlen, "out of memory for the trace window");
 		return -1;
 	}
@@ -543,7 +562,8 @@ static size_t event_len(const struct trace_run *t, const struct trace_line *e,
 /* Write the trace record of one spike from what was read of its CPU. */
 static void trace_write(struct run *r, int idx, const struct trace_cpu *tc,
 			const struct series_spike *sp, uint64_t expected,
-			uint64_t woke, uint64_t start)
+			uint64_t woke, uint64_t start,
+			const struct trace_kept *replaces)
 {
 	struct trace_run *t = r->trace;
 	const uint64_t budget = r->c->trace_budget;
@@ -597,8 +617,37 @@ static void trace_write(struct run *r, int idx, const struct trace_cpu *tc,
 	json_u64(j, "events_in_window", cut.in_window);
 	json_u64(j, "events_dropped", cut.in_window - (kept - first));
 	json_u64(j, "lost", lost);
+	if (replaces) {
+		json_begin_object(j, "replaces");
+		json_u64(j, "series", (uint64_t)replaces->series);
+		json_u64(j, "t_ns", replaces->t_ns);
+		json_end_object(j);
+	} else {
+		json_null(j, "replaces");
+	}
 	json_end_object(j);
 	run_emit(r);
+}
+
+/*
+ * The slot a spike of latency_ns takes in the budget: a free one, else the
+ * smallest kept spike when this one is larger (*replaced set); -1: keep none.
+ */
+static int trace_slot(const struct trace_run *t, int max, uint64_t latency_ns,
+		      bool *replaced)
+{
+	int i, low = 0;
+
+	*replaced = false;
+	if (t->nkept < max)
+		return t->nkept;
+	for (i = 1; i < t->nkept; i++)
+		if (t->kept[i].latency_ns < t->kept[low].latency_ns)
+			low = i;
+	if (t->nkept == 0 || latency_ns <= t->kept[low].latency_ns)
+		return -1;
+	*replaced = true;
+	return low;
 }
 
 void trace_spike(struct run *r, int idx, int cpu,
@@ -607,7 +656,9 @@ void trace_spike(struct run *r, int idx, int cpu,
 	struct trace_run *t = r->trace;
 	uint64_t expected, woke, start, margin = r->c->trace_margin_ns;
 	struct trace_cpu *tc = NULL;
-	int k;
+	struct trace_kept old;
+	bool replaced;
+	int k, slot;
 
 	if (!t || !t->active || sp->latency_ns < r->c->trace_threshold_ns)
 		return;
@@ -615,10 +666,12 @@ void trace_spike(struct run *r, int idx, int cpu,
 	for (k = 0; k < t->ncpus; k++)
 		if (t->cpus[k].cpu == cpu)
 			tc = &t->cpus[k];
-	if (!tc || t->traced >= (uint64_t)r->c->trace_max_spikes) {
-		t->untraced++;
+	if (!tc)
 		return;
-	}
+	slot = trace_slot(t, r->c->trace_max_spikes, sp->latency_ns, &replaced);
+	if (slot < 0)
+		return;
+	old = t->kept[slot];
 	expected = (uint64_t)((int64_t)(r->t0_ns +
 					series_origin(r->series[idx]->s) +
 					sp->t_ns) + t->run_to_mono_ns);
@@ -626,8 +679,13 @@ void trace_spike(struct run *r, int idx, int cpu,
 	start = expected > margin ? expected - margin : 0;
 	if (woke >= tc->read_mono_ns)
 		trace_read_cpu(t, tc);
-	trace_write(r, idx, tc, sp, expected, woke, start);
-	t->traced++;
+	trace_write(r, idx, tc, sp, expected, woke, start,
+		    replaced ? &old : NULL);
+	t->kept[slot] = (struct trace_kept){ idx, sp->t_ns, sp->latency_ns };
+	if (replaced)
+		t->replaced++;
+	else
+		t->nkept++;
 }
 
 void trace_summary(struct run *r)
@@ -665,8 +723,9 @@ void trace_summary(struct run *r)
 		json_str(j, NULL, t->missing[i]);
 	json_end_array(j);
 	json_u64(j, "spikes_over", t->spikes_over);
-	json_u64(j, "spikes_traced", t->traced);
-	json_u64(j, "spikes_untraced", t->untraced);
+	json_u64(j, "spikes_traced", (uint64_t)t->nkept);
+	json_u64(j, "spikes_untraced", t->spikes_over - (uint64_t)t->nkept);
+	json_u64(j, "spikes_replaced", t->replaced);
 	json_u64(j, "lost", t->lost);
 	json_bool(j, "restored", t->active ? t->restored : true);
 	json_str(j, "note", t->restore_error[0] ? t->restore_error :
@@ -690,6 +749,7 @@ void trace_end(struct run *r)
 		free(t->cpus[k].text);
 	}
 	free(t->cpus);
+	free(t->kept);
 	free(t->lines);
 	free(t->line_names);
 	free(t);

@@ -10,9 +10,12 @@
  * reads each measured CPU's per_cpu/cpuN/trace_pipe (non-blocking, while
  * tracing goes on) every pass (trace_poll, at least every 100 ms), keeping
  * the last margin + 2 s of text, and calls trace_spike() for each spike
- * record: for a sample at or above the trace threshold (up to
- * --trace-max-spikes) it writes a "trace" record with the CPU's events from
- * the expected wake-up minus the margin to the wake-up.  trace_summary() writes the "trace_summary" record before
+ * record: for a sample at or above the trace threshold it writes a "trace"
+ * record with the CPU's events from the expected wake-up minus the margin to
+ * the wake-up.  The run keeps the --trace-max-spikes worst spikes: once that
+ * many are traced, a larger spike's record replaces the smallest one's (its
+ * "replaces" member names it; the host drops it), a smaller one is counted
+ * untraced.  trace_summary() writes the "trace_summary" record before
  * the result; trace_end() restores tracefs (also on an early exit).
  */
 #ifndef RTP_TRACE_H

@@ -6,6 +6,9 @@
  */
 #include "sysinfo.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <ctype.h>
 #include <dirent.h>
 #include <limits.h>
@@ -22,6 +25,7 @@
 #include "output.h"
 #include "rtprobe.h"
 #include "sort.h"
+#include "virtdetect.h"
 
 #define SYS_CPU "/sys/devices/system/cpu"
 
@@ -398,58 +402,107 @@ static int cpuinfo_flag(const char *flag)
 	return found;
 }
 
-/*
- * A virtualization hint: the DMI vendor/product, /sys/hypervisor or a
- * paravirtual clocksource naming a hypervisor, else the x86 "hypervisor" flag; "none" when the flag line
- * was readable and shows none, null when we cannot tell.
- */
-static void put_virtualization(struct json *j)
+/* x86 CPUID: the hypervisor bit and leaf 0x40000000's signature. */
+static void cpuid_evidence(struct virt_evidence *ev)
 {
-	static const char *const known[][2] = {
-		{ "KVM", "kvm" }, { "QEMU", "qemu" }, { "VMware", "vmware" },
-		{ "VirtualBox", "virtualbox" }, { "Xen", "xen" },
-		{ "Microsoft", "hyperv" }, { "Amazon EC2", "aws" },
-		{ "Google", "gce" }, { "Parallels", "parallels" },
-		{ NULL, NULL },
-	};
-	static const char *const pv_clocks[][2] = {
-		{ "kvm-clock", "kvm" }, { "xen", "xen" },
-		{ "hyperv_clocksource_tsc_page", "hyperv" }, { NULL, NULL },
-	};
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned int a = 0, b = 0, c = 0, d = 0;
+
+	ev->cpuid_hypervisor = 0;
+	if (!__get_cpuid(1, &a, &b, &c, &d))
+		return;
+	ev->cpuid_hypervisor = (c >> 31) & 1;
+	if (!ev->cpuid_hypervisor)
+		return;
+	__cpuid(0x40000000, a, b, c, d);
+	memcpy(ev->cpuid_vendor, &b, 4);
+	memcpy(ev->cpuid_vendor + 4, &c, 4);
+	memcpy(ev->cpuid_vendor + 8, &d, 4);
+	ev->cpuid_vendor[12] = '\0';
+#else
+	ev->cpuid_hypervisor = -1;
+#endif
+}
+
+/* A device tree property's NUL-separated strings, space-separated. */
+static void dt_strings(const char *const *paths, char *buf, size_t buflen)
+{
+	size_t len = 0, i;
+	FILE *f = NULL;
+
+	buf[0] = '\0';
+	for (i = 0; paths[i] && !f; i++)
+		f = fopen(paths[i], "re");
+	if (!f)
+		return;
+	len = fread(buf, 1, buflen - 1, f);
+	fclose(f);
+	buf[len] = '\0';
+	while (len > 0 && buf[len - 1] == '\0')
+		len--;
+	for (i = 0; i < len; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+}
+
+/* Everything the decision reads (virtdetect.h); a file not there is "". */
+static void virt_gather(struct virt_evidence *ev)
+{
 	static const char *const dmi[] = { "/sys/class/dmi/id/product_name",
 					   "/sys/class/dmi/id/sys_vendor",
 					   "/sys/class/dmi/id/bios_vendor",
 					   NULL };
-	char buf[256];
-	int i, k, flag;
+	static const char *const compat[] = {
+		"/sys/firmware/devicetree/base/compatible",
+		"/proc/device-tree/compatible", NULL };
+	static const char *const hyp[] = {
+		"/sys/firmware/devicetree/base/hypervisor/compatible",
+		"/proc/device-tree/hypervisor/compatible", NULL };
+	char buf[128];
+	size_t used = 0;
+	int i, n;
 
+	memset(ev, 0, sizeof(*ev));
+	cpuid_evidence(ev);
 	for (i = 0; dmi[i]; i++) {
 		if (read_text(dmi[i], buf, sizeof(buf)) <= 0)
 			continue;
-		for (k = 0; known[k][0]; k++)
-			if (strstr(buf, known[k][0])) {
-				json_str(j, "virtualization", known[k][1]);
-				return;
-			}
+		n = fmt_snprintf(ev->dmi + used, sizeof(ev->dmi) - used,
+				 "%s%s", used ? " " : "", buf);
+		if (n > 0)
+			used += (size_t)n;
+		if (used >= sizeof(ev->dmi) - 1)
+			break;
 	}
-	if (read_text("/sys/hypervisor/type", buf, sizeof(buf)) > 0) {
-		json_str(j, "virtualization", buf);
-		return;
-	}
-	/* Paravirtual clocksources name their hypervisor. */
+	if (read_text("/sys/hypervisor/type", ev->hypervisor_type,
+		      sizeof(ev->hypervisor_type)) < 0)
+		ev->hypervisor_type[0] = '\0';
+	dt_strings(compat, ev->dt_compatible, sizeof(ev->dt_compatible));
+	dt_strings(hyp, ev->dt_hypervisor, sizeof(ev->dt_hypervisor));
 	if (read_text("/sys/devices/system/clocksource/clocksource0/"
-		      "available_clocksource", buf, sizeof(buf)) > 0) {
-		for (k = 0; pv_clocks[k][0]; k++)
-			if (has_token(buf, pv_clocks[k][0])) {
-				json_str(j, "virtualization", pv_clocks[k][1]);
-				return;
-			}
-	}
-	flag = cpuinfo_flag("hypervisor");
-	if (flag < 0)
-		json_null(j, "virtualization");
+		      "available_clocksource", ev->clocksources,
+		      sizeof(ev->clocksources)) < 0)
+		ev->clocksources[0] = '\0';
+	ev->cpuinfo_hypervisor = cpuinfo_flag("hypervisor");
+}
+
+/*
+ * virtualization (a kind, or null when nothing tells), emulated (true under
+ * CPU emulation such as QEMU's TCG; null when unknown) and the evidence.
+ */
+static void put_virtualization(struct json *j)
+{
+	struct virt_evidence ev;
+	struct virt_result res;
+
+	virt_gather(&ev);
+	virt_decide(&ev, &res);
+	json_str(j, "virtualization", res.kind);
+	if (res.emulated < 0)
+		json_null(j, "emulated");
 	else
-		json_str(j, "virtualization", flag ? "hypervisor" : "none");
+		json_bool(j, "emulated", res.emulated == 1);
+	json_str(j, "virtualization_evidence", res.evidence);
 }
 
 /* MemTotal and MemAvailable from /proc/meminfo (each null if absent). */

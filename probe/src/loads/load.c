@@ -841,6 +841,21 @@ static int load_wait(struct load_main *m, const sigset_t *sigs,
 	return RTP_EXIT_OK;
 }
 
+/*
+ * Name the load's threads "rtload-KIND" (its workers, threads or children,
+ * inherit it), so that a trace names them as rtbench's load, not as rtprobe.
+ */
+static void load_name_self(const char *kind)
+{
+	char comm[16];
+
+	fmt_snprintf(comm, sizeof(comm), "rtload-%s", kind);
+	if (prctl(PR_SET_NAME, comm))
+		fmt_fprintf(stderr, "rtprobe: load %s: prctl(PR_SET_NAME): %s "
+			    "(traces will name it rtprobe)\n", kind,
+			    strerror(errno));
+}
+
 int cmd_load(int argc, char **argv)
 {
 	struct load_run run;
@@ -873,6 +888,7 @@ int cmd_load(int argc, char **argv)
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	load_own_group();
+	load_name_self(run.kind->name);
 	if (sched_setaffinity(0, sizeof(run.cfg.cpus), &run.cfg.cpus)) {
 		fmt_fprintf(stderr, "rtprobe: --cpus '%s': sched_setaffinity: %s\n",
 			    run.cfg.cpus_text, strerror(errno));

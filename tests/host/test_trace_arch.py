@@ -1,0 +1,143 @@
+"""Attribution by the event chain on every arch (issue 34): on each arch's trace (the
+fixtures of tests/host/data/trace/arch/, README.md there says which are recorded and
+which synthetic) the injected thread is the first cause, the timer's own interrupt is
+never a cause whatever its name, idle at the expiry is "CPU idle: exit from idle",
+rtbench's loads are named as loads; a cause holding 0 % of the latency never ranks first;
+rtprobe captures only events the attribution reads."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from explain_helpers import synthetic_measurement
+
+from rtbench.analysis.trace_causes import CellExplanation, explain_measurement
+from rtbench.analysis.trace_spike import explain_spike
+from rtbench.rtprobe.records import ProbeOutput
+
+ARCH = Path(__file__).parent / "data" / "trace" / "arch"
+FIXTURES = sorted([*ARCH.glob("*.json"), *ARCH.glob("*.ndjson")])
+TRACE_C = Path(__file__).parents[2] / "probe" / "src" / "engine" / "trace.c"
+# how each arch's own timer interrupt is named when it is wrongly taken for a cause
+TIMER_LABELS = re.compile(r"arch_timer|IRQ \d+ timer\b|local timer IRQ|decrementer")
+
+
+def _load(path: Path) -> dict[str, Any]:
+    """A fixture as {"traces", "trace_info"}: synthetic JSON, or recorded rtprobe output
+    read as the host reads it (a record that replaces another takes its place)."""
+    if path.suffix == ".json":
+        return dict(json.loads(path.read_text()))
+    out = ProbeOutput.from_lines(path.read_text().splitlines())
+    return {"traces": out.traces, "trace_info": out.trace_summary}
+
+
+def _cell(path: Path) -> tuple[dict[str, Any], CellExplanation]:
+    """A fixture and its explained cell."""
+    data = _load(path)
+    m = synthetic_measurement([np.full(100, 20_000, dtype=np.int64)])
+    m.traces, m.trace_info = data["traces"], data["trace_info"]
+    return data, explain_measurement(f"{path.stem}/cyclic", m)
+
+
+def test_every_arch_has_a_fixture() -> None:
+    names = {p.stem.split("-", 1)[1] for p in FIXTURES}
+    assert {"arm64", "armhf", "mipsel", "i386", "ppc64el"} <= names
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
+def test_the_injected_thread_is_first_and_the_timer_never_a_cause(path: Path) -> None:
+    data, cell = _cell(path)
+    first = cell.causes[0].cause
+    assert first.kind == "thread" and first.label.startswith("rtb-inject (pid"), \
+        [r.cause.label for r in cell.causes]
+    labels = [r.cause.label for r in cell.causes]
+    assert not [lb for lb in labels if TIMER_LABELS.search(lb)], labels
+    for record in data["traces"]:
+        spike = explain_spike(record, frozenset(data["trace_info"]["events_missing"]))
+        assert sum(s.duration_ns for s in spike.segments) == record["latency_ns"]
+        if not spike.blind:
+            assert spike.phases.get("timer_irq", 0) > 0  # our timer's entry was found
+        assert not [h for h in spike.handlers if TIMER_LABELS.search(h[0])], spike.handlers
+
+
+@pytest.mark.parametrize("path", [p for p in FIXTURES if p.stem.startswith("synthetic-")],
+                         ids=lambda p: p.stem)
+def test_idle_and_loads_are_named_as_such(path: Path) -> None:
+    _data, cell = _cell(path)
+    by_label = {r.cause.label: r for r in cell.causes}
+    assert by_label["CPU idle: exit from idle"].spikes_main == 1
+    assert "rtbench load cpu (pid 650, nice 0)" in by_label
+    # the timer's other interrupts (the tick) are named by what they expired (where the
+    # kernel traced the handler: not PowerPC without its timer_interrupt events)
+    traced = not path.stem.endswith("-nodec")
+    assert ("timer IRQ: tick_sched_timer" in by_label) == traced
+    assert not [lb for lb in by_label if "rtprobe" in lb]
+    # a TCG stall inside our own handler after the wake-up is said as such
+    assert ("timer IRQ: the rest of its handler after our wake-up" in by_label) == traced
+
+
+def test_recorded_runs_keep_the_worst_spikes_and_say_what_they_lack() -> None:
+    clean = _load(ARCH / "recorded-arm64-rt.ndjson")
+    info = clean["trace_info"]
+    assert len(clean["traces"]) == info["spikes_traced"] == info["max_spikes"] == 10
+    assert info["spikes_replaced"] > 0
+    assert info["spikes_traced"] + info["spikes_untraced"] == info["spikes_over"]
+    assert "timer:hrtimer_start" not in info["events_enabled"]
+    _data, late = _cell(ARCH / "recorded-arm64-rt-late-collector.ndjson")
+    blind = [s for s in late.spikes if s.blind]
+    assert blind and any(f"{len(blind)} traced spike(s) had no event" in n
+                         for n in late.notes)
+    assert all(r.cause.kind != "unexplained" for r in late.causes[:1])
+
+
+def test_a_cause_with_no_share_of_the_latency_never_ranks_first() -> None:
+    # many tiny spikes led by one IRQ, one huge spike led by a thread
+    small = {"series": 0, "cpu": 0, "t_ns": 1, "latency_ns": 3_000, "clock": "mono",
+             "expected_ns": 1_000_000, "woke_ns": 1_003_000, "events": [
+                 [999_000, 0, 9, "k", "irq:irq_handler_entry", "irq=30 name=eth0"],
+                 [1_002_500, 0, 9, "k", "irq:irq_handler_exit", "irq=30 ret=handled"]]}
+    big = {"series": 0, "cpu": 0, "t_ns": 2, "latency_ns": 10_000_000, "clock": "mono",
+           "expected_ns": 5_000_000, "woke_ns": 15_000_000, "events": [
+               [4_000_000, 0, 0, "swapper/0", "sched:sched_switch", (
+                   "prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> "
+                   "next_comm=hog next_pid=77 next_prio=9")],
+               [5_001_000, 0, 77, "hog", "timer:hrtimer_expire_entry",
+                "hrtimer=1 function=hrtimer_wakeup now=5001000"],
+               [5_002_000, 0, 77, "hog", "sched:sched_waking",
+                "comm=rt pid=5 prio=19 target_cpu=000"],
+               [14_990_000, 0, 77, "hog", "sched:sched_switch", (
+                   "prev_comm=hog prev_pid=77 prev_prio=9 prev_state=S ==> "
+                   "next_comm=rt next_pid=5 next_prio=19")]]}
+    m = synthetic_measurement([np.full(10, 1_000, dtype=np.int64)])
+    m.traces = [dict(small, t_ns=i) for i in range(5)] + [big]
+    m.trace_info = {"events_missing": []}
+    cell = explain_measurement("c/m", m)
+    irq = next(r for r in cell.causes if r.cause.label == "IRQ 30 eth0")
+    assert irq.spikes_main == 5 and irq.share_latency < 0.005
+    assert cell.causes[0].cause.label == "hog (pid 77, RT 90)"
+
+
+def _probe_events() -> set[str]:
+    """Every event rtprobe's trace.c enables, on any arch."""
+    text = TRACE_C.read_text()
+    table = text[text.index("trace_wanted[] = {"):]
+    table = table[:table.index("};")]
+    return set(re.findall(r'"([a-z_]+:[a-z_*]+)"', table))
+
+
+def test_rtprobe_captures_only_events_the_attribution_reads() -> None:
+    from rtbench.analysis import trace_spans, trace_spike
+
+    events = _probe_events()
+    assert not [e for e in events if e.endswith(":*")], events  # no whole systems
+    readers = Path(trace_spans.__file__).read_text() + Path(trace_spike.__file__).read_text()
+    unread = [e for e in events if e.partition(":")[2] not in readers
+              and not e.endswith("_noise")]
+    assert not unread, unread
+    assert {"powerpc:timer_interrupt_entry", "irq_vectors:local_timer_entry",
+            "timer:hrtimer_expire_entry", "sched:sched_waking"} <= events

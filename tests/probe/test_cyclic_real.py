@@ -206,3 +206,34 @@ def test_break_on_stops_ftrace(rtprobe: Path, tmp_path: Path) -> None:
     assert "rc=1" in lines, done.stdout + done.stderr
     assert "on=0" in lines
     assert lines[-1] == "1"  # one marker line in the trace
+
+
+@needs_root
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="unshare missing")
+def test_break_on_continue_gap_accounts_for_its_deadlines(rtprobe: Path,
+                                                          tmp_path: Path) -> None:
+    """The deadlines that pass while --break-on writes to tracefs are a gap whose
+    gap_ns spans their periods: samples + overruns + gap_ns / interval = deadlines."""
+    interval_ns = 10_000
+    script = (
+        "set -e; mnt=/sys/kernel/tracing; "
+        "[ -e $mnt/tracing_on ] || mount -t tracefs nodev $mnt; "
+        "old=$(cat $mnt/tracing_on); echo 1 > $mnt/tracing_on; "
+        f"set +e; {rtprobe} cyclic --cpus {sorted(os.sched_getaffinity(0))[-1]} "
+        "--interval 10us --warmup 0 --duration 1s --priority 95 "
+        "--break-on 1ns --break-action continue > out.ndjson; "
+        "rc=$?; echo rc=$rc; echo $old > $mnt/tracing_on"
+    )
+    with session_lock("tracefs"):  # tracing_on is global: not while a --trace test runs
+        done = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True,
+                              text=True, timeout=30, cwd=tmp_path, check=False)
+    if "mount" in done.stderr and "rc=" not in done.stdout:
+        pytest.skip(f"cannot mount tracefs: {done.stderr.strip()}")
+    assert "rc=0" in done.stdout.split(), done.stdout + done.stderr
+    result = parse_ndjson((tmp_path / "out.ndjson").read_text())[-1]
+    assert result["status"] == "ok"
+    (series,) = result["series"]
+    periods = series["count"] + series["overruns"] + series["gap_ns"] // interval_ns
+    assert periods == result["measured_ns"] // interval_ns
+    if series["gaps"] == 0:
+        pytest.skip("the --break-on writes took less than a period: no gap to check")

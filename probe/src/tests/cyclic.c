@@ -84,7 +84,9 @@ static void cyclic_overruns(const struct cyclic_thread *t, uint64_t t_ns,
  * series_add answered SERIES_BUSY: the probe itself (--break-on) just held
  * this thread after the sample due at t_ns.  The deadlines after t_ns that
  * passed meanwhile are a gap (series.h), not overruns: the thread was not
- * waiting for them.  Returns how many periods to advance past t_ns.  A
+ * waiting for them.  The gap spans those deadlines' periods, so that samples,
+ * overruns and gap_ns / interval add up to the deadlines, as for the set-up
+ * gap (cyclic_ready_k).  Returns how many periods to advance past t_ns.  A
  * simulated run has no real time to lose: 1.
  */
 static __attribute__((noinline)) uint64_t
@@ -100,7 +102,7 @@ cyclic_busy(const struct cyclic_thread *t, uint64_t t_ns)
 	if (now <= next)
 		return 1;
 	passed = (now - next) / interval + 1;
-	series_gap(t->s, next, now - next);
+	series_gap(t->s, next, passed * interval);
 	return passed + 1;
 }
 

@@ -175,6 +175,54 @@ static void cyclic_fail(struct series *s, const char *call, int err)
 	series_fail(s, msg);
 }
 
+/*
+ * itimer and timerfd modes, series_add answered SERIES_BUSY (--break-on held
+ * the thread) after the deadline k - 1: the deadlines that passed meanwhile
+ * are a gap (cyclic_busy), not expirations for the timer to report as
+ * overruns and a late wake-up.  Moves *k past them and, when any passed,
+ * re-arms the timer (re-arming drops the expirations counted so far).  A
+ * POSIX timer is disarmed first and its pending signal taken, so that no
+ * stale signal wakes the thread.  0, or -1 when a call failed (reported).
+ */
+static __attribute__((noinline)) int
+cyclic_timer_busy(struct cyclic_thread *t, uint64_t *k, timer_t *timer,
+		  int fd, const sigset_t *set)
+{
+	const uint64_t interval = t->cfg->interval_ns;
+	const struct timespec none = { 0, 0 };
+	struct itimerspec its;
+	siginfo_t info;
+	uint64_t step = cyclic_busy(t, (*k - 1) * interval);
+
+	if (step == 1)
+		return 0;
+	*k += step - 1;
+	if (timer) {
+		memset(&its, 0, sizeof(its));
+		if (timer_settime(*timer, 0, &its, NULL)) {
+			cyclic_fail(t->s, "timer_settime", errno);
+			return -1;
+		}
+		while (sigtimedwait(set, &info, &none) >= 0 || errno == EINTR)
+			;
+		if (errno != EAGAIN) {
+			cyclic_fail(t->s, "sigtimedwait", errno);
+			return -1;
+		}
+	}
+	its.it_value = ns_to_ts(run_t0_ns(t->run) + *k * interval);
+	its.it_interval = ns_to_ts(interval);
+	if (timer && timer_settime(*timer, TIMER_ABSTIME, &its, NULL)) {
+		cyclic_fail(t->s, "timer_settime", errno);
+		return -1;
+	}
+	if (!timer && timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL)) {
+		cyclic_fail(t->s, "timerfd_settime", errno);
+		return -1;
+	}
+	return 0;
+}
+
 /* rel mode: sleep for the time left until each deadline (a clock read more). */
 static void cyclic_rel_loop(struct cyclic_thread *t)
 {
@@ -320,12 +368,16 @@ static void cyclic_itimer_loop(struct cyclic_thread *t)
 		}
 		now = clock_now_ns(t->clock);
 		latency = (int64_t)(now - due);
-		if (series_add(t->s, t_ns, latency) == SERIES_DONE)
+		rc = series_add(t->s, t_ns, latency);
+		if (rc == SERIES_DONE)
 			break;
 		/* The kernel re-armed past every expiry it counted as missed. */
 		if (info.si_overrun > 0)
 			cyclic_overruns(t, t_ns, (uint64_t)info.si_overrun);
 		k += 1 + (uint64_t)(info.si_overrun > 0 ? info.si_overrun : 0);
+		if (rc == SERIES_BUSY &&
+		    cyclic_timer_busy(t, &k, &timer, -1, &set))
+			break;
 	}
 	timer_delete(timer);
 }
@@ -338,7 +390,7 @@ static void cyclic_timerfd_loop(struct cyclic_thread *t)
 	struct itimerspec its;
 	uint64_t k, t_ns, due, now, expirations;
 	ssize_t n;
-	int fd;
+	int fd, rc;
 
 	fd = timerfd_create(t->clock, TFD_CLOEXEC);
 	if (fd < 0) {
@@ -367,12 +419,15 @@ static void cyclic_timerfd_loop(struct cyclic_thread *t)
 			break;
 		}
 		now = clock_now_ns(t->clock);
-		if (series_add(t->s, t_ns, (int64_t)(now - due)) ==
-		    SERIES_DONE)
+		rc = series_add(t->s, t_ns, (int64_t)(now - due));
+		if (rc == SERIES_DONE)
 			break;
 		if (expirations > 1)
 			cyclic_overruns(t, t_ns, expirations - 1);
 		k += expirations ? expirations : 1;
+		if (rc == SERIES_BUSY &&
+		    cyclic_timer_busy(t, &k, NULL, fd, NULL))
+			break;
 	}
 	close(fd);
 }

@@ -144,6 +144,42 @@ static void test_collector_keeps_up(struct tap *t)
 	series_destroy(s);
 }
 
+/*
+ * A merge over windows a late wake-up left empty counts each of them: a
+ * merged window ends merged windows after its own (docs/schema.md).
+ */
+static void test_merge_counts_skipped(struct tap *t)
+{
+	struct fake_run fr = { 0, 0, 0 };
+	struct series_owner owner = { &fr, fake_notify, fake_stop, fake_break };
+	struct series_window w;
+	struct hist32 *h;
+	struct rtp_common c;
+	atomic_int stop;
+	struct series *s;
+	bool spans = true;
+	uint64_t merged = 0;
+
+	real_options(&c);
+	atomic_init(&stop, 0);
+	s = series_create(&owner, &c, &stop, 0, 0);
+	series_add(s, 0, 5000);
+	series_add(s, 100 * MS, 5000);  /* window 0 queued: the warm-up limit */
+	series_add(s, 200 * MS, 5000);  /* merged: windows 1-2 */
+	series_add(s, 500 * MS, 5000);  /* merged over empty 3-4 into 5 */
+	series_finish(s);
+	while (series_take_window(s, &w, &h)) {
+		spans &= w.end_ns - w.start_ns == (w.merged + 1) * c.window_ns;
+		merged += w.merged;
+		hist32_clear(h);
+		series_window_done(s);
+	}
+	tap_ok(t, spans, "each window spans 1 + merged windows");
+	tap_is_u64(t, merged, 4, "windows 2-5 merged into 1");
+	tap_is_u64(t, series_merged(s), 4, "and so in total");
+	series_destroy(s);
+}
+
 /* Gaps: counted where they lie, split at the warm-up boundary, clipped at the end. */
 static void test_gaps(struct tap *t)
 {
@@ -200,6 +236,7 @@ int main(void)
 
 	test_unread_collector(&t);
 	test_collector_keeps_up(&t);
+	test_merge_counts_skipped(&t);
 	test_gaps(&t);
 	test_break_busy(&t);
 	return tap_done(&t);

@@ -206,3 +206,36 @@ def test_break_on_stops_ftrace(rtprobe: Path, tmp_path: Path) -> None:
     assert "rc=1" in lines, done.stdout + done.stderr
     assert "on=0" in lines
     assert lines[-1] == "1"  # one marker line in the trace
+
+
+
+@needs_root
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="unshare missing")
+@pytest.mark.parametrize("mode", ["abs", "itimer", "timerfd"])
+def test_break_on_continue_is_a_gap(rtprobe: Path, tmp_path: Path, mode: str) -> None:
+    """The deadlines that pass while --break-on writes to tracefs are one gap spanning
+    their periods (samples + overruns + gap_ns / interval = deadlines), in every timer
+    mode: neither overruns nor a late sample.  The writes take tens of µs, several
+    5-µs periods; the warm-up holds the thread's set-up gap."""
+    interval_ns = 5_000
+    script = (
+        "set -e; mnt=/sys/kernel/tracing; "
+        "[ -e $mnt/tracing_on ] || mount -t tracefs nodev $mnt; "
+        "old=$(cat $mnt/tracing_on); echo 1 > $mnt/tracing_on; "
+        f"set +e; {rtprobe} cyclic --cpus {sorted(os.sched_getaffinity(0))[-1]} "
+        f"--mode {mode} --interval 5us --warmup 100ms --duration 500ms --priority 95 "
+        "--break-on 1ns --break-action continue > out.ndjson; "
+        "rc=$?; echo rc=$rc; echo $old > $mnt/tracing_on"
+    )
+    with session_lock("tracefs"):  # tracing_on is global: not while a --trace test runs
+        done = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True,
+                              text=True, timeout=30, cwd=tmp_path, check=False)
+    if "mount" in done.stderr and "rc=" not in done.stdout:
+        pytest.skip(f"cannot mount tracefs: {done.stderr.strip()}")
+    assert "rc=0" in done.stdout.split(), done.stdout + done.stderr
+    result = parse_ndjson((tmp_path / "out.ndjson").read_text())[-1]
+    assert result["status"] == "ok"
+    (series,) = result["series"]
+    assert series["gaps"] == 1, series
+    periods = series["count"] + series["overruns"] + series["gap_ns"] // interval_ns
+    assert periods == result["measured_ns"] // interval_ns

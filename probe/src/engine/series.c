@@ -287,6 +287,7 @@ static __attribute__((noinline)) void
 series_roll(struct series *s, uint64_t t_ns)
 {
 	struct series_window next;
+	uint64_t skipped;
 
 	series_slot(s, t_ns, &next);
 	if (series_has_data(s)) {
@@ -294,10 +295,16 @@ series_roll(struct series *s, uint64_t t_ns)
 			if (series_queued(s))
 				series_wait_collector(s);
 		} else if (!series_may_publish(s, next.warmup)) {
-			/* Same phase here: the spare slot let the boundary publish. */
+			/*
+			 * Same phase here: the spare slot let the boundary
+			 * publish.  The window covers indices index to
+			 * index + merged; every window it grows over counts,
+			 * empty ones skipped by a late wake-up too.
+			 */
+			skipped = next.index - s->win.index - s->win.merged;
 			s->win.end_ns = next.end_ns;
-			s->win.merged++;
-			s->merged++;
+			s->win.merged += skipped;
+			s->merged += skipped;
 			series_enter(s);
 			return;
 		}

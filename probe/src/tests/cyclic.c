@@ -84,7 +84,9 @@ static void cyclic_overruns(const struct cyclic_thread *t, uint64_t t_ns,
  * series_add answered SERIES_BUSY: the probe itself (--break-on) just held
  * this thread after the sample due at t_ns.  The deadlines after t_ns that
  * passed meanwhile are a gap (series.h), not overruns: the thread was not
- * waiting for them.  Returns how many periods to advance past t_ns.  A
+ * waiting for them.  The gap spans those deadlines' periods, so that samples,
+ * overruns and gap_ns / interval add up to the deadlines, as for the set-up
+ * gap (cyclic_ready_k).  Returns how many periods to advance past t_ns.  A
  * simulated run has no real time to lose: 1.
  */
 static __attribute__((noinline)) uint64_t
@@ -100,7 +102,7 @@ cyclic_busy(const struct cyclic_thread *t, uint64_t t_ns)
 	if (now <= next)
 		return 1;
 	passed = (now - next) / interval + 1;
-	series_gap(t->s, next, now - next);
+	series_gap(t->s, next, passed * interval);
 	return passed + 1;
 }
 
@@ -171,6 +173,54 @@ static void cyclic_fail(struct series *s, const char *call, int err)
 	fmt_snprintf(msg, sizeof(msg), "cyclic thread of series %d: %s: %s",
 		     series_index(s), call, strerror(err));
 	series_fail(s, msg);
+}
+
+/*
+ * itimer and timerfd modes, series_add answered SERIES_BUSY (--break-on held
+ * the thread) after the deadline k - 1: the deadlines that passed meanwhile
+ * are a gap (cyclic_busy), not expirations for the timer to report as
+ * overruns and a late wake-up.  Moves *k past them and, when any passed,
+ * re-arms the timer (re-arming drops the expirations counted so far).  A
+ * POSIX timer is disarmed first and its pending signal taken, so that no
+ * stale signal wakes the thread.  0, or -1 when a call failed (reported).
+ */
+static __attribute__((noinline)) int
+cyclic_timer_busy(struct cyclic_thread *t, uint64_t *k, timer_t *timer,
+		  int fd, const sigset_t *set)
+{
+	const uint64_t interval = t->cfg->interval_ns;
+	const struct timespec none = { 0, 0 };
+	struct itimerspec its;
+	siginfo_t info;
+	uint64_t step = cyclic_busy(t, (*k - 1) * interval);
+
+	if (step == 1)
+		return 0;
+	*k += step - 1;
+	if (timer) {
+		memset(&its, 0, sizeof(its));
+		if (timer_settime(*timer, 0, &its, NULL)) {
+			cyclic_fail(t->s, "timer_settime", errno);
+			return -1;
+		}
+		while (sigtimedwait(set, &info, &none) >= 0 || errno == EINTR)
+			;
+		if (errno != EAGAIN) {
+			cyclic_fail(t->s, "sigtimedwait", errno);
+			return -1;
+		}
+	}
+	its.it_value = ns_to_ts(run_t0_ns(t->run) + *k * interval);
+	its.it_interval = ns_to_ts(interval);
+	if (timer && timer_settime(*timer, TIMER_ABSTIME, &its, NULL)) {
+		cyclic_fail(t->s, "timer_settime", errno);
+		return -1;
+	}
+	if (!timer && timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL)) {
+		cyclic_fail(t->s, "timerfd_settime", errno);
+		return -1;
+	}
+	return 0;
 }
 
 /* rel mode: sleep for the time left until each deadline (a clock read more). */
@@ -318,12 +368,16 @@ static void cyclic_itimer_loop(struct cyclic_thread *t)
 		}
 		now = clock_now_ns(t->clock);
 		latency = (int64_t)(now - due);
-		if (series_add(t->s, t_ns, latency) == SERIES_DONE)
+		rc = series_add(t->s, t_ns, latency);
+		if (rc == SERIES_DONE)
 			break;
 		/* The kernel re-armed past every expiry it counted as missed. */
 		if (info.si_overrun > 0)
 			cyclic_overruns(t, t_ns, (uint64_t)info.si_overrun);
 		k += 1 + (uint64_t)(info.si_overrun > 0 ? info.si_overrun : 0);
+		if (rc == SERIES_BUSY &&
+		    cyclic_timer_busy(t, &k, &timer, -1, &set))
+			break;
 	}
 	timer_delete(timer);
 }
@@ -336,7 +390,7 @@ static void cyclic_timerfd_loop(struct cyclic_thread *t)
 	struct itimerspec its;
 	uint64_t k, t_ns, due, now, expirations;
 	ssize_t n;
-	int fd;
+	int fd, rc;
 
 	fd = timerfd_create(t->clock, TFD_CLOEXEC);
 	if (fd < 0) {
@@ -365,12 +419,15 @@ static void cyclic_timerfd_loop(struct cyclic_thread *t)
 			break;
 		}
 		now = clock_now_ns(t->clock);
-		if (series_add(t->s, t_ns, (int64_t)(now - due)) ==
-		    SERIES_DONE)
+		rc = series_add(t->s, t_ns, (int64_t)(now - due));
+		if (rc == SERIES_DONE)
 			break;
 		if (expirations > 1)
 			cyclic_overruns(t, t_ns, expirations - 1);
 		k += expirations ? expirations : 1;
+		if (rc == SERIES_BUSY &&
+		    cyclic_timer_busy(t, &k, NULL, fd, NULL))
+			break;
 	}
 	close(fd);
 }

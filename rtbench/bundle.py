@@ -171,9 +171,19 @@ class RunDetail:
         self.emulated = bool(self.emulated) or sysinfo_emulated(self.sysinfo)
 
 
+# how a sysinfo `virtualization` value names an emulated CPU (prefixes; imported runs
+# and probes older than the `emulated` field say it only there)
+EMULATED_VIRTUALIZATION = ("tcg", "qemu-tcg", "emulat")
+
+
 def sysinfo_emulated(sysinfo: dict[str, Any] | None) -> bool:
-    """Whether a target's sysinfo says its CPU was emulated (rtprobe sysinfo `emulated`)."""
-    return isinstance(sysinfo, dict) and sysinfo.get("emulated") is True
+    """Whether a target's sysinfo says its CPU was emulated (rtprobe sysinfo `emulated`,
+    or a `virtualization` naming TCG or an emulator)."""
+    if not isinstance(sysinfo, dict):
+        return False
+    virt = sysinfo.get("virtualization")
+    return sysinfo.get("emulated") is True or (
+        isinstance(virt, str) and virt.lower().startswith(EMULATED_VIRTUALIZATION))
 
 
 # host names that name no host: Linux's default nodename, and none at all

@@ -16,11 +16,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from rtbench.analysis.verdict import short_run_text
+from rtbench.bundle import EMULATED_VIRTUALIZATION
 
 __all__ = ["is_emulated", "is_traced", "run_markers", "scale_text", "short_run_text"]
 
-# how a sysinfo `virtualization` value names an emulated CPU (prefixes)
-EMULATED_VIRTUALIZATION = ("tcg", "qemu-tcg", "emulat")
 
 
 def _get(run: Any, name: str) -> Any:

@@ -11,6 +11,7 @@ import json
 import re
 import sys
 from datetime import datetime, timedelta, timezone
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -93,6 +94,11 @@ def test_ls_and_its_json_show_the_markers(marked_db: str) -> None:
     assert by_id[1]["scale"] == 0.1 and by_id[2]["traced"] and by_id[3]["emulated"]
 
 
+def as_html(text: str) -> str:
+    """text as Jinja2's autoescape writes it."""
+    return escape(text).replace("&#x27;", "&#39;")
+
+
 def test_server_lists_the_markers(marked_db: str) -> None:
     with Store.open(marked_db) as store, TestClient(create_app(store=store)) as client:
         api = {r["id"]: r for r in client.get("/api/v1/runs?per_page=100").json()["runs"]}
@@ -100,19 +106,20 @@ def test_server_lists_the_markers(marked_db: str) -> None:
         page = client.get("/runs?per_page=100").text
         for run_id, marker in enumerate(MARKERS, start=1):
             row = re.search(rf'<tr[^>]*data-run="{run_id}">.*?</tr>', page, re.S)
-            assert row and f'<small class="marker">{marker}</small>' in row.group(0)
-        matrix = client.get("/matrix?simulated=1").text
+            assert row and f'<small class="marker">{as_html(marker)}</small>' in row.group(0)
+        matrix = client.get("/matrix?simulated=1&emulated=1").text
         for marker in MARKERS:
-            assert f'<small class="marker">{marker}</small>' in matrix
-        cells = [c for suite in client.get("/api/v1/matrix?simulated=1").json()["suites"]
+            assert f'<small class="marker">{as_html(marker)}</small>' in matrix
+        cells = [c for suite in client.get("/api/v1/matrix?simulated=1&emulated=1"
+                                           ).json()["suites"]
                  for c in suite["cells"]]
         [box] = [c for c in cells if c["board"] == "marked"]
         assert box["markers"] == MARKERS
         board = client.get("/boards/marked?simulated=1").text
         for marker in MARKERS:
-            assert f">{marker}</td>" in board
+            assert f">{as_html(marker)}</td>" in board
         assert "this run is:" in client.get("/runs/1").text
-        assert "SHORT RUN (10 % of the suite's length)" in client.get("/runs/1").text
+        assert as_html("SHORT RUN (10 % of the suite's length)") in client.get("/runs/1").text
         assert "this run is:" not in client.get("/runs/5").text
 
 

@@ -98,7 +98,7 @@ def test_list_verdict_words() -> None:
     assert list_verdict("fail", 2, 2, undefined=1) == "FAIL"
     assert list_verdict("ok", 2, 1, scale=0.5) == "PASS (short run) (1 of 2 with thresholds)"
     row = RunSummary(1, None, "h", "k", "s", "ok", None, False, scale=0.25)  # type: ignore
-    assert run_markers(row) == ["SHORT RUN (25 % of the suite's length)"]
+    assert run_markers(row) == ["SHORT RUN (25 % of the suite's length)"]  # not simulated
     assert run_markers(RunSummary(1, None, "h", "k", "s", "ok", None, False)) == []  # type: ignore
 
 
@@ -200,4 +200,4 @@ def _server_runs_list(db: str) -> None:
         assert "PASS (short run)" in page
         rows = {r["id"]: r for r in client.get("/api/v1/runs").json()["runs"]}
         assert rows[1]["verdict"] == "PASS (short run)" and rows[2]["verdict"] == "FAIL"
-        assert rows[1]["markers"] == ["SHORT RUN (10 % of the suite's length)"]
+        assert rows[1]["markers"] == ["SHORT RUN (10 % of the suite's length)", "simulated"]

@@ -97,11 +97,20 @@ def test_far_beyond_the_limit_without_an_interval_is_a_regression() -> None:
     assert far_beyond(1.0, 0.10) and not far_beyond(0.3, 0.10)
 
 
-def test_one_huge_max_is_a_regression_without_an_interval() -> None:
+def test_one_huge_max_is_inconclusive_never_a_regression() -> None:
+    # issue 33: one sample never decides a max (a host stall looks exactly like this)
     b = scaled(2, 30, 1000, 1.0)
     b[7][3] = 180_000
     (check,) = pair_checks(scaled(1, 30, 1000, 1.0), b, ("max",))
-    assert check.outcome == REGRESSION and "without an interval" in check.reason
+    assert check.outcome == INCONCLUSIVE and "fewer than 4" in check.reason, check
+
+
+def test_huge_spikes_in_many_windows_are_a_max_regression() -> None:
+    b = scaled(2, 30, 1000, 1.0)
+    for w in b[::3]:
+        w[3] = 180_000
+    (check,) = pair_checks(scaled(1, 30, 1000, 1.0), b, ("max",))
+    assert check.outcome == REGRESSION and "GEV" in check.reason, check
 
 
 def test_different_cells_are_inconclusive() -> None:
@@ -148,13 +157,15 @@ def test_same_distribution_short_run_is_inconclusive_exit_5(short_db: str) -> No
         assert chosen.exit_code == code, chosen.output
 
 
-def test_max_gate_is_accepted_and_fires(short_db: str) -> None:
-    # issue 24: --metric max was refused (exit 2), so a worse max passed every gate
+def test_max_gate_is_accepted_and_three_windows_never_decide_it(short_db: str) -> None:
+    # issue 24: --metric max was refused (exit 2), so a worse max passed every gate;
+    # issue 33: three windows of spikes are three samples of a max: inconclusive (exit 5)
     done = cli("compare", "--baseline", "1", "4", "--max-regression", "10%", "--metric", "max",
                "--json", "--db", short_db)
-    assert done.exit_code == 1, done.output
+    assert done.exit_code == 5, done.output
     data = json.loads(done.output)["gate"]
-    assert data["outcome"] == REGRESSION and data["checks"][0]["metric"] == "max"
+    assert data["outcome"] == INCONCLUSIVE and data["checks"][0]["metric"] == "max"
+    assert "never decided from fewer than 4" in data["checks"][0]["reason"]
 
 
 @pytest.mark.parametrize("args", [

@@ -126,12 +126,13 @@ def test_a_tail_only_regression_is_confirmed_by_the_second_run() -> None:
     assert first.state == "suspected" and second.state == "confirmed", (first, second)
 
 
-def row(run_id: int, outcome: str, kernel: str = "6.6", metric: str = "p99") -> RegressionRow:
-    """A stored check of board b, suite s, cell c."""
+def row(run_id: int, outcome: str, kernel: str = "6.6", metric: str = "p99",
+        rel: float | None = None) -> RegressionRow:
+    """A stored check of board b, suite s, cell c (6.6 against 6.1, 6.12 against 6.6)."""
     return RegressionRow(run_id=run_id, board="b", suite="s", kernel=kernel, cell="c",
                          metric=metric, outcome=outcome, reason="", baseline_kind="",
-                         baseline_kernel=None, baseline_runs=[], baseline_value=None,
-                         value=None, rel=None,
+                         baseline_kernel={"6.6": "6.1", "6.12": "6.6"}.get(kernel),
+                         baseline_runs=[], baseline_value=None, value=None, rel=rel,
                          started_at=datetime(2026, 1, 1, tzinfo=timezone.utc)
                          + timedelta(days=run_id))
 
@@ -142,5 +143,10 @@ def test_open_regressions_know_first_seen_confirmation_and_resolution() -> None:
             row(6, "no regression", metric="max")]
     (found,) = open_regressions(rows)
     assert found.key == ("b", "s", "c", "p99") and found.state == "confirmed"
-    assert found.first_run == 4 and found.confirmed_run == 5 and found.runs == (4, 5, 6)
+    assert found.first_run == 2 and found.confirmed_run == 5 and found.runs == (2, 4, 5, 6)
     assert open_regressions([*rows, row(7, "no regression")]) == []
+    # the next kernel, checked against the regressed one, is no better: still open
+    (carried,) = open_regressions([*rows, row(7, "no regression", "6.12", rel=0.01)])
+    assert carried.kernels == ("6.6", "6.12") and carried.newest_run == 7
+    # ... until it is better than the regressed kernel by more than the limit
+    assert open_regressions([*rows, row(7, "inconclusive", "6.12", rel=-0.5)]) == []

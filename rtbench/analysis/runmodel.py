@@ -51,6 +51,7 @@ SIDE = 0.025  # "surely within the limit": one-sided 2.5 %
 SHARE = 0.9  # a max is "no regression" only from a run of this share of the baseline's
 TAIL_Q = 0.9  # the over-dispersion of the baseline's windows above their own 90 % point
 CHUNK_WINDOWS = 6  # consecutive windows per chunk when the over-dispersion is estimated
+TAIL_DEPTH = 100  # samples above a percentile it needs to be compared across runs
 MAX_SERIES = 10  # runs of the new kernel taken together at most (the newest)
 WITHIN_REPS = 200  # bootstrap replicates of a run's own spread
 STATES = ("confirmed", "suspected")
@@ -177,6 +178,15 @@ def quantile_test(metric: str, base: Sequence[CellRun], new: Sequence[CellRun],
         return Test(metric, None, False, None, bval, nval,
                     f"too few samples (or a zero) for {metric} in "
                     f"{'the baseline' if not bx.size else 'the run'}")
+    need = math.ceil(TAIL_DEPTH / (1.0 - QUANTILE[metric]))
+    short = [c.samples for c in [*base, *new] if c.samples < need]
+    if len(base) > 1 and short:
+        # across runs a percentile with few samples above it jumps with one burst more
+        # or less: it is judged only TAIL_DEPTH samples deep (the max has the tail model)
+        return Test(metric, None, False, math.expm1(float(ny.mean() - bx.mean())), bval,
+                    nval, f"{metric} of {short[0]} samples lies "
+                    f"{short[0] * (1 - QUANTILE[metric]):.0f} samples deep; across runs it "
+                    f"is judged from {TAIL_DEPTH} ({need} samples)")
     within = None
     if len(base) == 1 and len(new) == 1:
         wa, wb = base[0].within.get(metric), new[0].within.get(metric)

@@ -150,3 +150,18 @@ def test_open_regressions_know_first_seen_confirmation_and_resolution() -> None:
     assert carried.kernels == ("6.6", "6.12") and carried.newest_run == 7
     # ... until it is better than the regressed kernel by more than the limit
     assert open_regressions([*rows, row(7, "inconclusive", "6.12", rel=-0.5)]) == []
+
+
+@settings(max_examples=2, deadline=None, derandomize=True)
+@given(st.integers(0, 10_000))
+def test_a_small_generated_lab_meets_the_goals(seed: int) -> None:
+    # bench/lab_decisions.py scaled down: 4 boards, 16 nights, 2 kernels (a planted
+    # regression of each kind on kernel 1); no false suspected or confirmed check, 3x
+    # suspected at once and confirmed by the third run, tail-only confirmed by the second
+    from bench.lab_decisions import goals_met, plan, simulate
+
+    lab = plan(4, 1, 16, 2, seed)
+    out = simulate(lab)
+    assert out.runs > 20 and len(out.found) == 4
+    assert goals_met([out]) == [], (out.found, out.false_confirmed_keys)
+    assert out.false_suspected_runs == 0

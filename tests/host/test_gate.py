@@ -180,3 +180,13 @@ def test_bad_gate_options_exit_2(short_db: str, args: tuple[str, ...]) -> None:
 def test_metric_without_max_regression_exits_2(short_db: str) -> None:
     done = cli("compare", "1", "2", "--metric", "max", "--db", short_db)
     assert done.exit_code == 2 and "--max-regression" in done.output
+
+
+def test_each_check_prints_once_with_one_word_per_outcome(short_db: str) -> None:
+    # issue 33: undecided checks printed twice, "UNDECIDED ..." and "INCONCLUSIVE ..."
+    done = cli("compare", "--baseline", "1", "3", "--max-regression", "10%", "--db", short_db)
+    lines = [ln for ln in done.output.splitlines()
+             if ln.startswith(("REGRESSION ", "INCONCLUSIVE ", "UNDECIDED ", "JUMP "))]
+    assert lines and all(ln.startswith(("REGRESSION ", "INCONCLUSIVE ")) for ln in lines)
+    checks = [ln.split(":")[0] + ":" + ln.split(":")[1] for ln in lines]
+    assert len(checks) == len(set(checks)), lines

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """A lab's results, generated: N boards x K kernels x R runs written through the Store,
-with one planted regression (one board, from one kernel on, max 22 us -> 180 us).
+with one planted regression (one board, from one kernel on, max 22 us -> 180 us in every
+window of its first thread: a worse tail, not one sample).
 
 Each run: suite "nightly", one scenario "idle", one cyclic measurement "cyclic" with
-two series (cpu0, cpu1) of 100 000 samples and a 100 us threshold, SCHED_FIFO, not
-simulated.  Runs start one hour apart per board, kernel after kernel, so each board's
-history shows every kernel change.  Importable by tests (small sizes) and used by
+two series (cpu0, cpu1) of 100 000 samples in 20 windows each and a 100 us threshold,
+SCHED_FIFO, not simulated.  Runs start one hour apart per board, kernel after kernel, so
+each board's history shows every kernel change.  Importable by tests (small sizes) and used by
 bench/lab_scale.py (1,000 x 5 x 10).
 
     python3 bench/lab_data.py --db sqlite:////tmp/lab.db [--boards 20 --kernels 4 --runs 3]
@@ -21,6 +22,7 @@ from datetime import datetime, timedelta, timezone
 
 from rtbench.bundle import MeasurementDetail, RunDetail, ScenarioDetail, SeriesDetail
 from rtbench.rtprobe import loglin7
+from rtbench.rtprobe.records import WindowRecord
 from rtbench.store import Store
 
 # version order differs from string order on purpose (6.12 < 6.6 as text)
@@ -28,6 +30,7 @@ KERNELS = ("6.1.0-rt5", "6.6.0-rt15", "6.12.0-rt3", "6.13.0-rt1", "6.18.0-rt2")
 SUITE = "nightly"
 THRESHOLD_NS = 100_000
 SAMPLES = 100_000
+WINDOWS = 20  # per-window histograms per thread (the decision model needs windows)
 BASE_MAX_NS = 22_000
 REGRESSED_MAX_NS = 180_000
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -74,26 +77,51 @@ def make_lab(boards: int, kernels: int, runs: int) -> Lab:
                regressed_from=max(1, kernels // 2))
 
 
-def _series(index: int, rng: random.Random, max_ns: int) -> SeriesDetail:
-    """One thread's summary and histogram: SAMPLES around 5-9 us, a few up to max_ns."""
-    hist: dict[int, int] = {}
-    tail = [max_ns] + [rng.randint(12_000, 18_000) for _ in range(9)]
-    body = SAMPLES - len(tail)
-    for k, share in enumerate((0.5, 0.3, 0.15, 0.05)):
-        bucket = loglin7.index_one(5_000 + 1_000 * k)
-        hist[bucket] = hist.get(bucket, 0) + int(body * share)
-    placed = sum(hist.values())
-    first = loglin7.index_one(5_000)
-    hist[first] += body - placed
-    for value in tail:
+def _window(series: int, index: int, hist: dict[int, int], max_ns: int) -> WindowRecord:
+    """One second of one thread (its histogram as given)."""
+    count = sum(hist.values())
+    return WindowRecord(
+        series=series, index=index, warmup=False, start_ns=index * 10**9,
+        end_ns=(index + 1) * 10**9, count=count, min_ns=5_000, max_ns=max_ns,
+        sum_ns=6_000 * count, overruns=0, exceed=[],
+        hist_json="[" + ",".join(f"[{b},{c}]" for b, c in sorted(hist.items())) + "]")
+
+
+def _series(index: int, rng: random.Random, max_ns: int, regressed: bool
+            ) -> tuple[SeriesDetail, list[WindowRecord]]:
+    """One thread's summary, histogram and WINDOWS windows: SAMPLES around 5-9 us, a few
+    up to max_ns (in one window; in every window when regressed: a worse tail)."""
+    tail = [max_ns] * (WINDOWS if regressed else 1) \
+        + [rng.randint(12_000, 18_000) for _ in range(9)]
+    per_window = (SAMPLES - len(tail)) // WINDOWS
+    hists: list[dict[int, int]] = []
+    tops = []
+    for w in range(WINDOWS):
+        body = per_window if w < WINDOWS - 1 else SAMPLES - len(tail) - per_window * w
+        hist: dict[int, int] = {}
+        for k, share in enumerate((0.5, 0.3, 0.15, 0.05)):
+            bucket = loglin7.index_one(5_000 + 1_000 * k)
+            hist[bucket] = hist.get(bucket, 0) + int(body * share)
+        first = loglin7.index_one(5_000)
+        hist[first] += body - sum(hist.values())
+        hists.append(hist)
+        tops.append(8_000)
+    for n, value in enumerate(tail):
+        w = n % WINDOWS if regressed else rng.randrange(WINDOWS)
         bucket = loglin7.index_one(value)
-        hist[bucket] = hist.get(bucket, 0) + 1
+        hists[w][bucket] = hists[w].get(bucket, 0) + 1
+        tops[w] = max(tops[w], value)
+    total: dict[int, int] = {}
+    for hist in hists:
+        for bucket, count in hist.items():
+            total[bucket] = total.get(bucket, 0) + count
     above = sum(1 for v in tail if v > THRESHOLD_NS)
     return SeriesDetail(
         index=index, label=f"cpu{index}", cpu=index, count=SAMPLES, min_ns=5_000,
         max_ns=max_ns, sum_ns=6_000 * SAMPLES, overruns=0, early=0,
         exceed=[(THRESHOLD_NS, above)], worst=[(1_000_000, max_ns)], warmup={},
-        hist=sorted(hist.items()))
+        hist=sorted(total.items())), [_window(index, w, h, tops[w])
+                                      for w, h in enumerate(hists)]
 
 
 def make_run(lab: Lab, board: int, kernel: int, run: int, *, simulated: bool = False,
@@ -103,14 +131,18 @@ def make_run(lab: Lab, board: int, kernel: int, run: int, *, simulated: bool = F
     regressed = board == lab.regressed_board and kernel >= lab.regressed_from
     name = lab.board_name(board)
     started = START + timedelta(hours=kernel * lab.runs + run)
-    series = [_series(i, rng, REGRESSED_MAX_NS if regressed and i == 0
-                      else BASE_MAX_NS - rng.randint(0, 2_000)) for i in range(2)]
+    made = [_series(i, rng, REGRESSED_MAX_NS if regressed and i == 0
+                    else BASE_MAX_NS - rng.randint(0, 2_000), regressed and i == 0)
+            for i in range(2)]
+    series = [s for s, _ in made]
+    windows = [w for _, ws in made for w in ws]
     m = MeasurementDetail(
         id=0, name="cyclic", test="cyclic", params={"interval_ns": 1_000_000},
         command=["rtprobe", "cyclic"], status="ok", exit_code=0, reason=None,
         thresholds_ns=[THRESHOLD_NS], simulated=simulated, probe_version="lab",
         t0_unix_ns=None, measured_ns=100 * 10**9, elapsed_ns=100 * 10**9, verdicts=[],
-        data={}, start={"rt": {"policy": policy, "priority": 80}}, series=series)
+        data={}, start={"rt": {"policy": policy, "priority": 80}}, series=series,
+        windows=windows)
     kernel_name = KERNELS[kernel]
     return RunDetail(
         id=0, suite=SUITE, suite_source="", scale=1.0, status="ok",

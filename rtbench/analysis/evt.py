@@ -77,15 +77,8 @@ def _minimize(fun: Callable[[Any], float], start: Sequence[float],
                                       "maxfev": 4000})
 
 
-def fit_gev(maxima: Sequence[float], m: float) -> GevFit | None:
-    """Fit a GEV to block maxima; None when the optimiser finds no finite fit.
-
-    The maxima are standardised (median 0, spread 1) for the optimiser; every
-    result is given back in the units of the input."""
-    raw = np.asarray(maxima, dtype=np.float64)
-    centre = float(np.median(raw))
-    spread = float(np.std(raw)) or 1.0
-    x = (raw - centre) / spread
+def _fit_standardised(x: F64) -> optimize.OptimizeResult | None:
+    """The maximum-likelihood fit (mu, log sigma, xi) of standardised maxima x."""
     best = None
     s0 = math.sqrt(6) / math.pi
     for xi0 in (0.1, -0.1, 0.3):
@@ -95,6 +88,46 @@ def fit_gev(maxima: Sequence[float], m: float) -> GevFit | None:
             best = res
         if best is not None and best.success:
             break
+    return best
+
+
+def _standardised(maxima: Sequence[float]) -> tuple[F64, float, float]:
+    """The maxima as (x - median) / spread, with the median and the spread."""
+    raw = np.asarray(maxima, dtype=np.float64)
+    centre = float(np.median(raw))
+    spread = float(np.std(raw)) or 1.0
+    return (raw - centre) / spread, centre, spread
+
+
+def fit_gev_params(maxima: Sequence[float]) -> tuple[float, float, float] | None:
+    """The GEV's (mu, sigma, xi) fitted to block maxima by maximum likelihood, without
+    intervals (None when the optimiser finds no finite fit)."""
+    x, centre, spread = _standardised(maxima)
+    best = _fit_standardised(x)
+    if best is None:
+        return None
+    mu, log_sigma, xi = (float(v) for v in best.x)
+    return centre + spread * mu, spread * math.exp(log_sigma), xi
+
+
+def gev_sf(x: float, mu: float, sigma: float, xi: float) -> float:
+    """P(a block maximum > x) under the GEV (mu, sigma, xi)."""
+    z = (x - mu) / sigma
+    if abs(xi) < _XI_EPS:
+        return float(-math.expm1(-math.exp(-z)))
+    t = 1.0 + xi * z
+    if t <= 0:
+        return 0.0 if xi > 0 else 1.0  # below a heavy tail's support / above a bounded one
+    return float(-math.expm1(-t ** (-1.0 / xi)))
+
+
+def fit_gev(maxima: Sequence[float], m: float) -> GevFit | None:
+    """Fit a GEV to block maxima; None when the optimiser finds no finite fit.
+
+    The maxima are standardised (median 0, spread 1) for the optimiser; every
+    result is given back in the units of the input."""
+    x, centre, spread = _standardised(maxima)
+    best = _fit_standardised(x)
     if best is None:
         return None
     mle = tuple(float(v) for v in best.x)

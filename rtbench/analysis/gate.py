@@ -17,6 +17,15 @@ from scipy import stats as sps
 
 from rtbench.analysis.bootstrap import MIN_WINDOWS, WindowMatrix
 from rtbench.analysis.compare import QUANTILE, CellData, Comparison, MetricDiff
+from rtbench.analysis.runmodel import (
+    GATE_ALPHA,
+    BaselineCells,
+    CellRun,
+    Test,
+    cell_run,
+    holm,
+    metric_test,
+)
 from rtbench.analysis.stats import min_samples
 from rtbench.rtprobe import loglin7 as hist
 
@@ -217,11 +226,18 @@ def check_exceedance(cell: str, run: str, a: CellData, b: CellData,
     return out
 
 
-def gate(comp: Comparison, metrics: Sequence[str], limit: float) -> list[GateCheck]:
+def gate(comp: Comparison, metrics: Sequence[str], limit: float,
+         alpha: float = GATE_ALPHA) -> list[GateCheck]:
     """Every decision for every matched cell, run and metric, plus one inconclusive
-    check for each baseline cell another run lacks (and each cell the baseline lacks)."""
+    check for each baseline cell another run lacks (and each cell the baseline lacks).
+
+    A regression is the decision model's (analysis/runmodel.py: beyond the limit and the
+    run-to-run spread, a max judged by its tail), Holm-corrected at alpha over every
+    check of the same run; "no regression" keeps the within-run rules below."""
     base = next((i for i, v in enumerate(comp.runs) if not v.published), 0)
     out: list[GateCheck] = []
+    tests: dict[int, Test] = {}  # position in out -> the model's test
+    models: dict[int, CellRun] = {}
     for row in comp.rows:
         a = row.cells[base]
         label = row.key.label()
@@ -235,8 +251,15 @@ def gate(comp: Comparison, metrics: Sequence[str], limit: float) -> list[GateChe
                                      f"different cells: {missing} has no {label}"))
                 continue
             diffs = {d.metric: d for d in row.diffs[i]}
+            measured = not a.published and not b.published
+            if measured:
+                ma = models.setdefault(id(a), cell_run(a, within=True))
+                mb = models.setdefault(id(b), cell_run(b, within=True))
             for metric in metrics:
+                if measured:
+                    tests[len(out)] = metric_test(metric, BaselineCells([ma]), [mb], limit)
                 out.append(_check(label, run, metric, a, b, diffs, limit))
+    _decide(out, tests, limit, alpha)
     for i, key in comp.unmatched:
         lacking = [j for j, v in enumerate(comp.runs) if j != i and not v.published] \
             if i == base else ([] if comp.runs[i].published else [base])
@@ -246,6 +269,30 @@ def gate(comp: Comparison, metrics: Sequence[str], limit: float) -> list[GateChe
                                  f"different cells: {comp.runs[j].label} has no "
                                  f"{key.label()}"))
     return out
+
+
+def _decide(checks: list[GateCheck], tests: dict[int, Test], limit: float,
+            alpha: float) -> None:
+    """Set each check's outcome: regression where the model's test is significant after
+    Holm's correction over the checks of the same run; else the within-run check's "no
+    regression"; else inconclusive, saying why."""
+    for run in {c.run for c in checks}:
+        where = [n for n, c in enumerate(checks) if c.run == run and n in tests]
+        significant = holm([tests[n].p for n in where], alpha)
+        for n, sig in zip(where, significant, strict=True):
+            check, test = checks[n], tests[n]
+            if sig:
+                check.outcome, check.reason = REGRESSION, test.reason
+                check.rel = test.rel if check.rel is None else check.rel
+            elif check.outcome == REGRESSION or (check.outcome == INCONCLUSIVE
+                                                  and test.p is not None):
+                check.outcome = INCONCLUSIVE
+                check.reason = (f"{test.reason}: not beyond the limit and the run-to-run "
+                                f"spread at {alpha:g} over the run's {len(where)} checks "
+                                f"(Holm)")
+            elif check.outcome == INCONCLUSIVE and check.metric == "max" \
+                    and test.rel is not None and test.rel > limit:
+                check.reason = test.reason
 
 
 def _check(cell: str, run: str, metric: str, a: CellData, b: CellData,

@@ -179,7 +179,7 @@ def register(main: click.Group) -> None:
             for part in comparison_renderables(comp, pairs=pairs or len(chosen) == 2):
                 console.print(part)
             console.print(summary_table(summary))
-            for line in [*summary_lines(summary), *change_lines(changes)]:
+            for line in [*summary_lines(summary, checks), *change_lines(changes)]:
                 console.print(line, markup=False, highlight=False)
             if output is not None:
                 console.print(f"report: {output}", highlight=False, markup=False)

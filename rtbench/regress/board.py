@@ -10,12 +10,14 @@ from rtbench.analysis.boardcheck import (
     BASELINE_TAG,
     MAX_BASELINE_RUNS,
     Candidate,
-    check_run,
+    baselines,
+    check_series,
     choose_baseline,
-    pooled_view,
     previous_kernel,
+    run_cells,
+    series_of,
 )
-from rtbench.analysis.compare import RunView
+from rtbench.analysis.runmodel import MAX_SERIES, BaselineCells, CellRun
 from rtbench.bundle import RunDetail
 from rtbench.store import Store
 from rtbench.store.regressions import (
@@ -27,8 +29,9 @@ from rtbench.store.regressions import (
     run_ids,
 )
 
-CACHE_RUNS = 64  # baseline runs kept in memory while many runs are rechecked
-POOLED_VIEWS = 16  # pooled baselines kept in memory
+CACHE_RUNS = 64  # runs kept in memory while many runs are rechecked
+CACHE_CELLS = 256  # runs' cells (as the model reads them) kept in memory
+BASELINES = 16  # baselines (with their fitted tails) kept in memory
 
 
 class RunCache:
@@ -38,23 +41,39 @@ class RunCache:
         self.store = store
         self.size = size
         self._runs: OrderedDict[int, RunDetail] = OrderedDict()
-        self._pooled: OrderedDict[tuple[int, ...], RunView] = OrderedDict()
+        self._cells: OrderedDict[tuple[int, bool], dict[str, CellRun]] = OrderedDict()
+        self._baselines: OrderedDict[tuple[int, ...], dict[str, BaselineCells]] = \
+            OrderedDict()
 
     def forget(self, run_id: int) -> None:
         """Drop run_id from memory (read it anew next time)."""
         self._runs.pop(run_id, None)
-        for ids in [ids for ids in self._pooled if run_id in ids]:
-            del self._pooled[ids]
+        for key in [k for k in self._cells if k[0] == run_id]:
+            del self._cells[key]
+        for ids in [ids for ids in self._baselines if run_id in ids]:
+            del self._baselines[ids]
 
-    def pooled(self, run_ids: tuple[int, ...]) -> RunView:
-        """The baseline runs run_ids pooled into one view, from memory when pooled
-        lately (a board's next runs share their baseline)."""
-        view = self._pooled.pop(run_ids, None) or pooled_view(
-            [self.get(i) for i in run_ids], "baseline")
-        self._pooled[run_ids] = view
-        while len(self._pooled) > POOLED_VIEWS:
-            self._pooled.popitem(last=False)
-        return view
+    def cells(self, run_id: int, within: bool = False) -> dict[str, CellRun]:
+        """The run's cells as the model reads them, from memory when read lately."""
+        key = (run_id, within)
+        cells = self._cells.pop(key, None)
+        if cells is None:
+            cells = run_cells(self.get(run_id), within=within)
+        self._cells[key] = cells
+        while len(self._cells) > CACHE_CELLS:
+            self._cells.popitem(last=False)
+        return cells
+
+    def baseline(self, run_ids: tuple[int, ...]) -> dict[str, BaselineCells]:
+        """The baseline runs run_ids per cell, from memory when used lately (a board's
+        next runs share their baseline, and its fitted tails)."""
+        within = len(run_ids) == 1
+        found = self._baselines.pop(run_ids, None) or baselines(
+            [self.cells(i, within) for i in run_ids])
+        self._baselines[run_ids] = found
+        while len(self._baselines) > BASELINES:
+            self._baselines.popitem(last=False)
+        return found
 
     def put(self, run: RunDetail) -> None:
         """Keep run (a stored run, its id set) as if it had just been read."""
@@ -102,10 +121,21 @@ def baseline_candidates(store: Store, run: RunDetail) -> list[Candidate]:
     return [Candidate(r.run_id, r.kernel, r.started_at, r.tags, r.simulated) for r in rows]
 
 
+def kernel_candidates(store: Store, run: RunDetail) -> list[Candidate]:
+    """The newest runs of run's board, suite and kernel (its series' candidates)."""
+    assert run.board is not None
+    rows = board_runs(store, run.board, run.suite, kernel=run.kernel,
+                      simulated=run.simulated, exclude=run.id,
+                      before=(run.started_at, run.id or 0), newest=2 * MAX_SERIES)
+    return [Candidate(r.run_id, r.kernel, r.started_at, r.tags, r.simulated) for r in rows]
+
+
 def checks_of(store: Store, run_id: int, cache: RunCache | None = None
               ) -> list[RegressionRow]:
     """The checks of run_id against its board's baseline, read but not stored (the
-    server reads them outside SQLite's write queue and queues only replace_checks)."""
+    server reads them outside SQLite's write queue and queues only replace_checks).
+    Each row's outcome is the decision model's state where a regression is open
+    ("confirmed" or "suspected"), else "no regression" or "inconclusive"."""
     runs = cache or RunCache(store)
     run = runs.get(run_id)
     rows: list[RegressionRow] = []
@@ -114,13 +144,18 @@ def checks_of(store: Store, run_id: int, cache: RunCache | None = None
                                    baseline_candidates(store, run))
         if baseline is not None:
             ids = tuple(baseline.run_ids)
-            checks = check_run(run, (), base=runs.pooled(ids))
+            base = runs.baseline(ids)
+            series = series_of(run_id, run.kernel, run.started_at,
+                               kernel_candidates(store, run), baseline)
+            within = len(ids) == 1
+            decisions = check_series([runs.cells(i, within) for i in series], base)
             rows = [RegressionRow(
                 run_id=run_id, board=run.board, suite=run.suite, kernel=run.kernel,
-                cell=c.cell, metric=c.metric, outcome=c.outcome, reason=c.reason,
-                baseline_kind=baseline.kind, baseline_kernel=baseline.kernel,
-                baseline_runs=list(baseline.run_ids), baseline_value=c.baseline,
-                value=c.value, rel=c.rel, started_at=run.started_at) for c in checks]
+                cell=d.cell, metric=d.metric, outcome=d.state or d.outcome,
+                reason=d.reason, baseline_kind=baseline.kind,
+                baseline_kernel=baseline.kernel, baseline_runs=list(baseline.run_ids),
+                baseline_value=d.baseline, value=d.value, rel=d.rel,
+                started_at=run.started_at) for d in decisions]
     return rows
 
 

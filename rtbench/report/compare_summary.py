@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.text import Text
@@ -57,16 +58,30 @@ def summary_table(summary: Summary) -> FittedTable:
         f"{against_text(summary)}, ~ it cannot decide (not a pass)"))
 
 
-def summary_lines(summary: Summary) -> list[str]:
-    """One line per jump and per undecided step, with the gate's reason."""
+def summary_lines(summary: Summary, printed: Sequence[GateCheck] = ()) -> list[str]:
+    """One line per step the gate finds a regression or cannot decide, with its reason,
+    one word per outcome (REGRESSION, INCONCLUSIVE); printed: the gate's own checks
+    against the baseline, printed after these: a step that is the same check (the same
+    run, cell and metric against the same run) is left to them, so each prints once."""
+    first = next((r for r in summary.reference if r is not None), None)
+    done = {(c.run, c.cell, c.metric) for c in printed}
+
+    def shown(c: GateCheck) -> bool:
+        same = summary.reference[summary.runs.index(c.run)] == first \
+            if c.run in summary.runs else False
+        return not (same and (c.run, c.cell, c.metric) in done)
+
     lines = []
     for c in summary.jumps():
-        lines.append(f"JUMP {plain(c.run)} {plain(c.cell)}: {c.metric}: {plain(c.reason)}")
+        if shown(c):
+            lines.append(f"REGRESSION {plain(c.run)} {plain(c.cell)}: {c.metric}: "
+                         f"{plain(c.reason)}")
     for c in summary.inconclusive():
-        lines.append(f"UNDECIDED {plain(c.run)} {plain(c.cell)}: {c.metric}: "
-                     f"{plain(c.reason)}")
-    if not lines:
-        lines.append(f"no jump: every step is no regression beyond +{summary.limit:.0%}")
+        if shown(c):
+            lines.append(f"INCONCLUSIVE {plain(c.run)} {plain(c.cell)}: {c.metric}: "
+                         f"{plain(c.reason)}")
+    if not lines and not printed:
+        lines.append(f"no regression: every step is within +{summary.limit:.0%}")
     return lines
 
 

@@ -251,15 +251,24 @@ BOARD_NOT_FOUND: dict[int | str, dict[str, Any]] = {
 def matrix(request: Request, suite: Text = None, board: Text = None,
            simulated: Flag = 0, page: Annotated[int, Query(ge=1, le=10**6)] = 1,
            per_page: Annotated[int, Query(ge=1, le=1000)] = labviews.MATRIX_BOARDS,
-           emulated: Flag = 0) -> dict[str, Any]:
+           emulated: Flag = 0,
+           span: Annotated[Literal["runs", "nights"] | None, Query(
+               description="the figures of the last N runs or nights (absent: every "
+                           "run, the worst ever)")] = None,
+           last: Annotated[int, Query(ge=1, le=1000, description="N of span")] = 7
+           ) -> dict[str, Any]:
     """Board x kernel matrix per suite from the per-run summaries, per_page boards a page:
-    worst max and p99.9, threshold state, delta to the board's previous kernel (simulated
-    runs: ?simulated=1; runs under CPU emulation, whose figures describe the emulator, not
-    a board: ?emulated=1)."""
+    worst max and p99.9 (of every run, or of the last N runs or nights), threshold state,
+    delta to the board's previous kernel, regression marks (simulated runs:
+    ?simulated=1; runs under CPU emulation, whose figures describe the emulator, not a
+    board: ?emulated=1)."""
     found = labviews.matrix(_store(request), suite=clean_query(suite, "suite"),
                             board=clean_query(board, "board"), simulated=bool(simulated),
-                            page=page, per_page=per_page, emulated=bool(emulated))
-    return labviews.matrix_json(found, bool(simulated), bool(emulated))
+                            page=page, per_page=per_page, emulated=bool(emulated),
+                            span=span, last=last)
+    data = labviews.matrix_json(found, bool(simulated), bool(emulated))
+    data["span"] = {"kind": span or "every run", "last": last if span else None}
+    return data
 
 
 @router.get("/boards", dependencies=[Depends(require_read)], responses=READ_ERRORS)
@@ -282,7 +291,10 @@ def board_history(request: Request, name: Annotated[str, PathParam(max_length=25
     if not found and not labviews.board_known(_store(request), board):
         raise HTTPException(404, f"no run of board {board[:64]!r} is stored; see "
                                  "/api/v1/boards")
-    return labviews.history_json(board, found)
+    data = labviews.history_json(board, found)
+    data["open_regressions"] = labviews.open_regressions_json(
+        labviews.board_regressions(_store(request), board, clean_query(suite, "suite")))
+    return data
 
 
 async def read_body(request: Request, limit: int) -> bytes:

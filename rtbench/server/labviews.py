@@ -9,12 +9,13 @@ from typing import Any
 
 from rtbench.analysis.boards import CellHistory, MatrixTable, histories, matrix_tables
 from rtbench.analysis.kernelver import kernel_sort_key
+from rtbench.analysis.openregs import OpenRegression, open_regressions
 from rtbench.report.run_markers import run_markers
 from rtbench.store import Store
 from rtbench.store.boards import board_list, board_names, matrix_groups
 from rtbench.store.cells import RT_POLICIES
 from rtbench.store.queries import RunFilter, list_runs_page
-from rtbench.store.regressions import list_checks
+from rtbench.store.regressions import board_checks, list_checks
 from rtbench.store.runmarks import group_markers
 
 # how many runs of a board's history are drawn at most (the newest)
@@ -38,11 +39,25 @@ class MatrixPage:
     run_marks: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)
 
 
+SPANS = ("runs", "nights")  # the matrix's figures over the last N runs or nights
+
+
+def span_text(span: str | None, last: int) -> str:
+    """What the matrix's figures are taken over, in words."""
+    if span == "runs":
+        return f"the last {last}"
+    if span == "nights":
+        return f"the last {last} nights' (before the newest run)"
+    return "every"
+
+
 def matrix(store: Store, *, suite: str | None, board: str | None,
            simulated: bool, page: int = 1, per_page: int = MATRIX_BOARDS,
-           emulated: bool = False) -> MatrixPage:
+           emulated: bool = False, span: str | None = None, last: int = 7) -> MatrixPage:
     """One page of the matrix tables, per_page boards (real runs only unless simulated;
-    runs measured under CPU emulation only when emulated)."""
+    runs measured under CPU emulation only when emulated); span: the figures of every run
+    (None, worst ever), of each cell's last `last` runs ("runs") or of the last `last`
+    nights ("nights")."""
     from rtbench.server.marks import cell_marks
 
     sim = None if simulated else False
@@ -52,7 +67,8 @@ def matrix(store: Store, *, suite: str | None, board: str | None,
         names, total = board_names(store, suite=suite, simulated=sim, page=page,
                                    per_page=per_page, emulated=emulated)
     groups = matrix_groups(store, suite=suite, board=board, simulated=sim, boards=names,
-                           emulated=emulated)
+                           emulated=emulated, last_runs=last if span == "runs" else None,
+                           last_nights=last if span == "nights" else None)
     marked = group_markers(store, suite=suite, boards=names, simulated=sim,
                            emulated_included=emulated)
     return MatrixPage(tables=matrix_tables(groups, cell_marks(store, suite=suite,
@@ -145,3 +161,19 @@ def history_json(board: str, found: list[CellHistory]) -> dict[str, Any]:
                   else round(p.exceedance_rate_per_hour, 3),
                   "simulated": p.simulated, "policy": p.policy} for p in h.points]}
         for h in found]}
+
+
+def board_regressions(store: Store, board: str, suite: str | None = None
+                      ) -> list[OpenRegression]:
+    """The regressions open on board (of suite, when given): confirmed first."""
+    found = [r for r in open_regressions(board_checks(store, board))
+             if suite is None or r.suite == suite]
+    return sorted(found, key=lambda r: (r.state != "confirmed", r.suite, r.cell, r.metric))
+
+
+def open_regressions_json(found: list[OpenRegression]) -> list[dict[str, Any]]:
+    """Open regressions as JSON."""
+    return [{"board": r.board, "suite": r.suite, "cell": r.cell, "metric": r.metric,
+             "kernel": r.kernel, "state": r.state, "first_run": r.first_run,
+             "first_seen": r.first_seen.isoformat(), "confirmed_run": r.confirmed_run,
+             "runs": list(r.runs), "newest_run": r.newest_run} for r in found]

@@ -1,10 +1,12 @@
 """Extra marks on matrix cells: the regression board's findings.
 
 `cell_marks()` answers, per (board, kernel, suite), short labels shown in the matrix
-cell and its JSON: "regression" where a check of a run of that board and kernel found
-one against the board's baseline (rtbench/store/regressions.py).  Checks that could not
-decide stay on /regressions (`outcome=inconclusive`); the matrix cell's own state already
-says when its threshold cannot be judged.
+cell and its JSON: "confirmed regression" where a run of that board and kernel holds a
+confirmed regression against the board's baseline (rtbench/analysis/runmodel.py, stored
+by rtbench/store/regressions.py), else "suspected regression" (shown lighter) where one
+holds a suspected one.  Checks that could not decide stay on /regressions
+(`outcome=inconclusive`); the matrix cell's own state already says when its threshold
+cannot be judged.
 """
 
 from __future__ import annotations
@@ -12,12 +14,17 @@ from __future__ import annotations
 from rtbench.store import Store
 from rtbench.store.regressions import cell_marks as regression_marks
 
+CONFIRMED_MARK = "confirmed regression"
+SUSPECTED_MARK = "suspected regression"
+
 
 def cell_marks(store: Store, *, suite: str | None = None, board: str | None = None
                ) -> dict[tuple[str, str, str], list[str]]:
-    """Labels per (board, kernel, suite) for the matrix: ["regression"] where one was found."""
+    """Labels per (board, kernel, suite) for the matrix: a confirmed or suspected
+    regression where a run there holds one."""
     marks: dict[tuple[str, str, str], list[str]] = {}
-    for (cell_suite, cell_board, kernel), outcome in regression_marks(store, suite).items():
-        if outcome == "regression" and (board is None or cell_board == board):
-            marks[(cell_board, kernel, cell_suite)] = ["regression"]
+    for (cell_suite, cell_board, kernel), state in regression_marks(store, suite,
+                                                                    board).items():
+        marks[(cell_board, kernel, cell_suite)] = [
+            CONFIRMED_MARK if state == "confirmed" else SUSPECTED_MARK]
     return marks

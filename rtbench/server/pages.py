@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from typing import Annotated
+from typing import Annotated, Literal
 from urllib.parse import parse_qs, urlencode
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
@@ -204,16 +204,23 @@ def ref_page(request: Request, name: Annotated[str, PathParam(max_length=64)]) -
                        cells=views.reference_json(found)["cells"], stored=stored)
 
 
+Span = Annotated[Literal["runs", "nights", ""] | None, Query(
+    description="the figures of the last N runs or nights (empty: every run)")]
+Last = Annotated[int, Query(ge=1, le=1000, description="N of span")]
+
+
 @router.get("/matrix", response_class=HTMLResponse, dependencies=[Depends(require_read)])
 def matrix_page(request: Request, suite: Text = None, board: Text = None,
                 simulated: Flag = 0, page: Annotated[int, Query(ge=1, le=10**6)] = 1,
-                emulated: Flag = 0) -> str:
+                emulated: Flag = 0, span: Span = None, last: Last = 7) -> str:
     """Board x kernel matrix, one table per suite, from the per-run summaries; 100 boards
-    a page (runs under CPU emulation only with ?emulated=1)."""
+    a page (runs under CPU emulation only with ?emulated=1); the figures of every run, or
+    of the last N runs or nights."""
     store = _store(request)
+    span = span or None
     found = labviews.matrix(store, suite=clean_query(suite, "suite"),
                             board=clean_query(board, "board"), simulated=bool(simulated),
-                            page=page, emulated=bool(emulated))
+                            page=page, emulated=bool(emulated), span=span, last=last)
     current = {k: v for k, v in request.query_params.items() if k != "page" and v}
 
     def page_link(number: int) -> str:
@@ -223,6 +230,7 @@ def matrix_page(request: Request, suite: Text = None, board: Text = None,
                        facets=facets(store, keys=("suite",)),
                        suite=suite or "", simulated=bool(simulated),
                        emulated=bool(emulated), found=found,
+                       span=span, last=last, span_text=labviews.span_text(span, last),
                        prev_link=page_link(page - 1) if page > 1 else None,
                        next_link=page_link(page + 1) if page < found.pages else None)
 
@@ -254,7 +262,9 @@ def board_page(request: Request, name: Annotated[str, PathParam(max_length=255)]
     marks = labviews.regression_marks(store, board, clean_query(suite, "suite"))
     run_marks = {run_id: run_markers(fields)
                  for run_id, fields in board_run_marks(store, board).items()}
+    regressions = labviews.board_regressions(store, board, clean_query(suite, "suite"))
     return render_page("board.html.j2", board=board, suite=suite or "", run_marks=run_marks,
+                       regressions=regressions,
                        simulated=bool(simulated), all_policies=bool(all_policies),
                        histories=[(h, Markup(history_svg(h, labviews.marks_for(h, marks))))
                                   for h in found],

@@ -14,6 +14,7 @@ from rtbench.server.webhooks import Dispatcher
 from rtbench.server.writequeue import WriteQueue
 from rtbench.store import Store, StoreError
 from rtbench.store.regressions import (
+    REGRESSION_STATES,
     RegressionRow,
     list_checks,
     outcome_counts,
@@ -26,8 +27,10 @@ RUNS_LISTED = 10  # run ids listed per group
 
 def grouped(rows: list[RegressionRow]) -> list[dict[str, Any]]:
     """Checks of the same board, suite, cell, metric and kernel as one entry: how many
-    runs, the baseline's figure, the worst new one, and each run's own (run_values; ns,
-    exceedance rate per million)."""
+    runs, the baseline's figure, the worst new one and each run's own (run_values; ns,
+    exceedance rate per million), its state (confirmed when any run confirmed it, else
+    suspected; None for other outcomes) and the first run listed (rows come newest
+    first)."""
     groups: dict[tuple[str, str, str, str, str], list[RegressionRow]] = {}
     for row in rows:
         groups.setdefault((row.board, row.suite, row.cell, row.metric, row.kernel),
@@ -35,9 +38,12 @@ def grouped(rows: list[RegressionRow]) -> list[dict[str, Any]]:
     out = []
     for (board, suite, cell, metric, kernel), members in groups.items():
         worst = max(members, key=lambda r: (r.value is not None, r.value or 0.0))
+        states = {r.outcome for r in members}
+        state = next((o for o in REGRESSION_STATES if o in states), None)
         out.append({
             "board": board, "suite": suite, "cell": cell, "metric": metric,
-            "kernel": kernel, "outcome": worst.outcome, "reason": worst.reason,
+            "kernel": kernel, "outcome": worst.outcome, "state": state,
+            "first_run": members[-1].run_id, "reason": worst.reason,
             "baseline": {"kind": worst.baseline_kind, "kernel": worst.baseline_kernel,
                          "runs": worst.baseline_runs, "value": worst.baseline_value},
             "value": worst.value, "rel": worst.rel, "runs": len(members),
@@ -62,7 +68,8 @@ def regressions_json(store: Store, *, board: str | None, suite: str | None,
 def regression_payload(row: RegressionRow) -> dict[str, Any]:
     """The `regression` webhook event's data."""
     return {"board": row.board, "suite": row.suite, "cell": row.cell,
-            "metric": row.metric, "kernel": row.kernel, "reason": row.reason,
+            "metric": row.metric, "kernel": row.kernel, "state": row.outcome,
+            "reason": row.reason,
             "baseline": {"kind": row.baseline_kind, "kernel": row.baseline_kernel,
                          "runs": row.baseline_runs, "value": row.baseline_value},
             "value": row.value, "rel": row.rel,
@@ -106,7 +113,7 @@ class UploadChecker:
             self.failures.append(f"run {run_id}: {exc}")
             return
         for row in rows:
-            if row.outcome == "regression":
+            if row.outcome in REGRESSION_STATES:
                 self.webhooks.send("regression", regression_payload(row))
 
     def wait(self) -> None:

@@ -6,7 +6,8 @@ per-run summaries, never on histograms (but for the one combined histogram asked
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import ColumnElement, and_, case, func, select, true
 
@@ -79,10 +80,24 @@ def board_names(store: Store, *, suite: str | None = None, simulated: bool | Non
 
 def matrix_groups(store: Store, *, suite: str | None = None, board: str | None = None,
                   simulated: bool | None = False, boards: list[str] | None = None,
-                  emulated: bool = True) -> list[MatrixGroup]:
+                  emulated: bool = True, last_runs: int | None = None,
+                  last_nights: int | None = None) -> list[MatrixGroup]:
     """One group per (board, kernel, suite) of the matching run cells (boards: only
-    these; emulated: False leaves out emulated runs)."""
+    these; emulated: False leaves out emulated runs); last_runs: only each group's newest
+    last_runs runs; last_nights: only the runs started within last_nights days of the
+    newest matching run."""
     c = t.run_cells.c
+    source: Any = t.run_cells
+    if last_runs is not None:
+        rank = func.dense_rank().over(partition_by=(c.board, c.kernel, c.suite),
+                                      order_by=(c.started_at.desc(), c.run_id.desc()))
+        inner = select(t.run_cells, rank.label("rank")).where(
+            _where(board, suite, simulated, emulated))
+        if boards is not None:
+            inner = inner.where(c.board.in_(boards))
+        ranked = inner.subquery("ranked")
+        source = select(ranked).where(ranked.c.rank <= last_runs).subquery("recent")
+        c = source.c
     has = c.threshold_ns.isnot(None)
     query = (select(
         c.board, c.kernel, c.suite, func.count(func.distinct(c.run_id)).label("runs"),
@@ -92,11 +107,19 @@ def matrix_groups(store: Store, *, suite: str | None = None, board: str | None =
         func.sum(case((and_(has, c.max_ns <= c.threshold_ns), 1), else_=0)).label("under"),
         func.sum(case((and_(has, c.max_ns.is_(None)), 1), else_=0)).label("unknown"),
         func.min(c.threshold_ns).label("threshold"))
-        .where(_where(board, suite, simulated, emulated))
+        .select_from(source)
         .group_by(c.board, c.kernel, c.suite))
-    if boards is not None:
-        query = query.where(c.board.in_(boards))
+    if last_runs is None:
+        query = query.where(_where(board, suite, simulated, emulated))
+        if boards is not None:
+            query = query.where(c.board.in_(boards))
     with store.transaction("build the matrix") as conn:
+        if last_nights is not None:
+            rc = t.run_cells.c
+            newest = conn.execute(select(func.max(rc.started_at)).where(
+                _where(board, suite, simulated, emulated))).scalar()
+            if newest is not None:
+                query = query.where(c.started_at >= newest - timedelta(days=last_nights))
         return [MatrixGroup(board=r.board, kernel=r.kernel, suite=r.suite, runs=int(r.runs),
                             newest_run_id=int(r.newest), worst_max_ns=_int(r.worst),
                             worst_p999_ns=_int(r.p999), over=int(r.over or 0),

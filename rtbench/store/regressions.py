@@ -8,13 +8,19 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import ColumnElement, delete, func, insert, select
+from sqlalchemy import ColumnElement, and_, delete, func, insert, or_, select
 
 from rtbench.store import Store
 from rtbench.store import schema as t
 from rtbench.store.utc import as_utc
 
-OUTCOMES = ("regression", "inconclusive", "no regression")
+# a stored check's outcome: the decision model's state of an open regression (confirmed:
+# it held over the kernel's runs; suspected: this run alone), else the run's decision
+CONFIRMED = "confirmed"
+SUSPECTED = "suspected"
+OUTCOMES = (CONFIRMED, SUSPECTED, "inconclusive", "no regression")
+# the listing's outcome "regression": both states of an open regression
+REGRESSION_STATES = (CONFIRMED, SUSPECTED)
 # runs whose cells are evidence: a finished run with measurements of its own
 EVIDENCE_STATUSES = ("ok", "fail", "break")
 
@@ -54,10 +60,11 @@ class RegressionRow:
 
 def board_runs(store: Store, board: str, suite: str, *, simulated: bool | None = None,
                kernel: str | None = None, tag: str | None = None,
-               newest: int | None = None, exclude: int | None = None) -> list[BoardRun]:
+               newest: int | None = None, exclude: int | None = None,
+               before: tuple[datetime, int] | None = None) -> list[BoardRun]:
     """The runs of board and suite that hold evidence, oldest first; only those simulated
-    (or measured), on kernel, carrying the tag tag, other than run exclude, and the newest
-    newest of them, where given."""
+    (or measured), on kernel, carrying the tag tag, other than run exclude, started
+    before before (started_at, id), and the newest newest of them, where given."""
     r = t.runs
     cond: list[ColumnElement[bool]] = [r.c.board == board, r.c.suite == suite,
                                        r.c.status.in_(EVIDENCE_STATUSES)]
@@ -70,6 +77,9 @@ def board_runs(store: Store, board: str, suite: str, *, simulated: bool | None =
         cond.append(r.c.tags.contains(json.dumps(tag)))
     if exclude is not None:
         cond.append(r.c.id != exclude)
+    if before is not None:
+        cond.append(or_(r.c.started_at < before[0],
+                        and_(r.c.started_at == before[0], r.c.id < before[1])))
     query = select(r.c.id, r.c.kernel, r.c.started_at, r.c.tags, r.c.simulated).where(*cond)
     if newest is not None:
         query = query.order_by(r.c.started_at.desc(), r.c.id.desc()).limit(newest)
@@ -130,7 +140,9 @@ def _conditions(board: str | None, suite: str | None, since: datetime | None,
         cond.append(g.c.suite == suite)
     if since is not None:
         cond.append(g.c.started_at >= since)
-    if outcome:
+    if outcome == "regression":
+        cond.append(g.c.outcome.in_(REGRESSION_STATES))
+    elif outcome:
         cond.append(g.c.outcome == outcome)
     return cond
 
@@ -138,7 +150,8 @@ def _conditions(board: str | None, suite: str | None, since: datetime | None,
 def list_checks(store: Store, *, board: str | None = None, suite: str | None = None,
                 since: datetime | None = None, outcome: str | None = "regression",
                 limit: int = 1000) -> list[RegressionRow]:
-    """Stored checks matching, newest run first (outcome None: every outcome)."""
+    """Stored checks matching, newest run first (outcome None: every outcome;
+    "regression": confirmed and suspected)."""
     g = t.regressions
     with store.transaction("read the regression board") as conn:
         rows = conn.execute(select(g).where(*_conditions(board, suite, since, outcome))
@@ -168,21 +181,29 @@ def outcome_counts(store: Store, *, board: str | None = None, suite: str | None 
     return {str(o): int(n) for o, n in rows}
 
 
-def cell_marks(store: Store, suite: str | None = None) -> dict[tuple[str, str, str], str]:
-    """The matrix's mark per (suite, board, kernel): "regression" when a check of a run
-    there found one, else "inconclusive" when one could not decide."""
+def cell_marks(store: Store, suite: str | None = None, board: str | None = None
+               ) -> dict[tuple[str, str, str], str]:
+    """The matrix's mark per (suite, board, kernel): "confirmed" where a run there holds
+    a confirmed regression, else "suspected" where one holds a suspected one."""
     g = t.regressions
     with store.transaction("read the regression marks") as conn:
         rows = conn.execute(
             select(g.c.suite, g.c.board, g.c.kernel, g.c.outcome)
-            .where(g.c.outcome.in_(("regression", "inconclusive")),
-                   *([g.c.suite == suite] if suite else []))
+            .where(g.c.outcome.in_(REGRESSION_STATES),
+                   *([g.c.suite == suite] if suite else []),
+                   *([g.c.board == board] if board else []))
             .group_by(g.c.suite, g.c.board, g.c.kernel, g.c.outcome)).all()
     marks: dict[tuple[str, str, str], str] = {}
     for s, b, k, outcome in rows:
-        if marks.get((s, b, k)) != "regression":
+        if marks.get((s, b, k)) != CONFIRMED:
             marks[(s, b, k)] = str(outcome)
     return marks
+
+
+def board_checks(store: Store, board: str, *, limit: int = 20000) -> list[RegressionRow]:
+    """A board's stored checks of every outcome, newest run first (open_regressions'
+    input)."""
+    return list_checks(store, board=board, outcome=None, limit=limit)
 
 
 def run_ids(store: Store, *, board: str | None = None, suite: str | None = None

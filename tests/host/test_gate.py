@@ -97,11 +97,20 @@ def test_far_beyond_the_limit_without_an_interval_is_a_regression() -> None:
     assert far_beyond(1.0, 0.10) and not far_beyond(0.3, 0.10)
 
 
-def test_one_huge_max_is_a_regression_without_an_interval() -> None:
+def test_one_huge_max_is_inconclusive_never_a_regression() -> None:
+    # issue 33: one sample never decides a max (a host stall looks exactly like this)
     b = scaled(2, 30, 1000, 1.0)
     b[7][3] = 180_000
     (check,) = pair_checks(scaled(1, 30, 1000, 1.0), b, ("max",))
-    assert check.outcome == REGRESSION and "without an interval" in check.reason
+    assert check.outcome == INCONCLUSIVE and "fewer than 4" in check.reason, check
+
+
+def test_huge_spikes_in_many_windows_are_a_max_regression() -> None:
+    b = scaled(2, 30, 1000, 1.0)
+    for w in b[::3]:
+        w[3] = 180_000
+    (check,) = pair_checks(scaled(1, 30, 1000, 1.0), b, ("max",))
+    assert check.outcome == REGRESSION and "GEV" in check.reason, check
 
 
 def test_different_cells_are_inconclusive() -> None:
@@ -148,13 +157,15 @@ def test_same_distribution_short_run_is_inconclusive_exit_5(short_db: str) -> No
         assert chosen.exit_code == code, chosen.output
 
 
-def test_max_gate_is_accepted_and_fires(short_db: str) -> None:
-    # issue 24: --metric max was refused (exit 2), so a worse max passed every gate
+def test_max_gate_is_accepted_and_three_windows_never_decide_it(short_db: str) -> None:
+    # issue 24: --metric max was refused (exit 2), so a worse max passed every gate;
+    # issue 33: three windows of spikes are three samples of a max: inconclusive (exit 5)
     done = cli("compare", "--baseline", "1", "4", "--max-regression", "10%", "--metric", "max",
                "--json", "--db", short_db)
-    assert done.exit_code == 1, done.output
+    assert done.exit_code == 5, done.output
     data = json.loads(done.output)["gate"]
-    assert data["outcome"] == REGRESSION and data["checks"][0]["metric"] == "max"
+    assert data["outcome"] == INCONCLUSIVE and data["checks"][0]["metric"] == "max"
+    assert "never decided from fewer than 4" in data["checks"][0]["reason"]
 
 
 @pytest.mark.parametrize("args", [
@@ -169,3 +180,13 @@ def test_bad_gate_options_exit_2(short_db: str, args: tuple[str, ...]) -> None:
 def test_metric_without_max_regression_exits_2(short_db: str) -> None:
     done = cli("compare", "1", "2", "--metric", "max", "--db", short_db)
     assert done.exit_code == 2 and "--max-regression" in done.output
+
+
+def test_each_check_prints_once_with_one_word_per_outcome(short_db: str) -> None:
+    # issue 33: undecided checks printed twice, "UNDECIDED ..." and "INCONCLUSIVE ..."
+    done = cli("compare", "--baseline", "1", "3", "--max-regression", "10%", "--db", short_db)
+    lines = [ln for ln in done.output.splitlines()
+             if ln.startswith(("REGRESSION ", "INCONCLUSIVE ", "UNDECIDED ", "JUMP "))]
+    assert lines and all(ln.startswith(("REGRESSION ", "INCONCLUSIVE ")) for ln in lines)
+    checks = [ln.split(":")[0] + ":" + ln.split(":")[1] for ln in lines]
+    assert len(checks) == len(set(checks)), lines

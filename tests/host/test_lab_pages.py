@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from pg_cluster import BACKENDS, backend_url
 from server_helpers import bundle
 
-from bench.lab_data import REGRESSED_MAX_NS, make_lab, make_run, write_lab
+from bench.lab_data import REGRESSED_MAX_NS, WINDOWS, make_lab, make_run, write_lab
 from rtbench.analysis.kernelver import kernel_sort_key
 from rtbench.cli import main
 from rtbench.server.app import create_app
@@ -95,7 +95,8 @@ def test_boards_and_history(lab_client) -> None:
     assert cpu0["thresholds_ns"] == [100_000]
     maxes = [r["max_ns"] for r in cpu0["runs"]]
     assert maxes[:2] != [REGRESSED_MAX_NS] * 2 and maxes[2:] == [REGRESSED_MAX_NS] * 4
-    assert cpu0["runs"][-1]["exceedances_per_hour"] == 36.0  # 1 sample in 100 s
+    # the regressed thread has a 180 us sample in each of its WINDOWS windows of 100 s
+    assert cpu0["runs"][-1]["exceedances_per_hour"] == 36.0 * WINDOWS
     assert client.get("/api/v1/boards/board-0006/history").json()["cells"] == []
     assert len(client.get("/api/v1/boards/board-0006/history?simulated=1").json()[
         "cells"]) == 2

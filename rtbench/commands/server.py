@@ -50,13 +50,17 @@ def _loopback(host: str) -> bool:
 @click.option("--webhook-secret-file", type=click.Path(dir_okay=False, path_type=Path),
               help="Sign --webhook bodies with the secret in this file (HMAC-SHA256 in "
                    "the X-Rtbench-Signature-256 header).")
+@click.option("--public-url", metavar="URL",
+              help="the URL the lab reaches this server at (https://rt.lab.example): "
+                   "links in webhook events are absolute under it")
 @click.option("--webhook-config", type=click.Path(dir_okay=False, path_type=Path),
               help="The lab's webhooks as a TOML file of [[webhook]] tables (url, "
-                   "secret_file, events).")
+                   "secret_file, events, format).")
 @handle_errors
 def serve(db_url: str | None, bind: str, read_token_required: bool, public: bool,
           keep_days: int | None, webhook_urls: tuple[str, ...],
-          webhook_secret_file: Path | None, webhook_config: Path | None) -> None:
+          webhook_secret_file: Path | None, public_url: str | None,
+          webhook_config: Path | None) -> None:
     """Serve the results database: web pages, the /api/v1 JSON API, uploads.
 
     \b
@@ -66,6 +70,7 @@ def serve(db_url: str | None, bind: str, read_token_required: bool, public: bool
       rtbench serve --read-token-required            # reads need a token as well
       rtbench serve --keep-days 90                   # prune runs older than 90 days
       rtbench serve --webhook https://chat.example/hook --webhook-secret-file hook.key
+      rtbench serve --webhook-config lab-hooks.toml --public-url https://rt.lab.example
 
     Uploads (POST /api/v1/runs, `rtbench push`) always need a token from
     `rtbench token create NAME`; deleting runs through the API an admin token.
@@ -87,6 +92,7 @@ def serve(db_url: str | None, bind: str, read_token_required: bool, public: bool
         Dispatcher,
         Hook,
         WebhookConfigError,
+        check_public_url,
         check_url,
         load_config,
         read_secret,
@@ -98,6 +104,7 @@ def serve(db_url: str | None, bind: str, read_token_required: bool, public: bool
     try:
         secret = None if webhook_secret_file is None else read_secret(webhook_secret_file)
         hooks = [Hook(check_url(url), secret) for url in webhook_urls]
+        base = "" if public_url is None else check_public_url(public_url)
         if webhook_config is not None:
             hooks += load_config(webhook_config)
     except WebhookConfigError as exc:
@@ -106,7 +113,7 @@ def serve(db_url: str | None, bind: str, read_token_required: bool, public: bool
 
     store = Store.open(db_url)
     app = create_app(store=store, read_token_required=read_token_required,
-                     webhooks=Dispatcher(store, hooks))
+                     webhooks=Dispatcher(store, hooks, public_url=base))
     click.echo(f"rtbench: serving {app.state.store.url} on http://{bind}/ (Ctrl-C stops)",
                err=True)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning",

@@ -361,7 +361,7 @@ async def upload(request: Request) -> JSONResponse:
     run_id, created = await run_in_threadpool(queue.run, lambda: store.add_bundle(detail))
     if created:
         dispatcher: Dispatcher = request.app.state.webhooks
-        for event, payload in upload_events(detail, run_id):
+        for event, payload in upload_events(detail, run_id, dispatcher.public_url):
             dispatcher.send(event, payload)
         request.app.state.checker.submit(run_id, detail.scenarios)
     return JSONResponse({"id": run_id, "created": created, "url": f"/runs/{run_id}"},

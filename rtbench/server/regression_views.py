@@ -8,14 +8,17 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from rtbench.analysis.openregs import OpenRegression, open_regressions
 from rtbench.bundle import ScenarioDetail
 from rtbench.regress.board import RunCache, checks_of
+from rtbench.server.alerts import regression_events
 from rtbench.server.webhooks import Dispatcher
 from rtbench.server.writequeue import WriteQueue
 from rtbench.store import Store, StoreError
 from rtbench.store.regressions import (
     REGRESSION_STATES,
     RegressionRow,
+    board_checks,
     list_checks,
     outcome_counts,
     replace_checks,
@@ -65,20 +68,18 @@ def regressions_json(store: Store, *, board: str | None, suite: str | None,
             "truncated": len(rows) >= MAX_ROWS, "regressions": grouped(rows)}
 
 
-def regression_payload(row: RegressionRow) -> dict[str, Any]:
-    """The `regression` webhook event's data."""
-    return {"board": row.board, "suite": row.suite, "cell": row.cell,
-            "metric": row.metric, "kernel": row.kernel, "state": row.outcome,
-            "reason": row.reason,
+def row_figures(row: RegressionRow) -> dict[str, Any]:
+    """A check's figures as a regression event carries them."""
+    return {"reason": row.reason,
             "baseline": {"kind": row.baseline_kind, "kernel": row.baseline_kernel,
                          "runs": row.baseline_runs, "value": row.baseline_value},
-            "value": row.value, "rel": row.rel,
-            "run": {"id": row.run_id, "url": f"/runs/{row.run_id}"}}
+            "value": row.value, "rel": row.rel}
 
 
 class UploadChecker:
     """Checks uploaded runs on a thread of its own (an upload never waits for it) and
-    sends a `regression` event for every regression found."""
+    sends the regression alerts the run changed: the regressions open on its board
+    before and after its checks (rtbench.server.alerts.regression_events)."""
 
     def __init__(self, store: Store, queue: WriteQueue, webhooks: Dispatcher) -> None:
         self.store = store
@@ -108,13 +109,27 @@ class UploadChecker:
                 stored = self.store.get_run(run_id, parts={})
                 self._cache.put(replace(stored, scenarios=scenarios))
             rows = checks_of(self.store, run_id, self._cache)
+            before = self._open(rows)
             self.queue.run(lambda: replace_checks(self.store, run_id, rows))
+            after = self._open(rows)
         except StoreError as exc:
             self.failures.append(f"run {run_id}: {exc}")
             return
-        for row in rows:
-            if row.outcome in REGRESSION_STATES:
-                self.webhooks.send("regression", regression_payload(row))
+        if not rows:
+            return
+        figures = {(r.board, r.suite, r.cell, r.metric): row_figures(r) for r in rows}
+        for event, data in regression_events(before, after, run_id=run_id,
+                                             kernel=rows[0].kernel,
+                                             public_url=self.webhooks.public_url,
+                                             figures=figures):
+            self.webhooks.send(event, data)
+
+    def _open(self, rows: list[RegressionRow]) -> list[OpenRegression]:
+        """The regressions open on the board of rows (none when the run has no checks;
+        the webhooks need them only when someone listens)."""
+        if not rows or not self.webhooks.hooks:
+            return []
+        return open_regressions(board_checks(self.store, rows[0].board))
 
     def wait(self) -> None:
         """Wait until every submitted check is done (tests, shutdown)."""

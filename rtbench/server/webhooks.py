@@ -1,12 +1,16 @@
-"""Webhooks of `rtbench serve`: a JSON POST per event, signed, retried, recorded.
+"""Webhooks of `rtbench serve`: a POST per event and receiver, signed, retried, recorded.
 
-Events (docs/server.md): ``regression`` (the regression board found one in an uploaded
-run), ``threshold_breach`` (an uploaded run whose verdict is FAIL) and ``board_offline``
-(an uploaded fleet row whose status is ``unreachable``).  The body is signed with
-HMAC-SHA256 under the shared secret (header X-Rtbench-Signature-256: sha256=HEX).  A
-delivery is retried with exponential backoff (1, 2, 4, 8, 16 s: 6 attempts) until the
-receiver answers 2xx; each delivery is a row of webhook_deliveries with its status.
-Deliveries run on one thread of their own: an upload only puts events on its queue.
+Events (docs/server.md): ``regression`` (a regression confirmed on a board),
+``regression_suspected`` (first suspected; only for receivers that ask for it),
+``regression_resolved`` (a later run or kernel brought it back), ``threshold_breach``
+(an uploaded run whose verdict is FAIL) and ``board_offline`` (an uploaded fleet row
+whose status is ``unreachable``).  Each receiver has its body format
+(rtbench.server.payloads: rtbench's JSON, Alertmanager's, Slack's text).  The body is
+signed with HMAC-SHA256 under the receiver's secret (header X-Rtbench-Signature-256:
+sha256=HEX).  A delivery is retried with exponential backoff (1, 2, 4, 8, 16 s: 6
+attempts) until the receiver answers 2xx; each delivery is a row of webhook_deliveries
+with its status.  Each receiver has a bounded queue and a thread of its own: an upload
+only puts events on the queues, and a slow receiver delays no other.
 """
 
 from __future__ import annotations
@@ -16,7 +20,6 @@ import hashlib
 import heapq
 import hmac
 import itertools
-import json
 import queue
 import threading
 import time
@@ -32,10 +35,14 @@ from urllib.parse import urlsplit
 import tomllib
 
 from rtbench import __version__
+from rtbench.server import payloads
 from rtbench.store import Store, StoreError
 from rtbench.store.deliveries import add_delivery, update_delivery
 
-EVENTS = ("regression", "threshold_breach", "board_offline")
+EVENTS = ("regression", "regression_suspected", "regression_resolved",
+          "threshold_breach", "board_offline")
+# a hook's events when it names none: every event but the suspicions
+DEFAULT_EVENTS = ("regression", "regression_resolved", "threshold_breach", "board_offline")
 SIGNATURE_HEADER = "X-Rtbench-Signature-256"
 EVENT_HEADER = "X-Rtbench-Event"
 DELIVERY_HEADER = "X-Rtbench-Delivery"
@@ -43,6 +50,7 @@ MAX_ATTEMPTS = 6
 FIRST_DELAY_S = 1.0
 TIMEOUT_S = 10.0
 MAX_SECRET_BYTES = 4096
+QUEUE_SIZE = 1000  # deliveries waiting per hook before new ones are dropped
 
 # a POST: (url, body, headers, timeout) -> HTTP status (OSError when nothing answered)
 Poster = Callable[[str, bytes, dict[str, str], float], int]
@@ -58,7 +66,8 @@ class Hook:
 
     url: str
     secret: bytes | None = None
-    events: tuple[str, ...] = EVENTS
+    events: tuple[str, ...] = DEFAULT_EVENTS
+    format: str = payloads.DEFAULT_FORMAT
 
 
 def sign(body: bytes, secret: bytes) -> str:
@@ -76,6 +85,23 @@ def check_url(url: str) -> str:
         raise WebhookConfigError(f"webhook URL {url[:200]!r} is not an http:// or "
                                  "https:// URL with a host")
     return url
+
+
+def check_public_url(url: str) -> str:
+    """url without its trailing '/' when it is an http(s) URL with a host and nothing
+    after the path (no query, fragment or credentials), else WebhookConfigError."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - a port out of range raises here
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname \
+            or parts.query or parts.fragment or parts.username or parts.password \
+            or any(not c.isprintable() or c.isspace() for c in url):
+        raise WebhookConfigError(f"--public-url {url[:200]!r}: give the http:// or "
+                                 "https:// URL the lab reaches this server at, without a "
+                                 "query, fragment or credentials")
+    return url.rstrip("/")
 
 
 def read_secret(path: Path) -> bytes:
@@ -110,12 +136,18 @@ def load_config(path: Path) -> list[Hook]:
     hooks = []
     for n, table in enumerate(tables, start=1):
         where = f"webhook config {path}, webhook {n}"
-        if not isinstance(table, dict) or set(table) - {"url", "secret_file", "events"}:
-            raise WebhookConfigError(f"{where}: keys are url, secret_file and events")
+        if not isinstance(table, dict) or \
+                set(table) - {"url", "secret_file", "events", "format"}:
+            raise WebhookConfigError(f"{where}: keys are url, secret_file, events and "
+                                     "format")
+        fmt = table.get("format", payloads.DEFAULT_FORMAT)
+        if fmt not in payloads.FORMATS:
+            raise WebhookConfigError(f"{where}: format is one of "
+                                     f"{', '.join(payloads.FORMATS)}")
         url = table.get("url")
         if not isinstance(url, str):
             raise WebhookConfigError(f"{where}: url is missing")
-        events = table.get("events", list(EVENTS))
+        events = table.get("events", list(DEFAULT_EVENTS))
         if not isinstance(events, list) or not events or \
                 any(e not in EVENTS for e in events):
             raise WebhookConfigError(f"{where}: events is a list of {', '.join(EVENTS)}")
@@ -123,7 +155,7 @@ def load_config(path: Path) -> list[Hook]:
         if secret_file is not None and not isinstance(secret_file, str):
             raise WebhookConfigError(f"{where}: secret_file is a path")
         secret = None if secret_file is None else read_secret(path.parent / secret_file)
-        hooks.append(Hook(check_url(url), secret, tuple(dict.fromkeys(events))))
+        hooks.append(Hook(check_url(url), secret, tuple(dict.fromkeys(events)), fmt))
     return hooks
 
 
@@ -141,59 +173,144 @@ def http_post(url: str, body: bytes, headers: dict[str, str], timeout: float) ->
 class _Pending:
     """A delivery waiting for its next attempt."""
 
-    hook: Hook
     event: str
     body: bytes
+    content_type: str
     delivery_id: int | None = None
     attempts: int = 0
 
 
+def wants(hook: Hook, event: str, data: dict[str, Any]) -> bool:
+    """Whether hook takes event: it is one of its events; a resolution of a regression
+    that was only ever suspected goes only to hooks that take suspicions too."""
+    if event not in hook.events:
+        return False
+    if event == "regression_resolved" and data.get("state") != "confirmed":
+        return "regression_suspected" in hook.events
+    return True
+
+
 class Dispatcher:
-    """Delivers events to every hook that wants them, on a thread of its own."""
+    """Delivers events to every hook that wants them: one bounded queue and one thread
+    per hook, so a slow or dead receiver never delays another."""
 
     def __init__(self, store: Store, hooks: list[Hook], *, post: Poster = http_post,
                  first_delay_s: float = FIRST_DELAY_S, max_attempts: int = MAX_ATTEMPTS,
-                 timeout_s: float = TIMEOUT_S) -> None:
+                 timeout_s: float = TIMEOUT_S, queue_size: int = QUEUE_SIZE,
+                 public_url: str = "") -> None:
         self.store = store
         self.hooks = hooks
+        self.public_url = public_url
+        self._workers = [_Worker(self, hook, post=post, first_delay_s=first_delay_s,
+                                 max_attempts=max_attempts, timeout_s=timeout_s,
+                                 queue_size=queue_size) for hook in hooks]
+
+    def start(self) -> None:
+        """Start each hook's delivery thread (once)."""
+        for worker in self._workers:
+            worker.start()
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Stop the threads; deliveries still waiting stay 'pending' in the database."""
+        for worker in self._workers:
+            worker.stop(timeout_s)
+
+    def send(self, event: str, payload: dict[str, Any]) -> None:
+        """Queue event for every hook that wants it, in the hook's format (never blocks:
+        a hook whose queue is full gets the delivery recorded as failed instead)."""
+        if event not in EVENTS:
+            raise ValueError(f"unknown webhook event {event!r}")
+        context = payloads.Context(datetime.now(timezone.utc), self.public_url, __version__)
+        rendered: dict[str, payloads.Rendered] = {}
+        for worker in self._workers:
+            if wants(worker.hook, event, payload):
+                fmt = worker.hook.format
+                if fmt not in rendered:
+                    rendered[fmt] = payloads.render(fmt, event, payload, context)
+                worker.put(_Pending(event, rendered[fmt].body, rendered[fmt].content_type))
+
+    def wait_idle(self, timeout_s: float) -> bool:
+        """Wait until every queued delivery is delivered or has failed (tests, shutdown)."""
+        deadline = time.monotonic() + timeout_s
+        return all(w.wait_idle(max(0.0, deadline - time.monotonic()))
+                   for w in self._workers)
+
+    def record(self, item: _Pending, url: str) -> None:
+        """Give item its delivery row (id 0 when the database cannot take it)."""
+        if item.delivery_id is None:
+            try:
+                item.delivery_id = add_delivery(self.store, item.event, url,
+                                                item.body.decode("utf-8"))
+            except StoreError:
+                item.delivery_id = 0  # delivered all the same; not recorded
+
+    def update(self, item: _Pending, *, status: str, code: int | None,
+               error: str | None) -> None:
+        """Record an attempt's outcome on item's row (when it has one)."""
+        if item.delivery_id:
+            with contextlib.suppress(StoreError):
+                update_delivery(self.store, item.delivery_id, status=status,
+                                attempts=item.attempts, code=code, error=error)
+
+
+class _Worker:
+    """One hook's deliveries: its bounded inbox, its retries, its thread."""
+
+    def __init__(self, owner: Dispatcher, hook: Hook, *, post: Poster,
+                 first_delay_s: float, max_attempts: int, timeout_s: float,
+                 queue_size: int) -> None:
+        self.owner = owner
+        self.hook = hook
         self.post = post
         self.first_delay_s = first_delay_s
         self.max_attempts = max_attempts
         self.timeout_s = timeout_s
-        self._inbox: queue.Queue[_Pending | None] = queue.Queue()
+        self._inbox: queue.Queue[_Pending | None] = queue.Queue(maxsize=queue_size)
         self._thread: threading.Thread | None = None
+        self._busy = 0  # deliveries queued or waiting for a retry (under _lock)
+        self._lock = threading.Lock()
         self._idle = threading.Event()
         self._idle.set()
 
     def start(self) -> None:
         """Start the delivery thread (once)."""
-        if self._thread is None and self.hooks:
-            self._thread = threading.Thread(target=self._work, name="rtbench-webhooks",
-                                            daemon=True)
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._work, daemon=True,
+                                            name=f"rtbench-webhook-{self.hook.url[:40]}")
             self._thread.start()
 
-    def stop(self, timeout_s: float = 5.0) -> None:
-        """Stop the thread; deliveries still waiting stay 'pending' in the database."""
+    def stop(self, timeout_s: float) -> None:
+        """Ask the thread to stop and wait for it up to timeout_s."""
         if self._thread is not None:
-            self._inbox.put(None)
+            with contextlib.suppress(queue.Full):
+                self._inbox.put(None, timeout=timeout_s)
             self._thread.join(timeout_s)
             self._thread = None
 
-    def send(self, event: str, payload: dict[str, Any]) -> None:
-        """Queue event for every hook that wants it (never blocks, never raises)."""
-        if event not in EVENTS:
-            raise ValueError(f"unknown webhook event {event!r}")
-        body = json.dumps({"event": event, "sent_at": datetime.now(timezone.utc).isoformat(),
-                           "rtbench": __version__, **payload},
-                          sort_keys=True, default=str).encode("utf-8")
-        for hook in self.hooks:
-            if event in hook.events:
-                self._idle.clear()
-                self._inbox.put(_Pending(hook, event, body))
+    def put(self, item: _Pending) -> None:
+        """Queue item; when the inbox is full, record it as failed and drop it."""
+        with self._lock:
+            self._busy += 1
+            self._idle.clear()
+        try:
+            self._inbox.put_nowait(item)
+        except queue.Full:
+            self.owner.record(item, self.hook.url)
+            self.owner.update(item, status="failed", code=None,
+                              error=f"the receiver's queue is full ({self._inbox.maxsize} "
+                                    "deliveries waiting): dropped")
+            self._done()
 
     def wait_idle(self, timeout_s: float) -> bool:
-        """Wait until every queued delivery is delivered or has failed (tests, shutdown)."""
+        """Wait until this hook has nothing queued or waiting for a retry."""
         return self._idle.wait(timeout_s)
+
+    def _done(self) -> None:
+        """One delivery finished (delivered, failed or dropped)."""
+        with self._lock:
+            self._busy -= 1
+            if self._busy == 0:
+                self._idle.set()
 
     def _work(self) -> None:
         """The delivery loop: new events from the inbox, retries when they fall due."""
@@ -211,29 +328,24 @@ class Dispatcher:
             while waiting and waiting[0][0] <= time.monotonic():
                 _, _, due = heapq.heappop(waiting)
                 delay = self._attempt(due)
-                if delay is not None:
+                if delay is None:
+                    self._done()
+                else:
                     heapq.heappush(waiting, (time.monotonic() + delay, next(order), due))
-            if not waiting and self._inbox.empty():
-                self._idle.set()
 
     def _attempt(self, item: _Pending) -> float | None:
         """One attempt; the delay before the next one, None when finished."""
-        if item.delivery_id is None:
-            try:
-                item.delivery_id = add_delivery(self.store, item.event, item.hook.url,
-                                                item.body.decode("utf-8"))
-            except StoreError:
-                item.delivery_id = 0  # delivered all the same; not recorded
+        self.owner.record(item, self.hook.url)
         item.attempts += 1
-        headers = {"Content-Type": "application/json", EVENT_HEADER: item.event,
+        headers = {"Content-Type": item.content_type, EVENT_HEADER: item.event,
                    DELIVERY_HEADER: str(item.delivery_id),
                    "User-Agent": f"rtbench/{__version__}"}
-        if item.hook.secret is not None:
-            headers[SIGNATURE_HEADER] = sign(item.body, item.hook.secret)
+        if self.hook.secret is not None:
+            headers[SIGNATURE_HEADER] = sign(item.body, self.hook.secret)
         code: int | None = None
         error: str | None = None
         try:
-            code = self.post(item.hook.url, item.body, headers, self.timeout_s)
+            code = self.post(self.hook.url, item.body, headers, self.timeout_s)
         except (OSError, ValueError) as exc:
             error = f"{type(exc).__name__}: {exc}"[:300]
         ok = code is not None and 200 <= code < 300
@@ -241,9 +353,5 @@ class Dispatcher:
             error = f"the receiver answered {code}"
         last = ok or item.attempts >= self.max_attempts
         status = "delivered" if ok else ("failed" if last else "pending")
-        if item.delivery_id:
-            with contextlib.suppress(StoreError):
-                update_delivery(self.store, item.delivery_id, status=status,
-                                attempts=item.attempts, code=code,
-                                error=None if ok else error)
+        self.owner.update(item, status=status, code=code, error=None if ok else error)
         return None if last else self.first_delay_s * 2 ** (item.attempts - 1)

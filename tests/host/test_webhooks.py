@@ -23,6 +23,7 @@ from rtbench.cli import main
 from rtbench.interop.runjson import dumps
 from rtbench.server.app import create_app
 from rtbench.server.webhooks import (
+    DEFAULT_EVENTS,
     SIGNATURE_HEADER,
     Dispatcher,
     Hook,
@@ -193,7 +194,7 @@ def test_lab_config_file(tmp_path: Path) -> None:
                     '[[webhook]]\nurl = "http://10.0.0.5:9000/rt"\n')
     first, second = load_config(path)
     assert first == Hook("https://chat.lab/hook", b"s3cret", ("regression", "board_offline"))
-    assert second.secret is None and len(second.events) == 3
+    assert second.secret is None and second.events == DEFAULT_EVENTS
     for bad in ('[[webhook]]\nurl = "ftp://x"\n', '[[webhook]]\nurl = "http://x"\n'
                 'events = ["reboot"]\n', 'url = "http://x"\n',
                 '[[webhook]]\nurl = "http://x"\nsecret_file = "missing.key"\n'):

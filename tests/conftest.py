@@ -17,8 +17,9 @@ from tests.slow_list import read_slow_list
 
 REPO = Path(__file__).resolve().parent.parent
 
-# --dist loadgroup for pytest-xdist, read from the workers' collection (tests/xdist_groups.py)
-pytest_plugins = ["tests.xdist_groups"]
+# --dist loadgroup for pytest-xdist, read from the workers' collection (tests/xdist_groups.py);
+# a skip for want of a part that RTBENCH_REQUIRE names fails (tests/parts.py)
+pytest_plugins = ["tests.xdist_groups", "tests.parts"]
 
 
 @pytest.fixture(scope="session")

@@ -111,3 +111,16 @@ def test_ci_requires_what_it_installs() -> None:
     found = re.search(r"RTBENCH_REQUIRE=([a-z0-9,-]+)", text)
     assert found is not None
     assert set(found.group(1).split(",")) == set(PARTS)
+
+
+def test_make_test_fails_when_no_tests_ran(tmp_path: Path) -> None:
+    """pytest's exit 5 (no tests collected) fails `make test-fast` (and `make test`, the
+    same define) with one line saying so; it was turned into success."""
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho 'no tests ran in 0.01s'\nexit 5\n")
+    fake.chmod(0o755)
+    done = subprocess.run(["make", "-s", "-o", "check-c", "-o", ".venv/.dev", "test-fast",
+                           f"VPY={fake}"], cwd=REPO, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode != 0, done.stdout + done.stderr
+    assert "make: pytest collected no tests (exit 5): nothing was tested" in done.stdout

@@ -557,7 +557,7 @@ for _name, _args, _code, _culprit in (
                                    f"ssh://root:{PASSWORD}@b:99999"), 2, ("port",)),
         # a host or user that ssh would read as an option
         ("ssh-host-option", ("run", "smoke", "--target",
-                             "ssh://root@-oProxyCommand=touch${IFS}/tmp/pwned"), 2,
+                             "ssh://root@-oProxyCommand=true"), 2,
          ("-oproxycommand",)),
         ("ssh-host-option-only", ("preflight", "--target", "ssh://-oProxyCommand=x"), 2,
          ("-oproxycommand",)),
@@ -1011,7 +1011,7 @@ def _secret_args(case: Case, tmp: Path) -> list[str]:
         args = [a.replace("{f}", str(secret)).replace("{config}", str(config)) for a in args]
     inventory = tmp / "fleet.toml"
     inventory.write_text('[[targets]]\nname = "b1"\n'
-                         'uri = "ssh://root@-oProxyCommand=touch${IFS}/tmp/pwned"\n')
+                         'uri = "ssh://root@-oProxyCommand=true"\n')
     return [a.replace("{inventory}", str(inventory)).replace("{busy}", BUSY) for a in args]
 
 

@@ -27,8 +27,10 @@ def _listen(host: str, port: int, bind: str) -> socket.socket:
     and exit 3 when this machine refuses the address (a port below 1024 without root,
     an address in use or not on this machine)."""
     try:
+        # IPv4 unless the host is an IPv6 address, as uvicorn chose ("localhost": 127.0.0.1)
         family, kind, proto, _, address = socket.getaddrinfo(
-            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+            host, port, family=socket.AF_INET6 if ":" in host else socket.AF_INET,
+            type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
     except (OSError, UnicodeError) as exc:
         fail(f"--bind {bind}: cannot resolve {host!r} ({getattr(exc, 'strerror', None) or exc})",
              EXIT_USAGE)

@@ -246,3 +246,25 @@ def test_serve_on_a_privileged_port_as_a_user_is_one_line(tmp_path: Path) -> Non
     assert len(lines) == 1, lines
     assert "127.0.0.1:80" in lines[0] and "below 1024" in lines[0]
     assert not (tmp_path / "data").exists()
+
+
+def test_serve_on_an_address_in_use_is_one_line(tmp_path: Path) -> None:
+    """An address in use: one line saying so, exit 3, before the database is opened (no
+    uvicorn ERROR line, no 'serving' line)."""
+    import socket
+
+    from click.testing import CliRunner
+
+    from rtbench.cli import main
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        bind = f"127.0.0.1:{taken.getsockname()[1]}"
+        db = tmp_path / "r.db"
+        result = CliRunner().invoke(main, ["serve", "--bind", bind, "--db", f"sqlite:///{db}"])
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 3, result.output
+    assert lines == [f"rtbench: cannot listen on {bind}: the address is in use: stop what "
+                     "listens there or choose another port"]
+    assert not db.exists()

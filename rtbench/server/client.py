@@ -12,7 +12,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from rtbench.bundle import RunDetail
 from rtbench.interop.runjson import dumps
@@ -79,9 +79,11 @@ def check_server_url(server: str) -> str:
     http(s) URL with a host, or carries a user name or password (the upload token is
     the credential; the URL is printed in messages)."""
     base = server.rstrip("/")
+    parts: SplitResult | None
     try:
         parts = urlsplit(base)
-        parts.port  # noqa: B018 - raises ValueError on a bad port
+        if parts.port == 0:  # raises ValueError on a port that is no number or > 65535
+            parts = None
     except ValueError:
         parts = None
     shown = redact(server)[:200]

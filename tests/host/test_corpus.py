@@ -527,6 +527,7 @@ for _name, _args, _code, _culprit in (
          ("user name or password",)),
         ("push-port-99999", ("push", "1", "--server", "http://127.0.0.1:99999"), 2,
          ("65535",)),
+        ("push-port-0", ("push", "1", "--server", "http://127.0.0.1:0"), 2, ("65535",)),
         ("push-newline", ("push", "1", "--server", "http://127.0.0.1:9/\nx"), 2,
          ("http://",)),
         ("run-push-userinfo", ("run", "smoke", "--simulate", "1", "--no-report", "--push",

@@ -5,6 +5,8 @@
 #   make test-fast  the same without the slow tests (qemu guests, the browser, cross
 #                builds, board stand-ins, live servers, tests/slow_tests.txt): what to run
 #                while working (docs/testing.md)
+#   make test-arches  the board probes of all nine arches (Zig, qemu-user; make test builds
+#                two: this host's arch and aarch64)
 #   make bench   rtprobe vs cyclictest, injected interference, host statistics and report
 #                benchmarks (root, quiet machine)
 #   make lint    ruff and mypy
@@ -31,7 +33,7 @@ else
 PY := $(PYTHON)
 endif
 
-.PHONY: all probe run test test-fast check-c bench lint dev clean prereqs prereqs-cc
+.PHONY: all probe run test test-fast test-arches check-c bench lint dev clean prereqs prereqs-cc
 
 all: probe
 
@@ -88,9 +90,9 @@ dev: $(VENV)/.dev
 
 # pytest over tests/ in TEST_WORKERS processes; tests of one xdist_group share a worker
 # (and so one booted guest or build); the ten slowest tests are listed at the end.  Exit 5
-# (no tests collected) is said in one line and does not fail the target.  Python's bytecode
-# caches are written even where PYTHONDONTWRITEBYTECODE is set (under __pycache__/, ignored
-# by git): without them every worker and every CLI child compiles rtbench and the tests
+# (no tests collected) is said in one line and fails the target: nothing was tested.
+# Python's bytecode caches are written even where PYTHONDONTWRITEBYTECODE is set (under
+# __pycache__/, ignored by git): without them every worker and every CLI child compiles rtbench and the tests
 # from source again, which doubles the collection of the tests.  NumPy's BLAS runs one
 # thread per worker: with a thread per CPU in each of TEST_WORKERS workers, the statistics
 # tests took three to four times as long as alone.
@@ -98,7 +100,7 @@ define pytest
 	@rc=0; env -u PYTHONDONTWRITEBYTECODE OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
 		$(VPY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=10 $(1) tests \
 		|| rc=$$?; \
-	if [ $$rc -eq 5 ]; then echo "make: pytest collected no tests (exit 5)"; rc=0; fi; \
+	if [ $$rc -eq 5 ]; then echo "make: pytest collected no tests (exit 5): nothing was tested"; fi; \
 	exit $$rc
 endef
 
@@ -115,6 +117,13 @@ test: $(VENV)/.dev check-c
 # Everything but the slow real-part tests (markers in pyproject.toml).
 test-fast: $(VENV)/.dev check-c
 	$(call pytest,-m "$(FAST_TESTS)")
+
+# The board probes of all nine arches built with Zig and run under qemu-user (make test
+# builds this host's arch and one foreign arch; .ci/run sets RTBENCH_TEST_ARCHES=all).
+test-arches: $(VENV)/.dev
+	@rc=0; env -u PYTHONDONTWRITEBYTECODE RTBENCH_TEST_ARCHES=all OPENBLAS_NUM_THREADS=1 \
+		$(VPY) -m pytest -n $(TEST_WORKERS) --dist loadgroup tests/probe/test_arches.py \
+		|| rc=$$?; exit $$rc
 
 bench: probe
 	$(PY) bench/cyclic_vs_cyclictest.py

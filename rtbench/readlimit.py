@@ -1,8 +1,8 @@
 """Read a whole file with a bound: a file larger than the limit is refused, never loaded.
 
-A path such as /dev/zero or a multi-gigabyte file given where a token, suite, inventory or
+A path such as /dev/zero or a multi-gigabyte file given where a suite, inventory or
 import belongs must not take the host's memory; every file rtbench reads whole goes
-through `read_limited`.
+through `read_limited` (secrets, smaller still, through rtbench.secretfile).
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 # the bounds of what rtbench reads whole, by kind of file
-TOKEN_MAX_BYTES = 4096
 SUITE_MAX_BYTES = 16 << 20
 INVENTORY_MAX_BYTES = 16 << 20
 # an import holds about five times a file's size while it parses it (cyclictest -v,

@@ -157,10 +157,12 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _say(message: str) -> None:
-    """Print one error line on stderr, its text stripped of terminal controls."""
+    """Print one error line on stderr, its text stripped of terminal controls and the
+    credentials of any URL in it hidden (rtbench.redact)."""
+    from rtbench.redact import redact
     from rtbench.report.text import for_terminal
 
-    line = " ".join(for_terminal(message).split("\n"))
+    line = redact(" ".join(for_terminal(message).split("\n")))
     click.echo(f"rtbench: {line[:2000]}", err=True)
 
 

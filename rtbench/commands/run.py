@@ -210,9 +210,10 @@ def push_token(push_url: str | None, token_file: Path | None) -> str | None:
         if token_file is not None:
             fail("--token-file is only used with --push URL", EXIT_USAGE)
         return None
-    from rtbench.server.client import PushError, read_token
+    from rtbench.server.client import PushError, check_server_url, read_token
 
     try:
+        check_server_url(push_url)
         return read_token(token_file)
     except PushError as exc:
         fail(f"--push: {exc}", exc.code)

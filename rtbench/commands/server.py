@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import errno
+import socket
 from pathlib import Path
 
 import click
@@ -18,6 +20,36 @@ def _bind(value: str) -> tuple[str, int]:
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
         fail(f"--bind {value!r} is not HOST:PORT (e.g. 127.0.0.1:8080)", EXIT_USAGE)
     return host.strip("[]"), int(port)
+
+
+def _listen(host: str, port: int, bind: str) -> socket.socket:
+    """A socket bound to host:port and listening (what uvicorn then serves on); one line
+    and exit 3 when this machine refuses the address (a port below 1024 without root,
+    an address in use or not on this machine)."""
+    try:
+        # IPv4 unless the host is an IPv6 address, as uvicorn chose ("localhost": 127.0.0.1)
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, family=socket.AF_INET6 if ":" in host else socket.AF_INET,
+            type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    except (OSError, UnicodeError) as exc:
+        fail(f"--bind {bind}: cannot resolve {host!r} ({getattr(exc, 'strerror', None) or exc})",
+             EXIT_USAGE)
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        why = {errno.EACCES: "permission denied: a port below 1024 needs root or "
+                             "CAP_NET_BIND_SERVICE; choose a port from 1024 up",
+               errno.EADDRINUSE: "the address is in use: stop what listens there or "
+                                 "choose another port",
+               errno.EADDRNOTAVAIL: "the address is not one of this machine's"}
+        fail(f"cannot listen on {bind}: {why.get(exc.errno or 0, exc.strerror or exc)}",
+             EXIT_ENV)
+    sock.set_inheritable(True)
+    return sock
 
 
 def _loopback(host: str) -> bool:
@@ -80,14 +112,6 @@ def serve(db_url: str | None, bind: str, read_token_required: bool, public: bool
         fail(f"--bind {bind}: not a loopback address, so anyone who reaches it gets plain "
              "HTTP (tokens in clear); keep 127.0.0.1 behind a TLS proxy, or add --public",
              EXIT_USAGE)
-    try:
-        import uvicorn
-
-        from rtbench.server.app import create_app
-    except ImportError as exc:
-        fail(f"rtbench serve needs the server extra ({exc.name} is missing): "
-             "pip install 'rtbench[server]'", EXIT_ENV)
-    from rtbench.server.retention import Retention
     from rtbench.server.webhooks import (
         Dispatcher,
         Hook,
@@ -109,30 +133,40 @@ def serve(db_url: str | None, bind: str, read_token_required: bool, public: bool
             hooks += load_config(webhook_config)
     except WebhookConfigError as exc:
         fail(str(exc), EXIT_USAGE)
-    from rtbench.store import Store
+    # before the database: a refusal changes nothing; closed however serving ends
+    with _listen(host, port, bind) as listening:
+        try:
+            import uvicorn
 
-    store = Store.open(db_url)
-    app = create_app(store=store, read_token_required=read_token_required,
-                     webhooks=Dispatcher(store, hooks, public_url=base))
-    click.echo(f"rtbench: serving {app.state.store.url} on http://{bind}/ (Ctrl-C stops)",
-               err=True)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning",
-                            server_header=False, proxy_headers=True)
-    server = uvicorn.Server(config)
-    retention = (Retention(app.state.store, app.state.write_queue, keep_days)
-                 if keep_days else None)
-    if retention is not None:
-        click.echo(f"rtbench: keeping {keep_days} days of runs (pruned hourly; tags keep "
-                   "and baseline exempt)", err=True)
-        retention.start()
-    try:
-        with contextlib.suppress(SystemExit):  # uvicorn exits 1 when it cannot bind
-            server.run()
-    finally:
+            from rtbench.server.app import create_app
+        except ImportError as exc:
+            fail(f"rtbench serve needs the server extra ({exc.name} is missing): "
+                 "pip install 'rtbench[server]'", EXIT_ENV)
+        from rtbench.server.retention import Retention
+        from rtbench.store import Store
+
+        store = Store.open(db_url)
+        app = create_app(store=store, read_token_required=read_token_required,
+                         webhooks=Dispatcher(store, hooks, public_url=base))
+        click.echo(f"rtbench: serving {app.state.store.url} on http://{bind}/ (Ctrl-C stops)",
+                   err=True)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                server_header=False, proxy_headers=True)
+        server = uvicorn.Server(config)
+        retention = (Retention(app.state.store, app.state.write_queue, keep_days)
+                     if keep_days else None)
         if retention is not None:
-            retention.stop()
-    if not server.started:
-        fail(f"cannot listen on {bind}: the address is in use or not allowed", EXIT_ENV)
+            click.echo(f"rtbench: keeping {keep_days} days of runs (pruned hourly; tags keep "
+                       "and baseline exempt)", err=True)
+            retention.start()
+        try:
+            with contextlib.suppress(SystemExit):  # uvicorn exits 1 when it cannot start
+                server.run(sockets=[listening])
+        finally:
+            if retention is not None:
+                retention.stop()
+        if not server.started:
+            fail(f"cannot serve on {bind}: the server did not start (see above)", EXIT_ENV)
 
 
 @click.command(epilog=RUN_HELP)
@@ -153,10 +187,11 @@ def push(runs: tuple[str, ...], server_url: str, token_file: Path | None,
       rtbench push latest host=box,kernel~rt --server http://lab:8080
       rtbench push 7 --server https://results.lab --token-file ~/.rtbench-token
     """
-    from rtbench.server.client import PushError, push_run, read_token
+    from rtbench.server.client import PushError, check_server_url, push_run, read_token
     from rtbench.store import RunNotFound
 
     try:
+        check_server_url(server_url)
         token = read_token(token_file)
     except PushError as exc:
         fail(str(exc), exc.code)

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import SplitResult, urlsplit
 
 from rtbench.bundle import RunDetail
 from rtbench.interop.runjson import dumps
-from rtbench.readlimit import TOKEN_MAX_BYTES, too_large_message
+from rtbench.redact import has_credentials, redact
+from rtbench.secretfile import SecretFileError, read_secret_file
 
 # the most of a server's answer that is read (its answers are a few hundred bytes)
 ANSWER_MAX_BYTES = 1 << 20
@@ -60,31 +61,46 @@ def read_token(token_file: Path | None) -> str:
 
 
 def _token_from_file(token_file: Path) -> str:
-    """The stripped text of a token file that only its owner can read; PushError else."""
+    """The one-line token in a file that only its owner can read (the bounded,
+    non-blocking secret reader); PushError else."""
     try:
-        with open(token_file, "rb") as handle:
-            mode = os.fstat(handle.fileno()).st_mode
-            data = handle.read(TOKEN_MAX_BYTES + 1)
-    except OSError as exc:
-        raise PushError(f"cannot read the token file {token_file}: {exc.strerror}",
-                        2) from None
-    if stat.S_ISREG(mode) and mode & 0o077:
-        raise PushError(f"the token file {token_file} is open to other users (mode "
-                        f"{stat.S_IMODE(mode):04o}): chmod 600 {token_file}", 2)
-    if len(data) > TOKEN_MAX_BYTES:
-        raise PushError(too_large_message(f"the token file {token_file}", TOKEN_MAX_BYTES), 2)
+        data = read_secret_file(token_file, f"the token file {token_file}", private=True)
+    except SecretFileError as exc:
+        raise PushError(str(exc), 2) from None
     try:
-        return data.decode("ascii").strip()
+        return data.decode("ascii")
     except UnicodeDecodeError:
         raise PushError(f"the token file {token_file}: the token must be one line of "
                         "printable ASCII characters", 2) from None
 
 
+def check_server_url(server: str) -> str:
+    """The base URL of a results server (no trailing /); PushError when it is not an
+    http(s) URL with a host, or carries a user name or password (the upload token is
+    the credential; the URL is printed in messages)."""
+    base = server.rstrip("/")
+    parts: SplitResult | None
+    try:
+        parts = urlsplit(base)
+        if parts.port == 0:  # raises ValueError on a port that is no number or > 65535
+            parts = None
+    except ValueError:
+        parts = None
+    shown = redact(server)[:200]
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or \
+            any(ord(ch) <= 32 or ord(ch) == 127 for ch in server):
+        raise PushError(f"server {shown!r} is not an http:// or https:// URL with a host "
+                        "(and a port from 1 to 65535)", 2)
+    if has_credentials(base):
+        raise PushError(f"server {shown!r}: a URL with a user name or password is not "
+                        "used; rtbench authenticates with its upload token (RTBENCH_TOKEN "
+                        "or --token-file): drop them from the URL", 2)
+    return base
+
+
 def push_run(run: RunDetail, server: str, token: str, timeout_s: float = 120.0) -> Pushed:
     """POST run to server (base URL like http://lab:8080); PushError on any failure."""
-    base = server.rstrip("/")
-    if not base.startswith(("http://", "https://")):
-        raise PushError(f"server {server!r} is not an http:// or https:// URL", 2)
+    base = check_server_url(server)
     request = urllib.request.Request(
         f"{base}/api/v1/runs", data=dumps(run).encode("utf-8"), method="POST",
         headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})

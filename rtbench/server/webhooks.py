@@ -15,12 +15,14 @@ only puts events on the queues, and a slow receiver delays no other.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import heapq
 import hmac
 import itertools
 import queue
+import re
 import threading
 import time
 import urllib.error
@@ -30,11 +32,13 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import tomllib
 
 from rtbench import __version__
+from rtbench.redact import redact
+from rtbench.secretfile import SecretFileError, read_secret_file
 from rtbench.server import payloads
 from rtbench.store import Store, StoreError
 from rtbench.store.deliveries import add_delivery, update_delivery
@@ -49,8 +53,9 @@ DELIVERY_HEADER = "X-Rtbench-Delivery"
 MAX_ATTEMPTS = 6
 FIRST_DELAY_S = 1.0
 TIMEOUT_S = 10.0
-MAX_SECRET_BYTES = 4096
 QUEUE_SIZE = 1000  # deliveries waiting per hook before new ones are dropped
+# a host name, an IPv4 address or (urlsplit took off the brackets) an IPv6 address
+_HOST = re.compile(r"[A-Za-z0-9._~%-]+|[0-9A-Fa-f:.]+(%[A-Za-z0-9._~-]+)?")
 
 # a POST: (url, body, headers, timeout) -> HTTP status (OSError when nothing answered)
 Poster = Callable[[str, bytes, dict[str, str], float], int]
@@ -76,14 +81,24 @@ def sign(body: bytes, secret: bytes) -> str:
 
 
 def check_url(url: str) -> str:
-    """url when it is an http(s) URL with a host, else WebhookConfigError."""
+    """url when it is an http(s) URL with a host and a valid port, free of white space
+    and control characters, else WebhookConfigError (the URL shown redacted)."""
+    shown = redact(url)[:200]
+    if any(ord(ch) <= 32 or ord(ch) == 127 for ch in url):
+        raise WebhookConfigError(f"webhook URL {shown!r} holds white space or control "
+                                 "characters (a newline?): give the URL alone")
     try:
         parts = urlsplit(url)
+        port = parts.port
     except ValueError:
-        parts = None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-        raise WebhookConfigError(f"webhook URL {url[:200]!r} is not an http:// or "
+        raise WebhookConfigError(f"webhook URL {shown!r}: the host or port is not valid "
+                                 "(a port is 1 to 65535)") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise WebhookConfigError(f"webhook URL {shown!r} is not an http:// or "
                                  "https:// URL with a host")
+    if port == 0 or not _HOST.fullmatch(parts.hostname):
+        raise WebhookConfigError(f"webhook URL {shown!r}: the host or port is not valid "
+                                 "(a port is 1 to 65535)")
     return url
 
 
@@ -105,17 +120,12 @@ def check_public_url(url: str) -> str:
 
 
 def read_secret(path: Path) -> bytes:
-    """The shared secret in path (surrounding whitespace dropped; not empty)."""
+    """The shared secret in path: one line, read by the bounded, non-blocking reader
+    (rtbench.secretfile); WebhookConfigError else."""
     try:
-        data = path.read_bytes()[:MAX_SECRET_BYTES + 1]
-    except OSError as exc:
-        raise WebhookConfigError(f"webhook secret file {path}: cannot read it "
-                                 f"({exc.strerror or exc})") from None
-    secret = data.strip()
-    if not secret or len(data) > MAX_SECRET_BYTES:
-        raise WebhookConfigError(f"webhook secret file {path}: give one line of 1 to "
-                                 f"{MAX_SECRET_BYTES} bytes")
-    return secret
+        return read_secret_file(path, f"webhook secret file {path}")
+    except SecretFileError as exc:
+        raise WebhookConfigError(str(exc)) from None
 
 
 def load_config(path: Path) -> list[Hook]:
@@ -160,13 +170,28 @@ def load_config(path: Path) -> list[Hook]:
 
 
 def http_post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> int:
-    """POST body; the HTTP status (OSError when no answer came)."""
+    """POST body; the HTTP status (OSError when no answer came).  A user name and
+    password in url are sent as HTTP basic authentication, not as part of the host."""
+    url, auth = _split_credentials(url)
+    if auth is not None:
+        headers = {**headers, "Authorization": auth}
     request = urllib.request.Request(url, data=body, method="POST", headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
             return int(response.status)
     except urllib.error.HTTPError as exc:
         return int(exc.code)
+
+
+def _split_credentials(url: str) -> tuple[str, str | None]:
+    """url without its userinfo, and the basic authorization header it stood for."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode()
+    return urlunsplit(parts._replace(netloc=hostport)), f"Basic {token}"
 
 
 @dataclass

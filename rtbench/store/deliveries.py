@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 
 from sqlalchemy import insert, select, update
 
+from rtbench.redact import redact
 from rtbench.store import Store
 from rtbench.store import schema as t
 from rtbench.store.utc import as_utc
@@ -31,10 +32,11 @@ class Delivery:
 
 
 def add_delivery(store: Store, event: str, url: str, body: str) -> int:
-    """Record a delivery about to be tried (status pending); its id."""
+    """Record a delivery about to be tried (status pending); its id.  The URL is stored
+    with its credentials hidden (the pages and the API show it)."""
     with store.transaction(f"record a {event} webhook delivery") as conn:
         res = conn.execute(insert(t.webhook_deliveries).values(
-            event=event, url=url, body=body, status="pending", attempts=0,
+            event=event, url=redact(url), body=body, status="pending", attempts=0,
             created_at=datetime.now(timezone.utc)))
         key = res.inserted_primary_key
         assert key is not None
@@ -52,7 +54,7 @@ def update_delivery(store: Store, delivery_id: int, *, status: str, attempts: in
         conn.execute(update(t.webhook_deliveries)
                      .where(t.webhook_deliveries.c.id == delivery_id)
                      .values(status=status, attempts=attempts, last_code=code,
-                             last_error=None if error is None else error[:1000],
+                             last_error=None if error is None else redact(error)[:1000],
                              finished_at=done))
 
 

@@ -415,7 +415,7 @@ class _LabgridSsh(SshTarget):
         """True while labgrid's control master answers."""
         if self._dir is None or not getattr(self.driver, "control", None):
             return False
-        done = subprocess.run(self._ssh("-O", "check", self.host), stdout=subprocess.DEVNULL,
+        done = subprocess.run(self._ssh("-O", "check", "--", self.host), stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, timeout=10, check=False)
         return done.returncode == 0
 

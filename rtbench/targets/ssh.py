@@ -66,6 +66,16 @@ def ssh_failure(stderr: str, where: str) -> str:
     return f"{where}: ssh failed: {last[-1][:200] if last else 'no message'}"
 
 
+def check_ssh_word(where: str, what: str, value: str) -> None:
+    """TargetUsageError when a host or user name could reach ssh as an option (a leading
+    '-', as in ssh://root@-oProxyCommand=...) or holds white space or control characters."""
+    if value.startswith("-") or any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127
+                                    for ch in value):
+        raise TargetUsageError(f"target {where!r}: the {what} {value[:60]!r} is not a "
+                               f"{what} name (it starts with '-' or holds white space or "
+                               "control characters)")
+
+
 class SshTarget(BoardTarget):
     """A board reached over OpenSSH through one control master."""
 
@@ -79,6 +89,8 @@ class SshTarget(BoardTarget):
                  provider: ProbeProvider | None = None, remote_dir: str = DEFAULT_REMOTE_DIR,
                  ssh_config: str | None = None) -> None:
         super().__init__(provider=provider, remote_dir=remote_dir)
+        check_ssh_word(host, "host", host)
+        check_ssh_word(host, "user", user or "")
         self.host = host
         self.user = user
         self.port = port
@@ -111,6 +123,8 @@ class SshTarget(BoardTarget):
         remote_dir = query.get("dir", [DEFAULT_REMOTE_DIR])[-1]
         if not remote_dir.startswith("/"):
             raise TargetUsageError(f"target {uri!r}: dir must be an absolute path")
+        for what, value in (("host", parts.hostname), ("user", parts.username or "")):
+            check_ssh_word(uri, what, unquote(value))
         opts = options or {}
         return cls(parts.hostname, user=unquote(parts.username) if parts.username else None,
                    port=port, provider=provider, remote_dir=remote_dir,
@@ -144,7 +158,7 @@ class SshTarget(BoardTarget):
 
     def _remote(self, command: str) -> list[str]:
         """ssh running command with /bin/sh on the target (whatever the login shell)."""
-        return self._ssh("-o", "ControlMaster=no", "-T", self.host, "--",
+        return self._ssh("-o", "ControlMaster=no", "-T", "--", self.host,
                          f"exec /bin/sh -c {shlex.quote(command)}")
 
     # --- open / close --------------------------------------------------------------
@@ -165,7 +179,7 @@ class SshTarget(BoardTarget):
     def _start_master(self) -> None:
         """Connect once; the master then carries every other command."""
         argv = self._ssh("-M", "-N", "-o", "ControlMaster=yes", "-o", "ControlPersist=no",
-                         self.host)
+                         "--", self.host)
         try:
             self._master = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -189,7 +203,7 @@ class SshTarget(BoardTarget):
         """True while the control master answers."""
         if self._master is None or self._master.poll() is not None:
             return False
-        done = subprocess.run(self._ssh("-O", "check", self.host), stdout=subprocess.DEVNULL,
+        done = subprocess.run(self._ssh("-O", "check", "--", self.host), stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, timeout=10, check=False)
         return done.returncode == 0
 
@@ -229,7 +243,7 @@ class SshTarget(BoardTarget):
         if self._master is not None:
             if self._master.poll() is None:
                 with contextlib.suppress(subprocess.TimeoutExpired, OSError):
-                    subprocess.run(self._ssh("-O", "exit", self.host),
+                    subprocess.run(self._ssh("-O", "exit", "--", self.host),
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                    timeout=5, check=False)
                 try:

@@ -20,7 +20,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
-import pytest
+from tests.parts import require_part
 
 SUPERUSER = "rtbench"
 
@@ -40,7 +40,7 @@ class PgCluster:
         """Create and start the cluster."""
         bin_dir = _pg_bin()
         if bin_dir is None:
-            pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
+            require_part("postgresql", "PostgreSQL is not installed (apt-get install postgresql)")
         self.bin = bin_dir
         self.dir = Path(tempfile.mkdtemp(prefix="rtbench-pg-"))
         self.data = self.dir / "data"

@@ -59,7 +59,7 @@ def test_detect_arch_through_a_shell() -> None:
 
     expected = {"x86_64": "x86_64", "aarch64": "aarch64"}.get(platform.machine())
     if expected is None:
-        pytest.skip("checked on x86_64 and aarch64 hosts")
+        pytest.skip("checked on x86_64 and aarch64 hosts")  # not a part: the host's CPU
     assert detect_arch(local_run) == expected
 
 

@@ -11,11 +11,10 @@ import os
 import re
 from pathlib import Path
 
-import pytest
-
 from rtbench.bundle import MeasurementDetail, RunDetail
 from rtbench.store import Store
 from tests.conftest import RunCli
+from tests.parts import needs_part
 
 SCALE = "0.3"
 # Every test kind the catalogue must contain, and how its measurement holds its results.
@@ -57,7 +56,7 @@ def check_results(m: MeasurementDetail) -> None:
         assert m.windows, m.name
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="real RT tests need root")
+@needs_part("root", os.geteuid() != 0, "real RT tests need root")
 def test_catalogue_runs_every_test_and_stores_it(run_cli: RunCli, tmp_path: Path) -> None:
     url = db_url(tmp_path)
     report = tmp_path / "catalogue.html"

@@ -16,6 +16,8 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import sys
+import tempfile
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -36,6 +38,7 @@ from tests.host.robust_support import (
     write_suite,
 )
 from tests.host.synth_probe import synth_lines
+from tests.parts import require_part
 
 # every output of the corpus, checked once more at the end for "Traceback"
 OUTPUTS: list[str] = []
@@ -486,6 +489,88 @@ for _name, _args, _code, _culprit in (
 ):
     add(Case(f"db-{_name}", "db", _code, _culprit, args=_args, data=_name))
 
+# ---------------------------------------------------------------- secrets and URLs
+# A password that no output may show (checked for every case that gives it).
+PASSWORD = "s3cretPW9"
+# what a secret file can be instead of one line of secret (made by _secret_file)
+SECRET_FILES = (("fifo", ("FIFO",)), ("dev-zero", ("character device",)),
+                ("directory", ("directory",)), ("socket", ("socket",)),
+                ("multi-line", ("more than one line",)),
+                ("crlf-two-lines", ("more than one line",)),
+                ("nul-inside", ("more than one line",)), ("empty", ("empty",)),
+                ("blank", ("empty",)), ("4097-bytes", ("4096 bytes",)),
+                ("symlink-to-fifo", ("FIFO",)), ("missing", ("cannot read",)))
+# serve on an address in use ({busy}): a case not refused fails there, never serves
+SERVE = ("serve", "--bind", "{busy}")
+SECRET_COMMANDS = (
+    ("push", ("push", "1", "--server", "http://127.0.0.1:9", "--token-file", "{f}")),
+    ("run-push", ("run", "smoke", "--simulate", "1", "--no-report", "--push",
+                  "http://127.0.0.1:9", "--token-file", "{f}")),
+    ("serve", (*SERVE, "--webhook", "http://127.0.0.1:9/h",
+               "--webhook-secret-file", "{f}")),
+    ("serve-config", (*SERVE, "--webhook-config", "{config}")),
+)
+for _what, _culprit in SECRET_FILES:
+    for _cmd, _args in SECRET_COMMANDS:
+        add(Case(f"secret-{_cmd}-{_what}", "secret", 2, _culprit, args=_args, data=_what))
+add(Case("secret-push-world-readable", "secret", 2, ("chmod 600",),
+         args=SECRET_COMMANDS[0][1], data="world-readable"))
+# URLs: credentials never shown, invalid parts refused before anything starts
+_CRED = f"u:{PASSWORD}@"
+for _name, _args, _code, _culprit in (
+        ("push-userinfo", ("push", "1", "--server", f"http://{_CRED}127.0.0.1:9"), 2,
+         ("user name or password",)),
+        ("push-token-as-user", ("push", "1", "--server", f"https://{PASSWORD}@127.0.0.1:9"),
+         2, ("user name or password",)),
+        ("push-password-with-at", ("push", "1", "--server",
+                                   f"http://u:{PASSWORD}@x@127.0.0.1:9"), 2,
+         ("user name or password",)),
+        ("push-port-99999", ("push", "1", "--server", "http://127.0.0.1:99999"), 2,
+         ("65535",)),
+        ("push-port-0", ("push", "1", "--server", "http://127.0.0.1:0"), 2, ("65535",)),
+        ("push-newline", ("push", "1", "--server", "http://127.0.0.1:9/\nx"), 2,
+         ("http://",)),
+        ("run-push-userinfo", ("run", "smoke", "--simulate", "1", "--no-report", "--push",
+                               f"http://{_CRED}127.0.0.1:9"), 2, ("user name or password",)),
+        ("run-push-port-99999", ("run", "smoke", "--simulate", "1", "--no-report", "--push",
+                                 "http://127.0.0.1:99999"), 2, ("65535",)),
+        ("serve-webhook-port-99999", (*SERVE, "--webhook", "http://127.0.0.1:99999/h"), 2,
+         ("65535",)),
+        ("serve-webhook-port-0", (*SERVE, "--webhook", "http://127.0.0.1:0/h"), 2,
+         ("65535",)),
+        ("serve-webhook-newline", (*SERVE, "--webhook", "http://127.0.0.1:9/h\nX-Evil: 1"),
+         2, ("newline",)),
+        ("serve-webhook-space", (*SERVE, "--webhook", "http://127.0.0.1:9/a b"), 2,
+         ("white space",)),
+        ("serve-webhook-bad-host", (*SERVE, "--webhook", "http://ex_ample!/h"), 2,
+         ("host",)),
+        ("serve-webhook-v6-unclosed", (*SERVE, "--webhook", "http://[::1/h"), 2,
+         ("host",)),
+        ("serve-webhook-password-bad-port", (*SERVE, "--webhook",
+                                             f"http://{_CRED}127.0.0.1:99999/h"), 2,
+         ("65535",)),
+        ("serve-webhook-ftp", (*SERVE, "--webhook", "ftp://127.0.0.1/h"), 2, ("http://",)),
+        ("serve-bind-not-here", ("serve", "--public", "--bind", "192.0.2.1:8080"), 3,
+         ("192.0.2.1:8080", "not one of this machine")),
+        ("ls-db-password", ("ls", "--db", f"postgresql+psycopg://{_CRED}127.0.0.1:9/x"), 3,
+         ("127.0.0.1",)),
+        ("ssh-password-bad-port", ("run", "smoke", "--target",
+                                   f"ssh://root:{PASSWORD}@b:99999"), 2, ("port",)),
+        # a host or user that ssh would read as an option
+        ("ssh-host-option", ("run", "smoke", "--target",
+                             "ssh://root@-oProxyCommand=true"), 2,
+         ("-oproxycommand",)),
+        ("ssh-host-option-only", ("preflight", "--target", "ssh://-oProxyCommand=x"), 2,
+         ("-oproxycommand",)),
+        ("ssh-host-option-encoded", ("run", "smoke", "--target", "ssh://root@%2DoFoo=x"), 2,
+         ("-ofoo",)),
+        ("ssh-user-option", ("run", "smoke", "--target", "ssh://-oProxyCommand=x@board"), 2,
+         ("-oProxyCommand",)),
+        ("ssh-host-port-option", ("run", "smoke", "--target", "ssh://-F:22"), 2, ("-f",)),
+        ("fleet-ssh-host-option", ("fleet", "{inventory}", "smoke"), 2, ("-oproxycommand",)),
+):
+    add(Case(f"url-{_name}", "secret", _code, _culprit, args=_args))
+
 assert len({c.id for c in CASES}) == len(CASES), "duplicate case ids"
 
 
@@ -865,6 +950,113 @@ def test_hostile_text(case: Case, case_env: dict[str, Any], probe_path: Path) ->
     _run_case(case, case_env, probe_path)
 
 
+def _secret_file(tmp: Path, what: str) -> Path:
+    """A path that is not one line of secret: a FIFO with no writer, /dev/zero, a
+    directory, a listening socket, several lines, too many bytes, ..."""
+    path = tmp / f"secret-{what}"
+    if what == "fifo":
+        os.mkfifo(path, 0o600)
+    elif what == "symlink-to-fifo":
+        os.mkfifo(tmp / "the-fifo", 0o600)
+        path.symlink_to(tmp / "the-fifo")
+    elif what == "dev-zero":
+        return Path("/dev/zero")
+    elif what == "directory":
+        path.mkdir(mode=0o700)
+    elif what == "socket":
+        import socket
+
+        path = Path(tempfile.mkdtemp(prefix="rtb-")) / "s"  # a short path (108 bytes)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(path))
+        listener.listen(1)
+        SOCKETS.append(listener)
+    elif what != "missing":
+        path.write_bytes({"multi-line": b"rtb_first\nrtb_second\n",
+                          "crlf-two-lines": b"rtb_first\r\nrtb_second",
+                          "nul-inside": b"rtb_a\x00b\n", "empty": b"", "blank": b" \n\n",
+                          "4097-bytes": b"k" * 4097,
+                          "world-readable": b"rtb_token\n"}[what])
+        path.chmod(0o644 if what == "world-readable" else 0o600)
+    return path
+
+
+# listening sockets of the socket cases (closed at the end of the module)
+SOCKETS: list[Any] = []
+
+
+def _busy_address() -> str:
+    """HOST:PORT of a socket listening here: serve cases bind to it, so a case that is not
+    refused as it must be fails on the address in use rather than serving for ever."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    SOCKETS.append(listener)
+    return f"127.0.0.1:{listener.getsockname()[1]}"
+
+
+BUSY = _busy_address()
+
+
+def _secret_args(case: Case, tmp: Path) -> list[str]:
+    """The case's arguments with {f} (the secret file), {config} (a webhook config naming
+    it) and {inventory} (a fleet whose board's host reads as an ssh option) filled in."""
+    args = list(case.args)
+    if case.data is not None:
+        secret = _secret_file(tmp, case.data)
+        config = tmp / "hooks.toml"
+        config.write_text(f'[[webhook]]\nurl = "http://127.0.0.1:9/h"\n'
+                          f'secret_file = "{secret}"\n')
+        args = [a.replace("{f}", str(secret)).replace("{config}", str(config)) for a in args]
+    inventory = tmp / "fleet.toml"
+    inventory.write_text('[[targets]]\nname = "b1"\n'
+                         'uri = "ssh://root@-oProxyCommand=true"\n')
+    return [a.replace("{inventory}", str(inventory)).replace("{busy}", BUSY) for a in args]
+
+
+def _blocks(case: Case) -> bool:
+    """True for a case that could wait forever where it is wrong (a FIFO without a
+    writer): run in a child process with a timeout instead of in-process."""
+    return case.data in ("fifo", "symlink-to-fifo")
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.kind == "secret"], ids=lambda c: c.id)
+def test_secret_and_url(case: Case, case_env: dict[str, Any]) -> None:
+    """Secret files that are not one line of secret (FIFOs without a writer, /dev/zero,
+    sockets, several lines) and URLs with credentials or invalid parts: one line, exit 2
+    (3 where the machine refuses), no password shown, nothing waits, nothing stored."""
+    before = db_digest(case_env["url"])
+    args = _secret_args(case, case_env["tmp"])
+    if _blocks(case):
+        try:
+            done = subprocess.run([sys.executable, "-m", "rtbench", *args],
+                                  env=case_env["env"], capture_output=True, text=True,
+                                  timeout=30, check=False)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"{case.id}: still waiting after 30 s") from None
+        result = Result(runner=CliRunner(), stdout_bytes=done.stdout.encode(),
+                        stderr_bytes=done.stderr.encode(), output_bytes=(
+                            done.stdout + done.stderr).encode(),
+                        return_value=None, exit_code=done.returncode, exception=None)
+        OUTPUTS.append(result.output)
+    else:
+        result = invoke(args, case_env["env"])
+    check_error(result, case)
+    assert PASSWORD not in result.output, result.output
+    assert "rtb_first" not in result.output and "rtb_second" not in result.output
+    assert db_digest(case_env["url"]) == before
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_sockets() -> Iterator[None]:
+    """Close the socket cases' listeners once the module is done."""
+    yield
+    for listener in SOCKETS:
+        listener.close()
+
+
 @pytest.fixture()
 def small_fs(tmp_path: Path) -> Iterator[Path]:
     """A 1 MiB tmpfs of its own (unmounted after)."""
@@ -873,7 +1065,7 @@ def small_fs(tmp_path: Path) -> Iterator[Path]:
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
                           capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs: {done.stderr.strip()}")
+        require_part("tmpfs", f"cannot mount a tmpfs: {done.stderr.strip()}")
     try:
         yield mount
     finally:

@@ -10,6 +10,7 @@ import pytest
 
 from rtbench.rtprobe.elftrim import ElfLayoutError, trim_unloaded
 from rtbench.rtprobe.locate import locate_probe
+from tests.parts import needs_part
 
 
 def loaded_bytes(path: Path) -> bytes:
@@ -26,7 +27,7 @@ def loaded_bytes(path: Path) -> bytes:
     return out
 
 
-@pytest.mark.skipif(shutil.which("readelf") is None, reason="needs binutils' readelf")
+@needs_part("binutils", shutil.which("readelf") is None, "needs binutils' readelf")
 def test_trim_keeps_the_program_and_drops_the_rest(tmp_path: Path) -> None:
     copy = tmp_path / "rtprobe"
     shutil.copy(locate_probe(), copy)   # a native build: symbols and debug info

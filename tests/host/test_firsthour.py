@@ -38,6 +38,7 @@ from rtbench.suites.model import Scenario
 from rtbench.suites.parse import builtin_suites, load_suite
 from tests.conftest import REPO, RunCli
 from tests.host.suite_helpers import parse
+from tests.parts import require_part
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -141,7 +142,7 @@ def nobody_probe(probe_path: Path) -> Iterator[Path]:
     temporary directory may be private to root), and removed after.
     """
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
-        pytest.skip("needs root and setpriv to act as an unprivileged user")
+        require_part("root", "needs root and setpriv to act as an unprivileged user")
     shared = Path(tempfile.mkdtemp(prefix="rtbench-nobody-", dir="/tmp"))
     try:
         shared.chmod(0o755)
@@ -154,6 +155,7 @@ def nobody_probe(probe_path: Path) -> Iterator[Path]:
         wrapper.chmod(0o755)
         if subprocess.run([str(wrapper), "--version"], capture_output=True,
                           check=False).returncode != 0:
+            # not a part: where the checkout lies (a home nobody cannot enter)
             pytest.skip("the user nobody cannot run a copy of rtprobe here")
         yield wrapper
     finally:

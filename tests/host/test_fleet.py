@@ -21,11 +21,12 @@ import pytest
 
 from tests.host.board_helpers import stored_runs
 from tests.host.sshd_fixture import SshBoard, start_board
+from tests.parts import needs_part
 
 pytestmark = [
-    pytest.mark.skipif(not Path("/usr/sbin/sshd").exists() or shutil.which("ssh") is None,
-                       reason="needs openssh-server and openssh-client"),
-    pytest.mark.skipif(os.geteuid() != 0, reason="the sshd fixture runs as root"),
+    needs_part("sshd", not Path("/usr/sbin/sshd").exists() or shutil.which("ssh") is None,
+               "needs openssh-server and openssh-client"),
+    needs_part("root", os.geteuid() != 0, "the sshd fixture runs as root"),
 ]
 
 BOARDS = 8

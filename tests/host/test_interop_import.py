@@ -18,12 +18,13 @@ import pytest
 from rtbench.bundle import MeasurementDetail, RunDetail
 from rtbench.interop.base import importers
 from rtbench.rtprobe import loglin7
+from tests.parts import require_part
 
 
 def tool(argv: list[str], cwd: Path, timeout: float = 60) -> str:
     """Run a tool under nice in cwd; its stdout+stderr (skip when it is not installed)."""
     if shutil.which(argv[0]) is None:
-        pytest.skip(f"{argv[0]} is not installed (.ci/run installs it)")
+        require_part("tools", f"{argv[0]} is not installed (.ci/run installs it)")
     done = subprocess.run(["nice", "-n", "10", *argv], cwd=cwd, capture_output=True,
                           text=True, timeout=timeout, check=False)
     assert done.returncode == 0, f"{argv}: {done.returncode} {done.stderr[-500:]}"

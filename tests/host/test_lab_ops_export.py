@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from typing import Any
 
 import pytest
 from server_helpers import bundle
 
 from rtbench.interop.base import ExportFormatError, exporters
 from rtbench.interop.kcidb import document
+from tests.parts import import_part
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
@@ -23,7 +25,7 @@ def export(name: str, run: object) -> str:
 
 
 def test_kcidb_checkout_and_build_validate_with_kcidb_io() -> None:
-    kcidb_io = pytest.importorskip("kcidb_io")
+    kcidb_io: Any = import_part("kcidb_io")
     run = bundle(kernel="6.6.15-rt22", tags={"kernel_config": "rt-full"})
     env = {"RTBENCH_KERNEL_COMMIT": COMMIT.upper(),
            "RTBENCH_KERNEL_REPO": "https://git.example.org/linux-rt.git",
@@ -41,7 +43,7 @@ def test_kcidb_checkout_and_build_validate_with_kcidb_io() -> None:
 
 
 def test_kcidb_leaves_out_what_the_run_does_not_know() -> None:
-    kcidb_io = pytest.importorskip("kcidb_io")
+    kcidb_io: Any = import_part("kcidb_io")
     doc = document(bundle(), {"RTBENCH_KCIDB_BUILD_ID": "mylab:build-812"})
     kcidb_io.schema.V5_3.validate(doc)
     [checkout], [build] = doc["checkouts"], doc["builds"]

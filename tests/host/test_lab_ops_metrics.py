@@ -21,6 +21,7 @@ from server_helpers import free_port
 
 from rtbench.server.app import create_app
 from rtbench.store import Store
+from tests.parts import missing_part
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
@@ -107,6 +108,7 @@ def _prometheus_query(tmp_path: Path, target: str) -> list[dict[str, object]] | 
     max; None when Prometheus is missing or does not start."""
     binary = shutil.which("prometheus")
     if binary is None:
+        missing_part("prometheus", "prometheus is not installed: scraped by the parser")
         return None
     port = free_port()
     config = tmp_path / "prometheus.yml"

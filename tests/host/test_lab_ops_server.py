@@ -15,6 +15,7 @@ from server_helpers import bundle, bundle_text
 from rtbench.server.app import create_app
 from rtbench.store import Store
 from rtbench.store.tokens import create_token, revoke_token
+from tests.parts import require_part
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
@@ -134,7 +135,7 @@ def test_schemathesis_admin_endpoints(tmp_path: Path) -> None:
 
     cli = Path(sys.executable).parent / "schemathesis"
     if not cli.exists():
-        pytest.skip("schemathesis is not installed (pip install -e '.[dev]')")
+        require_part("python-dev", "schemathesis is not installed (pip install -e '.[dev]')")
     url = f"sqlite:///{tmp_path / 'admin.db'}"
     with Store.open(url) as store:
         token = create_token(store, "admin", "admin")

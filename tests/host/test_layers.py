@@ -28,6 +28,8 @@ LAYER_OF = {
     "rtbench.rtprobe.loglin7": "wire",
     "rtbench.rtprobe.raw": "wire",
     "rtbench.readlimit": "root",
+    "rtbench.secretfile": "root",
+    "rtbench.redact": "root",
     "rtbench.stdoutcheck": "root",
     "rtbench.boundedrun": "root",
     "rtbench.cpulist": "util",

@@ -14,12 +14,13 @@ from pathlib import Path
 import pytest
 
 from tests.host.qemu_board import QemuBoard, build_initramfs, kernels, missing
+from tests.parts import import_part, needs_part
 
-pytest.importorskip("serial")
+import_part("serial")
 pytestmark = [
     pytest.mark.qemu,
-    pytest.mark.skipif(missing() is not None, reason=str(missing())),
-    pytest.mark.skipif(os.geteuid() != 0, reason="Debian's kernels in /boot are root's"),
+    needs_part("qemu", missing() is not None, str(missing())),
+    needs_part("root", os.geteuid() != 0, "Debian's kernels in /boot are root's"),
 ]
 
 # The built-in suites, scaled down: smoke (a shell-command load) and quick (built-in cpu,

@@ -28,6 +28,7 @@ def test_every_csv_ships_and_loads() -> None:
             "s3c24a0-linux24", "lrtai"} <= set(names)
 
 
+# not a part: shared/ is beside the lead's checkout only, never in a clone
 @pytest.mark.skipif(not SHARED.is_dir(), reason="no shared/reference beside the checkout")
 def test_packaged_copies_match_the_shared_files() -> None:
     for path in SHARED.glob("*.csv"):

@@ -41,6 +41,7 @@ from rtbench.store.regressions import (
     outcome_counts,
 )
 from rtbench.store.tokens import create_token
+from tests.parts import require_part
 
 LAB = (8, 3, 2)  # boards x kernels x runs: the planted regression on board 4 from kernel 1
 
@@ -353,7 +354,7 @@ def test_schemathesis_on_the_regressions_endpoint(live_lab: tuple[str, Lab],
     base, _ = live_lab
     tool = Path(sys.executable).parent / "schemathesis"
     if not tool.exists():
-        pytest.skip("schemathesis is not installed (pip install -e '.[dev]')")
+        require_part("python-dev", "schemathesis is not installed (pip install -e '.[dev]')")
     done = subprocess.run(
         [str(tool), "run", f"{base}/api/v1/openapi.json", "--include-path",
          "/api/v1/regressions", "--checks",

@@ -24,6 +24,7 @@ from rtbench.interop.runjson import dumps
 from rtbench.report.format import fmt_us
 from rtbench.store import Store
 from rtbench.store.tokens import create_token
+from tests.parts import require_part
 
 XSS = "<script>alert(1)</script>"
 LAB = make_lab(4, 3, 2)
@@ -67,7 +68,7 @@ def _driver(tmp_path: Path):
     from selenium.webdriver.chrome.service import Service
 
     if not (shutil.which("chromium") and shutil.which("chromedriver")):
-        pytest.skip("chromium / chromium-driver are not installed")
+        require_part("chromium", "chromium / chromium-driver are not installed")
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium") or ""
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
@@ -212,7 +213,7 @@ def test_schemathesis(live, tmp_path: Path) -> None:
     base, _, _, _ = live
     cli = Path(sys.executable).parent / "schemathesis"
     if not cli.exists():
-        pytest.skip("schemathesis is not installed (pip install -e '.[dev]')")
+        require_part("python-dev", "schemathesis is not installed (pip install -e '.[dev]')")
     done = subprocess.run(
         [str(cli), "run", f"{base}/api/v1/openapi.json", "--checks",
          "not_a_server_error,status_code_conformance,content_type_conformance",

@@ -27,17 +27,18 @@ from rtbench.targets.base import TargetError, TargetUsageError, open_target
 from tests.host.board_helpers import cli_db, rtbench, stored_runs, wait_for_output
 from tests.host.board_helpers import cli_env as board_cli_env
 from tests.host.sshd_fixture import SshBoard, free_port, start_board
+from tests.parts import import_part, needs_part, require_part
 
-pytest.importorskip("labgrid")
-pytest.importorskip("serial")
+import_part("labgrid")
+import_part("serial")
 # Its serial board's shell would confuse test_target_serial's search for its own, and it
 # checks that no labgrid ssh process is left: one worker runs both modules.
 pytestmark = pytest.mark.xdist_group("serial-consoles")
 
 BIN = Path(sys.executable).parent
 HAS_SSHD = Path("/usr/sbin/sshd").exists() and shutil.which("ssh") is not None
-needs_sshd = pytest.mark.skipif(not HAS_SSHD or os.geteuid() != 0,
-                                reason="needs openssh-server/-client and root (sshd fixture)")
+needs_sshd = needs_part("sshd", not HAS_SSHD or os.geteuid() != 0,
+                        "needs openssh-server/-client and root (sshd fixture)")
 
 SHORT_SUITE = """
 [suite]
@@ -116,7 +117,7 @@ def stop(proc: subprocess.Popen[Any]) -> None:
 def board() -> Iterator[SshBoard]:
     """One sshd board for the whole module."""
     if not HAS_SSHD or os.geteuid() != 0:
-        pytest.skip("needs openssh-server/-client and root (sshd fixture)")
+        require_part("sshd", "needs openssh-server/-client and root (sshd fixture)")
     found = start_board()
     try:
         yield found
@@ -163,7 +164,7 @@ def test_env_file_over_ssh_runs_a_suite_with_power_cycle(board: SshBoard,
 
 def test_env_file_over_a_serial_console_with_labgrid_login(tmp_path: Path) -> None:
     if shutil.which("socat") is None:
-        pytest.skip("needs socat")
+        require_part("socat", "needs socat")
     tty = tmp_path / "tty0"
     script = tmp_path / "board.sh"
     script.write_text(LOGIN_BOARD.format(bin=tmp_path / "bin"))

@@ -29,11 +29,12 @@ from rtbench.targets.base import (
 from rtbench.targets.progress import Progress
 from rtbench.targets.serial import SerialTarget, _split_console
 from tests.host.board_helpers import cli_db, cli_env, rtbench, stored_runs, wait_for_output
+from tests.parts import import_part, needs_part
 
-pytest.importorskip("serial")
+import_part("serial")
 # board_tty_of finds the board's shell among all the machine's processes and the probe is
 # found with pgrep: one worker runs this module's and test_target_labgrid's consoles.
-pytestmark = [pytest.mark.skipif(shutil.which("socat") is None, reason="needs socat"),
+pytestmark = [needs_part("socat", shutil.which("socat") is None, "needs socat"),
               pytest.mark.xdist_group("serial-consoles")]
 
 # Like getty + login: asks again after an empty name, ignores ^C.

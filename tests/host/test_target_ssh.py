@@ -23,11 +23,12 @@ from tests.host.board_helpers import cli_db, rtbench, stored_runs
 from tests.host.board_helpers import cli_env as board_cli_env
 from tests.host.sshd_fixture import SshBoard, sh, start_board
 from tests.host.wheel_venv import REPO, WheelVenv, build_wheel_venv, sdist_names
+from tests.parts import needs_part, require_part
 
 pytestmark = [
-    pytest.mark.skipif(not Path("/usr/sbin/sshd").exists() or shutil.which("ssh") is None,
-                       reason="needs openssh-server and openssh-client"),
-    pytest.mark.skipif(os.geteuid() != 0, reason="the sshd fixture runs as root"),
+    needs_part("sshd", not Path("/usr/sbin/sshd").exists() or shutil.which("ssh") is None,
+               "needs openssh-server and openssh-client"),
+    needs_part("root", os.geteuid() != 0, "the sshd fixture runs as root"),
 ]
 
 
@@ -216,7 +217,7 @@ def test_board_without_bin_sh(board: SshBoard, tmp_path: Path) -> None:
 
 def test_cut_link_loses_the_run_and_leaves_no_probe(board: SshBoard) -> None:
     if board.host_if is None:
-        pytest.skip("needs the network namespace (link cut)")
+        require_part("netns", "needs the network namespace (link cut)")
     with open_board(board) as target:
         proc = target.start_probe(["cyclic", "--duration", "120s", "--interval", "1ms"])
         seen = b""
@@ -336,7 +337,7 @@ def test_cyclictest_front_end_runs_over_ssh(board: SshBoard, tmp_path: Path) -> 
 def test_cut_link_mid_run_keeps_the_windows_and_ends_lost(board: SshBoard,
                                                           tmp_path: Path) -> None:
     if board.host_if is None:
-        pytest.skip("needs the network namespace (link cut)")
+        require_part("netns", "needs the network namespace (link cut)")
     suite = tmp_path / "long.toml"
     suite.write_text(LONG_SUITE)
     env = cli_env(board, tmp_path)
@@ -445,7 +446,7 @@ params = { interval = "1ms" }
 def test_host_net_flood_is_counted_on_both_ends(board: SshBoard, tmp_path: Path,
                                                  probe_path: Path) -> None:
     if board.host_if is None:
-        pytest.skip("needs the network namespace (the flood crosses the veth pair)")
+        require_part("netns", "needs the network namespace (the flood crosses the veth pair)")
     suite = tmp_path / "flood.toml"
     suite.write_text(FLOOD_SUITE)
     env = cli_env(board, tmp_path)

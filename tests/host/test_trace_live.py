@@ -17,11 +17,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
 from explain_helpers import cli
 
 from rtbench.analysis.trace_causes import explain_measurement
 from rtbench.interop.tracecmd import TraceCmdImporter
+from tests.parts import needs_part, require_part
 from tests.session_lock import session_lock
 
 TRACEFS = Path("/sys/kernel/tracing")
@@ -41,8 +41,8 @@ while time.monotonic() < end:
 """
 
 pytestmark = [
-    pytest.mark.skipif(os.geteuid() != 0, reason="tracefs and SCHED_FIFO need root"),
-    pytest.mark.skipif(shutil.which("cyclictest") is None, reason="needs rt-tests"),
+    needs_part("root", os.geteuid() != 0, "tracefs and SCHED_FIFO need root"),
+    needs_part("rt-tests", shutil.which("cyclictest") is None, "needs rt-tests"),
 ]
 
 
@@ -54,7 +54,7 @@ def instance(name: str) -> Iterator[Path]:
         done = subprocess.run(["mount", "-t", "tracefs", "nodev", str(TRACEFS)],
                               capture_output=True, check=False)
         if done.returncode != 0:
-            pytest.skip("tracefs cannot be mounted here")
+            require_part("tracefs", "tracefs cannot be mounted here")
         mounted_here = True
     path = TRACEFS / "instances" / name
     try:

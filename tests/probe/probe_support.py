@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
 from jsonschema.protocols import Validator
+
+from tests.parts import needs_part
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -58,7 +59,7 @@ def is_root() -> bool:
     return os.geteuid() == 0
 
 
-needs_root = pytest.mark.skipif(not is_root(), reason="needs root (RT scheduling, setpriv)")
+needs_root = needs_part("root", not is_root(), "needs root (RT scheduling, setpriv)")
 
 
 MASK64 = (1 << 64) - 1

@@ -3,6 +3,9 @@ fits its size bound, and reads as the native build (help, describe, messages).
 
 The board builds are run whenever the ziglang package is installed; in CI (CI=true), where
 it is installed with the dev extra, a missing ziglang fails these tests instead of skipping.
+Which arches: RTBENCH_TEST_ARCHES, "all" (CI and `make test-arches`: the nine) or a comma
+list; by default this host's arch and one foreign arch (aarch64, or x86_64 on an aarch64
+host), since a cold Zig cache takes minutes an arch (docs/testing.md).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from rtbench.rtprobe.elf import ELF_IDENTITY, ProbeArchError, check_probe_arch
 from rtbench.rtprobe.provider import ProbeProvider
 from rtbench.targets._board import BoardTarget, asks_simulation
 from rtbench.targets.base import CommandResult, ProbeProcess
+from tests.parts import require_part
 
 # A short real run that needs no privileges (no RT policy, no locked memory, no PM QoS).
 QUIET_RUN = ["--interval", "200us", "--threads", "1", "--warmup", "0", "--policy", "other",
@@ -41,6 +45,30 @@ MACHINE = {"x86_64": "x86_64", "i386": "i686", "aarch64": "aarch64", "armhf": "a
            "riscv64": "riscv64"}
 
 
+ARCHES_VARIABLE = "RTBENCH_TEST_ARCHES"
+
+
+def selected_arches(value: str | None, machine: str) -> list[str]:
+    """The arches to build and run: value as RTBENCH_TEST_ARCHES holds it ("all", a comma
+    list, or unset: the host's arch (by `uname -m`) and one foreign arch), in ARCHES'
+    order; ValueError naming an unknown arch."""
+    if value is not None and value.strip() == "all":
+        return list(ARCHES)
+    if value is not None and value.strip():
+        names = {name.strip() for name in value.split(",") if name.strip()}
+    else:
+        host = next((arch for arch, uname in MACHINE.items() if uname == machine), None)
+        names = {host or "x86_64", "x86_64" if host == "aarch64" else "aarch64"}
+    unknown = sorted(names - set(ARCHES))
+    if unknown:
+        raise ValueError(f"{ARCHES_VARIABLE}: unknown arch {unknown[0]!r} (known: all, "
+                         f"{', '.join(ARCHES)})")
+    return [arch for arch in ARCHES if arch in names]
+
+
+TEST_ARCHES = selected_arches(os.environ.get(ARCHES_VARIABLE), platform.machine())
+
+
 def require_zig() -> None:
     """Skip without Zig's C compiler, except in CI, where its absence is a failure."""
     if zig_available():
@@ -48,16 +76,17 @@ def require_zig() -> None:
     if os.environ.get("CI") == "true":
         pytest.fail("CI=true but the ziglang package is missing: install the dev extra "
                     "(pip install -e '.[dev]'); board builds are never skipped in CI")
-    pytest.skip("needs the ziglang package (pip install ziglang)")
+    require_part("zig", "needs the ziglang package (pip install ziglang)")
 
 
 @pytest.fixture(scope="session")
 def arch_probes() -> dict[str, Path]:
-    """Every arch's board probe, built once, side by side (cached across sessions)."""
+    """The selected arches' board probes (TEST_ARCHES), built once, side by side (cached
+    across sessions)."""
     require_zig()
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 1)) as pool:
-        built = pool.map(lambda name: build_probe(name, jobs=1), ARCHES)
-        return dict(zip(ARCHES, built, strict=True))
+        built = pool.map(lambda name: build_probe(name, jobs=1), TEST_ARCHES)
+        return dict(zip(TEST_ARCHES, built, strict=True))
 
 
 def runner_prefix(arch: str) -> list[str]:
@@ -66,12 +95,12 @@ def runner_prefix(arch: str) -> list[str]:
         return []
     qemu = ARCHES[arch].qemu
     if shutil.which(qemu) is None:
-        pytest.skip(f"{qemu} missing (apt-get install qemu-user-static)")
+        require_part("qemu-user", f"{qemu} missing (apt-get install qemu-user-static)")
     cpu = {"armhf": ["-cpu", "cortex-a7"], "armel": ["-cpu", "arm926"]}.get(arch, [])
     return [qemu, *cpu]
 
 
-@pytest.mark.parametrize("arch", list(ARCHES))
+@pytest.mark.parametrize("arch", TEST_ARCHES)
 def test_arch_probe_runs_under_qemu(arch: str, arch_probes: dict[str, Path],
                                     validator: jsonschema.protocols.Validator) -> None:
     binary = arch_probes[arch]
@@ -103,7 +132,7 @@ def test_board_build_refuses_simulate(arch_probes: dict[str, Path], rtprobe: Pat
     """--simulate is compiled out of the board builds: one line naming it, exit 2 (usage),
     while the native build of the same sources still simulates."""
     args = ["cyclic", "--simulate", "1", "--loops", "10"]
-    for arch in ("x86_64", "armel", "mips", "powerpc"):
+    for arch in arch_probes:
         run = subprocess.run([*runner_prefix(arch), str(arch_probes[arch]), *args],
                              capture_output=True, text=True, timeout=60, check=False)
         assert run.returncode == 2, f"{arch}: {run.stderr}"
@@ -160,7 +189,9 @@ def run_both(native: Path, board: Path, args: list[str], timeout_s: float
     return runs[0], runs[1]
 
 
-@pytest.mark.skipif(platform.machine() != "x86_64", reason="runs the x86_64 build natively")
+@pytest.mark.skipif(platform.machine() != "x86_64" or "x86_64" not in TEST_ARCHES,
+                    # not a part: the host's CPU, the arches chosen
+                    reason="runs the x86_64 build natively")
 def test_packed_help_reads_as_the_native_help(arch_probes: dict[str, Path],
                                               rtprobe: Path) -> None:
     """Every --help text of the x86_64 board build (packed help texts) is the native
@@ -187,7 +218,9 @@ MESSAGE_COMMANDS = [
 ]
 
 
-@pytest.mark.skipif(platform.machine() != "x86_64", reason="runs the x86_64 build natively")
+@pytest.mark.skipif(platform.machine() != "x86_64" or "x86_64" not in TEST_ARCHES,
+                    # not a part: the host's CPU, the arches chosen
+                    reason="runs the x86_64 build natively")
 def test_board_messages_read_as_the_native_ones(arch_probes: dict[str, Path],
                                                 rtprobe: Path) -> None:
     """The board build's messages are the native build's, byte for byte."""
@@ -207,12 +240,24 @@ def test_foreign_binary_is_refused(arch_probes: dict[str, Path]) -> None:
 
 
 def test_second_build_comes_from_the_cache(arch_probes: dict[str, Path]) -> None:
-    before = arch_probes["riscv64"].stat().st_mtime_ns
-    assert build_probe("riscv64") == arch_probes["riscv64"]
-    assert arch_probes["riscv64"].stat().st_mtime_ns == before
+    arch = "riscv64" if "riscv64" in arch_probes else TEST_ARCHES[-1]
+    before = arch_probes[arch].stat().st_mtime_ns
+    assert build_probe(arch) == arch_probes[arch]
+    assert arch_probes[arch].stat().st_mtime_ns == before
 
 
-@pytest.mark.parametrize("arch", list(ARCHES))
+def test_arch_selection() -> None:
+    """make test builds the host's arch and one foreign arch; 'all' (CI) the nine."""
+    assert selected_arches(None, "x86_64") == ["x86_64", "aarch64"]
+    assert selected_arches("", "aarch64") == ["x86_64", "aarch64"]
+    assert selected_arches(None, "riscv64") == ["aarch64", "riscv64"]
+    assert selected_arches("all", "x86_64") == list(ARCHES)
+    assert selected_arches("mips, armel", "x86_64") == ["armel", "mips"]
+    with pytest.raises(ValueError, match="unknown arch 'sparc'"):
+        selected_arches("sparc", "x86_64")
+
+
+@pytest.mark.parametrize("arch", TEST_ARCHES)
 def test_probe_fits_its_size_bound(arch: str, arch_probes: dict[str, Path]) -> None:
     """<= 200 KiB stripped and static; 270 KiB for MIPS32 and PowerPC (4-byte code)."""
     size, limit = arch_probes[arch].stat().st_size, ARCHES[arch].size_limit

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from probe_support import REPO
 
 from rtbench.rtprobe import build as probebuild
+from tests.parts import needs_part
 
 HELP_TXT = REPO / "probe" / "src" / "help.txt"
 
@@ -96,7 +97,7 @@ def test_generator_writes_the_header_and_fails_cleanly(tmp_path: Path) -> None:
     assert usage.returncode == 2 and "usage:" in usage.stderr
 
 
-@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+@needs_part("cc", shutil.which("cc") is None, "needs a C compiler")
 @pytest.mark.parametrize("packed", [False, True])
 def test_text_get_gives_back_every_text(tmp_path: Path, packed: bool) -> None:
     """lib/text.c unpacks every text of the packed header (and passes plain ones through)."""
@@ -190,7 +191,7 @@ def test_arch_flags_change_the_arch_digest() -> None:
 POISON_H = REPO / "probe" / "src" / "lib" / "poison.h"
 
 
-@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+@needs_part("cc", shutil.which("cc") is None, "needs a C compiler")
 @pytest.mark.parametrize(("call", "poisoned"), [
     ('printf("%d", 1)', True), ('fprintf(stderr, "x")', True),
     ('snprintf(buf, sizeof(buf), "x")', True), ("strtoll(buf, NULL, 10)", True),

@@ -8,6 +8,7 @@ import subprocess
 import pytest
 from probe_support import REPO, parse_ndjson
 
+from tests.parts import needs_part
 from tests.session_lock import session_lock
 
 CROSS = "aarch64-linux-gnu-"
@@ -15,8 +16,8 @@ QEMU = "qemu-aarch64-static"
 
 
 @pytest.mark.cross
-@pytest.mark.skipif(shutil.which(CROSS + "gcc") is None or shutil.which(QEMU) is None,
-                    reason="aarch64 cross compiler or qemu-aarch64-static missing")
+@needs_part("cross-gcc", shutil.which(CROSS + "gcc") is None, "aarch64 cross compiler missing")
+@needs_part("qemu-user", shutil.which(QEMU) is None, "qemu-aarch64-static missing")
 def test_aarch64_static_build_runs_under_qemu() -> None:
     with session_lock("probe-make"):  # test_static.py makes the same build
         build = subprocess.run(["make", "-C", str(REPO / "probe"), "STATIC=1",

@@ -30,7 +30,8 @@ def test_bad_input_exits_2_with_one_line(run_probe: RunProbe, args: list[str],
     assert_usage_error(run, option)
 
 
-@pytest.mark.skipif((os.cpu_count() or 1) > 99, reason="--cpus 0-99 is valid here")
+@pytest.mark.skipif((os.cpu_count() or 1) > 99,  # not a part: CPUs
+                    reason="--cpus 0-99 is valid here")
 def test_cpus_beyond_machine_names_allowed(run_probe: RunProbe) -> None:
     run = run_probe("cyclic", "--cpus", "0-99", timeout=10)
     assert run.rc == 2

@@ -17,6 +17,7 @@ import pytest
 from jsonschema.protocols import Validator
 from probe_support import ProbeRun, RunProbe, needs_root, parse_ndjson
 
+from tests.parts import needs_part, require_part
 from tests.session_lock import session_lock
 
 NCPU = len(os.sched_getaffinity(0))
@@ -179,6 +180,7 @@ def test_output_appears_only_when_done(rtprobe: Path, tmp_path: Path) -> None:
 def test_break_on_without_tracefs_exits_3(run_probe: RunProbe) -> None:
     if any(Path(d, "tracing_on").exists()
            for d in ("/sys/kernel/tracing", "/sys/kernel/debug/tracing")):
+        # not a part: this test needs tracefs absent (test_..._in_a_namespace covers CI)
         pytest.skip("tracefs is mounted here")
     run = run_probe("cyclic", "--duration", "1s", "--break-on", "100us", timeout=20)
     assert run.rc == 3
@@ -186,7 +188,7 @@ def test_break_on_without_tracefs_exits_3(run_probe: RunProbe) -> None:
 
 
 @needs_root
-@pytest.mark.skipif(shutil.which("unshare") is None, reason="unshare missing")
+@needs_part("util-linux", shutil.which("unshare") is None, "unshare missing")
 def test_break_on_stops_ftrace(rtprobe: Path, tmp_path: Path) -> None:
     # A private mount of tracefs; tracing_on itself is global, so restore it.
     script = (
@@ -201,7 +203,7 @@ def test_break_on_stops_ftrace(rtprobe: Path, tmp_path: Path) -> None:
         done = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True,
                               text=True, timeout=30, cwd=tmp_path, check=False)
     if "mount" in done.stderr and "rc=" not in done.stdout:
-        pytest.skip(f"cannot mount tracefs: {done.stderr.strip()}")
+        require_part("tracefs", f"cannot mount tracefs: {done.stderr.strip()}")
     lines = done.stdout.split()
     assert "rc=1" in lines, done.stdout + done.stderr
     assert "on=0" in lines

@@ -110,7 +110,8 @@ def test_real_bandwidth(run_probe: RunProbe, validator: Validator) -> None:
 
 
 @needs_root
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2,  # not a part: CPUs
+                    reason="needs two CPUs")
 @pytest.mark.parametrize("transport", ["pipe", "fifo"])
 def test_two_pairs_end_cleanly(run_probe: RunProbe, validator: Validator, tmp_path: Path,
                                transport: str) -> None:

@@ -142,12 +142,12 @@ def test_net_sends_to_an_ipv6_loopback_target(run_probe: RunProbe) -> None:
     try:
         receiver = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
     except OSError:
-        pytest.skip("no IPv6 sockets here")
+        pytest.skip("no IPv6 sockets here")  # not a part: the kernel's IPv6
     with receiver:
         try:
             receiver.bind(("::1", 0))
         except OSError:
-            pytest.skip("no IPv6 loopback address here")
+            pytest.skip("no IPv6 loopback address here")  # not a part: the network
         receiver.settimeout(5)
         port = receiver.getsockname()[1]
         run = run_probe("load", "net", "--rate", "200", "--duration", "1s",

@@ -10,7 +10,9 @@ import pytest
 from jsonschema.protocols import Validator
 from probe_support import RunProbe, assert_valid
 
-pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+from tests.parts import needs_part
+
+pytestmark = needs_part("cc", shutil.which("cc") is None, "needs a C compiler")
 
 
 def _result(run: object) -> dict[str, object]:

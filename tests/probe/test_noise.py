@@ -85,7 +85,8 @@ def test_default_cpus_leave_the_first_one_out(run_probe: RunProbe) -> None:
 
 
 @needs_root
-@pytest.mark.skipif(len(ALLOWED) < 2, reason="needs a CPU left for the system")
+@pytest.mark.skipif(len(ALLOWED) < 2,  # not a part: the CPUs this machine has
+                    reason="needs a CPU left for the system")
 def test_real_run_records_gaps_and_throttling(run_probe: RunProbe,
                                               validator: Validator) -> None:
     run = run_probe("noise", "--cpus", str(ALLOWED[-1]), "--duration", "1s", "--warmup",

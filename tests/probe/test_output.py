@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from probe_support import is_root, parse_ndjson
 
+from tests.parts import needs_part, require_part
+
 SIM = ("--simulate", "1:uniform,min=1us,max=900us")
 
 # Each record writer, with arguments that write several records quickly.
@@ -60,7 +62,7 @@ def test_closed_stdout_is_exit_3_with_one_line(rtprobe: Path) -> None:
 def full_dir() -> Iterator[Path]:
     """A 256 KiB tmpfs of our own holding out.ndjson and samples.bin, then filled up."""
     if not is_root():
-        pytest.skip("mounting a tmpfs needs root")
+        require_part("root", "mounting a tmpfs needs root")
     mnt = Path(f"/tmp/rtprobe-full-{uuid.uuid4().hex[:8]}")
     mnt.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "rtprobe-test", str(mnt)],
@@ -118,7 +120,7 @@ def test_temporary_output_is_not_inherited_and_follows_the_umask(rtprobe: Path,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fds.txt", "run.ndjson"]
 
 
-@pytest.mark.skipif(shutil.which("script") is None, reason="util-linux script missing")
+@needs_part("util-linux", shutil.which("script") is None, "util-linux script missing")
 def test_terminal_gets_a_summary_instead_of_ndjson(rtprobe: Path) -> None:
     cmd = f"{rtprobe} cyclic {' '.join(SIM)} --loops 2000 --policy other --threshold 850us"
     done = subprocess.run(["script", "-qec", cmd, "/dev/null"], capture_output=True,
@@ -135,7 +137,7 @@ def test_terminal_gets_a_summary_instead_of_ndjson(rtprobe: Path) -> None:
         with_json.stdout
 
 
-@pytest.mark.skipif(shutil.which("script") is None, reason="util-linux script missing")
+@needs_part("util-linux", shutil.which("script") is None, "util-linux script missing")
 @pytest.mark.parametrize(("args", "summary"), [
     (["load", "cpu", "--rate", "5", "--duration", "1s"], "rtprobe load cpu summary: achieved"),
     (["hackbench", "-g", "1", "-f", "2", "-l", "5"], "Time: "),

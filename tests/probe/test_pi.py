@@ -73,7 +73,8 @@ def last_allowed_cpu() -> int:
 
 
 @needs_root
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2,  # not a part: CPUs
+                    reason="needs two CPUs")
 def test_inheritance_passes_and_plain_mutex_fails(run_probe: RunProbe,
                                                   validator: Validator) -> None:
     # Huge margin: hogs hold the CPU 50 ms, the limit is 10 ms, the hold 1 ms.

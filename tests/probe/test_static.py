@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from probe_support import REPO, parse_ndjson
 
+from tests.parts import needs_part
 from tests.session_lock import session_lock
 
 PROBE = REPO / "probe"
@@ -62,8 +63,8 @@ def runs_in_empty_root(binary: Path) -> None:
     assert "uname" in parse_ndjson(done.stdout)[0]
 
 
-needs_root = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("chroot") is None,
-                                reason="chroot needs root")
+needs_root = needs_part("root", os.geteuid() != 0 or shutil.which("chroot") is None,
+                        "chroot needs root")
 
 
 def test_elf_reader_sees_the_interpreter_of_a_dynamic_build(rtprobe: Path) -> None:
@@ -80,7 +81,7 @@ def test_static_build_is_static_and_runs_in_an_empty_root(rtprobe: Path) -> None
 
 
 @needs_root
-@pytest.mark.skipif(shutil.which("musl-gcc") is None, reason="musl-tools missing")
+@needs_part("musl", shutil.which("musl-gcc") is None, "musl-tools missing")
 def test_musl_build_is_static_runs_in_an_empty_root_and_keeps_the_native_one(
         rtprobe: Path) -> None:
     before = digest(rtprobe)
@@ -92,8 +93,8 @@ def test_musl_build_is_static_runs_in_an_empty_root_and_keeps_the_native_one(
 
 
 @pytest.mark.cross
-@pytest.mark.skipif(shutil.which("aarch64-linux-gnu-gcc") is None,
-                    reason="aarch64 cross compiler missing")
+@needs_part("cross-gcc", shutil.which("aarch64-linux-gnu-gcc") is None,
+            "aarch64 cross compiler missing")
 def test_cross_build_goes_to_its_own_directory(rtprobe: Path) -> None:
     before = digest(rtprobe)
     make("STATIC=1", "CROSS_COMPILE=aarch64-linux-gnu-")

@@ -98,7 +98,7 @@ def test_every_mechanism_between_threads(run_probe: RunProbe, validator: Validat
 
 
 @needs_root
-@pytest.mark.skipif(not TWO_CPUS, reason="--placement cross needs two CPUs")
+@pytest.mark.skipif(not TWO_CPUS, reason="--placement cross needs two CPUs")  # not a part: CPUs
 def test_every_mechanism_between_processes_across_cpus(run_probe: RunProbe,
                                                        validator: Validator) -> None:
     run = run_probe("wakeup", "--mechanism", ",".join(MECHANISMS), "--loops", "50",

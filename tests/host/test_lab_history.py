@@ -17,6 +17,7 @@ import pytest
 from rtbench.store import Store
 from tests.cli_inprocess import run_in_process
 from tests.conftest import REPO
+from tests.parts import require_part
 
 sys.path.insert(0, str(REPO / "bench"))
 from lab_data import make_lab, make_run, write_lab  # noqa: E402
@@ -67,7 +68,7 @@ def test_history_has_one_sample_per_run_at_its_start(history: tuple[str, Path]) 
 def test_promtool_backfills_the_history(history: tuple[str, Path], tmp_path: Path) -> None:
     promtool = shutil.which("promtool")
     if promtool is None:
-        pytest.skip("promtool is not installed (Debian package prometheus)")
+        require_part("prometheus", "promtool is not installed (Debian package prometheus)")
     _, out = history
     blocks = tmp_path / "tsdb"
     done = subprocess.run([promtool, "tsdb", "create-blocks-from", "openmetrics", str(out),
@@ -108,7 +109,7 @@ def test_history_refuses_a_run_and_narrows_by_board(history: tuple[str, Path],
 def test_alert_rules_check_and_fire_on_held_changes_only() -> None:
     promtool = shutil.which("promtool")
     if promtool is None:
-        pytest.skip("promtool is not installed (Debian package prometheus)")
+        require_part("prometheus", "promtool is not installed (Debian package prometheus)")
     check = subprocess.run([promtool, "check", "rules", str(RULES)], capture_output=True,
                            text=True, timeout=60, check=False)
     assert check.returncode == 0 and "SUCCESS: 4 rules found" in check.stdout, check.stderr

@@ -148,7 +148,7 @@ def test_kcidb_origin_from_the_option_or_the_environment(tmp_path) -> None:
     from tests.cli_inprocess import run_in_process
     from tests.conftest import REPO
 
-    kcidb_io = pytest.importorskip("kcidb_io")
+    kcidb_io: Any = import_part("kcidb_io")
     doc = document(bundle(), {"RTBENCH_KCIDB_ORIGIN": "envlab"})
     kcidb_io.schema.V5_3.validate(doc)
     objects = [*doc["checkouts"], *doc["builds"], *doc["tests"]]

@@ -19,13 +19,14 @@ import pytest
 from rtbench.rtprobe.provider import Probes
 from rtbench.targets.serial import SerialTarget
 from tests.host.qemu_board import QemuBoard, build_initramfs, kernels, missing
+from tests.parts import import_part, needs_part
 from tests.probe.probe_support import ProbeRun, parse_ndjson
 
-pytest.importorskip("serial")
+import_part("serial")
 pytestmark = [
     pytest.mark.qemu,
-    pytest.mark.skipif(missing() is not None, reason=str(missing())),
-    pytest.mark.skipif(os.geteuid() != 0, reason="Debian's kernels in /boot are root's"),
+    needs_part("qemu", missing() is not None, str(missing())),
+    needs_part("root", os.geteuid() != 0, "Debian's kernels in /boot are root's"),
 ]
 
 REPO = Path(__file__).resolve().parents[2]

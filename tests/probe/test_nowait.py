@@ -20,11 +20,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.parts import needs_part
 from tests.probe.probe_support import ProbeRun, is_root, parse_ndjson
 
-needs_root = pytest.mark.skipif(not is_root(), reason="needs root (SCHED_FIFO)")
+needs_root = needs_part("root", not is_root(), "needs root (SCHED_FIFO)")
 CPUS = sorted(os.sched_getaffinity(0))
-needs_two_cpus = pytest.mark.skipif(len(CPUS) < 2, reason="needs two CPUs")
+needs_two_cpus = pytest.mark.skipif(len(CPUS) < 2,  # not a part: CPUs
+                                    reason="needs two CPUs")
 F_SETPIPE_SZ = 1031
 INTERVAL_NS = 1_000_000
 

@@ -13,6 +13,11 @@ EXIT_ENV = 3
 EXIT_INTERRUPTED = 4
 EXIT_INCONCLUSIVE = 5  # rtbench only: a gate the evidence could not decide
 
+# A stored run's id: the runs table's INTEGER key, 32-bit in PostgreSQL, so the CLI and
+# the server's API take the same range on every database.
+RUN_ID_MAX = (1 << 31) - 1
+RUN_ID_RANGE = f"run ids are whole numbers from 1 to {RUN_ID_MAX}"
+
 
 def data_dir() -> Path:
     """$XDG_DATA_HOME/rtbench (default ~/.local/share/rtbench): database and reports."""

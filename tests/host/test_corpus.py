@@ -144,6 +144,13 @@ for _args, _code, _culprit in (
         (("cyclictest", "--bogus"), 2, ("--bogus",)),
         (("cyclictest", "-i", "abc"), 2, ("--interval",)),
         (("cyclictest", "-p", "100"), 2, ("priority", "-p")),
+        # run ids: the range the server's API takes too (issue 36, item 15)
+        (("show", "2147483648"), 2, ("from 1 to 2147483647",)),
+        (("show", "9223372036854775807"), 2, ("from 1 to 2147483647",)),
+        (("rm", "2147483648"), 2, ("from 1 to 2147483647",)),
+        (("tag", "9223372036854775808", "a=b"), 2, ("from 1 to 2147483647",)),
+        (("export", "2147483648", "--format", "json"), 2, ("from 1 to 2147483647",)),
+        (("show", "\u00b2"), 2, ("\u00b2",)),
 ):
     add(Case("cli-" + "_".join(a.replace("\x00", "NUL")[:24] for a in _args), "cli", _code,
              _culprit, args=_args))
@@ -443,6 +450,16 @@ IMPORTS: list[tuple[str, Any, str | None, tuple[str, ...]]] = [
         .splitlines(keepends=True) if not ln.startswith(b"  7 #")), None,
      ("271050",)),
     ("rtla-auto-half", lambda: _half("../rtla-timerlat-auto.txt"), None, ("cut short",)),
+    # cut between two lines: before its last line, `Saving trace to` (issue 36, item 11)
+    ("rtla-auto-last-line-cut", lambda: b"".join(
+        (REAL.parent / "rtla-timerlat-auto.txt").read_bytes().splitlines(keepends=True)[:-1]),
+     None, ("Saving trace to",)),
+    ("rtla-auto-thread-last-line-cut", lambda: b"".join(
+        (REAL.parent / "rtla-timerlat-auto-thread.txt").read_bytes()
+        .splitlines(keepends=True)[:-1]), None, ("Saving trace to",)),
+    ("rtla-auto-summary-cut", lambda: b"".join(
+        (REAL.parent / "rtla-timerlat-auto.txt").read_bytes().splitlines(keepends=True)[:-3]),
+     None, ("Saving trace to",)),
     ("rtla-auto-block-cut", lambda: b"".join(
         (REAL.parent / "rtla-timerlat-auto.txt").read_bytes().splitlines(keepends=True)[:30]),
      None, ("line 30", "closing the analysis of CPU 23")),
@@ -679,14 +696,14 @@ INTEROP = REAL.parent
 LINE_CUT_COMPLETE = ("real/sng.txt", "real/hb.txt", "real/ct-q.txt", "real/ct-h.txt",
                      "real/os.txt", "ltp-async_handler.txt", "ltp-pi_perf.txt",
                      "ltp-sched_latency.txt", "ltp-gtod_latency.txt",
-                     "rtla-timerlat-hist.txt", "rtla-osnoise-hist.txt")
+                     "rtla-timerlat-hist.txt", "rtla-osnoise-hist.txt",
+                     "rtla-timerlat-auto.txt", "rtla-timerlat-auto-thread.txt")
 # the outputs that carry no evidence of being whole: complete or cut, never stored 'ok'
 # (timerlat top with its ALL line is whole; a cut before that line cannot be told)
 LINE_CUT_UNVERIFIABLE = (("real/ct-v.txt", "partial"), ("lmbench.txt", "partial"),
                          ("rtla-osnoise-top.txt", "partial"),
                          ("rtla-timerlat-top.txt", "partial"),
                          ("rtla-timerlat-top-all.txt", "ok"),
-                         ("rtla-timerlat-auto.txt", "ok"),
                          ("trace-cmd-report.txt", "partial"))
 
 
@@ -740,18 +757,21 @@ def test_line_boundary_cut_without_evidence_is_never_ok(name: str, whole_status:
 
 def test_rtla_auto_analysis_is_whole_only_with_its_saving_line() -> None:
     """rtla timerlat -a output ends with `Saving trace to`: without that line after the
-    last analysis (a cut between two, or -T without -t) the run is stored 'partial'."""
+    last analysis (a cut between two analyses, or before that last line) it is refused as
+    incomplete, naming the line; --partial keeps what it holds."""
+    from rtbench.interop.base import IncompleteOutput
     from rtbench.interop.timerlat_auto import TimerlatAutoImporter
 
     text = (INTEROP / "rtla-timerlat-auto-thread.txt").read_text(encoding="utf-8")
-    (run,) = TimerlatAutoImporter().read(text.encode(), "aa.txt")
-    assert run.status == "partial"
-    assert "completeness cannot be checked" in run.source["partial"]
-    saved = text + "  Saving trace to timerlat_trace.txt\n"
-    assert [r.status for r in TimerlatAutoImporter().read(saved.encode(), "aa.txt")] == ["ok"]
-    early = text.replace("## CPU 1 hit", "  Saving trace to t.txt\n## CPU 1 hit")
-    (run,) = TimerlatAutoImporter().read(early.encode(), "aa.txt")
-    assert run.status == "partial"
+    assert [r.status for r in TimerlatAutoImporter().read(text.encode(), "aa.txt")] == ["ok"]
+    cut = text[:text.index("  Saving trace to")]
+    with pytest.raises(IncompleteOutput, match=r"^aa.txt: line \d+: cut short: no 'Saving "
+                                               r"trace to' line") as err:
+        TimerlatAutoImporter().read(cut.encode(), "aa.txt")
+    assert [len(r.scenarios[0].measurements[-1].traces) for r in err.value.runs] == [1]
+    early = cut.replace("## CPU 1 hit", "  Saving trace to t.txt\n## CPU 1 hit")
+    with pytest.raises(IncompleteOutput, match="Saving trace to"):
+        TimerlatAutoImporter().read(early.encode(), "aa.txt")
 
 
 def test_unverifiable_import_is_stored_partial(case_env: dict[str, Any]) -> None:

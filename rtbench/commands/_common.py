@@ -168,16 +168,17 @@ def _say(message: str) -> None:
 RUN_ID = click.IntRange(min=1, max=2**63 - 1)
 
 
-def open_store(url: str | None, *, reading: bool = False) -> Any:
+def open_store(url: str | None, *, reading: bool = False, existing: bool = False) -> Any:
     """Open the results database (created and migrated on first use; with reading, for
-    a command that only reads: never created, opened read-only when it cannot be written).
+    a command that only reads: never created, opened read-only when it cannot be written;
+    with existing, for a command that changes stored runs: never created).
 
     Runs whose rtbench died (SIGKILL, power loss, a closed terminal) are marked
     `abandoned` on the way, and what such a process left behind is cleaned up.
     """
     from rtbench.store import Store, StoreError
 
-    store = Store.open(url, reading=reading)
+    store = Store.open(url, reading=reading, existing=existing)
     recover_stale(store, StoreError)
     return store
 

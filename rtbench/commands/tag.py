@@ -52,7 +52,7 @@ def register(main: click.Group) -> None:
             new[m.group(1)] = m.group(2)
         if not new and not remove:
             fail("give KEY=VALUE tags to add or --remove KEY", EXIT_USAGE)
-        store = open_store(db_url)
+        store = open_store(db_url, existing=True)
         try:
             run_id = stored_id(store, run)
             result = store.set_tags(run_id, new, tuple(remove))

@@ -496,6 +496,15 @@ for _name, _args, _code, _culprit in (
         ("missing-ls", ("ls",), 2, ("does not exist",)),
         ("missing-show", ("show", "1"), 2, ("does not exist",)),
         ("missing-export", ("export", "1", "--format", "json"), 2, ("does not exist",)),
+        # commands that change stored runs create no database either (issue 36, item 12)
+        ("missing-rm", ("rm", "1"), 2, ("does not exist",)),
+        ("missing-tag", ("tag", "1", "a=b"), 2, ("does not exist",)),
+        ("missing-prune", ("db", "prune", "--older-than", "1d"), 2, ("does not exist",)),
+        ("missing-here-rm", ("rm", "1"), 2, ("does not exist",)),
+        ("missing-here-rm-bulk", ("rm", "host=x", "--yes"), 2, ("does not exist",)),
+        ("missing-here-tag", ("tag", "1", "a=b"), 2, ("does not exist",)),
+        ("missing-here-prune", ("db", "prune", "--older-than", "1d", "--yes"), 2,
+         ("does not exist",)),
         ("bad-date-ls", ("ls",), 3, ("damaged",)),
         ("bad-date-show", ("show", "1"), 3, ("damaged",)),
         ("bad-date-export", ("export", "1", "--format", "json"), 3, ("damaged",)),
@@ -787,6 +796,27 @@ def test_unverifiable_import_is_stored_partial(case_env: dict[str, Any]) -> None
     assert shown.exit_code == 0 and "PARTIAL" in shown.output and "PASS" not in shown.output
 
 
+@pytest.mark.parametrize(("name", "data", "args"), [
+    ("unknown", b"garbage\n", ()),
+    ("cut", b"".join((REAL / "sng.txt").read_bytes().splitlines(keepends=True)[:20]), ()),
+    ("kernel-too-long", (REAL / "ct.json").read_bytes(), ("--kernel", "k" * 5000)),
+    ("host-with-nul-free-but-long", (REAL / "ct.json").read_bytes(), ("--host", "h" * 300)),
+])
+def test_refused_import_creates_no_database(case_env: dict[str, Any], name: str,
+                                            data: bytes, args: tuple[str, ...]) -> None:
+    """An import refused for its file or for what the database would not take leaves no
+    database (nor its lock file) where none was (issue 36, item 12)."""
+    path = case_env["tmp"] / f"{name}.txt"
+    path.write_bytes(data)
+    target = case_env["tmp"] / "fresh"
+    target.mkdir()
+    refused = invoke(["import", str(path), "--db", f"sqlite:///{target / 'new.db'}", *args],
+                     case_env["env"])
+    assert refused.exit_code == 2, refused.output
+    assert str(path.name) in one_line(refused.stderr)
+    assert list(target.iterdir()) == []
+
+
 def one_line(stderr: str) -> str:
     """The only non-empty line of stderr."""
     lines = [line for line in stderr.splitlines() if line.strip()]
@@ -971,6 +1001,9 @@ def test_database(case: Case, case_env: dict[str, Any], small_fs: Path) -> None:
         subprocess.run(["mount", "-o", "remount,ro", str(small_fs)], check=True)
         url = f"sqlite:///{small_fs / 'ro.db'}"
         before = db_digest(url)
+    elif case.data.startswith("missing-here"):
+        url = f"sqlite:///{tmp / 'gone.db'}"  # its directory exists
+        before = None
     elif case.data.startswith("missing"):
         url = f"sqlite:///{tmp / 'no' / 'such' / 'dir' / 'x.db'}"
         before = None
@@ -1012,6 +1045,7 @@ def test_database(case: Case, case_env: dict[str, Any], small_fs: Path) -> None:
         check_error(result, case)
     if case.data.startswith("missing"):
         assert not (tmp / "no").exists(), "a reading command created the database"
+        assert not list(tmp.glob("gone.db*")), "a command created the database"
     if before is not None:
         after = db_digest(url)
         assert {k: after[k] for k in before} == before

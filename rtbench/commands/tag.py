@@ -64,7 +64,9 @@ def register(main: click.Group) -> None:
         finally:
             store.close()
         shown = " ".join(f"{k}={v}" for k, v in sorted(result.items())) or "(no tags)"
-        click.echo(f"run {run_id}: {shown}")
+        from rtbench.report.text import for_terminal
+
+        click.echo(f"run {run_id}: {for_terminal(shown)}")
         if rechecked:
             click.echo(f"regression board: {rechecked} runs of board {detail.board} "
                        f"(suite {detail.suite}) checked again against the new baseline")

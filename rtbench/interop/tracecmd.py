@@ -126,7 +126,7 @@ def _events(text: str, filename: str) -> tuple[list[list[Any]], int]:
     events the trace says it lost; the first line that is neither is refused."""
     out: list[list[Any]] = []
     lost = 0
-    for lineno, line in enumerate(text.splitlines(), 1):
+    for lineno, line in enumerate(text.split("\n"), 1):  # a comm may hold U+2028
         m = _LINE.match(line)
         if m is None:
             found = _LOST.search(line)

@@ -683,6 +683,7 @@ def _text_case(case: Case, ctx: dict[str, Any], probe_path: Path) -> None:
         result = invoke(args, env)
         assert result.exit_code == 0, (args, result.output[-3000:])
         assert "\x1b" not in result.output and "\x07" not in result.output
+        assert "\u202e" not in result.output
         outputs.append(result.output)
     visible = " ".join(text.split())
     if not any(c in text for c in "\x00\x1b\r\n\u202e") and len(text) < 100:
@@ -815,6 +816,31 @@ def test_refused_import_creates_no_database(case_env: dict[str, Any], name: str,
     assert refused.exit_code == 2, refused.output
     assert str(path.name) in one_line(refused.stderr)
     assert list(target.iterdir()) == []
+
+
+BIDI = "\u202e\u202d\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u2028\u2029\ufeff\u200b"
+
+
+@pytest.mark.parametrize("mark", ["\u202e", "\u2067", "\u200f\u2028", "\ufeff\u200b"])
+def test_imported_thread_names_reach_no_terminal_raw(case_env: dict[str, Any],
+                                                     mark: str) -> None:
+    """A trace whose thread names carry bidi overrides, isolates, separators or
+    invisible marks: import, ls, show and explain print none of them (issue 36, item 14)."""
+    text = (INTEROP / "trace-cmd-report.txt").read_text(encoding="utf-8")
+    hostile = text.replace("python", f"py{mark}nohtyp").replace("cyclictest",
+                                                                  f"cyclic{mark}test")
+    path = case_env["tmp"] / f"evil{mark}.txt"
+    path.write_text(hostile, encoding="utf-8")
+    stored = invoke(["import", str(path), "--tag", f"who=a{mark}b"], case_env["env"])
+    assert stored.exit_code == 0, stored.output
+    run_id = stored.stdout.split("run ")[1].split()[0]
+    for args in (["ls"], ["show", run_id], ["explain", run_id], ["tag", run_id, "x=1"]):
+        result = invoke(args, case_env["env"])
+        assert result.exit_code == 0, (args, result.output[-2000:])
+        assert not set(BIDI) & set(result.output), (args, result.output[-2000:])
+        OUTPUTS.append(result.output)
+    explained = invoke(["explain", run_id], case_env["env"]).output
+    assert "pynohtyp" in explained or "cyclictest" in explained, explained
 
 
 def one_line(stderr: str) -> str:

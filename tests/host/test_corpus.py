@@ -471,6 +471,24 @@ IMPORTS: list[tuple[str, Any, str | None, tuple[str, ...]]] = [
     ("rtla-auto-as-trace-cmd", lambda: (REAL.parent / "rtla-timerlat-auto.txt").read_bytes(),
      "trace-cmd", ("not a trace line",)),
 ]
+
+
+def _jd_raw(records: int) -> bytes:
+    """A jitterdebugger samples.raw of that many records (2 CPUs, 10-90 us)."""
+    import struct
+
+    return b"".join(struct.pack("<IQQQ", i % 2, 100 + i // 4000, (i * 250_000) % 10**9,
+                                10 + i % 80) for i in range(records))
+
+
+# samples.raw has no count: a cut between records cannot be told (issue 36, item 3)
+IMPORTS += [
+    ("jd-raw-280-bytes", _jd_raw(10), None, ("completeness cannot be checked",)),
+    ("jd-raw-half", lambda: _jd_raw(2000)[:28 * 1000], None, ("--partial",)),
+    ("jd-raw-one-record", _jd_raw(1), "jitterdebugger-raw", ("record 1",)),
+    ("jd-raw-ns-cut", _jd_raw(40), "jitterdebugger-raw-ns", ("--partial",)),
+    ("jd-raw-cut-in-record", _jd_raw(10)[:270], "jitterdebugger-raw", ("28-byte",)),
+]
 for _name, _data, _fmt, _culprit in IMPORTS:
     add(Case(f"import-{_name}", "import", 2, _culprit, data=_data,
              extra={"format": _fmt}))
@@ -587,7 +605,8 @@ def _run_case(case: Case, ctx: dict[str, Any], probe_path: Path) -> None:
         _text_case(case, ctx, probe_path)
     elif case.kind == "import":
         data = case.data() if callable(case.data) else case.data
-        path = ctx["tmp"] / f"{case.id}.txt"
+        suffix = ".raw" if "jd-raw" in case.id else ".txt"  # detected by name and content
+        path = ctx["tmp"] / f"{case.id}{suffix}"
         path.write_bytes(data)
         fmt = case.extra["format"]
         result = invoke(["import", str(path), *(["--format", fmt] if fmt else [])],
@@ -915,6 +934,21 @@ def test_rtla_top_last_screen_cut_is_refused(name: str) -> None:
         cut = screen + b"".join(lines[:kept + 1])
         with pytest.raises(ImportFormatError, match=rf"^{name}: line \d+: .*last screen"):
             importer.read(cut, name)
+
+
+def test_jitterdebugger_raw_is_stored_only_as_partial(case_env: dict[str, Any]) -> None:
+    """A samples.raw cut to 280 bytes (10 whole records): refused without --partial,
+    stored 'partial' with the reason with it, never 'ok' (issue 36, item 3)."""
+    path = case_env["tmp"] / "samples.raw"
+    path.write_bytes(_jd_raw(10))
+    refused = invoke(["import", str(path)], case_env["env"])
+    assert refused.exit_code == 2 and "--partial" in one_line(refused.stderr)
+    stored = invoke(["import", "--partial", str(path)], case_env["env"])
+    assert stored.exit_code == 0, stored.output
+    run_id = stored.stdout.split("run ")[1].split()[0]
+    shown = invoke(["show", run_id], case_env["env"])
+    assert "PARTIAL" in shown.output and "PASS" not in shown.output
+    assert "completeness cannot be checked" in " ".join(shown.output.split())
 
 
 def test_import_partial_stores_the_reason(case_env: dict[str, Any]) -> None:

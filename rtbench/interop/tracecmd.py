@@ -14,6 +14,13 @@ before the expected expiry to the switch-in: the same records rtprobe's `--trace
 matched to the trace's by `now=` of `hrtimer_expire_entry`; when they differ, the
 median offset converts ("clock": "unknown+offset").  `[LOST n EVENTS]` lines are counted.
 
+Memory: the file is read a line at a time (no decoded copy of the whole text, no list of
+its lines); each event is one tuple whose thread and event names are shared, about twice
+the size of its line.  A spike's window keeps its newest events up to rtprobe's default
+budget of 64 KiB of event text (`events_dropped` counts the rest, as rtprobe does), and
+all windows together keep at most half the file's size: windows that overlap (huge
+latencies, a clock the timers do not share) no longer copy the trace once per spike.
+
 Completeness: a line cut short is refused (no newline at the end, or not a trace line).
 A text trace has no closing line and `trace-cmd report` no count of its events, so a cut
 between two lines reads as a shorter trace: the run is stored `partial` ("completeness
@@ -25,13 +32,12 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from rtbench.bundle import RunDetail
 from rtbench.interop._build import (
     ToolSeries,
-    text_of,
     tool_measurement,
     tool_run,
     unverifiable,
@@ -42,6 +48,12 @@ from rtbench.rtprobe.records import SpikeRecord
 THRESHOLD_NS = 100_000
 MARGIN_NS = 100_000
 MAX_TRACED = 1000
+# event text kept per spike window (rtprobe's default --trace-budget), and the bytes one
+# event takes in a record besides its thread name and text
+BUDGET_BYTES = 64 * 1024
+_EVENT_BYTES = 48
+# (ts_ns, cpu, pid, comm, name, text): an event of the trace contract (docs/schema.md)
+Event = tuple[int, int, int, str, str, str]
 _LINE = re.compile(
     r"^\s*(?P<comm>.*?)-(?P<pid>\d+)\s+(?:\(\s*[-\d]+\)\s+)?\[(?P<cpu>\d{1,6})\]"
     r"(?:\s+(?P<flags>[A-Za-z.0-9]{4,6}))?\s+(?P<secs>\d{1,12})\.(?P<frac>\d{1,9}):"
@@ -101,8 +113,7 @@ class TraceCmdImporter(Importer):
 
     def read(self, data: bytes, filename: str) -> list[RunDetail]:
         """One run with one measurement: the measured thread's wake-ups and spikes."""
-        text = text_of(data, filename)
-        events, lost = _events(text, filename)
+        events, lost = _events(data, filename)
         if not events:
             raise ImportFormatError(f"{filename}: no trace event lines")
         offset, clock = _clock_offset(events)
@@ -116,17 +127,41 @@ class TraceCmdImporter(Importer):
         if not mine:
             raise ImportFormatError(f"{filename}: thread {pid} was never switched in after "
                                     "its timer woke it")
-        runs = [_run(filename, events, mine, lost, clock, pid)]
+        runs = [_run(filename, events, mine, lost, clock, pid, len(data) // 2)]
         return unverifiable(runs, filename, "a text trace has no closing line and no count "
                             "of its events: a cut between two lines reads as a shorter trace")
 
 
-def _events(text: str, filename: str) -> tuple[list[list[Any]], int]:
-    """Every event line as a contract tuple [ts_ns, cpu, pid, comm, name, text], and the
-    events the trace says it lost; the first line that is neither is refused."""
-    out: list[list[Any]] = []
+def _lines(data: bytes, filename: str) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line of data, decoded one at a time; a file that is not
+    UTF-8 text, holds NUL bytes or is cut inside its last line is refused."""
+    if data.strip() and not data.endswith(b"\n"):
+        last = data.count(b"\n") + 1
+        raise ImportFormatError(f"{filename}: line {last}: cut short (the file does not "
+                                "end with a newline); import the complete output")
+    start, lineno, size = 0, 0, len(data)
+    while start < size:
+        end = data.find(b"\n", start)
+        end = size if end < 0 else end
+        raw = data[start:end]
+        start, lineno = end + 1, lineno + 1
+        if b"\x00" in raw:
+            raise ImportFormatError(f"{filename}: not a text file (NUL bytes)")
+        try:
+            yield lineno, raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ImportFormatError(f"{filename}: not a text file (invalid UTF-8)") from None
+
+
+def _events(data: bytes, filename: str) -> tuple[list[Event], int]:
+    """Every event line as a contract tuple (ts_ns, cpu, pid, comm, name, text), in time
+    order, and the events the trace says it lost; the first line that is neither is
+    refused."""
+    out: list[Event] = []
     lost = 0
-    for lineno, line in enumerate(text.split("\n"), 1):  # a comm may hold U+2028
+    shared: dict[str, str] = {}  # one copy of each thread and event name
+    ordered = True
+    for lineno, line in _lines(data, filename):
         m = _LINE.match(line)
         if m is None:
             found = _LOST.search(line)
@@ -140,13 +175,17 @@ def _events(text: str, filename: str) -> tuple[list[list[Any]], int]:
         ts = int(m.group("secs")) * 10**9 + int(m.group("frac").ljust(9, "0"))
         event = m.group("event")
         name = event if ":" in event else f"{SYSTEMS.get(event, 'unknown')}:{event}"
-        out.append([ts, int(m.group("cpu")), int(m.group("pid")), m.group("comm").strip(),
-                    name, m.group("text")])
-    out.sort(key=lambda e: e[0])
+        comm = m.group("comm").strip()
+        ordered = ordered and (not out or out[-1][0] <= ts)
+        out.append((ts, int(m.group("cpu")), int(m.group("pid")),
+                    shared.setdefault(comm, comm), shared.setdefault(name, name),
+                    m.group("text")))
+    if not ordered:
+        out.sort(key=lambda e: e[0])
     return out, lost
 
 
-def _clock_offset(events: list[list[Any]]) -> tuple[int, str]:
+def _clock_offset(events: list[Event]) -> tuple[int, str]:
     """trace time minus timer time (0 when the trace clock is the timers' monotonic one)."""
     diffs = []
     for e in events:
@@ -163,7 +202,7 @@ def _clock_offset(events: list[list[Any]]) -> tuple[int, str]:
     return median, "unknown+offset"
 
 
-def _wakes(events: list[list[Any]], offset: int) -> list[_Wake]:
+def _wakes(events: list[Event], offset: int) -> list[_Wake]:
     """Every timer wake-up of a thread, with the switch that ran it."""
     armed: dict[int, int] = {}  # pid -> expires (trace clock)
     in_wakeup: dict[int, bool] = {}  # cpu -> inside hrtimer_expire_entry of hrtimer_wakeup
@@ -199,7 +238,7 @@ def _wakes(events: list[list[Any]], offset: int) -> list[_Wake]:
     return out
 
 
-def _measured_pid(events: list[list[Any]], wakes: list[_Wake]) -> int:
+def _measured_pid(events: list[Event], wakes: list[_Wake]) -> int:
     """The real-time thread woken most often by its timer (any thread if none is RT)."""
     prio: dict[int, int] = {}
     for e in events:
@@ -216,8 +255,8 @@ def _measured_pid(events: list[list[Any]], wakes: list[_Wake]) -> int:
     return max(sorted(pool), key=lambda p: pool[p])
 
 
-def _run(filename: str, events: list[list[Any]], mine: list[_Wake], lost: int, clock: str,
-         pid: int) -> RunDetail:
+def _run(filename: str, events: list[Event], mine: list[_Wake], lost: int, clock: str,
+         pid: int, total_budget: int) -> RunDetail:
     """The run: one series of the thread's latencies, its spikes and their windows."""
     t0 = events[0][0]
     latencies = [max(0, (w.switch_ns or 0) - w.expires) for w in mine]
@@ -233,7 +272,7 @@ def _run(filename: str, events: list[list[Any]], mine: list[_Wake], lost: int, c
                                # samples timed to the thread's first own event instead
                                "switch_in_untraced": sum(w.untraced_switch for w in mine)})
     m.thresholds_ns = [THRESHOLD_NS]
-    by_cpu: dict[int, list[list[Any]]] = {}
+    by_cpu: dict[int, list[Event]] = {}
     for e in events:
         by_cpu.setdefault(e[1], []).append(e)
     times = {cpu: [e[0] for e in cpu_events] for cpu, cpu_events in by_cpu.items()}
@@ -242,21 +281,37 @@ def _run(filename: str, events: list[list[Any]], mine: list[_Wake], lost: int, c
         m.spikes.append(SpikeRecord(series=0, t_ns=(w.switch_ns or 0) - t0, latency_ns=lat,
                                     threshold_ns=THRESHOLD_NS))
     traced = sorted(over, key=lambda p: -p[1])[:MAX_TRACED]
+    kept_from: dict[int, int] = {}  # id(wake) -> index of its first kept event
+    left = total_budget
+    for w, _ in traced:  # the worst spikes first get their events within the budgets
+        cpu_times = times.get(w.cpu, [])
+        first = bisect_left(cpu_times, w.expires - MARGIN_NS)
+        keep = bisect_right(cpu_times, w.switch_ns or 0)
+        cpu_events, used = by_cpu.get(w.cpu, []), 0
+        while keep > first:
+            size = _EVENT_BYTES + len(cpu_events[keep - 1][3]) + len(cpu_events[keep - 1][5])
+            if used + size > min(BUDGET_BYTES, left):
+                break
+            used += size
+            keep -= 1
+        left -= used
+        kept_from[id(w)] = keep
     for w, lat in sorted(traced, key=lambda p: p[0].expires):
         start, end = w.expires - MARGIN_NS, w.switch_ns or 0
         cpu_times = times.get(w.cpu, [])
-        window = by_cpu.get(w.cpu, [])[bisect_left(cpu_times, start):
-                                       bisect_right(cpu_times, end)]
+        first, last = bisect_left(cpu_times, start), bisect_right(cpu_times, end)
+        keep = kept_from[id(w)]
+        window = [list(e) for e in by_cpu.get(w.cpu, [])[keep:last]]
         m.traces.append({
             "schema": "rtprobe/1", "type": "trace", "series": 0, "cpu": w.cpu,
             "t_ns": end - t0, "latency_ns": lat, "expected_ns": w.expires, "woke_ns": end,
             "window_start_ns": start, "window_end_ns": end, "clock": clock,
-            "events": window, "events_in_window": len(window), "events_dropped": 0,
-            "lost": 0})
+            "events": window, "events_in_window": last - first,
+            "events_dropped": keep - first, "lost": 0})
     seen = sorted({e[4] for e in events if not e[4].startswith("unknown:")})
     m.trace_info = {
         "tracefs": None, "clock": clock, "threshold_ns": THRESHOLD_NS, "buffer_kb": None,
-        "max_spikes": MAX_TRACED, "budget_bytes": None, "events_enabled": seen,
+        "max_spikes": MAX_TRACED, "budget_bytes": BUDGET_BYTES, "events_enabled": seen,
         "events_missing": [w for w in WANTED if w not in seen],
         "spikes_over": len(over), "spikes_traced": len(traced),
         "spikes_untraced": len(over) - len(traced), "lost": lost, "restored": None,

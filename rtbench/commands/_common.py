@@ -184,11 +184,16 @@ def open_store(url: str | None, *, reading: bool = False, existing: bool = False
 
 
 def recover_stale(store: Any, store_error: type[Exception]) -> None:
-    """Mark the runs of dead owners abandoned; kill their loads; remove their io dirs."""
+    """Mark the runs of dead owners abandoned; kill their loads; remove their io dirs;
+    put back the tracefs state a dead local rtprobe left (one line on stderr)."""
     from rtbench.run.owner import clean_stale_load_dirs, kill_orphaned_loads, owner_dead
+    from rtbench.run.tracestate import restore_dead_probe
 
     kill_orphaned_loads()
     clean_stale_load_dirs(data_dir() / "loads")
+    said = restore_dead_probe()  # a dead local rtprobe left the kernel tracing
+    if said:
+        _say(said)
     # a read-only database: nothing can be marked, the command still works
     with contextlib.suppress(store_error):
         store.mark_abandoned(owner_dead)

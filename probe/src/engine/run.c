@@ -634,6 +634,8 @@ int run_finish(struct run *r)
 		r->verdict_fn(r, r->verdict_ctx);
 	trace_summary(r);
 	rc = run_write_result(r, elapsed);
+	if (!rc && trace_restore_failed(r))
+		rc = RTP_EXIT_ENV; /* the kernel is left tracing: said on stderr */
 	rt_release(&r->rt);
 	rc = run_close_outputs(r, rc);
 	if (r->out_discard)

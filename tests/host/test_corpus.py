@@ -862,6 +862,31 @@ def test_imported_thread_names_reach_no_terminal_raw(case_env: dict[str, Any],
     assert "pynohtyp" in explained or "cyclictest" in explained, explained
 
 
+def test_run_trace_that_cannot_trace_stores_nothing(case_env: dict[str, Any]) -> None:
+    """`run --trace` (=on) where tracing cannot be used (a simulated run has no kernel
+    events): exit 2 and one line with rtprobe's reason, nothing run, no database made;
+    --trace=auto says in one line that the run goes on untraced, and explain then says
+    the run asked for tracing and why it had none (issue 36, item 7)."""
+    fresh = case_env["tmp"] / "fresh"
+    fresh.mkdir()
+    env = {**case_env["env"], "RTBENCH_DB": f"sqlite:///{fresh / 'r.db'}"}
+    refused = invoke(["run", "smoke", "--simulate", "1", "--trace", "--no-report"], env)
+    assert refused.exit_code == 2, refused.output[-2000:]
+    line = one_line(refused.stderr)
+    assert "--trace" in line and "simulated run has no kernel events" in line, line
+    assert "run as root" not in line and "--trace-force" not in line
+    assert list(fresh.iterdir()) == []
+    auto = invoke(["run", "smoke", "--simulate", "1", "--trace=auto", "--no-report"], env)
+    assert auto.exit_code == 0, auto.output[-2000:]
+    said = [ln for ln in auto.stderr.splitlines() if "--trace=auto" in ln]
+    assert len(said) == 1 and "goes on untraced" in said[0], auto.stderr[-2000:]
+    run_id = auto.stdout.strip().splitlines()[-1].split()[1].rstrip(":")
+    explained = invoke(["explain", run_id], env)
+    text = " ".join(explained.output.split())
+    assert "asked for tracing, but tracing could not be used (a simulated run" in text
+    assert "measure with --trace (rtbench run" not in text
+
+
 def one_line(stderr: str) -> str:
     """The only non-empty line of stderr."""
     lines = [line for line in stderr.splitlines() if line.strip()]

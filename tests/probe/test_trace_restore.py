@@ -139,3 +139,15 @@ def test_probe_unmounts_the_tracefs_it_mounted(rtprobe: Path, guard: dict[str, s
                    if '"trace_summary"' in line)
     assert summary["restored"] is True and summary["note"] is None, summary
     assert "not put back" not in done.stderr
+
+
+@needs_root
+def test_refusal_tells_root_nothing_about_root(rtprobe: Path) -> None:
+    """--trace=on refused as root (a simulated run): the line names the reason and
+    --trace=auto, never "run as root" (issue 36, item 7)."""
+    done = subprocess.run([str(rtprobe), "cyclic", "--simulate", "1", "--trace=on",
+                           "--duration", "10ms"], capture_output=True, text=True,
+                          timeout=30, check=False)
+    assert done.returncode == 2 and done.stdout == ""
+    (line,) = done.stderr.strip().splitlines()
+    assert "simulated run" in line and "--trace=auto" in line and "run as root" not in line

@@ -452,8 +452,10 @@ int trace_begin(struct run *r)
 		fmt_fprintf(stderr, "rtprobe: --trace: %s\n", restore);
 	t->state_saved = false;
 	if (c->trace_mode == TRACE_ON) {
-		fmt_fprintf(stderr, "rtprobe: --trace=on: %s (run as root, or "
-			    "use --trace=auto to run untraced)\n", why);
+		/* root needs no "run as root" (a busy or simulated run is why) */
+		fmt_fprintf(stderr, "rtprobe: --trace=on: %s (%suse --trace=auto to "
+			    "run untraced)\n", why,
+			    geteuid() ? "run as root, or " : "");
 		return RTP_EXIT_USAGE;
 	}
 	fmt_fprintf(stderr, "rtprobe: --trace=auto: %s; the run continues "

@@ -63,11 +63,11 @@ try:
     else:
         sys.argv = ["rtbench", "import", path, "--format", fmt, "--partial", "--db", db]
         runpy.run_module("rtbench", run_name="__main__")
-except SystemExit:
-    pass
-finally:
-    hwm = [ln for ln in open("/proc/self/status") if ln.startswith("VmHWM:")]
-    sys.stderr.write("\\nVmHWM " + hwm[0].split()[1] + "\\n")
+    code = 0
+except SystemExit as exc:
+    code = exc.code or 0
+hwm = [ln for ln in open("/proc/self/status") if ln.startswith("VmHWM:")]
+sys.stderr.write("\\nVmHWM " + hwm[0].split()[1] + " " + str(code) + "\\n")
 """
 
 
@@ -77,9 +77,10 @@ def child(args: list[str]) -> tuple[float, int, int]:
     done = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                           env={**os.environ, "OPENBLAS_NUM_THREADS": "1"}, check=False)
     wall = time.perf_counter() - start
-    last = done.stderr.decode(errors="replace").strip().splitlines()[-1]
-    peak = int(last.split()[1]) * 1024 if last.startswith("VmHWM ") else -1
-    return wall, peak, done.returncode
+    last = done.stderr.decode(errors="replace").strip().splitlines()[-1].split()
+    if last[:1] != ["VmHWM"]:
+        return wall, -1, done.returncode or 1
+    return wall, int(last[1]) * 1024, int(last[2]) if last[2].isdigit() else 1
 
 
 def command(what: str, path: Path, fmt: str, db: Path) -> list[str]:
@@ -107,7 +108,7 @@ def main() -> None:
                 (Path(tmp) / "b.db").unlink(missing_ok=True)
                 for mib in sizes:
                     path = Path(tmp) / f"{name}{label}-{mib}.raw"
-                    data = make(mib << 20)
+                    data = make((mib << 20) - (64 << 10))  # 64 MiB: under the limit
                     path.write_bytes(data)
                     del data
                     db = Path(tmp) / f"{name}-{mib}.db"

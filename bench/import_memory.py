@@ -35,18 +35,43 @@ sys.path.insert(0, str(ROOT / "bench"))
 from import_scaling import GENERATORS, trace_cmd  # noqa: E402
 
 
+def in_time_order(text: bytes) -> bytes:
+    """A generated text trace with its event lines in time order, as trace-cmd report and
+    tracefs' trace file merge the CPUs (import_scaling's generator writes each wake-up's
+    lines together, so a late switch-in comes after the next wake-up's timer)."""
+    import re
+
+    lines = text.decode().split("\n")
+    head = [ln for ln in lines if ln.startswith("#")]
+    body = [ln for ln in lines if ln and not ln.startswith("#")]
+    stamp = re.compile(r"\]\s+\S+\s+(\d+)\.(\d+):")
+
+    def when(line: str) -> int:
+        """The line's time in microseconds."""
+        m = stamp.search(line)
+        return int(m.group(1)) * 10**6 + int(m.group(2)) if m else 0
+    body.sort(key=when)
+    return ("\n".join(head + body) + "\n").encode()
+
+
+def trace_cmd_sorted(size_bytes: int) -> bytes:
+    """import_scaling's text trace, in time order."""
+    return in_time_order(trace_cmd(size_bytes))
+
+
 def trace_cmd_overlap(size_bytes: int) -> bytes:
     """tracefs text whose timers all name one early expiry (a timer clock the trace does
     not share): every wake-up is a spike whose window reaches back to the trace's start,
     so the windows overlap; an importer that copies each window is quadratic here."""
     import re
 
-    text = trace_cmd(size_bytes).decode()
+    text = trace_cmd_sorted(size_bytes).decode()
     return re.sub(r"expires=\d+", "expires=9000000000", text).encode()
 
 
 # the formats measured: import_scaling's, and the overlapping windows of a text trace
-FORMATS = {**GENERATORS, "trace-cmd": [("", trace_cmd), ("-overlap", trace_cmd_overlap)]}
+FORMATS = {**GENERATORS, "trace-cmd": [("", trace_cmd_sorted), ("-unsorted", trace_cmd),
+                                       ("-overlap", trace_cmd_overlap)]}
 
 # the child: the importer's read() of one file as rtbench import calls it, or the whole
 # command; then its peak RSS on stderr's last line

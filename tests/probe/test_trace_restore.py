@@ -75,8 +75,12 @@ def test_rtbench_restores_what_a_killed_probe_left(rtprobe: Path, guard: dict[st
     with session_lock("realtime"):
         proc = subprocess.Popen([str(rtprobe), "cyclic", "--cpus", str(MEASURED_CPU),
                                  "--duration", "30s", "--trace=on", "--output",
-                                 str(tmp_path / "o")], env=guard, stderr=subprocess.DEVNULL)
-        assert wait_for(state_file, True, 10)
+                                 str(tmp_path / "o")], env=guard, stderr=subprocess.PIPE,
+                                text=True)
+        if not wait_for(state_file, True, 20):
+            proc.kill()
+            _, said = proc.communicate(timeout=10)
+            pytest.fail(f"rtprobe --trace=on did not start tracing: {said.strip()}")
         time.sleep(0.3)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)

@@ -19,6 +19,11 @@ EXIT_NOT_AS_DEFINED = 6
 # what every view of a run measured under CPU emulation (QEMU TCG) says of it
 EMULATED_WORDS = "figures describe the emulator, not a board"
 
+# A stored run's id: the runs table's INTEGER key, 32-bit in PostgreSQL, so the CLI and
+# the server's API take the same range on every database.
+RUN_ID_MAX = (1 << 31) - 1
+RUN_ID_RANGE = f"run ids are whole numbers from 1 to {RUN_ID_MAX}"
+
 
 def data_dir() -> Path:
     """$XDG_DATA_HOME/rtbench (default ~/.local/share/rtbench): database and reports."""

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rtbench import RUN_ID_MAX, RUN_ID_RANGE
 from rtbench.bundle import RunSummary
 
 FIELD_KEYS = ("board", "host", "kernel", "suite", "status", "simulated")
@@ -47,7 +48,10 @@ def parse_spec(text: str) -> RunSpec:
     if not spec:
         raise SelectError("an empty run name; give an id, latest, latest~N, "
                           "a selector like host=box,kernel~rt or ref:NAME")
-    if spec.isdigit():
+    if spec.isascii() and spec.isdigit():
+        if len(spec) > 10 or not 1 <= int(spec) <= RUN_ID_MAX:
+            raise SelectError(f"run {spec[:30]}: {RUN_ID_RANGE}; 'rtbench ls' lists the "
+                              "runs")
         return RunSpec(spec, "id", run_id=int(spec))
     if spec == "latest":
         return RunSpec(spec, "latest")

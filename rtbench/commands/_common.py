@@ -170,26 +170,32 @@ def _say(message: str) -> None:
 RUN_ID = click.IntRange(min=1, max=2**63 - 1)
 
 
-def open_store(url: str | None, *, reading: bool = False) -> Any:
+def open_store(url: str | None, *, reading: bool = False, existing: bool = False) -> Any:
     """Open the results database (created and migrated on first use; with reading, for
-    a command that only reads: never created, opened read-only when it cannot be written).
+    a command that only reads: never created, opened read-only when it cannot be written;
+    with existing, for a command that changes stored runs: never created).
 
     Runs whose rtbench died (SIGKILL, power loss, a closed terminal) are marked
     `abandoned` on the way, and what such a process left behind is cleaned up.
     """
     from rtbench.store import Store, StoreError
 
-    store = Store.open(url, reading=reading)
+    store = Store.open(url, reading=reading, existing=existing)
     recover_stale(store, StoreError)
     return store
 
 
 def recover_stale(store: Any, store_error: type[Exception]) -> None:
-    """Mark the runs of dead owners abandoned; kill their loads; remove their io dirs."""
+    """Mark the runs of dead owners abandoned; kill their loads; remove their io dirs;
+    put back the tracefs state a dead local rtprobe left (one line on stderr)."""
     from rtbench.run.owner import clean_stale_load_dirs, kill_orphaned_loads, owner_dead
+    from rtbench.run.tracestate import restore_dead_probe
 
     kill_orphaned_loads()
     clean_stale_load_dirs(data_dir() / "loads")
+    said = restore_dead_probe()  # a dead local rtprobe left the kernel tracing
+    if said:
+        _say(said)
     # a read-only database: nothing can be marked, the command still works
     with contextlib.suppress(store_error):
         store.mark_abandoned(owner_dead)

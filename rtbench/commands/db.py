@@ -89,7 +89,7 @@ def db_prune(older_than: str, yes: bool, db_url: str | None) -> None:
     from rtbench.store.removal import cutoff_of, expired_runs, prune
 
     cutoff = cutoff_of(_age(older_than))
-    store = open_store(db_url)
+    store = open_store(db_url, existing=True)
     try:
         if not yes:
             runs = expired_runs(store, cutoff)

@@ -39,7 +39,12 @@ def explain(run: str, cells: tuple[str, ...], worst: int, as_json: bool,
       rtbench explain latest --json
     """
     from rtbench.analysis.trace_causes import explain_run, explanation_json
-    from rtbench.report.explain_text import NO_TRACES, cell_lines
+    from rtbench.report.explain_text import (
+        NO_TRACES,
+        NOT_TRACED,
+        cell_lines,
+        untraced_reason,
+    )
 
     store = open_store(db_url, reading=True)
     try:
@@ -59,7 +64,9 @@ def explain(run: str, cells: tuple[str, ...], worst: int, as_json: bool,
                                "cells": explanation_json(found, worst)}, indent=1))
         return
     if not traced:
-        click.echo(NO_TRACES.format(run=run_id))
+        why = untraced_reason(detail)
+        click.echo(NO_TRACES.format(run=run_id) if why is None
+                   else NOT_TRACED.format(run=run_id, why=why))
         return
     lines = [f"run {run_id}: causes of its traced spikes"]
     for cell in found:

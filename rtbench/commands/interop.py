@@ -129,6 +129,21 @@ def read_runs(data: bytes, label: str, importer: Any, partial: bool = False
     return runs
 
 
+def _check_fits(batches: list[tuple[str, str, list[RunDetail]]]) -> None:
+    """Exit 2 naming the file of a run the database would refuse (a kernel string too
+    long, a NUL): checked before the database is opened, so a refused import neither
+    creates a database nor leaves anything behind."""
+    from rtbench.store import RUN_STATUSES
+    from rtbench.store.checks import BundleRejected, check_bundle
+
+    for label, _, runs in batches:
+        for run in runs:
+            try:
+                check_bundle(run, RUN_STATUSES)
+            except BundleRejected as exc:
+                fail(_one_line(f"{label}: cannot be stored: {exc}"), EXIT_USAGE)
+
+
 def _file_time(label: str) -> datetime:
     """The file's modification time (now for stdin), for files that state no time."""
     if label != "<stdin>":
@@ -250,6 +265,7 @@ def register(main: click.Group) -> None:
                     run.kernel = kernel
                 run.tags = {**run.tags, **extra_tags}
             batches.append((label, importer.name, runs))
+        _check_fits(batches)
         from rtbench.regress.board import RunCache, check_stored_run
 
         store = open_store(db_url)

@@ -49,7 +49,7 @@ def rm(runs: tuple[str, ...], yes: bool, db_url: str | None) -> None:
     """
     from rtbench.store.removal import delete_runs
 
-    store = open_store(db_url)
+    store = open_store(db_url, existing=True)
     try:
         found = resolve_all(store, runs)
         for item in found:

@@ -125,6 +125,7 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
         runner = Runner(target, simulate=simulate, on_event=live, policy=policy,
                         board=board, accept_undefined=accept_undefined)
         runner.validate(loaded)
+        loaded = check_tracing(target, loaded, simulate)
         store = open_store(db_url)
         try:
             console.print(f"rtbench {__version__}: suite [bold]{for_rich(loaded.name)}[/bold] "
@@ -183,6 +184,41 @@ def outcome_text(outcome: Any, not_as_defined: list[str]) -> str:
         return ("NOT AS DEFINED, exit 6 (--accept-undefined exits by the thresholds "
                 "alone)")
     return "ok; scenarios not as defined, accepted with --accept-undefined"
+
+
+def check_tracing(target: Any, suite: Suite, simulate: str | None) -> Suite:
+    """Before anything is stored: whether the target's rtprobe can trace, when a test of
+    the suite asks for it.  --trace=on that cannot: exit 2 with rtprobe's reason;
+    --trace=auto that cannot: one line saying the run goes on untraced, and why."""
+    modes = {t.params.get("trace") for t in suite.tests} - {None, "off"}
+    if not modes:
+        return suite
+    args = ["cyclic", "--trace=on", "--duration", "1ms", "--warmup", "0",
+            "--policy", "other", "--no-mlock", "--no-pmqos", "--output", "/dev/null"]
+    if simulate:
+        args += ["--simulate", simulate]
+    done = target.run_probe(args, timeout_s=60.0)
+    if done.returncode == 0:
+        return suite
+    why = trace_refusal(done.stderr) or f"rtprobe exited {done.returncode}"
+    if "on" in modes:
+        fail(f"--trace: tracing cannot be used on {target.name}: {why}; nothing was run or "
+             "stored (--trace=auto runs untraced)", EXIT_USAGE)
+    click.echo(f"rtbench: --trace=auto: tracing cannot be used on {target.name}: {why}; "
+               "the run goes on untraced", err=True)
+    return suite
+
+
+def trace_refusal(stderr: str) -> str:
+    """rtprobe's reason for not tracing, without the advice meant for its own callers
+    (rtbench has no --trace-force; root needs no "run as root")."""
+    import re
+
+    lines = [ln for ln in stderr.splitlines() if "--trace" in ln] or stderr.splitlines()
+    text = lines[-1].strip() if lines else ""
+    text = re.sub(r"^rtprobe: --trace(=on)?: ", "", text)
+    text = re.sub(r" \((run as root, or )?use --trace=auto to run untraced\)$", "", text)
+    return re.sub(r" or pass --trace-force$", "", text)[:300]
 
 
 def window_ns_option(text: str) -> int:

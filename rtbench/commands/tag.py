@@ -52,7 +52,7 @@ def register(main: click.Group) -> None:
             new[m.group(1)] = m.group(2)
         if not new and not remove:
             fail("give KEY=VALUE tags to add or --remove KEY", EXIT_USAGE)
-        store = open_store(db_url)
+        store = open_store(db_url, existing=True)
         try:
             run_id = stored_id(store, run)
             result = store.set_tags(run_id, new, tuple(remove))
@@ -64,7 +64,9 @@ def register(main: click.Group) -> None:
         finally:
             store.close()
         shown = " ".join(f"{k}={v}" for k, v in sorted(result.items())) or "(no tags)"
-        click.echo(f"run {run_id}: {shown}")
+        from rtbench.report.text import for_terminal
+
+        click.echo(f"run {run_id}: {for_terminal(shown)}")
         if rechecked:
             click.echo(f"regression board: {rechecked} runs of board {detail.board} "
                        f"(suite {detail.suite}) checked again against the new baseline")

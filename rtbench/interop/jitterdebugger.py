@@ -5,6 +5,14 @@ sysinfo.resolution_in_ns says), count, min, max and avg.  samples.raw is a packe
 little-endian array of 28-byte records (u32 cpu, u64 tv_sec, u64 tv_nsec, u64
 latency), microseconds unless jitterdebugger ran with -N (`--format
 jitterdebugger-raw-ns`); every sample lands in the exact histogram.
+
+Completeness: samples.raw has no header, no closing record and no count, so a file cut
+between two records (280 bytes of it, or half) reads as a shorter run.  Nor does
+results.json tell: jitterdebugger stops its writer thread without draining the samples
+still queued, so the file holds a few samples fewer than results.json counts even when
+whole.  A samples.raw is therefore refused as incomplete (IncompleteOutput):
+`import --partial` stores its samples as a 'partial' run with that reason, and
+results.json is the tool's exact, checked account.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from rtbench.interop._build import (
     tool_measurement,
     tool_run,
 )
-from rtbench.interop.base import Importer, ImportFormatError
+from rtbench.interop.base import Importer, ImportFormatError, IncompleteOutput
 
 RECORD = struct.Struct("<IQQQ")
 
@@ -142,8 +150,13 @@ class JitterdebuggerRawImporter(Importer):
                              where=filename, measured_ns=span,
                              data={"unit": "ns" if self.unit_ns == 1 else "us",
                                    "records": len(data) // RECORD.size})
-        return [tool_run(tool="jitterdebugger", tool_version="", command_line=None,
+        runs = [tool_run(tool="jitterdebugger", tool_version="", command_line=None,
                          fmt=self.name, measurements=[m])]
+        raise IncompleteOutput(
+            f"{filename}: record {len(data) // RECORD.size}: completeness cannot be "
+            "checked: samples.raw has no count and no closing record, so a file cut "
+            "between two records reads as a shorter run; import jitterdebugger's "
+            "results.json for its checked counts", runs)
 
 
 class JitterdebuggerRawNsImporter(JitterdebuggerRawImporter):

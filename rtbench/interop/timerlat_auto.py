@@ -14,8 +14,9 @@ and softirqs by name; what the parts leave of the total is unexplained.
 
 Completeness: a block cut before its closing `latency: ... (100%)` line is refused.  rtla
 prints no count of the CPUs it analyses; its last line, `Saving trace to FILE`, is printed
-only when it saves the trace (`-a` does, `-T`/`-i` alone do not), so an output without
-that line after the last block may have been cut between two blocks: stored `partial`.
+when it saves the trace, as `-a` always does, so an output without that line after the
+last block was cut (between two blocks, or before that line): refused as incomplete
+(`--partial` stores it; `-T`/`-i` without `-t` never print the line).
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from rtbench.interop._build import (
     number,
     text_of,
     tool_run,
-    unverifiable,
 )
 from rtbench.interop.base import Importer, ImportFormatError
 from rtbench.interop.rtla import RtlaTopImporter
@@ -88,13 +88,12 @@ class TimerlatAutoImporter(Importer):
         measurements.append(m)
         runs = [tool_run(tool="rtla", tool_version="", command_line=None, fmt=self.name,
                          measurements=measurements)]
-        complete(runs, filename, text, missing)
         last = max(i for i in range(first, len(lines)) if _BLOCK.match(lines[i]))
-        if not any(_SAVED.match(line) for line in lines[last:]):
-            return unverifiable(runs, filename, "rtla prints no count of the CPUs it "
-                                "analyses, and no 'Saving trace to' line (its last, "
-                                "printed when it saves the trace, as -a does) follows the "
-                                "last analysis: a cut between two analyses reads as fewer")
+        if not missing and not any(_SAVED.match(line) for line in lines[last:]):
+            missing = ("no 'Saving trace to' line after the last analysis: rtla -a prints "
+                       "it last, and prints no count of the CPUs it analyses, so without "
+                       "it the output was cut (-T without -t never prints it)")
+        complete(runs, filename, text, missing)
         return runs
 
 

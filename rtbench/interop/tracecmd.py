@@ -14,6 +14,16 @@ before the expected expiry to the switch-in: the same records rtprobe's `--trace
 matched to the trace's by `now=` of `hrtimer_expire_entry`; when they differ, the
 median offset converts ("clock": "unknown+offset").  `[LOST n EVENTS]` lines are counted.
 
+Memory: the file is read twice, a line at a time, and its events are not kept: the
+first pass keeps the timer wake-ups of every thread (and the names, priorities and clock
+samples they need), the second, knowing the spikes to trace, keeps per CPU the newest
+64 KiB of event text (rtprobe's default `--trace-budget`), from which each spike's window
+takes its events when its end passes (`events_dropped` counts the older ones, as rtprobe
+does).  Windows that overlap (huge latencies, a timer clock the trace does not share)
+share those events instead of copying the trace once per spike, and all windows together
+keep at most half the file's size (the worst spikes first).  A file whose CPUs are not
+merged in time order is sorted in memory first, as before.
+
 Completeness: a line cut short is refused (no newline at the end, or not a trace line).
 A text trace has no closing line and `trace-cmd report` no count of its events, so a cut
 between two lines reads as a shorter trace: the run is stored `partial` ("completeness
@@ -24,14 +34,13 @@ event such as a stack trace spans several), so it is not checked against the lin
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
-from typing import Any
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 
 from rtbench.bundle import RunDetail
 from rtbench.interop._build import (
     ToolSeries,
-    text_of,
     tool_measurement,
     tool_run,
     unverifiable,
@@ -42,6 +51,12 @@ from rtbench.rtprobe.records import SpikeRecord
 THRESHOLD_NS = 100_000
 MARGIN_NS = 100_000
 MAX_TRACED = 1000
+# event text kept per spike window (rtprobe's default --trace-budget), and the bytes one
+# event takes in a record besides its thread name and text
+BUDGET_BYTES = 64 * 1024
+_EVENT_BYTES = 48
+# (ts_ns, cpu, pid, comm, name, text): an event of the trace contract (docs/schema.md)
+Event = tuple[int, int, int, str, str, str]
 _LINE = re.compile(
     r"^\s*(?P<comm>.*?)-(?P<pid>\d+)\s+(?:\(\s*[-\d]+\)\s+)?\[(?P<cpu>\d{1,6})\]"
     r"(?:\s+(?P<flags>[A-Za-z.0-9]{4,6}))?\s+(?P<secs>\d{1,12})\.(?P<frac>\d{1,9}):"
@@ -101,37 +116,72 @@ class TraceCmdImporter(Importer):
 
     def read(self, data: bytes, filename: str) -> list[RunDetail]:
         """One run with one measurement: the measured thread's wake-ups and spikes."""
-        text = text_of(data, filename)
-        events, lost = _events(text, filename)
-        if not events:
+        scan = _Scan()
+        for event in _events(data, filename, scan):
+            scan.feed(event)
+        source: Callable[[], Iterable[Event]] = lambda: _events(data, filename)  # noqa: E731
+        if not scan.ordered:
+            # CPU buffers not merged in time order: sorted, as a reader of the trace would
+            ordered = sorted(_events(data, filename), key=lambda e: e[0])
+            lost, scan = scan.lost, _Scan()
+            scan.lost = lost
+            for event in ordered:
+                scan.feed(event)
+            source = lambda: ordered  # noqa: E731
+        if not scan.count:
             raise ImportFormatError(f"{filename}: no trace event lines")
-        offset, clock = _clock_offset(events)
-        wakes = _wakes(events, offset)
+        offset, clock = _clock_offset(scan.diffs)
+        wakes = scan.wakes
         if not wakes:
             raise ImportFormatError(
                 f"{filename}: line 1: no thread woken by its own timer (hrtimer_wakeup): "
                 "record with -e sched -e irq -e timer while the measuring thread runs")
-        pid = _measured_pid(events, wakes)
+        for wake in wakes:
+            wake.expires += offset
+        pid = _measured_pid(scan.prio, wakes)
         mine = [w for w in wakes if w.pid == pid and w.switch_ns is not None]
         if not mine:
             raise ImportFormatError(f"{filename}: thread {pid} was never switched in after "
                                     "its timer woke it")
-        runs = [_run(filename, events, mine, lost, clock, pid)]
+        runs = [_run(filename, source, scan, mine, clock, pid, len(data) // 2)]
         return unverifiable(runs, filename, "a text trace has no closing line and no count "
                             "of its events: a cut between two lines reads as a shorter trace")
 
 
-def _events(text: str, filename: str) -> tuple[list[list[Any]], int]:
-    """Every event line as a contract tuple [ts_ns, cpu, pid, comm, name, text], and the
-    events the trace says it lost; the first line that is neither is refused."""
-    out: list[list[Any]] = []
-    lost = 0
-    for lineno, line in enumerate(text.splitlines(), 1):
+def _lines(data: bytes, filename: str) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line of data, decoded one at a time; a file that is not
+    UTF-8 text, holds NUL bytes or is cut inside its last line is refused."""
+    if data.strip() and not data.endswith(b"\n"):
+        last = data.count(b"\n") + 1
+        raise ImportFormatError(f"{filename}: line {last}: cut short (the file does not "
+                                "end with a newline); import the complete output")
+    start, lineno, size = 0, 0, len(data)
+    while start < size:
+        end = data.find(b"\n", start)
+        end = size if end < 0 else end
+        raw = data[start:end]
+        start, lineno = end + 1, lineno + 1
+        if b"\x00" in raw:
+            raise ImportFormatError(f"{filename}: not a text file (NUL bytes)")
+        try:
+            yield lineno, raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ImportFormatError(f"{filename}: not a text file (invalid UTF-8)") from None
+
+
+def _events(data: bytes, filename: str, scan: _Scan | None = None) -> Iterator[Event]:
+    """Every event line as a contract tuple (ts_ns, cpu, pid, comm, name, text), in the
+    file's order (a text trace is in time order; scan.ordered says whether it was), the
+    events the trace says it lost counted in scan.lost; the first line that is neither
+    is refused."""
+    shared: dict[str, str] = {}  # one copy of each thread and event name
+    for lineno, line in _lines(data, filename):
         m = _LINE.match(line)
         if m is None:
             found = _LOST.search(line)
             if found:
-                lost += int(found.group(1))
+                if scan is not None:
+                    scan.lost += int(found.group(1))
                 continue
             if _HEADER.match(line):
                 continue
@@ -140,20 +190,78 @@ def _events(text: str, filename: str) -> tuple[list[list[Any]], int]:
         ts = int(m.group("secs")) * 10**9 + int(m.group("frac").ljust(9, "0"))
         event = m.group("event")
         name = event if ":" in event else f"{SYSTEMS.get(event, 'unknown')}:{event}"
-        out.append([ts, int(m.group("cpu")), int(m.group("pid")), m.group("comm").strip(),
-                    name, m.group("text")])
-    out.sort(key=lambda e: e[0])
-    return out, lost
+        comm = m.group("comm").strip()
+        yield (ts, int(m.group("cpu")), int(m.group("pid")), shared.setdefault(comm, comm),
+               shared.setdefault(name, name), m.group("text"))
 
 
-def _clock_offset(events: list[list[Any]]) -> tuple[int, str]:
-    """trace time minus timer time (0 when the trace clock is the timers' monotonic one)."""
-    diffs = []
-    for e in events:
-        if e[4] == "timer:hrtimer_expire_entry":
-            m = _NOW.search(e[5])
+class _Scan:
+    """What the first pass over the events keeps: counts, names, the timer-wake-ups of
+    every thread (their expiry in the timer's clock) and the clock offset samples."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.lost = 0
+        self.t0 = 0
+        self.last_ts = 0
+        self.ordered = True
+        self.seen: set[str] = set()
+        self.comms: dict[int, str] = {}  # pid -> its first comm
+        self.prio: dict[int, int] = {}  # pid -> lowest next_prio it was switched in at
+        self.diffs: list[int] = []  # hrtimer_expire_entry time minus its now=
+        self.wakes: list[_Wake] = []
+        self._armed: dict[int, int] = {}  # pid -> expires
+        self._in_wakeup: dict[int, bool] = {}  # cpu -> inside hrtimer_wakeup's expiry
+        self._pending: dict[int, _Wake] = {}  # pid -> woken, not yet run
+
+    def feed(self, event: Event) -> None:
+        """Take one event (in file order)."""
+        ts, cpu, pid, comm, name, text = event
+        if not self.count:
+            self.t0 = ts
+        self.ordered = self.ordered and ts >= self.last_ts
+        self.count, self.last_ts = self.count + 1, ts
+        self.comms.setdefault(pid, comm)
+        if not name.startswith("unknown:"):
+            self.seen.add(name)
+        if name == "timer:hrtimer_start":
+            m = _EXPIRES.search(text)
             if m:
-                diffs.append(e[0] - int(m.group(1)))
+                self._armed[pid] = int(m.group(1))
+        elif name == "timer:hrtimer_expire_entry":
+            self._in_wakeup[cpu] = "function=hrtimer_wakeup" in text
+            now = _NOW.search(text)
+            if now:
+                self.diffs.append(ts - int(now.group(1)))
+        elif name == "timer:hrtimer_expire_exit":
+            self._in_wakeup[cpu] = False
+        elif name == "sched:sched_waking" and self._in_wakeup.get(cpu):
+            m = re.search(r"\bpid=(\d+)", text)
+            if m and int(m.group(1)) in self._armed:
+                woken = int(m.group(1))
+                wake = _Wake(woken, cpu, self._armed.pop(woken))
+                self._pending[woken] = wake
+                self.wakes.append(wake)
+        elif name == "sched:sched_switch":
+            m = re.search(r"next_pid=(\d+) next_prio=(-?\d+)", text) or \
+                re.search(r"next_pid=(\d+)", text)
+            if m and m.lastindex == 2:
+                woken, value = int(m.group(1)), int(m.group(2))
+                self.prio[woken] = min(value, self.prio.get(woken, value))
+            if m and int(m.group(1)) in self._pending:
+                wake = self._pending.pop(int(m.group(1)))
+                wake.switch_ns, wake.cpu = ts, cpu
+                return
+        if pid in self._pending and name != "sched:sched_switch":
+            # running without a traced switch-in: some kernels do not trace every
+            # switch out of the idle task; the thread's first own event stands for it
+            wake = self._pending.pop(pid)
+            wake.switch_ns, wake.cpu, wake.untraced_switch = ts, cpu, True
+
+
+def _clock_offset(diffs: list[int]) -> tuple[int, str]:
+    """trace time minus timer time (0 when the trace clock is the timers' monotonic one),
+    from each hrtimer_expire_entry's time minus its now=."""
     if not diffs:
         return 0, "mono"
     diffs.sort()
@@ -163,51 +271,8 @@ def _clock_offset(events: list[list[Any]]) -> tuple[int, str]:
     return median, "unknown+offset"
 
 
-def _wakes(events: list[list[Any]], offset: int) -> list[_Wake]:
-    """Every timer wake-up of a thread, with the switch that ran it."""
-    armed: dict[int, int] = {}  # pid -> expires (trace clock)
-    in_wakeup: dict[int, bool] = {}  # cpu -> inside hrtimer_expire_entry of hrtimer_wakeup
-    pending: dict[int, _Wake] = {}  # pid -> woken, not yet run
-    out: list[_Wake] = []
-    for ts, cpu, pid, _comm, name, text in events:
-        if name == "timer:hrtimer_start":
-            m = _EXPIRES.search(text)
-            if m:
-                armed[pid] = int(m.group(1)) + offset
-        elif name == "timer:hrtimer_expire_entry":
-            in_wakeup[cpu] = "function=hrtimer_wakeup" in text
-        elif name == "timer:hrtimer_expire_exit":
-            in_wakeup[cpu] = False
-        elif name == "sched:sched_waking" and in_wakeup.get(cpu):
-            m = re.search(r"\bpid=(\d+)", text)
-            if m and int(m.group(1)) in armed:
-                woken = int(m.group(1))
-                wake = _Wake(woken, cpu, armed.pop(woken))
-                pending[woken] = wake
-                out.append(wake)
-        elif name == "sched:sched_switch":
-            m = re.search(r"next_pid=(\d+)", text)
-            if m and int(m.group(1)) in pending:
-                wake = pending.pop(int(m.group(1)))
-                wake.switch_ns, wake.cpu = ts, cpu
-                continue
-        if pid in pending and name != "sched:sched_switch":
-            # running without a traced switch-in: some kernels do not trace every
-            # switch out of the idle task; the thread's first own event stands for it
-            wake = pending.pop(pid)
-            wake.switch_ns, wake.cpu, wake.untraced_switch = ts, cpu, True
-    return out
-
-
-def _measured_pid(events: list[list[Any]], wakes: list[_Wake]) -> int:
+def _measured_pid(prio: dict[int, int], wakes: list[_Wake]) -> int:
     """The real-time thread woken most often by its timer (any thread if none is RT)."""
-    prio: dict[int, int] = {}
-    for e in events:
-        if e[4] == "sched:sched_switch":
-            m = re.search(r"next_pid=(\d+) next_prio=(-?\d+)", e[5])
-            if m:
-                pid, value = int(m.group(1)), int(m.group(2))
-                prio[pid] = min(value, prio.get(pid, value))
     counts: dict[int, int] = {}
     for w in wakes:
         counts[w.pid] = counts.get(w.pid, 0) + 1
@@ -216,12 +281,11 @@ def _measured_pid(events: list[list[Any]], wakes: list[_Wake]) -> int:
     return max(sorted(pool), key=lambda p: pool[p])
 
 
-def _run(filename: str, events: list[list[Any]], mine: list[_Wake], lost: int, clock: str,
-         pid: int) -> RunDetail:
+def _run(filename: str, source: Callable[[], Iterable[Event]], scan: _Scan,
+         mine: list[_Wake], clock: str, pid: int, total_budget: int) -> RunDetail:
     """The run: one series of the thread's latencies, its spikes and their windows."""
-    t0 = events[0][0]
     latencies = [max(0, (w.switch_ns or 0) - w.expires) for w in mine]
-    comm = next((e[3] for e in events if e[2] == pid), str(pid))
+    comm = scan.comms.get(pid, str(pid))
     cpus = sorted({w.cpu for w in mine})
     series = ToolSeries(label=f"{comm}-{pid}", cpu=cpus[0] if len(cpus) == 1 else None,
                         count=len(mine), min_ns=min(latencies), max_ns=max(latencies),
@@ -233,35 +297,97 @@ def _run(filename: str, events: list[list[Any]], mine: list[_Wake], lost: int, c
                                # samples timed to the thread's first own event instead
                                "switch_in_untraced": sum(w.untraced_switch for w in mine)})
     m.thresholds_ns = [THRESHOLD_NS]
-    by_cpu: dict[int, list[list[Any]]] = {}
-    for e in events:
-        by_cpu.setdefault(e[1], []).append(e)
-    times = {cpu: [e[0] for e in cpu_events] for cpu, cpu_events in by_cpu.items()}
     over = [(w, lat) for w, lat in zip(mine, latencies, strict=True) if lat >= THRESHOLD_NS]
     for w, lat in over:
-        m.spikes.append(SpikeRecord(series=0, t_ns=(w.switch_ns or 0) - t0, latency_ns=lat,
-                                    threshold_ns=THRESHOLD_NS))
+        m.spikes.append(SpikeRecord(series=0, t_ns=(w.switch_ns or 0) - scan.t0,
+                                    latency_ns=lat, threshold_ns=THRESHOLD_NS))
     traced = sorted(over, key=lambda p: -p[1])[:MAX_TRACED]
+    windows = _windows(source(), [w for w, _ in traced])
+    left = total_budget
+    for w, _ in traced:  # the worst spikes first keep their events within the budget
+        kept = windows[id(w)].kept
+        used = sum(_event_bytes(e) for e in kept)
+        while kept and used > left:
+            used -= _event_bytes(kept.pop(0))
+        left -= used
     for w, lat in sorted(traced, key=lambda p: p[0].expires):
         start, end = w.expires - MARGIN_NS, w.switch_ns or 0
-        cpu_times = times.get(w.cpu, [])
-        window = by_cpu.get(w.cpu, [])[bisect_left(cpu_times, start):
-                                       bisect_right(cpu_times, end)]
+        window = windows[id(w)]
         m.traces.append({
             "schema": "rtprobe/1", "type": "trace", "series": 0, "cpu": w.cpu,
-            "t_ns": end - t0, "latency_ns": lat, "expected_ns": w.expires, "woke_ns": end,
-            "window_start_ns": start, "window_end_ns": end, "clock": clock,
-            "events": window, "events_in_window": len(window), "events_dropped": 0,
-            "lost": 0})
-    seen = sorted({e[4] for e in events if not e[4].startswith("unknown:")})
+            "t_ns": end - scan.t0, "latency_ns": lat, "expected_ns": w.expires,
+            "woke_ns": end, "window_start_ns": start, "window_end_ns": end, "clock": clock,
+            "events": [list(e) for e in window.kept], "events_in_window": window.count,
+            "events_dropped": window.count - len(window.kept), "lost": 0})
     m.trace_info = {
         "tracefs": None, "clock": clock, "threshold_ns": THRESHOLD_NS, "buffer_kb": None,
-        "max_spikes": MAX_TRACED, "budget_bytes": None, "events_enabled": seen,
-        "events_missing": [w for w in WANTED if w not in seen],
+        "max_spikes": MAX_TRACED, "budget_bytes": BUDGET_BYTES,
+        "events_enabled": sorted(scan.seen),
+        "events_missing": [w for w in WANTED if w not in scan.seen],
         "spikes_over": len(over), "spikes_traced": len(traced),
-        "spikes_untraced": len(over) - len(traced), "lost": lost, "restored": None,
+        "spikes_untraced": len(over) - len(traced), "lost": scan.lost, "restored": None,
         "note": "imported from a text trace: 'events_missing' are events the file does "
                 "not hold"}
     return tool_run(tool="trace-cmd", tool_version="", command_line=None,
                     fmt="trace-cmd", measurements=[m])
 
+
+def _event_bytes(event: Event) -> int:
+    """The bytes an event takes in a trace record (as the budget counts them)."""
+    return _EVENT_BYTES + len(event[3]) + len(event[5])
+
+
+@dataclass
+class _Window:
+    """One traced spike's window on its CPU: the events kept and how many it held."""
+
+    start: int
+    end: int
+    count: int = 0  # events from start to end
+    kept: list[Event] = field(default_factory=list)
+
+
+def _windows(events: Iterable[Event], wakes: list[_Wake]) -> dict[int, _Window]:
+    """The window of each wake (by id): its CPU's events from its expiry minus the margin
+    to its switch-in, the newest kept up to BUDGET_BYTES.  One pass: per CPU the newest
+    BUDGET_BYTES of events are held, and a window takes its part of them when its end
+    passes, so overlapping windows share their events instead of copying the trace."""
+    found = {id(w): _Window(w.expires - MARGIN_NS, w.switch_ns or 0) for w in wakes}
+    starts: dict[int, list[_Window]] = {}
+    ends: dict[int, list[_Window]] = {}
+    for w in wakes:
+        starts.setdefault(w.cpu, []).append(found[id(w)])
+        ends.setdefault(w.cpu, []).append(found[id(w)])
+    for cpu in starts:
+        starts[cpu].sort(key=lambda win: -win.start)  # popped from the end: earliest first
+        ends[cpu].sort(key=lambda win: -win.end)
+    recent: dict[int, deque[Event]] = {cpu: deque() for cpu in starts}
+    held = dict.fromkeys(starts, 0)  # bytes in recent
+    seen = dict.fromkeys(starts, 0)  # events of the CPU so far
+    before: dict[int, int] = {}  # id(window) -> events of its CPU before its start
+    for event in events:
+        ts, cpu = event[0], event[1]
+        if cpu not in recent:
+            continue
+        pending_starts, pending_ends = starts[cpu], ends[cpu]
+        while pending_starts and pending_starts[-1].start <= ts:
+            before[id(pending_starts.pop())] = seen[cpu]
+        while pending_ends and pending_ends[-1].end < ts:
+            _close(pending_ends.pop(), recent[cpu], seen[cpu], before)
+        seen[cpu] += 1
+        recent[cpu].append(event)
+        held[cpu] += _event_bytes(event)
+        while held[cpu] > BUDGET_BYTES:
+            held[cpu] -= _event_bytes(recent[cpu].popleft())
+    for cpu, pending_ends in ends.items():
+        for win in starts[cpu]:  # windows whose start no event reached: empty
+            before[id(win)] = seen[cpu]
+        while pending_ends:
+            _close(pending_ends.pop(), recent[cpu], seen[cpu], before)
+    return found
+
+
+def _close(win: _Window, recent: deque[Event], seen: int, before: dict[int, int]) -> None:
+    """A window whose end has passed: its count, and the newest held events in it."""
+    win.count = seen - before.get(id(win), seen)
+    win.kept = [e for e in recent if e[0] >= win.start]

@@ -18,6 +18,22 @@ NO_TRACES = ("run {run} has no trace records: nothing to explain; measure with -
              "(rtbench run SUITE --trace) to record the kernel events of each spike")
 
 
+NOT_TRACED = ("run {run} has no trace records: it asked for tracing, but tracing could not "
+              "be used ({why}); fix that and measure again with --trace")
+
+
+def untraced_reason(run: RunDetail) -> str | None:
+    """Why a run that asked for tracing holds no trace (rtprobe's note of a --trace=auto
+    that ran untraced), None when it did not ask or was traced."""
+    for scenario in run.scenarios:
+        for m in scenario.measurements:
+            info = m.trace_info
+            if isinstance(info, dict) and info.get("note") and not info.get("clock") \
+                    and not m.traces:
+                return for_terminal(str(info["note"]))
+    return None
+
+
 def pct(share: float) -> str:
     """A share as a whole percent ("73 %")."""
     return f"{share * 100:.0f} %"

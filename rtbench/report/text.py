@@ -12,8 +12,12 @@ import re
 
 from rich.markup import escape
 
-# C0 controls but tab and newline, DEL, and the C1 controls (CSI, OSC, ... as one byte).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0 controls but tab and newline, DEL, the C1 controls (CSI, OSC, ... as one byte), and
+# the invisible characters that reorder or hide what a terminal shows: the bidirectional
+# marks, embeddings, overrides and isolates (U+202E makes "exe.txt" read "txt.exe"), the
+# line and paragraph separators, zero-width characters and the byte order mark.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e"
+                      "\u2060-\u2069\ufeff]")
 # An escape sequence whose parameters would otherwise remain as visible junk.
 _ESCAPE_SEQUENCE = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?)")
 

@@ -17,6 +17,7 @@ from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
+from rtbench import RUN_ID_MAX, RUN_ID_RANGE
 from rtbench.analysis.multicompare import summarize
 from rtbench.analysis.reference import PUBLISHED_LABEL
 from rtbench.bundle import RunDetail, start_problem
@@ -34,7 +35,7 @@ from rtbench.server.writequeue import WriteQueue
 from rtbench.store import RUN_STATUSES, Store
 from rtbench.store.queries import MAX_PER_PAGE, RunFilter, facets, list_runs_page
 
-INT32_MAX = (1 << 31) - 1
+INT32_MAX = RUN_ID_MAX
 _ERROR = {"content": {"application/json": {"schema": {
     "type": "object", "properties": {"error": {"type": "string"}}, "required": ["error"]}}}}
 READ_ERRORS: dict[int | str, dict[str, Any]] = {
@@ -162,7 +163,7 @@ def compare_ids(run: list[int] | None, ref: list[str] | None, baseline: int | No
     names = list(dict.fromkeys(r.removeprefix("ref:") for r in ref or [] if r))
     for run_id in ids:
         if not 1 <= run_id <= INT32_MAX:
-            raise HTTPException(422, "run: ids are between 1 and 2147483647")
+            raise HTTPException(422, f"run: {RUN_ID_RANGE}")
     for name in names:
         if not re.fullmatch(views.REF_NAME, name):
             raise HTTPException(422, f"ref: {name[:40]!r} is not a reference run name "

@@ -18,7 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from rtbench import __version__
+from rtbench import RUN_ID_RANGE, __version__
 from rtbench.server import admin, api, metrics, pages
 from rtbench.server.guard import FailedAttempts, SecurityHeaders
 from rtbench.server.regression_views import UploadChecker
@@ -28,6 +28,8 @@ from rtbench.server.writequeue import WriteQueue
 from rtbench.store import BundleInvalid, RunNotFound, Store, StoreError, StoreUnavailable
 
 MAX_UPLOAD_BYTES = 64 * 1024 * 1024
+# the parameters that name a stored run by its id
+RUN_ID_PARAMS = ("run_id", "run", "baseline")
 log = logging.getLogger("rtbench.server")
 
 
@@ -96,8 +98,10 @@ def create_app(db_url: str | None = None, *, store: Store | None = None,
         errors: list[Any] = list(exc.errors())
         first = errors[0] if errors else {}
         where = ".".join(str(p) for p in first.get("loc", ()) if p not in ("query", "path"))
-        return error_response(request, 422, f"{where or 'request'}: "
-                                            f"{first.get('msg', 'is not valid')}")
+        what = first.get("msg", "is not valid")
+        if where.split(".")[0] in RUN_ID_PARAMS:
+            what = RUN_ID_RANGE  # the range the CLI takes too
+        return error_response(request, 422, f"{where or 'request'}: {what}")
 
     @app.exception_handler(RunNotFound)
     async def not_found(request: Request, exc: RunNotFound) -> Response:

@@ -327,11 +327,19 @@ class Store:
 
     @classmethod
     def open(cls, url: str | None = None, *, migrate: bool = True,
-             reading: bool = False) -> Store:
+             reading: bool = False, existing: bool = False) -> Store:
         """Open (and by default create/upgrade) the database at url; reading: for a
-        command that only reads (nothing created, a read-only database opened as such)."""
+        command that only reads (nothing created, a read-only database opened as such);
+        existing: for a command that changes stored runs (nothing created)."""
         url = db_url_of(url or default_db_url())
         engine_url = url
+        if existing and not reading:
+            from rtbench.store.readonly import NoDatabase, check_exists
+
+            try:
+                check_exists(url)
+            except NoDatabase as exc:
+                raise DatabaseMissing(str(exc)) from None
         if reading:
             engine_url, migrate = _reading_url(url, migrate)
         engine = _make_engine(engine_url)

@@ -40,6 +40,28 @@ def _writable(path: Path) -> bool:
         return False
 
 
+def sqlite_path(url: str) -> Path | None:
+    """The file of an SQLite URL (None for another database, memory or a file: URI)."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return None
+    db = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not db or db == ":memory:" \
+            or db.startswith("file:"):
+        return None
+    return Path(db).expanduser().absolute()
+
+
+def check_exists(url: str) -> None:
+    """NoDatabase when url is an SQLite file that does not exist (a command that changes
+    stored runs must not create an empty database to find nothing in)."""
+    path = sqlite_path(url)
+    if path is not None and not path.exists():
+        raise NoDatabase(f"database {url} does not exist, so nothing is stored there yet "
+                         "(`rtbench run` creates it); check --db or RTBENCH_DB")
+
+
 def reading_url(url: str) -> tuple[str, bool]:
     """The URL to read url's database with, and whether its schema may be upgraded.
 

@@ -170,8 +170,11 @@ def lifeline_watch(then: str) -> str:
 
 def under_lifeline(command: str) -> str:
     """Shell that prints its pid, guards its process group with the lifeline (stdin),
-    then runs command (which should exec) with stdin from /dev/null."""
-    watch = lifeline_watch("kill -KILL -$$ 2>/dev/null")
+    then runs command (which should exec) with stdin from /dev/null.  When the lifeline
+    ends the group gets SIGTERM first (an rtprobe then puts tracefs back), SIGKILL 2 s
+    later; the watcher ignores the SIGTERM it sends its own group."""
+    watch = lifeline_watch("trap '' TERM; kill -TERM -$$ 2>/dev/null; sleep 2; "
+                           "kill -KILL -$$ 2>/dev/null")
     return (f"echo RTBENCH-PID $$; exec 3<&0; {{ {watch}; }} </dev/null >/dev/null 2>&1 & "
             f"exec 3<&- </dev/null; {command}")
 

@@ -15,6 +15,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import IO, Any
@@ -25,6 +26,7 @@ from rtbench.rtprobe.locate import locate_probe
 from rtbench.rtprobe.provider import ProbeProvider
 from rtbench.rtprobe.sysinfo import VERSION_ARGS, version_of
 from rtbench.run.owner import LOAD_OWNER_VAR, current_owner, kill_tagged, owner_tag
+from rtbench.run.tracestate import restore_dead_probe
 from rtbench.targets.base import (
     CommandResult,
     ProbeProcess,
@@ -126,6 +128,10 @@ class LocalProcess(ProbeProcess):
         self._open.clear()
         if sweep and self.tag is not None:
             kill_tagged(self.tag)
+        if self.tag is None:  # an rtprobe (loads carry a tag)
+            said = restore_dead_probe()  # killed before it put tracefs back
+            if said:
+                sys.stderr.write(f"rtbench: {said}\n")
 
 
 def _start(argv: list[str], cpus: str | None, what: str,

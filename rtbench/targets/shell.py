@@ -15,7 +15,9 @@ its own session), with stdin a pipe from rtbench:
   process group, so nothing it started outlives rtbench.
 
 PROBE_LAUNCHER execs rtprobe in place (same pid, so signals and the exit code are
-rtprobe's own), after forking the small watcher that guards the lifeline.
+rtprobe's own), after forking the small watcher that guards the lifeline.  At the
+lifeline's end the watcher sends SIGTERM first (rtprobe then ends its run and puts tracefs
+back, docs/rtprobe.md), waits up to 3 s for it to exit, then SIGKILLs the group.
 COMMAND_LAUNCHER keeps a shell-command load running: it restarts the command when it
 ends (at most about twice a second) until the lifeline ends or the group is killed.  Each
 end is one line on its stdout, `rtbench-load-ended RC T0 T1` (exit code, start and end
@@ -28,7 +30,9 @@ from __future__ import annotations
 PROBE_LAUNCHER = """\
 read gate || exit 125
 exec 3<&0
-( while read line <&3; do :; done; kill -s KILL 0 ) </dev/null >/dev/null 2>&1 &
+( trap '' TERM; while read line <&3; do :; done; kill -s TERM 0; n=0
+  while kill -0 $$ && [ $n -lt 30 ]; do sleep 0.1 || { sleep 1; n=$((n + 9)); }
+    n=$((n + 1)); done; kill -s KILL 0 ) </dev/null >/dev/null 2>&1 &
 exec "$@" </dev/null 3<&-
 """
 

@@ -147,6 +147,13 @@ for _args, _code, _culprit in (
         (("cyclictest", "--bogus"), 2, ("--bogus",)),
         (("cyclictest", "-i", "abc"), 2, ("--interval",)),
         (("cyclictest", "-p", "100"), 2, ("priority", "-p")),
+        # run ids: the range the server's API takes too (issue 36, item 15)
+        (("show", "2147483648"), 2, ("from 1 to 2147483647",)),
+        (("show", "9223372036854775807"), 2, ("from 1 to 2147483647",)),
+        (("rm", "2147483648"), 2, ("from 1 to 2147483647",)),
+        (("tag", "9223372036854775808", "a=b"), 2, ("from 1 to 2147483647",)),
+        (("export", "2147483648", "--format", "json"), 2, ("from 1 to 2147483647",)),
+        (("show", "\u00b2"), 2, ("\u00b2",)),
 ):
     add(Case("cli-" + "_".join(a.replace("\x00", "NUL")[:24] for a in _args), "cli", _code,
              _culprit, args=_args))
@@ -446,6 +453,16 @@ IMPORTS: list[tuple[str, Any, str | None, tuple[str, ...]]] = [
         .splitlines(keepends=True) if not ln.startswith(b"  7 #")), None,
      ("271050",)),
     ("rtla-auto-half", lambda: _half("../rtla-timerlat-auto.txt"), None, ("cut short",)),
+    # cut between two lines: before its last line, `Saving trace to` (issue 36, item 11)
+    ("rtla-auto-last-line-cut", lambda: b"".join(
+        (REAL.parent / "rtla-timerlat-auto.txt").read_bytes().splitlines(keepends=True)[:-1]),
+     None, ("Saving trace to",)),
+    ("rtla-auto-thread-last-line-cut", lambda: b"".join(
+        (REAL.parent / "rtla-timerlat-auto-thread.txt").read_bytes()
+        .splitlines(keepends=True)[:-1]), None, ("Saving trace to",)),
+    ("rtla-auto-summary-cut", lambda: b"".join(
+        (REAL.parent / "rtla-timerlat-auto.txt").read_bytes().splitlines(keepends=True)[:-3]),
+     None, ("Saving trace to",)),
     ("rtla-auto-block-cut", lambda: b"".join(
         (REAL.parent / "rtla-timerlat-auto.txt").read_bytes().splitlines(keepends=True)[:30]),
      None, ("line 30", "closing the analysis of CPU 23")),
@@ -456,6 +473,24 @@ IMPORTS: list[tuple[str, Any, str | None, tuple[str, ...]]] = [
     ("noise-as-trace-cmd", _noise(), "trace-cmd", ("line 1", "not a trace line")),
     ("rtla-auto-as-trace-cmd", lambda: (REAL.parent / "rtla-timerlat-auto.txt").read_bytes(),
      "trace-cmd", ("not a trace line",)),
+]
+
+
+def _jd_raw(records: int) -> bytes:
+    """A jitterdebugger samples.raw of that many records (2 CPUs, 10-90 us)."""
+    import struct
+
+    return b"".join(struct.pack("<IQQQ", i % 2, 100 + i // 4000, (i * 250_000) % 10**9,
+                                10 + i % 80) for i in range(records))
+
+
+# samples.raw has no count: a cut between records cannot be told (issue 36, item 3)
+IMPORTS += [
+    ("jd-raw-280-bytes", _jd_raw(10), None, ("completeness cannot be checked",)),
+    ("jd-raw-half", lambda: _jd_raw(2000)[:28 * 1000], None, ("--partial",)),
+    ("jd-raw-one-record", _jd_raw(1), "jitterdebugger-raw", ("record 1",)),
+    ("jd-raw-ns-cut", _jd_raw(40), "jitterdebugger-raw-ns", ("--partial",)),
+    ("jd-raw-cut-in-record", _jd_raw(10)[:270], "jitterdebugger-raw", ("28-byte",)),
 ]
 for _name, _data, _fmt, _culprit in IMPORTS:
     add(Case(f"import-{_name}", "import", 2, _culprit, data=_data,
@@ -482,6 +517,15 @@ for _name, _args, _code, _culprit in (
         ("missing-ls", ("ls",), 2, ("does not exist",)),
         ("missing-show", ("show", "1"), 2, ("does not exist",)),
         ("missing-export", ("export", "1", "--format", "json"), 2, ("does not exist",)),
+        # commands that change stored runs create no database either (issue 36, item 12)
+        ("missing-rm", ("rm", "1"), 2, ("does not exist",)),
+        ("missing-tag", ("tag", "1", "a=b"), 2, ("does not exist",)),
+        ("missing-prune", ("db", "prune", "--older-than", "1d"), 2, ("does not exist",)),
+        ("missing-here-rm", ("rm", "1"), 2, ("does not exist",)),
+        ("missing-here-rm-bulk", ("rm", "host=x", "--yes"), 2, ("does not exist",)),
+        ("missing-here-tag", ("tag", "1", "a=b"), 2, ("does not exist",)),
+        ("missing-here-prune", ("db", "prune", "--older-than", "1d", "--yes"), 2,
+         ("does not exist",)),
         ("bad-date-ls", ("ls",), 3, ("damaged",)),
         ("bad-date-show", ("show", "1"), 3, ("damaged",)),
         ("bad-date-export", ("export", "1", "--format", "json"), 3, ("damaged",)),
@@ -646,7 +690,8 @@ def _run_case(case: Case, ctx: dict[str, Any], probe_path: Path) -> None:
         _text_case(case, ctx, probe_path)
     elif case.kind == "import":
         data = case.data() if callable(case.data) else case.data
-        path = ctx["tmp"] / f"{case.id}.txt"
+        suffix = ".raw" if "jd-raw" in case.id else ".txt"  # detected by name and content
+        path = ctx["tmp"] / f"{case.id}{suffix}"
         path.write_bytes(data)
         fmt = case.extra["format"]
         result = invoke(["import", str(path), *(["--format", fmt] if fmt else [])],
@@ -742,6 +787,7 @@ def _text_case(case: Case, ctx: dict[str, Any], probe_path: Path) -> None:
         result = invoke(args, env)
         assert result.exit_code == 0, (args, result.output[-3000:])
         assert "\x1b" not in result.output and "\x07" not in result.output
+        assert "\u202e" not in result.output
         outputs.append(result.output)
     visible = " ".join(text.split())
     if not any(c in text for c in "\x00\x1b\r\n\u202e") and len(text) < 100:
@@ -764,14 +810,14 @@ INTEROP = REAL.parent
 LINE_CUT_COMPLETE = ("real/sng.txt", "real/hb.txt", "real/ct-q.txt", "real/ct-h.txt",
                      "real/os.txt", "ltp-async_handler.txt", "ltp-pi_perf.txt",
                      "ltp-sched_latency.txt", "ltp-gtod_latency.txt",
-                     "rtla-timerlat-hist.txt", "rtla-osnoise-hist.txt")
+                     "rtla-timerlat-hist.txt", "rtla-osnoise-hist.txt",
+                     "rtla-timerlat-auto.txt", "rtla-timerlat-auto-thread.txt")
 # the outputs that carry no evidence of being whole: complete or cut, never stored 'ok'
 # (timerlat top with its ALL line is whole; a cut before that line cannot be told)
 LINE_CUT_UNVERIFIABLE = (("real/ct-v.txt", "partial"), ("lmbench.txt", "partial"),
                          ("rtla-osnoise-top.txt", "partial"),
                          ("rtla-timerlat-top.txt", "partial"),
                          ("rtla-timerlat-top-all.txt", "ok"),
-                         ("rtla-timerlat-auto.txt", "ok"),
                          ("trace-cmd-report.txt", "partial"))
 
 
@@ -825,18 +871,21 @@ def test_line_boundary_cut_without_evidence_is_never_ok(name: str, whole_status:
 
 def test_rtla_auto_analysis_is_whole_only_with_its_saving_line() -> None:
     """rtla timerlat -a output ends with `Saving trace to`: without that line after the
-    last analysis (a cut between two, or -T without -t) the run is stored 'partial'."""
+    last analysis (a cut between two analyses, or before that last line) it is refused as
+    incomplete, naming the line; --partial keeps what it holds."""
+    from rtbench.interop.base import IncompleteOutput
     from rtbench.interop.timerlat_auto import TimerlatAutoImporter
 
     text = (INTEROP / "rtla-timerlat-auto-thread.txt").read_text(encoding="utf-8")
-    (run,) = TimerlatAutoImporter().read(text.encode(), "aa.txt")
-    assert run.status == "partial"
-    assert "completeness cannot be checked" in run.source["partial"]
-    saved = text + "  Saving trace to timerlat_trace.txt\n"
-    assert [r.status for r in TimerlatAutoImporter().read(saved.encode(), "aa.txt")] == ["ok"]
-    early = text.replace("## CPU 1 hit", "  Saving trace to t.txt\n## CPU 1 hit")
-    (run,) = TimerlatAutoImporter().read(early.encode(), "aa.txt")
-    assert run.status == "partial"
+    assert [r.status for r in TimerlatAutoImporter().read(text.encode(), "aa.txt")] == ["ok"]
+    cut = text[:text.index("  Saving trace to")]
+    with pytest.raises(IncompleteOutput, match=r"^aa.txt: line \d+: cut short: no 'Saving "
+                                               r"trace to' line") as err:
+        TimerlatAutoImporter().read(cut.encode(), "aa.txt")
+    assert [len(r.scenarios[0].measurements[-1].traces) for r in err.value.runs] == [1]
+    early = cut.replace("## CPU 1 hit", "  Saving trace to t.txt\n## CPU 1 hit")
+    with pytest.raises(IncompleteOutput, match="Saving trace to"):
+        TimerlatAutoImporter().read(early.encode(), "aa.txt")
 
 
 def test_unverifiable_import_is_stored_partial(case_env: dict[str, Any]) -> None:
@@ -850,6 +899,77 @@ def test_unverifiable_import_is_stored_partial(case_env: dict[str, Any]) -> None
     run_id = stored.stdout.split("run ")[1].split()[0]
     shown = invoke(["show", run_id], case_env["env"])
     assert shown.exit_code == 0 and "PARTIAL" in shown.output and "PASS" not in shown.output
+
+
+@pytest.mark.parametrize(("name", "data", "args"), [
+    ("unknown", b"garbage\n", ()),
+    ("cut", b"".join((REAL / "sng.txt").read_bytes().splitlines(keepends=True)[:20]), ()),
+    ("kernel-too-long", (REAL / "ct.json").read_bytes(), ("--kernel", "k" * 5000)),
+    ("host-with-nul-free-but-long", (REAL / "ct.json").read_bytes(), ("--host", "h" * 300)),
+])
+def test_refused_import_creates_no_database(case_env: dict[str, Any], name: str,
+                                            data: bytes, args: tuple[str, ...]) -> None:
+    """An import refused for its file or for what the database would not take leaves no
+    database (nor its lock file) where none was (issue 36, item 12)."""
+    path = case_env["tmp"] / f"{name}.txt"
+    path.write_bytes(data)
+    target = case_env["tmp"] / "fresh"
+    target.mkdir()
+    refused = invoke(["import", str(path), "--db", f"sqlite:///{target / 'new.db'}", *args],
+                     case_env["env"])
+    assert refused.exit_code == 2, refused.output
+    assert str(path.name) in one_line(refused.stderr)
+    assert list(target.iterdir()) == []
+
+
+BIDI = "\u202e\u202d\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u2028\u2029\ufeff\u200b"
+
+
+@pytest.mark.parametrize("mark", ["\u202e", "\u2067", "\u200f\u2028", "\ufeff\u200b"])
+def test_imported_thread_names_reach_no_terminal_raw(case_env: dict[str, Any],
+                                                     mark: str) -> None:
+    """A trace whose thread names carry bidi overrides, isolates, separators or
+    invisible marks: import, ls, show and explain print none of them (issue 36, item 14)."""
+    text = (INTEROP / "trace-cmd-report.txt").read_text(encoding="utf-8")
+    hostile = text.replace("python", f"py{mark}nohtyp").replace("cyclictest",
+                                                                  f"cyclic{mark}test")
+    path = case_env["tmp"] / f"evil{mark}.txt"
+    path.write_text(hostile, encoding="utf-8")
+    stored = invoke(["import", str(path), "--tag", f"who=a{mark}b"], case_env["env"])
+    assert stored.exit_code == 0, stored.output
+    run_id = stored.stdout.split("run ")[1].split()[0]
+    for args in (["ls"], ["show", run_id], ["explain", run_id], ["tag", run_id, "x=1"]):
+        result = invoke(args, case_env["env"])
+        assert result.exit_code == 0, (args, result.output[-2000:])
+        assert not set(BIDI) & set(result.output), (args, result.output[-2000:])
+        OUTPUTS.append(result.output)
+    explained = invoke(["explain", run_id], case_env["env"]).output
+    assert "pynohtyp" in explained or "cyclictest" in explained, explained
+
+
+def test_run_trace_that_cannot_trace_stores_nothing(case_env: dict[str, Any]) -> None:
+    """`run --trace` (=on) where tracing cannot be used (a simulated run has no kernel
+    events): exit 2 and one line with rtprobe's reason, nothing run, no database made;
+    --trace=auto says in one line that the run goes on untraced, and explain then says
+    the run asked for tracing and why it had none (issue 36, item 7)."""
+    fresh = case_env["tmp"] / "fresh"
+    fresh.mkdir()
+    env = {**case_env["env"], "RTBENCH_DB": f"sqlite:///{fresh / 'r.db'}"}
+    refused = invoke(["run", "smoke", "--simulate", "1", "--trace", "--no-report"], env)
+    assert refused.exit_code == 2, refused.output[-2000:]
+    line = one_line(refused.stderr)
+    assert "--trace" in line and "simulated run has no kernel events" in line, line
+    assert "run as root" not in line and "--trace-force" not in line
+    assert list(fresh.iterdir()) == []
+    auto = invoke(["run", "smoke", "--simulate", "1", "--trace=auto", "--no-report"], env)
+    assert auto.exit_code == 0, auto.output[-2000:]
+    said = [ln for ln in auto.stderr.splitlines() if "--trace=auto" in ln]
+    assert len(said) == 1 and "goes on untraced" in said[0], auto.stderr[-2000:]
+    run_id = auto.stdout.strip().splitlines()[-1].split()[1].rstrip(":")
+    explained = invoke(["explain", run_id], env)
+    text = " ".join(explained.output.split())
+    assert "asked for tracing, but tracing could not be used (a simulated run" in text
+    assert "measure with --trace (rtbench run" not in text
 
 
 def one_line(stderr: str) -> str:
@@ -924,6 +1044,21 @@ def test_rtla_top_last_screen_cut_is_refused(name: str) -> None:
         cut = screen + b"".join(lines[:kept + 1])
         with pytest.raises(ImportFormatError, match=rf"^{name}: line \d+: .*last screen"):
             importer.read(cut, name)
+
+
+def test_jitterdebugger_raw_is_stored_only_as_partial(case_env: dict[str, Any]) -> None:
+    """A samples.raw cut to 280 bytes (10 whole records): refused without --partial,
+    stored 'partial' with the reason with it, never 'ok' (issue 36, item 3)."""
+    path = case_env["tmp"] / "samples.raw"
+    path.write_bytes(_jd_raw(10))
+    refused = invoke(["import", str(path)], case_env["env"])
+    assert refused.exit_code == 2 and "--partial" in one_line(refused.stderr)
+    stored = invoke(["import", "--partial", str(path)], case_env["env"])
+    assert stored.exit_code == 0, stored.output
+    run_id = stored.stdout.split("run ")[1].split()[0]
+    shown = invoke(["show", run_id], case_env["env"])
+    assert "PARTIAL" in shown.output and "PASS" not in shown.output
+    assert "completeness cannot be checked" in " ".join(shown.output.split())
 
 
 def test_import_partial_stores_the_reason(case_env: dict[str, Any]) -> None:
@@ -1143,6 +1278,9 @@ def test_database(case: Case, case_env: dict[str, Any], small_fs: Path) -> None:
         subprocess.run(["mount", "-o", "remount,ro", str(small_fs)], check=True)
         url = f"sqlite:///{small_fs / 'ro.db'}"
         before = db_digest(url)
+    elif case.data.startswith("missing-here"):
+        url = f"sqlite:///{tmp / 'gone.db'}"  # its directory exists
+        before = None
     elif case.data.startswith("missing"):
         url = f"sqlite:///{tmp / 'no' / 'such' / 'dir' / 'x.db'}"
         before = None
@@ -1184,6 +1322,7 @@ def test_database(case: Case, case_env: dict[str, Any], small_fs: Path) -> None:
         check_error(result, case)
     if case.data.startswith("missing"):
         assert not (tmp / "no").exists(), "a reading command created the database"
+        assert not list(tmp.glob("gone.db*")), "a command created the database"
     if before is not None:
         after = db_digest(url)
         assert {k: after[k] for k in before} == before

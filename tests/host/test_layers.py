@@ -38,6 +38,7 @@ LAYER_OF = {
     "rtbench.rtprobe.elftrim": "util",
     "rtbench.rtprobe.locate": "util",
     "rtbench.run.owner": "util",
+    "rtbench.run.tracestate": "util",
     "rtbench.rtprobe.build": "build",
     "rtbench.rtprobe.ltolink": "build",
     "rtbench.bundle": "bundle",

@@ -158,6 +158,24 @@ def test_unknown_ids_and_hostile_queries(app_store, path: str, status: int) -> N
     assert store.list_runs() == []  # nothing dropped, nothing added
 
 
+@pytest.mark.parametrize("path", ["/api/v1/runs/2147483648", "/api/v1/runs/0",
+                                  "/api/v1/runs/9223372036854775807/stats",
+                                  "/api/v1/compare?run=1&run=2147483648",
+                                  "/api/v1/compare?run=1&baseline=2147483648"])
+def test_run_ids_have_the_cli_range(app_store, path: str) -> None:
+    """A run id out of range is refused with the line the CLI prints (issue 36, item 15)."""
+    from rtbench import RUN_ID_RANGE
+    from rtbench.analysis.select import SelectError, parse_spec
+
+    client, _, _ = app_store
+    answer = client.get(path)
+    assert answer.status_code == 422, answer.text
+    assert RUN_ID_RANGE in answer.json()["error"]
+    with pytest.raises(SelectError, match=RUN_ID_RANGE):
+        parse_spec(path.rsplit("=", 1)[-1].split("/")[4] if "runs/" in path
+                   else path.rsplit("=", 1)[-1])
+
+
 def test_pages_escape_user_text(app_store) -> None:
     client, store, token = app_store
     evil = "<script>alert(1)</script>"

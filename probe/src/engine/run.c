@@ -646,6 +646,8 @@ int run_finish(struct run *r)
 		outq_stop(&r->outq);
 		r->outq_on = false;
 	}
+	if (!rc && trace_restore_failed(r))
+		rc = RTP_EXIT_ENV; /* the kernel is left tracing: said on stderr */
 	rt_release(&r->rt);
 	rc = run_close_outputs(r, rc);
 	if (r->out_discard)

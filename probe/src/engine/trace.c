@@ -471,14 +471,21 @@ int trace_begin(struct run *r)
 		fmt_fprintf(stderr, "rtprobe: --trace: %s\n", restore);
 	t->state_saved = false;
 	if (c->trace_mode == TRACE_ON) {
-		fmt_fprintf(stderr, "rtprobe: --trace=on: %s (run as root, or "
-			    "use --trace=auto to run untraced)\n", why);
+		/* root needs no "run as root" (a busy or simulated run is why) */
+		fmt_fprintf(stderr, "rtprobe: --trace=on: %s (%suse --trace=auto to "
+			    "run untraced)\n", why,
+			    geteuid() ? "run as root, or " : "");
 		return RTP_EXIT_USAGE;
 	}
 	fmt_fprintf(stderr, "rtprobe: --trace=auto: %s; the run continues "
 		    "untraced\n", why);
 	fmt_snprintf(t->note, sizeof(t->note), "%s", why);
 	return 0;
+}
+
+int trace_restore_failed(const struct run *r)
+{
+	return r->trace && r->trace->active && !r->trace->restored;
 }
 
 uint64_t trace_level(const struct run *r)
@@ -688,6 +695,18 @@ void trace_spike(struct run *r, int idx, int cpu,
 		t->nkept++;
 }
 
+/* Close every CPU's trace_pipe (an open tracefs fd keeps it from unmounting). */
+static void trace_close_pipes(struct trace_run *t)
+{
+	int k;
+
+	for (k = 0; k < t->ncpus; k++) {
+		if (t->cpus[k].fd >= 0)
+			close(t->cpus[k].fd);
+		t->cpus[k].fd = -1;
+	}
+}
+
 void trace_summary(struct run *r)
 {
 	struct trace_run *t = r->trace;
@@ -698,10 +717,15 @@ void trace_summary(struct run *r)
 	if (!t)
 		return;
 	if (t->state_saved) {
+		trace_close_pipes(t);
 		t->restored = !tracefs_restore(&t->st, why, sizeof(why));
-		if (!t->restored)
+		if (!t->restored) {
 			fmt_snprintf(t->restore_error, sizeof(t->restore_error),
 				     "%s", why);
+			fmt_fprintf(stderr, "rtprobe: --trace: tracefs not put "
+				    "back: %s; check %s (exit 3)\n", why,
+				    t->dir);
+		}
 		t->state_saved = false;
 	}
 	record_begin(j, "trace_summary");
@@ -742,12 +766,11 @@ void trace_end(struct run *r)
 
 	if (!t)
 		return;
+	trace_close_pipes(t);
 	if (t->state_saved && tracefs_restore(&t->st, why, sizeof(why)))
 		fmt_fprintf(stderr, "rtprobe: --trace: %s\n", why);
-	for (k = 0; k < t->ncpus; k++) {
-		close(t->cpus[k].fd);
+	for (k = 0; k < t->ncpus; k++)
 		free(t->cpus[k].text);
-	}
 	free(t->cpus);
 	free(t->kept);
 	free(t->lines);

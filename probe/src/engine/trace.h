@@ -44,6 +44,9 @@ void trace_poll(struct run *r);
 void trace_spike(struct run *r, int idx, int cpu,
 		 const struct series_spike *sp);
 
+/* True when the run traced and tracefs could not be put back (exit 3). */
+int trace_restore_failed(const struct run *r);
+
 /* Write the trace_summary record (when --trace was given). */
 void trace_summary(struct run *r);
 

@@ -348,7 +348,13 @@ int tracefs_restore(const struct tracefs_state *st, char *why, size_t wlen)
 	if (st->tracing_on[0] &&
 	    tracefs_write(st->dir, "tracing_on", st->tracing_on))
 		st_fail(&rc, why, wlen, "tracing_on");
-	if (st->mounted && umount(st->dir))
+	/*
+	 * Every tracefs fd of this process is closed by now; one another
+	 * process holds keeps the mount busy: detach it (lazy unmount), the
+	 * kernel drops it when that fd closes.
+	 */
+	if (st->mounted && umount(st->dir) &&
+	    (errno != EBUSY || umount2(st->dir, MNT_DETACH)))
 		st_fail(&rc, why, wlen, "mount");
 	tracefs_state_path(path, sizeof(path));
 	if (unlink(path) && errno != ENOENT)

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Peak memory and time of `rtbench import` for every import format, files of 1-64 MiB.
+
+For each format (the generators of bench/import_scaling.py: the parts of each tool's
+output that grow with a run) and each size in --mib, a file is written once and imported
+by a child Python: the importer's read of the file as `rtbench import` calls it (parse
+only, `--what parse`) or the whole `rtbench import FILE --db fresh.db` (parse and store,
+`--what import`).  Measured per child: its peak resident set (VmHWM of
+/proc/self/status at its exit, which counts only the child's own memory; ru_maxrss would
+start at this script's size, inherited through fork) and its wall time.  Printed: the
+size, the time, seconds per MiB, the peak RSS, the peak RSS of the same command on a 4 KiB
+file of the format (the constant: Python, rtbench's modules, and for `import` the
+database's) and the peak minus that constant as a multiple of the file's
+size.  Streaming importers hold the file plus what they keep: the multiple stays flat as
+the file grows and the time grows linearly.
+
+    python3 bench/import_memory.py [--formats all|trace-cmd,cyclictest] [--mib 1,4,16,64]
+                                   [--what parse|import]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from import_scaling import GENERATORS, trace_cmd  # noqa: E402
+
+
+def in_time_order(text: bytes) -> bytes:
+    """A generated text trace with its event lines in time order, as trace-cmd report and
+    tracefs' trace file merge the CPUs (import_scaling's generator writes each wake-up's
+    lines together, so a late switch-in comes after the next wake-up's timer)."""
+    import re
+
+    lines = text.decode().split("\n")
+    head = [ln for ln in lines if ln.startswith("#")]
+    body = [ln for ln in lines if ln and not ln.startswith("#")]
+    stamp = re.compile(r"\]\s+\S+\s+(\d+)\.(\d+):")
+
+    def when(line: str) -> int:
+        """The line's time in microseconds."""
+        m = stamp.search(line)
+        return int(m.group(1)) * 10**6 + int(m.group(2)) if m else 0
+    body.sort(key=when)
+    return ("\n".join(head + body) + "\n").encode()
+
+
+def trace_cmd_sorted(size_bytes: int) -> bytes:
+    """import_scaling's text trace, in time order."""
+    return in_time_order(trace_cmd(size_bytes))
+
+
+def trace_cmd_overlap(size_bytes: int) -> bytes:
+    """tracefs text whose timers all name one early expiry (a timer clock the trace does
+    not share): every wake-up is a spike whose window reaches back to the trace's start,
+    so the windows overlap; an importer that copies each window is quadratic here."""
+    import re
+
+    text = trace_cmd_sorted(size_bytes).decode()
+    return re.sub(r"expires=\d+", "expires=9000000000", text).encode()
+
+
+# the formats measured: import_scaling's, and the overlapping windows of a text trace
+FORMATS = {**GENERATORS, "trace-cmd": [("", trace_cmd_sorted), ("-unsorted", trace_cmd),
+                                       ("-overlap", trace_cmd_overlap)]}
+
+# the child: the importer's read() of one file as rtbench import calls it, or the whole
+# command; then its peak RSS on stderr's last line
+CHILD = """
+import runpy, sys
+what, path, fmt, db = sys.argv[1:5]
+try:
+    if what == "parse":
+        from rtbench.commands.interop import read_runs
+        from rtbench.interop.base import importers
+        data = open(path, "rb").read()
+        if data:
+            read_runs(data, path, importers()[fmt], partial=True)
+    else:
+        sys.argv = ["rtbench", "import", path, "--format", fmt, "--partial", "--db", db]
+        runpy.run_module("rtbench", run_name="__main__")
+    code = 0
+except SystemExit as exc:
+    code = exc.code or 0
+hwm = [ln for ln in open("/proc/self/status") if ln.startswith("VmHWM:")]
+sys.stderr.write("\\nVmHWM " + hwm[0].split()[1] + " " + str(code) + "\\n")
+"""
+
+
+def child(args: list[str]) -> tuple[float, int, int]:
+    """Run args; (wall seconds, peak RSS in bytes, exit status)."""
+    start = time.perf_counter()
+    done = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          env={**os.environ, "OPENBLAS_NUM_THREADS": "1"}, check=False)
+    wall = time.perf_counter() - start
+    last = done.stderr.decode(errors="replace").strip().splitlines()[-1].split()
+    if last[:1] != ["VmHWM"]:
+        return wall, -1, done.returncode or 1
+    return wall, int(last[1]) * 1024, int(last[2]) if last[2].isdigit() else 1
+
+
+def command(what: str, path: Path, fmt: str, db: Path) -> list[str]:
+    """The child's command line: parse only, or the whole `rtbench import`."""
+    return [sys.executable, "-c", CHILD, what, str(path), fmt, f"sqlite:///{db}"]
+
+
+def main() -> None:
+    """Measure each format at each size and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--formats", default="all")
+    parser.add_argument("--mib", default="1,4,16,64")
+    parser.add_argument("--what", choices=("parse", "import"), default="parse")
+    opts = parser.parse_args()
+    names = list(FORMATS) if opts.formats == "all" else opts.formats.split(",")
+    sizes = [int(m) for m in opts.mib.split(",")]
+    print(f"{'format':<24} {'MiB':>5} {'s':>7} {'s/MiB':>6} {'peak MB':>8} "
+          f"{'base MB':>8} {'(peak-base)/file':>16}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            for label, make in FORMATS[name]:
+                small = Path(tmp) / "small.raw"
+                small.write_bytes(make(4096))
+                _, base, _ = child(command(opts.what, small, name, Path(tmp) / "b.db"))
+                (Path(tmp) / "b.db").unlink(missing_ok=True)
+                for mib in sizes:
+                    path = Path(tmp) / f"{name}{label}-{mib}.raw"
+                    data = make((mib << 20) - (64 << 10))  # 64 MiB: under the limit
+                    path.write_bytes(data)
+                    del data
+                    db = Path(tmp) / f"{name}-{mib}.db"
+                    wall, peak, code = child(command(opts.what, path, name, db))
+                    size = path.stat().st_size
+                    ratio = (peak - base) / size
+                    flag = "" if code == 0 else f"  exit {code}"
+                    print(f"{name + label:<24} {size / 2**20:>5.1f} {wall:>7.2f} "
+                          f"{wall / (size / 2**20):>6.2f} {peak / 1e6:>8.0f} "
+                          f"{base / 1e6:>8.0f} {ratio:>16.2f}{flag}", flush=True)
+                    path.unlink()
+                    db.unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    main()

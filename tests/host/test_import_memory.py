@@ -1,0 +1,86 @@
+"""`rtbench import` memory: a text trace whose spike windows overlap is imported with
+memory in proportion to the file, not to the file times its spikes (issue 36, item 1).
+
+Each import runs in a child Python that reports its own peak RSS (VmHWM) at exit; the
+constant (Python, rtbench, SQLAlchemy and the migrated database) is the same command on a
+small file of the same kind, measured alike.  bench/import_memory.py has the figures.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+CHILD = """
+import runpy, sys
+sys.argv = ["rtbench", "import", sys.argv[1], "--db", sys.argv[2]]
+try:
+    runpy.run_module("rtbench", run_name="__main__")
+except SystemExit as exc:
+    code = exc.code
+else:
+    code = 0
+hwm = [ln for ln in open("/proc/self/status") if ln.startswith("VmHWM:")]
+sys.stderr.write("\\nVmHWM " + hwm[0].split()[1] + " exit " + str(code) + "\\n")
+"""
+
+
+def overlapping_trace(cycles: int) -> bytes:
+    """tracefs text of a cyclictest thread on two CPUs whose timers all name one expiry
+    before the trace starts: every wake-up is a spike whose window reaches back to the
+    start of the trace (the windows overlap)."""
+    lines = ["# tracer: nop", "#"]
+    for c in (0, 1):
+        lines.append(f"      cyclictest-{1000 + c:<5d} [{c:03d}] d..2.  10.000000: "
+                     "hrtimer_start: hrtimer=00000000 function=hrtimer_wakeup "
+                     "expires=9000000000 mode=ABS")
+    for i in range(cycles):
+        cpu, pid = i % 2, 1000 + i % 2
+        t = 10_000_000_000 + (i + 1) * 100_000
+
+        def at(ns: int) -> str:
+            """A text trace's microsecond time stamp."""
+            return f"{ns // 10**9}.{ns % 10**9 // 1000:06d}"
+        idle = f"          <idle>-0       [{cpu:03d}] d.h..  "
+        mine = f"      cyclictest-{pid:<5d} [{cpu:03d}] d..2.  "
+        lines += [
+            f"{idle}{at(t)}: hrtimer_expire_entry: hrtimer=00000000 "
+            f"function=hrtimer_wakeup now={t}",
+            f"{idle}{at(t)}: sched_waking: comm=cyclictest pid={pid} prio=19 "
+            f"target_cpu={cpu:03d}",
+            f"{idle}{at(t + 20_000)}: sched_switch: prev_comm=swapper prev_pid=0 "
+            f"prev_prio=120 prev_state=R ==> next_comm=cyclictest next_pid={pid} next_prio=19",
+            f"{mine}{at(t + 22_000)}: hrtimer_start: hrtimer=00000000 "
+            "function=hrtimer_wakeup expires=9000000000 mode=ABS",
+            f"{mine}{at(t + 23_000)}: sched_switch: prev_comm=cyclictest prev_pid={pid} "
+            "prev_prio=19 prev_state=S ==> next_comm=swapper next_pid=0 next_prio=120"]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def peak_rss(path: Path, db: Path) -> int:
+    """The peak RSS in bytes of `rtbench import path` in a child; it must store the run."""
+    done = subprocess.run([sys.executable, "-c", CHILD, str(path), f"sqlite:///{db}"],
+                          capture_output=True, text=True, timeout=600, check=False)
+    found = re.search(r"VmHWM (\d+) exit (\S+)\s*$", done.stderr)
+    assert found, done.stderr[-2000:]
+    assert found.group(2) == "0", done.stderr[-2000:]
+    return int(found.group(1)) * 1024
+
+
+def test_overlapping_trace_windows_import_in_linear_memory(tmp_path: Path) -> None:
+    """A 3 MiB trace of 4,300 spikes whose windows each reach back to its start: the
+    import's peak RSS above the constant stays within 8 times the file: the file, the
+    windows' events kept (at most half the file's size of event text, as Python lists)
+    and their JSON as stored; 5.4 times here (it held every window's copy of the trace
+    before: 1,600 times the file, quadratic)."""
+    small = tmp_path / "small.txt"
+    small.write_bytes(overlapping_trace(40))
+    big = tmp_path / "big.txt"
+    big.write_bytes(overlapping_trace(4_300))
+    size = big.stat().st_size
+    assert 2 << 20 < size < 4 << 20
+    base = peak_rss(small, tmp_path / "small.db")
+    peak = peak_rss(big, tmp_path / "big.db")
+    assert peak - base <= 8 * size, (peak - base) / size

@@ -21,12 +21,13 @@ from pathlib import Path
 import pytest
 from probe_support import needs_root
 
+from tests.parts import needs_part
 from tests.session_lock import session_lock
 
 TRACEFS = Path("/sys/kernel/tracing")
 MEASURED_CPU = max(os.sched_getaffinity(0))
-needs_tracefs = pytest.mark.skipif(not (TRACEFS / "tracing_on").exists(),
-                                   reason="tracefs not mounted at /sys/kernel/tracing")
+needs_tracefs = needs_part("tracefs", not (TRACEFS / "tracing_on").exists(),
+                           "tracefs not mounted at /sys/kernel/tracing")
 
 
 def tracefs_state() -> dict[str, str]:
@@ -121,7 +122,7 @@ def test_killed_rtbench_run_trace_leaves_no_tracing(guard: dict[str, str],
 
 @needs_root
 @needs_tracefs
-@pytest.mark.skipif(shutil.which("unshare") is None, reason="no unshare(1)")
+@needs_part("util-linux", shutil.which("unshare") is None, "no unshare(1)")
 def test_probe_unmounts_the_tracefs_it_mounted(rtprobe: Path, guard: dict[str, str],
                                                tmp_path: Path) -> None:
     """In a mount namespace without tracefs, rtprobe --trace mounts it, and at the end
@@ -137,6 +138,7 @@ def test_probe_unmounts_the_tracefs_it_mounted(rtprobe: Path, guard: dict[str, s
                               timeout=60, check=False)
     lines = done.stdout.split()
     if lines[:1] != ["0"]:
+        # not a part: a kernel whose mount namespaces keep tracefs
         pytest.skip(f"tracefs cannot be unmounted in a private namespace: {done.stdout}")
     assert lines[1:] == ["exit=0", "0"], (done.stdout, done.stderr)
     summary = next(json.loads(line) for line in out.read_text().splitlines()

@@ -32,6 +32,8 @@ DEFAULT_LIFETIME_S = 3600.0
 KEEP_LINES = 200
 # Seconds a load gets to write its result after SIGINT.
 INTERRUPT_WAIT_S = 3.0
+# Seconds a job's start may take on the board (a slow emulated board: several).
+JOB_START_TIMEOUT_S = 60.0
 # A running job is checked at most this often (each check is a round trip on the line).
 CHECK_PERIOD_S = 2.0
 
@@ -120,7 +122,7 @@ class SerialJob(ProbeProcess):
         """Start a job on the board; TargetError when it does not come up."""
         job_dir = new_job_dir(remote_dir)
         done = owner.run(job_start_command(job_dir, lifetime_s, script, words),
-                         timeout_s=60.0)
+                         timeout_s=JOB_START_TIMEOUT_S)
         pid = done.stdout.strip().splitlines()[-1:] if done.stdout.strip() else []
         if done.returncode != 0 or not pid or not pid[0].isdigit():
             owner.run(f"rm -rf {shlex.quote(job_dir)}")

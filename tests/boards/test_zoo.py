@@ -184,3 +184,39 @@ def test_nothing_left_and_tracefs_as_it_was(guest: Guest) -> None:
                        "ps | grep -c '[f]ifoburst\\|[r]tprobe-\\|[r]tbench-job'")
     assert left.split() == ["0", "0"], left
     assert guest.shell(TRACEFS_STATE) == guest.tracefs_before
+
+
+@pytest.mark.xdist_group("zoo-labgrid")
+def test_labgrid_environment_boots_and_measures_the_board(tmp_path: Path) -> None:
+    """The zoo's labgrid.yaml for arm64 (the quickest board to boot): rtbench's
+    labgrid-env target starts qemu through labgrid's QEMUDriver, waits for the boot,
+    runs smoke on the console socket and switches the guest off afterwards."""
+    pytest.importorskip("labgrid")
+    board = BOARDS["arm64"]
+    reason = why_not(board)
+    if reason is not None:
+        pytest.skip(reason)
+    env = dict(os.environ)
+    env["XDG_DATA_HOME"] = str(tmp_path / "data")
+    env["PYTHONPATH"] = str(REPO)
+    for name in ("RTBENCH_DB", "RTBENCH_PROBE"):
+        env.pop(name, None)
+    # the board's files are the guest fixture's too: held while qemu reads them
+    with session_lock(f"zoo-{board.name}"):
+        where = assemble(board, zoo_dir(), [])
+        done = subprocess.run([sys.executable, "-m", "rtbench", "run", "smoke", "--scale",
+                               "0.3", "--target", f"labgrid-env:{where}/labgrid.yaml"],
+                              env=env, capture_output=True, text=True, timeout=500,
+                              check=False, cwd=REPO)
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    from rtbench.store import Store
+
+    store = Store.open(f"sqlite:///{tmp_path}/data/rtbench/results.db")
+    run = store.get_run(store.list_runs()[0].id)
+    assert run.target == f"labgrid-env:{where}/labgrid.yaml:main"
+    assert run.kernel == (where / "release").read_text().strip()
+    assert run.status in ("ok", "fail")
+    # the guest was switched off with the run
+    left = subprocess.run(["pgrep", "-f", f"qemu-system-aarch64.*{where}/kernel"],
+                          capture_output=True, text=True, check=False)
+    assert left.stdout.strip() == "", left.stdout

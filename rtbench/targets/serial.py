@@ -242,7 +242,9 @@ class SerialTarget(BoardTarget):
             self.progress().update(f"{now - start:.0f} s, {len(seen)} bytes seen")
             low = seen.lower()
             tail = low.rstrip()
-            if b"incorrect" in low or b"denied" in low:
+            # only an answer to a login we sent: boot chatter ("Permission denied" of an
+            # init script) on the console is not a refusal
+            if (sent_user or sent_password) and (b"incorrect" in low or b"denied" in low):
                 raise TargetError(f"{self.name}: login refused; check RTBENCH_SERIAL_USER "
                                   "and RTBENCH_SERIAL_PASSWORD")
             if tail.endswith(b"login:") and not sent_user:

@@ -85,7 +85,7 @@ class QemuBoard:
         if board is not None:
             # a zoo board: another CPU, emulated (its kernel line can take a minute)
             self.accel = "tcg"
-            self._start(kernel, initramfs, 300.0)
+            self._start(kernel, initramfs, 600.0)
             return
         kvm = os.access("/dev/kvm", os.R_OK | os.W_OK)
         self.accel = "kvm" if kvm else "tcg"
@@ -131,7 +131,11 @@ class QemuBoard:
             while time.monotonic() < deadline and self.proc.poll() is None:
                 try:
                     seen = (seen + os.read(fd, 4096))[-8192:]
-                    if b"Linux version" in seen:
+                    if b"Linux version" in seen and self.board is None:
+                        return True
+                    # a zoo board: its shell's prompt (an emulated boot on a busy host
+                    # can take minutes, longer than a serial target waits for a shell)
+                    if b"Linux version" in seen and seen.rstrip().endswith(b"#"):
                         return True
                 except BlockingIOError:
                     time.sleep(0.05)

@@ -170,6 +170,14 @@ def test_login_refused(board: Board, monkeypatch: pytest.MonkeyPatch) -> None:
         open_target(f"serial://{tty}", provider=Probes()).open()
 
 
+def test_boot_chatter_saying_denied_is_no_login_refusal(board: Board) -> None:
+    """Issue 34: a zoo guest's boot log held "denied", which was taken for a refused
+    login although no login had been sent."""
+    tty = board("echo 'mount: /proc/bus/usb: Permission denied'; exec busybox sh -i")
+    with open_target(f"serial://{tty}", provider=Probes()) as target:
+        assert target.run("echo ok").stdout == "ok\n"
+
+
 def test_login_without_credentials(board: Board, monkeypatch: pytest.MonkeyPatch) -> None:
     tty = board(LOGIN_SCRIPT)
     monkeypatch.delenv("RTBENCH_SERIAL_USER", raising=False)

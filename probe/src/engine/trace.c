@@ -630,6 +630,23 @@ void trace_spike(struct run *r, int idx, int cpu,
 	t->traced++;
 }
 
+/*
+ * Close the per-CPU trace pipes (once): an open trace_pipe keeps tracefs busy, and a
+ * tracefs the probe mounted could not be unmounted again while one was open.
+ */
+static void trace_close_pipes(struct trace_run *t)
+{
+	int k;
+
+	for (k = 0; k < t->ncpus; k++) {
+		if (t->cpus[k].fd >= 0 && close(t->cpus[k].fd))
+			fmt_fprintf(stderr, "rtprobe: --trace: closing the trace "
+				    "pipe of CPU %d: %s\n", t->cpus[k].cpu,
+				    strerror(errno));
+		t->cpus[k].fd = -1;
+	}
+}
+
 void trace_summary(struct run *r)
 {
 	struct trace_run *t = r->trace;
@@ -640,6 +657,7 @@ void trace_summary(struct run *r)
 	if (!t)
 		return;
 	if (t->state_saved) {
+		trace_close_pipes(t);
 		t->restored = !tracefs_restore(&t->st, why, sizeof(why));
 		if (!t->restored)
 			fmt_snprintf(t->restore_error, sizeof(t->restore_error),
@@ -683,12 +701,11 @@ void trace_end(struct run *r)
 
 	if (!t)
 		return;
+	trace_close_pipes(t);
 	if (t->state_saved && tracefs_restore(&t->st, why, sizeof(why)))
 		fmt_fprintf(stderr, "rtprobe: --trace: %s\n", why);
-	for (k = 0; k < t->ncpus; k++) {
-		close(t->cpus[k].fd);
+	for (k = 0; k < t->ncpus; k++)
 		free(t->cpus[k].text);
-	}
 	free(t->cpus);
 	free(t->lines);
 	free(t->line_names);

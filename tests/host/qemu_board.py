@@ -135,7 +135,9 @@ class QemuBoard:
                         return True
                     # a zoo board: its shell's prompt (an emulated boot on a busy host
                     # can take minutes, longer than a serial target waits for a shell)
-                    if b"Linux version" in seen and seen.rstrip().endswith(b"#"):
+                    # (busybox asks for the cursor position after its prompt)
+                    prompt = seen.replace(b"\x1b[6n", b"").rstrip()
+                    if b"Linux version" in seen and prompt.endswith(b"#"):
                         return True
                 except BlockingIOError:
                     time.sleep(0.05)

@@ -2,6 +2,8 @@
 #   make run     create .venv, install rtbench (which builds probe/), run the quick suite
 #   make test    C unit tests (make -C probe check) and pytest over tests/ (sets up .venv
 #                with the dev tools first, so it works in a fresh clone)
+#   make test-boards  the board zoo: Debian's kernels for other CPUs booted in qemu, each
+#                measured and traced over its serial console (root; tests/boards/)
 #   make test-fast  the same without the slow tests (qemu guests, the browser, cross
 #                builds, board stand-ins, live servers, tests/slow_tests.txt): what to run
 #                while working (docs/testing.md)
@@ -33,7 +35,7 @@ else
 PY := $(PYTHON)
 endif
 
-.PHONY: all probe run test test-fast test-arches check-c bench lint dev clean prereqs prereqs-cc
+.PHONY: all probe run test test-fast test-arches test-boards check-c bench lint dev clean prereqs prereqs-cc
 
 all: probe
 
@@ -129,6 +131,15 @@ test-arches: $(VENV)/.dev
 	@rc=0; env -u PYTHONDONTWRITEBYTECODE RTBENCH_TEST_ARCHES=all OPENBLAS_NUM_THREADS=1 \
 		$(VPY) -m pytest -n $(TEST_WORKERS) --dist loadgroup tests/probe/test_arches.py \
 		|| rc=$$?; exit $$rc
+
+# The board zoo (tools/zoo.py): every emulated board booted once, smoke and a traced run
+# next to an injected SCHED_FIFO thread over its serial console (tests/boards/).  Root:
+# assembling a board adds its Debian architecture and downloads its kernel and busybox
+# (kept in ~/.cache/rtbench/zoo, or RTBENCH_ZOO_DIR).  One worker per emulated CPU.
+BOARD_WORKERS ?= 2
+test-boards: $(VENV)/.dev
+	env -u PYTHONDONTWRITEBYTECODE RTBENCH_TEST_BOARDS=1 OPENBLAS_NUM_THREADS=1 \
+		$(VPY) -m pytest -n $(BOARD_WORKERS) --dist loadgroup --durations=20 tests/boards
 
 bench: probe
 	$(PY) bench/cyclic_vs_cyclictest.py

@@ -20,7 +20,7 @@ def probe_group() -> None:
 @probe_group.command("build")
 @click.option("--arch", "arches", multiple=True, metavar="ARCH",
               help="Arch to build for (repeatable; default every one): x86_64, i386, aarch64, "
-                   "armhf, armel, mips, mipsel, powerpc, riscv64.")
+                   "armhf, armel, mips, mipsel, powerpc, ppc64le, riscv64.")
 @click.option("--force", is_flag=True, help="Rebuild even when a cached binary exists.")
 @handle_errors
 def probe_build(arches: tuple[str, ...], force: bool) -> None:

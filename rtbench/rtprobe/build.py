@@ -151,6 +151,11 @@ ARCHES: dict[str, ProbeArch] = {a.name: a for a in (
               "32-bit PowerPC big-endian, soft float", port=("softfloat_compare.c",),
               size_limit=BIG_CODE_SIZE_LIMIT,
               lto_llvm_options=("-enable-global-merge=false",)),
+    # POWER8 and later, little-endian, 64-bit (ELFv2): the ppc64el of Debian, IBM's
+    # POWER servers and qemu's pseries machine.  Fixed 4-byte instructions, as 32-bit
+    # PowerPC, but 64-bit registers for the nanosecond arithmetic.
+    ProbeArch("ppc64le", "powerpc64le-linux-musl", "pwr8", "qemu-ppc64le-static",
+              "64-bit POWER little-endian (POWER8 and up)", size_limit=BIG_CODE_SIZE_LIMIT),
     # Zig compiles RISC-V without linker relaxation (-mno-relax): every call is then an
     # auipc+jalr pair.  Its linker (LLD) relaxes, so -mrelax turns most calls into one
     # jal: about 8 % smaller.

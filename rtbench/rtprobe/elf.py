@@ -21,6 +21,7 @@ ELF_IDENTITY: dict[str, tuple[int, int, int]] = {
     "mips": (1, 2, 8),
     "mipsel": (1, 1, 8),
     "powerpc": (1, 2, 20),
+    "ppc64le": (2, 1, 21),
     "riscv64": (2, 1, 243),
 }
 

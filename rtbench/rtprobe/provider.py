@@ -6,7 +6,8 @@ provider (from --probe, if given) and pass it to open_target().
 
 A board's probe, in this order: --probe; else a Zig build for its arch already cached
 (the smallest binary); else the host's own rtprobe when it is static and built for that
-arch (a wheel ships one: a board of the host's arch needs no Zig); else a Zig build made
+arch (a wheel ships one: a board of the host's arch needs no Zig), except on a slow line
+(serial) where Zig is installed; else a Zig build made
 now (about a minute the first time, shown through the board's progress).  What a board
 gets is stripped (rtprobe/pushable.py).
 """
@@ -41,10 +42,12 @@ class ProbeProvider(Protocol):
         ...
 
     def probe_for(self, arch: str, progress: BuildProgress | None = None, *,
-                  simulation: bool = False) -> Path:
+                  simulation: bool = False, small: bool = False) -> Path:
         """A local path to a static rtprobe for a board of arch (x86_64, armhf, ...): the
         board build, or with simulation one that runs --simulate (board builds do not),
-        a build shown through progress; ProbeUnavailable when there is none."""
+        a build shown through progress; with small (a slow line), the board build even
+        where the host's own static probe would serve; ProbeUnavailable when there is
+        none."""
         ...
 
 
@@ -61,12 +64,18 @@ class Probes:
         return locate_probe(str(self.given) if self.given is not None else None)
 
     def probe_for(self, arch: str, progress: BuildProgress | None = None, *,
-                  simulation: bool = False) -> Path:
+                  simulation: bool = False, small: bool = False) -> Path:
         """--probe (the target checks it is for arch), else a cached Zig build for arch
         (the board build, or the full one when simulation), else the host's static probe
-        when built for arch (a full build), else a Zig build made now; stripped copies
-        where there is something to strip."""
-        from rtbench.rtprobe.build import ProbeBuildError, build_probe, cached_path
+        when built for arch (a full build) unless small asks for the board build and Zig
+        can make it, else a Zig build made now; stripped copies where there is something
+        to strip."""
+        from rtbench.rtprobe.build import (
+            ProbeBuildError,
+            build_probe,
+            cached_path,
+            zig_available,
+        )
         from rtbench.rtprobe.pushable import native_static_probe, stripped
 
         try:
@@ -75,7 +84,8 @@ class Probes:
             with contextlib.suppress(ProbeBuildError):  # said below, if building is the way
                 if cached_path(arch, simulation=simulation).is_file():
                     return build_probe(arch, simulation=simulation)
-            native = native_static_probe(arch)
+            # on a slow line the board build (a fifth of the size) is worth its build
+            native = None if small and zig_available() else native_static_probe(arch)
             if native is not None:
                 return stripped(native)
             if progress is None:

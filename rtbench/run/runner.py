@@ -409,7 +409,9 @@ class LoadGroup:
                 self.received = received_rate(before, after, time.monotonic() - then)
         for load in self.loads:
             if load.spec.kind is not None:
-                load.proc.interrupt()
+                # a board that stopped answering has nothing to interrupt (said already)
+                with suppress(TargetError):
+                    load.proc.interrupt()
         for load in self.loads:
             # a lost connection leaves nothing to drain or stop here
             if load.spec.kind is not None:
@@ -798,7 +800,10 @@ class Runner:
         """The connection to the target broke: note it; the run stops after storing."""
         if not self.lost:
             self.lost = True
-            detail = f" ({exc})" if exc is not None and str(exc) else ""
+            said = str(exc) if exc is not None else ""
+            # the target's own words name it already ("serial://...: the board stopped ...")
+            said = said.removeprefix(f"{self.target.name}: ")
+            detail = f" ({said})" if said else ""
             self.messages.append(f"{where}: connection to target {self.target.name} "
                                  f"lost{detail}")
 

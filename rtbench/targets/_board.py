@@ -39,6 +39,9 @@ class BoardTarget(Target):
 
     # True when _send_file() reports its own progress (bytes sent) through progress()
     push_reports_progress = False
+    # A slow line (a serial console: about 10 KiB/s at 115200 baud) gets the smallest
+    # probe: the board build, built now when Zig is there, never the 1 MiB native one.
+    wants_small_probe = False
     # a read of a few /proc files (once a second while measuring) that takes longer than
     # this is a link in trouble; a subclass whose link is slow sets its own
     read_timeout_s = 30.0
@@ -105,6 +108,9 @@ class BoardTarget(Target):
             raise TargetError(f"{self.name}: no probe to push (the target was opened "
                               "without a probe provider)")
         try:
+            if self.wants_small_probe and not simulation:
+                return self._provider.probe_for(arch, self.progress(), simulation=False,
+                                                small=True)
             return self._provider.probe_for(arch, self.progress(), simulation=simulation)
         except ProbeUnavailable as exc:
             raise TargetError(f"{self.name}: {exc}") from exc

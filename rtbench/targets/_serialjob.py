@@ -18,6 +18,7 @@ from __future__ import annotations
 import secrets
 import shlex
 import time
+from contextlib import AbstractContextManager
 from typing import Protocol
 
 from rtbench.targets.base import CommandResult, ProbeProcess, TargetError
@@ -31,6 +32,8 @@ DEFAULT_LIFETIME_S = 3600.0
 KEEP_LINES = 200
 # Seconds a load gets to write its result after SIGINT.
 INTERRUPT_WAIT_S = 3.0
+# Seconds a job's start may take on the board (a slow emulated board: several).
+JOB_START_TIMEOUT_S = 60.0
 # A running job is checked at most this often (each check is a round trip on the line).
 CHECK_PERIOD_S = 2.0
 
@@ -66,6 +69,10 @@ class LineOwner(Protocol):
         """True while a foreground process holds the line."""
         ...
 
+    def doing(self, what: str) -> AbstractContextManager[None]:
+        """Name what the commands of the block do (said if the board stops answering)."""
+        ...
+
 
 def job_start_command(job_dir: str, lifetime_s: float, script: str,
                       words: list[str]) -> str:
@@ -95,8 +102,10 @@ def new_job_dir(remote_dir: str) -> str:
 class SerialJob(ProbeProcess):
     """One load running as a background job of a serial board's shell."""
 
-    def __init__(self, owner: LineOwner, job_dir: str, pid: str, builtin: bool) -> None:
+    def __init__(self, owner: LineOwner, job_dir: str, pid: str, builtin: bool,
+                 label: str = "a load") -> None:
         self.owner = owner
+        self.label = label
         self.job_dir = job_dir
         self.pid = pid
         self.builtin = builtin
@@ -109,18 +118,18 @@ class SerialJob(ProbeProcess):
 
     @classmethod
     def start(cls, owner: LineOwner, remote_dir: str, lifetime_s: float, script: str,
-              words: list[str], builtin: bool) -> SerialJob:
+              words: list[str], builtin: bool, label: str = "a load") -> SerialJob:
         """Start a job on the board; TargetError when it does not come up."""
         job_dir = new_job_dir(remote_dir)
         done = owner.run(job_start_command(job_dir, lifetime_s, script, words),
-                         timeout_s=60.0)
+                         timeout_s=JOB_START_TIMEOUT_S)
         pid = done.stdout.strip().splitlines()[-1:] if done.stdout.strip() else []
         if done.returncode != 0 or not pid or not pid[0].isdigit():
             owner.run(f"rm -rf {shlex.quote(job_dir)}")
             said = (done.stderr.strip().splitlines() or ["no pid"])[-1]
             raise TargetError(f"{owner.name}: cannot start a load as a background job "
                               f"({said[:160]})")
-        return cls(owner, job_dir, pid[0], builtin)
+        return cls(owner, job_dir, pid[0], builtin, label)
 
     def fds(self) -> list[int]:
         """None: a job's output stays on the board until it is collected."""
@@ -147,8 +156,9 @@ class SerialJob(ProbeProcess):
             return self.returncode
         if time.monotonic() - self._checked_at >= CHECK_PERIOD_S:
             self._checked_at = time.monotonic()
-            if self._exit_code() is not None:
-                self._collect()
+            with self.owner.doing(f"checking {self.label}"):
+                if self._exit_code() is not None:
+                    self._collect()
         return self.returncode
 
     def interrupt(self) -> None:
@@ -157,12 +167,18 @@ class SerialJob(ProbeProcess):
             return
         self._interrupted_at = time.monotonic()
         if self.builtin:
-            self.owner.run(f"kill -INT {self.pid} 2>/dev/null; true")
+            with self.owner.doing(f"stopping {self.label}"):
+                self.owner.run(f"kill -INT {self.pid} 2>/dev/null; true")
 
     def stop(self, grace_s: float = 2.0) -> None:
         """Collect what is left, kill the job's whole group and remove its directory."""
         if self._removed:
             return
+        with self.owner.doing(f"stopping {self.label}"):
+            self._stop(grace_s)
+
+    def _stop(self, grace_s: float) -> None:
+        """stop(), its commands named."""
         if not self._collected and self.builtin:
             self.interrupt()
             deadline = time.monotonic() + grace_s

@@ -56,6 +56,8 @@ def arch_from_facts(machine: str, elf_header: bytes, cpu_features: str) -> str:
         raise TargetError(f"target arch {m}: cannot tell the byte order (no ELF /bin/sh)")
     if m in ("ppc", "powerpc", "ppc64"):
         return "powerpc"
+    if m == "ppc64le":
+        return "ppc64le"
     if m == "riscv64":
         return "riscv64"
     raise TargetError(f"target arch {m!r}: rtbench has no probe for it; build one with "

@@ -35,8 +35,14 @@ reservation dropped) when the target closes, after a failed open included.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import select
+import socket
+import struct
 import subprocess
+import termios
+import time
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, unquote
@@ -273,6 +279,13 @@ class LabgridTarget(Target):
                 return target_factory.class_from_string(name)(self._lg, name=None)
         return None
 
+    def _configured(self, name: str) -> Any:
+        """The driver of that class configured in the environment, or None."""
+        for driver in getattr(self._lg, "drivers", []):
+            if type(driver).__name__ == name:
+                return driver
+        return None
+
     def _cycle_power(self) -> None:
         """Power-cycle the board through labgrid; TargetUsageError without a driver."""
         driver = self._driver("PowerProtocol", PLACE_POWER_DRIVERS)
@@ -293,6 +306,10 @@ class LabgridTarget(Target):
         if ssh is not None:
             return _LabgridSsh(ssh, self.name, provider=self.provider,
                                remote_dir=self.remote_dir)
+        qemu = self._configured("QEMUDriver")
+        if qemu is not None:
+            return _LabgridQemu(qemu, self.name, provider=self.provider,
+                                remote_dir=self.remote_dir)
         console = self._driver("SerialDriver", {"SerialPort": "SerialDriver",
                                                 "RawSerialPort": "SerialDriver",
                                                 "NetworkSerialPort": "SerialDriver"})
@@ -301,7 +318,8 @@ class LabgridTarget(Target):
                                   remote_dir=self.remote_dir)
         kinds = ", ".join(sorted({type(r).__name__ for r in self._lg.resources})) or "none"
         raise TargetError(f"{self.name}: no way to a shell: rtbench needs a NetworkService "
-                          f"(ssh) or a serial port among the resources (has: {kinds})")
+                          f"(ssh), a serial port among the resources or a QEMUDriver "
+                          f"(has: {kinds})")
 
     def _open_board(self) -> SshTarget | SerialTarget:
         """The connected transport, else TargetError."""
@@ -473,3 +491,110 @@ class _LabgridSerial(SerialTarget):
             raise TargetError(f"{self.name}: labgrid could not open the console ({why})") \
                 from exc
         return self.driver.serial
+
+
+class _SocketPort:
+    """The console socket of labgrid's QEMUDriver as the serial link's port."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        sock.settimeout(30.0)
+
+    def write(self, data: bytes) -> None:
+        """Send data (blocking up to 30 s)."""
+        self.sock.sendall(data)
+
+    def flush(self) -> None:
+        """Nothing: a socket sends at once."""
+
+    @property
+    def in_waiting(self) -> int:
+        """Bytes to read now; OSError once qemu closed the console (the guest is gone)."""
+        raw = fcntl.ioctl(self.sock.fileno(), termios.FIONREAD, b"\0\0\0\0")
+        waiting = int(struct.unpack("i", raw)[0])
+        if waiting == 0:
+            readable, _, _ = select.select([self.sock], [], [], 0)
+            if readable and not self.sock.recv(1, socket.MSG_PEEK):
+                raise OSError("qemu closed the console (the guest is gone)")
+        return waiting
+
+    def read(self, size: int) -> bytes:
+        """Up to size bytes that are waiting."""
+        return self.sock.recv(size)
+
+    def fileno(self) -> int:
+        """The socket's descriptor (for select)."""
+        return self.sock.fileno()
+
+    def close(self) -> None:
+        """Nothing: the QEMUDriver closes its socket when deactivated."""
+
+
+# Seconds of a quiet console after the kernel's first line that count as booted.
+BOOT_QUIET_S = 5.0
+
+
+class _LabgridQemu(SerialTarget):
+    """A board emulated by labgrid's QEMUDriver (tools/zoo.py writes such environments):
+    the driver starts qemu, rtbench's serial transport talks on its console socket.  The
+    guest boots when the target opens and is switched off when labgrid's drivers are
+    deactivated (the target closes)."""
+
+    schemes: ClassVar[tuple[str, ...]] = ()
+    # an emulated guest may take minutes to boot on a busy host
+    boot_timeout_s = 300.0
+
+    def __init__(self, driver: Any, shown: str, *, provider: ProbeProvider | None,
+                 remote_dir: str) -> None:
+        super().__init__(f"qemu:{driver.machine}", provider=provider, remote_dir=remote_dir)
+        self.driver = driver
+        self.shown = shown
+        self.shell_timeout_s = self.boot_timeout_s
+
+    @property
+    def name(self) -> str:
+        """The labgrid target's name."""
+        return self.shown
+
+    def _open_port(self) -> Any:
+        """Activate the QEMUDriver and power the guest on; its console socket."""
+        target = self.driver.target
+        try:
+            target.activate(self.driver)
+            self.driver.on()
+        except Exception as exc:
+            raise TargetError(f"{self.name}: labgrid's QEMUDriver could not start the "
+                              f"guest ({_one_line(exc)})") from exc
+        sock = getattr(self.driver, "_clientsocket", None)
+        if sock is None:
+            raise TargetError(f"{self.name}: labgrid's QEMUDriver gave no console socket")
+        port = _SocketPort(sock)
+        self._await_kernel(port)
+        return port
+
+    def _await_kernel(self, port: _SocketPort) -> None:
+        """Wait, sending nothing, until the guest booted: its kernel's first line came,
+        then a prompt or 5 s of quiet.  Bytes sent to an emulated UART while the kernel
+        sets it up (Ctrl-C, the shell's sync line) left its receive side stuck (Debian's
+        arm64 kernel on qemu's pl011: nothing typed was ever read)."""
+        self.progress().start(f"booting the guest, up to {self.boot_timeout_s:g} s")
+        start = last = time.monotonic()
+        seen = b""
+        booted = False
+        while time.monotonic() - start < self.boot_timeout_s:
+            now = time.monotonic()
+            waiting = port.in_waiting
+            if waiting:
+                seen, last = (seen + port.read(waiting))[-4096:], now
+            booted = booted or b"Linux version" in seen
+            tail = seen.replace(b"\x1b[6n", b"").rstrip()
+            if booted and (tail.endswith((b"#", b"$", b">", b"login:"))
+                           or now - last >= BOOT_QUIET_S):
+                self.progress().done(f"booted in {now - start:.0f} s")
+                return
+            self.progress().update(f"{now - start:.0f} s")
+            if not waiting:
+                time.sleep(0.05)
+        self.progress().done("no answer")
+        raise TargetError(f"{self.name}: the guest did not boot in {self.boot_timeout_s:g} s "
+                          "(check its kernel and console= in the environment file)")

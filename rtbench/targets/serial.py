@@ -20,6 +20,7 @@ import re
 import shlex
 import termios
 import time
+from collections.abc import Iterator
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
@@ -126,6 +127,7 @@ class SerialTarget(BoardTarget):
 
     schemes: ClassVar[tuple[str, ...]] = ("serial",)
     push_reports_progress = True
+    wants_small_probe = True
 
     def __init__(self, device: str, *, baud: int = DEFAULT_BAUD,
                  provider: ProbeProvider | None = None,
@@ -143,6 +145,10 @@ class SerialTarget(BoardTarget):
         self._console_level: str | None = None
         self._taskset: bool | None = None
         self._job_lifetime_s = DEFAULT_LIFETIME_S
+        # what rtbench is doing on the line, for the words of a board that stops answering
+        self._doing = "running a command"
+        # set once the board stopped answering: every later command fails at once with it
+        self._silent: str | None = None
 
     @classmethod
     def from_uri(cls, uri: str, *, provider: ProbeProvider | None = None,
@@ -236,7 +242,9 @@ class SerialTarget(BoardTarget):
             self.progress().update(f"{now - start:.0f} s, {len(seen)} bytes seen")
             low = seen.lower()
             tail = low.rstrip()
-            if b"incorrect" in low or b"denied" in low:
+            # only an answer to a login we sent: boot chatter ("Permission denied" of an
+            # init script) on the console is not a refusal
+            if (sent_user or sent_password) and (b"incorrect" in low or b"denied" in low):
                 raise TargetError(f"{self.name}: login refused; check RTBENCH_SERIAL_USER "
                                   "and RTBENCH_SERIAL_PASSWORD")
             if tail.endswith(b"login:") and not sent_user:
@@ -309,6 +317,25 @@ class SerialTarget(BoardTarget):
             self.link.port.close()
         self.link = None
 
+    @contextlib.contextmanager
+    def doing(self, what: str) -> Iterator[None]:
+        """Name what the commands of the block do ("starting load cpu"), for the words
+        said when the board stops answering during it."""
+        before, self._doing = self._doing, what
+        try:
+            yield
+        finally:
+            self._doing = before
+
+    def _stopped_answering(self, timeout_s: float) -> TargetLost:
+        """The board gave no answer: the run ends (lost) with these words, and every
+        later command on the line fails at once with them (no minute-long waits on a
+        dead console)."""
+        self._silent = (f"{self.name}: the board stopped answering its console while "
+                        f"{self._doing} (nothing for {timeout_s:g} s); it may have hung "
+                        "or rebooted")
+        return TargetLost(self._silent)
+
     def _link(self) -> SerialLink:
         """The open link, else TargetError."""
         if self.link is None:
@@ -329,6 +356,8 @@ class SerialTarget(BoardTarget):
     def run(self, command: str, timeout_s: float = 30.0) -> CommandResult:
         """Run a short /bin/sh command on the board to completion."""
         link = self._link()
+        if self._silent is not None:
+            raise TargetLost(self._silent)
         if self._busy:
             raise TargetError(f"{self.name}: the line is busy with a running process")
         body = f"( {command} ) </dev/null 2>{ERR_FILE}; rtb_rc=$?"
@@ -365,11 +394,16 @@ class SerialTarget(BoardTarget):
                     if raw.startswith(f_want):
                         return CommandResult(rc, _text(out), _text(err))
                     err.append(raw)
-        raise TargetError(f"{self.name}: `{command[:60]}` gave no answer in {timeout_s:g} s")
+        raise self._stopped_answering(timeout_s)
 
     def _send_file(self, data: bytes, remote: str) -> None:
         """Write data to remote in base64 lines, gzip-compressed where the board has
         gunzip (printf octal escapes where it lacks base64)."""
+        with self.doing(f"pushing {remote} ({len(data) // 1024} KiB)"):
+            self._send_file_now(data, remote)
+
+    def _send_file_now(self, data: bytes, remote: str) -> None:
+        """_send_file(), its commands named."""
         q = shlex.quote(remote)
         tools = self.run(f": > {q} && for t in base64 gunzip; do command -v $t >/dev/null "
                          f"&& echo $t; done")
@@ -428,17 +462,21 @@ class SerialTarget(BoardTarget):
         if cpus and self._has_taskset():
             words = ["taskset", "-c", cpus, *words]
         if args[:1] == ["load"]:
-            return SerialJob.start(self, self.remote_dir, self._job_lifetime_s, PROBE_JOB,
-                                   words, builtin=True)
+            label = f"load {args[1]}" if len(args) > 1 else "a load"
+            with self.doing(f"starting {label}"):
+                return SerialJob.start(self, self.remote_dir, self._job_lifetime_s,
+                                       PROBE_JOB, words, builtin=True, label=label)
         return self._start_remote(" ".join(shlex.quote(w) for w in words))
 
     def start_command(self, command: str, cpus: str | None = None) -> ProbeProcess:
         """Start a shell-command load as a background job of the board's shell,
         restarted when it ends (pinned with taskset when cpus is given and it exists)."""
+        label = f"the shell-command load `{_shown(command)}`"
         if cpus and self._has_taskset():
             command = f"exec taskset -c {shlex.quote(cpus)} /bin/sh -c {shlex.quote(command)}"
-        return SerialJob.start(self, self.remote_dir, self._job_lifetime_s, COMMAND_JOB,
-                               [command], builtin=False)
+        with self.doing(f"starting {label}"):
+            return SerialJob.start(self, self.remote_dir, self._job_lifetime_s, COMMAND_JOB,
+                                   [command], builtin=False, label=label)
 
     def _has_taskset(self) -> bool:
         """True when the board has taskset (asked once)."""
@@ -569,6 +607,13 @@ def _split_console(raw: bytes, partial: bytes, out: list[bytes],
         return line[:match.start()]
     other.append(line)
     return b""
+
+
+def _shown(command: str, width: int = 40) -> str:
+    """A user's command as said in a message: control characters out, at most width
+    characters (cut with an ellipsis)."""
+    clean = "".join(ch if ch.isprintable() else " " for ch in command).strip()
+    return clean if len(clean) <= width else clean[:width - 1] + "…"
 
 
 def _text(lines: list[bytes]) -> str:

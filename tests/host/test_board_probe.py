@@ -76,6 +76,39 @@ def test_native_static_probe_serves_its_own_arch_only(tmp_path: Path,
         Probes().probe_for("x86_64", Silent())
 
 
+def test_a_slow_line_gets_the_board_build_not_the_native_probe(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 34: a serial push sent the 1 MiB native probe (81 s) where the board build
+    (a fifth of it) could be had: asked for small, a board of the host's arch gets the
+    Zig build even with the static native probe there; without Zig, the native one."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    native = fake_elf(tmp_path / "rtprobe", with_interp=False)
+    monkeypatch.setenv("RTBENCH_PROBE", str(native))
+    board_build = tmp_path / "board-rtprobe"
+    built: list[str] = []
+
+    def build(arch: str, simulation: bool = False) -> Path:
+        built.append(arch)
+        return board_build
+
+    monkeypatch.setattr(probebuild, "build_probe", build)
+    monkeypatch.setattr(probebuild, "zig_available", lambda: True)
+    assert Probes().probe_for("x86_64", Silent()) == native
+    assert Probes().probe_for("x86_64", Silent(), small=True) == board_build
+    assert built == ["x86_64"]
+    monkeypatch.setattr(probebuild, "zig_available", lambda: False)
+    assert Probes().probe_for("x86_64", Silent(), small=True) == native
+
+
+def test_serial_target_asks_for_the_small_probe() -> None:
+    """The serial target (and labgrid's serial transport, its subclass) asks for it; ssh
+    does not (a fast link)."""
+    from rtbench.targets.serial import SerialTarget
+    from rtbench.targets.ssh import SshTarget
+
+    assert SerialTarget.wants_small_probe and not SshTarget.wants_small_probe
+
+
 def test_probe_build_without_sources_says_to_reinstall(tmp_path: Path) -> None:
     with pytest.raises(probebuild.ProbeBuildError, match="reinstall it"):
         probebuild.build_probe("aarch64", source=tmp_path)

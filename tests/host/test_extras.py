@@ -19,3 +19,14 @@ def test_all_extra_is_the_union_of_the_optional_parts() -> None:
     union = {req for name in parts for req in extras[name]}
     assert set(extras["all"]) == union
     assert len(extras["all"]) == len(union)     # each requirement once
+
+
+def test_one_serial_package_in_every_extra() -> None:
+    """pyserial and labgrid's pyserial-labgrid both install the `serial` module and
+    overwrite each other: every extra names the fork labgrid itself requires."""
+    extras = tomllib.loads(PYPROJECT.read_text())["project"]["optional-dependencies"]
+    for name, requirements in extras.items():
+        names = {req.split(">")[0].split("=")[0].split("<")[0].strip() for req in requirements}
+        assert "pyserial" not in names, name
+    assert any(req.startswith("pyserial-labgrid") for req in extras["serial"])
+    assert any(req.startswith("pyserial-labgrid") for req in extras["all"])

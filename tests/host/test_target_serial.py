@@ -171,6 +171,14 @@ def test_login_refused(board: Board, monkeypatch: pytest.MonkeyPatch) -> None:
         open_target(f"serial://{tty}", provider=Probes()).open()
 
 
+def test_boot_chatter_saying_denied_is_no_login_refusal(board: Board) -> None:
+    """Issue 34: a zoo guest's boot log held "denied", which was taken for a refused
+    login although no login had been sent."""
+    tty = board("echo 'mount: /proc/bus/usb: Permission denied'; exec busybox sh -i")
+    with open_target(f"serial://{tty}", provider=Probes()) as target:
+        assert target.run("echo ok").stdout == "ok\n"
+
+
 def test_login_without_credentials(board: Board, monkeypatch: pytest.MonkeyPatch) -> None:
     tty = board(LOGIN_SCRIPT)
     monkeypatch.delenv("RTBENCH_SERIAL_USER", raising=False)
@@ -253,6 +261,35 @@ def test_board_gone_mid_run_raises_lost(board: Board) -> None:
             while time.monotonic() < deadline:
                 proc.read_available()
                 time.sleep(0.05)
+
+
+def test_board_that_stops_answering_is_said_in_words(board: Board, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A board whose console goes silent while a load starts (issue 34: the only message
+    was a cut internal shell command): lost, in words naming what was being done, and
+    every later command on the line fails at once instead of waiting again."""
+    from rtbench.targets import _serialjob
+
+    stuck = tmp_path / "bin"
+    stuck.mkdir()
+    # the board hangs in the first command of a job's start
+    (stuck / "mkdir").write_text('#!/bin/sh\ncase "$*" in *job-*) exec sleep 600;; esac\n'
+                                 'exec /bin/mkdir "$@"\n')
+    (stuck / "mkdir").chmod(0o755)
+    tty = board(f"PATH={stuck}:$PATH; export PATH; exec sh -i")
+    monkeypatch.setattr(_serialjob, "JOB_START_TIMEOUT_S", 3.0)
+    with open_target(f"serial://{tty}", provider=Probes()) as target:
+        with pytest.raises(TargetLost) as caught:
+            target.start_command("sleep 1")
+        message = str(caught.value)
+        assert ("the board stopped answering its console while starting the shell-command "
+                "load `sleep 1`") in message, message
+        assert message.endswith("it may have hung or rebooted"), message
+        assert "mkdir" not in message and "\n" not in message
+        began = time.monotonic()
+        with pytest.raises(TargetLost, match="stopped answering"):
+            target.run("true")
+        assert time.monotonic() - began < 1.0
 
 
 # A suite whose loads run next to the test as jobs of the board's shell: a built-in load

@@ -182,6 +182,28 @@ def test_trace_without_injector_names_nobody(run_probe: RunProbe,
 
 @needs_root
 @needs_tracefs
+def test_tracefs_it_mounted_is_unmounted_again(rtprobe: Path,
+                                               tracefs_guard: dict[str, str]) -> None:
+    """Issue 34: on a board whose init mounts no tracefs (the zoo's busybox guests),
+    rtprobe mounts it for --trace and must leave it unmounted; it tried to unmount while
+    its trace pipes were still open (EBUSY) and left tracefs mounted.  Here: a private
+    mount namespace without tracefs."""
+    script = (f"umount {TRACEFS} && {rtprobe} cyclic --cpus {MEASURED_CPU} --duration "
+              f"1s --warmup 100ms --trace=on --trace-threshold 1us --trace-max-spikes 2; "
+              "echo mounts=$(grep -c tracefs /proc/mounts)")
+    done = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
+                          env=tracefs_guard, capture_output=True, text=True, timeout=60,
+                          check=False)
+    lines = done.stdout.splitlines()
+    assert lines and lines[-1] == "mounts=0", (done.stdout[-500:], done.stderr)
+    import json
+
+    found = [json.loads(ln) for ln in lines if '"trace_summary"' in ln]
+    assert found and found[0]["restored"] is True and found[0]["note"] is None, found
+
+
+@needs_root
+@needs_tracefs
 def test_state_restored_after_sigkill(rtprobe: Path, run_probe: RunProbe,
                                       tracefs_guard: dict[str, str], tmp_path: Path) -> None:
     before = tracefs_state()

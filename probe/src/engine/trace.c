@@ -695,14 +695,19 @@ void trace_spike(struct run *r, int idx, int cpu,
 		t->nkept++;
 }
 
-/* Close every CPU's trace_pipe (an open tracefs fd keeps it from unmounting). */
+/*
+ * Close the per-CPU trace pipes (once): an open trace_pipe keeps tracefs busy, and a
+ * tracefs the probe mounted could not be unmounted again while one was open.
+ */
 static void trace_close_pipes(struct trace_run *t)
 {
 	int k;
 
 	for (k = 0; k < t->ncpus; k++) {
-		if (t->cpus[k].fd >= 0)
-			close(t->cpus[k].fd);
+		if (t->cpus[k].fd >= 0 && close(t->cpus[k].fd))
+			fmt_fprintf(stderr, "rtprobe: --trace: closing the trace "
+				    "pipe of CPU %d: %s\n", t->cpus[k].cpu,
+				    strerror(errno));
 		t->cpus[k].fd = -1;
 	}
 }

@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+"""The board zoo: one emulated board per CPU family of the studies, from Debian's packages.
+
+    tools/zoo.py [BOARD ...] [--dir DIR] [--add FILE ...] [--list]
+
+For each board (all of them when none is named) this downloads Debian's kernel and
+busybox-static for the board's Debian architecture (`dpkg --add-architecture A`,
+`apt-get update` once, `apt-get download`), unpacks them with `dpkg-deb -x`, and writes
+into DIR/BOARD/ (default: $XDG_CACHE_HOME/rtbench/zoo, i.e. ~/.cache/rtbench/zoo):
+
+- `kernel`: the kernel image as Debian ships it;
+- `initramfs.cpio`: busybox-static, an /init that mounts /proc, /sys and /dev and keeps a
+  shell on the serial console, and each `--add FILE` in /bin (a program for the board);
+- `labgrid.yaml`: a labgrid environment file whose QEMUDriver boots that kernel and
+  initramfs under qemu's CPU emulation (TCG), for `rtbench run --target
+  labgrid-env:DIR/BOARD/labgrid.yaml`;
+- `qemu.sh`: the same qemu command line, its console on stdio, for a look by hand.
+
+Adding an architecture and downloading need root (run it with sudo once); later runs
+reuse what is there.  The qemu binaries come from Debian's qemu-system-arm (arm, aarch64),
+qemu-system-mips, qemu-system-ppc and qemu-system-x86.  tests/host/qemu_board.py boots
+the same boards for `make test-boards` (docs/targets.md, "Try it without a board").
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import glob
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Board:
+    """One emulated board: Debian's kernel package for an arch and the qemu that runs it."""
+
+    name: str
+    debian_arch: str
+    kernel_package: str  # Debian's metapackage; its dependency is the versioned image
+    qemu: str
+    machine: str
+    cpu: str
+    console: str
+    probe_arch: str  # rtbench's probe arch for the board (rtbench probe build --arch)
+    summary: str
+    timer_irq: str  # the name of the arch's own timer interrupt in /proc/interrupts
+
+
+BOARDS: dict[str, Board] = {b.name: b for b in (
+    Board("amd64", "amd64", "linux-image-amd64", "qemu-system-x86_64", "pc", "qemu64",
+          "ttyS0", "x86_64", "x86-64, Debian's generic kernel", "timer"),
+    Board("amd64-rt", "amd64", "linux-image-rt-amd64", "qemu-system-x86_64", "pc", "qemu64",
+          "ttyS0", "x86_64", "x86-64, Debian's PREEMPT_RT kernel", "timer"),
+    Board("arm64", "arm64", "linux-image-arm64", "qemu-system-aarch64", "virt",
+          "cortex-a53", "ttyAMA0", "aarch64", "64-bit ARM, Debian's generic kernel",
+          "arch_timer"),
+    Board("arm64-rt", "arm64", "linux-image-rt-arm64", "qemu-system-aarch64", "virt",
+          "cortex-a53", "ttyAMA0", "aarch64", "64-bit ARM, Debian's PREEMPT_RT kernel",
+          "arch_timer"),
+    Board("armhf-rt", "armhf", "linux-image-rt-armmp", "qemu-system-arm", "virt",
+          "cortex-a15", "ttyAMA0", "armhf", "32-bit ARMv7, Debian's PREEMPT_RT armmp kernel",
+          "arch_timer"),
+    Board("i386-rt", "i386", "linux-image-rt-686-pae", "qemu-system-i386", "pc",
+          "qemu32", "ttyS0", "i386", "IA-32, Debian's PREEMPT_RT 686-pae kernel",
+          "timer"),
+    Board("mipsel", "mipsel", "linux-image-4kc-malta", "qemu-system-mipsel", "malta",
+          "24Kf", "ttyS0", "mipsel", "MIPS32 little-endian, Debian's 4kc-malta kernel",
+          "timer"),
+    Board("ppc64el", "ppc64el", "linux-image-powerpc64le", "qemu-system-ppc64", "pseries",
+          "power9", "hvc0", "ppc64le", "64-bit POWER little-endian, Debian's powerpc64le "
+          "kernel", "decrementer"),
+)}
+
+# The Debian package of each qemu binary.
+QEMU_PACKAGES = {"qemu-system-x86_64": "qemu-system-x86", "qemu-system-i386": "qemu-system-x86",
+                 "qemu-system-aarch64": "qemu-system-arm", "qemu-system-arm": "qemu-system-arm",
+                 "qemu-system-mipsel": "qemu-system-mips", "qemu-system-ppc64": "qemu-system-ppc"}
+
+# The guest's /init: busybox's applets, the kernel's filesystems, a shell on the console
+# again and again (a shell that exits is replaced).
+INIT = """#!/bin/busybox sh
+/bin/busybox --install -s
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+hostname rtbench-guest
+ip link set lo up 2>/dev/null
+while :; do setsid cttyhack sh -i; done
+"""
+MEMORY = "256M"
+
+
+def default_dir() -> Path:
+    """$XDG_CACHE_HOME/rtbench/zoo (~/.cache/rtbench/zoo)."""
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "rtbench" / "zoo"
+
+
+def boot_args(board: Board) -> str:
+    """The kernel command line: the serial console, the initramfs's /init, no reboot."""
+    return f"console={board.console} loglevel=6 panic=-1 rdinit=/init"
+
+
+def qemu_argv(board: Board, kernel: Path, initramfs: Path) -> list[str]:
+    """qemu under TCG with one CPU, its serial console on stdio."""
+    return [board.qemu, "-accel", "tcg", "-M", board.machine, "-cpu", board.cpu,
+            "-m", MEMORY, "-smp", "1", "-nodefaults", "-display", "none", "-no-reboot",
+            "-chardev", "stdio,id=con,signal=off", "-serial", "chardev:con",
+            "-kernel", str(kernel), "-initrd", str(initramfs), "-append", boot_args(board)]
+
+
+def labgrid_env(board: Board, kernel: Path, initramfs: Path) -> str:
+    """A labgrid environment file whose QEMUDriver boots the board (target `main`)."""
+    qemu = shutil.which(board.qemu) or f"/usr/bin/{board.qemu}"
+    return (f"# {board.summary}, emulated (qemu TCG): written by tools/zoo.py\n"
+            "targets:\n"
+            "  main:\n"
+            "    drivers:\n"
+            "      QEMUDriver:\n"
+            "        qemu_bin: qemu\n"
+            f"        machine: {board.machine}\n"
+            f"        cpu: {board.cpu}\n"
+            f"        memory: {MEMORY}\n"
+            "        kernel: kernel\n"
+            f"        extra_args: '-accel tcg -smp 1 -nodefaults -no-reboot "
+            f"-initrd {initramfs}'\n"
+            f"        boot_args: '{boot_args(board)}'\n"
+            "        display: none\n"
+            "tools:\n"
+            f"  qemu: {qemu}\n"
+            "images:\n"
+            f"  kernel: {kernel}\n")
+
+
+def _run(argv: list[str], cwd: Path | None = None) -> str:
+    """Run a command; its stdout, or SystemExit with its stderr's last line."""
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        why = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise SystemExit(f"zoo: {' '.join(argv[:3])} ... failed: {why}")
+    return done.stdout
+
+
+def _image_package(meta: str, arch: str) -> str:
+    """The versioned kernel package the metapackage depends on (linux-image-6.1.0-N-...)."""
+    shown = _run(["apt-cache", "depends", f"{meta}:{arch}"])
+    for line in shown.splitlines():
+        word = line.strip().removeprefix("Depends:").strip()
+        if line.strip().startswith("Depends:") and word.startswith("linux-image-"):
+            return word.split(":")[0]
+    raise SystemExit(f"zoo: no kernel image found for {meta}:{arch} (apt-get update?)")
+
+
+def ensure_arch(arch: str) -> None:
+    """Make apt know the Debian architecture (dpkg --add-architecture, apt-get update)."""
+    native = _run(["dpkg", "--print-architecture"]).strip()
+    known = _run(["dpkg", "--print-foreign-architectures"]).split()
+    if arch == native or arch in known:
+        return
+    if os.geteuid() != 0:
+        raise SystemExit(f"zoo: Debian architecture {arch} is not added: run as root once "
+                         f"(dpkg --add-architecture {arch}; apt-get update)")
+    _run(["dpkg", "--add-architecture", arch])
+    # a foreign index that fails (a mirror in sync) is not fatal: apt says so and goes on
+    subprocess.run(["apt-get", "update"], capture_output=True, check=False)
+
+
+def download(package: str, arch: str, into: Path) -> Path:
+    """apt-get download PACKAGE:ARCH into `into`; the .deb's path."""
+    into.mkdir(parents=True, exist_ok=True)
+    found = sorted(glob.glob(str(into / f"{package}_*_{arch}.deb")))
+    if not found:
+        _run(["apt-get", "download", f"{package}:{arch}"], cwd=into)
+        found = sorted(glob.glob(str(into / f"{package}_*_{arch}.deb")))
+    if not found:
+        raise SystemExit(f"zoo: apt-get download {package}:{arch} left no .deb")
+    return Path(found[-1])
+
+
+def _unpack(deb: Path, into: Path, pattern: str) -> None:
+    """The files of a .deb matching pattern, unpacked into `into` (dpkg-deb's archive
+    through tar: a kernel package's 400 MB of modules are never written)."""
+    tar = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE)
+    _run_from(tar, ["tar", "-x", "-C", str(into), "--wildcards", pattern])
+
+
+def _run_from(source: subprocess.Popen[bytes], argv: list[str]) -> None:
+    """Run argv reading source's stdout; SystemExit when either fails."""
+    done = subprocess.run(argv, stdin=source.stdout, capture_output=True, check=False)
+    if source.stdout is not None:
+        source.stdout.close()
+    if source.wait() != 0 or done.returncode != 0:
+        why = (done.stderr.decode(errors="replace").strip().splitlines() or ["no message"])[-1]
+        raise SystemExit(f"zoo: unpacking failed: {why}")
+
+
+def build_initramfs(busybox: Path, out: Path, extra: list[Path]) -> None:
+    """An uncompressed newc cpio: busybox, /init and the extra programs in /bin."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for sub in ("bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "tmp", "etc"):
+            (root / sub).mkdir(parents=True, exist_ok=True)
+        shutil.copy(busybox, root / "bin" / "busybox")
+        (root / "bin" / "busybox").chmod(0o755)
+        (root / "bin" / "sh").symlink_to("busybox")
+        (root / "init").write_text(INIT)
+        (root / "init").chmod(0o755)
+        for program in extra:
+            shutil.copy(program, root / "bin" / program.name)
+            (root / "bin" / program.name).chmod(0o755)
+        names = subprocess.run(["find", "."], cwd=root, capture_output=True,
+                               check=True).stdout
+        partial = out.with_name(out.name + ".part")
+        with partial.open("wb") as fh:
+            subprocess.run(["cpio", "--quiet", "-o", "-H", "newc"], cwd=root, input=names,
+                           stdout=fh, check=True)
+        partial.replace(out)
+
+
+def assemble(board: Board, top: Path, extra: list[Path]) -> Path:
+    """DIR/BOARD/ with the kernel, the initramfs, labgrid.yaml and qemu.sh; the folder.
+    One assembly at a time in DIR (apt, the shared busybox of an arch): a lock file."""
+    top.mkdir(parents=True, exist_ok=True)
+    with (top / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _assemble(board, top, extra)
+
+
+def _assemble(board: Board, top: Path, extra: list[Path]) -> Path:
+    """assemble(), under its lock."""
+    where = top / board.name
+    debs = top / "debs"
+    kernel = where / "kernel"
+    if not kernel.is_file():
+        ensure_arch(board.debian_arch)
+        deb = download(_image_package(board.kernel_package, board.debian_arch),
+                       board.debian_arch, debs)
+        with tempfile.TemporaryDirectory() as tmp:
+            _unpack(deb, Path(tmp), "./boot/vmlinu[xz]-*")
+            images = sorted(glob.glob(f"{tmp}/boot/vmlinu[xz]-*"))
+            if not images:
+                raise SystemExit(f"zoo: {deb.name} holds no /boot/vmlinu[xz]-*")
+            where.mkdir(parents=True, exist_ok=True)
+            shutil.copy(images[0], where / "kernel.part")
+            (where / "release").write_text(Path(images[0]).name.split("-", 1)[1] + "\n")
+            (where / "kernel.part").replace(kernel)
+    busybox = top / "busybox" / board.debian_arch / "busybox"
+    if not busybox.is_file():
+        ensure_arch(board.debian_arch)
+        deb = download("busybox-static", board.debian_arch, debs)
+        with tempfile.TemporaryDirectory() as tmp:
+            _unpack(deb, Path(tmp), "./bin/busybox")
+            busybox.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(f"{tmp}/bin/busybox", busybox)
+    initramfs = where / "initramfs.cpio"
+    build_initramfs(busybox, initramfs, extra)
+    (where / "labgrid.yaml").write_text(labgrid_env(board, kernel, initramfs))
+    script = where / "qemu.sh"
+    script.write_text("#!/bin/sh\n# Boot the board with its console here (Ctrl-A X quits).\n"
+                      f"exec {shlex.join(qemu_argv(board, kernel, initramfs))}\n")
+    script.chmod(0o755)
+    return where
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Assemble the boards named (all by default)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("boards", nargs="*", metavar="BOARD",
+                        help=f"which boards ({', '.join(BOARDS)}); all when none is named")
+    parser.add_argument("--dir", type=Path, default=default_dir(),
+                        help="where the boards go (default: %(default)s)")
+    parser.add_argument("--add", type=Path, action="append", default=[],
+                        help="a program for the board, put in the initramfs's /bin")
+    parser.add_argument("--list", action="store_true", help="list the boards and stop")
+    args = parser.parse_args(argv)
+    if args.list:
+        for board in BOARDS.values():
+            print(f"{board.name:<9} {board.qemu} -M {board.machine}: {board.summary}")
+        return 0
+    unknown = [b for b in args.boards if b not in BOARDS]
+    if unknown:
+        print(f"zoo: no board {unknown[0]!r} (boards: {', '.join(BOARDS)})", file=sys.stderr)
+        return 2
+    for name in args.boards or list(BOARDS):
+        board = BOARDS[name]
+        if shutil.which(board.qemu) is None:
+            print(f"zoo: {name}: {board.qemu} missing (apt-get install "
+                  f"{QEMU_PACKAGES[board.qemu]})", file=sys.stderr)
+        where = assemble(board, args.dir, args.add)
+        print(f"{name}: {where}/labgrid.yaml")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -75,6 +75,9 @@ from rtbench.targets.shell import LOAD_ENDED
 HOST_LOAD_PORT = 9
 # Time rtprobe may take beyond warm-up + duration before it is considered hung.
 HANG_GRACE_S = 60.0
+# past its expected length, how long rtprobe may go on writing out the records it queued
+# for a slow link (its queue holds 1 MiB: about 18 minutes at 9600 baud)
+DRAIN_LIMIT_S = 1200.0
 # The same for tests that run a fixed amount of work (ctx, pi, ...): their length is only
 # a nominal guess, and a large ctx sweep legitimately runs for minutes.
 HANG_GRACE_UNTIMED_S = 900.0
@@ -957,8 +960,12 @@ class Runner:
         stderr_lines = LineBuffer(1 << 16)
         messages: list[str] = []
         bad_records: list[str] = []
+        # when rtprobe last wrote: past its expected length it may still be writing out
+        # the records it queued for a slow link (docs/rtprobe.md), which is no hang
+        last_output = [time.monotonic()]
 
         def on_stdout(data: bytes) -> None:
+            last_output[0] = time.monotonic()
             for lineno, line in lines.feed(data):
                 if lineno in lines.overlong:
                     why = (f"line {lineno}: longer than {MAX_PROBE_LINE_BYTES >> 20} MiB, "
@@ -1023,9 +1030,14 @@ class Runner:
                     killed_why = "rtprobe did not stop after SIGINT; killed"
                     messages.append(killed_why)
                     break
-                if now > deadline:
+                if now > deadline and (now - last_output[0] > grace_s
+                                       or now > deadline + DRAIN_LIMIT_S):
+                    silent = now - last_output[0] > grace_s
                     killed_why = (f"rtprobe ran {grace_s:g} s past its expected length; "
-                                  "killed (hung?)")
+                                  "killed (hung? " + (f"no output for {grace_s:g} s)"
+                                                      if silent else
+                                                      f"still writing {DRAIN_LIMIT_S:g} s "
+                                                      "later)"))
                     messages.append(killed_why)
                     break
                 self.on_event(Tick())

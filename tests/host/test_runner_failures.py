@@ -103,6 +103,17 @@ def test_a_clean_run_emits_events_and_stores_everything(store: Store) -> None:
     assert all(p.stopped or p.eof for _, p in target.started)
 
 
+def test_a_probe_still_writing_out_its_queue_is_not_taken_for_hung(store: Store) -> None:
+    # past its expected length (100 ms) rtprobe may still write out the records it queued
+    # for a slow link: lines 0.1 s apart, 1.4 s in all, against a 0.3 s grace
+    text = lines()
+    target = FakeTarget(lambda args: Script(text, line_interval_s=1.4 / len(text)))
+    _, events, _ = run(target, store, hang_grace_s=0.3)
+    done = [e for e in events if isinstance(e, MeasurementDone)]
+    assert [d.status for d in done] == ["ok", "ok"]
+    assert not any("past its expected length" in m for d in done for m in d.messages)
+
+
 def test_a_hung_probe_is_killed_after_its_grace(store: Store) -> None:
     target = FakeTarget(lambda args: Script(lines(with_result=False), then="hang"))
     runner, events, took = run(target, store, hang_grace_s=0.3)

@@ -49,12 +49,15 @@ def missing() -> str | None:
     return None
 
 
-def build_initramfs(workdir: Path) -> Path:
-    """An uncompressed newc cpio holding busybox and /init."""
+def build_initramfs(workdir: Path, extra_bin: tuple[Path, ...] = ()) -> Path:
+    """An uncompressed newc cpio holding busybox, /init and the programs of extra_bin
+    (static ones: the guest has no libc) in /bin."""
     root = workdir / "root"
     for sub in ("bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "tmp", "etc"):
         (root / sub).mkdir(parents=True, exist_ok=True)
     shutil.copy(BUSYBOX, root / "bin" / "busybox")
+    for program in extra_bin:
+        shutil.copy(program, root / "bin" / program.name)
     (root / "init").write_text(INIT)
     (root / "init").chmod(0o755)
     (root / "bin" / "sh").symlink_to("busybox")

@@ -57,3 +57,26 @@ def test_periodic_break_on_continue_is_a_gap(rtprobe: Path, tmp_path: Path) -> N
     assert series["gaps"] == 1, series
     periods = series["count"] + series["overruns"] + series["gap_ns"] // PERIOD_NS
     assert periods == result["measured_ns"] // PERIOD_NS
+
+
+@needs_root
+@needs_part("util-linux", shutil.which("unshare") is None, "unshare missing")
+@pytest.mark.parametrize("args", [
+    # the waker's timestamps come after the hold: without the gap, the wake-up times
+    # it covered were counted as overruns
+    ["wakeup", "--interval", "5us"],
+    # the samples are gaps inside a batch read before the hold: idem for batch starts
+    ["clock", "--interval", "5us", "--reads", "2"],
+    # the next event taken waited for the probe: without the gap, it was a sample
+    ["event", "--rate", "100000", "--max-missed", "1000000000"],
+    # the loop re-reads its clock after recording: the hold is a gap, never a sample
+    ["noise", "--gap-threshold", "1us"],
+], ids=lambda args: args[0])
+def test_break_on_continue_is_a_gap_in_every_timed_test(rtprobe: Path, tmp_path: Path,
+                                                        args: list[str]) -> None:
+    result = run_with_break(rtprobe, tmp_path, [
+        *args, "--cpus", str(CPU), "--warmup", "100ms", "--duration", "300ms",
+        "--priority", "95"])
+    (series,) = result["series"]
+    assert series["gaps"] == 1, series
+    assert series["gap_ns"] > 0

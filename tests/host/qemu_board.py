@@ -76,8 +76,10 @@ class QemuBoard:
     would): a pty chardev of qemu's own drops what the guest prints while nobody has it
     open, socat keeps it."""
 
-    def __init__(self, kernel: Path, workdir: Path, initramfs: Path) -> None:
+    def __init__(self, kernel: Path, workdir: Path, initramfs: Path,
+                 append: str = "") -> None:
         self.workdir = workdir
+        self.append = append  # more kernel command line
         kvm = os.access("/dev/kvm", os.R_OK | os.W_OK)
         self.accel = "kvm" if kvm else "tcg"
         try:
@@ -96,7 +98,8 @@ class QemuBoard:
         qemu = (f"{QEMU} -accel {self.accel} -m 256 -smp 2 -nodefaults -display none "
                 f"-no-reboot -chardev stdio,id=con,signal=off -serial chardev:con "
                 f"-kernel {kernel} -initrd {initramfs} -append "
-                f"'console=ttyS0 earlyprintk=ttyS0 loglevel=6 panic=-1 rdinit=/init'")
+                f"'console=ttyS0 earlyprintk=ttyS0 loglevel=6 panic=-1 rdinit=/init "
+                f"{self.append}'")
         script = self.workdir / f"qemu-{self.accel}.sh"
         script.write_text(f"exec {qemu}\n")
         self.proc = subprocess.Popen(

@@ -54,12 +54,15 @@ def missing() -> str | None:
     return None
 
 
-def build_initramfs(workdir: Path) -> Path:
-    """An uncompressed newc cpio holding busybox and /init."""
+def build_initramfs(workdir: Path, extra_bin: tuple[Path, ...] = ()) -> Path:
+    """An uncompressed newc cpio holding busybox, /init and the programs of extra_bin
+    (static ones: the guest has no libc) in /bin."""
     root = workdir / "root"
     for sub in ("bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "tmp", "etc"):
         (root / sub).mkdir(parents=True, exist_ok=True)
     shutil.copy(BUSYBOX, root / "bin" / "busybox")
+    for program in extra_bin:
+        shutil.copy(program, root / "bin" / program.name)
     (root / "init").write_text(INIT)
     (root / "init").chmod(0o755)
     (root / "bin" / "sh").symlink_to("busybox")
@@ -79,9 +82,10 @@ class QemuBoard:
     open, socat keeps it."""
 
     def __init__(self, kernel: Path, workdir: Path, initramfs: Path,
-                 board: Board | None = None) -> None:
+                 board: Board | None = None, append: str = "") -> None:
         self.workdir = workdir
         self.board = board
+        self.append = append  # more kernel command line (amd64 guests)
         if board is not None:
             # a zoo board: another CPU, emulated (its kernel line can take a minute)
             self.accel = "tcg"
@@ -108,7 +112,8 @@ class QemuBoard:
             qemu = (f"{QEMU} -accel {self.accel} -m 256 -smp 2 -nodefaults -display none "
                     f"-no-reboot -chardev stdio,id=con,signal=off -serial chardev:con "
                     f"-kernel {kernel} -initrd {initramfs} -append "
-                    f"'console=ttyS0 earlyprintk=ttyS0 loglevel=6 panic=-1 rdinit=/init'")
+                    f"'console=ttyS0 earlyprintk=ttyS0 loglevel=6 panic=-1 rdinit=/init "
+                    f"{self.append}'")
         script = self.workdir / f"qemu-{self.accel}.sh"
         script.write_text(f"exec {qemu}\n")
         self.proc = subprocess.Popen(

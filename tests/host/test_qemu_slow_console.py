@@ -1,16 +1,24 @@
-"""rtprobe on a board whose serial console carries 9600 baud: the host reads its records
+"""rtprobe in Debian's PREEMPT_RT kernel under qemu, reached over its serial console; one
+guest serves the module's tests (booted once, about 2 s with KVM).
+
+On a board whose serial console carries 9600 baud: the host reads its records
 no faster than such a line does (960 bytes a second), so the probe's output backs up
 through the guest's tty while it measures.  The measuring thread must not notice: no
 stored sample comes near the time the records waited, every window arrives, and the
 records that queued in the probe are reported (docs/rtprobe.md, "The measuring thread
 waits on its clock only").  qemu's serial port has no baud rate of its own; the line's
-speed is the host's reading, as with a real slow line (tests/host/qemu_board.py)."""
+speed is the host's reading, as with a real slow line (tests/host/qemu_board.py).
+
+With the collector starved by a SCHED_FIFO hog on its CPU (the guest's busybox has no chrt:
+tests/host/fifo_hog.c), the same holds in the RT kernel as on the host
+(tests/probe/test_nowait.py)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +29,7 @@ from rtbench.targets.serial import SerialTarget
 from tests.host.qemu_board import QemuBoard, build_initramfs, kernels, missing
 from tests.parts import import_part, needs_part
 from tests.probe.probe_support import ProbeRun, parse_ndjson
+from tests.probe.test_nowait import check_no_self_latency, probe_args
 
 import_part("serial")
 pytestmark = [
@@ -32,6 +41,54 @@ pytestmark = [
 REPO = Path(__file__).resolve().parents[2]
 BYTES_PER_S = 960  # 9600 baud, 8N1
 SLOW_S = 20.0  # the run measures for 2.5 s; an emulated guest takes a while to start it
+HOG_SPIN_MS = 1200
+
+
+@pytest.fixture(scope="module")
+def rt_board(tmp_path_factory: pytest.TempPathFactory) -> Iterator[QemuBoard]:
+    """The PREEMPT_RT guest, with the static musl rtprobe built to push and fifo_hog in
+    its /bin."""
+    workdir = tmp_path_factory.mktemp("rt-guest")
+    done = subprocess.run(["make", "-C", str(REPO / "probe"), "musl"], capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    hog = workdir / "fifo_hog"
+    done = subprocess.run(["musl-gcc", "-static", "-O2", "-Wall", "-Werror", "-o", str(hog),
+                           str(REPO / "tests" / "host" / "fifo_hog.c")],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    # noirqdebug: on a busy host the emulated UART raises interrupts its threaded handler
+    # finds nothing left to do for; after enough of them over both tests the kernel took
+    # IRQ 4 for stuck and disabled it ("Disabling IRQ #4"), and the console stopped
+    board = QemuBoard(kernels()["rt"], workdir, build_initramfs(workdir, (hog,)),
+                      append="noirqdebug")
+    try:
+        open_target(board).close()  # the probe pushed once, here: the tests find it
+        yield board
+    finally:
+        board.stop()
+
+
+def open_target(board: QemuBoard) -> SerialTarget:
+    """A serial target on the guest's console, the probe pushed."""
+    target = SerialTarget(board.tty, baud=9600,
+                          provider=Probes(REPO / "probe" / "build" / "musl" / "rtprobe"))
+    target.open()  # pushes the probe at the pty's full speed
+    return target
+
+
+def read_run(target: SerialTarget, args: list[str]) -> ProbeRun:
+    """Run the probe on the board with args and read all it writes."""
+    proc = target.start_probe(args)
+    out, err = b"", b""
+    deadline = time.monotonic() + 300
+    while not proc.at_eof() and time.monotonic() < deadline:
+        more, more_err = proc.read_available()
+        out, err = out + more, err + more_err
+        time.sleep(0.02)
+    rc = proc.poll()
+    text = out.decode()
+    return ProbeRun(-1 if rc is None else rc, parse_ndjson(text), text, err.decode())
 
 
 class SlowLine:
@@ -63,40 +120,54 @@ class SlowLine:
         return getattr(self.port, name)
 
 
-def test_probe_over_a_9600_baud_console_never_stalls_measuring(tmp_path: Path) -> None:
-    done = subprocess.run(["make", "-C", str(REPO / "probe"), "musl"], capture_output=True,
-                          text=True, timeout=600, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
+def test_starved_collector_in_the_rt_guest(rt_board: QemuBoard) -> None:
+    """A SCHED_FIFO hog on the collector's CPU (0) for 1.2 s across the warm-up boundary,
+    the measured CPU (1) left alone: as tests/probe/test_nowait.py on the host."""
+    target = open_target(rt_board)
+    try:
+        # the hog waits for rtprobe to measure, then 200 ms (into the 500 ms warm-up);
+        # FIFO 10: above the collector (SCHED_OTHER), below the measuring thread (40)
+        target.run(f"( /bin/fifo_hog 0 10 200 {HOG_SPIN_MS}; echo rc=$? ) "
+                   ">/tmp/fifo_hog.log 2>&1 &")
+        args = probe_args("1500ms")
+        args[args.index("--cpus") + 1] = "1"
+        args[args.index("--priority") + 1] = "40"  # below the serial IRQ thread (FIFO 50)
+        run = read_run(target, args)
+        hog = ""
+        deadline = time.monotonic() + 30
+        while "rc=" not in hog and time.monotonic() < deadline:
+            hog = target.run("cat /tmp/fifo_hog.log").stdout
+        assert hog.strip() == "rc=0", hog  # it spun, as asked
+    finally:
+        target.close()
+    assert run.start["collector_cpus"] is not None
+    assert "1" not in run.start["collector_cpus"].split(",")
+    # the guest's measured vCPU is itself late often (overruns in every window, more
+    # while the hog's vCPU takes a host CPU): overruns are held to the late samples
+    check_no_self_latency(run, HOG_SPIN_MS * 1_000_000, noisy_cpu=True)
+    # 950 ms of every second with no CPU: the collector fell behind, and it says so
+    assert sum(s["windows_merged"] for s in run.result["series"]) > 0
+
+
+def test_probe_over_a_9600_baud_console_never_stalls_measuring(rt_board: QemuBoard) -> None:
     # the PREEMPT_RT guest: where an RT user runs; priority 40 keeps the measuring
     # threads below its serial IRQ thread (FIFO 50), which an emulated CPU needs
-    board = QemuBoard(kernels()["rt"], tmp_path, build_initramfs(tmp_path))
+    target = open_target(rt_board)
     try:
-        target = SerialTarget(board.tty, baud=9600,
-                              provider=Probes(REPO / "probe" / "build" / "musl" / "rtprobe"))
-        target.open()  # pushes the probe at the pty's full speed
-        try:
-            assert target.link is not None
-            target.link.port = SlowLine(target.link.port, SLOW_S)
-            began = time.monotonic()
-            # every measured sample a spike record (--threshold 1us): some 200 KB of
-            # records in 2.5 s, more than the buffers on the line's way hold (the
-            # guest's pipe to cat and tty, qemu, socat and the host's pty: ~150 KB)
-            proc = target.start_probe(["cyclic", "--cpus", "0,1", "--warmup", "500ms",
-                                       "--window", "100ms", "--duration", "2s",
-                                       "--interval", "2ms", "--threshold", "1us",
-                                       "--priority", "40"])
-            out = b""
-            deadline = time.monotonic() + 300
-            while not proc.at_eof() and time.monotonic() < deadline:
-                out += proc.read_available()[0]
-                time.sleep(0.02)
-            waited_s = time.monotonic() - began
-            assert proc.poll() == 1, target.link.log[-20:]  # the 1 us threshold failed
-        finally:
-            target.close()
+        assert target.link is not None
+        target.link.port = SlowLine(target.link.port, SLOW_S)
+        began = time.monotonic()
+        # every measured sample a spike record (--threshold 1us): some 200 KB of
+        # records in 2.5 s, more than the buffers on the line's way hold (the
+        # guest's pipe to cat and tty, qemu, socat and the host's pty: ~150 KB)
+        run = read_run(target, ["cyclic", "--cpus", "0,1", "--warmup", "500ms",
+                                "--window", "100ms", "--duration", "2s",
+                                "--interval", "2ms", "--threshold", "1us",
+                                "--priority", "40"])
+        waited_s = time.monotonic() - began
+        assert run.rc == 1, target.link.log[-20:]  # the 1 us threshold failed
     finally:
-        board.stop()
-    run = ProbeRun(0, parse_ndjson(out.decode()), out.decode(), "")
+        target.close()
     result = run.result
     # the records took far longer than the run to cross the line: they waited, and
     # a good part of them in the probe's queue while it measured

@@ -46,8 +46,12 @@ def read_all(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-def check_no_self_latency(run: ProbeRun, stall_ns: int) -> None:
-    """No sample near the stall; every period and sample accounted for; merges reported."""
+def check_no_self_latency(run: ProbeRun, stall_ns: int, noisy_cpu: bool = False) -> None:
+    """No sample near the stall; every period and sample accounted for; merges reported.
+
+    noisy_cpu: the measured CPU itself is late often (an emulated board on a busy host),
+    so overruns are only held to the late samples that explain them, not to a share of
+    the stall."""
     assert run.rc == 0, run.stderr
     result = run.result
     for series in result["series"]:
@@ -65,8 +69,14 @@ def check_no_self_latency(run: ProbeRun, stall_ns: int) -> None:
         # every deadline is a sample, an overrun or lies in a gap (thread set-up)
         periods = series["count"] + series["overruns"] + series["gap_ns"] // INTERVAL_NS
         assert periods == result["measured_ns"] // INTERVAL_NS
-        # the stall itself is no overrun burst: at most a few host hiccups
-        assert series["overruns"] < stall_ns // INTERVAL_NS // 10
+        if noisy_cpu:
+            # each overrun is a deadline that passed during a late wake-up the series
+            # holds as a sample: none came from time the thread did not measure
+            late_ns = series["sum_ns"] + warm["sum_ns"]
+            assert series["overruns"] + warm["overruns"] <= late_ns // INTERVAL_NS
+        else:
+            # the stall itself is no overrun burst: at most a few host hiccups
+            assert series["overruns"] < stall_ns // INTERVAL_NS // 10
     output = result["output"]
     assert output["dropped_records"] == 0 == output["dropped_windows"]
 

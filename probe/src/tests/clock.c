@@ -173,13 +173,17 @@ static inline int64_t reading_delta_ns(const struct clock_cfg *cfg,
 	return d;
 }
 
-/* Turn one batch into samples at due_ns; SERIES_DONE when complete. */
+/*
+ * Turn one batch into samples at due_ns; SERIES_DONE when complete, else
+ * SERIES_BUSY when --break-on held the thread on one of them.
+ */
 static int record_batch(struct clock_thread *ct, uint64_t due_ns)
 {
 	const struct clock_cfg *cfg = ct->cfg;
 	bool warm = due_ns < cfg->warmup_ns;
 	uint64_t k;
 	int rc = SERIES_CONTINUE;
+	bool busy = false;
 
 	for (k = 1; k < cfg->reads && rc != SERIES_DONE; k++) {
 		int64_t gap;
@@ -197,10 +201,31 @@ static int record_batch(struct clock_thread *ct, uint64_t due_ns)
 				ct->span_ns += (uint64_t)gap;
 		}
 		rc = series_add(ct->series, due_ns, gap);
+		busy = busy || rc == SERIES_BUSY;
 	}
 	if (!warm)
 		ct->batches++;
-	return rc;
+	return rc != SERIES_DONE && busy ? SERIES_BUSY : rc;
+}
+
+/*
+ * record_batch met SERIES_BUSY: the probe itself (--break-on) held the thread
+ * while it turned the batch into samples, before batch start next.  The batch
+ * starts that passed meanwhile are a gap (series.h), not overruns; the samples
+ * are not touched (each is a gap inside a batch read before).  Returns the
+ * next batch index, the first at or after now.
+ */
+static __attribute__((noinline)) uint64_t clock_busy(struct clock_thread *ct,
+						     uint64_t next)
+{
+	uint64_t interval = ct->cfg->interval_ns;
+	uint64_t now = run_now_ns(ct->run) - run_t0_ns(ct->run), after;
+
+	if (now <= next * interval)
+		return next;
+	after = (now + interval - 1) / interval;
+	series_gap(ct->series, next * interval, (after - next) * interval);
+	return after;
 }
 
 /* Thread body: batches on the --interval schedule until the series ends. */
@@ -214,7 +239,8 @@ static void *clock_thread_fn(void *arg)
 	uint64_t k = 0;
 
 	for (;;) {
-		uint64_t due = k * interval, end, next;
+		uint64_t due = k * interval, read_end, end, next;
+		int rc;
 
 		if (series_past_end(ct->series, due) || run_stopping(r))
 			break;
@@ -230,17 +256,23 @@ static void *clock_thread_fn(void *arg)
 			}
 			read_batch(ct->cfg, ct->stamps);
 		}
-		if (record_batch(ct, due) == SERIES_DONE)
+		read_end = SIMULATED(ct->simulate) ? due : run_now_ns(r) - t0;
+		rc = record_batch(ct, due);
+		if (rc == SERIES_DONE)
 			break;
-		/* A batch that ran into later batch starts skips them. */
-		end = SIMULATED(ct->simulate) ? due : run_now_ns(r) - t0;
-		if (end <= (k + 1) * interval) {
-			k++;
-			continue;
+		/*
+		 * A batch that ran into later batch starts skips them; after a
+		 * --break-on hold, those past the reading are a gap (clock_busy).
+		 */
+		end = SIMULATED(ct->simulate) || rc == SERIES_BUSY ? read_end :
+			run_now_ns(r) - t0;
+		next = k + 1;
+		if (end > next * interval) {
+			next = (end + interval - 1) / interval;
+			series_overrun(ct->series, due, next - (k + 1));
 		}
-		next = (end + interval - 1) / interval;
-		series_overrun(ct->series, due, next - (k + 1));
-		k = next;
+		k = rc == SERIES_BUSY && !SIMULATED(ct->simulate) ?
+			clock_busy(ct, next) : next;
 	}
 	series_finish(ct->series);
 	return NULL;

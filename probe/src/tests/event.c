@@ -388,6 +388,22 @@ static void event_simulate(struct event_test *t)
 	}
 }
 
+/*
+ * event_record answered SERIES_BUSY: the probe itself (--break-on) held the
+ * handler after the event it took at t_ns.  The hold is a gap (series.h); the
+ * next event taken waited for the probe, not for the system: it is no sample,
+ * and the events it skipped are not counted missed.  Returns true.
+ */
+static __attribute__((noinline)) bool event_held(struct event_test *t,
+						 uint64_t t_ns)
+{
+	uint64_t now = run_now_ns(t->run) - run_t0_ns(t->run);
+
+	if (now > t_ns)
+		series_gap(t->series, t_ns, now - t_ns);
+	return true;
+}
+
 /* The handler thread: wait, take the event, record, work; until done. */
 static void *event_handler(void *arg)
 {
@@ -396,7 +412,7 @@ static void *event_handler(void *arg)
 	struct event_item it;
 	uint64_t last_seq = 0, last_wake = 0;
 	uint32_t last_count = 0, last_seqno = 0;
-	bool have_last = false;
+	bool have_last = false, held = false;
 	int rc;
 
 	if (SIMULATED(t->common->simulate)) {
@@ -436,8 +452,15 @@ static void *event_handler(void *arg)
 			t->duplicates++;
 			continue;
 		}
-		if (event_record(t, &it) == SERIES_DONE)
+		if (held) {
+			held = false; /* it waited for the probe: no sample */
+			continue;
+		}
+		rc = event_record(t, &it);
+		if (rc == SERIES_DONE)
 			break;
+		if (rc == SERIES_BUSY)
+			held = event_held(t, it.t_ns);
 		event_busy(t->cfg.handler_work_ns);
 	}
 out:

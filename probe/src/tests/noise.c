@@ -75,14 +75,16 @@ struct noise {
 /*
  * Spin until the clock reaches end_abs (or a stop), recording gaps of at
  * least the threshold.  After recording, the loop restarts its reference
- * reading so the cost of recording is not counted as a gap.
+ * reading so the cost of recording is not counted as a gap; a --break-on
+ * hold there is a gap of the series (series.h), not a sample.
  */
 static void noise_spin(struct noise_thread *nt, clockid_t clock,
 		       uint64_t t0, uint64_t end_abs, bool warm)
 {
 	uint64_t thr = nt->cfg->threshold_ns, min_gap = nt->min_gap_ns;
-	uint64_t prev, now, gap, loops = 0, start;
+	uint64_t prev, now, gap, loops = 0, start, held;
 	unsigned int check = NOISE_CHECK_EVERY;
+	int rc;
 
 	prev = start = clock_now_ns(clock);
 	for (;;) {
@@ -104,10 +106,14 @@ static void noise_spin(struct noise_thread *nt, clockid_t clock,
 				nt->gaps++;
 				nt->stolen_ns += gap;
 			}
-			if (series_add(nt->series, prev - t0, (int64_t)gap) ==
-			    SERIES_DONE)
+			rc = series_add(nt->series, prev - t0, (int64_t)gap);
+			if (rc == SERIES_DONE)
 				break;
+			held = now;
 			now = clock_now_ns(clock);
+			/* --break-on held the loop: not measured, no sample */
+			if (rc == SERIES_BUSY)
+				series_gap(nt->series, held - t0, now - held);
 		} else if (gap < min_gap) {
 			min_gap = gap;
 		}

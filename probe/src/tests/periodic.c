@@ -95,11 +95,12 @@ static uint64_t busy_until(const struct run *r, uint64_t end_ns)
 
 /*
  * Releases after release i that come before end_rel_ns (the end of the busy
- * work, relative to t0) were missed: count them as overruns.  Returns the
+ * work, relative to t0) were missed: count them as overruns (those in the
+ * warm-up in the warm-up, none past the measured end).  Returns the
  * index of the next release to sleep for, the first at or after end_rel_ns.
  */
 static uint64_t next_release(struct periodic_thread *pt, uint64_t i,
-			     uint64_t due_ns, uint64_t end_rel_ns)
+			     uint64_t end_rel_ns)
 {
 	uint64_t period = pt->cfg->period_ns, next;
 
@@ -108,11 +109,37 @@ static uint64_t next_release(struct periodic_thread *pt, uint64_t i,
 		return i + 1;
 	next = (end_rel_ns + period - 1) / period;
 	pt->missed += next - (i + 1);
-	series_overrun(pt->series, due_ns, next - (i + 1));
+	series_overrun_periods(pt->series, (i + 1) * period, period,
+			       next - (i + 1));
 	return next;
 }
 
-/* Account for one delay; returns SERIES_DONE when the series is complete. */
+/*
+ * series_add answered SERIES_BUSY: the probe itself (--break-on) held the
+ * thread after its work, before release next.  The releases that passed
+ * meanwhile are a gap (series.h), not missed periods nor a late next release:
+ * the thread was not waiting for them.  The gap spans their periods, so that
+ * samples, overruns and gap_ns / period add up to the releases.  Returns the
+ * next release to sleep for, the first at or after now.
+ */
+static __attribute__((noinline)) uint64_t
+periodic_busy(struct periodic_thread *pt, uint64_t next)
+{
+	uint64_t period = pt->cfg->period_ns;
+	uint64_t now = run_now_ns(pt->run) - run_t0_ns(pt->run);
+	uint64_t after;
+
+	if (now <= next * period)
+		return next;
+	after = (now + period - 1) / period;
+	series_gap(pt->series, next * period, (after - next) * period);
+	return after;
+}
+
+/*
+ * Account for one delay; returns SERIES_DONE when the series is complete,
+ * SERIES_BUSY when the probe held the thread (periodic_busy).
+ */
 static int periodic_record(struct periodic_thread *pt, uint64_t i,
 			   uint64_t due_ns, int64_t delay_ns)
 {
@@ -153,7 +180,7 @@ static void periodic_simulate(struct periodic_thread *pt)
 		delay = sim_next_ns(sim);
 		if (periodic_record(pt, i, due, (int64_t)delay) == SERIES_DONE)
 			break;
-		i = next_release(pt, i, due, due + delay + pt->cfg->busy_ns);
+		i = next_release(pt, i, due + delay + pt->cfg->busy_ns);
 	}
 }
 
@@ -168,7 +195,7 @@ static void periodic_measure(struct periodic_thread *pt)
 	for (;;) {
 		uint64_t due = i * period;
 		uint64_t woke, end;
-		int err;
+		int err, rc;
 
 		if (series_past_end(pt->series, due) || run_stopping(r))
 			break;
@@ -182,10 +209,12 @@ static void periodic_measure(struct periodic_thread *pt)
 		woke = run_now_ns(r);
 		end = pt->cfg->busy_ns ? busy_until(r, woke + pt->cfg->busy_ns)
 				       : woke;
-		if (periodic_record(pt, i, due, (int64_t)(woke - (t0 + due))) ==
-		    SERIES_DONE)
+		rc = periodic_record(pt, i, due, (int64_t)(woke - (t0 + due)));
+		if (rc == SERIES_DONE)
 			break;
-		i = next_release(pt, i, due, end - t0);
+		i = next_release(pt, i, end - t0);
+		if (rc == SERIES_BUSY)
+			i = periodic_busy(pt, i);
 	}
 }
 

@@ -287,6 +287,26 @@ static uint64_t next_wakeup(struct wakeup_pair *p, uint64_t i, uint64_t due,
 	return next;
 }
 
+/*
+ * series_add answered SERIES_BUSY: the probe itself (--break-on) held the
+ * waker before wake-up next, from held_ns on (relative to the pair's start).
+ * The wake-up times that passed meanwhile are a gap (series.h), not overruns;
+ * the latencies are not touched (the waker stamps right before its wake call).
+ * Returns the next wake-up index, the first at or after now.
+ */
+static __attribute__((noinline)) uint64_t
+wakeup_busy(struct wakeup_pair *p, uint64_t next, uint64_t start_abs)
+{
+	uint64_t interval = p->w->cfg.interval_ns;
+	uint64_t now = run_now_ns(p->w->run) - start_abs, after;
+
+	if (now <= next * interval)
+		return next;
+	after = (now + interval - 1) / interval;
+	series_gap(p->series, next * interval, (after - next) * interval);
+	return after;
+}
+
 /* The measured schedule of one pair (the wakee is ready). */
 static void measure_pair(struct wakeup_pair *p, uint64_t start_abs)
 {
@@ -299,7 +319,7 @@ static void measure_pair(struct wakeup_pair *p, uint64_t start_abs)
 	int rc;
 
 	for (;;) {
-		uint64_t due = i * p->w->cfg.interval_ns;
+		uint64_t due = i * p->w->cfg.interval_ns, end;
 		int64_t latency;
 
 		if (series_past_end(p->series, due) || run_stopping(r))
@@ -329,9 +349,13 @@ static void measure_pair(struct wakeup_pair *p, uint64_t start_abs)
 		latency = (int64_t)(atomic_load(&sh->t_after) - t_before);
 		if (due >= p->w->cfg.warmup_ns)
 			p->wakeups++;
-		if (series_add(p->series, due, latency) == SERIES_DONE)
+		end = run_now_ns(r) - start_abs;
+		rc = series_add(p->series, due, latency);
+		if (rc == SERIES_DONE)
 			return;
-		i = next_wakeup(p, i, due, run_now_ns(r) - start_abs);
+		i = next_wakeup(p, i, due, end);
+		if (rc == SERIES_BUSY)
+			i = wakeup_busy(p, i, start_abs);
 	}
 }
 

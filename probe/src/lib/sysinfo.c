@@ -126,19 +126,6 @@ static void put_uname(struct json *j, const struct utsname *u, bool ok)
 	json_end_object(j);
 }
 
-/* True when word appears in text as a whole space-separated token. */
-static bool has_token(const char *text, const char *word)
-{
-	size_t n = strlen(word);
-	const char *p = text;
-
-	while ((p = strstr(p, word))) {
-		if ((p == text || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
-			return true;
-		p += n;
-	}
-	return false;
-}
 
 /*
  * PREEMPT_RT: /sys/kernel/realtime reads 1 on RT kernels; otherwise the
@@ -153,7 +140,7 @@ static void put_preempt(struct json *j, const struct utsname *u, bool ok)
 
 	rt = read_text("/sys/kernel/realtime", buf, sizeof(buf)) > 0 &&
 	     buf[0] == '1';
-	if (ok && has_token(u->version, "PREEMPT_RT"))
+	if (ok && text_has_token(u->version, "PREEMPT_RT"))
 		rt = true;
 	if (rt || ok)
 		json_bool(j, "preempt_rt", rt);
@@ -164,9 +151,9 @@ static void put_preempt(struct json *j, const struct utsname *u, bool ok)
 	if (!model && rt)
 		model = "rt";
 	if (!model && ok) {
-		if (has_token(u->version, "PREEMPT_DYNAMIC"))
+		if (text_has_token(u->version, "PREEMPT_DYNAMIC"))
 			model = "dynamic";
-		else if (has_token(u->version, "PREEMPT"))
+		else if (text_has_token(u->version, "PREEMPT"))
 			model = "full";
 	}
 	json_str(j, "preempt_model", model);
@@ -395,7 +382,7 @@ static int cpuinfo_flag(const char *flag)
 		if (strncmp(line, "flags", 5))
 			continue;
 		line[strcspn(line, "\n")] = '\0';
-		found = has_token(line, flag);
+		found = text_has_token(line, flag);
 		break;
 	}
 	fclose(f);

@@ -36,7 +36,7 @@ static const char *const qemu_machines[] = {
 };
 
 /* True when word appears in text as a whole space-separated token. */
-static bool token(const char *text, const char *word)
+bool text_has_token(const char *text, const char *word)
 {
 	size_t n = strlen(word);
 	const char *p = text;
@@ -64,7 +64,7 @@ static const char *kvm_sign(const struct virt_evidence *ev)
 {
 	if (!strcmp(ev->cpuid_vendor, "KVMKVMKVM"))
 		return "CPUID leaf 0x40000000 KVMKVMKVM";
-	if (token(ev->clocksources, "kvm-clock"))
+	if (text_has_token(ev->clocksources, "kvm-clock"))
 		return "clocksource kvm-clock";
 	if (strstr(ev->dt_hypervisor, "linux,kvm"))
 		return "device tree /hypervisor linux,kvm";
@@ -77,7 +77,7 @@ static const char *qemu_machine(const struct virt_evidence *ev)
 	size_t i;
 
 	for (i = 0; i < sizeof(qemu_machines) / sizeof(qemu_machines[0]); i++)
-		if (token(ev->dt_compatible, qemu_machines[i]))
+		if (text_has_token(ev->dt_compatible, qemu_machines[i]))
 			return qemu_machines[i];
 	return NULL;
 }

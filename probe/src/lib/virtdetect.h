@@ -12,6 +12,8 @@
 #ifndef RTP_VIRTDETECT_H
 #define RTP_VIRTDETECT_H
 
+#include <stdbool.h>
+
 #define VIRT_TEXT 256
 
 /* What the machine shows; empty strings and -1 mean "not seen". */
@@ -35,5 +37,8 @@ struct virt_result {
 
 /* Decide from ev (pure). */
 void virt_decide(const struct virt_evidence *ev, struct virt_result *out);
+
+/* True when word appears in text as a whole space-separated token. */
+bool text_has_token(const char *text, const char *word);
 
 #endif /* RTP_VIRTDETECT_H */

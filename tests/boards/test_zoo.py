@@ -23,6 +23,7 @@ import pytest
 
 from rtbench.rtprobe.build import ARCHES, zig_available
 from tests.host.qemu_board import QemuBoard
+from tests.parts import import_part
 from tests.session_lock import session_lock
 from tools.zoo import BOARDS, QEMU_PACKAGES, Board, assemble, default_dir
 
@@ -30,7 +31,7 @@ REPO = Path(__file__).resolve().parents[2]
 SUITE = Path(__file__).with_name("fifoburst.toml")
 BURST_SOURCE = Path(__file__).with_name("fifoburst.c")
 
-pytest.importorskip("serial")
+import_part("serial")
 pytestmark = [pytest.mark.qemu]
 
 

@@ -23,7 +23,7 @@ import pytest
 
 from rtbench.rtprobe.build import ARCHES, zig_available
 from tests.host.qemu_board import QemuBoard
-from tests.parts import import_part
+from tests.parts import import_part, require_part
 from tests.session_lock import session_lock
 from tools.zoo import BOARDS, QEMU_PACKAGES, Board, assemble, default_dir
 
@@ -42,17 +42,18 @@ def zoo_dir() -> Path:
     return Path(given) if given else default_dir()
 
 
-def why_not(board: Board) -> str | None:
-    """Why this board cannot be tested here, or None."""
+def why_not(board: Board) -> tuple[str, str] | None:
+    """(the missing part, why) this board cannot be tested here, or None."""
     if not zig_available():
-        return "needs the ziglang package (the dev extra)"
+        return ("zig", "needs the ziglang package (the dev extra)")
     import shutil
 
     if shutil.which(board.qemu) is None:
-        return f"{board.qemu} missing (apt-get install {QEMU_PACKAGES[board.qemu]})"
+        return ("qemu", f"{board.qemu} missing (apt-get install "
+                        f"{QEMU_PACKAGES[board.qemu]})")
     if os.geteuid() != 0 and not (zoo_dir() / board.name / "kernel").is_file():
-        return ("assembling the zoo adds Debian architectures: root (or run tools/zoo.py "
-                "as root once)")
+        return ("root", "assembling the zoo adds Debian architectures: root (or run "
+                        "tools/zoo.py as root once)")
     return None
 
 
@@ -125,7 +126,7 @@ def guest(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     board = BOARDS[request.param]
     reason = why_not(board)
     if reason is not None:
-        pytest.skip(reason)
+        require_part(*reason)
     work = tmp_path_factory.mktemp(f"zoo-{board.name}")
     burst = build_fifoburst(board, work)
     with session_lock(f"zoo-{board.name}"):
@@ -192,11 +193,11 @@ def test_labgrid_environment_boots_and_measures_the_board(tmp_path: Path) -> Non
     """The zoo's labgrid.yaml for arm64 (the quickest board to boot): rtbench's
     labgrid-env target starts qemu through labgrid's QEMUDriver, waits for the boot,
     runs smoke on the console socket and switches the guest off afterwards."""
-    pytest.importorskip("labgrid")
+    import_part("labgrid")
     board = BOARDS["arm64"]
     reason = why_not(board)
     if reason is not None:
-        pytest.skip(reason)
+        require_part(*reason)
     env = dict(os.environ)
     env["XDG_DATA_HOME"] = str(tmp_path / "data")
     env["PYTHONPATH"] = str(REPO)

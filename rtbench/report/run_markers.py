@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rtbench.analysis.verdict import short_run_text
-from rtbench.bundle import EMULATED_VIRTUALIZATION
+from rtbench.bundle import sysinfo_emulated
 
 __all__ = ["is_emulated", "is_traced", "run_markers", "scale_text", "short_run_text"]
 
@@ -40,9 +40,7 @@ def is_emulated(run: Any) -> bool:
     emulated = _get(run, "emulated")
     if emulated is not None:
         return bool(emulated)
-    sysinfo = _get(run, "sysinfo")
-    virt = sysinfo.get("virtualization") if isinstance(sysinfo, Mapping) else None
-    return isinstance(virt, str) and virt.lower().startswith(EMULATED_VIRTUALIZATION)
+    return sysinfo_emulated(_get(run, "sysinfo"))
 
 
 def is_traced(run: Any) -> bool:

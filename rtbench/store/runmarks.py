@@ -24,14 +24,15 @@ from sqlalchemy import (
     select,
 )
 
+from rtbench.bundle import EMULATED_VIRTUALIZATION
 from rtbench.store import schema as t
 
 if TYPE_CHECKING:  # the store imports this module for its runs list
     from rtbench.store import Store
 
 # how the stored sysinfo (compact JSON, store._dumps) names an emulated CPU
-_EMULATED_SYSINFO = ('%"virtualization":"tcg%', '%"virtualization":"qemu-tcg%',
-                     '%"virtualization":"emulat%')
+_EMULATED_SYSINFO = tuple(f'%"virtualization":"{prefix}%'
+                          for prefix in EMULATED_VIRTUALIZATION)
 
 
 def marker_columns() -> list[Label[Any]]:

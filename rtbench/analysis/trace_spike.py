@@ -30,6 +30,7 @@ from typing import Any
 from rtbench.analysis.trace_events import Event, parse_events
 from rtbench.analysis.trace_spans import (
     KINDS,
+    UNSEEN,
     Cause,
     Span,
     handler_spans,
@@ -141,7 +142,8 @@ def explain_spike(record: dict[str, Any], missing: frozenset[str] = frozenset()
                          "budget: part of the window is not seen")
     if _int(record, "lost"):
         out.notes.append(f"{record.get('lost')} event(s) lost to ring-buffer overruns")
-    _attribute(out, events, expected, woke, missing)
+    lossy = bool(dropped or _int(record, "lost"))
+    _attribute(out, events, expected, woke, missing, lossy)
     return out
 
 
@@ -212,9 +214,10 @@ def _late_cause(missing: frozenset[str]) -> Cause:
 
 
 def _attribute(out: SpikeExplanation, events: list[Event], expected: int, woke: int,
-               missing: frozenset[str]) -> None:
-    """Fill segments, phases and handlers of out over [expected, woke]."""
-    spans = handler_spans(events, expected, woke)
+               missing: frozenset[str], lossy: bool = False) -> None:
+    """Fill segments, phases and handlers of out over [expected, woke]; lossy: the
+    window lost or dropped events."""
+    spans = handler_spans(events, expected, woke, lossy)
     marks = _find_marks(events, spans, expected, woke)
     if marks.our_pid is not None:
         comm = next((e.fields["next_comm"] for e in reversed(events)
@@ -228,8 +231,8 @@ def _attribute(out: SpikeExplanation, events: list[Event], expected: int, woke: 
     name_timer_interrupts(events, spans, ours_timer)
     join_raised_softirqs(events, spans, ours_timer)
     for s in spans:
-        if s.end > expected and s.start < woke and s.cause.kind != "irqs_off" \
-                and s is not ours_timer:
+        if s.end > expected and s.start < woke and s is not ours_timer \
+                and s.cause.kind != "irqs_off" and s.cause != UNSEEN:
             out.handlers.append((s.cause.label, s.start - expected, s.end - s.start))
     running = running_threads(events)
     cuts = {expected, woke}
@@ -261,6 +264,9 @@ def _classify(t: int, marks: _Marks, spans: list[Span], ours_timer: Span | None,
     """The phase and the cause of the instant t."""
     phase = _phase(t, marks)
     inside = [s for s in spans if s.start <= t < s.end]
+    unseen = [s for s in inside if s.cause == UNSEEN]
+    if unseen:  # its events were lost: whatever else the window says of it
+        return phase, unseen[-1].cause
     handlers = [s for s in inside if s is not ours_timer
                 and s.cause.kind in ("irq", "softirq", "nmi", "timer_irq")]
     if handlers:

@@ -141,3 +141,91 @@ def test_rtprobe_captures_only_events_the_attribution_reads() -> None:
     assert not unread, unread
     assert {"powerpc:timer_interrupt_entry", "irq_vectors:local_timer_entry",
             "timer:hrtimer_expire_entry", "sched:sched_waking"} <= events
+
+
+def _switch(ts: int, prev: tuple[str, int, int], nxt: tuple[str, int, int]) -> list[Any]:
+    """A sched_switch event of CPU 0."""
+    return [ts, 0, prev[1], prev[0], "sched:sched_switch",
+            f"prev_comm={prev[0]} prev_pid={prev[1]} prev_prio={prev[2]} prev_state=R ==> "
+            f"next_comm={nxt[0]} next_pid={nxt[1]} next_prio={nxt[2]}"]
+
+
+HOG, RT = ("hog", 77, 9), ("rt", 5, 19)
+
+
+def _woken_by_local_timer(entry: int) -> list[list[Any]]:
+    """Our timer's chain on x86 from entry (ns): local timer, expiry, wake-up, switch."""
+    return [[entry, 0, 77, "hog", "irq_vectors:local_timer_entry", "vector=236"],
+            [entry + 100_000, 0, 77, "hog", "timer:hrtimer_expire_entry",
+             f"hrtimer=1 function=hrtimer_wakeup now={entry + 100_000}"],
+            [entry + 200_000, 0, 77, "hog", "sched:sched_waking",
+             "comm=rt pid=5 prio=19 target_cpu=000"],
+            [entry + 300_000, 0, 77, "hog", "irq_vectors:local_timer_exit", "vector=236"],
+            _switch(entry + 400_000, HOG, RT)]
+
+
+def _x86_record(lost: int) -> dict[str, Any]:
+    """A spike of 9 ms whose window shows a local timer's exit at 8 ms without its entry
+    (an emulated x86 guest whose ring buffer overran), then our timer's chain."""
+    expected = 10_000_000
+    return {"series": 0, "cpu": 0, "t_ns": 1, "latency_ns": 9_000_000, "clock": "mono",
+            "expected_ns": expected, "woke_ns": expected + 9_000_000, "lost": lost,
+            "events": [[expected + 8_000_000, 0, 77, "hog", "irq_vectors:local_timer_exit",
+                        "vector=236"], *_woken_by_local_timer(expected + 8_100_000)]}
+
+
+def test_a_timer_exit_without_its_entry_is_never_the_local_timer() -> None:
+    # events lost: the entry may have been lost anywhere before the exit: unseen time
+    lossy = explain_spike(_x86_record(lost=120))
+    causes = {c.label: ns for c, ns in lossy.causes().items()}
+    assert lossy.main_cause() is not None and lossy.main_cause().label == \
+        "not seen: events lost", causes
+    assert causes["not seen: events lost"] == 8_000_000
+    assert not [lb for lb in causes if TIMER_LABELS.search(lb)], causes
+    assert not [h for h in lossy.handlers if "not seen" in h[0]], lossy.handlers
+    # nothing lost: the handler began before the window; it is a timer interrupt whose
+    # timers are not seen, never "local timer IRQ"
+    whole = explain_spike(_x86_record(lost=0))
+    labels = {c.label for c in whole.causes()}
+    assert "timer IRQ: no timer it ran was seen" in labels
+    assert not [lb for lb in labels if TIMER_LABELS.search(lb)], labels
+    assert sum(s.duration_ns for s in whole.segments) == 9_000_000
+
+
+def test_an_irq_that_ran_our_timer_is_a_timer_interrupt_in_all_its_stretches() -> None:
+    # ARM: IRQ 11 arch_timer runs twice; the first time no expiry shows (events of it
+    # lost or none due), the second time it runs our timer: never "IRQ 11 arch_timer"
+    expected = 1_000_000
+    arch = [[expected + 100_000, 0, 77, "hog", "irq:irq_handler_entry",
+             "irq=11 name=arch_timer"],
+            [expected + 2_100_000, 0, 77, "hog", "irq:irq_handler_exit",
+             "irq=11 ret=handled"],
+            [expected + 3_000_000, 0, 77, "hog", "irq:irq_handler_entry",
+             "irq=11 name=arch_timer"],
+            [expected + 3_100_000, 0, 77, "hog", "timer:hrtimer_expire_entry",
+             "hrtimer=1 function=hrtimer_wakeup now=4100000"],
+            [expected + 3_200_000, 0, 77, "hog", "sched:sched_waking",
+             "comm=rt pid=5 prio=19 target_cpu=000"],
+            [expected + 3_300_000, 0, 77, "hog", "irq:irq_handler_exit",
+             "irq=11 ret=handled"],
+            _switch(expected + 3_400_000, HOG, RT)]
+    record = {"series": 0, "cpu": 0, "t_ns": 1, "latency_ns": 3_500_000, "clock": "mono",
+              "expected_ns": expected, "woke_ns": expected + 3_500_000,
+              "events": [_switch(expected - 500_000, RT, HOG), *arch]}
+    spike = explain_spike(record)
+    labels = {c.label: ns for c, ns in spike.causes().items()}
+    assert labels["timer IRQ: no timer it ran was seen"] == 2_000_000, labels
+    assert not [lb for lb in labels if TIMER_LABELS.search(lb)], labels
+    assert [h[0] for h in spike.handlers] == ["timer IRQ: no timer it ran was seen"]
+
+
+def test_an_irq_exit_without_its_entry_is_named_by_the_irqs_other_entries() -> None:
+    expected = 1_000_000
+    tty = [[expected + 1_000_000, 0, 77, "hog", "irq:irq_handler_exit", "irq=4 ret=handled"],
+           [expected + 1_500_000, 0, 77, "hog", "irq:irq_handler_entry", "irq=4 name=ttyS0"],
+           [expected + 1_600_000, 0, 77, "hog", "irq:irq_handler_exit", "irq=4 ret=handled"],
+           *_woken_by_local_timer(expected + 2_000_000)]
+    record = {"series": 0, "cpu": 0, "t_ns": 1, "latency_ns": 2_500_000, "clock": "mono",
+              "expected_ns": expected, "woke_ns": expected + 2_500_000, "events": tty}
+    labels = {c.label: ns for c, ns in explain_spike(record).causes().items()}
+    assert labels["IRQ 4 ttyS0"] == 1_100_000, labels

@@ -12,6 +12,9 @@ IRQ that expired hrtimers elsewhere in the window) is "timer IRQ: no timer it ra
 seen", never by the arch's name for it.  Threads of rtprobe's own loads (comm
 `rtload-KIND`, set by `rtprobe load`) are named as loads.
 
+The serial console rtbench talks to the board over is rtbench's own transport: its IRQ
+and that IRQ's thread are "rtbench's console traffic: IRQ 4 ttyS0", never the board's.
+
 A handler's exit without its entry began before the window, and is counted from its
 start; where the record lost or dropped events, its entry may have been lost instead:
 the time from the CPU's event before that exit is then "not seen (events lost)".
@@ -49,6 +52,14 @@ UNSEEN = Cause("unexplained", "unseen", "unseen", "not seen: events lost")
 TIMER_EVENTS = {"local_timer_entry": "local_timer_exit",
                 "timer_interrupt_entry": "timer_interrupt_exit"}
 _TIMER_EXITS = frozenset(TIMER_EVENTS.values())
+# sysinfo `transport` of a run rtbench made over the board's serial console (written by
+# rtbench/targets/serial.py)
+SERIAL_TRANSPORT = "serial console"
+# the IRQ names of a console device beyond its own (the 8250's IRQ is named `ttyS0`):
+# PL011 (`ttyAMA0`) and the POWER hypervisor console (`hvc0`)
+_CONSOLE_IRQS = (("ttyAMA", "uart-pl011"), ("hvc", "hvc_console"))
+# how a cause of rtbench's own console traffic is labelled
+CONSOLE_LABEL = "rtbench's console traffic: "
 # the comm `rtprobe load KIND` gives its threads (probe/src/loads/load.c)
 LOAD_COMM_PREFIX = "rtload-"
 
@@ -257,3 +268,42 @@ def join_raised_softirqs(events: list[Event], spans: list[Span],
         joined = Cause("irq", f"{base.key}+{action}", f"{base.family}+{action}",
                        f"{base.label} + {action}")
         irq.cause = soft.cause = joined
+
+
+def console_irq_names(sysinfo: dict[str, Any], target: str) -> frozenset[str]:
+    """The IRQ names of the console rtbench talked to the board over (the last
+    `console=` of the board's kernel command line); empty when the run was not made over
+    a serial console."""
+    if sysinfo.get("transport") != SERIAL_TRANSPORT and not target.startswith("serial:"):
+        return frozenset()
+    cmdline = sysinfo.get("cmdline")
+    devices = [w.partition("=")[2].partition(",")[0] for w in str(cmdline or "").split()
+               if w.startswith("console=")]
+    if not devices or not devices[-1]:
+        return frozenset()
+    device = devices[-1]
+    return frozenset({device, *(irq for prefix, irq in _CONSOLE_IRQS
+                                if device.startswith(prefix))})
+
+
+def own_console(cause: Cause, console: frozenset[str]) -> Cause:
+    """The cause as rtbench's console traffic when it is an IRQ of the console rtbench
+    talked over (console: its IRQ names), or that IRQ's thread (`irq/4-ttyS0`, its comm
+    cut to 15 characters); else unchanged."""
+    if not console or cause.key.startswith("console:"):
+        return cause
+    name = None
+    if cause.kind == "irq" and cause.key.startswith("irq:"):
+        name = cause.key.split(":", 2)[2].partition("+")[0]
+        ours = name in console
+    elif cause.kind == "thread" and cause.key.startswith("thread:"):
+        comm = cause.family.partition(":")[2]
+        head, _, name = comm.partition("-")
+        ours = head.startswith("irq/") and len(name) >= 3 and \
+            any(irq.startswith(name) for irq in console)
+    else:
+        return cause
+    if not ours:
+        return cause
+    return Cause(cause.kind, f"console:{cause.key}", f"console:{cause.family}",
+                 CONSOLE_LABEL + cause.label)

@@ -36,6 +36,7 @@ from rtbench.analysis.trace_spans import (
     handler_spans,
     join_raised_softirqs,
     name_timer_interrupts,
+    own_console,
     running_threads,
     thread_cause,
 )
@@ -109,9 +110,10 @@ def _int(record: dict[str, Any], key: str) -> int | None:
     return None
 
 
-def explain_spike(record: dict[str, Any], missing: frozenset[str] = frozenset()
-                  ) -> SpikeExplanation:
-    """The phases and causes of one `trace` record; missing: events the kernel lacked."""
+def explain_spike(record: dict[str, Any], missing: frozenset[str] = frozenset(),
+                  console: frozenset[str] = frozenset()) -> SpikeExplanation:
+    """The phases and causes of one `trace` record; missing: events the kernel lacked;
+    console: the IRQ names of the serial console rtbench talked over (its own traffic)."""
     out = SpikeExplanation(series=_int(record, "series"), cpu=_int(record, "cpu"),
                            t_ns=_int(record, "t_ns"), latency_ns=_int(record, "latency_ns"))
     if record.get("clock") not in (None, "mono"):
@@ -143,7 +145,7 @@ def explain_spike(record: dict[str, Any], missing: frozenset[str] = frozenset()
     if _int(record, "lost"):
         out.notes.append(f"{record.get('lost')} event(s) lost to ring-buffer overruns")
     lossy = bool(dropped or _int(record, "lost"))
-    _attribute(out, events, expected, woke, missing, lossy)
+    _attribute(out, events, (expected, woke), missing, lossy, console)
     return out
 
 
@@ -213,10 +215,11 @@ def _late_cause(missing: frozenset[str]) -> Cause:
                  "timer IRQ late: hardware/hypervisor (no IRQs-off or IRQ seen)")
 
 
-def _attribute(out: SpikeExplanation, events: list[Event], expected: int, woke: int,
-               missing: frozenset[str], lossy: bool = False) -> None:
-    """Fill segments, phases and handlers of out over [expected, woke]; lossy: the
-    window lost or dropped events."""
+def _attribute(out: SpikeExplanation, events: list[Event], spike: tuple[int, int],
+               missing: frozenset[str], lossy: bool, console: frozenset[str]) -> None:
+    """Fill segments, phases and handlers of out over spike (expected, woke); lossy:
+    the window lost or dropped events; console: the IRQ names of rtbench's console."""
+    expected, woke = spike
     spans = handler_spans(events, expected, woke, lossy)
     marks = _find_marks(events, spans, expected, woke)
     if marks.our_pid is not None:
@@ -230,6 +233,8 @@ def _attribute(out: SpikeExplanation, events: list[Event], expected: int, woke: 
     ours_timer = marks.timer
     name_timer_interrupts(events, spans, ours_timer)
     join_raised_softirqs(events, spans, ours_timer)
+    for s in spans:
+        s.cause = own_console(s.cause, console)
     for s in spans:
         if s.end > expected and s.start < woke and s is not ours_timer \
                 and s.cause.kind != "irqs_off" and s.cause != UNSEEN:
@@ -248,6 +253,7 @@ def _attribute(out: SpikeExplanation, events: list[Event], expected: int, woke: 
     late = _late_cause(missing)
     for a, b in zip(points, points[1:], strict=False):
         phase, cause = _classify(a, marks, spans, ours_timer, running, late)
+        cause = own_console(cause, console)
         if out.segments and out.segments[-1].cause == cause \
                 and out.segments[-1].phase == phase and out.segments[-1].end_ns == a - expected:
             out.segments[-1].end_ns = b - expected

@@ -24,6 +24,9 @@ ARCH = Path(__file__).parent / "data" / "trace" / "arch"
 FIXTURES = sorted([*ARCH.glob("*.json"), *ARCH.glob("*.ndjson")])
 TRACE_C = Path(__file__).parents[2] / "probe" / "src" / "engine" / "trace.c"
 # how each arch's own timer interrupt is named when it is wrongly taken for a cause
+# the injected thread: rtb-inject of the synthetic and earlier recorded traces, the zoo
+# tests' fifoburst (tests/boards/fifoburst.c) of those recorded by `make test-boards`
+INJECTED = ("rtb-inject (pid", "fifoburst (pid")
 TIMER_LABELS = re.compile(r"arch_timer|IRQ \d+ timer\b|local timer IRQ|decrementer")
 
 
@@ -53,7 +56,7 @@ def test_every_arch_has_a_fixture() -> None:
 def test_the_injected_thread_is_first_and_the_timer_never_a_cause(path: Path) -> None:
     data, cell = _cell(path)
     first = cell.causes[0].cause
-    assert first.kind == "thread" and first.label.startswith("rtb-inject (pid"), \
+    assert first.kind == "thread" and first.label.startswith(INJECTED), \
         [r.cause.label for r in cell.causes]
     labels = [r.cause.label for r in cell.causes]
     assert not [lb for lb in labels if TIMER_LABELS.search(lb)], labels
@@ -229,3 +232,39 @@ def test_an_irq_exit_without_its_entry_is_named_by_the_irqs_other_entries() -> N
               "expected_ns": expected, "woke_ns": expected + 2_500_000, "events": tty}
     labels = {c.label: ns for c, ns in explain_spike(record).causes().items()}
     assert labels["IRQ 4 ttyS0"] == 1_100_000, labels
+
+
+def test_the_console_rtbench_talks_over_is_named_as_its_own_traffic() -> None:
+    from rtbench.analysis.trace_spans import SERIAL_TRANSPORT, console_irq_names
+    from rtbench.targets.serial import TRANSPORT_SERIAL
+
+    assert SERIAL_TRANSPORT == TRANSPORT_SERIAL
+    serial = {"transport": SERIAL_TRANSPORT, "cmdline": "console=tty0 console=ttyS0,115200"}
+    assert console_irq_names(serial, "labgrid-env:x.yaml") == {"ttyS0"}
+    assert console_irq_names({"cmdline": "console=ttyAMA0"}, "serial:///dev/ttyUSB0") == \
+        {"ttyAMA0", "uart-pl011"}
+    assert console_irq_names({"cmdline": "console=hvc0"}, "serial:///dev/pts/3") == \
+        {"hvc0", "hvc_console"}
+    # over ssh the console's interrupts are the board's own
+    assert console_irq_names({"cmdline": "console=ttyS0"}, "ssh://root@board") == set()
+    assert console_irq_names({"transport": SERIAL_TRANSPORT}, "serial:///dev/x") == set()
+    # a recorded zoo run over the serial console: its ttyS0 IRQ and that IRQ's thread
+    data = json.loads((ARCH / "recorded-i386-rt-fifoburst.json").read_text())
+    m = synthetic_measurement([np.full(100, 20_000, dtype=np.int64)])
+    m.traces, m.trace_info = data["traces"], data["trace_info"]
+    plain = {r.cause.label for r in explain_measurement("c/m", m).causes}
+    named = {r.cause.label for r in explain_measurement("c/m", m, frozenset({"ttyS0"})).causes}
+    assert "IRQ 4 ttyS0" in plain and "IRQ 4 ttyS0" not in named
+    assert "rtbench's console traffic: IRQ 4 ttyS0" in named
+    assert [lb for lb in named if lb.startswith("rtbench's console traffic: irq/4-ttyS0 (pid")]
+    assert not [lb for lb in named if "ttyS0" in lb and "console traffic" not in lb]
+    # the IRQ thread of a PL011 console, its comm cut to 15 characters
+    spike = explain_spike({
+        "series": 0, "cpu": 0, "t_ns": 1, "latency_ns": 2_500_000, "clock": "mono",
+        "expected_ns": 1_000_000, "woke_ns": 3_500_000, "events": [
+            _switch(500_000, RT, HOG), *_woken_by_local_timer(1_100_000)[:-1],
+            _switch(1_500_000, HOG, ("irq/33-uart-pl0", 40, 49)),
+            _switch(3_400_000, ("irq/33-uart-pl0", 40, 49), RT)]},
+        console=frozenset({"ttyAMA0", "uart-pl011"}))
+    assert "rtbench's console traffic: irq/33-uart-pl0 (pid 40, RT 50)" in \
+        {c.label for c in spike.causes()}

@@ -13,7 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from rtbench.analysis.trace_spans import CONSOLE_LABEL, Cause, console_irq_names
+from rtbench.analysis.trace_spans import (
+    CONSOLE_LABEL,
+    PROBE_LABEL,
+    Cause,
+    console_irq_names,
+)
 from rtbench.analysis.trace_spike import SpikeExplanation, explain_spike
 from rtbench.bundle import MeasurementDetail, RunDetail
 
@@ -217,6 +222,8 @@ def _family_label(cause: Cause) -> str:
                       cause.family.removeprefix("console:"),
                       cause.label.removeprefix(CONSOLE_LABEL))
         return CONSOLE_LABEL + _family_label(inner)
+    if cause.family == "probe":
+        return PROBE_LABEL
     if cause.family.startswith("load:"):
         return f"rtbench load {cause.family.partition(':')[2]}"
     if cause.kind == "thread":

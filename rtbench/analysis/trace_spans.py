@@ -10,7 +10,9 @@ chain (trace_spike.py), never by the name; an interrupt that ran timers is named
 them, and one whose timers the window does not show (the local timer's events, or an
 IRQ that expired hrtimers elsewhere in the window) is "timer IRQ: no timer it ran was
 seen", never by the arch's name for it.  Threads of rtprobe's own loads (comm
-`rtload-KIND`, set by `rtprobe load`) are named as loads.
+`rtload-KIND`, set by `rtprobe load`) are named as loads, the probe's other threads
+(its collector: comm `rtprobe`, or `rtprobe-HASH` as pushed to a board) as rtbench's
+probe.
 
 The serial console rtbench talks to the board over is rtbench's own transport: its IRQ
 and that IRQ's thread are "rtbench's console traffic: IRQ 4 ttyS0", never the board's.
@@ -60,6 +62,9 @@ SERIAL_TRANSPORT = "serial console"
 _CONSOLE_IRQS = (("ttyAMA", "uart-pl011"), ("hvc", "hvc_console"))
 # how a cause of rtbench's own console traffic is labelled
 CONSOLE_LABEL = "rtbench's console traffic: "
+# the comm of rtprobe's threads (its executable's name; pushed to a board: rtprobe-HASH)
+PROBE_COMM = "rtprobe"
+PROBE_LABEL = "rtbench's probe (its collector)"
 # the comm `rtprobe load KIND` gives its threads (probe/src/loads/load.c)
 LOAD_COMM_PREFIX = "rtload-"
 
@@ -179,7 +184,11 @@ def _noise_cause(e: Event) -> Cause:
 
 
 def thread_cause(comm: str, pid: int, prio: int | None) -> Cause:
-    """The cause naming a thread that held the CPU (rtprobe's own loads as loads)."""
+    """The cause naming a thread that held the CPU (rtprobe's own loads as loads, the
+    probe's other threads as rtbench's probe)."""
+    if comm == PROBE_COMM or comm.startswith(PROBE_COMM + "-"):
+        return Cause("thread", f"probe:{pid}", "probe",
+                     f"{PROBE_LABEL}: {comm} (pid {pid}, {policy_of(prio)})")
     if comm.startswith(LOAD_COMM_PREFIX) and len(comm) > len(LOAD_COMM_PREFIX):
         kind = comm[len(LOAD_COMM_PREFIX):]
         return Cause("thread", f"load:{kind}:{pid}", f"load:{kind}",

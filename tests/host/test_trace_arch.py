@@ -258,6 +258,9 @@ def test_the_console_rtbench_talks_over_is_named_as_its_own_traffic() -> None:
     assert "rtbench's console traffic: IRQ 4 ttyS0" in named
     assert [lb for lb in named if lb.startswith("rtbench's console traffic: irq/4-ttyS0 (pid")]
     assert not [lb for lb in named if "ttyS0" in lb and "console traffic" not in lb]
+    # the probe's collector (its comm: the pushed binary's name) is rtbench's own
+    assert "rtbench's probe (its collector): rtprobe-eaff2fc (pid 1635, nice 0)" in named
+    assert not [lb for lb in named if lb.startswith("rtprobe")]
     # the IRQ thread of a PL011 console, its comm cut to 15 characters
     spike = explain_spike({
         "series": 0, "cpu": 0, "t_ns": 1, "latency_ns": 2_500_000, "clock": "mono",

@@ -130,6 +130,12 @@ def _rank(cell: CellExplanation) -> None:
 def _cell_notes(cell: CellExplanation, info: dict[str, Any] | None,
                 missing: frozenset[str]) -> None:
     """What the traces of this cell could not show."""
+    console = sum(r.spikes_main for r in cell.causes if r.cause.key.startswith("console:"))
+    if console:
+        cell.notes.append(f"rtbench's console traffic led {console} traced spike(s): the "
+                          "interrupts of the serial console rtbench talks to the board "
+                          "over are its own transport, not the board's; measured over ssh "
+                          "they would not be there")
     blind = sum(1 for s in cell.spikes if s.blind)
     if blind:
         cell.notes.append(f"{blind} traced spike(s) had no event of their CPU in the "

@@ -256,6 +256,14 @@ def test_the_console_rtbench_talks_over_is_named_as_its_own_traffic() -> None:
     named = {r.cause.label for r in explain_measurement("c/m", m, frozenset({"ttyS0"})).causes}
     assert "IRQ 4 ttyS0" in plain and "IRQ 4 ttyS0" not in named
     assert "rtbench's console traffic: IRQ 4 ttyS0" in named
+    # a cell whose spikes it led says it is rtbench's own transport
+    amd64 = json.loads((ARCH / "recorded-amd64-fifoburst.json").read_text())
+    m.traces, m.trace_info = amd64["traces"], amd64["trace_info"]
+    cell = explain_measurement("c/m", m, frozenset({"ttyS0"}))
+    led = sum(r.spikes_main for r in cell.causes if r.cause.key.startswith("console:"))
+    assert led > 0 and [n for n in cell.notes if n.startswith(
+        f"rtbench's console traffic led {led} traced spike(s)")], cell.notes
+    assert not [n for n in explain_measurement("c/m", m).notes if "console" in n]
     assert [lb for lb in named if lb.startswith("rtbench's console traffic: irq/4-ttyS0 (pid")]
     assert not [lb for lb in named if "ttyS0" in lb and "console traffic" not in lb]
     # the probe's collector (its comm: the pushed binary's name) is rtbench's own

@@ -13,11 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from rtbench.analysis.trace_events import parse_events
 from rtbench.analysis.trace_spans import (
     CONSOLE_LABEL,
     PROBE_LABEL,
     Cause,
     console_irq_names,
+    timer_irq_numbers,
 )
 from rtbench.analysis.trace_spike import SpikeExplanation, explain_spike
 from rtbench.bundle import MeasurementDetail, RunDetail
@@ -88,9 +90,12 @@ def explain_measurement(name: str, m: MeasurementDetail,
     cell = CellExplanation(name=name, threshold_ns=threshold if isinstance(threshold, int)
                            and not isinstance(threshold, bool) else None)
     missing = _missing(info)
-    for record in m.traces:
-        if isinstance(record, dict):
-            cell.spikes.append(explain_spike(record, missing, console))
+    records = [r for r in m.traces if isinstance(r, dict)]
+    # an IRQ that ran hrtimers in any window is a timer interrupt in every window
+    timer_irqs = frozenset().union(*(timer_irq_numbers(parse_events(r.get("events")).events)
+                                     for r in records))
+    for record in records:
+        cell.spikes.append(explain_spike(record, missing, console, timer_irqs))
     if any(isinstance(r, dict) and "analysis" in r for r in m.traces):
         cell.source = "imported analysis"
     _rank(cell)

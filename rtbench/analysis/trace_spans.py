@@ -217,13 +217,33 @@ def running_threads(events: list[Event]) -> list[tuple[int, int, str, int | None
     return out
 
 
+def timer_irq_numbers(events: list[Event]) -> frozenset[str]:
+    """The IRQ numbers whose handler ran an hrtimer expiry in these events (an
+    `hrtimer_expire_entry` inside its entry and exit on the same CPU): the timer
+    interrupts, whatever the arch calls them."""
+    inside: dict[int, list[str]] = {}  # cpu -> the IRQs entered and not left
+    found: set[str] = set()
+    for e in events:
+        if e.event == "irq_handler_entry" and "irq" in e.fields:
+            inside.setdefault(e.cpu, []).append(str(e.fields["irq"]))
+        elif e.event == "irq_handler_exit" and "irq" in e.fields:
+            stack = inside.get(e.cpu)
+            if stack and stack[-1] == str(e.fields["irq"]):
+                stack.pop()
+        elif e.event == "hrtimer_expire_entry" and inside.get(e.cpu):
+            found.add(inside[e.cpu][-1])
+    return frozenset(found)
+
+
 def name_timer_interrupts(events: list[Event], spans: list[Span],
-                          timer: Span | None) -> None:
+                          timer: Span | None, known: frozenset[str] = frozenset()
+                          ) -> None:
     """Name every other interrupt that expired hrtimers by what it expired ("timer IRQ:
     tick_sched_timer"), whatever the arch calls it (arch_timer, timer, local timer): a
     timer interrupt is a cause through the timers it runs.  A stretch of an IRQ seen
     expiring hrtimers elsewhere in the window that shows none is "timer IRQ: no timer it
-    ran was seen", never the arch's name for it.  Our own (timer) is left."""
+    ran was seen", never the arch's name for it, and so is one of the IRQ numbers known
+    as timer interrupts from the other windows of the run.  Our own (timer) is left."""
     ran: dict[int, list[str]] = {}
     for span in spans:
         if span.cause.kind not in ("irq", "timer_irq"):
@@ -232,7 +252,8 @@ def name_timer_interrupts(events: list[Event], spans: list[Span],
                                 if e.event == "hrtimer_expire_entry"
                                 and span.start <= e.ts_ns <= span.end})
     timer_irqs = {_irq_number(s.cause) for s in spans if ran.get(id(s)) and
-                  s.cause.kind == "irq"} | {_irq_number(timer.cause) if timer else None}
+                  s.cause.kind == "irq"} | {_irq_number(timer.cause) if timer else None} \
+        | set(known)
     timer_irqs.discard(None)
     for span in spans:
         if span is timer or id(span) not in ran:

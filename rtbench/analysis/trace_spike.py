@@ -111,9 +111,11 @@ def _int(record: dict[str, Any], key: str) -> int | None:
 
 
 def explain_spike(record: dict[str, Any], missing: frozenset[str] = frozenset(),
-                  console: frozenset[str] = frozenset()) -> SpikeExplanation:
+                  console: frozenset[str] = frozenset(),
+                  timer_irqs: frozenset[str] = frozenset()) -> SpikeExplanation:
     """The phases and causes of one `trace` record; missing: events the kernel lacked;
-    console: the IRQ names of the serial console rtbench talked over (its own traffic)."""
+    console: the IRQ names of the serial console rtbench talked over (its own traffic);
+    timer_irqs: IRQ numbers other windows of the run showed running hrtimers."""
     out = SpikeExplanation(series=_int(record, "series"), cpu=_int(record, "cpu"),
                            t_ns=_int(record, "t_ns"), latency_ns=_int(record, "latency_ns"))
     if record.get("clock") not in (None, "mono"):
@@ -145,7 +147,7 @@ def explain_spike(record: dict[str, Any], missing: frozenset[str] = frozenset(),
     if _int(record, "lost"):
         out.notes.append(f"{record.get('lost')} event(s) lost to ring-buffer overruns")
     lossy = bool(dropped or _int(record, "lost"))
-    _attribute(out, events, (expected, woke), missing, lossy, console)
+    _attribute(out, events, (expected, woke), missing, lossy, (console, timer_irqs))
     return out
 
 
@@ -216,10 +218,13 @@ def _late_cause(missing: frozenset[str]) -> Cause:
 
 
 def _attribute(out: SpikeExplanation, events: list[Event], spike: tuple[int, int],
-               missing: frozenset[str], lossy: bool, console: frozenset[str]) -> None:
+               missing: frozenset[str], lossy: bool,
+               known: tuple[frozenset[str], frozenset[str]]) -> None:
     """Fill segments, phases and handlers of out over spike (expected, woke); lossy:
-    the window lost or dropped events; console: the IRQ names of rtbench's console."""
+    the window lost or dropped events; known: the IRQ names of rtbench's console and
+    the IRQ numbers of timer interrupts."""
     expected, woke = spike
+    console, timer_irqs = known
     spans = handler_spans(events, expected, woke, lossy)
     marks = _find_marks(events, spans, expected, woke)
     if marks.our_pid is not None:
@@ -231,7 +236,7 @@ def _attribute(out: SpikeExplanation, events: list[Event], spike: tuple[int, int
                      and e.fields["next_pid"] == marks.our_pid), None)
         out.thread = (comm or "?", marks.our_pid, prio)
     ours_timer = marks.timer
-    name_timer_interrupts(events, spans, ours_timer)
+    name_timer_interrupts(events, spans, ours_timer, timer_irqs)
     join_raised_softirqs(events, spans, ours_timer)
     for s in spans:
         s.cause = own_console(s.cause, console)

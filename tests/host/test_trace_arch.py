@@ -279,3 +279,38 @@ def test_the_console_rtbench_talks_over_is_named_as_its_own_traffic() -> None:
         console=frozenset({"ttyAMA0", "uart-pl011"}))
     assert "rtbench's console traffic: irq/33-uart-pl0 (pid 40, RT 50)" in \
         {c.label for c in spike.causes()}
+
+
+def test_an_irq_seen_running_timers_in_one_window_is_a_timer_in_every_window() -> None:
+    def arm(expected: int, with_timer: bool) -> dict[str, Any]:
+        """A spike of 3.5 ms: IRQ 11 arch_timer from 0.1 to 2.1 ms, then our expiry
+        (inside IRQ 11 again when with_timer, else with no handler around it)."""
+        events = [_switch(expected - 500_000, RT, HOG),
+                  [expected + 100_000, 0, 77, "hog", "irq:irq_handler_entry",
+                   "irq=11 name=arch_timer"],
+                  [expected + 2_100_000, 0, 77, "hog", "irq:irq_handler_exit",
+                   "irq=11 ret=handled"]]
+        if with_timer:
+            events.append([expected + 3_000_000, 0, 77, "hog", "irq:irq_handler_entry",
+                           "irq=11 name=arch_timer"])
+        events += [[expected + 3_100_000, 0, 77, "hog", "timer:hrtimer_expire_entry",
+                    "hrtimer=1 function=hrtimer_wakeup now=1"],
+                   [expected + 3_200_000, 0, 77, "hog", "sched:sched_waking",
+                    "comm=rt pid=5 prio=19 target_cpu=000"]]
+        if with_timer:
+            events.append([expected + 3_300_000, 0, 77, "hog", "irq:irq_handler_exit",
+                           "irq=11 ret=handled"])
+        events.append(_switch(expected + 3_400_000, HOG, RT))
+        return {"series": 0, "cpu": 0, "t_ns": expected, "latency_ns": 3_500_000,
+                "clock": "mono", "expected_ns": expected, "woke_ns": expected + 3_500_000,
+                "events": events}
+
+    alone = explain_spike(arm(10_000_000, with_timer=False))
+    assert "IRQ 11 arch_timer" in {c.label for c in alone.causes()}  # nothing says more
+    m = synthetic_measurement([np.full(100, 20_000, dtype=np.int64)])
+    m.traces = [arm(10_000_000, with_timer=False), arm(20_000_000, with_timer=True)]
+    m.trace_info = {"events_missing": []}
+    cell = explain_measurement("c/m", m)
+    labels = [r.cause.label for r in cell.causes]
+    assert "timer IRQ: no timer it ran was seen" in labels
+    assert not [lb for lb in labels if TIMER_LABELS.search(lb)], labels

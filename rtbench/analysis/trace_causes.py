@@ -3,7 +3,8 @@
 Each traced spike is explained by rtbench.analysis.trace_spike; a cell's causes are
 ranked by the spikes they are the main cause of (the cause holding the most of the
 spike), then by their share of all traced latency; a cause holding under 0.5 % of the
-latency (0 % as printed) comes after every other.  What the traces could not show
+latency (0 % as printed) comes after every other, and rtbench's own measuring (its
+console traffic, its probe's collector) after the board's causes.  What the traces could not show
 (events the kernel lacked, lost events, spikes over the threshold left untraced) is
 said in notes; a cell without trace records has no causes and says so.
 """
@@ -126,10 +127,18 @@ def _rank(cell: CellExplanation) -> None:
                      total_ns=ns, share_spikes=main.get(c, 0) / counted if counted else 0.0,
                      share_latency=ns / latency if latency else 0.0)
             for c, ns in total.items()]
-    # a cause holding a negligible share of the latency (0 % printed) never ranks first
-    rows.sort(key=lambda r: (r.share_latency < NEGLIGIBLE_SHARE, -r.spikes_main,
-                             -r.total_ns, r.cause.key))
+    # a cause holding a negligible share of the latency (0 % printed) never ranks first;
+    # what measuring over a console costs (rtbench's console traffic, its probe's
+    # collector) comes after the board's own causes, and a note counts its spikes
+    rows.sort(key=lambda r: (r.share_latency < NEGLIGIBLE_SHARE, _measuring(r.cause),
+                             -r.spikes_main, -r.total_ns, r.cause.key))
     cell.causes = rows
+
+
+def _measuring(cause: Cause) -> bool:
+    """Whether the cause is rtbench's own measuring (its console traffic, its probe's
+    collector), not the board's: ranked after the board's causes."""
+    return cause.key.startswith("console:") or cause.family == "probe"
 
 
 def _cell_notes(cell: CellExplanation, info: dict[str, Any] | None,
@@ -139,8 +148,8 @@ def _cell_notes(cell: CellExplanation, info: dict[str, Any] | None,
     if console:
         cell.notes.append(f"rtbench's console traffic led {console} traced spike(s): the "
                           "interrupts of the serial console rtbench talks to the board "
-                          "over are its own transport, not the board's; measured over ssh "
-                          "they would not be there")
+                          "over are its own transport, not the board's (ranked after the "
+                          "board's causes); measured over ssh they would not be there")
     blind = sum(1 for s in cell.spikes if s.blind)
     if blind:
         cell.notes.append(f"{blind} traced spike(s) had no event of their CPU in the "

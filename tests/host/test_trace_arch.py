@@ -39,12 +39,23 @@ def _load(path: Path) -> dict[str, Any]:
     return {"traces": out.traces, "trace_info": out.trace_summary}
 
 
+def _console(data: dict[str, Any]) -> frozenset[str]:
+    """The console IRQ names of a zoo recording (made over the serial console; its
+    `source` quotes the kernel command line), else none."""
+    from rtbench.analysis.trace_spans import SERIAL_TRANSPORT, console_irq_names
+
+    found = re.search(r"console='([^']*)'", str(data.get("source", "")))
+    if not found or "serial console" not in data["source"]:
+        return frozenset()
+    return console_irq_names({"transport": SERIAL_TRANSPORT, "cmdline": found[1]}, "")
+
+
 def _cell(path: Path) -> tuple[dict[str, Any], CellExplanation]:
-    """A fixture and its explained cell."""
+    """A fixture and its explained cell (a zoo recording's console as rtbench's)."""
     data = _load(path)
     m = synthetic_measurement([np.full(100, 20_000, dtype=np.int64)])
     m.traces, m.trace_info = data["traces"], data["trace_info"]
-    return data, explain_measurement(f"{path.stem}/cyclic", m)
+    return data, explain_measurement(f"{path.stem}/cyclic", m, _console(data))
 
 
 def test_every_arch_has_a_fixture() -> None:
@@ -314,3 +325,21 @@ def test_an_irq_seen_running_timers_in_one_window_is_a_timer_in_every_window() -
     labels = [r.cause.label for r in cell.causes]
     assert "timer IRQ: no timer it ran was seen" in labels
     assert not [lb for lb in labels if TIMER_LABELS.search(lb)], labels
+
+
+def test_rtbench_s_own_console_traffic_ranks_after_the_board_s_causes() -> None:
+    # mipsel over its serial console: IRQ 4 ttyS0's handler held the emulated CPU for
+    # up to 120 ms (qemu stalled writing the console) and led 12 of 20 spikes
+    data = json.loads((ARCH / "recorded-mipsel-console-fifoburst.json").read_text())
+    m = synthetic_measurement([np.full(100, 20_000, dtype=np.int64)])
+    m.traces, m.trace_info = data["traces"], data["trace_info"]
+    cell = explain_measurement("c/m", m, frozenset({"ttyS0"}))
+    console = next(r for r in cell.causes if r.cause.key.startswith("console:irq:4:"))
+    first = cell.causes[0]
+    assert console.spikes_main > first.spikes_main > 0
+    assert first.cause.label.startswith("fifoburst (pid"), [r.cause.label for r in cell.causes]
+    board = [r for r in cell.causes if not r.cause.key.startswith("console:")
+             and r.cause.family != "probe" and r.share_latency >= 0.005]
+    assert cell.causes[:len(board)] == board
+    assert [n for n in cell.notes if n.startswith(
+        f"rtbench's console traffic led {console.spikes_main} traced spike(s)")]

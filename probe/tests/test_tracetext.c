@@ -226,6 +226,35 @@ static void test_mangled(struct tap *t)
 	free(text);
 }
 
+/*
+ * A reader stops once the last whole line it read is an event of the moment
+ * it began or later: a part line at the end, a header or a LOST line is not.
+ */
+static void test_reached(struct tap *t)
+{
+	size_t len;
+	char *text = fixture("trace_text_6x.txt", &len);
+	static const char part[] = "  sh-1 [000] d.h.. 10.000001: "
+		"local_timer_entry: vector=236\n  sh-1 [000] d.h.. 12.0000";
+	static const char lost[] = "  sh-1 [000] d.h.. 10.000001: "
+		"local_timer_entry: vector=236\nCPU:0 [LOST 7 EVENTS]\n";
+
+	if (!tap_ok(t, text != NULL, "6.x fixture read for reached"))
+		return;
+	/* its last line: local_timer_entry at 11048.902496 */
+	tap_ok(t, tracetext_reached(text, len, 11048902496000ULL) &&
+	       !tracetext_reached(text, len, 11048902497000ULL),
+	       "the last event's time decides");
+	tap_ok(t, tracetext_reached(part, sizeof(part) - 1, 10000001000ULL) &&
+	       !tracetext_reached(part, sizeof(part) - 1, 11000000000ULL),
+	       "a part line at the end is not read yet");
+	tap_ok(t, !tracetext_reached(lost, sizeof(lost) - 1, 0) &&
+	       !tracetext_reached("", 0, 0) &&
+	       !tracetext_reached("no newline", 10, 0),
+	       "a LOST line, nothing, or no whole line: not reached");
+	free(text);
+}
+
 /* The state file's text round-trips; a foreign file is refused. */
 static void test_state(struct tap *t)
 {
@@ -290,6 +319,7 @@ int main(void)
 	test_cut_6x(&t);
 	test_cut_old(&t);
 	test_mangled(&t);
+	test_reached(&t);
 	test_state(&t);
 	test_state_file(&t);
 	return tap_done(&t);

@@ -3,7 +3,8 @@
 Each traced spike is explained by rtbench.analysis.trace_spike; a cell's causes are
 ranked by the spikes they are the main cause of (the cause holding the most of the
 spike), then by their share of all traced latency; a cause holding under 0.5 % of the
-latency (0 % as printed) comes after every other.  What the traces could not show
+latency (0 % as printed) comes after every other, and rtbench's own measuring (its
+console traffic, its probe's collector) after the board's causes.  What the traces could not show
 (events the kernel lacked, lost events, spikes over the threshold left untraced) is
 said in notes; a cell without trace records has no causes and says so.
 """
@@ -13,7 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from rtbench.analysis.trace_spans import Cause
+from rtbench.analysis.trace_events import parse_events
+from rtbench.analysis.trace_spans import (
+    CONSOLE_LABEL,
+    PROBE_LABEL,
+    Cause,
+    console_irq_names,
+    timer_irq_numbers,
+)
 from rtbench.analysis.trace_spike import SpikeExplanation, explain_spike
 from rtbench.bundle import MeasurementDetail, RunDetail
 
@@ -74,16 +82,21 @@ def _missing(info: dict[str, Any] | None) -> frozenset[str]:
     return frozenset(v for v in values if isinstance(v, str))
 
 
-def explain_measurement(name: str, m: MeasurementDetail) -> CellExplanation:
-    """The causes of one measurement's traced spikes."""
+def explain_measurement(name: str, m: MeasurementDetail,
+                        console: frozenset[str] = frozenset()) -> CellExplanation:
+    """The causes of one measurement's traced spikes; console: the IRQ names of the
+    serial console rtbench talked over (its interrupts are rtbench's own traffic)."""
     info = m.trace_info if isinstance(m.trace_info, dict) else None
     threshold = info.get("threshold_ns") if info else None
     cell = CellExplanation(name=name, threshold_ns=threshold if isinstance(threshold, int)
                            and not isinstance(threshold, bool) else None)
     missing = _missing(info)
-    for record in m.traces:
-        if isinstance(record, dict):
-            cell.spikes.append(explain_spike(record, missing))
+    records = [r for r in m.traces if isinstance(r, dict)]
+    # an IRQ that ran hrtimers in any window is a timer interrupt in every window
+    timer_irqs = frozenset().union(*(timer_irq_numbers(parse_events(r.get("events")).events)
+                                     for r in records))
+    for record in records:
+        cell.spikes.append(explain_spike(record, missing, console, timer_irqs))
     if any(isinstance(r, dict) and "analysis" in r for r in m.traces):
         cell.source = "imported analysis"
     _rank(cell)
@@ -114,15 +127,29 @@ def _rank(cell: CellExplanation) -> None:
                      total_ns=ns, share_spikes=main.get(c, 0) / counted if counted else 0.0,
                      share_latency=ns / latency if latency else 0.0)
             for c, ns in total.items()]
-    # a cause holding a negligible share of the latency (0 % printed) never ranks first
-    rows.sort(key=lambda r: (r.share_latency < NEGLIGIBLE_SHARE, -r.spikes_main,
-                             -r.total_ns, r.cause.key))
+    # a cause holding a negligible share of the latency (0 % printed) never ranks first;
+    # what measuring over a console costs (rtbench's console traffic, its probe's
+    # collector) comes after the board's own causes, and a note counts its spikes
+    rows.sort(key=lambda r: (r.share_latency < NEGLIGIBLE_SHARE, _measuring(r.cause),
+                             -r.spikes_main, -r.total_ns, r.cause.key))
     cell.causes = rows
+
+
+def _measuring(cause: Cause) -> bool:
+    """Whether the cause is rtbench's own measuring (its console traffic, its probe's
+    collector), not the board's: ranked after the board's causes."""
+    return cause.key.startswith("console:") or cause.family == "probe"
 
 
 def _cell_notes(cell: CellExplanation, info: dict[str, Any] | None,
                 missing: frozenset[str]) -> None:
     """What the traces of this cell could not show."""
+    console = sum(r.spikes_main for r in cell.causes if r.cause.key.startswith("console:"))
+    if console:
+        cell.notes.append(f"rtbench's console traffic led {console} traced spike(s): the "
+                          "interrupts of the serial console rtbench talks to the board "
+                          "over are its own transport, not the board's (ranked after the "
+                          "board's causes); measured over ssh they would not be there")
     blind = sum(1 for s in cell.spikes if s.blind)
     if blind:
         cell.notes.append(f"{blind} traced spike(s) had no event of their CPU in the "
@@ -161,13 +188,15 @@ def _cell_notes(cell: CellExplanation, info: dict[str, Any] | None,
 def explain_run(run: RunDetail, cells: list[str] | None = None) -> list[CellExplanation]:
     """Every measurement of the run (or those whose "scenario/name" matches a pattern
     in cells: exact, or a substring) with its causes."""
+    console = console_irq_names(run.sysinfo if isinstance(run.sysinfo, dict) else {},
+                                run.target or "")
     out = []
     for sc in run.scenarios:
         for m in sc.measurements:
             name = f"{sc.name}/{m.name}"
             if cells and not any(c == name or c in name for c in cells):
                 continue
-            out.append(explain_measurement(name, m))
+            out.append(explain_measurement(name, m, console))
     return out
 
 
@@ -208,6 +237,13 @@ def _family_shares(cells: list[CellExplanation]) -> dict[str, tuple[float, str]]
 
 def _family_label(cause: Cause) -> str:
     """A cause's label without the parts that change between runs (a thread's pid)."""
+    if cause.family.startswith("console:"):
+        inner = Cause(cause.kind, cause.key.removeprefix("console:"),
+                      cause.family.removeprefix("console:"),
+                      cause.label.removeprefix(CONSOLE_LABEL))
+        return CONSOLE_LABEL + _family_label(inner)
+    if cause.family == "probe":
+        return PROBE_LABEL
     if cause.family.startswith("load:"):
         return f"rtbench load {cause.family.partition(':')[2]}"
     if cause.kind == "thread":

@@ -500,10 +500,18 @@ int trace_active(const struct run *r)
 	return r->trace && r->trace->active;
 }
 
-/* Read what trace_pipe holds for one CPU; drop text older than keep_ns. */
+/*
+ * Read what trace_pipe holds for one CPU, up to the events of this moment;
+ * drop text older than keep_ns.  Reading stops at the first event newer than
+ * the call: on a slow (emulated) board the events come as fast as they are
+ * read (each record the probe prints on a serial console raises the UART's
+ * interrupts), and reading on until the pipe is empty held the probe for
+ * minutes.
+ */
 static void trace_read_cpu(struct trace_run *t, struct trace_cpu *tc)
 {
 	uint64_t now = mono_ns(), cutoff;
+	uint64_t until = (uint64_t)((int64_t)now - t->trace_to_mono_ns);
 	size_t old = tc->len, drop;
 	char *nb;
 	ssize_t n;
@@ -522,6 +530,8 @@ static void trace_read_cpu(struct trace_run *t, struct trace_cpu *tc)
 		if (n <= 0)
 			break;
 		tc->len += (size_t)n;
+		if (tracetext_reached(tc->text + old, tc->len - old, until))
+			break;
 	}
 	tc->read_mono_ns = now;
 	t->lost += tracetext_lost(tc->text + old, tc->len - old);

@@ -300,6 +300,24 @@ size_t tracetext_trim(const char *text, size_t len, uint64_t cutoff_ns)
 	return (size_t)(p - text);
 }
 
+bool tracetext_reached(const char *text, size_t len, uint64_t ts_ns)
+{
+	const char *end = text + len, *start;
+	struct trace_line ev;
+	uint64_t lost;
+
+	while (end > text && end[-1] != '\n')
+		end--;  /* a part line at the end: not whole yet */
+	if (end == text)
+		return false;
+	end--;  /* the last whole line's newline */
+	start = end;
+	while (start > text && start[-1] != '\n')
+		start--;
+	return tracetext_parse_line(start, (size_t)(end - start), &ev, &lost) ==
+	       TRACETEXT_EVENT && ev.ts_ns >= ts_ns;
+}
+
 uint64_t tracetext_lost(const char *text, size_t len)
 {
 	const char *p = text, *end = text + len, *nl;

@@ -18,6 +18,7 @@
 #ifndef RTP_TRACETEXT_H
 #define RTP_TRACETEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -71,6 +72,14 @@ size_t tracetext_cut(const char *text, size_t len, uint64_t start_ns,
  * cutoff_ns (len when none is): what to drop to keep the newer events.
  */
 size_t tracetext_trim(const char *text, size_t len, uint64_t cutoff_ns);
+
+/*
+ * Whether the last whole line of text is an event at or after ts_ns: a
+ * reader of trace_pipe that got there has read what the buffer held when it
+ * began, and stops (events keep coming while it reads; on a slow board they
+ * come as fast as it reads).
+ */
+bool tracetext_reached(const char *text, size_t len, uint64_t ts_ns);
 
 /* The sum of the LOST lines in text. */
 uint64_t tracetext_lost(const char *text, size_t len);

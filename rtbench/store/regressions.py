@@ -3,12 +3,25 @@ board's baseline, written in one transaction per run and read back by the server
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, delete, func, insert, or_, select
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Select,
+    String,
+    and_,
+    bindparam,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+)
 
 from rtbench.store import Store
 from rtbench.store import schema as t
@@ -65,28 +78,32 @@ def board_runs(store: Store, board: str, suite: str, *, simulated: bool | None =
     """The runs of board and suite that hold evidence, oldest first; only those simulated
     (or measured), on kernel, carrying the tag tag, other than run exclude, started
     before before (started_at, id), and the newest newest of them, where given."""
-    r = t.runs
-    cond: list[ColumnElement[bool]] = [r.c.board == board, r.c.suite == suite,
-                                       r.c.status.in_(EVIDENCE_STATUSES)]
-    if simulated is not None:
-        cond.append(r.c.simulated == simulated)
-    if kernel is not None:
-        cond.append(r.c.kernel == kernel)
-    if tag is not None:
-        # tags are stored as JSON text: the key's quoted name is in it (checked exactly below)
-        cond.append(r.c.tags.contains(json.dumps(tag)))
-    if exclude is not None:
-        cond.append(r.c.id != exclude)
-    if before is not None:
-        cond.append(or_(r.c.started_at < before[0],
-                        and_(r.c.started_at == before[0], r.c.id < before[1])))
-    query = select(r.c.id, r.c.kernel, r.c.started_at, r.c.tags, r.c.simulated).where(*cond)
-    if newest is not None:
-        query = query.order_by(r.c.started_at.desc(), r.c.id.desc()).limit(newest)
-    else:
-        query = query.order_by(r.c.started_at, r.c.id)
     with store.transaction(f"read the runs of board {board!r}") as conn:
-        rows = list(conn.execute(query).all())
+        return read_board_runs(conn, board, suite, simulated=simulated, kernel=kernel,
+                               tag=tag, newest=newest, exclude=exclude, before=before)
+
+
+def read_board_runs(conn: Connection, board: str, suite: str, *,
+                    simulated: bool | None = None, kernel: str | None = None,
+                    tag: str | None = None, newest: int | None = None,
+                    exclude: int | None = None,
+                    before: tuple[datetime, int] | None = None) -> list[BoardRun]:
+    """board_runs inside a transaction of the caller's (the check reads its inputs in
+    one)."""
+    query = _board_runs_query(simulated is not None, kernel is not None, tag is not None,
+                              exclude is not None, before is not None, newest)
+    params: dict[str, Any] = {"board": board, "suite": suite}
+    if simulated is not None:
+        params["simulated"] = simulated
+    if kernel is not None:
+        params["kernel"] = kernel
+    if tag is not None:
+        params["tag"] = json.dumps(tag)
+    if exclude is not None:
+        params["exclude"] = exclude
+    if before is not None:
+        params["before_at"], params["before_id"] = before
+    rows = list(conn.execute(query, params).all())
     if newest is not None:
         rows.reverse()
     runs = [BoardRun(row.id, row.kernel, as_utc(row.started_at),
@@ -95,20 +112,66 @@ def board_runs(store: Store, board: str, suite: str, *, simulated: bool | None =
     return runs if tag is None else [run for run in runs if tag in run.tags]
 
 
+@functools.lru_cache(maxsize=64)
+def _board_runs_query(simulated: bool, kernel: bool, tag: bool, exclude: bool,
+                      before: bool, newest: int | None) -> Select[Any]:
+    """read_board_runs' query for the filters given, with bound parameters (built once:
+    building a query costs more than SQLite takes to run it)."""
+    r = t.runs
+    cond: list[ColumnElement[bool]] = [r.c.board == bindparam("board"),
+                                       r.c.suite == bindparam("suite"),
+                                       r.c.status.in_(EVIDENCE_STATUSES)]
+    if simulated:
+        cond.append(r.c.simulated == bindparam("simulated"))
+    if kernel:
+        cond.append(r.c.kernel == bindparam("kernel"))
+    if tag:
+        # tags are stored as JSON text: the key's quoted name is in it (checked exactly
+        # by the caller)
+        cond.append(r.c.tags.contains(bindparam("tag", type_=String)))
+    if exclude:
+        cond.append(r.c.id != bindparam("exclude"))
+    if before:
+        at = bindparam("before_at", type_=r.c.started_at.type)
+        cond.append(or_(r.c.started_at < at,
+                        and_(r.c.started_at == at, r.c.id < bindparam("before_id"))))
+    query = select(r.c.id, r.c.kernel, r.c.started_at, r.c.tags, r.c.simulated).where(*cond)
+    if newest is not None:
+        return query.order_by(r.c.started_at.desc(), r.c.id.desc()).limit(newest)
+    return query.order_by(r.c.started_at, r.c.id)
+
+
 def board_kernels(store: Store, board: str, suite: str, *, simulated: bool,
                   exclude: int | None = None) -> list[str]:
     """The kernels of board's and suite's runs that hold evidence (simulated or measured
     ones, other than run exclude), in the order each first appears."""
-    r = t.runs
-    cond: list[ColumnElement[bool]] = [r.c.board == board, r.c.suite == suite,
-                                       r.c.status.in_(EVIDENCE_STATUSES),
-                                       r.c.simulated == simulated, r.c.kernel != ""]
-    if exclude is not None:
-        cond.append(r.c.id != exclude)
     with store.transaction(f"read the kernels of board {board!r}") as conn:
-        rows = conn.execute(select(r.c.kernel).where(*cond).group_by(r.c.kernel)
-                            .order_by(func.min(r.c.started_at), func.min(r.c.id))).all()
+        return read_board_kernels(conn, board, suite, simulated=simulated, exclude=exclude)
+
+
+def read_board_kernels(conn: Connection, board: str, suite: str, *, simulated: bool,
+                       exclude: int | None = None) -> list[str]:
+    """board_kernels inside a transaction of the caller's."""
+    params: dict[str, Any] = {"board": board, "suite": suite, "simulated": simulated}
+    if exclude is not None:
+        params["exclude"] = exclude
+    rows = conn.execute(_board_kernels_query(exclude is not None), params).all()
     return [str(row.kernel) for row in rows]
+
+
+@functools.lru_cache(maxsize=4)
+def _board_kernels_query(exclude: bool) -> Select[Any]:
+    """read_board_kernels' query, with bound parameters (built once)."""
+    r = t.runs
+    cond: list[ColumnElement[bool]] = [r.c.board == bindparam("board"),
+                                       r.c.suite == bindparam("suite"),
+                                       r.c.status.in_(EVIDENCE_STATUSES),
+                                       r.c.simulated == bindparam("simulated"),
+                                       r.c.kernel != ""]
+    if exclude:
+        cond.append(r.c.id != bindparam("exclude"))
+    return (select(r.c.kernel).where(*cond).group_by(r.c.kernel)
+            .order_by(func.min(r.c.started_at), func.min(r.c.id)))
 
 
 def replace_checks(store: Store, run_id: int, rows: list[RegressionRow]) -> None:

@@ -102,8 +102,9 @@ def test_the_baseline_read_narrowly_is_the_one_of_the_whole_history(
             everything = [Candidate(r.run_id, r.kernel, r.started_at, r.tags, r.simulated)
                           for r in whole if r.run_id != run_id]
             expected = choose_baseline(run.kernel, run.simulated, everything)
-            assert choose_baseline(run.kernel, run.simulated,
-                                   baseline_candidates(store, run)) == expected, run_id
+            with store.transaction("read the candidates") as conn:
+                found = baseline_candidates(conn, run)
+            assert choose_baseline(run.kernel, run.simulated, found) == expected, run_id
             decided += expected is not None
     assert 0 < decided < len(ids)
 

@@ -269,6 +269,59 @@ def board_checks(store: Store, board: str, *, limit: int = 20000) -> list[Regres
     return list_checks(store, board=board, outcome=None, limit=limit)
 
 
+@dataclass
+class KeyCheck:
+    """A stored check as open_regressions reads it (analysis/openregs.py)."""
+
+    run_id: int
+    board: str
+    suite: str
+    kernel: str
+    cell: str
+    metric: str
+    outcome: str
+    started_at: datetime
+    baseline_kernel: str | None
+    rel: float | None
+
+
+def open_checks(store: Store, board: str) -> list[KeyCheck]:
+    """The checks of board that say which regressions are open on it (the input of
+    open_regressions, equal in its answer to every check of the board): of each suite,
+    cell and metric that ever held a regression, its checks from the first that held
+    one on; a key that never held one is never open, and its checks before that one
+    change nothing.  Two queries, the second only where a regression was ever found."""
+    with store.transaction(f"read the open regressions of board {board!r}") as conn:
+        firsts = {(str(s), str(c), str(m)): as_utc(at) for s, c, m, at in conn.execute(
+            _FIRST_REGRESSIONS, {"board": board}).all()}
+        if not firsts:
+            return []
+        rows = conn.execute(_KEY_CHECKS, {"board": board,
+                                          "since": min(firsts.values())}).all()
+    out = []
+    for r in rows:
+        first = firsts.get((r.suite, r.cell, r.metric))
+        started = as_utc(r.started_at)
+        if first is not None and started >= first:
+            out.append(KeyCheck(r.run_id, r.board, r.suite, r.kernel, r.cell, r.metric,
+                                r.outcome, started, r.baseline_kernel, r.rel))
+    return out
+
+
+_G = t.regressions
+# per key of a board: when it first held a regression (ix_regressions_board_outcome)
+_FIRST_REGRESSIONS = (select(_G.c.suite, _G.c.cell, _G.c.metric, func.min(_G.c.started_at))
+                      .where(_G.c.board == bindparam("board"),
+                             _G.c.outcome.in_(REGRESSION_STATES))
+                      .group_by(_G.c.suite, _G.c.cell, _G.c.metric))
+# a board's checks since then, only the columns open_regressions reads
+_KEY_CHECKS = (select(_G.c.run_id, _G.c.board, _G.c.suite, _G.c.kernel, _G.c.cell,
+                      _G.c.metric, _G.c.outcome, _G.c.started_at, _G.c.baseline_kernel,
+                      _G.c.rel)
+               .where(_G.c.board == bindparam("board"),
+                      _G.c.started_at >= bindparam("since", type_=_G.c.started_at.type)))
+
+
 def run_ids(store: Store, *, board: str | None = None, suite: str | None = None
             ) -> list[int]:
     """The ids of the runs of board and suite that hold evidence, a board's and suite's

@@ -72,6 +72,9 @@ Index("ix_runs_suite", runs.c.suite)
 Index("ix_runs_kernel", runs.c.kernel)
 Index("ix_runs_status", runs.c.status)
 Index("ix_runs_board", runs.c.board)
+# the check at ingest: a board x suite's runs of one kernel, newest first (0006_check_index)
+Index("ix_runs_board_suite_kernel", runs.c.board, runs.c.suite, runs.c.kernel,
+      runs.c.started_at)
 
 scenarios = Table(
     "scenarios", metadata,

@@ -225,11 +225,13 @@ def time_pages(label: str, url: str, lab: Lab, repeat: int) -> tuple[list[str], 
 
 
 def build(path: Path, lab: Lab, stored: list[tuple[int, int, int]], jobs: int) -> None:
-    """Write and check the stored part of the lab into the SQLite file path."""
+    """Write and check the stored part of the lab into the SQLite file path (a file of
+    another session's that holds the runs but not yet every check: only checked)."""
     url = f"sqlite:///{path}"
     t0 = time.perf_counter()
     with Store.open(url) as store:
-        written = write_runs(store, lab, stored)
+        held = len(run_ids(store))
+        written = held if held == len(stored) else write_runs(store, lab, stored[held:])
     print(f"SQLite: {written} runs written in {time.perf_counter() - t0:.0f} s", flush=True)
     t0 = time.perf_counter()
     names = [lab.board_name(i) for i in range(lab.boards)]
@@ -268,8 +270,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="rtbench-ingest-") as tmp:
         folder = args.keep or Path(tmp)
         built = folder / "lab-built.db"
-        if not built.exists():
+        done = folder / "lab-built.done"
+        if not done.exists():
             build(built, lab, stored, args.jobs)
+            done.touch()
         loads.append(os.getloadavg()[0])
         urls = []
         if args.only != "sqlite":

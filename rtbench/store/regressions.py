@@ -19,6 +19,7 @@ from sqlalchemy import (
     delete,
     func,
     insert,
+    literal_column,
     or_,
     select,
 )
@@ -129,6 +130,9 @@ def _board_runs_query(simulated: bool, kernel: bool, tag: bool, exclude: bool,
         # tags are stored as JSON text: the key's quoted name is in it (checked exactly
         # by the caller)
         cond.append(r.c.tags.contains(bindparam("tag", type_=String)))
+        # the same runs (no tag is in "{}"), found through the partial index ix_runs_tagged
+        # (its condition written out as the index's, so both databases use it)
+        cond.append(r.c.tags != literal_column("'{}'"))
     if exclude:
         cond.append(r.c.id != bindparam("exclude"))
     if before:

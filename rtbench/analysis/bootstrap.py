@@ -55,10 +55,17 @@ def window_matrix(windows: Iterable[tuple[int, hist.I64, hist.I64]], *,
         rows.setdefault(int(index), []).append((idx, cnt))
     all_idx = [idx for parts in rows.values() for idx, _ in parts]
     buckets = np.unique(np.concatenate(all_idx)) if all_idx else np.zeros(0, np.int64)
-    counts = np.zeros((len(rows), buckets.size), dtype=np.float64)
-    for r, key in enumerate(sorted(rows)):
-        for idx, cnt in rows[key]:
-            np.add.at(counts[r], np.searchsorted(buckets, idx), cnt)
+    # every (row, bucket) pair's counts added at once (exact: integers in float64)
+    parts = [(r, idx, cnt) for r, key in enumerate(sorted(rows)) for idx, cnt in rows[key]]
+    if parts:
+        cells = np.concatenate([r * buckets.size + np.searchsorted(buckets, idx)
+                                for r, idx, _ in parts])
+        weights = np.concatenate([np.asarray(cnt, dtype=np.float64) for _, _, cnt in parts])
+        counts: F64 = np.asarray(np.bincount(
+            cells, weights=weights, minlength=len(rows) * buckets.size),
+            dtype=np.float64).reshape(len(rows), buckets.size)
+    else:
+        counts = np.zeros((len(rows), buckets.size), dtype=np.float64)
     return WindowMatrix(buckets.astype(np.int64), counts, min_ns, max_ns)
 
 

@@ -117,7 +117,7 @@ def gev_sf(x: float, mu: float, sigma: float, xi: float) -> float:
         return float(-math.expm1(-math.exp(-z)))
     t = 1.0 + xi * z
     if t <= 0:
-        return 0.0 if xi > 0 else 1.0  # below a heavy tail's support / above a bounded one
+        return 1.0 if xi > 0 else 0.0  # below a heavy tail's support / above a bounded one
     return float(-math.expm1(-t ** (-1.0 / xi)))
 
 

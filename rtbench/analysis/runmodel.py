@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
+from scipy import special
 from scipy import stats as sps
 
 from rtbench.analysis import evt
@@ -119,21 +120,55 @@ class Test:
 
 @dataclass
 class BaselineCells:
-    """One cell's baseline runs with what the model derives from them once."""
+    """One cell's baseline runs with what the model derives from them once (a server
+    keeps a board's baseline in memory: each new run against it refits nothing)."""
 
     runs: list[CellRun]
     _gev: tuple[float, float, float] | None = None
     _gev_done: bool = False
+    _derived: dict[str, float] = field(default_factory=dict)
 
     def gev(self) -> tuple[float, float, float] | None:
         """The GEV fitted to every baseline window's max (None: too few windows)."""
         if not self._gev_done:
-            maxima = np.concatenate([r.window_max for r in self.runs]) if self.runs \
-                else np.zeros(0)
+            maxima = self.maxima()
             self._gev = evt.fit_gev_params(list(maxima)) if maxima.size >= evt.MIN_BLOCKS \
                 and np.ptp(maxima) > 0 else None
             self._gev_done = True
         return self._gev
+
+    def maxima(self) -> F64:
+        """Every baseline window's max, run after run."""
+        return np.concatenate([r.window_max for r in self.runs]) if self.runs \
+            else np.zeros(0)
+
+    def tail_level(self) -> float:
+        """The TAIL_Q-quantile of the baseline's window maxima (level_of, once)."""
+        if "tail_level" not in self._derived:
+            self._derived["tail_level"] = level_of(self, TAIL_Q)
+        return self._derived["tail_level"]
+
+    def tail_dispersion(self) -> float:
+        """The over-dispersion of the baseline's windows above tail_level (once)."""
+        if "tail_dispersion" not in self._derived:
+            self._derived["tail_dispersion"] = _dispersion(self.runs, self.tail_level())
+        return self._derived["tail_dispersion"]
+
+    def median_samples(self) -> float:
+        """The median samples per baseline run (once)."""
+        if "median_samples" not in self._derived:
+            self._derived["median_samples"] = float(
+                np.median([r.samples for r in self.runs]))
+        return self._derived["median_samples"]
+
+    def windows_at(self, top: float) -> int:
+        """How many baseline windows reach top (its max) within a bucket's width, at
+        least one (once per top)."""
+        key = f"at {top!r}"
+        if key not in self._derived:
+            self._derived[key] = max(1, int((self.maxima() >= top * (1.0 - 1.0 / 128))
+                                            .sum()))
+        return int(self._derived[key])
 
 
 def _spread(logs: F64, metric: str) -> tuple[float, float]:
@@ -148,8 +183,10 @@ def _spread(logs: F64, metric: str) -> tuple[float, float]:
 
 
 def _sf(stat: float, df: float) -> float:
-    """P(T > stat) for Student's t with df degrees of freedom (normal when infinite)."""
-    return float(sps.norm.sf(stat) if math.isinf(df) else sps.t.sf(stat, df))
+    """P(T > stat) for Student's t with df degrees of freedom (normal when infinite).
+    The special functions scipy.stats' sf calls, without its argument handling (which
+    took most of a check's model time): the same values."""
+    return float(special.ndtr(-stat) if math.isinf(df) else special.stdtr(df, -stat))
 
 
 def _log_test(metric: str, base_logs: F64, new_logs: F64, within: float | None,
@@ -259,8 +296,7 @@ def max_test(base: BaselineCells, new: Sequence[CellRun], limit: float) -> Test:
         # the baseline's own worst windows (at its max; at least the one that set it)
         # against the new runs' windows above the level: exact conditional test of equal
         # rates, which a tail model that misses a rare outlier process cannot fool
-        bw = np.concatenate([r.window_max for r in base.runs])
-        k_a = max(1, int((bw >= top * (1.0 - 1.0 / 128)).sum()))
+        k_a = base.windows_at(top)
         p_count = _binom_sf(k, k + k_a, windows.size / (base_windows + windows.size))
         gev = base.gev()  # fitted only here: a max within the level needs no tail fit
         if gev is None:
@@ -270,7 +306,7 @@ def max_test(base: BaselineCells, new: Sequence[CellRun], limit: float) -> Test:
                           f"p = {out.p:.2g}; too few baseline windows for a tail fit)")
             return out
         p_block = max(evt.gev_sf(level, *gev), 1e-300)
-        phi = _dispersion(base.runs, level_of(base, TAIL_Q))
+        phi = base.tail_dispersion()
         p_gev = _binom_sf(k / phi, windows.size / phi, p_block)
         out.p = max(p_gev, p_count)
         out.reason = (f"{k} of {windows.size} windows above {level / 1000:.4g} us "
@@ -292,7 +328,7 @@ def _max_within(base: BaselineCells, new: Sequence[CellRun], limit: float, out: 
                 windows: F64) -> Test:
     """A max at or below the level: "no regression" when the runs were long enough
     and their windows' tail is not surely heavier than the baseline's."""
-    per_run = float(np.median([r.samples for r in base.runs]))
+    per_run = base.median_samples()
     short = [c for c in new if c.samples < SHARE * per_run]
     base_windows = sum(r.window_max.size for r in base.runs)
     if short:
@@ -302,8 +338,8 @@ def _max_within(base: BaselineCells, new: Sequence[CellRun], limit: float, out: 
         out.reason = (f"max within the limit; the baseline has {base_windows} windows, a "
                       f"tail needs {evt.MIN_BLOCKS}")
     else:
-        q = level_of(base, TAIL_Q)
-        phi = _dispersion(base.runs, q)
+        q = base.tail_level()
+        phi = base.tail_dispersion()
         k = int((windows > q).sum())
         heavy = _binom_sf(k / phi, windows.size / phi, (1 - TAIL_Q) * (1 + limit))
         if heavy < SIDE:

@@ -15,7 +15,7 @@ from rtbench.store import Store
 from rtbench.store.boards import board_list, board_names, matrix_groups
 from rtbench.store.cells import RT_POLICIES
 from rtbench.store.queries import RunFilter, list_runs_page
-from rtbench.store.regressions import board_checks, list_checks
+from rtbench.store.regressions import list_checks, open_checks
 from rtbench.store.runmarks import group_markers
 
 # how many runs of a board's history are drawn at most (the newest)
@@ -166,7 +166,7 @@ def history_json(board: str, found: list[CellHistory]) -> dict[str, Any]:
 def board_regressions(store: Store, board: str, suite: str | None = None
                       ) -> list[OpenRegression]:
     """The regressions open on board (of suite, when given): confirmed first."""
-    found = [r for r in open_regressions(board_checks(store, board))
+    found = [r for r in open_regressions(open_checks(store, board))
              if suite is None or r.suite == suite]
     return sorted(found, key=lambda r: (r.state != "confirmed", r.suite, r.cell, r.metric))
 

@@ -18,8 +18,8 @@ from rtbench.store import Store, StoreError
 from rtbench.store.regressions import (
     REGRESSION_STATES,
     RegressionRow,
-    board_checks,
     list_checks,
+    open_checks,
     outcome_counts,
     replace_checks,
 )
@@ -129,7 +129,7 @@ class UploadChecker:
         the webhooks need them only when someone listens)."""
         if not rows or not self.webhooks.hooks:
             return []
-        return open_regressions(board_checks(self.store, rows[0].board))
+        return open_regressions(open_checks(self.store, rows[0].board))
 
     def wait(self) -> None:
         """Wait until every submitted check is done (tests, shutdown)."""

@@ -3,12 +3,26 @@ board's baseline, written in one transaction per run and read back by the server
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, delete, func, insert, or_, select
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Select,
+    String,
+    and_,
+    bindparam,
+    delete,
+    func,
+    insert,
+    literal_column,
+    or_,
+    select,
+)
 
 from rtbench.store import Store
 from rtbench.store import schema as t
@@ -65,28 +79,32 @@ def board_runs(store: Store, board: str, suite: str, *, simulated: bool | None =
     """The runs of board and suite that hold evidence, oldest first; only those simulated
     (or measured), on kernel, carrying the tag tag, other than run exclude, started
     before before (started_at, id), and the newest newest of them, where given."""
-    r = t.runs
-    cond: list[ColumnElement[bool]] = [r.c.board == board, r.c.suite == suite,
-                                       r.c.status.in_(EVIDENCE_STATUSES)]
-    if simulated is not None:
-        cond.append(r.c.simulated == simulated)
-    if kernel is not None:
-        cond.append(r.c.kernel == kernel)
-    if tag is not None:
-        # tags are stored as JSON text: the key's quoted name is in it (checked exactly below)
-        cond.append(r.c.tags.contains(json.dumps(tag)))
-    if exclude is not None:
-        cond.append(r.c.id != exclude)
-    if before is not None:
-        cond.append(or_(r.c.started_at < before[0],
-                        and_(r.c.started_at == before[0], r.c.id < before[1])))
-    query = select(r.c.id, r.c.kernel, r.c.started_at, r.c.tags, r.c.simulated).where(*cond)
-    if newest is not None:
-        query = query.order_by(r.c.started_at.desc(), r.c.id.desc()).limit(newest)
-    else:
-        query = query.order_by(r.c.started_at, r.c.id)
     with store.transaction(f"read the runs of board {board!r}") as conn:
-        rows = list(conn.execute(query).all())
+        return read_board_runs(conn, board, suite, simulated=simulated, kernel=kernel,
+                               tag=tag, newest=newest, exclude=exclude, before=before)
+
+
+def read_board_runs(conn: Connection, board: str, suite: str, *,
+                    simulated: bool | None = None, kernel: str | None = None,
+                    tag: str | None = None, newest: int | None = None,
+                    exclude: int | None = None,
+                    before: tuple[datetime, int] | None = None) -> list[BoardRun]:
+    """board_runs inside a transaction of the caller's (the check reads its inputs in
+    one)."""
+    query = _board_runs_query(simulated is not None, kernel is not None, tag is not None,
+                              exclude is not None, before is not None, newest)
+    params: dict[str, Any] = {"board": board, "suite": suite}
+    if simulated is not None:
+        params["simulated"] = simulated
+    if kernel is not None:
+        params["kernel"] = kernel
+    if tag is not None:
+        params["tag"] = json.dumps(tag)
+    if exclude is not None:
+        params["exclude"] = exclude
+    if before is not None:
+        params["before_at"], params["before_id"] = before
+    rows = list(conn.execute(query, params).all())
     if newest is not None:
         rows.reverse()
     runs = [BoardRun(row.id, row.kernel, as_utc(row.started_at),
@@ -95,20 +113,69 @@ def board_runs(store: Store, board: str, suite: str, *, simulated: bool | None =
     return runs if tag is None else [run for run in runs if tag in run.tags]
 
 
+@functools.lru_cache(maxsize=64)
+def _board_runs_query(simulated: bool, kernel: bool, tag: bool, exclude: bool,
+                      before: bool, newest: int | None) -> Select[Any]:
+    """read_board_runs' query for the filters given, with bound parameters (built once:
+    building a query costs more than SQLite takes to run it)."""
+    r = t.runs
+    cond: list[ColumnElement[bool]] = [r.c.board == bindparam("board"),
+                                       r.c.suite == bindparam("suite"),
+                                       r.c.status.in_(EVIDENCE_STATUSES)]
+    if simulated:
+        cond.append(r.c.simulated == bindparam("simulated"))
+    if kernel:
+        cond.append(r.c.kernel == bindparam("kernel"))
+    if tag:
+        # tags are stored as JSON text: the key's quoted name is in it (checked exactly
+        # by the caller)
+        cond.append(r.c.tags.contains(bindparam("tag", type_=String)))
+        # the same runs (no tag is in "{}"), found through the partial index ix_runs_tagged
+        # (its condition written out as the index's, so both databases use it)
+        cond.append(r.c.tags != literal_column("'{}'"))
+    if exclude:
+        cond.append(r.c.id != bindparam("exclude"))
+    if before:
+        at = bindparam("before_at", type_=r.c.started_at.type)
+        cond.append(or_(r.c.started_at < at,
+                        and_(r.c.started_at == at, r.c.id < bindparam("before_id"))))
+    query = select(r.c.id, r.c.kernel, r.c.started_at, r.c.tags, r.c.simulated).where(*cond)
+    if newest is not None:
+        return query.order_by(r.c.started_at.desc(), r.c.id.desc()).limit(newest)
+    return query.order_by(r.c.started_at, r.c.id)
+
+
 def board_kernels(store: Store, board: str, suite: str, *, simulated: bool,
                   exclude: int | None = None) -> list[str]:
     """The kernels of board's and suite's runs that hold evidence (simulated or measured
     ones, other than run exclude), in the order each first appears."""
-    r = t.runs
-    cond: list[ColumnElement[bool]] = [r.c.board == board, r.c.suite == suite,
-                                       r.c.status.in_(EVIDENCE_STATUSES),
-                                       r.c.simulated == simulated, r.c.kernel != ""]
-    if exclude is not None:
-        cond.append(r.c.id != exclude)
     with store.transaction(f"read the kernels of board {board!r}") as conn:
-        rows = conn.execute(select(r.c.kernel).where(*cond).group_by(r.c.kernel)
-                            .order_by(func.min(r.c.started_at), func.min(r.c.id))).all()
+        return read_board_kernels(conn, board, suite, simulated=simulated, exclude=exclude)
+
+
+def read_board_kernels(conn: Connection, board: str, suite: str, *, simulated: bool,
+                       exclude: int | None = None) -> list[str]:
+    """board_kernels inside a transaction of the caller's."""
+    params: dict[str, Any] = {"board": board, "suite": suite, "simulated": simulated}
+    if exclude is not None:
+        params["exclude"] = exclude
+    rows = conn.execute(_board_kernels_query(exclude is not None), params).all()
     return [str(row.kernel) for row in rows]
+
+
+@functools.lru_cache(maxsize=4)
+def _board_kernels_query(exclude: bool) -> Select[Any]:
+    """read_board_kernels' query, with bound parameters (built once)."""
+    r = t.runs
+    cond: list[ColumnElement[bool]] = [r.c.board == bindparam("board"),
+                                       r.c.suite == bindparam("suite"),
+                                       r.c.status.in_(EVIDENCE_STATUSES),
+                                       r.c.simulated == bindparam("simulated"),
+                                       r.c.kernel != ""]
+    if exclude:
+        cond.append(r.c.id != bindparam("exclude"))
+    return (select(r.c.kernel).where(*cond).group_by(r.c.kernel)
+            .order_by(func.min(r.c.started_at), func.min(r.c.id)))
 
 
 def replace_checks(store: Store, run_id: int, rows: list[RegressionRow]) -> None:
@@ -204,6 +271,59 @@ def board_checks(store: Store, board: str, *, limit: int = 20000) -> list[Regres
     """A board's stored checks of every outcome, newest run first (open_regressions'
     input)."""
     return list_checks(store, board=board, outcome=None, limit=limit)
+
+
+@dataclass
+class KeyCheck:
+    """A stored check as open_regressions reads it (analysis/openregs.py)."""
+
+    run_id: int
+    board: str
+    suite: str
+    kernel: str
+    cell: str
+    metric: str
+    outcome: str
+    started_at: datetime
+    baseline_kernel: str | None
+    rel: float | None
+
+
+def open_checks(store: Store, board: str) -> list[KeyCheck]:
+    """The checks of board that say which regressions are open on it (the input of
+    open_regressions, equal in its answer to every check of the board): of each suite,
+    cell and metric that ever held a regression, its checks from the first that held
+    one on; a key that never held one is never open, and its checks before that one
+    change nothing.  Two queries, the second only where a regression was ever found."""
+    with store.transaction(f"read the open regressions of board {board!r}") as conn:
+        firsts = {(str(s), str(c), str(m)): as_utc(at) for s, c, m, at in conn.execute(
+            _FIRST_REGRESSIONS, {"board": board}).all()}
+        if not firsts:
+            return []
+        rows = conn.execute(_KEY_CHECKS, {"board": board,
+                                          "since": min(firsts.values())}).all()
+    out = []
+    for r in rows:
+        first = firsts.get((r.suite, r.cell, r.metric))
+        started = as_utc(r.started_at)
+        if first is not None and started >= first:
+            out.append(KeyCheck(r.run_id, r.board, r.suite, r.kernel, r.cell, r.metric,
+                                r.outcome, started, r.baseline_kernel, r.rel))
+    return out
+
+
+_G = t.regressions
+# per key of a board: when it first held a regression (ix_regressions_board_outcome)
+_FIRST_REGRESSIONS = (select(_G.c.suite, _G.c.cell, _G.c.metric, func.min(_G.c.started_at))
+                      .where(_G.c.board == bindparam("board"),
+                             _G.c.outcome.in_(REGRESSION_STATES))
+                      .group_by(_G.c.suite, _G.c.cell, _G.c.metric))
+# a board's checks since then, only the columns open_regressions reads
+_KEY_CHECKS = (select(_G.c.run_id, _G.c.board, _G.c.suite, _G.c.kernel, _G.c.cell,
+                      _G.c.metric, _G.c.outcome, _G.c.started_at, _G.c.baseline_kernel,
+                      _G.c.rel)
+               .where(_G.c.board == bindparam("board"),
+                      _G.c.started_at >= bindparam("since", type_=_G.c.started_at.type)))
 
 
 def run_ids(store: Store, *, board: str | None = None, suite: str | None = None

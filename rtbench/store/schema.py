@@ -23,6 +23,7 @@ from sqlalchemy import (
                         Text,
                         UniqueConstraint,
                         false,
+                        text,
 )
 
 metadata = MetaData()
@@ -72,6 +73,12 @@ Index("ix_runs_suite", runs.c.suite)
 Index("ix_runs_kernel", runs.c.kernel)
 Index("ix_runs_status", runs.c.status)
 Index("ix_runs_board", runs.c.board)
+# the check at ingest (0006_check_index): a board x suite's runs of one kernel, newest
+# first, and its kernels from the index alone; the runs with tags (a tagged baseline)
+Index("ix_runs_board_suite_kernel", runs.c.board, runs.c.suite, runs.c.simulated,
+      runs.c.kernel, runs.c.started_at, runs.c.status, runs.c.id)
+Index("ix_runs_tagged", runs.c.board, runs.c.suite, runs.c.simulated, runs.c.status,
+      sqlite_where=text("tags != '{}'"), postgresql_where=text("tags != '{}'"))
 
 scenarios = Table(
     "scenarios", metadata,

@@ -216,3 +216,22 @@ def test_bad_input_exits_2(sim_db: str, args: tuple[str, ...]) -> None:
     done = cli(*args, "--db", sim_db)
     assert done.exit_code == 2, done.output
     assert len(done.output.strip().splitlines()) == 1 and "Traceback" not in done.output
+
+
+@given(st.lists(st.tuples(st.integers(0, 5),
+                          st.lists(st.tuples(st.integers(0, 40), st.integers(1, 10**6)),
+                                   max_size=8)), max_size=12))
+@settings(max_examples=60, deadline=None)
+def test_window_matrix_adds_each_windows_buckets(
+        parts: list[tuple[int, list[tuple[int, int]]]]) -> None:
+    # several threads' windows of one index, and repeated buckets, add up in one row
+    windows = [(index, np.asarray([b for b, _ in pairs], dtype=np.int64),
+                np.asarray([c for _, c in pairs], dtype=np.int64)) for index, pairs in parts]
+    m = bootstrap.window_matrix(windows)
+    rows = sorted({index for index, _ in parts})
+    expected = np.zeros((len(rows), m.buckets.size))
+    for index, pairs in parts:
+        for bucket, count in pairs:
+            expected[rows.index(index), list(m.buckets).index(bucket)] += count
+    assert m.counts.shape == expected.shape and np.array_equal(m.counts, expected)
+    assert list(m.buckets) == sorted({b for _, pairs in parts for b, _ in pairs})

@@ -28,6 +28,7 @@ from test_webhooks import Receiver
 
 from bench.lab_data import Lab, make_lab, make_run, write_lab
 from rtbench.analysis.boardcheck import PREVIOUS_KERNEL, TAGGED, Candidate, choose_baseline
+from rtbench.analysis.openregs import open_regressions
 from rtbench.interop.runjson import dumps
 from rtbench.regress.board import RunCache, baseline_candidates, checks_of, recheck
 from rtbench.server.app import create_app
@@ -35,9 +36,11 @@ from rtbench.server.webhooks import Dispatcher, Hook
 from rtbench.store import Store
 from rtbench.store.regressions import (
     RegressionRow,
+    board_checks,
     board_runs,
     cell_marks,
     list_checks,
+    open_checks,
     outcome_counts,
 )
 from rtbench.store.tokens import create_token
@@ -102,8 +105,9 @@ def test_the_baseline_read_narrowly_is_the_one_of_the_whole_history(
             everything = [Candidate(r.run_id, r.kernel, r.started_at, r.tags, r.simulated)
                           for r in whole if r.run_id != run_id]
             expected = choose_baseline(run.kernel, run.simulated, everything)
-            assert choose_baseline(run.kernel, run.simulated,
-                                   baseline_candidates(store, run)) == expected, run_id
+            with store.transaction("read the candidates") as conn:
+                found = baseline_candidates(conn, run)
+            assert choose_baseline(run.kernel, run.simulated, found) == expected, run_id
             decided += expected is not None
     assert 0 < decided < len(ids)
 
@@ -146,6 +150,23 @@ def test_checks_of_reads_the_stored_checks_without_writing(lab_db: tuple[str, La
                     if r.outcome in ("confirmed", "suspected")] == \
                 [(stored.metric, stored.value, stored.baseline_value)]
         assert outcome_counts(store) == before
+
+
+def test_open_checks_say_what_every_check_of_the_board_says(lab_db: tuple[str, Lab]
+                                                            ) -> None:
+    # the board page and the alerts read only the keys that ever held a regression,
+    # from their first one on: the same open regressions as the board's whole table
+    url, lab = lab_db
+    with Store.open(url) as store:
+        for board in range(lab.boards):
+            name = lab.board_name(board)
+            narrow = open_regressions(open_checks(store, name))
+            assert narrow == open_regressions(board_checks(store, name)), name
+            assert bool(narrow) == (name == lab.planted_board)
+            if narrow:  # a key that held none is not read
+                held = {(r.suite, r.cell, r.metric) for r in narrow}
+                assert {(c.suite, c.cell, c.metric) for c in open_checks(store, name)} \
+                    == held
 
 
 def test_api_and_page_list_it_with_filters(lab_db: tuple[str, Lab]) -> None:

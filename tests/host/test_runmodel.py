@@ -95,6 +95,18 @@ def test_gev_tail_probability_is_the_fitted_survival() -> None:
     assert abs(evt.gev_sf(130.0, *fit) - (1 - np.exp(-np.exp(-3.0)))) < 0.02
 
 
+def test_gev_tail_beyond_the_support_is_certain_or_impossible() -> None:
+    # a bounded tail (xi < 0) ends at mu - sigma / xi: a level above it is never reached
+    # (it read 1, so a 180 us max against a baseline's bounded 22 us tail was "as
+    # likely as any" and the planted regression of bench/lab_ingest.py went unseen)
+    assert evt.gev_sf(24_170.0, 12_274.0, 4_522.0, -0.386) == 0.0
+    assert evt.gev_sf(23_000.0, 12_274.0, 4_522.0, -0.386) > 0.0
+    # a heavy tail (xi > 0) starts at mu - sigma / xi: every maximum lies above a level
+    # below it
+    assert evt.gev_sf(50.0, 100.0, 10.0, 0.5) == 1.0
+    assert evt.gev_sf(1e9, 100.0, 10.0, 0.5) < 1e-6
+
+
 def run_of(seed: int, scale: float = 1.0, spikes: bool = False):
     """A synthetic run of one cell, 30 windows of 1000 samples."""
     windows = noisy_windows(seed, 30, 1000, 0.0, scale)

@@ -177,4 +177,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if item.get_closest_marker("xdist_group") is None and shares_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
     slow_modules = {item.nodeid.split("::", 1)[0] for item in items if is_slow(item)}
-    items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in slow_modules)
+    items.sort(key=lambda item: start_rank(item, slow_modules))
+
+
+# The longest work units of make test, started first and so on workers of their own (the
+# scheduler deals the units out in turn): the PREEMPT_RT guest's group (test_qemu_slow_console
+# and test_qemu_serial's rt case), the nine arches' Zig builds, the generic guest.
+LONGEST_FIRST = ("tests/host/test_qemu_slow_console.py",
+                 "tests/probe/test_arches.py",
+                 "tests/host/test_qemu_serial.py")
+
+
+def start_rank(item: pytest.Item, slow_modules: set[str]) -> tuple[int, bool]:
+    """Sort key: LONGEST_FIRST's modules in its order, then the modules holding slow
+    tests, then the rest (a stable sort keeps collection order within each)."""
+    module = item.nodeid.split("::", 1)[0]
+    rank = LONGEST_FIRST.index(module) if module in LONGEST_FIRST else len(LONGEST_FIRST)
+    return rank, module not in slow_modules

@@ -5,7 +5,8 @@ pytest-xdist sends the tests marked `xdist_group("NAME")` to one worker by appen
 that suffix, and every test would go wherever the scheduler pleases.  Here each worker
 writes the group of each test it collected into a file the controller named, and the
 controller's scheduler (xdist's load-scope scheduling) reads its work units from it: a
-group's tests are one unit, every other test a unit of its own.
+group's tests are one unit, every other test a unit of its own.  The units are handed out
+in collection order (tests/conftest.py starts the longest ones first).
 
 Also: each worker gets the controller's COLUMNS (or none), as a run without xdist has.
 """
@@ -92,6 +93,10 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     if folder is None:
         return None
     from xdist.scheduler import LoadScopeScheduling
+
+    # the units in collection order, as tests/conftest.py sorts it (longest first), not
+    # xdist's default of the units with the most tests first
+    config.option.loadscopereorder = False
 
     class FileGroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
         """A work unit per group and per ungrouped test."""

@@ -236,6 +236,7 @@ class SerialTarget(BoardTarget):
         start = time.monotonic()
         deadline = start + self.shell_timeout_s
         next_sync = start + 1.0
+        interrupt_at = next_sync + 1.0  # the first sync line follows the ^C above
         seen = b""
         sent_user = sent_password = False
         self.progress().start(f"waiting for the board's shell (booting?), up to "
@@ -263,15 +264,25 @@ class SerialTarget(BoardTarget):
                                       "RTBENCH_SERIAL_USER (and RTBENCH_SERIAL_PASSWORD)")
                 link.write(user.encode() + b"\n")
                 sent_user, seen, next_sync = True, b"", now + 5.0
+                interrupt_at = next_sync + 1.0  # no ^C while logging in
             elif tail.endswith(b"password:") and not sent_password:
                 password = self.password if self.password is not None \
                     else os.environ.get("RTBENCH_SERIAL_PASSWORD", "")
                 link.write(password.encode() + b"\n")
                 sent_password, seen, next_sync = True, b"", now + 2.0
+                interrupt_at = next_sync + 1.0
             elif now >= next_sync and not tail.endswith((b"login:", b"password:")):
                 link.write(f"stty -echo 2>/dev/null; PS1=''; PS2=''; {SESSION_VARS}; "
                            f"echo {said}\n".encode())
-                next_sync = now + 3.0
+                next_sync, interrupt_at = now + 3.0, now + 2.0
+            elif now >= interrupt_at and not tail.endswith((b"login:", b"password:")):
+                # ^C a second before each later sync line: a sync line that lost a byte
+                # on its way (a booting board's UART drops input) can leave a quote
+                # open, and the shell would read every later line as more of it (PS2
+                # prompts, no marker).  On its own: a shell without line editing
+                # flushes the input queued behind a ^C.
+                link.write(b"\x03")
+                interrupt_at = next_sync + 1.0
             if not chunk:
                 time.sleep(0.02)
         self.progress().done("no answer")

@@ -12,13 +12,23 @@ import shlex
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
+from rtbench.targets._shell import DEFAULT_REMOTE_DIR, probe_remote_path
 from tools.zoo import Board, qemu_argv
 
 BUSYBOX = Path("/bin/busybox")
 QEMU = "qemu-system-x86_64"
+# Seconds a booting guest may take from the kernel's first line to its shell's prompt
+# (an emulated PREEMPT_RT guest on a loaded 2-vCPU host: about a minute seen).
+SHELL_WAIT_S = 600.0
+# The xdist group of the tests using the shared PREEMPT_RT guest (tests/host/conftest.py,
+# rt_guest): one worker runs them all, so it boots once (emulated: a minute or more).
+RT_GUEST_GROUP = "rt-guest"
+# Where the host's KVM verdict is kept for this boot of the host (see kvm_verdict).
+KVM_VERDICT = Path(tempfile.gettempdir()) / "rtbench-test-locks" / "qemu-kvm-verdict"
 
 INIT = """#!/bin/busybox sh
 /bin/busybox --install -s
@@ -29,6 +39,32 @@ hostname rtbench-guest
 ip link set lo up
 while :; do setsid cttyhack sh -i; done
 """
+
+
+class KernelSilent(RuntimeError):
+    """The guest printed no kernel line in time (a KVM that cannot run it hangs it)."""
+
+
+def boot_id() -> str:
+    """This boot of the host (a KVM verdict holds until it reboots)."""
+    return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+
+
+def kvm_verdict() -> str | None:
+    """"tcg" when a guest of this boot of the host already hung under KVM, else None."""
+    try:
+        said, verdict = KVM_VERDICT.read_text().split()
+    except (OSError, ValueError):
+        return None
+    return verdict if said == boot_id() else None
+
+
+def remember_kvm_verdict(verdict: str) -> None:
+    """Keep verdict for this boot of the host (written whole: a temp name, renamed)."""
+    KVM_VERDICT.parent.mkdir(mode=0o777, exist_ok=True)
+    temp = KVM_VERDICT.with_name(f"{KVM_VERDICT.name}.{os.getpid()}")
+    temp.write_text(f"{boot_id()} {verdict}\n")
+    temp.replace(KVM_VERDICT)
 
 
 def kernels() -> dict[str, Path]:
@@ -54,15 +90,25 @@ def missing() -> str | None:
     return None
 
 
-def build_initramfs(workdir: Path, extra_bin: tuple[Path, ...] = ()) -> Path:
+def build_initramfs(workdir: Path, extra_bin: tuple[Path, ...] = (),
+                    probes: tuple[Path, ...] = ()) -> Path:
     """An uncompressed newc cpio holding busybox, /init and the programs of extra_bin
-    (static ones: the guest has no libc) in /bin."""
+    (static ones: the guest has no libc) in /bin; the probes (static rtprobes) where a
+    serial target looks for them (/tmp/rtbench/rtprobe-DIGEST, a directory of mode 0700),
+    so it finds them by their checksum instead of pushing them over the console."""
     root = workdir / "root"
     for sub in ("bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "tmp", "etc"):
         (root / sub).mkdir(parents=True, exist_ok=True)
     shutil.copy(BUSYBOX, root / "bin" / "busybox")
     for program in extra_bin:
         shutil.copy(program, root / "bin" / program.name)
+    for probe in probes:
+        remote = Path(probe_remote_path(DEFAULT_REMOTE_DIR, probe))
+        where = root / remote.relative_to("/")
+        where.parent.mkdir(mode=0o700, exist_ok=True)
+        where.parent.chmod(0o700)
+        shutil.copy(probe, where)
+        where.chmod(0o755)
     (root / "init").write_text(INIT)
     (root / "init").chmod(0o755)
     (root / "bin" / "sh").symlink_to("busybox")
@@ -91,15 +137,17 @@ class QemuBoard:
             self.accel = "tcg"
             self._start(kernel, initramfs, 600.0)
             return
-        kvm = os.access("/dev/kvm", os.R_OK | os.W_OK)
+        kvm = os.access("/dev/kvm", os.R_OK | os.W_OK) and kvm_verdict() != "tcg"
         self.accel = "kvm" if kvm else "tcg"
         try:
             self._start(kernel, initramfs, 15.0 if kvm else 300.0)
-        except RuntimeError:
+        except KernelSilent:
             if self.accel != "kvm":
                 raise
             # A KVM that cannot run this guest (nested, CPU features hidden) hangs it
-            # before the kernel's first line: emulate instead.
+            # before the kernel's first line: emulate instead, here and in the later
+            # guests of this boot of the host (no 15 s lost on each)
+            remember_kvm_verdict("tcg")
             self.accel = "tcg"
             self._start(kernel, initramfs, 300.0)
 
@@ -123,30 +171,42 @@ class QemuBoard:
         deadline = time.monotonic() + 10
         while not os.path.exists(self.tty) and time.monotonic() < deadline:
             time.sleep(0.05)
-        if not self._kernel_started(wait_s):
+        try:
+            self._wait_for_shell(wait_s)
+        except BaseException:
             self.stop()
-            raise RuntimeError(f"qemu ({self.accel}): no kernel line in {wait_s:g} s")
+            raise
 
-    def _kernel_started(self, wait_s: float) -> bool:
-        """True once the kernel's first line came on the console; what came is dropped."""
+    def _wait_for_shell(self, first_line_s: float) -> None:
+        """Wait for the kernel's first line (KernelSilent after first_line_s), then for
+        its shell's prompt (RuntimeError after SHELL_WAIT_S); what came is dropped.
+
+        Until the prompt nothing is typed: an emulated boot on a busy host can take
+        minutes, longer than a serial target waits for a shell, and a PREEMPT_RT guest
+        under TCG dropped bytes of a line typed while it booted."""
         fd = os.open(self.tty, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
         seen = b""
         try:
-            deadline = time.monotonic() + wait_s
+            deadline = time.monotonic() + first_line_s
+            booted = False
             while time.monotonic() < deadline and self.proc.poll() is None:
                 try:
                     seen = (seen + os.read(fd, 4096))[-8192:]
-                    if b"Linux version" in seen and self.board is None:
-                        return True
-                    # a zoo board: its shell's prompt (an emulated boot on a busy host
-                    # can take minutes, longer than a serial target waits for a shell)
-                    # (busybox asks for the cursor position after its prompt)
-                    prompt = seen.replace(b"\x1b[6n", b"").rstrip()
-                    if b"Linux version" in seen and prompt.endswith(b"#"):
-                        return True
                 except BlockingIOError:
                     time.sleep(0.05)
-            return False
+                    continue
+                if not booted and b"Linux version" in seen:
+                    booted, deadline = True, time.monotonic() + SHELL_WAIT_S
+                # busybox asks for the cursor position after its prompt (a kernel line
+                # may follow it)
+                prompt = seen.replace(b"\x1b[6n", b"").rstrip()
+                if booted and (prompt.endswith(b"#") or b"# \x1b[6n" in seen):
+                    return
+            if not booted:
+                raise KernelSilent(f"qemu ({self.accel}): no kernel line in "
+                                   f"{first_line_s:g} s")
+            raise RuntimeError(f"qemu ({self.accel}): the kernel started but no shell "
+                               f"prompt came in {SHELL_WAIT_S:g} s")
         finally:
             os.close(fd)
 

@@ -1,8 +1,8 @@
 """A real board on a serial line: Debian's generic and PREEMPT_RT kernels in qemu, each
-reached as serial:///..., the probe pushed, the smoke and quick suites (scaled down) run
-with their loads as jobs of the guest's shell and stored with the guest's kernel
-(tests/host/qemu_board.py).  Slow (a boot each): one test per kernel, so that two
-workers boot them at the same time."""
+reached as serial:///..., the probe pushed (or found there), the smoke and quick suites
+(scaled down) run with their loads as jobs of the guest's shell and stored with the
+guest's kernel (tests/host/qemu_board.py).  Slow (a boot each): one test per kernel, so
+that two workers run them at the same time."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.host.qemu_board import QemuBoard, build_initramfs, kernels, missing
+from tests.host.qemu_board import RT_GUEST_GROUP, QemuBoard, build_initramfs, kernels, missing
 from tests.parts import import_part, needs_part
 
 import_part("serial")
@@ -28,12 +28,15 @@ pytestmark = [
 SUITES = (("smoke", "0.5"), ("quick", "0.1"))
 
 
-@pytest.mark.parametrize("kind", ["generic", "rt"])
-def test_generic_and_rt_guests_store_complete_runs_differing_in_kernel(tmp_path: Path,
-                                                                         kind: str) -> None:
-    """One guest per kernel (each a test of its own, so two workers boot the two at once):
-    its runs are stored with its kernel, and the two kernels differ."""
-    initramfs = build_initramfs(tmp_path)
+@pytest.mark.parametrize("kind", ["generic", pytest.param(
+    "rt", marks=pytest.mark.xdist_group(RT_GUEST_GROUP))])
+def test_generic_and_rt_guests_store_complete_runs_differing_in_kernel(
+        tmp_path: Path, kind: str, request: pytest.FixtureRequest) -> None:
+    """One guest per kernel (each a test of its own, so two workers run the two at once):
+    its runs are stored with its kernel, and the two kernels differ.  The generic guest is
+    booted here and the probe pushed over its console; the PREEMPT_RT guest is the one
+    test_qemu_slow_console.py uses too (tests/host/conftest.py), booted once, with the
+    probe already on it (found by its checksum, not pushed)."""
     env = dict(os.environ)
     env["XDG_DATA_HOME"] = str(tmp_path / "data")
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
@@ -42,7 +45,9 @@ def test_generic_and_rt_guests_store_complete_runs_differing_in_kernel(tmp_path:
     found = kernels()
     release = {k: found[k].name.removeprefix("vmlinuz-") for k in found}
     assert release["generic"] != release["rt"]
-    board = QemuBoard(found[kind], tmp_path, initramfs)
+    shared = kind == "rt"
+    board = request.getfixturevalue("rt_guest") if shared else \
+        QemuBoard(found[kind], tmp_path, build_initramfs(tmp_path))
     try:
         for suite, scale in SUITES:
             # Under TCG a PREEMPT_RT guest's CPU is so slow that quick's 250 us cells
@@ -59,13 +64,17 @@ def test_generic_and_rt_guests_store_complete_runs_differing_in_kernel(tmp_path:
                                   env=env, capture_output=True, text=True, timeout=400,
                                   check=False)
             assert done.returncode in (0, 1), f"{kind} {suite}: {done.stderr}{done.stdout}"
+            # pushed once to the generic guest; found on the shared one by its checksum
+            pushed = "pushing rtprobe" in done.stderr
+            assert pushed is (not shared and suite == "smoke"), (kind, suite, done.stderr)
         # nothing left behind on the guest: no load job, no job directory
         left = subprocess.run([sys.executable, "-c", LEFTOVERS, board.tty], env=env,
                               capture_output=True, text=True, timeout=120, check=False)
         assert left.returncode == 0 and left.stdout.split() == ["jobs=0", "loads=0"], \
             left.stdout + left.stderr
     finally:
-        board.stop()
+        if not shared:
+            board.stop()
 
     from rtbench.store import Store
 

@@ -1,5 +1,6 @@
 """rtprobe in Debian's PREEMPT_RT kernel under qemu, reached over its serial console; one
-guest serves the module's tests (booted once, about 2 s with KVM).
+guest serves the module's tests and test_qemu_serial.py's rt case (tests/host/conftest.py:
+booted once, about 2 s with KVM, a minute or more emulated).
 
 On a board whose serial console carries 9600 baud: the host reads its records
 no faster than such a line does (960 bytes a second), so the probe's output backs up
@@ -16,9 +17,7 @@ tests/host/fifo_hog.c), the same holds in the RT kernel as on the host
 from __future__ import annotations
 
 import os
-import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ import pytest
 
 from rtbench.rtprobe.provider import Probes
 from rtbench.targets.serial import SerialTarget
-from tests.host.qemu_board import QemuBoard, build_initramfs, kernels, missing
+from tests.host.qemu_board import RT_GUEST_GROUP, QemuBoard, missing
 from tests.parts import import_part, needs_part
 from tests.probe.probe_support import ProbeRun, parse_ndjson
 from tests.probe.test_nowait import check_no_self_latency, probe_args
@@ -36,6 +35,7 @@ pytestmark = [
     pytest.mark.qemu,
     needs_part("qemu", missing() is not None, str(missing())),
     needs_part("root", os.geteuid() != 0, "Debian's kernels in /boot are root's"),
+    pytest.mark.xdist_group(RT_GUEST_GROUP),
 ]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,28 +45,10 @@ HOG_SPIN_MS = 1200
 
 
 @pytest.fixture(scope="module")
-def rt_board(tmp_path_factory: pytest.TempPathFactory) -> Iterator[QemuBoard]:
-    """The PREEMPT_RT guest, with the static musl rtprobe built to push and fifo_hog in
-    its /bin."""
-    workdir = tmp_path_factory.mktemp("rt-guest")
-    done = subprocess.run(["make", "-C", str(REPO / "probe"), "musl"], capture_output=True,
-                          text=True, timeout=600, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    hog = workdir / "fifo_hog"
-    done = subprocess.run(["musl-gcc", "-static", "-O2", "-Wall", "-Werror", "-o", str(hog),
-                           str(REPO / "tests" / "host" / "fifo_hog.c")],
-                          capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    # noirqdebug: on a busy host the emulated UART raises interrupts its threaded handler
-    # finds nothing left to do for; after enough of them over both tests the kernel took
-    # IRQ 4 for stuck and disabled it ("Disabling IRQ #4"), and the console stopped
-    board = QemuBoard(kernels()["rt"], workdir, build_initramfs(workdir, (hog,)),
-                      append="noirqdebug")
-    try:
-        open_target(board).close()  # the probe pushed once, here: the tests find it
-        yield board
-    finally:
-        board.stop()
+def rt_board(rt_guest: QemuBoard) -> QemuBoard:
+    """The PREEMPT_RT guest (tests/host/conftest.py), the probe found on it once here."""
+    open_target(rt_guest).close()
+    return rt_guest
 
 
 def open_target(board: QemuBoard) -> SerialTarget:

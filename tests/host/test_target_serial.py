@@ -27,7 +27,7 @@ from rtbench.targets.base import (
     open_target,
 )
 from rtbench.targets.progress import Progress
-from rtbench.targets.serial import SerialTarget, _split_console
+from rtbench.targets.serial import SerialLink, SerialTarget, _split_console
 from tests.host.board_helpers import cli_db, cli_env, rtbench, stored_runs, wait_for_output
 from tests.parts import import_part, needs_part
 
@@ -193,6 +193,42 @@ def test_garbage_on_the_line(board: Board) -> None:
     target.shell_timeout_s = 6
     with pytest.raises(TargetError, match="garbage on the line; is the baud rate"):
         target.open()
+
+
+class DropsBytesOfTheFirstSync:
+    """A port whose first sync line loses two bytes on its way, an opening quote among
+    them (as a PREEMPT_RT guest booting under TCG dropped them from its console's input,
+    tests/host/test_qemu_serial.py)."""
+
+    def __init__(self, port: object) -> None:
+        self.port = port
+        self.dropped = False
+
+    def write(self, data: bytes) -> int | None:
+        if not self.dropped and b'"$RTBD" ]' in data:
+            self.dropped = True
+            data = data.replace(b'"$RTBD" ]', b'RTBD" ]', 1)
+        return self.port.write(data)  # type: ignore[attr-defined, no-any-return]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.port, name)
+
+
+def test_a_sync_line_that_lost_a_quote_does_not_wedge_the_shell(board: Board) -> None:
+    """The shell took the rest of the garbled line as an open quote and every later sync
+    line as more of it (PS2 prompts, no marker); rtbench waited out its shell timeout.
+    ^C before each new sync line ends the continuation."""
+    tty = board("exec busybox sh -i")
+    target = SerialTarget(str(tty), provider=Probes())
+    port = DropsBytesOfTheFirstSync(target._open_port())
+    target.link = SerialLink(port)
+    target.shell_timeout_s = 20
+    try:
+        target._find_shell()
+        assert port.dropped
+        assert target.run("echo ok").stdout == "ok\n"
+    finally:
+        target.close()
 
 
 def test_port_missing_busy_and_bad_uris(board: Board, tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from typing import Any, overload
 import numpy as np
 
 # integers gathered in a Python list before they become a numpy chunk
-_CHUNK = 1 << 16
+_CHUNK = 1 << 14
 
 
 def _narrow(values: list[int]) -> np.ndarray:

@@ -148,6 +148,10 @@ def _series(index: int, ts: ToolSeries, where: str) -> SeriesDetail:
                         worst=[], warmup={}, hist=hist)
 
 
+# values mapped to loglin7 buckets at a time
+_SLICE = 1 << 14
+
+
 def _samples_hist(samples_ns: np.ndarray, where: str) -> list[tuple[int, int]]:
     """The loglin7 histogram of raw samples in ns (an array); check_ns's error on the
     first sample that is not a latency."""
@@ -156,8 +160,8 @@ def _samples_hist(samples_ns: np.ndarray, where: str) -> list[tuple[int, int]]:
     bad = (samples_ns < 0) | (samples_ns > MAX_NS)
     if bad.any():
         check_ns(int(samples_ns[int(np.argmax(bad))]), where)
-    idx, cnt = loglin7.from_values(samples_ns.astype(np.uint64))
-    return [(int(i), int(c)) for i, c in zip(idx, cnt, strict=True)]
+    dense = _dense_counts(samples_ns, None)
+    return [(int(i), int(dense[i])) for i in np.flatnonzero(dense)]
 
 
 def _pairs_hist(ts: ToolSeries, where: str) -> list[tuple[int, int]]:
@@ -171,20 +175,32 @@ def _pairs_hist(ts: ToolSeries, where: str) -> list[tuple[int, int]]:
         row = int(np.argmax(bad))
         check_ns(int(values[row]) * ts.hist_unit_ns, f"{where}: histogram bucket")
         check_count(int(counts[row]), f"{where}: histogram")
-    parts = []
-    if used.any():
-        ns = values[used].astype(np.uint64) * np.uint64(ts.hist_unit_ns)
-        parts.append((loglin7.index(ns), counts[used].astype(np.int64)))
+    dense = _dense_counts(values, counts, ts.hist_unit_ns)
     if ts.overflow:
         limit = ts.overflow_at if ts.overflow_at is not None else 0
         ns_one = check_ns(limit * ts.hist_unit_ns, f"{where}: overflow limit")
-        parts.append((np.array([loglin7.index_one(ns_one)], dtype=np.int64),
-                      np.array([check_count(ts.overflow, f"{where}: overflow")],
-                               dtype=np.int64)))
-    if not parts:
-        return []
-    idx, cnt = loglin7.merge(*parts)
-    return [(int(i), int(c)) for i, c in zip(idx, cnt, strict=True)]
+        dense[loglin7.index_one(ns_one)] += check_count(ts.overflow, f"{where}: overflow")
+    return [(int(i), int(dense[i])) for i in np.flatnonzero(dense)]
+
+
+def _dense_counts(values: np.ndarray, counts: np.ndarray | None, unit_ns: int = 1
+                  ) -> np.ndarray:
+    """Every loglin7 bucket's count of values (times unit_ns; each counted counts[i]
+    times, or once), a slice at a time: the temporaries of loglin7.index() stay small.
+    The values (times unit_ns) are checked to be latencies."""
+    dense = np.zeros(loglin7.BUCKETS, dtype=np.int64)
+    for start in range(0, len(values), _SLICE):
+        part = values[start:start + _SLICE]
+        weights = None if counts is None else counts[start:start + _SLICE]
+        if weights is not None:
+            used = weights != 0
+            part, weights = part[used], weights[used].astype(np.int64)
+        ns = part.astype(np.uint64) * np.uint64(unit_ns)
+        if weights is None:
+            dense += np.bincount(loglin7.index(ns), minlength=loglin7.BUCKETS)
+        else:
+            np.add.at(dense, loglin7.index(ns), weights)
+    return dense
 
 
 def tool_hist(hist: list[tuple[int, int]] | Pairs) -> list[list[int]] | Pairs:

@@ -427,7 +427,8 @@ class _TextParse:
             if taken.dtype.kind == "O" or int(taken.max()) > (1 << 62) // unit_ns:
                 samples = taken.astype(object) * unit_ns
             else:
-                samples = taken.astype(np.int64) * unit_ns
+                samples = taken.astype(np.int64)
+                samples *= unit_ns
             if count is None:
                 count = len(samples)
                 lo, hi = int(taken.min()), int(taken.max())

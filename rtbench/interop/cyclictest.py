@@ -23,13 +23,13 @@ from rtbench.histpairs import IntColumn, Pairs, exact_sum
 from rtbench.interop._build import (
     ToolSeries,
     check_count,
-    loose_json,
     member,
     parse_rt_tests_time,
     tool_measurement,
     tool_run,
     unverifiable,
 )
+from rtbench.interop._jsonhist import hist_rows, loose_json_hists
 from rtbench.interop._lines import check_text, split_lines
 from rtbench.interop.base import Importer, ImportFormatError
 
@@ -86,7 +86,7 @@ class CyclictestJsonImporter(Importer):
 
     def read(self, data: bytes, filename: str) -> list[RunDetail]:
         """One run with one series per thread."""
-        doc = loose_json(data, filename)
+        doc = loose_json_hists(data, filename)
         if not isinstance(doc, dict):
             raise ImportFormatError(f"{filename}: expected a JSON object")
         cmdline = member(doc, "cmdline")
@@ -153,25 +153,20 @@ def _json_thread(obj: Any, key: str, unit_ns: int, limit: int | None,
     count = check_count(cycles, f"{where}: cycles")
     lo, hi, avg = _num(obj, "min", where), _num(obj, "max", where), _num(obj, "avg", where)
     raw_hist = obj.get("histogram")
-    hist: list[tuple[int, int]] | None = None
+    hist: list[tuple[int, int]] | Pairs | None = None
     overflow = 0
     overflow_at = None
-    if isinstance(raw_hist, dict) and (raw_hist or limit is not None):
-        hist = []
-        for bucket, n in raw_hist.items():
-            if not str(bucket).isdigit() or isinstance(n, bool) or not isinstance(n, int):
-                raise ImportFormatError(f"{where}: histogram entry {bucket!r} is not "
-                                        "a bucket and a count")
-            hist.append((int(bucket), check_count(n, f"{where}: histogram")))
-        hist.sort()
-        total = sum(n for _, n in hist)
+    if isinstance(raw_hist, (dict, Pairs)) and (raw_hist or limit is not None):
+        hist = hist_rows(raw_hist, where)
+        total = exact_sum(hist.counts) if isinstance(hist, Pairs) \
+            else sum(n for _, n in hist)
         if total > count:
             raise ImportFormatError(f"{where}: histogram holds {total} samples, "
                                     f"more than the {count} cycles")
         overflow = count - total
         if overflow:
             overflow_at = limit if limit is not None else (hist[-1][0] + 1 if hist else 0)
-    elif raw_hist is not None and not isinstance(raw_hist, dict):
+    elif raw_hist is not None and not isinstance(raw_hist, (dict, Pairs)):
         raise ImportFormatError(f"{where}: histogram must be an object")
     cpu = obj.get("cpu")
     return ToolSeries(

@@ -17,13 +17,13 @@ from rtbench.interop._build import (
     ToolSeries,
     check_count,
     complete,
-    loose_json,
     member,
     number,
     parse_rt_tests_time,
     tool_measurement,
     tool_run,
 )
+from rtbench.interop._jsonhist import hist_rows, loose_json_hists
 from rtbench.interop._lines import check_text, lines
 from rtbench.interop.base import Importer, ImportFormatError
 
@@ -51,7 +51,7 @@ class OslatJsonImporter(Importer):
 
     def read(self, data: bytes, filename: str) -> list[RunDetail]:
         """One run, a series per measured CPU."""
-        doc = loose_json(data, filename)
+        doc = loose_json_hists(data, filename)
         if not isinstance(doc, dict):
             raise ImportFormatError(f"{filename}: expected a JSON object")
         cmdline = member(doc, "cmdline")
@@ -70,16 +70,11 @@ class OslatJsonImporter(Importer):
             if not isinstance(obj, dict):
                 raise ImportFormatError(f"{where}: expected an object")
             raw = obj.get("histogram")
-            if not isinstance(raw, dict):
+            if not isinstance(raw, (dict, Pairs)):
                 raise ImportFormatError(f"{where}: no histogram object")
-            hist = []
-            for bucket, n in raw.items():
-                if not str(bucket).isdigit() or isinstance(n, bool) or not isinstance(n, int):
-                    raise ImportFormatError(f"{where}: histogram entry {bucket!r} is not "
-                                            "a bucket and a count")
-                hist.append((int(bucket), check_count(n, f"{where}: histogram")))
-            hist.sort()
-            count = sum(n for _, n in hist)
+            hist = hist_rows(raw, where)
+            count = exact_sum(hist.counts) if isinstance(hist, Pairs) \
+                else sum(n for _, n in hist)
             cpu = obj.get("cpu")
             lo, avg, hi = (_number(obj, k, where) for k in ("min", "avg", "max"))
             durations.append(_number(obj, "duration", where))

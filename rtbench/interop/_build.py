@@ -18,6 +18,7 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -152,14 +153,25 @@ def _series(index: int, ts: ToolSeries, where: str) -> SeriesDetail:
 _SLICE = 1 << 14
 
 
+def first_true(test: Callable[[slice], np.ndarray], length: int) -> int | None:
+    """The first index where test (of a slice of the arrays) is true, a slice at a time
+    (no boolean array as long as the file's rows); None when nowhere."""
+    for start in range(0, length, _SLICE):
+        hits = test(slice(start, start + _SLICE))
+        if hits.any():
+            return start + int(np.argmax(hits))
+    return None
+
+
 def _samples_hist(samples_ns: np.ndarray, where: str) -> list[tuple[int, int]]:
     """The loglin7 histogram of raw samples in ns (an array); check_ns's error on the
     first sample that is not a latency."""
     if not samples_ns.size:
         return []
-    bad = (samples_ns < 0) | (samples_ns > MAX_NS)
-    if bad.any():
-        check_ns(int(samples_ns[int(np.argmax(bad))]), where)
+    bad = first_true(lambda s: (samples_ns[s] < 0) | (samples_ns[s] > MAX_NS),
+                     len(samples_ns))
+    if bad is not None:
+        check_ns(int(samples_ns[bad]), where)
     dense = _dense_counts(samples_ns, None)
     return [(int(i), int(dense[i])) for i in np.flatnonzero(dense)]
 
@@ -169,10 +181,10 @@ def _pairs_hist(ts: ToolSeries, where: str) -> list[tuple[int, int]]:
     list does it, with the same error on the first row that is not a bucket)."""
     assert isinstance(ts.hist, Pairs)
     values, counts = ts.hist.values, ts.hist.counts
-    used = counts != 0
-    bad = used & ((values > MAX_NS // ts.hist_unit_ns) | (counts > MAX_COUNT))
-    if bad.any():
-        row = int(np.argmax(bad))
+    limit_value = MAX_NS // ts.hist_unit_ns
+    row = first_true(lambda s: (counts[s] != 0) & ((values[s] > limit_value)
+                                                   | (counts[s] > MAX_COUNT)), len(values))
+    if row is not None:
         check_ns(int(values[row]) * ts.hist_unit_ns, f"{where}: histogram bucket")
         check_count(int(counts[row]), f"{where}: histogram")
     dense = _dense_counts(values, counts, ts.hist_unit_ns)

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from rtbench.interop.base import ImportFormatError
 
 # bytes decoded at a time to check that the whole file is UTF-8
-_CHECK_CHUNK = 1 << 20
+_CHECK_CHUNK = 1 << 18
 
 
 def check_text(data: bytes, filename: str, whole_lines: bool = True) -> None:

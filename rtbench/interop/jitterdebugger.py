@@ -29,6 +29,7 @@ from rtbench.interop._build import (
     MAX_NS,
     ToolSeries,
     check_count,
+    first_true,
     tool_measurement,
     tool_run,
 )
@@ -129,16 +130,18 @@ class JitterdebuggerRawImporter(Importer):
         records = np.frombuffer(data, dtype=RECORD_DTYPE)
         cpus, secs, nsecs = records["cpu"], records["sec"], records["nsec"]
         latencies = records["latency"]
-        bad = (cpus >= 4096) | (nsecs >= 1_000_000_000) \
-            | (latencies > MAX_NS // self.unit_ns)
-        if bad.any():
-            at = int(np.argmax(bad))
+        limit = MAX_NS // self.unit_ns
+        at = first_true(lambda s: (cpus[s] >= 4096) | (nsecs[s] >= 1_000_000_000)
+                        | (latencies[s] > limit), len(records))
+        if at is not None:
             raise ImportFormatError(f"{filename}: record {at} (cpu {int(cpus[at])}, "
                                     f"latency {int(latencies[at])}) is not a sample")
-        del bad
+        seen: set[int] = set()
+        for start in range(0, len(cpus), 1 << 16):
+            seen.update(np.unique(cpus[start:start + (1 << 16)]).tolist())
         series = []
-        for cpu in np.unique(cpus).tolist():
-            values = latencies[cpus == cpu].astype(np.int64)
+        for cpu in sorted(seen):
+            values = latencies[cpus == cpu].view(np.int64)  # each <= MAX_NS
             values *= self.unit_ns
             series.append(ToolSeries(label=f"cpu{cpu}", cpu=cpu, count=len(values),
                                      min_ns=int(values.min()), max_ns=int(values.max()),

@@ -16,7 +16,7 @@ from rtbench.histpairs import IntColumn, Pairs, dumps, exact_sum
 from rtbench.interop._build import loose_json, text_of
 from rtbench.interop._jsonhist import LARGE_BYTES, hist_rows, loose_json_hists
 from rtbench.interop._lines import check_text, line_count, lines, split_lines
-from rtbench.interop.base import ImportFormatError
+from rtbench.interop.base import ImportFormatError, importers
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 TEXT = st.text(alphabet=st.sampled_from(list("ab 1\n\r\x0b\x1c\x85\u2028\x1b[K;é")),
@@ -125,3 +125,36 @@ def test_large_json_histogram_is_held_as_arrays() -> None:
     doc = loose_json_hists(_document(rows), "f")
     assert isinstance(doc["thread"]["0"]["histogram"], Pairs)
     assert doc["cmdline"] == 'cyclictest "histogram": {'
+
+
+def test_a_long_histogram_is_stored_and_exported_as_its_list(tmp_path, run_cli) -> None:  # type: ignore
+    """A cyclictest -h block of 6,000 rows (kept as Pairs) is stored as the list of
+    [value, count] rows, read back equal, and exported in rtbench's JSON and rt-tests'
+    JSON as a short histogram is."""
+    rows = [(v, 1 + v % 3) for v in range(6000)]
+    total = sum(c for _, c in rows)
+    text = "\n".join(["# Histogram", *(f"{v:06d} {c:06d}" for v, c in rows),
+                      f"# Total: {total:09d}", "# Min Latencies: 00001",
+                      "# Avg Latencies: 00002", "# Max Latencies: 05999",
+                      "# Histogram Overflows: 00000", "# Histogram Overflow at cycle number:",
+                      "# Thread 0:"]) + "\n"
+    path = tmp_path / "h.txt"
+    path.write_text(text)
+    run = importers()["cyclictest"].read(path.read_bytes(), "h.txt")[0]
+    held = run.scenarios[0].measurements[0].data["tool_hist"][0]
+    assert isinstance(held, Pairs) and held == [list(r) for r in rows]
+    db = f"sqlite:///{tmp_path / 'h.db'}"
+    done = run_cli("import", str(path), "--db", db)
+    assert done.returncode == 0, done.stderr
+    from rtbench.store import Store
+
+    with Store.open(db) as store:
+        stored = store.get_run(1)
+    m = stored.scenarios[0].measurements[0]
+    assert m.data["tool_hist"][0] == [list(r) for r in rows]
+    assert m.series[0].count == total
+    exported = run_cli("export", "1", "--format", "json", "--db", db)
+    assert exported.returncode == 0 and '"tool_hist":[[[0,1],[1,2],[2,3],' in exported.stdout
+    rt_tests = run_cli("export", "1", "--format", "rt-tests-json", "--db", db)
+    assert rt_tests.returncode == 0, rt_tests.stderr
+    assert json.loads(rt_tests.stdout)["thread"]["0"]["histogram"]["5999"] == 3

@@ -152,7 +152,10 @@ def main() -> None:
                 (Path(tmp) / "b.db").unlink(missing_ok=True)
                 for mib in sizes:
                     path = Path(tmp) / f"{name}{label}-{mib}.raw"
-                    data = make((mib << 20) - (64 << 10))  # 64 MiB: under the limit
+                    target = (mib << 20) - (64 << 10)  # 64 MiB: under the limit
+                    data = make(target)
+                    if len(data) > target:  # a generator that overshoots (the JSON ones)
+                        data = make(target * target // len(data) - (64 << 10))
                     path.write_bytes(data)
                     del data
                     db = Path(tmp) / f"{name}-{mib}.db"

@@ -18,9 +18,12 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
+
+import numpy as np
 
 from rtbench.bundle import (
     MeasurementDetail,
@@ -29,6 +32,8 @@ from rtbench.bundle import (
     SeriesDetail,
     mark_beyond_hist,
 )
+from rtbench.histpairs import Pairs
+from rtbench.interop._lines import line_count
 from rtbench.interop.base import ImportFormatError, IncompleteOutput
 from rtbench.rtprobe import loglin7
 
@@ -36,6 +41,8 @@ from rtbench.rtprobe import loglin7
 MAX_NS = 86_400 * 10**9
 MAX_COUNT = 1 << 53
 MAX_CPU = 1 << 20
+# a tool's histogram longer than this is kept as Pairs in data["tool_hist"]
+COMPACT_ROWS = 4096
 NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 
 
@@ -50,13 +57,13 @@ class ToolSeries:
     max_ns: float | None
     avg_ns: float | None
     # (value, count) in the tool's unit; None: the format has no distribution
-    hist: list[tuple[int, int]] | None = None
+    hist: list[tuple[int, int]] | Pairs | None = None
     hist_unit_ns: int = 1000
     # samples beyond the tool's last bucket, and where that bucket ends (tool unit)
     overflow: int = 0
     overflow_at: int | None = None
     # raw per-sample values in ns (cyclictest -v, samples.raw): exact histogram
-    samples_ns: list[int] | None = None
+    samples_ns: list[int] | np.ndarray | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -98,28 +105,38 @@ def _series(index: int, ts: ToolSeries, where: str) -> SeriesDetail:
     if avg is not None and (not math.isfinite(avg) or avg < 0 or avg > MAX_NS):
         raise ImportFormatError(f"{where}: average {avg!r} is not a latency")
     hist: list[tuple[int, int]] = []
-    if ts.samples_ns is not None:
+    if isinstance(ts.samples_ns, np.ndarray):
+        hist = _samples_hist(ts.samples_ns, where)
+    elif ts.samples_ns is not None:
         if ts.samples_ns:
             idx, cnt = loglin7.from_values([check_ns(v, where) for v in ts.samples_ns])
             hist = [(int(i), int(c)) for i, c in zip(idx, cnt, strict=True)]
     elif ts.hist is not None:
-        pairs: list[tuple[int, int]] = []
-        for value, n in ts.hist:
-            if n:
-                ns = check_ns(value * ts.hist_unit_ns, f"{where}: histogram bucket")
-                pairs.append((loglin7.index_one(ns), check_count(n, f"{where}: histogram")))
-        if ts.overflow:
-            limit = ts.overflow_at if ts.overflow_at is not None else 0
-            ns = check_ns(limit * ts.hist_unit_ns, f"{where}: overflow limit")
-            pairs.append((loglin7.index_one(ns), check_count(ts.overflow, f"{where}: overflow")))
-        if pairs:
-            hist = loglin7.merge_pairs([[list(p) for p in pairs]])
+        if isinstance(ts.hist, Pairs):
+            hist = _pairs_hist(ts, where)
+        else:
+            pairs: list[tuple[int, int]] = []
+            for value, n in ts.hist:
+                if n:
+                    ns = check_ns(value * ts.hist_unit_ns, f"{where}: histogram bucket")
+                    pairs.append((loglin7.index_one(ns),
+                                  check_count(n, f"{where}: histogram")))
+            if ts.overflow:
+                limit = ts.overflow_at if ts.overflow_at is not None else 0
+                ns = check_ns(limit * ts.hist_unit_ns, f"{where}: overflow limit")
+                pairs.append((loglin7.index_one(ns),
+                              check_count(ts.overflow, f"{where}: overflow")))
+            if pairs:
+                hist = loglin7.merge_pairs([[list(p) for p in pairs]])
         total = sum(c for _, c in hist)
         if hist and total != count:
             raise ImportFormatError(f"{where}: the histogram holds {total} samples but "
                                     f"the tool counted {count}")
     if avg is not None:
         sum_ns = int(round(avg * count))
+    elif isinstance(ts.samples_ns, np.ndarray):
+        sum_ns = int(ts.samples_ns.sum(dtype=object if ts.samples_ns.dtype.kind == "O"
+                                       else np.int64))
     elif ts.samples_ns is not None:
         sum_ns = sum(int(v) for v in ts.samples_ns)
     else:
@@ -130,6 +147,80 @@ def _series(index: int, ts: ToolSeries, where: str) -> SeriesDetail:
     return SeriesDetail(index=index, label=ts.label, cpu=ts.cpu, count=count, min_ns=min_ns,
                         max_ns=max_ns, sum_ns=sum_ns, overruns=0, early=0, exceed=[],
                         worst=[], warmup={}, hist=hist)
+
+
+# values mapped to loglin7 buckets at a time
+_SLICE = 1 << 14
+
+
+def first_true(test: Callable[[slice], np.ndarray], length: int) -> int | None:
+    """The first index where test (of a slice of the arrays) is true, a slice at a time
+    (no boolean array as long as the file's rows); None when nowhere."""
+    for start in range(0, length, _SLICE):
+        hits = test(slice(start, start + _SLICE))
+        if hits.any():
+            return start + int(np.argmax(hits))
+    return None
+
+
+def _samples_hist(samples_ns: np.ndarray, where: str) -> list[tuple[int, int]]:
+    """The loglin7 histogram of raw samples in ns (an array); check_ns's error on the
+    first sample that is not a latency."""
+    if not samples_ns.size:
+        return []
+    bad = first_true(lambda s: (samples_ns[s] < 0) | (samples_ns[s] > MAX_NS),
+                     len(samples_ns))
+    if bad is not None:
+        check_ns(int(samples_ns[bad]), where)
+    dense = _dense_counts(samples_ns, None)
+    return [(int(i), int(dense[i])) for i in np.flatnonzero(dense)]
+
+
+def _pairs_hist(ts: ToolSeries, where: str) -> list[tuple[int, int]]:
+    """The loglin7 histogram of a tool's histogram held as Pairs (as the loop over a
+    list does it, with the same error on the first row that is not a bucket)."""
+    assert isinstance(ts.hist, Pairs)
+    values, counts = ts.hist.values, ts.hist.counts
+    limit_value = MAX_NS // ts.hist_unit_ns
+    row = first_true(lambda s: (counts[s] != 0) & ((values[s] > limit_value)
+                                                   | (counts[s] > MAX_COUNT)), len(values))
+    if row is not None:
+        check_ns(int(values[row]) * ts.hist_unit_ns, f"{where}: histogram bucket")
+        check_count(int(counts[row]), f"{where}: histogram")
+    dense = _dense_counts(values, counts, ts.hist_unit_ns)
+    if ts.overflow:
+        limit = ts.overflow_at if ts.overflow_at is not None else 0
+        ns_one = check_ns(limit * ts.hist_unit_ns, f"{where}: overflow limit")
+        dense[loglin7.index_one(ns_one)] += check_count(ts.overflow, f"{where}: overflow")
+    return [(int(i), int(dense[i])) for i in np.flatnonzero(dense)]
+
+
+def _dense_counts(values: np.ndarray, counts: np.ndarray | None, unit_ns: int = 1
+                  ) -> np.ndarray:
+    """Every loglin7 bucket's count of values (times unit_ns; each counted counts[i]
+    times, or once), a slice at a time: the temporaries of loglin7.index() stay small.
+    The values (times unit_ns) are checked to be latencies."""
+    dense = np.zeros(loglin7.BUCKETS, dtype=np.int64)
+    for start in range(0, len(values), _SLICE):
+        part = values[start:start + _SLICE]
+        weights = None if counts is None else counts[start:start + _SLICE]
+        if weights is not None:
+            used = weights != 0
+            part, weights = part[used], weights[used].astype(np.int64)
+        ns = part.astype(np.uint64) * np.uint64(unit_ns)
+        if weights is None:
+            dense += np.bincount(loglin7.index(ns), minlength=loglin7.BUCKETS)
+        else:
+            np.add.at(dense, loglin7.index(ns), weights)
+    return dense
+
+
+def tool_hist(hist: list[tuple[int, int]] | Pairs) -> list[list[int]] | Pairs:
+    """A tool's histogram for data["tool_hist"]: [[value, count], ...]; a long one stays
+    Pairs (compact; it reads, compares and is stored as the same list)."""
+    if isinstance(hist, Pairs) and len(hist) > COMPACT_ROWS:
+        return hist
+    return [list(p) for p in hist]
 
 
 def tool_measurement(*, name: str, test: str, series: list[ToolSeries], where: str,
@@ -150,7 +241,7 @@ def tool_measurement(*, name: str, test: str, series: list[ToolSeries], where: s
         # last: the longest entry, so `rtbench show` lists the short facts first
         extra["tool_overflow"] = [ts.overflow for ts in series]
         extra["tool_hist_unit_ns"] = series[0].hist_unit_ns if series else 1000
-        extra["tool_hist"] = [None if ts.hist is None else [list(p) for p in ts.hist]
+        extra["tool_hist"] = [None if ts.hist is None else tool_hist(ts.hist)
                               for ts in series]
     return mark_beyond_hist(MeasurementDetail(
         id=0, name=name, test=test, params=dict(params or {}), command=list(command or []),
@@ -188,13 +279,14 @@ def tool_run(*, tool: str, tool_version: str, command_line: str | list[str] | No
     return run
 
 
-def complete(runs: list[RunDetail], filename: str, text: str, missing: str
+def complete(runs: list[RunDetail], filename: str, text: str | bytes, missing: str
              ) -> list[RunDetail]:
-    """The runs of a complete output; IncompleteOutput naming the last line and what is
-    missing (the runs kept for `import --partial`) when missing is not empty."""
+    """The runs of a complete output (text, or its bytes); IncompleteOutput naming the last
+    line and what is missing (the runs kept for `import --partial`) when missing is not
+    empty."""
     if not missing:
         return runs
-    last = len(text.splitlines())
+    last = line_count(text) if isinstance(text, bytes) else len(text.splitlines())
     raise IncompleteOutput(f"{filename}: line {last}: cut short: {missing}", runs)
 
 

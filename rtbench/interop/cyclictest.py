@@ -16,18 +16,21 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import numpy as np
+
 from rtbench.bundle import RunDetail
+from rtbench.histpairs import IntColumn, Pairs, exact_sum
 from rtbench.interop._build import (
     ToolSeries,
     check_count,
-    loose_json,
     member,
     parse_rt_tests_time,
-    text_of,
     tool_measurement,
     tool_run,
     unverifiable,
 )
+from rtbench.interop._jsonhist import hist_rows, loose_json_hists
+from rtbench.interop._lines import check_text, split_lines
 from rtbench.interop.base import Importer, ImportFormatError
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -83,7 +86,7 @@ class CyclictestJsonImporter(Importer):
 
     def read(self, data: bytes, filename: str) -> list[RunDetail]:
         """One run with one series per thread."""
-        doc = loose_json(data, filename)
+        doc = loose_json_hists(data, filename)
         if not isinstance(doc, dict):
             raise ImportFormatError(f"{filename}: expected a JSON object")
         cmdline = member(doc, "cmdline")
@@ -150,25 +153,20 @@ def _json_thread(obj: Any, key: str, unit_ns: int, limit: int | None,
     count = check_count(cycles, f"{where}: cycles")
     lo, hi, avg = _num(obj, "min", where), _num(obj, "max", where), _num(obj, "avg", where)
     raw_hist = obj.get("histogram")
-    hist: list[tuple[int, int]] | None = None
+    hist: list[tuple[int, int]] | Pairs | None = None
     overflow = 0
     overflow_at = None
-    if isinstance(raw_hist, dict) and (raw_hist or limit is not None):
-        hist = []
-        for bucket, n in raw_hist.items():
-            if not str(bucket).isdigit() or isinstance(n, bool) or not isinstance(n, int):
-                raise ImportFormatError(f"{where}: histogram entry {bucket!r} is not "
-                                        "a bucket and a count")
-            hist.append((int(bucket), check_count(n, f"{where}: histogram")))
-        hist.sort()
-        total = sum(n for _, n in hist)
+    if isinstance(raw_hist, (dict, Pairs)) and (raw_hist or limit is not None):
+        hist = hist_rows(raw_hist, where)
+        total = exact_sum(hist.counts) if isinstance(hist, Pairs) \
+            else sum(n for _, n in hist)
         if total > count:
             raise ImportFormatError(f"{where}: histogram holds {total} samples, "
                                     f"more than the {count} cycles")
         overflow = count - total
         if overflow:
             overflow_at = limit if limit is not None else (hist[-1][0] + 1 if hist else 0)
-    elif raw_hist is not None and not isinstance(raw_hist, dict):
+    elif raw_hist is not None and not isinstance(raw_hist, (dict, Pairs)):
         raise ImportFormatError(f"{where}: histogram must be an object")
     cpu = obj.get("cpu")
     return ToolSeries(
@@ -211,9 +209,9 @@ class CyclictestTextImporter(Importer):
 
     def read(self, data: bytes, filename: str) -> list[RunDetail]:
         """One run: a series per thread, from the richest block the file holds."""
-        text = _ANSI.sub("", text_of(data, filename))
+        check_text(data, filename)
         parsed = _TextParse(filename)
-        for lineno, line in enumerate(re.split(r"\r\n|\r|\n", text), 1):
+        for lineno, line in enumerate(split_lines(data, _ANSI), 1):
             parsed.line(line, lineno)
         series, note = parsed.series(self.unit_ns)
         if not series:
@@ -265,9 +263,11 @@ class _TextParse:
     def __init__(self, filename: str) -> None:
         self.filename = filename
         self.t_lines: dict[int, tuple[int, ...]] = {}
-        self.hist_rows: list[list[int]] = []
+        # the histogram's columns: bucket values, then one column of counts per thread
+        self.hist_columns: list[IntColumn] = []
+        self.hist_last = 0
         self.hash: dict[str, list[int]] = {}
-        self.samples: dict[int, list[int]] = {}
+        self.samples: dict[int, IntColumn] = {}
         self.overflow_cycles: dict[str, list[int]] = {}
         self.blocks: set[str] = set()
         self.params: dict[str, Any] = {}
@@ -291,10 +291,14 @@ class _TextParse:
         h_match = _HIST_LINE.match(stripped)
         if h_match:
             row = [int(h_match.group(1))] + [int(v) for v in h_match.group(2).split()]
-            if self.hist_rows and len(row) != len(self.hist_rows[0]):
+            if self.hist_columns and len(row) != len(self.hist_columns):
                 raise ImportFormatError(f"{where}: histogram line has {len(row)} columns, "
-                                        f"earlier ones {len(self.hist_rows[0])}")
-            self.hist_rows.append(row)
+                                        f"earlier ones {len(self.hist_columns)}")
+            if not self.hist_columns:
+                self.hist_columns = [IntColumn() for _ in row]
+            for column, value in zip(self.hist_columns, row, strict=True):
+                column.append(value)
+            self.hist_last = row[0]
             self.blocks.add("histogram")
             return
         hash_match = _HASH_LINE.match(stripped)
@@ -304,7 +308,7 @@ class _TextParse:
         s_match = _SAMPLE_LINE.match(stripped)
         if s_match:
             thread, cycle, latency = (int(v) for v in s_match.groups())
-            taken = self.samples.setdefault(thread, [])
+            taken = self.samples.setdefault(thread, IntColumn())
             if cycle != len(taken):
                 # cyclictest numbers each thread's samples 0, 1, 2, ... as it prints them
                 raise ImportFormatError(f"{where}: thread {thread} cycle {cycle} where cycle "
@@ -329,8 +333,8 @@ class _TextParse:
                 return len(self.hash[key])
         if self.t_lines:
             return max(self.t_lines) + 1
-        if self.hist_rows:
-            return len(self.hist_rows[0]) - 1
+        if self.hist_columns:
+            return len(self.hist_columns) - 1
         return max(self.samples) + 1 if self.samples else 0
 
     def series(self, unit_ns: int | None) -> tuple[list[ToolSeries], str]:
@@ -341,7 +345,7 @@ class _TextParse:
         if n == 0:
             raise ImportFormatError(f"{self.filename}: no cyclictest result in it (no T: "
                                     "line, histogram or -v sample line)")
-        if self.hist_rows:
+        if self.hist_columns:
             missing = [key for key in _HIST_CLOSERS if key not in self.hash]
             if missing:
                 raise ImportFormatError(f"{self.filename}: the histogram block has no "
@@ -370,7 +374,7 @@ class _TextParse:
             return [v[5] for v in self.t_lines.values()]
         if self.hash.get("Min Latencies"):
             return self.hash["Min Latencies"]
-        return [min(v) for v in self.samples.values() if v]
+        return [int(v.array().min()) for v in self.samples.values() if len(v)]
 
     def _col(self, key: str, t: int) -> int | None:
         """Thread t's value on a `# key:` line."""
@@ -396,13 +400,13 @@ class _TextParse:
         overflow_at = None
         samples = None
         extra: dict[str, Any] = {}
-        if self.hist_rows:
-            hist = [(row[0], row[1 + t]) for row in self.hist_rows if 1 + t < len(row)]
-            if len(hist) != len(self.hist_rows):
+        if self.hist_columns:
+            if 1 + t >= len(self.hist_columns):
                 raise ImportFormatError(f"{where}: missing from the histogram lines")
+            hist = Pairs(self.hist_columns[0].array(), self.hist_columns[1 + t].array())
             overflow = self._col("Histogram Overflows", t) or 0
             total = self._col("Total", t)
-            in_hist = sum(n for _, n in hist)
+            in_hist = exact_sum(hist.counts)
             if total is not None and total != in_hist:
                 raise ImportFormatError(f"{where}: '# Total' says {total}, the histogram "
                                         f"lines hold {in_hist}")
@@ -412,12 +416,17 @@ class _TextParse:
                 raise ImportFormatError(f"{where}: histogram {in_hist} + overflows {overflow} "
                                         f"is not the {count} cycles of its T: line")
             if overflow:
-                overflow_at = self.hist_rows[-1][0] + 1
-        elif self.samples.get(t):
-            samples = [v * unit_ns for v in self.samples[t]]
+                overflow_at = self.hist_last + 1
+        elif t in self.samples and len(self.samples[t]):
+            taken = self.samples[t].array()
+            if taken.dtype.kind == "O" or int(taken.max()) > (1 << 62) // unit_ns:
+                samples = taken.astype(object) * unit_ns
+            else:
+                samples = taken.astype(np.int64)
+                samples *= unit_ns
             if count is None:
                 count = len(samples)
-                lo, hi = min(self.samples[t]), max(self.samples[t])
+                lo, hi = int(taken.min()), int(taken.max())
         if count is None:
             raise ImportFormatError(f"{where}: no cycle count (no T: line, histogram or samples)")
         if samples is not None and len(samples) != count:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 
 from rtbench.bundle import RunDetail
-from rtbench.interop._build import ToolSeries, number, text_of, tool_measurement, tool_run
+from rtbench.interop._build import ToolSeries, number, tool_measurement, tool_run
+from rtbench.interop._lines import text_lines
 from rtbench.interop.base import Importer, ImportFormatError
 
 _HEADER = re.compile(r"^Running in (process|threaded) mode with (\d+) groups using (\d+) "
@@ -31,10 +32,9 @@ class HackbenchImporter(Importer):
 
     def read(self, data: bytes, filename: str) -> list[RunDetail]:
         """One run; a series per `Time:` line."""
-        text = text_of(data, filename)
         series: list[ToolSeries] = []
         params: dict[str, object] = {}
-        for lineno, line in enumerate(text.splitlines(), 1):
+        for lineno, line in enumerate(text_lines(data, filename), 1):
             header = _HEADER.match(line)
             if header:
                 params = {"mode": header.group(1), "groups": int(header.group(2)),

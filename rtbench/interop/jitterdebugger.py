@@ -21,18 +21,25 @@ import re
 import struct
 from typing import Any
 
+import numpy as np
+
 from rtbench.bundle import RunDetail
+from rtbench.histpairs import Pairs, exact_sum
 from rtbench.interop._build import (
     MAX_NS,
     ToolSeries,
     check_count,
-    loose_json,
+    first_true,
     tool_measurement,
     tool_run,
 )
+from rtbench.interop._jsonhist import hist_rows, loose_json_hists
 from rtbench.interop.base import Importer, ImportFormatError, IncompleteOutput
 
 RECORD = struct.Struct("<IQQQ")
+# the same record as a numpy dtype (packed: 28 bytes)
+RECORD_DTYPE = np.dtype([("cpu", "<u4"), ("sec", "<u8"), ("nsec", "<u8"),
+                         ("latency", "<u8")])
 
 
 class JitterdebuggerJsonImporter(Importer):
@@ -48,7 +55,7 @@ class JitterdebuggerJsonImporter(Importer):
 
     def read(self, data: bytes, filename: str) -> list[RunDetail]:
         """One run, a series per CPU."""
-        doc = loose_json(data, filename)
+        doc = loose_json_hists(data, filename)
         if not isinstance(doc, dict) or not isinstance(doc.get("cpu"), dict):
             raise ImportFormatError(f"{filename}: no 'cpu' object")
         sysinfo = doc.get("sysinfo") if isinstance(doc.get("sysinfo"), dict) else {}
@@ -84,16 +91,10 @@ def _cpu(obj: Any, key: str, unit_ns: int, where: str) -> ToolSeries:
         raise ImportFormatError(f"{where}: no count")
     count = check_count(values["count"], f"{where}: count")
     raw = obj.get("histogram", {})
-    if not isinstance(raw, dict):
+    if not isinstance(raw, (dict, Pairs)):
         raise ImportFormatError(f"{where}: histogram must be an object")
-    hist = []
-    for bucket, n in raw.items():
-        if not str(bucket).isdigit() or isinstance(n, bool) or not isinstance(n, int):
-            raise ImportFormatError(f"{where}: histogram entry {bucket!r} is not a bucket "
-                                    "and a count")
-        hist.append((int(bucket), check_count(n, f"{where}: histogram")))
-    hist.sort()
-    total = sum(n for _, n in hist)
+    hist = hist_rows(raw, where)
+    total = exact_sum(hist.counts) if isinstance(hist, Pairs) else sum(n for _, n in hist)
     overflow = count - total
     if overflow < 0:
         raise ImportFormatError(f"{where}: histogram holds {total} samples, count {count}")
@@ -125,27 +126,30 @@ class JitterdebuggerRawImporter(Importer):
         if not data or len(data) % RECORD.size:
             raise ImportFormatError(f"{filename}: {len(data)} bytes is not a whole number "
                                     f"of {RECORD.size}-byte jitterdebugger records")
-        per_cpu: dict[int, list[int]] = {}
-        first: tuple[int, int] | None = None
-        last: tuple[int, int] | None = None
-        for offset in range(0, len(data), RECORD.size):
-            cpu, sec, nsec, value = RECORD.unpack_from(data, offset)
-            if cpu >= 4096 or nsec >= 1_000_000_000 or value * self.unit_ns > MAX_NS:
-                raise ImportFormatError(f"{filename}: record {offset // RECORD.size} "
-                                        f"(cpu {cpu}, latency {value}) is not a sample")
-            per_cpu.setdefault(cpu, []).append(value * self.unit_ns)
-            stamp = (sec, nsec)
-            first = stamp if first is None or stamp < first else first
-            last = stamp if last is None or stamp > last else last
+        # the records as arrays over the bytes (no copy)
+        records = np.frombuffer(data, dtype=RECORD_DTYPE)
+        cpus, secs, nsecs = records["cpu"], records["sec"], records["nsec"]
+        latencies = records["latency"]
+        limit = MAX_NS // self.unit_ns
+        at = first_true(lambda s: (cpus[s] >= 4096) | (nsecs[s] >= 1_000_000_000)
+                        | (latencies[s] > limit), len(records))
+        if at is not None:
+            raise ImportFormatError(f"{filename}: record {at} (cpu {int(cpus[at])}, "
+                                    f"latency {int(latencies[at])}) is not a sample")
+        seen: set[int] = set()
+        for start in range(0, len(cpus), 1 << 16):
+            seen.update(np.unique(cpus[start:start + (1 << 16)]).tolist())
         series = []
-        for cpu in sorted(per_cpu):
-            values = per_cpu[cpu]
+        for cpu in sorted(seen):
+            values = latencies[cpus == cpu].view(np.int64)  # each <= MAX_NS
+            values *= self.unit_ns
             series.append(ToolSeries(label=f"cpu{cpu}", cpu=cpu, count=len(values),
-                                     min_ns=min(values), max_ns=max(values), avg_ns=None,
-                                     samples_ns=values))
-        span = None
-        if first is not None and last is not None:
-            span = (last[0] - first[0]) * 1_000_000_000 + last[1] - first[1]
+                                     min_ns=int(values.min()), max_ns=int(values.max()),
+                                     avg_ns=None, samples_ns=values))
+        first_sec, last_sec = int(secs.min()), int(secs.max())
+        first = (first_sec, int(nsecs[secs == first_sec].min()))
+        last = (last_sec, int(nsecs[secs == last_sec].max()))
+        span = (last[0] - first[0]) * 1_000_000_000 + last[1] - first[1]
         m = tool_measurement(name="jitterdebugger", test="cyclic", series=series,
                              where=filename, measured_ns=span,
                              data={"unit": "ns" if self.unit_ns == 1 else "us",

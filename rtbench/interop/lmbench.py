@@ -16,11 +16,11 @@ from rtbench.interop._build import (
     NUMBER,
     ToolSeries,
     number,
-    text_of,
     tool_measurement,
     tool_run,
     unverifiable,
 )
+from rtbench.interop._lines import text_lines
 from rtbench.interop.base import Importer, ImportFormatError
 
 _LATENCY = re.compile(rf"^(.+?) latency:\s*({NUMBER}) microseconds\s*$")
@@ -50,7 +50,6 @@ class LmbenchImporter(Importer):
 
     def read(self, data: bytes, filename: str) -> list[RunDetail]:
         """One run, a measurement per result line or lat_ctx table."""
-        text = text_of(data, filename)
         measurements: list[MeasurementDetail] = []
         ctx: dict[str, Any] | None = None
         ctx_rows: list[ToolSeries] = []
@@ -62,7 +61,7 @@ class LmbenchImporter(Importer):
                     where=filename, params=dict(ctx), summary_only=True,
                     data={"unit": "us", "meaning": "lmbench's time per context switch"}))
 
-        for lineno, raw in enumerate(text.splitlines(), 1):
+        for lineno, raw in enumerate(text_lines(data, filename), 1):
             line = raw.strip()
             where = f"{filename}: line {lineno}"
             if m := _CTX_HEADER.match(line):

@@ -18,11 +18,11 @@ from rtbench.interop._build import (
     ToolSeries,
     complete,
     number,
-    text_of,
     tool_measurement,
     tool_run,
     unverifiable,
 )
+from rtbench.interop._lines import check_text, lines
 from rtbench.interop.base import Importer, ImportFormatError
 
 _BANNERS = (("Gettimeofday() Latency", "gtod_latency"),
@@ -56,8 +56,8 @@ class LtpRealtimeImporter(Importer):
 
     def read(self, data: bytes, filename: str) -> list[RunDetail]:
         """One run with one measurement (one series) for the test."""
-        text = text_of(data, filename)
-        test = next((name for banner, name in _BANNERS if banner in text), None)
+        check_text(data, filename)
+        test = next((name for banner, name in _BANNERS if banner.encode() in data), None)
         if test is None:
             raise ImportFormatError(f"{filename}: not a gtod_latency, sched_latency, "
                                     "async_handler or pi_perf log")
@@ -65,7 +65,7 @@ class LtpRealtimeImporter(Importer):
         quantiles: dict[str, float] = {}
         count: int | None = None
         criteria = result = None
-        for lineno, raw in enumerate(text.splitlines(), 1):
+        for lineno, raw in enumerate(lines(data), 1):
             line = raw.strip()
             where = f"{filename}: line {lineno}"
             if m := _COUNT.match(line):
@@ -103,10 +103,10 @@ class LtpRealtimeImporter(Importer):
         runs = [tool_run(tool=f"ltp-{test}", tool_version="", command_line=None,
                          fmt=self.name, measurements=[measurement])]
         if test == "gtod_latency" and count is None:
-            return unverifiable(complete(runs, filename, text, _missing(
+            return unverifiable(complete(runs, filename, data, _missing(
                 test, result, quantiles, count)), filename,
                 "no 'Iterations:' line to count the quantile lines against")
-        return complete(runs, filename, text, _missing(test, result, quantiles, count))
+        return complete(runs, filename, data, _missing(test, result, quantiles, count))
 
 
 def gtod_quantile_labels(iterations: int) -> list[str]:

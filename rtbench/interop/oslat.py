@@ -12,18 +12,19 @@ import re
 from typing import Any
 
 from rtbench.bundle import RunDetail
+from rtbench.histpairs import IntColumn, Pairs, exact_sum
 from rtbench.interop._build import (
     ToolSeries,
     check_count,
     complete,
-    loose_json,
     member,
     number,
     parse_rt_tests_time,
-    text_of,
     tool_measurement,
     tool_run,
 )
+from rtbench.interop._jsonhist import hist_rows, loose_json_hists
+from rtbench.interop._lines import check_text, lines
 from rtbench.interop.base import Importer, ImportFormatError
 
 
@@ -50,7 +51,7 @@ class OslatJsonImporter(Importer):
 
     def read(self, data: bytes, filename: str) -> list[RunDetail]:
         """One run, a series per measured CPU."""
-        doc = loose_json(data, filename)
+        doc = loose_json_hists(data, filename)
         if not isinstance(doc, dict):
             raise ImportFormatError(f"{filename}: expected a JSON object")
         cmdline = member(doc, "cmdline")
@@ -69,16 +70,11 @@ class OslatJsonImporter(Importer):
             if not isinstance(obj, dict):
                 raise ImportFormatError(f"{where}: expected an object")
             raw = obj.get("histogram")
-            if not isinstance(raw, dict):
+            if not isinstance(raw, (dict, Pairs)):
                 raise ImportFormatError(f"{where}: no histogram object")
-            hist = []
-            for bucket, n in raw.items():
-                if not str(bucket).isdigit() or isinstance(n, bool) or not isinstance(n, int):
-                    raise ImportFormatError(f"{where}: histogram entry {bucket!r} is not "
-                                            "a bucket and a count")
-                hist.append((int(bucket), check_count(n, f"{where}: histogram")))
-            hist.sort()
-            count = sum(n for _, n in hist)
+            hist = hist_rows(raw, where)
+            count = exact_sum(hist.counts) if isinstance(hist, Pairs) \
+                else sum(n for _, n in hist)
             cpu = obj.get("cpu")
             lo, avg, hi = (_number(obj, k, where) for k in ("min", "avg", "max"))
             durations.append(_number(obj, "duration", where))
@@ -129,28 +125,35 @@ class OslatTextImporter(Importer):
 
     def read(self, data: bytes, filename: str) -> list[RunDetail]:
         """One run, a series per core column."""
-        text = text_of(data, filename)
+        check_text(data, filename)
         version = ""
-        first = text.split("\n", 1)[0]
+        end = data.find(b"\n")
+        first = data[:end if end >= 0 else len(data)].decode("utf-8")
         if first.startswith("oslat V"):
             version = first[len("oslat V"):].strip()
         fields: dict[str, list[str]] = {}
-        rows: list[tuple[int, list[int]]] = []
-        for lineno, line in enumerate(text.splitlines(), 1):
+        # the histogram rows as columns: the buckets, then each core's counts
+        buckets = IntColumn()
+        columns: list[IntColumn] = []
+        for lineno, line in enumerate(lines(data), 1):
             row = _ROW.match(line)
             if row:
                 counts = [int(v) for v in row.group(2).split()]
-                if rows and len(counts) != len(rows[0][1]):
+                if columns and len(counts) != len(columns):
                     raise ImportFormatError(f"{filename}: line {lineno}: "
                                             f"{len(counts)} columns, earlier rows "
-                                            f"{len(rows[0][1])}")
-                rows.append((int(row.group(1)), counts))
+                                            f"{len(columns)}")
+                if not columns:
+                    columns = [IntColumn() for _ in counts]
+                buckets.append(int(row.group(1)))
+                for column, value in zip(columns, counts, strict=True):
+                    column.append(value)
                 continue
             match = _FIELD.match(line)
             if match:
                 fields[match.group(1)] = match.group(2).split()
         cores = fields.get("Core")
-        if not cores or not rows:
+        if not cores or not len(buckets):
             raise ImportFormatError(f"{filename}: no oslat histogram (Core: and "
                                     "'N (us):' rows)")
         closing = [key for key in ("Minimum", "Average", "Maximum") if key not in fields]
@@ -158,17 +161,18 @@ class OslatTextImporter(Importer):
             raise ImportFormatError(f"{filename}: no '{closing[0]}:' line after the "
                                     "histogram: the output was cut short")
         n = len(cores)
-        if len(rows[0][1]) != n:
-            raise ImportFormatError(f"{filename}: {n} cores but {len(rows[0][1])} columns")
+        if len(columns) != n:
+            raise ImportFormatError(f"{filename}: {n} cores but {len(columns)} columns")
         series = []
+        values_of_rows = buckets.array()
         for i, core in enumerate(cores):
-            hist = [(bucket, counts[i]) for bucket, counts in rows]
-            count = sum(c for _, c in hist)
+            hist = Pairs(values_of_rows, columns[i].array())
+            count = exact_sum(hist.counts)
             values = []
             for key in ("Minimum", "Average", "Maximum"):
-                column = fields.get(key, [])
-                values.append(number(column[i], f"{filename}: {key}")
-                              if i < len(column) else None)
+                printed = fields.get(key, [])
+                values.append(number(printed[i], f"{filename}: {key}")
+                              if i < len(printed) else None)
             lo, avg, hi = values
             series.append(ToolSeries(
                 label=f"cpu{core}", cpu=int(core) if core.isdigit() else None, count=count,
@@ -187,5 +191,5 @@ class OslatTextImporter(Importer):
                              data={"unit": "us", "overflow_in_last_bucket": True})
         runs = [tool_run(tool="oslat", tool_version=version, command_line=None,
                          fmt=self.name, measurements=[m])]
-        return complete(runs, filename, text,
+        return complete(runs, filename, data,
                         "" if duration else "no 'Duration:' line (oslat prints it last)")

@@ -14,17 +14,20 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from rtbench.bundle import MeasurementDetail, RunDetail
+from rtbench.histpairs import IntColumn, Pairs
 from rtbench.interop._build import (
     ToolSeries,
     check_count,
     complete,
     number,
-    text_of,
     tool_measurement,
     tool_run,
     unverifiable,
 )
+from rtbench.interop._lines import check_text, lines
 from rtbench.interop.base import Importer, ImportFormatError
 
 _CONTEXT = {"IRQ": "timerlat-irq", "Thr": "timerlat-thread", "Usr": "timerlat-user",
@@ -44,14 +47,16 @@ class RtlaHistImporter(Importer):
 
     def read(self, data: bytes, filename: str) -> list[RunDetail]:
         """One run, a measurement per context."""
-        text = text_of(data, filename)
-        kind = "timerlat" if "# RTLA timerlat histogram" in text else "osnoise"
-        unit_ns = 1 if re.search(r"# Time unit is nanoseconds", text) else 1000
+        check_text(data, filename)
+        kind = "timerlat" if b"# RTLA timerlat histogram" in data else "osnoise"
+        unit_ns = 1 if b"# Time unit is nanoseconds" in data else 1000
         columns: list[tuple[str, int]] = []
-        rows: list[tuple[int, list[int]]] = []
+        # the rows as columns: each row's index, then each column's counts
+        indexes = IntColumn()
+        counts_of: list[IntColumn] = []
         summary: dict[str, list[str]] = {}
         duration = ""
-        for lineno, raw in enumerate(text.splitlines(), 1):
+        for lineno, raw in enumerate(lines(data), 1):
             line = raw.strip()
             where = f"{filename}: line {lineno}"
             if line.startswith("# Duration:"):
@@ -72,14 +77,19 @@ class RtlaHistImporter(Importer):
                 if len(values) != len(columns) + 1:
                     raise ImportFormatError(f"{where}: {len(values) - 1} counts for "
                                             f"{len(columns)} columns")
-                rows.append((values[0], values[1:]))
+                if not counts_of:
+                    counts_of = [IntColumn() for _ in columns]
+                indexes.append(values[0])
+                for column, value in zip(counts_of, values[1:], strict=True):
+                    column.append(value)
         if not columns or "count" not in summary:
             raise ImportFormatError(f"{filename}: no rtla histogram (Index and count: rows)")
         for key, texts in summary.items():
             if len(texts) != len(columns):
                 raise ImportFormatError(f"{filename}: '{key}:' has {len(texts)} values "
                                         f"for {len(columns)} columns")
-        step = rows[1][0] - rows[0][0] if len(rows) > 1 else 1
+        index_values = indexes.array()
+        step = int(index_values[1]) - int(index_values[0]) if len(index_values) > 1 else 1
         by_context: dict[str, list[ToolSeries]] = {}
         for i, (context, cpu) in enumerate(columns):
             count = check_count(number(summary["count"][i], f"{filename}: count"),
@@ -93,11 +103,13 @@ class RtlaHistImporter(Importer):
                     return None
                 return number(values[i], f"{filename}: {key}") * unit_ns
 
-            hist = [(index, counts[i]) for index, counts in rows]
+            hist = Pairs(index_values, counts_of[i].array() if counts_of
+                         else np.zeros(0, dtype=np.int64))
             by_context.setdefault(context, []).append(ToolSeries(
                 label=f"cpu{cpu}", cpu=cpu, count=count, min_ns=figure("min"),
                 max_ns=figure("max"), avg_ns=figure("avg"), hist=hist, hist_unit_ns=unit_ns,
-                overflow=over, overflow_at=(rows[-1][0] + step) if rows else 0))
+                overflow=over,
+                overflow_at=(int(index_values[-1]) + step) if len(index_values) else 0))
         measurements = [tool_measurement(
             name=_CONTEXT[context], test="timerlat" if kind == "timerlat" else "noise",
             series=series, where=f"{filename} {context}",
@@ -107,7 +119,7 @@ class RtlaHistImporter(Importer):
         closing = [key for key in ("min", "avg", "max") if key not in summary]
         runs = [tool_run(tool="rtla", tool_version="", command_line=None, fmt=self.name,
                          measurements=measurements)]
-        return complete(runs, filename, text, f"no '{closing[0]}:' line after 'count:'"
+        return complete(runs, filename, data, f"no '{closing[0]}:' line after 'count:'"
                         if closing else "")
 
 
@@ -127,12 +139,12 @@ class _Screen:
     all_count: tuple[int, int] | None = None  # (N, E): the CPUs' sum is N * 10**E
 
 
-def _screens(text: str) -> list[_Screen]:
-    """The screens of an rtla top output, in order."""
+def _screens(data: bytes) -> list[_Screen]:
+    """The last two screens of an rtla top output, in order (all a check needs)."""
     screens: list[_Screen] = []
-    for line in text.splitlines():
+    for line in lines(data):
         if line.strip().startswith(("CPU COUNT", "CPU Period")):
-            screens.append(_Screen())
+            screens = [*screens[-1:], _Screen()]
         elif screens and (row := _TOP_ROW.match(line)):
             screens[-1].counts[int(row.group(1))] = int(row.group(2))
         elif screens and (total := _TOP_ALL.match(line)):
@@ -173,25 +185,25 @@ class RtlaTopImporter(Importer):
 
     def read(self, data: bytes, filename: str) -> list[RunDetail]:
         """One run: timerlat's IRQ and thread (and user) measurements, or osnoise's."""
-        text = text_of(data, filename)
-        screens = _screens(text)
-        if "CPU COUNT" in text:
-            runs = complete([self._timerlat(text, filename)], filename, text,
+        check_text(data, filename)
+        screens = _screens(data)
+        if b"CPU COUNT" in data:
+            runs = complete([self._timerlat(data, filename)], filename, data,
                             _top_missing(screens))
             if screens and screens[-1].all_count is not None:
                 return runs  # the ALL line counts every CPU row above it
             return unverifiable(runs, filename, "timerlat top printed no 'ALL' line (rtla "
                                 "before it had one) to count its CPU rows against")
-        runs = complete([self._osnoise(text, filename)], filename, text,
+        runs = complete([self._osnoise(data, filename)], filename, data,
                         _top_missing(screens))
         return unverifiable(runs, filename, "osnoise top prints neither the number of CPUs "
                             "nor a closing line (a cut reads as fewer CPUs)")
 
-    def _timerlat(self, text: str, filename: str) -> RunDetail:
+    def _timerlat(self, data: bytes, filename: str) -> RunDetail:
         """timerlat top: per CPU, COUNT and cur/min/avg/max per context."""
-        unit_ns = 1 if "Latency (ns)" in text else 1000
+        unit_ns = 1 if b"Latency (ns)" in data else 1000
         last: dict[int, tuple[int, list[list[str]]]] = {}
-        for line in text.splitlines():
+        for line in lines(data):
             match = _TIMERLAT_TOP.match(line)
             if match:
                 blocks = [g.split() for g in match.groups()[2:] if g is not None]
@@ -219,12 +231,12 @@ class RtlaTopImporter(Importer):
         return tool_run(tool="rtla", tool_version="", command_line=None, fmt=self.name,
                         measurements=measurements)
 
-    def _osnoise(self, text: str, filename: str) -> RunDetail:
+    def _osnoise(self, data: bytes, filename: str) -> RunDetail:
         """osnoise top: per CPU, periods, runtime, noise and the interference counters."""
         header: list[str] = []
         series = []
         counters: list[dict[str, Any]] = []
-        for line in text.splitlines():
+        for line in lines(data):
             if line.strip().startswith("CPU Period"):
                 header = ["CPU", "Period", "Runtime", "Noise", "% CPU Aval", "Max Noise",
                           "Max Single", "HW", "NMI", "IRQ", "Softirq", "Thread"]

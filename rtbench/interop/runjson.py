@@ -25,6 +25,7 @@ from typing import Annotated, Any
 import msgspec
 import numpy as np
 
+from rtbench import histpairs
 from rtbench.bundle import (
     MeasurementDetail,
     RunDetail,
@@ -219,8 +220,8 @@ def _fields(doc: msgspec.Struct) -> dict[str, Any]:
 
 def dumps(run: RunDetail) -> str:
     """The run as compact JSON text (RFC 8259: no NaN or Infinity)."""
-    return json.dumps(run_to_json(run), separators=(",", ":"), allow_nan=False,
-                      ensure_ascii=False)
+    return histpairs.dumps(run_to_json(run), separators=(",", ":"), allow_nan=False,
+                           ensure_ascii=False)
 
 
 class _Reader:

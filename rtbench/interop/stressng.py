@@ -13,14 +13,15 @@ import re
 from typing import Any
 
 from rtbench.bundle import RunDetail
+from rtbench.histpairs import IntColumn, Pairs, exact_sum
 from rtbench.interop._build import (
     ToolSeries,
     complete,
     number,
-    text_of,
     tool_measurement,
     tool_run,
 )
+from rtbench.interop._lines import check_text, lines
 from rtbench.interop.base import Importer, ImportFormatError
 
 _PREFIX = re.compile(r"^stress-ng:\s*\w+:\s*\[\d+\]\s*cyclic:\s*(.*)$")
@@ -45,13 +46,14 @@ class StressNgCyclicImporter(Importer):
 
     def read(self, data: bytes, filename: str) -> list[RunDetail]:
         """One run with one series (the cyclic stressor's samples)."""
-        text = text_of(data, filename)
+        check_text(data, filename)
         facts: dict[str, Any] = {}
         percentiles: dict[str, int] = {}
-        hist: list[tuple[int, int]] = []
+        # the distribution's rows: bucket (in widths) and count
+        buckets, counts = IntColumn(), IntColumn()
         width = None
         completed = False
-        for lineno, line in enumerate(text.splitlines(), 1):
+        for lineno, line in enumerate(lines(data), 1):
             completed = completed or _DONE.match(line.strip()) is not None
             match = _PREFIX.match(line.strip())
             if not match:
@@ -74,12 +76,14 @@ class StressNgCyclicImporter(Importer):
                 if int(m.group(1)) % width:
                     raise ImportFormatError(f"{where}: bucket {m.group(1)} is not a "
                                             f"multiple of {width} ns")
-                hist.append((int(m.group(1)) // width, int(m.group(2))))
+                buckets.append(int(m.group(1)) // width)
+                counts.append(int(m.group(2)))
         if "samples" not in facts or "mean" not in facts or "min" not in facts:
             raise ImportFormatError(f"{filename}: no stress-ng cyclic latency report "
                                     "(sched/mean/min lines)")
         count = facts["samples"]
-        kept_hist = hist if hist and sum(c for _, c in hist) == count else None
+        hist = Pairs(buckets.array(), counts.array())
+        kept_hist = hist if len(hist) and exact_sum(hist.counts) == count else None
         series = ToolSeries(label="cyclic", cpu=None, count=count,
                             min_ns=facts["min"] if count else None,
                             max_ns=facts["max"] if count else None,
@@ -94,7 +98,7 @@ class StressNgCyclicImporter(Importer):
                   "distribution_complete": kept_hist is not None})
         runs = [tool_run(tool="stress-ng", tool_version="", command_line=None,
                          fmt=self.name, measurements=[measurement])]
-        return complete(runs, filename, text, _missing(completed))
+        return complete(runs, filename, data, _missing(completed))
 
 
 def _missing(completed: bool) -> str:

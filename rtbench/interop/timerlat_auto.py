@@ -22,6 +22,8 @@ last block was cut (between two blocks, or before that line): refused as incompl
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from itertools import chain
 from typing import Any
 
 from rtbench.bundle import MeasurementDetail, RunDetail
@@ -29,9 +31,9 @@ from rtbench.interop._build import (
     check_ns,
     complete,
     number,
-    text_of,
     tool_run,
 )
+from rtbench.interop._lines import check_text, lines
 from rtbench.interop.base import Importer, ImportFormatError
 from rtbench.interop.rtla import RtlaTopImporter
 
@@ -58,18 +60,25 @@ class TimerlatAutoImporter(Importer):
 
     def read(self, data: bytes, filename: str) -> list[RunDetail]:
         """One run: the top table's measurements (if printed) and the analysed spikes."""
-        text = text_of(data, filename)
-        lines = text.splitlines()
-        first = next((i for i, ln in enumerate(lines) if _BLOCK.match(ln)), None)
+        check_text(data, filename)
+        numbered = enumerate(lines(data))
+        top_lines: list[str] = []
+        first = None
+        for index, line in numbered:
+            if _BLOCK.match(line):
+                first = index
+                break
+            top_lines.append(line)
         if first is None:
             raise ImportFormatError(f"{filename}: no auto-analysis ('## CPU N hit stop "
                                     "tracing'): run rtla timerlat with -a")
         measurements: list[MeasurementDetail] = []
-        top = "\n".join(lines[:first]) + "\n"
-        if "CPU COUNT" in top:
+        top = ("\n".join(top_lines) + "\n").encode("utf-8")
+        del top_lines
+        if b"CPU COUNT" in top:
             measurements.extend(RtlaTopImporter()._timerlat(top, filename)
                                 .scenarios[0].measurements)
-        records, missing = _blocks(lines, first, filename)
+        records, missing, saved = _blocks(chain([(first, line)], numbered), filename)
         m = MeasurementDetail(
             id=0, name="timerlat-auto-analysis", test="timerlat", params={}, command=[],
             status="ok", exit_code=0, reason=None, thresholds_ns=[], simulated=False,
@@ -88,27 +97,31 @@ class TimerlatAutoImporter(Importer):
         measurements.append(m)
         runs = [tool_run(tool="rtla", tool_version="", command_line=None, fmt=self.name,
                          measurements=measurements)]
-        last = max(i for i in range(first, len(lines)) if _BLOCK.match(lines[i]))
-        if not missing and not any(_SAVED.match(line) for line in lines[last:]):
+        if not missing and not saved:
             missing = ("no 'Saving trace to' line after the last analysis: rtla -a prints "
                        "it last, and prints no count of the CPUs it analyses, so without "
                        "it the output was cut (-T without -t never prints it)")
-        complete(runs, filename, text, missing)
+        complete(runs, filename, data, missing)
         return runs
 
 
-def _blocks(lines: list[str], first: int, filename: str
-            ) -> tuple[list[dict[str, Any]], str]:
-    """The trace records of every analysis block, and what a cut last block lacks."""
+def _blocks(numbered: Iterator[tuple[int, str]], filename: str
+            ) -> tuple[list[dict[str, Any]], str, bool]:
+    """The trace records of every analysis block (numbered: the lines from the first
+    block on, with their 0-based index), what a cut last block lacks, and whether a
+    `Saving trace to` line follows the last block's opening line."""
     records: list[dict[str, Any]] = []
     block: dict[str, Any] | None = None
     section = ""
     closing = False
-    for lineno in range(first, len(lines)):
-        line = lines[lineno]
+    saved = False
+    for lineno, line in numbered:
         where = f"{filename}: line {lineno + 1}"
+        if _SAVED.match(line):
+            saved = True
         opened = _BLOCK.match(line)
         if opened:
+            saved = False
             if block is not None:
                 raise ImportFormatError(f"{where}: a new CPU block before the "
                                         "'latency: ... (100%)' line closing the last one")
@@ -151,7 +164,7 @@ def _blocks(lines: list[str], first: int, filename: str
                                 f"({stripped[:60]!r})")
     missing = "" if block is None else \
         f"no 'latency: ... (100%)' line closing the analysis of CPU {block['cpu']}"
-    return records, missing
+    return records, missing, saved
 
 
 def _new_block(cpu: int) -> dict[str, Any]:

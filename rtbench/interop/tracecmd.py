@@ -88,7 +88,7 @@ _EXPIRES = re.compile(r"function=hrtimer_wakeup\b.*?\bexpires=(\d+)")
 _NOW = re.compile(r"\bnow=(\d+)")
 
 
-@dataclass
+@dataclass(slots=True)
 class _Wake:
     """One wake-up of a thread by its timer."""
 
@@ -151,7 +151,7 @@ class TraceCmdImporter(Importer):
 def _lines(data: bytes, filename: str) -> Iterator[tuple[int, str]]:
     """(line number, text) of each line of data, decoded one at a time; a file that is not
     UTF-8 text, holds NUL bytes or is cut inside its last line is refused."""
-    if data.strip() and not data.endswith(b"\n"):
+    if not data.endswith(b"\n") and data.strip():
         last = data.count(b"\n") + 1
         raise ImportFormatError(f"{filename}: line {last}: cut short (the file does not "
                                 "end with a newline); import the complete output")
@@ -337,7 +337,7 @@ def _event_bytes(event: Event) -> int:
     return _EVENT_BYTES + len(event[3]) + len(event[5])
 
 
-@dataclass
+@dataclass(slots=True)
 class _Window:
     """One traced spike's window on its CPU: the events kept and how many it held."""
 

@@ -43,7 +43,7 @@ from sqlalchemy.exc import (
     SQLAlchemyError,
 )
 
-from rtbench import EXIT_USAGE, __version__, data_dir
+from rtbench import EXIT_USAGE, __version__, data_dir, histpairs
 from rtbench.bundle import (
     MeasurementDetail,
     RunDetail,
@@ -154,8 +154,8 @@ def db_url_of(text: str) -> str:
 
 def _dumps(value: Any) -> str:
     """Compact, deterministic JSON text for a JSON column."""
-    return json.dumps(value, separators=(",", ":"), sort_keys=True,
-                      allow_nan=False)
+    return histpairs.dumps(value, separators=(",", ":"), sort_keys=True,
+                           allow_nan=False)
 
 
 def _int_list(values: list[int]) -> str:

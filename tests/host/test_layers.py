@@ -27,6 +27,7 @@ LAYER_OF = {
     "rtbench.rtprobe.trace_records": "wire",
     "rtbench.rtprobe.loglin7": "wire",
     "rtbench.rtprobe.raw": "wire",
+    "rtbench.histpairs": "wire",
     "rtbench.readlimit": "root",
     "rtbench.secretfile": "root",
     "rtbench.redact": "root",

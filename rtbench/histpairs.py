@@ -1,0 +1,187 @@
+"""Compact columns of integers for imported files of any size.
+
+An import of a 64 MiB file must hold memory in proportion to the file (issue 36): a
+Python int or list per histogram row or sample is 40-100 bytes, ten times the row's
+text.  IntColumn collects integers as they are parsed into numpy chunks of the
+smallest dtype; Pairs is a histogram's [value, count] rows as two arrays that reads,
+compares and serialises exactly as the list of [value, count] lists it stands for.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
+
+import numpy as np
+
+# integers gathered in a Python list before they become a numpy chunk
+_CHUNK = 1 << 14
+
+
+def _narrow(values: list[int]) -> np.ndarray:
+    """values as an array of the smallest integer dtype (object for > 64 bits)."""
+    try:
+        arr = np.array(values, dtype=np.int64)
+    except OverflowError:
+        return np.array(values, dtype=object)
+    if arr.size and int(arr.min()) >= 0:
+        return arr.astype(np.min_scalar_type(int(arr.max())))
+    return arr
+
+
+class IntColumn:
+    """Integers appended one by one, kept as compact numpy chunks."""
+
+    def __init__(self) -> None:
+        self._chunks: list[np.ndarray] = []
+        self._pending: list[int] = []
+        self._length = 0
+
+    def append(self, value: int) -> None:
+        """Add one integer."""
+        self._pending.append(value)
+        self._length += 1
+        if len(self._pending) >= _CHUNK:
+            self._chunks.append(_narrow(self._pending))
+            self._pending = []
+
+    def __len__(self) -> int:
+        """How many integers were appended."""
+        return self._length
+
+    def array(self) -> np.ndarray:
+        """Every integer, in order, as one array (int64 or wider kinds, never float)."""
+        if self._pending:
+            self._chunks.append(_narrow(self._pending))
+            self._pending = []
+        if not self._chunks:
+            return np.zeros(0, dtype=np.int64)
+        if len(self._chunks) > 1:
+            kinds = {c.dtype.kind for c in self._chunks}
+            if "O" in kinds:
+                merged = np.concatenate([c.astype(object) for c in self._chunks])
+            elif kinds == {"u"} and max(c.dtype.itemsize for c in self._chunks) == 8:
+                merged = np.concatenate(self._chunks).astype(np.uint64)
+            else:
+                merged = np.concatenate(self._chunks)
+            self._chunks = [merged]
+        return self._chunks[0]
+
+
+class Pairs(Sequence[list[int]]):
+    """A histogram's rows: values[i] with counts[i], read as [value, count] lists."""
+
+    def __init__(self, values: np.ndarray, counts: np.ndarray) -> None:
+        if len(values) != len(counts):
+            raise ValueError("a histogram needs as many counts as values")
+        self.values = values
+        self.counts = counts
+
+    def __len__(self) -> int:
+        """How many rows."""
+        return len(self.values)
+
+    @overload
+    def __getitem__(self, index: int) -> list[int]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[list[int]]: ...
+
+    def __getitem__(self, index: int | slice) -> list[int] | list[list[int]]:
+        """One row as [value, count], or a slice as a list of them."""
+        if isinstance(index, slice):
+            return [[int(v), int(c)] for v, c in zip(self.values[index].tolist(),
+                                                     self.counts[index].tolist(),
+                                                     strict=True)]
+        return [int(self.values[index]), int(self.counts[index])]
+
+    def __iter__(self) -> Iterator[list[int]]:
+        """The rows in order, a chunk of them converted at a time."""
+        for start in range(0, len(self.values), _CHUNK):
+            yield from self[start:start + _CHUNK]
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to another Pairs or a list of [value, count] rows with the same rows."""
+        if isinstance(other, Pairs):
+            return len(self) == len(other) and bool(np.array_equal(self.values, other.values)) \
+                and bool(np.array_equal(self.counts, other.counts))
+        if isinstance(other, (list, tuple)):
+            return len(self) == len(other) and all(
+                list(mine) == list(theirs) for mine, theirs in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        """Short: the size and the first rows."""
+        return f"Pairs({len(self)} rows: {self[:3]}...)"
+
+    def json_text(self) -> str:
+        """The rows as compact JSON text: [[v,c],[v,c],...]."""
+        parts = []
+        for start in range(0, len(self.values), _CHUNK):
+            vals = self.values[start:start + _CHUNK].tolist()
+            cnts = self.counts[start:start + _CHUNK].tolist()
+            parts.append(",".join(f"[{v},{c}]" for v, c in zip(vals, cnts, strict=True)))
+        return "[" + ",".join(parts) + "]"
+
+
+def _marked(value: Any, found: dict[str, Pairs], mark: str) -> Any:
+    """value with each Pairs inside it replaced by a unique marker string."""
+    if isinstance(value, Pairs):
+        key = f"{mark}{len(found)}"
+        found[key] = value
+        return key
+    if isinstance(value, dict):
+        if not any(isinstance(v, (Pairs, dict, list)) for v in value.values()):
+            return value
+        return {k: _marked(v, found, mark) for k, v in value.items()}
+    if isinstance(value, list):
+        if not any(isinstance(v, (Pairs, dict, list)) for v in value):
+            return value
+        return [_marked(v, found, mark) for v in value]
+    return value
+
+
+def _holds_pairs(value: Any) -> bool:
+    """True when a Pairs is inside value (dicts and lists walked)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Pairs):
+            return True
+        if isinstance(item, dict):
+            stack.extend(v for v in item.values() if isinstance(v, (Pairs, dict, list)))
+        elif isinstance(item, list):
+            stack.extend(v for v in item if isinstance(v, (Pairs, dict, list)))
+    return False
+
+
+def dumps(value: Any, **options: Any) -> str:
+    """json.dumps(value, **options), each Pairs written as its [[v,c],...] rows without
+    a Python list per row (the markers are replaced in the text)."""
+    if not _holds_pairs(value):
+        return json.dumps(value, **options)
+    found: dict[str, Pairs] = {}
+    mark = "\x00rtbench-pairs-"
+    marked = _marked(value, found, mark)
+    text = json.dumps(marked, **options)
+    if not found:
+        return text
+    return _MARK_TEXT.sub(lambda m: found[mark + m.group(1)].json_text()
+                          if mark + m.group(1) in found else m.group(0), text)
+
+
+# a marker as json.dumps writes it (a control character is always escaped)
+_MARK_TEXT = re.compile(r'"\\u0000rtbench-pairs-(\d+)"')
+
+
+def exact_sum(values: np.ndarray) -> int:
+    """The sum of non-negative integers as a Python int (no 64-bit wrap-around)."""
+    if not values.size:
+        return 0
+    if values.dtype.kind == "O" or int(values.max()) > (1 << 62) // values.size:
+        return int(sum(values.tolist()))
+    return int(values.sum(dtype=np.int64))

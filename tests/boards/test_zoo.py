@@ -6,6 +6,8 @@ board's CPU with Zig) is explained with fifoburst first and never the board's ow
 interrupt; nothing of rtbench is left running and tracefs is as it was.
 
 `make test-boards` runs these (RTBENCH_TEST_BOARDS=1); `make test` skips them.
+RTBENCH_ZOO_BOARDS=arm64,ppc64el tests those boards alone, and fails (not skips) one of
+them that cannot run here.
 """
 
 from __future__ import annotations
@@ -25,7 +27,15 @@ from rtbench.rtprobe.build import ARCHES, zig_available
 from tests.host.qemu_board import QemuBoard
 from tests.parts import import_part, require_part
 from tests.session_lock import session_lock
-from tools.zoo import BOARDS, QEMU_PACKAGES, Board, assemble, default_dir
+from tools.zoo import (
+    BOARDS,
+    BOARDS_VARIABLE,
+    QEMU_PACKAGES,
+    Board,
+    assemble,
+    default_dir,
+    listed_boards,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 SUITE = Path(__file__).with_name("fifoburst.toml")
@@ -40,6 +50,22 @@ def zoo_dir() -> Path:
     kernels and busybox are downloaded once and kept there)."""
     given = os.environ.get("RTBENCH_ZOO_DIR")
     return Path(given) if given else default_dir()
+
+
+# The boards under test: RTBENCH_ZOO_BOARDS's, else all (a board listed there must run).
+LISTED = os.environ.get(BOARDS_VARIABLE, "").strip() != ""
+UNDER_TEST = listed_boards(os.environ.get(BOARDS_VARIABLE))
+
+
+def require_board_parts(board: Board) -> None:
+    """Skip (fail, when RTBENCH_ZOO_BOARDS lists the board) for want of a part."""
+    reason = why_not(board)
+    if reason is None:
+        return
+    if LISTED:
+        pytest.fail(f"{board.name} is listed in {BOARDS_VARIABLE} but cannot run here: "
+                    f"[{reason[0]}] {reason[1]}")
+    require_part(*reason)
 
 
 def why_not(board: Board) -> tuple[str, str] | None:
@@ -119,14 +145,12 @@ TRACEFS_STATE = ("grep -c tracefs /proc/mounts; for d in /sys/kernel/tracing "
 
 
 @pytest.fixture(scope="module", params=[pytest.param(name, marks=pytest.mark.xdist_group(
-    f"zoo-{name}")) for name in BOARDS])
+    f"zoo-{name}")) for name in UNDER_TEST])
 def guest(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
           ) -> Iterator[Guest]:
     """The board assembled (once: kept in the zoo's folder) and booted once for its tests."""
     board = BOARDS[request.param]
-    reason = why_not(board)
-    if reason is not None:
-        require_part(*reason)
+    require_board_parts(board)
     work = tmp_path_factory.mktemp(f"zoo-{board.name}")
     burst = build_fifoburst(board, work)
     with session_lock(f"zoo-{board.name}"):
@@ -189,15 +213,14 @@ def test_nothing_left_and_tracefs_as_it_was(guest: Guest) -> None:
 
 
 @pytest.mark.xdist_group("zoo-labgrid")
+@pytest.mark.skipif("arm64" not in UNDER_TEST, reason=f"arm64 is not in {BOARDS_VARIABLE}")
 def test_labgrid_environment_boots_and_measures_the_board(tmp_path: Path) -> None:
     """The zoo's labgrid.yaml for arm64 (the quickest board to boot): rtbench's
     labgrid-env target starts qemu through labgrid's QEMUDriver, waits for the boot,
     runs smoke on the console socket and switches the guest off afterwards."""
     import_part("labgrid")
     board = BOARDS["arm64"]
-    reason = why_not(board)
-    if reason is not None:
-        require_part(*reason)
+    require_board_parts(board)
     env = dict(os.environ)
     env["XDG_DATA_HOME"] = str(tmp_path / "data")
     env["PYTHONPATH"] = str(REPO)

@@ -190,6 +190,7 @@ def test_trace_names_fifoburst_first(guest: Guest) -> None:
     own timer interrupt is never a cause."""
     done = guest.rtbench("run", str(SUITE), "--trace=on", "--target", guest.uri)
     assert done.returncode in (0, 1), f"{guest.board.name}: {done.stderr[-3000:]}"
+    record_traces(guest)
     explained = guest.rtbench("explain", "latest", "--json")
     assert explained.returncode == 0, explained.stderr
     cells = json.loads(explained.stdout)["cells"]
@@ -201,6 +202,19 @@ def test_trace_names_fifoburst_first(guest: Guest) -> None:
     own_timer = [c["label"] for c in causes
                  if c["kind"] == "irq" and c["label"].split()[-1:] == [timer]]
     assert own_timer == [], (guest.board.name, own_timer)
+
+
+def record_traces(guest: Guest) -> None:
+    """With RTBENCH_ZOO_RECORD=DIR: the traced run's spikes as DIR/recorded-BOARD.json,
+    a fixture for the attribution tests (tests/host/test_trace_zoo.py)."""
+    into = os.environ.get("RTBENCH_ZOO_RECORD")
+    if not into:
+        return
+    measured = guest.latest_run().scenarios[0].measurements[0]
+    fixture = {"board": guest.board.name, "kernel": guest.release,
+               "traces": measured.traces, "trace_info": measured.trace_info}
+    Path(into).mkdir(parents=True, exist_ok=True)
+    (Path(into) / f"recorded-{guest.board.name}.json").write_text(json.dumps(fixture) + "\n")
 
 
 def test_nothing_left_and_tracefs_as_it_was(guest: Guest) -> None:

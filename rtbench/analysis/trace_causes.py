@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from rtbench.analysis.trace_spans import Cause
+from rtbench.analysis.trace_spans import CONSOLE_LABEL, Cause, console_irq_names
 from rtbench.analysis.trace_spike import SpikeExplanation, explain_spike
 from rtbench.bundle import MeasurementDetail, RunDetail
 
@@ -74,8 +74,10 @@ def _missing(info: dict[str, Any] | None) -> frozenset[str]:
     return frozenset(v for v in values if isinstance(v, str))
 
 
-def explain_measurement(name: str, m: MeasurementDetail) -> CellExplanation:
-    """The causes of one measurement's traced spikes."""
+def explain_measurement(name: str, m: MeasurementDetail,
+                        console: frozenset[str] = frozenset()) -> CellExplanation:
+    """The causes of one measurement's traced spikes; console: the IRQ names of the
+    serial console rtbench talked over (its interrupts are rtbench's own traffic)."""
     info = m.trace_info if isinstance(m.trace_info, dict) else None
     threshold = info.get("threshold_ns") if info else None
     cell = CellExplanation(name=name, threshold_ns=threshold if isinstance(threshold, int)
@@ -83,7 +85,7 @@ def explain_measurement(name: str, m: MeasurementDetail) -> CellExplanation:
     missing = _missing(info)
     for record in m.traces:
         if isinstance(record, dict):
-            cell.spikes.append(explain_spike(record, missing))
+            cell.spikes.append(explain_spike(record, missing, console))
     if any(isinstance(r, dict) and "analysis" in r for r in m.traces):
         cell.source = "imported analysis"
     _rank(cell)
@@ -161,13 +163,15 @@ def _cell_notes(cell: CellExplanation, info: dict[str, Any] | None,
 def explain_run(run: RunDetail, cells: list[str] | None = None) -> list[CellExplanation]:
     """Every measurement of the run (or those whose "scenario/name" matches a pattern
     in cells: exact, or a substring) with its causes."""
+    console = console_irq_names(run.sysinfo if isinstance(run.sysinfo, dict) else {},
+                                run.target or "")
     out = []
     for sc in run.scenarios:
         for m in sc.measurements:
             name = f"{sc.name}/{m.name}"
             if cells and not any(c == name or c in name for c in cells):
                 continue
-            out.append(explain_measurement(name, m))
+            out.append(explain_measurement(name, m, console))
     return out
 
 
@@ -208,6 +212,11 @@ def _family_shares(cells: list[CellExplanation]) -> dict[str, tuple[float, str]]
 
 def _family_label(cause: Cause) -> str:
     """A cause's label without the parts that change between runs (a thread's pid)."""
+    if cause.family.startswith("console:"):
+        inner = Cause(cause.kind, cause.key.removeprefix("console:"),
+                      cause.family.removeprefix("console:"),
+                      cause.label.removeprefix(CONSOLE_LABEL))
+        return CONSOLE_LABEL + _family_label(inner)
     if cause.family.startswith("load:"):
         return f"rtbench load {cause.family.partition(':')[2]}"
     if cause.kind == "thread":

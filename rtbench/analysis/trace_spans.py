@@ -6,8 +6,18 @@ Timer interrupts have a different event on each arch: an `irq_handler_entry` of 
 timer's IRQ (`arch_timer` on ARM, `timer` on MIPS and the i386 PIT), x86's
 `local_timer_entry` (irq_vectors), PowerPC's `timer_interrupt_entry` (powerpc; its
 decrementer has no IRQ number).  Which of them ran *our* timer is decided by the event
-chain (trace_spike.py), never by the name.  Threads of rtprobe's own loads (comm
+chain (trace_spike.py), never by the name; an interrupt that ran timers is named by
+them, and one whose timers the window does not show (the local timer's events, or an
+IRQ that expired hrtimers elsewhere in the window) is "timer IRQ: no timer it ran was
+seen", never by the arch's name for it.  Threads of rtprobe's own loads (comm
 `rtload-KIND`, set by `rtprobe load`) are named as loads.
+
+The serial console rtbench talks to the board over is rtbench's own transport: its IRQ
+and that IRQ's thread are "rtbench's console traffic: IRQ 4 ttyS0", never the board's.
+
+A handler's exit without its entry began before the window, and is counted from its
+start; where the record lost or dropped events, its entry may have been lost instead:
+the time from the CPU's event before that exit is then "not seen (events lost)".
 """
 
 from __future__ import annotations
@@ -31,11 +41,25 @@ class Cause:
     label: str
 
 
-LOCAL_TIMER = Cause("timer_irq", "timer_irq", "timer_irq", "local timer IRQ")
+# a timer interrupt whose timers the window does not show (x86's local timer, PowerPC's
+# decrementer, or an IRQ seen expiring hrtimers elsewhere): never named as the arch's IRQ
+LOCAL_TIMER = Cause("timer_irq", "timer_irq:unseen", "timer_irq:unseen",
+                    "timer IRQ: no timer it ran was seen")
+# a stretch whose events were lost (an exit whose entry is missing from a window that
+# lost or dropped events): nothing is known of it
+UNSEEN = Cause("unexplained", "unseen", "unseen", "not seen: events lost")
 # the timer interrupt events without an IRQ number: (entry, exit) of x86 and PowerPC
 TIMER_EVENTS = {"local_timer_entry": "local_timer_exit",
                 "timer_interrupt_entry": "timer_interrupt_exit"}
 _TIMER_EXITS = frozenset(TIMER_EVENTS.values())
+# sysinfo `transport` of a run rtbench made over the board's serial console (written by
+# rtbench/targets/serial.py)
+SERIAL_TRANSPORT = "serial console"
+# the IRQ names of a console device beyond its own (the 8250's IRQ is named `ttyS0`):
+# PL011 (`ttyAMA0`) and the POWER hypervisor console (`hvc0`)
+_CONSOLE_IRQS = (("ttyAMA", "uart-pl011"), ("hvc", "hvc_console"))
+# how a cause of rtbench's own console traffic is labelled
+CONSOLE_LABEL = "rtbench's console traffic: "
 # the comm `rtprobe load KIND` gives its threads (probe/src/loads/load.c)
 LOAD_COMM_PREFIX = "rtload-"
 
@@ -50,11 +74,19 @@ class Span:
     ours: bool = False
 
 
-def handler_spans(events: list[Event], start: int, end: int) -> list[Span]:
-    """IRQ, softirq, local timer, NMI and IRQs-off stretches, paired entry to exit."""
+def handler_spans(events: list[Event], start: int, end: int, lossy: bool = False
+                  ) -> list[Span]:
+    """IRQ, softirq, local timer, NMI and IRQs-off stretches, paired entry to exit;
+    lossy: the window lost or dropped events (an exit without its entry is unseen time
+    from the event before it)."""
     spans: list[Span] = []
     open_: dict[tuple[str, Any], tuple[int, Cause]] = {}
+    before = _Before(start, lossy)
+    # an exit names its IRQ by number only: the name an entry of it gave
+    names = {e.fields["irq"]: str(e.fields.get("name", "")) for e in events
+             if e.event == "irq_handler_entry" and "irq" in e.fields}
     for e in events:
+        before.previous, before.current = before.current, e.ts_ns
         f = e.fields
         ev = e.event
         if ev == "irq_handler_entry" and "irq" in f:
@@ -65,17 +97,19 @@ def handler_spans(events: list[Event], start: int, end: int) -> list[Span]:
             open_[("irq", irq)] = (e.ts_ns, cause)
         elif ev == "irq_handler_exit" and "irq" in f:
             irq = f["irq"]
-            _close(spans, open_, ("irq", irq), e.ts_ns, start,
-                   Cause("irq", f"irq:{irq}:", f"irq:{irq}:", f"IRQ {irq}"))
+            named = names.get(irq, "")
+            _close(spans, open_, ("irq", irq), e.ts_ns, before,
+                   Cause("irq", f"irq:{irq}:{named}", f"irq:{irq}:{named}",
+                         f"IRQ {irq} {named}".rstrip()))
         elif ev == "softirq_entry" and "vec" in f:
             open_[("softirq", f["vec"])] = (e.ts_ns, _softirq_cause(f["action"]))
         elif ev == "softirq_exit" and "vec" in f:
-            _close(spans, open_, ("softirq", f["vec"]), e.ts_ns, start,
+            _close(spans, open_, ("softirq", f["vec"]), e.ts_ns, before,
                    _softirq_cause(f["action"]))
         elif ev in TIMER_EVENTS:
             open_[("timer", 0)] = (e.ts_ns, LOCAL_TIMER)
         elif ev in _TIMER_EXITS:
-            _close(spans, open_, ("timer", 0), e.ts_ns, start, LOCAL_TIMER)
+            _close(spans, open_, ("timer", 0), e.ts_ns, before, LOCAL_TIMER)
         elif ev == "irq_disable":
             caller = str(f.get("caller", "")) or "unknown caller"
             label = f"IRQs off in {e.comm} (pid {e.pid}) at {caller}"
@@ -83,7 +117,7 @@ def handler_spans(events: list[Event], start: int, end: int) -> list[Span]:
                 "irqs_off", f"irqs_off:{e.comm}:{e.pid}:{caller}", f"irqs_off:{e.comm}:{caller}",
                 label))
         elif ev == "irq_enable":
-            _close(spans, open_, ("irqs_off", 0), e.ts_ns, start, Cause(
+            _close(spans, open_, ("irqs_off", 0), e.ts_ns, before, Cause(
                 "irqs_off", f"irqs_off:{e.comm}:{e.pid}:?", f"irqs_off:{e.comm}:?",
                 f"IRQs off in {e.comm} (pid {e.pid})"))
         elif ev.endswith("_noise") and f:
@@ -93,15 +127,33 @@ def handler_spans(events: list[Event], start: int, end: int) -> list[Span]:
     return spans
 
 
+@dataclass
+class _Before:
+    """What an exit without its entry is counted from: the window's start, or (lossy)
+    the CPU's event before the exit."""
+
+    start: int
+    lossy: bool
+    previous: int | None = None
+    current: int | None = None
+
+
 def _close(spans: list[Span], open_: dict[tuple[str, Any], tuple[int, Cause]],
-           key: tuple[str, Any], ts: int, start: int, fallback: Cause) -> None:
-    """End the open stretch of key at ts; an exit without its entry began before the
-    window, so its stretch is counted from start (with the cause the exit names)."""
+           key: tuple[str, Any], ts: int, before: _Before, fallback: Cause) -> None:
+    """End the open stretch of key at ts.  An exit without its entry began before the
+    window, so its stretch is counted from its start (with the cause the exit names);
+    in a window that lost events its entry may have been lost instead: from the CPU's
+    event before the exit the time is unseen, never put on the handler."""
     if key in open_:
         t0, cause = open_.pop(key)
         spans.append(Span(t0, ts, cause))
-    elif ts > start:
-        spans.append(Span(start, ts, fallback))
+    elif before.lossy:
+        t0 = max(before.start, before.previous if before.previous is not None
+                 else before.start)
+        if ts > t0:
+            spans.append(Span(t0, ts, UNSEEN))
+    elif ts > before.start:
+        spans.append(Span(before.start, ts, fallback))
 
 
 def _softirq_cause(action: str) -> Cause:
@@ -160,17 +212,35 @@ def name_timer_interrupts(events: list[Event], spans: list[Span],
                           timer: Span | None) -> None:
     """Name every other interrupt that expired hrtimers by what it expired ("timer IRQ:
     tick_sched_timer"), whatever the arch calls it (arch_timer, timer, local timer): a
-    timer interrupt is a cause through the timers it runs.  Our own (timer) is left."""
+    timer interrupt is a cause through the timers it runs.  A stretch of an IRQ seen
+    expiring hrtimers elsewhere in the window that shows none is "timer IRQ: no timer it
+    ran was seen", never the arch's name for it.  Our own (timer) is left."""
+    ran: dict[int, list[str]] = {}
     for span in spans:
-        if span is timer or span.cause.kind not in ("irq", "timer_irq"):
+        if span.cause.kind not in ("irq", "timer_irq"):
             continue
-        functions = sorted({str(e.fields.get("function") or "?") for e in events
-                            if e.event == "hrtimer_expire_entry"
-                            and span.start <= e.ts_ns <= span.end})
+        ran[id(span)] = sorted({str(e.fields.get("function") or "?") for e in events
+                                if e.event == "hrtimer_expire_entry"
+                                and span.start <= e.ts_ns <= span.end})
+    timer_irqs = {_irq_number(s.cause) for s in spans if ran.get(id(s)) and
+                  s.cause.kind == "irq"} | {_irq_number(timer.cause) if timer else None}
+    timer_irqs.discard(None)
+    for span in spans:
+        if span is timer or id(span) not in ran:
+            continue
+        functions = ran[id(span)]
         if functions:
             what = ", ".join(functions)
             span.cause = Cause("timer_irq", f"timer_irq:{what}", f"timer_irq:{what}",
                                f"timer IRQ: {what}")
+        elif span.cause.kind == "irq" and _irq_number(span.cause) in timer_irqs:
+            span.cause = LOCAL_TIMER
+
+
+def _irq_number(cause: Cause) -> str | None:
+    """The IRQ number an `irq:N:name` cause names (None: not an IRQ's)."""
+    kind, _, rest = cause.key.partition(":")
+    return rest.partition(":")[0] if kind == "irq" and rest else None
 
 
 def join_raised_softirqs(events: list[Event], spans: list[Span],
@@ -198,3 +268,42 @@ def join_raised_softirqs(events: list[Event], spans: list[Span],
         joined = Cause("irq", f"{base.key}+{action}", f"{base.family}+{action}",
                        f"{base.label} + {action}")
         irq.cause = soft.cause = joined
+
+
+def console_irq_names(sysinfo: dict[str, Any], target: str) -> frozenset[str]:
+    """The IRQ names of the console rtbench talked to the board over (the last
+    `console=` of the board's kernel command line); empty when the run was not made over
+    a serial console."""
+    if sysinfo.get("transport") != SERIAL_TRANSPORT and not target.startswith("serial:"):
+        return frozenset()
+    cmdline = sysinfo.get("cmdline")
+    devices = [w.partition("=")[2].partition(",")[0] for w in str(cmdline or "").split()
+               if w.startswith("console=")]
+    if not devices or not devices[-1]:
+        return frozenset()
+    device = devices[-1]
+    return frozenset({device, *(irq for prefix, irq in _CONSOLE_IRQS
+                                if device.startswith(prefix))})
+
+
+def own_console(cause: Cause, console: frozenset[str]) -> Cause:
+    """The cause as rtbench's console traffic when it is an IRQ of the console rtbench
+    talked over (console: its IRQ names), or that IRQ's thread (`irq/4-ttyS0`, its comm
+    cut to 15 characters); else unchanged."""
+    if not console or cause.key.startswith("console:"):
+        return cause
+    name = None
+    if cause.kind == "irq" and cause.key.startswith("irq:"):
+        name = cause.key.split(":", 2)[2].partition("+")[0]
+        ours = name in console
+    elif cause.kind == "thread" and cause.key.startswith("thread:"):
+        comm = cause.family.partition(":")[2]
+        head, _, name = comm.partition("-")
+        ours = head.startswith("irq/") and len(name) >= 3 and \
+            any(irq.startswith(name) for irq in console)
+    else:
+        return cause
+    if not ours:
+        return cause
+    return Cause(cause.kind, f"console:{cause.key}", f"console:{cause.family}",
+                 CONSOLE_LABEL + cause.label)

@@ -30,11 +30,13 @@ from typing import Any
 from rtbench.analysis.trace_events import Event, parse_events
 from rtbench.analysis.trace_spans import (
     KINDS,
+    UNSEEN,
     Cause,
     Span,
     handler_spans,
     join_raised_softirqs,
     name_timer_interrupts,
+    own_console,
     running_threads,
     thread_cause,
 )
@@ -108,9 +110,10 @@ def _int(record: dict[str, Any], key: str) -> int | None:
     return None
 
 
-def explain_spike(record: dict[str, Any], missing: frozenset[str] = frozenset()
-                  ) -> SpikeExplanation:
-    """The phases and causes of one `trace` record; missing: events the kernel lacked."""
+def explain_spike(record: dict[str, Any], missing: frozenset[str] = frozenset(),
+                  console: frozenset[str] = frozenset()) -> SpikeExplanation:
+    """The phases and causes of one `trace` record; missing: events the kernel lacked;
+    console: the IRQ names of the serial console rtbench talked over (its own traffic)."""
     out = SpikeExplanation(series=_int(record, "series"), cpu=_int(record, "cpu"),
                            t_ns=_int(record, "t_ns"), latency_ns=_int(record, "latency_ns"))
     if record.get("clock") not in (None, "mono"):
@@ -141,7 +144,8 @@ def explain_spike(record: dict[str, Any], missing: frozenset[str] = frozenset()
                          "budget: part of the window is not seen")
     if _int(record, "lost"):
         out.notes.append(f"{record.get('lost')} event(s) lost to ring-buffer overruns")
-    _attribute(out, events, expected, woke, missing)
+    lossy = bool(dropped or _int(record, "lost"))
+    _attribute(out, events, (expected, woke), missing, lossy, console)
     return out
 
 
@@ -211,10 +215,12 @@ def _late_cause(missing: frozenset[str]) -> Cause:
                  "timer IRQ late: hardware/hypervisor (no IRQs-off or IRQ seen)")
 
 
-def _attribute(out: SpikeExplanation, events: list[Event], expected: int, woke: int,
-               missing: frozenset[str]) -> None:
-    """Fill segments, phases and handlers of out over [expected, woke]."""
-    spans = handler_spans(events, expected, woke)
+def _attribute(out: SpikeExplanation, events: list[Event], spike: tuple[int, int],
+               missing: frozenset[str], lossy: bool, console: frozenset[str]) -> None:
+    """Fill segments, phases and handlers of out over spike (expected, woke); lossy:
+    the window lost or dropped events; console: the IRQ names of rtbench's console."""
+    expected, woke = spike
+    spans = handler_spans(events, expected, woke, lossy)
     marks = _find_marks(events, spans, expected, woke)
     if marks.our_pid is not None:
         comm = next((e.fields["next_comm"] for e in reversed(events)
@@ -228,8 +234,10 @@ def _attribute(out: SpikeExplanation, events: list[Event], expected: int, woke: 
     name_timer_interrupts(events, spans, ours_timer)
     join_raised_softirqs(events, spans, ours_timer)
     for s in spans:
-        if s.end > expected and s.start < woke and s.cause.kind != "irqs_off" \
-                and s is not ours_timer:
+        s.cause = own_console(s.cause, console)
+    for s in spans:
+        if s.end > expected and s.start < woke and s is not ours_timer \
+                and s.cause.kind != "irqs_off" and s.cause != UNSEEN:
             out.handlers.append((s.cause.label, s.start - expected, s.end - s.start))
     running = running_threads(events)
     cuts = {expected, woke}
@@ -245,6 +253,7 @@ def _attribute(out: SpikeExplanation, events: list[Event], expected: int, woke: 
     late = _late_cause(missing)
     for a, b in zip(points, points[1:], strict=False):
         phase, cause = _classify(a, marks, spans, ours_timer, running, late)
+        cause = own_console(cause, console)
         if out.segments and out.segments[-1].cause == cause \
                 and out.segments[-1].phase == phase and out.segments[-1].end_ns == a - expected:
             out.segments[-1].end_ns = b - expected
@@ -261,6 +270,9 @@ def _classify(t: int, marks: _Marks, spans: list[Span], ours_timer: Span | None,
     """The phase and the cause of the instant t."""
     phase = _phase(t, marks)
     inside = [s for s in spans if s.start <= t < s.end]
+    unseen = [s for s in inside if s.cause == UNSEEN]
+    if unseen:  # its events were lost: whatever else the window says of it
+        return phase, unseen[-1].cause
     handlers = [s for s in inside if s is not ours_timer
                 and s.cause.kind in ("irq", "softirq", "nmi", "timer_irq")]
     if handlers:

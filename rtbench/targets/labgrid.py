@@ -381,6 +381,10 @@ class LabgridTarget(Target):
         """The version of rtprobe on the board."""
         return self._open_board().probe_version()
 
+    def sysinfo(self) -> dict[str, Any]:
+        """The board's facts as its transport gives them (a serial console says so)."""
+        return self._open_board().sysinfo()
+
     def probe_path(self) -> str:
         """Where rtprobe is on the board."""
         return self._board.probe_path() if self._board is not None else "rtprobe"

@@ -122,6 +122,10 @@ def _marker(k: int, step: int, tag: str) -> tuple[str, bytes]:
     return f"RTB$(({k}+{step})){tag}", f"RTB{k + step}{tag}".encode()
 
 
+# sysinfo `transport` of a board rtbench reaches on its serial console
+TRANSPORT_SERIAL = "serial console"
+
+
 class SerialTarget(BoardTarget):
     """A board reached on a serial console."""
 
@@ -172,6 +176,11 @@ class SerialTarget(BoardTarget):
         opts = options or {}
         return cls(parts.path, baud=int(text), provider=provider, remote_dir=remote_dir,
                    login=opts.get("login"), password=opts.get("password"))
+
+    def sysinfo(self) -> dict[str, Any]:
+        """The board's facts, and that rtbench talks to it over its serial console
+        (`transport`): the console's interrupts in a trace are rtbench's own traffic."""
+        return {**super().sysinfo(), "transport": TRANSPORT_SERIAL}
 
     @property
     def name(self) -> str:

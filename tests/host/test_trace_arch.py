@@ -24,6 +24,9 @@ ARCH = Path(__file__).parent / "data" / "trace" / "arch"
 FIXTURES = sorted([*ARCH.glob("*.json"), *ARCH.glob("*.ndjson")])
 TRACE_C = Path(__file__).parents[2] / "probe" / "src" / "engine" / "trace.c"
 # how each arch's own timer interrupt is named when it is wrongly taken for a cause
+# the injected thread: rtb-inject of the synthetic and earlier recorded traces, the zoo
+# tests' fifoburst (tests/boards/fifoburst.c) of those recorded by `make test-boards`
+INJECTED = ("rtb-inject (pid", "fifoburst (pid")
 TIMER_LABELS = re.compile(r"arch_timer|IRQ \d+ timer\b|local timer IRQ|decrementer")
 
 
@@ -53,7 +56,7 @@ def test_every_arch_has_a_fixture() -> None:
 def test_the_injected_thread_is_first_and_the_timer_never_a_cause(path: Path) -> None:
     data, cell = _cell(path)
     first = cell.causes[0].cause
-    assert first.kind == "thread" and first.label.startswith("rtb-inject (pid"), \
+    assert first.kind == "thread" and first.label.startswith(INJECTED), \
         [r.cause.label for r in cell.causes]
     labels = [r.cause.label for r in cell.causes]
     assert not [lb for lb in labels if TIMER_LABELS.search(lb)], labels
@@ -141,3 +144,127 @@ def test_rtprobe_captures_only_events_the_attribution_reads() -> None:
     assert not unread, unread
     assert {"powerpc:timer_interrupt_entry", "irq_vectors:local_timer_entry",
             "timer:hrtimer_expire_entry", "sched:sched_waking"} <= events
+
+
+def _switch(ts: int, prev: tuple[str, int, int], nxt: tuple[str, int, int]) -> list[Any]:
+    """A sched_switch event of CPU 0."""
+    return [ts, 0, prev[1], prev[0], "sched:sched_switch",
+            f"prev_comm={prev[0]} prev_pid={prev[1]} prev_prio={prev[2]} prev_state=R ==> "
+            f"next_comm={nxt[0]} next_pid={nxt[1]} next_prio={nxt[2]}"]
+
+
+HOG, RT = ("hog", 77, 9), ("rt", 5, 19)
+
+
+def _woken_by_local_timer(entry: int) -> list[list[Any]]:
+    """Our timer's chain on x86 from entry (ns): local timer, expiry, wake-up, switch."""
+    return [[entry, 0, 77, "hog", "irq_vectors:local_timer_entry", "vector=236"],
+            [entry + 100_000, 0, 77, "hog", "timer:hrtimer_expire_entry",
+             f"hrtimer=1 function=hrtimer_wakeup now={entry + 100_000}"],
+            [entry + 200_000, 0, 77, "hog", "sched:sched_waking",
+             "comm=rt pid=5 prio=19 target_cpu=000"],
+            [entry + 300_000, 0, 77, "hog", "irq_vectors:local_timer_exit", "vector=236"],
+            _switch(entry + 400_000, HOG, RT)]
+
+
+def _x86_record(lost: int) -> dict[str, Any]:
+    """A spike of 9 ms whose window shows a local timer's exit at 8 ms without its entry
+    (an emulated x86 guest whose ring buffer overran), then our timer's chain."""
+    expected = 10_000_000
+    return {"series": 0, "cpu": 0, "t_ns": 1, "latency_ns": 9_000_000, "clock": "mono",
+            "expected_ns": expected, "woke_ns": expected + 9_000_000, "lost": lost,
+            "events": [[expected + 8_000_000, 0, 77, "hog", "irq_vectors:local_timer_exit",
+                        "vector=236"], *_woken_by_local_timer(expected + 8_100_000)]}
+
+
+def test_a_timer_exit_without_its_entry_is_never_the_local_timer() -> None:
+    # events lost: the entry may have been lost anywhere before the exit: unseen time
+    lossy = explain_spike(_x86_record(lost=120))
+    causes = {c.label: ns for c, ns in lossy.causes().items()}
+    assert lossy.main_cause() is not None and lossy.main_cause().label == \
+        "not seen: events lost", causes
+    assert causes["not seen: events lost"] == 8_000_000
+    assert not [lb for lb in causes if TIMER_LABELS.search(lb)], causes
+    assert not [h for h in lossy.handlers if "not seen" in h[0]], lossy.handlers
+    # nothing lost: the handler began before the window; it is a timer interrupt whose
+    # timers are not seen, never "local timer IRQ"
+    whole = explain_spike(_x86_record(lost=0))
+    labels = {c.label for c in whole.causes()}
+    assert "timer IRQ: no timer it ran was seen" in labels
+    assert not [lb for lb in labels if TIMER_LABELS.search(lb)], labels
+    assert sum(s.duration_ns for s in whole.segments) == 9_000_000
+
+
+def test_an_irq_that_ran_our_timer_is_a_timer_interrupt_in_all_its_stretches() -> None:
+    # ARM: IRQ 11 arch_timer runs twice; the first time no expiry shows (events of it
+    # lost or none due), the second time it runs our timer: never "IRQ 11 arch_timer"
+    expected = 1_000_000
+    arch = [[expected + 100_000, 0, 77, "hog", "irq:irq_handler_entry",
+             "irq=11 name=arch_timer"],
+            [expected + 2_100_000, 0, 77, "hog", "irq:irq_handler_exit",
+             "irq=11 ret=handled"],
+            [expected + 3_000_000, 0, 77, "hog", "irq:irq_handler_entry",
+             "irq=11 name=arch_timer"],
+            [expected + 3_100_000, 0, 77, "hog", "timer:hrtimer_expire_entry",
+             "hrtimer=1 function=hrtimer_wakeup now=4100000"],
+            [expected + 3_200_000, 0, 77, "hog", "sched:sched_waking",
+             "comm=rt pid=5 prio=19 target_cpu=000"],
+            [expected + 3_300_000, 0, 77, "hog", "irq:irq_handler_exit",
+             "irq=11 ret=handled"],
+            _switch(expected + 3_400_000, HOG, RT)]
+    record = {"series": 0, "cpu": 0, "t_ns": 1, "latency_ns": 3_500_000, "clock": "mono",
+              "expected_ns": expected, "woke_ns": expected + 3_500_000,
+              "events": [_switch(expected - 500_000, RT, HOG), *arch]}
+    spike = explain_spike(record)
+    labels = {c.label: ns for c, ns in spike.causes().items()}
+    assert labels["timer IRQ: no timer it ran was seen"] == 2_000_000, labels
+    assert not [lb for lb in labels if TIMER_LABELS.search(lb)], labels
+    assert [h[0] for h in spike.handlers] == ["timer IRQ: no timer it ran was seen"]
+
+
+def test_an_irq_exit_without_its_entry_is_named_by_the_irqs_other_entries() -> None:
+    expected = 1_000_000
+    tty = [[expected + 1_000_000, 0, 77, "hog", "irq:irq_handler_exit", "irq=4 ret=handled"],
+           [expected + 1_500_000, 0, 77, "hog", "irq:irq_handler_entry", "irq=4 name=ttyS0"],
+           [expected + 1_600_000, 0, 77, "hog", "irq:irq_handler_exit", "irq=4 ret=handled"],
+           *_woken_by_local_timer(expected + 2_000_000)]
+    record = {"series": 0, "cpu": 0, "t_ns": 1, "latency_ns": 2_500_000, "clock": "mono",
+              "expected_ns": expected, "woke_ns": expected + 2_500_000, "events": tty}
+    labels = {c.label: ns for c, ns in explain_spike(record).causes().items()}
+    assert labels["IRQ 4 ttyS0"] == 1_100_000, labels
+
+
+def test_the_console_rtbench_talks_over_is_named_as_its_own_traffic() -> None:
+    from rtbench.analysis.trace_spans import SERIAL_TRANSPORT, console_irq_names
+    from rtbench.targets.serial import TRANSPORT_SERIAL
+
+    assert SERIAL_TRANSPORT == TRANSPORT_SERIAL
+    serial = {"transport": SERIAL_TRANSPORT, "cmdline": "console=tty0 console=ttyS0,115200"}
+    assert console_irq_names(serial, "labgrid-env:x.yaml") == {"ttyS0"}
+    assert console_irq_names({"cmdline": "console=ttyAMA0"}, "serial:///dev/ttyUSB0") == \
+        {"ttyAMA0", "uart-pl011"}
+    assert console_irq_names({"cmdline": "console=hvc0"}, "serial:///dev/pts/3") == \
+        {"hvc0", "hvc_console"}
+    # over ssh the console's interrupts are the board's own
+    assert console_irq_names({"cmdline": "console=ttyS0"}, "ssh://root@board") == set()
+    assert console_irq_names({"transport": SERIAL_TRANSPORT}, "serial:///dev/x") == set()
+    # a recorded zoo run over the serial console: its ttyS0 IRQ and that IRQ's thread
+    data = json.loads((ARCH / "recorded-i386-rt-fifoburst.json").read_text())
+    m = synthetic_measurement([np.full(100, 20_000, dtype=np.int64)])
+    m.traces, m.trace_info = data["traces"], data["trace_info"]
+    plain = {r.cause.label for r in explain_measurement("c/m", m).causes}
+    named = {r.cause.label for r in explain_measurement("c/m", m, frozenset({"ttyS0"})).causes}
+    assert "IRQ 4 ttyS0" in plain and "IRQ 4 ttyS0" not in named
+    assert "rtbench's console traffic: IRQ 4 ttyS0" in named
+    assert [lb for lb in named if lb.startswith("rtbench's console traffic: irq/4-ttyS0 (pid")]
+    assert not [lb for lb in named if "ttyS0" in lb and "console traffic" not in lb]
+    # the IRQ thread of a PL011 console, its comm cut to 15 characters
+    spike = explain_spike({
+        "series": 0, "cpu": 0, "t_ns": 1, "latency_ns": 2_500_000, "clock": "mono",
+        "expected_ns": 1_000_000, "woke_ns": 3_500_000, "events": [
+            _switch(500_000, RT, HOG), *_woken_by_local_timer(1_100_000)[:-1],
+            _switch(1_500_000, HOG, ("irq/33-uart-pl0", 40, 49)),
+            _switch(3_400_000, ("irq/33-uart-pl0", 40, 49), RT)]},
+        console=frozenset({"ttyAMA0", "uart-pl011"}))
+    assert "rtbench's console traffic: irq/33-uart-pl0 (pid 40, RT 50)" in \
+        {c.label for c in spike.causes()}

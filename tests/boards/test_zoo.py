@@ -33,6 +33,7 @@ from tools.zoo import (
     QEMU_PACKAGES,
     Board,
     assemble,
+    boot_args,
     default_dir,
     listed_boards,
 )
@@ -205,16 +206,21 @@ def test_trace_names_fifoburst_first(guest: Guest) -> None:
 
 
 def record_traces(guest: Guest) -> None:
-    """With RTBENCH_ZOO_RECORD=DIR: the traced run's spikes as DIR/recorded-BOARD.json,
-    a fixture for the attribution tests (tests/host/test_trace_zoo.py)."""
+    """With RTBENCH_ZOO_RECORD=DIR: the traced run's spikes as
+    DIR/recorded-BOARD-fifoburst.json, a fixture for the attribution tests (as in
+    tests/host/data/trace/arch/, read by tests/host/test_trace_arch.py)."""
     into = os.environ.get("RTBENCH_ZOO_RECORD")
     if not into:
         return
     measured = guest.latest_run().scenarios[0].measurements[0]
-    fixture = {"board": guest.board.name, "kernel": guest.release,
-               "traces": measured.traces, "trace_info": measured.trace_info}
+    source = (f"rtbench run tests/boards/fifoburst.toml --trace=on on the zoo board "
+              f"{guest.board.name} (kernel {guest.release}, qemu TCG, serial console), "
+              f"make test-boards; console='{boot_args(guest.board)}'")
+    fixture = {"source": source, "traces": measured.traces,
+               "trace_info": measured.trace_info}
     Path(into).mkdir(parents=True, exist_ok=True)
-    (Path(into) / f"recorded-{guest.board.name}.json").write_text(json.dumps(fixture) + "\n")
+    (Path(into) / f"recorded-{guest.board.name}-fifoburst.json").write_text(
+        json.dumps(fixture, separators=(",", ":")) + "\n")
 
 
 def test_nothing_left_and_tracefs_as_it_was(guest: Guest) -> None:

@@ -118,3 +118,19 @@ def test_download_goes_through_a_private_folder(tmp_path: Path,
     assert zoo.download("busybox-static", "armhf", tmp_path) == \
         tmp_path / "busybox-static_1_armhf.deb"
     assert [p.name for p in tmp_path.iterdir()] == ["busybox-static_1_armhf.deb"]
+
+
+def test_a_board_listed_for_test_boards_fails_rather_than_skips(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """make test-boards with RTBENCH_ZOO_BOARDS (as .ci/run): a listed board that cannot
+    run here fails; without the list it skips for want of the part."""
+    from tests.boards import test_zoo
+
+    monkeypatch.setattr(test_zoo, "why_not", lambda board: ("qemu", "qemu-system-x missing"))
+    monkeypatch.delenv("RTBENCH_ZOO_BOARDS", raising=False)
+    with pytest.raises(pytest.skip.Exception, match=r"\[qemu\] qemu-system-x missing"):
+        test_zoo.require_board_parts(BOARDS["mipsel"])
+    monkeypatch.setenv("RTBENCH_ZOO_BOARDS", "mipsel,arm64")
+    with pytest.raises(pytest.fail.Exception, match="mipsel is listed in RTBENCH_ZOO_BOARDS "
+                                                    r"but cannot run here: \[qemu\]"):
+        test_zoo.require_board_parts(BOARDS["mipsel"])

@@ -1,7 +1,7 @@
 """The board zoo (tools/zoo.py), each board booted once under qemu's CPU emulation and
 reached over its serial console as serial:///... (tests/host/qemu_board.py): the smoke
 suite runs and is stored with the board's kernel; a traced run next to fifoburst (a
-SCHED_FIFO 99 thread of ours bursting 40 ms, tests/boards/fifoburst.c, built for the
+SCHED_FIFO 99 thread of ours bursting 100 ms, tests/boards/fifoburst.c, built for the
 board's CPU with Zig) is explained with fifoburst first and never the board's own timer
 interrupt; nothing of rtbench is left running and tracefs is as it was.
 
@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -212,7 +213,8 @@ def record_traces(guest: Guest) -> None:
     if not into:
         return
     measured = guest.latest_run().scenarios[0].measurements[0]
-    source = (f"rtbench run tests/boards/fifoburst.toml --trace=on on the zoo board "
+    load = re.findall(r'command = "([^"]+)"', SUITE.read_text())[0]
+    source = (f"rtbench run tests/boards/fifoburst.toml ({load}) --trace=on on the zoo board "
               f"{guest.board.name} (kernel {guest.release}, qemu TCG, serial console), "
               f"make test-boards; console='{boot_args(guest.board)}'")
     fixture = {"source": source, "traces": measured.traces,

@@ -21,9 +21,10 @@ reuse what is there: the .debs are kept in DIR/debs and used without asking apt 
 (a foreign index of a mirror mid-sync does not matter then).  When it must download, an
 `apt-get update` that fails is tried again, then said in one line and gone past (apt
 keeps the indexes it had); a download goes through a private folder, so one cut short
-is never taken for a cached .deb.  The qemu binaries come from Debian's qemu-system-arm (arm, aarch64),
-qemu-system-mips, qemu-system-ppc and qemu-system-x86.  tests/host/qemu_board.py boots
-the same boards for `make test-boards` (docs/targets.md, "Try it without a board").
+is never taken for a cached .deb.  The qemu binaries come from Debian's qemu-system-arm
+(arm, aarch64), qemu-system-mips, qemu-system-ppc and qemu-system-x86.
+tests/host/qemu_board.py boots the same boards for `make test-boards` (docs/targets.md,
+"Try it without a board").
 """
 
 from __future__ import annotations

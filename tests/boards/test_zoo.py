@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
-import re
 import time
 from collections.abc import Iterator
 from pathlib import Path

@@ -84,6 +84,12 @@ def why_not(board: Board) -> tuple[str, str] | None:
     return None
 
 
+def said(done: subprocess.CompletedProcess[str]) -> str:
+    """What a failed rtbench said: the ends of its stdout (where a run's closing lines and
+    errors of the board go) and stderr."""
+    return f"exit {done.returncode}; stdout: {done.stdout[-2000:]}; stderr: {done.stderr[-2000:]}"
+
+
 def build_fifoburst(board: Board, into: Path) -> Path:
     """fifoburst for the board's CPU: static, musl, Zig's C compiler."""
     arch = ARCHES[board.probe_arch]
@@ -179,7 +185,7 @@ def test_smoke_over_the_console(guest: Guest) -> None:
     """The smoke suite completes over the serial console and is stored with the board's
     kernel and arch."""
     done = guest.rtbench("run", "smoke", "--scale", "0.5", "--target", guest.uri)
-    assert done.returncode in (0, 1), f"{guest.board.name}: {done.stderr[-3000:]}"
+    assert done.returncode in (0, 1), f"{guest.board.name}: {said(done)}"
     run = guest.latest_run()
     assert run.suite == "smoke" and run.kernel == guest.release, (run.suite, run.kernel)
     assert run.status in ("ok", "fail"), run.status
@@ -190,7 +196,7 @@ def test_trace_names_fifoburst_first(guest: Guest) -> None:
     """A traced run next to fifoburst: `explain` ranks fifoburst first, and the board's
     own timer interrupt is never a cause."""
     done = guest.rtbench("run", str(SUITE), "--trace=on", "--target", guest.uri)
-    assert done.returncode in (0, 1), f"{guest.board.name}: {done.stderr[-3000:]}"
+    assert done.returncode in (0, 1), f"{guest.board.name}: {said(done)}"
     record_traces(guest)
     explained = guest.rtbench("explain", "latest", "--json")
     assert explained.returncode == 0, explained.stderr
@@ -254,7 +260,7 @@ def test_labgrid_environment_boots_and_measures_the_board(tmp_path: Path) -> Non
                                "0.3", "--target", f"labgrid-env:{where}/labgrid.yaml"],
                               env=env, capture_output=True, text=True, timeout=500,
                               check=False, cwd=REPO)
-    assert done.returncode in (0, 1), done.stderr[-3000:]
+    assert done.returncode in (0, 1), said(done)
     from rtbench.store import Store
 
     store = Store.open(f"sqlite:///{tmp_path}/data/rtbench/results.db")

@@ -136,6 +136,8 @@ test-arches: $(VENV)/.dev
 # next to an injected SCHED_FIFO thread over its serial console (tests/boards/).  Root:
 # assembling a board adds its Debian architecture and downloads its kernel and busybox
 # (kept in ~/.cache/rtbench/zoo, or RTBENCH_ZOO_DIR).  One worker per emulated CPU.
+# RTBENCH_ZOO_BOARDS=arm64,ppc64el: those boards alone, each of them required to run
+# (.ci/run sets it).
 BOARD_WORKERS ?= 2
 test-boards: $(VENV)/.dev
 	env -u PYTHONDONTWRITEBYTECODE RTBENCH_TEST_BOARDS=1 OPENBLAS_NUM_THREADS=1 \

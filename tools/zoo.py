@@ -5,7 +5,7 @@
 
 For each board (all of them when none is named) this downloads Debian's kernel and
 busybox-static for the board's Debian architecture (`dpkg --add-architecture A`,
-`apt-get update` once, `apt-get download`), unpacks them with `dpkg-deb -x`, and writes
+`apt-get update`, `apt-get download`), unpacks them with `dpkg-deb -x`, and writes
 into DIR/BOARD/ (default: $XDG_CACHE_HOME/rtbench/zoo, i.e. ~/.cache/rtbench/zoo):
 
 - `kernel`: the kernel image as Debian ships it;
@@ -17,9 +17,14 @@ into DIR/BOARD/ (default: $XDG_CACHE_HOME/rtbench/zoo, i.e. ~/.cache/rtbench/zoo
 - `qemu.sh`: the same qemu command line, its console on stdio, for a look by hand.
 
 Adding an architecture and downloading need root (run it with sudo once); later runs
-reuse what is there.  The qemu binaries come from Debian's qemu-system-arm (arm, aarch64),
-qemu-system-mips, qemu-system-ppc and qemu-system-x86.  tests/host/qemu_board.py boots
-the same boards for `make test-boards` (docs/targets.md, "Try it without a board").
+reuse what is there: the .debs are kept in DIR/debs and used without asking apt again
+(a foreign index of a mirror mid-sync does not matter then).  When it must download, an
+`apt-get update` that fails is tried again, then said in one line and gone past (apt
+keeps the indexes it had); a download goes through a private folder, so one cut short
+is never taken for a cached .deb.  The qemu binaries come from Debian's qemu-system-arm
+(arm, aarch64), qemu-system-mips, qemu-system-ppc and qemu-system-x86.
+tests/host/qemu_board.py boots the same boards for `make test-boards` (docs/targets.md,
+"Try it without a board").
 """
 
 from __future__ import annotations
@@ -28,11 +33,13 @@ import argparse
 import fcntl
 import glob
 import os
+import re
 import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,6 +84,21 @@ BOARDS: dict[str, Board] = {b.name: b for b in (
           "power9", "hvc0", "ppc64le", "64-bit POWER little-endian, Debian's powerpc64le "
           "kernel", "decrementer"),
 )}
+
+# The boards `make test-boards` tests (tests/boards/): all of them, or those this names.
+BOARDS_VARIABLE = "RTBENCH_ZOO_BOARDS"
+
+
+def listed_boards(text: str | None) -> list[str]:
+    """The boards of a comma list ("arm64,ppc64el"); every board when text is None or
+    blank.  ValueError, one line, for a name that is no board."""
+    names = [n.strip() for n in (text or "").split(",") if n.strip()]
+    unknown = [n for n in names if n not in BOARDS]
+    if unknown:
+        raise ValueError(f"{BOARDS_VARIABLE}: no board {unknown[0]!r} "
+                         f"(boards: {', '.join(BOARDS)})")
+    return list(dict.fromkeys(names)) or list(BOARDS)
+
 
 # The Debian package of each qemu binary.
 QEMU_PACKAGES = {"qemu-system-x86_64": "qemu-system-x86", "qemu-system-i386": "qemu-system-x86",
@@ -148,14 +170,55 @@ def _run(argv: list[str], cwd: Path | None = None) -> str:
     return done.stdout
 
 
-def _image_package(meta: str, arch: str) -> str:
-    """The versioned kernel package the metapackage depends on (linux-image-6.1.0-N-...)."""
-    shown = _run(["apt-cache", "depends", f"{meta}:{arch}"])
-    for line in shown.splitlines():
+def _image_package(meta: str, arch: str) -> str | None:
+    """The versioned kernel package the metapackage depends on (linux-image-6.1.0-N-...),
+    or None when apt's index does not know the metapackage."""
+    shown = subprocess.run(["apt-cache", "depends", f"{meta}:{arch}"], capture_output=True,
+                           text=True, check=False)
+    for line in shown.stdout.splitlines():
         word = line.strip().removeprefix("Depends:").strip()
         if line.strip().startswith("Depends:") and word.startswith("linux-image-"):
             return word.split(":")[0]
-    raise SystemExit(f"zoo: no kernel image found for {meta}:{arch} (apt-get update?)")
+    return None
+
+
+def cached_kernel_deb(meta: str, arch: str, debs: Path) -> Path | None:
+    """The newest kernel .deb of the metapackage's flavour already in debs (no apt index
+    needed): linux-image-rt-arm64 -> linux-image-6.1.0-N-rt-arm64_*_arm64.deb."""
+    flavour = re.escape(meta.removeprefix("linux-image-"))
+    shape = re.compile(rf"linux-image-\d+\.\d+\.\d+-\d+-{flavour}_[^_]+_{re.escape(arch)}\.deb")
+    found = [p for p in debs.glob("linux-image-*.deb") if shape.fullmatch(p.name)]
+    return max(found, key=lambda p: p.stat().st_mtime) if found else None
+
+
+def cached_deb(package: str, arch: str, debs: Path) -> Path | None:
+    """The newest PACKAGE_*_ARCH.deb already in debs, or None."""
+    found = sorted(debs.glob(f"{package}_*_{arch}.deb"), key=lambda p: p.stat().st_mtime)
+    return found[-1] if found else None
+
+
+def update_index(attempts: int = 2, pause_s: float = 10.0) -> str | None:
+    """apt-get update, tried `attempts` times; None once it succeeded, else its first
+    error in one line.  A failure is not fatal: a foreign index of a mirror mid-sync
+    fails while the rest updates, and apt keeps what it had."""
+    why = None
+    for attempt in range(attempts):
+        if attempt:
+            time.sleep(pause_s)
+        done = subprocess.run(["apt-get", "update"], capture_output=True, text=True,
+                              check=False)
+        if done.returncode == 0:
+            return None
+        why = first_apt_error(done.stdout + "\n" + done.stderr)
+    return why
+
+
+def first_apt_error(output: str) -> str:
+    """apt's first "E:" line (a URL shortened to its last two parts), or its first line."""
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if ln.startswith("E:")]
+    line = (errors or lines or ["no message"])[0]
+    return re.sub(r"https?://\S+", lambda url: "/".join(url.group().split("/")[-2:]), line)
 
 
 def ensure_arch(arch: str) -> None:
@@ -168,20 +231,63 @@ def ensure_arch(arch: str) -> None:
         raise SystemExit(f"zoo: Debian architecture {arch} is not added: run as root once "
                          f"(dpkg --add-architecture {arch}; apt-get update)")
     _run(["dpkg", "--add-architecture", arch])
-    # a foreign index that fails (a mirror in sync) is not fatal: apt says so and goes on
-    subprocess.run(["apt-get", "update"], capture_output=True, check=False)
+    refresh_index()
+
+
+def refresh_index() -> None:
+    """apt-get update; a failure (retried once) is said in one line and tolerated."""
+    why = update_index()
+    if why is not None:
+        print(f"zoo: apt-get update failed twice ({why}); going on with the indexes "
+              "apt has", file=sys.stderr)
+
+
+def kernel_deb(board: Board, debs: Path) -> Path:
+    """The board's kernel .deb: the cached one, else downloaded (the index updated when
+    it does not know the kernel, as after an update restricted to the native arch)."""
+    cached = cached_kernel_deb(board.kernel_package, board.debian_arch, debs)
+    if cached is not None:
+        return cached
+    ensure_arch(board.debian_arch)
+    package = _image_package(board.kernel_package, board.debian_arch)
+    if package is None:
+        refresh_index()
+        package = _image_package(board.kernel_package, board.debian_arch)
+    if package is None:
+        raise SystemExit(f"zoo: apt knows no {board.kernel_package}:{board.debian_arch} "
+                         f"even after apt-get update: check /etc/apt/sources.list for "
+                         f"{board.debian_arch}")
+    return download(package, board.debian_arch, debs)
+
+
+def busybox_deb(board: Board, debs: Path) -> Path:
+    """busybox-static for the board's arch: the cached .deb, else downloaded."""
+    cached = cached_deb("busybox-static", board.debian_arch, debs)
+    if cached is not None:
+        return cached
+    ensure_arch(board.debian_arch)
+    return download("busybox-static", board.debian_arch, debs)
 
 
 def download(package: str, arch: str, into: Path) -> Path:
-    """apt-get download PACKAGE:ARCH into `into`; the .deb's path."""
+    """apt-get download PACKAGE:ARCH into `into` through a private folder (a download
+    cut short is never taken for a cached .deb); the .deb's path.  A download apt's
+    index cannot place is retried once after apt-get update."""
     into.mkdir(parents=True, exist_ok=True)
-    found = sorted(glob.glob(str(into / f"{package}_*_{arch}.deb")))
-    if not found:
-        _run(["apt-get", "download", f"{package}:{arch}"], cwd=into)
-        found = sorted(glob.glob(str(into / f"{package}_*_{arch}.deb")))
-    if not found:
-        raise SystemExit(f"zoo: apt-get download {package}:{arch} left no .deb")
-    return Path(found[-1])
+    why = ""
+    for attempt in range(2):
+        if attempt:
+            refresh_index()
+        with tempfile.TemporaryDirectory(dir=into, prefix=".download-") as tmp:
+            done = subprocess.run(["apt-get", "download", f"{package}:{arch}"], cwd=tmp,
+                                  capture_output=True, text=True, check=False)
+            got = sorted(Path(tmp).glob(f"{package}_*_{arch}.deb"))
+            if done.returncode == 0 and got:
+                target = into / got[-1].name
+                got[-1].replace(target)
+                return target
+            why = first_apt_error(done.stdout + "\n" + done.stderr)
+    raise SystemExit(f"zoo: apt-get download {package}:{arch} failed: {why}")
 
 
 def _unpack(deb: Path, into: Path, pattern: str) -> None:
@@ -199,6 +305,13 @@ def _run_from(source: subprocess.Popen[bytes], argv: list[str]) -> None:
     if source.wait() != 0 or done.returncode != 0:
         why = (done.stderr.decode(errors="replace").strip().splitlines() or ["no message"])[-1]
         raise SystemExit(f"zoo: unpacking failed: {why}")
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Write a small file whole: a temp name, then renamed."""
+    partial = path.with_name(path.name + ".part")
+    partial.write_text(text)
+    partial.replace(path)
 
 
 def build_initramfs(busybox: Path, out: Path, extra: list[Path]) -> None:
@@ -239,29 +352,27 @@ def _assemble(board: Board, top: Path, extra: list[Path]) -> Path:
     debs = top / "debs"
     kernel = where / "kernel"
     if not kernel.is_file():
-        ensure_arch(board.debian_arch)
-        deb = download(_image_package(board.kernel_package, board.debian_arch),
-                       board.debian_arch, debs)
+        deb = kernel_deb(board, debs)
         with tempfile.TemporaryDirectory() as tmp:
             _unpack(deb, Path(tmp), "./boot/vmlinu[xz]-*")
             images = sorted(glob.glob(f"{tmp}/boot/vmlinu[xz]-*"))
             if not images:
                 raise SystemExit(f"zoo: {deb.name} holds no /boot/vmlinu[xz]-*")
             where.mkdir(parents=True, exist_ok=True)
+            _write_text(where / "release", Path(images[0]).name.split("-", 1)[1] + "\n")
             shutil.copy(images[0], where / "kernel.part")
-            (where / "release").write_text(Path(images[0]).name.split("-", 1)[1] + "\n")
             (where / "kernel.part").replace(kernel)
     busybox = top / "busybox" / board.debian_arch / "busybox"
     if not busybox.is_file():
-        ensure_arch(board.debian_arch)
-        deb = download("busybox-static", board.debian_arch, debs)
+        deb = busybox_deb(board, debs)
         with tempfile.TemporaryDirectory() as tmp:
             _unpack(deb, Path(tmp), "./bin/busybox")
             busybox.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(f"{tmp}/bin/busybox", busybox)
+            shutil.copy(f"{tmp}/bin/busybox", busybox.with_name("busybox.part"))
+            busybox.with_name("busybox.part").replace(busybox)
     initramfs = where / "initramfs.cpio"
     build_initramfs(busybox, initramfs, extra)
-    (where / "labgrid.yaml").write_text(labgrid_env(board, kernel, initramfs))
+    _write_text(where / "labgrid.yaml", labgrid_env(board, kernel, initramfs))
     script = where / "qemu.sh"
     script.write_text("#!/bin/sh\n# Boot the board with its console here (Ctrl-A X quits).\n"
                       f"exec {shlex.join(qemu_argv(board, kernel, initramfs))}\n")

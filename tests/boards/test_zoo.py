@@ -1,17 +1,20 @@
 """The board zoo (tools/zoo.py), each board booted once under qemu's CPU emulation and
 reached over its serial console as serial:///... (tests/host/qemu_board.py): the smoke
 suite runs and is stored with the board's kernel; a traced run next to fifoburst (a
-SCHED_FIFO 99 thread of ours bursting 40 ms, tests/boards/fifoburst.c, built for the
+SCHED_FIFO 99 thread of ours bursting 100 ms, tests/boards/fifoburst.c, built for the
 board's CPU with Zig) is explained with fifoburst first and never the board's own timer
 interrupt; nothing of rtbench is left running and tracefs is as it was.
 
 `make test-boards` runs these (RTBENCH_TEST_BOARDS=1); `make test` skips them.
+RTBENCH_ZOO_BOARDS=arm64,ppc64el tests those boards alone, and fails (not skips) one of
+them that cannot run here.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -25,7 +28,16 @@ from rtbench.rtprobe.build import ARCHES, zig_available
 from tests.host.qemu_board import QemuBoard
 from tests.parts import import_part, require_part
 from tests.session_lock import session_lock
-from tools.zoo import BOARDS, QEMU_PACKAGES, Board, assemble, default_dir
+from tools.zoo import (
+    BOARDS,
+    BOARDS_VARIABLE,
+    QEMU_PACKAGES,
+    Board,
+    assemble,
+    boot_args,
+    default_dir,
+    listed_boards,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 SUITE = Path(__file__).with_name("fifoburst.toml")
@@ -42,6 +54,21 @@ def zoo_dir() -> Path:
     return Path(given) if given else default_dir()
 
 
+# The boards under test: RTBENCH_ZOO_BOARDS's, else all (a board listed there must run).
+UNDER_TEST = listed_boards(os.environ.get(BOARDS_VARIABLE))
+
+
+def require_board_parts(board: Board) -> None:
+    """Skip (fail, when RTBENCH_ZOO_BOARDS lists the board) for want of a part."""
+    reason = why_not(board)
+    if reason is None:
+        return
+    if os.environ.get(BOARDS_VARIABLE, "").strip():
+        pytest.fail(f"{board.name} is listed in {BOARDS_VARIABLE} but cannot run here: "
+                    f"[{reason[0]}] {reason[1]}")
+    require_part(*reason)
+
+
 def why_not(board: Board) -> tuple[str, str] | None:
     """(the missing part, why) this board cannot be tested here, or None."""
     if not zig_available():
@@ -55,6 +82,12 @@ def why_not(board: Board) -> tuple[str, str] | None:
         return ("root", "assembling the zoo adds Debian architectures: root (or run "
                         "tools/zoo.py as root once)")
     return None
+
+
+def said(done: subprocess.CompletedProcess[str]) -> str:
+    """What a failed rtbench said: the ends of its stdout (where a run's closing lines and
+    errors of the board go) and stderr."""
+    return f"exit {done.returncode}; stdout: {done.stdout[-2000:]}; stderr: {done.stderr[-2000:]}"
 
 
 def build_fifoburst(board: Board, into: Path) -> Path:
@@ -119,14 +152,12 @@ TRACEFS_STATE = ("grep -c tracefs /proc/mounts; for d in /sys/kernel/tracing "
 
 
 @pytest.fixture(scope="module", params=[pytest.param(name, marks=pytest.mark.xdist_group(
-    f"zoo-{name}")) for name in BOARDS])
+    f"zoo-{name}")) for name in UNDER_TEST])
 def guest(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
           ) -> Iterator[Guest]:
     """The board assembled (once: kept in the zoo's folder) and booted once for its tests."""
     board = BOARDS[request.param]
-    reason = why_not(board)
-    if reason is not None:
-        require_part(*reason)
+    require_board_parts(board)
     work = tmp_path_factory.mktemp(f"zoo-{board.name}")
     burst = build_fifoburst(board, work)
     with session_lock(f"zoo-{board.name}"):
@@ -154,7 +185,7 @@ def test_smoke_over_the_console(guest: Guest) -> None:
     """The smoke suite completes over the serial console and is stored with the board's
     kernel and arch."""
     done = guest.rtbench("run", "smoke", "--scale", "0.5", "--target", guest.uri)
-    assert done.returncode in (0, 1), f"{guest.board.name}: {done.stderr[-3000:]}"
+    assert done.returncode in (0, 1), f"{guest.board.name}: {said(done)}"
     run = guest.latest_run()
     assert run.suite == "smoke" and run.kernel == guest.release, (run.suite, run.kernel)
     assert run.status in ("ok", "fail"), run.status
@@ -165,7 +196,8 @@ def test_trace_names_fifoburst_first(guest: Guest) -> None:
     """A traced run next to fifoburst: `explain` ranks fifoburst first, and the board's
     own timer interrupt is never a cause."""
     done = guest.rtbench("run", str(SUITE), "--trace=on", "--target", guest.uri)
-    assert done.returncode in (0, 1), f"{guest.board.name}: {done.stderr[-3000:]}"
+    assert done.returncode in (0, 1), f"{guest.board.name}: {said(done)}"
+    record_traces(guest)
     explained = guest.rtbench("explain", "latest", "--json")
     assert explained.returncode == 0, explained.stderr
     cells = json.loads(explained.stdout)["cells"]
@@ -179,6 +211,25 @@ def test_trace_names_fifoburst_first(guest: Guest) -> None:
     assert own_timer == [], (guest.board.name, own_timer)
 
 
+def record_traces(guest: Guest) -> None:
+    """With RTBENCH_ZOO_RECORD=DIR: the traced run's spikes as
+    DIR/recorded-BOARD-fifoburst.json, a fixture for the attribution tests (as in
+    tests/host/data/trace/arch/, read by tests/host/test_trace_arch.py)."""
+    into = os.environ.get("RTBENCH_ZOO_RECORD")
+    if not into:
+        return
+    measured = guest.latest_run().scenarios[0].measurements[0]
+    load = re.findall(r'command = "([^"]+)"', SUITE.read_text())[0]
+    source = (f"rtbench run tests/boards/fifoburst.toml ({load}) --trace=on on the zoo board "
+              f"{guest.board.name} (kernel {guest.release}, qemu TCG, serial console), "
+              f"make test-boards; console='{boot_args(guest.board)}'")
+    fixture = {"source": source, "traces": measured.traces,
+               "trace_info": measured.trace_info}
+    Path(into).mkdir(parents=True, exist_ok=True)
+    (Path(into) / f"recorded-{guest.board.name}-fifoburst.json").write_text(
+        json.dumps(fixture, separators=(",", ":")) + "\n")
+
+
 def test_nothing_left_and_tracefs_as_it_was(guest: Guest) -> None:
     """After the runs: no rtbench job, load, fifoburst or rtprobe left on the board, and
     tracefs mounted (or not) and switched as before."""
@@ -189,15 +240,14 @@ def test_nothing_left_and_tracefs_as_it_was(guest: Guest) -> None:
 
 
 @pytest.mark.xdist_group("zoo-labgrid")
+@pytest.mark.skipif("arm64" not in UNDER_TEST, reason=f"arm64 is not in {BOARDS_VARIABLE}")
 def test_labgrid_environment_boots_and_measures_the_board(tmp_path: Path) -> None:
     """The zoo's labgrid.yaml for arm64 (the quickest board to boot): rtbench's
     labgrid-env target starts qemu through labgrid's QEMUDriver, waits for the boot,
     runs smoke on the console socket and switches the guest off afterwards."""
     import_part("labgrid")
     board = BOARDS["arm64"]
-    reason = why_not(board)
-    if reason is not None:
-        require_part(*reason)
+    require_board_parts(board)
     env = dict(os.environ)
     env["XDG_DATA_HOME"] = str(tmp_path / "data")
     env["PYTHONPATH"] = str(REPO)
@@ -210,7 +260,7 @@ def test_labgrid_environment_boots_and_measures_the_board(tmp_path: Path) -> Non
                                "0.3", "--target", f"labgrid-env:{where}/labgrid.yaml"],
                               env=env, capture_output=True, text=True, timeout=500,
                               check=False, cwd=REPO)
-    assert done.returncode in (0, 1), done.stderr[-3000:]
+    assert done.returncode in (0, 1), said(done)
     from rtbench.store import Store
 
     store = Store.open(f"sqlite:///{tmp_path}/data/rtbench/results.db")

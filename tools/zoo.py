@@ -126,8 +126,13 @@ def default_dir() -> Path:
 
 
 def boot_args(board: Board) -> str:
-    """The kernel command line: the serial console, the initramfs's /init, no reboot."""
-    return f"console={board.console} loglevel=6 panic=-1 rdinit=/init"
+    """The kernel command line: the serial console, the initramfs's /init, no reboot.
+
+    noirqdebug: an emulated UART on a busy host raises interrupts its handler finds nothing
+    left to do for (up to 99 % of a traced run's console interrupts); after enough of them
+    the kernel disables the IRQ as stuck and the console, rtbench's only link, falls silent.
+    """
+    return f"console={board.console} loglevel=6 panic=-1 rdinit=/init noirqdebug"
 
 
 def qemu_argv(board: Board, kernel: Path, initramfs: Path) -> list[str]:

@@ -60,6 +60,7 @@ def _loads(text: str | None) -> Any:
 
 # a measurement's "tool_hist" as the store writes it (compact, keys sorted): a key (after
 # "{" or ",") whose value holds only ints, nulls and brackets
+_CUT = "rtbench-cut-tool-hist"
 _TOOL_HIST = re.compile(r'(?<=[{,])"tool_hist":\[[-0-9,\[\]nul]*\]')
 
 
@@ -67,13 +68,16 @@ def _data(text: str) -> Any:
     """A measurement's data JSON without its "tool_hist" (the tool's own histogram, a
     list per row: a check never reads it, and a long one would cost many times its
     text); decoded whole when the key is not where the store writes it."""
-    found = _TOOL_HIST.search(text) if '"tool_hist":[' in text else None
+    found = (_TOOL_HIST.search(text) if '"tool_hist":[' in text and _CUT not in text
+             else None)
     if found is not None:
         try:
-            data = json.loads(text[:found.start()] + '"tool_hist":null' + text[found.end():])
+            data = json.loads(f'{text[:found.start()]}"tool_hist":"{_CUT}"'
+                              f'{text[found.end():]}')
         except ValueError:  # not the whole value: read it as it is
             data = None
-        if isinstance(data, dict) and "tool_hist" in data and data["tool_hist"] is None:
+        # the value cut was the top level's (not a nested object's)
+        if isinstance(data, dict) and data.get("tool_hist") == _CUT:
             del data["tool_hist"]
             return data
     out = json.loads(text)

@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 from bench.lab_data import make_lab, make_run
 from rtbench.interop.base import importers
 from rtbench.interop.runjson import dumps
-from rtbench.regress import board as regress_board
 from rtbench.regress.board import recheck
 from rtbench.store import Store, _dumps
 from rtbench.store.evidence import _data, read_evidence
@@ -39,13 +38,12 @@ def test_an_import_is_checked_as_imported(tmp_path: Path,
     url = f"sqlite:///{tmp_path / 'r.db'}"
     lab = make_lab(2, 3, 2)
     read: list[int] = []
-    real = regress_board.read_evidence
 
     def spy(conn: Any, run_ids: list[int]) -> Any:
         """read_evidence, noting the ids read."""
         read.extend(run_ids)
-        return real(conn, run_ids)
-    monkeypatch.setattr(regress_board, "read_evidence", spy)
+        return read_evidence(conn, run_ids)
+    monkeypatch.setattr("rtbench.regress.board.read_evidence", spy)
     paths = []
     for kernel in range(3):
         for run in range(2):

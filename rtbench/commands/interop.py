@@ -249,6 +249,7 @@ def register(main: click.Group) -> None:
                                "commands"), EXIT_USAGE)
             importer = _pick_importer(data, label, fmt)
             runs = read_runs(data, label, importer, partial)
+            del data  # the runs are what is kept: not the file too while storing
             now = datetime.now(timezone.utc)
             for index, run in enumerate(runs):
                 problem = start_problem(run.started_at, now)

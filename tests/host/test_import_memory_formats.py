@@ -54,7 +54,7 @@ SIZE = 3 << 20
 # series per hackbench run, a trace record per rtla analysis, rtbench's own JSON of such
 # runs, a text trace sorted or windowed in memory): BENCHMARKS.md, "Import memory"
 SAME_READER = {"cyclictest-us", "cyclictest-ns", "jitterdebugger-raw-ns"}
-OVER = {"hackbench", "lmbench", "rtla-timerlat-auto", "json", "trace-cmd-unsorted",
+OVER = {"hackbench", "lmbench", "rtla-timerlat-auto", "json",
         "trace-cmd-overlap"}
 CASES = [pytest.param(name, label, make, id=name + label)
          for name, variants in FORMATS.items() for label, make in variants

@@ -120,12 +120,15 @@ class Pairs(Sequence[list[int]]):
 
     def json_text(self) -> str:
         """The rows as compact JSON text: [[v,c],[v,c],...]."""
-        parts = []
+        parts = ["["]
         for start in range(0, len(self.values), _CHUNK):
             vals = self.values[start:start + _CHUNK].tolist()
             cnts = self.counts[start:start + _CHUNK].tolist()
+            if start:
+                parts.append(",")
             parts.append(",".join(f"[{v},{c}]" for v, c in zip(vals, cnts, strict=True)))
-        return "[" + ",".join(parts) + "]"
+        parts.append("]")
+        return "".join(parts)  # one join: no copy of the whole text beside the parts
 
 
 def _marked(value: Any, found: dict[str, Pairs], mark: str) -> Any:

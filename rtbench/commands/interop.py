@@ -12,6 +12,7 @@ import hashlib
 import os
 import stat
 import sys
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NoReturn
@@ -248,6 +249,7 @@ def register(main: click.Group) -> None:
                                "commands"), EXIT_USAGE)
             importer = _pick_importer(data, label, fmt)
             runs = read_runs(data, label, importer, partial)
+            del data  # the runs are what is kept: not the file too while storing
             now = datetime.now(timezone.utc)
             for index, run in enumerate(runs):
                 problem = start_problem(run.started_at, now)
@@ -276,6 +278,11 @@ def register(main: click.Group) -> None:
                 for run in runs:
                     run_id, created = store.add_bundle(run)
                     if created:
+                        # its row as stored, its scenarios as imported (the store keeps
+                        # them as given): reading them back would hold a long tool
+                        # histogram's text again
+                        stored = store.get_run(run_id, parts={})
+                        cache.put(replace(stored, scenarios=run.scenarios))
                         check_stored_run(store, run_id, cache)
                     state = "stored" if created else "already stored"
                     click.echo(f"{_one_line(label)}: run {run_id} ({name}, {state})")

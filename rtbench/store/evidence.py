@@ -1,12 +1,13 @@
 """Read runs as the regression check needs them: each run's row, scenarios, measurements,
 series (with their histograms) and windows, for many runs at once in a fixed number of
 queries (one per table, whatever the count of runs or measurements), without the spikes
-and traces a check never reads (Store.get_run reads everything, seven queries per
-measurement: on PostgreSQL each is a round trip)."""
+and traces a check never reads, nor a tool's own histogram (Store.get_run reads
+everything, seven queries per measurement: on PostgreSQL each is a round trip)."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
@@ -57,9 +58,38 @@ def _loads(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
+# a measurement's "tool_hist" as the store writes it (compact, keys sorted): a key (after
+# "{" or ",") whose value holds only ints, nulls and brackets
+_CUT = "rtbench-cut-tool-hist"
+_TOOL_HIST = re.compile(r'(?<=[{,])"tool_hist":\[[-0-9,\[\]nul]*\]')
+
+
+def _data(text: str) -> Any:
+    """A measurement's data JSON without its "tool_hist" (the tool's own histogram, a
+    list per row: a check never reads it, and a long one would cost many times its
+    text); decoded whole when the key is not where the store writes it."""
+    found = (_TOOL_HIST.search(text) if '"tool_hist":[' in text and _CUT not in text
+             else None)
+    if found is not None:
+        try:
+            data = json.loads(f'{text[:found.start()]}"tool_hist":"{_CUT}"'
+                              f'{text[found.end():]}')
+        except ValueError:  # not the whole value: read it as it is
+            data = None
+        # the value cut was the top level's (not a nested object's)
+        if isinstance(data, dict) and data.get("tool_hist") == _CUT:
+            del data["tool_hist"]
+            return data
+    out = json.loads(text)
+    if isinstance(out, dict):
+        out.pop("tool_hist", None)
+    return out
+
+
 def read_evidence(conn: Connection, run_ids: Sequence[int]) -> dict[int, RunDetail]:
     """The runs run_ids (those that exist) with their scenarios, measurements, series,
-    histograms and windows; spikes and traces are left empty.  Six queries in all."""
+    histograms and windows; spikes and traces are left empty, and so is each
+    measurement's data["tool_hist"].  Six queries in all."""
     ids = sorted(set(run_ids))
     if not ids:
         return {}
@@ -113,7 +143,7 @@ def _measurements(conn: Connection, scenarios: dict[int, ScenarioDetail]
             reason=m.reason, thresholds_ns=_loads(m.thresholds_ns),
             simulated=bool(m.simulated), probe_version=m.probe_version,
             t0_unix_ns=m.t0_unix_ns, measured_ns=m.measured_ns,
-            elapsed_ns=m.elapsed_ns, verdicts=_loads(m.verdicts), data=_loads(m.data),
+            elapsed_ns=m.elapsed_ns, verdicts=_loads(m.verdicts), data=_data(m.data),
             start=_loads(m.start))
         scenarios[m.scenario_id].measurements.append(detail)
         out[m.id] = detail

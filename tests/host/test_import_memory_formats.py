@@ -52,9 +52,9 @@ SIZE = 3 << 20
 # (cyclictest-us/-ns, jitterdebugger-raw-ns) are measured by the bench alone, and so are
 # those that still hold more than the file again (a measurement per lmbench line, a
 # series per hackbench run, a trace record per rtla analysis, rtbench's own JSON of such
-# runs, a text trace sorted or windowed in memory): BENCHMARKS.md, "Import memory"
+# runs, a text trace whose spike windows overlap): BENCHMARKS.md, "Import memory"
 SAME_READER = {"cyclictest-us", "cyclictest-ns", "jitterdebugger-raw-ns"}
-OVER = {"hackbench", "lmbench", "rtla-timerlat-auto", "json", "trace-cmd-unsorted",
+OVER = {"hackbench", "lmbench", "rtla-timerlat-auto", "json",
         "trace-cmd-overlap"}
 CASES = [pytest.param(name, label, make, id=name + label)
          for name, variants in FORMATS.items() for label, make in variants

@@ -868,14 +868,17 @@ class Store:
     def cell_rows(self, *, board: str | None = None, suite: str | None = None,
                   kernel: str | None = None, since: datetime | None = None,
                   until: datetime | None = None, simulated: bool | None = False,
-                  rt_only: bool = False, limit: int | None = None) -> list[CellRow]:
+                  rt_only: bool = False, limit: int | None = None,
+                  newest_runs: int | None = None) -> list[CellRow]:
         """The per-run cell summaries (run_cells) matching, oldest run first.
 
         simulated: False (default) real runs only, True simulated only, None both;
-        rt_only: leave out runs known to have measured under a non-real-time policy.
+        rt_only: leave out runs known to have measured under a non-real-time policy;
+        newest_runs: only the cells of the newest this many matching runs.
         """
         flt = CellFilter(board=board, suite=suite, kernel=kernel, since=since,
-                         until=until, simulated=simulated, rt_only=rt_only)
+                         until=until, simulated=simulated, rt_only=rt_only,
+                         newest_runs=newest_runs)
         with self._tx("read the run summaries") as conn:
             return read_cells(conn, flt, limit)
 

@@ -79,6 +79,9 @@ Index("ix_runs_board_suite_kernel", runs.c.board, runs.c.suite, runs.c.simulated
       runs.c.kernel, runs.c.started_at, runs.c.status, runs.c.id)
 Index("ix_runs_tagged", runs.c.board, runs.c.suite, runs.c.simulated, runs.c.status,
       sqlite_where=text("tags != '{}'"), postgresql_where=text("tags != '{}'"))
+# the matrix's marker of short runs reads only those (0007_cell_groups)
+Index("ix_runs_short", runs.c.board, runs.c.suite, runs.c.kernel, runs.c.scale,
+      sqlite_where=text("scale < 1"), postgresql_where=text("scale < 1"))
 
 scenarios = Table(
     "scenarios", metadata,

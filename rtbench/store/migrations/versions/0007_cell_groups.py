@@ -2,7 +2,9 @@
 x emulated, kept in the transaction that writes or deletes the cells
 (rtbench/store/cellgroups.py), so that GET /matrix and the boards list read tens of rows
 instead of every run's cells (issue 33: at 50,000 runs the matrix aggregated 100,000
-rows per request).  Filled here from the cells already stored.
+rows per request).  Filled here from the cells already stored.  Also a partial index of
+the short runs (scale < 1), which the matrix's run markers look for: without it every
+request read every run's row.
 
 Revision ID: 0007_cell_groups
 Revises: 0006_check_index
@@ -21,7 +23,7 @@ depends_on = None
 
 
 def upgrade() -> None:
-    """Create cell_groups and fill it from run_cells."""
+    """Create cell_groups and fill it from run_cells; add ix_runs_short."""
     op.create_table(
         "cell_groups",
         sa.Column("board", sa.String(255), primary_key=True),
@@ -41,8 +43,12 @@ def upgrade() -> None:
     from rtbench.store.cellgroups import rebuild_groups
 
     rebuild_groups(op.get_bind())
+    op.create_index("ix_runs_short", "runs", ["board", "suite", "kernel", "scale"],
+                    sqlite_where=sa.text("scale < 1"),
+                    postgresql_where=sa.text("scale < 1"))
 
 
 def downgrade() -> None:
-    """Drop cell_groups."""
+    """Drop ix_runs_short and cell_groups."""
+    op.drop_index("ix_runs_short", table_name="runs")
     op.drop_table("cell_groups")

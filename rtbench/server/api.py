@@ -244,6 +244,9 @@ def ref_detail(name: Annotated[str, PathParam(max_length=64)]) -> dict[str, Any]
 
 
 Flag = Annotated[int, Query(ge=0, le=1, description="1: include them")]
+# a board history's runs=: how many newest runs, or all
+HistoryRuns = Annotated[str, Query(pattern=r"^(all|[1-9][0-9]{0,5})$",
+                                   description="the newest N runs, or all")]
 BOARD_NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"description": "no run of this board is stored", **_ERROR}}
 
@@ -282,17 +285,20 @@ def boards(request: Request, simulated: Flag = 0) -> dict[str, Any]:
             responses={**READ_ERRORS, **BOARD_NOT_FOUND})
 def board_history(request: Request, name: Annotated[str, PathParam(max_length=255)],
                   suite: Text = None, simulated: Flag = 0,
-                  all_policies: Flag = 0) -> dict[str, Any]:
+                  all_policies: Flag = 0,
+                  runs: HistoryRuns = str(labviews.HISTORY_RUNS)) -> dict[str, Any]:
     """Per cell of the board: max, p99.9 and exceedance rate per run over time, kernel
-    changes and thresholds (simulated / non-real-time runs only when asked)."""
+    changes and thresholds (simulated / non-real-time runs only when asked), of the
+    board's newest `runs` runs (default 365; all: every run)."""
     board = clean_query(name, "board") or ""
+    newest = labviews.history_runs(runs)
     found = labviews.board_histories(_store(request), board, suite=clean_query(suite, "suite"),
                                      simulated=bool(simulated),
-                                     all_policies=bool(all_policies))
+                                     all_policies=bool(all_policies), newest_runs=newest)
     if not found and not labviews.board_known(_store(request), board):
         raise HTTPException(404, f"no run of board {board[:64]!r} is stored; see "
                                  "/api/v1/boards")
-    data = labviews.history_json(board, found)
+    data = labviews.history_json(board, found, newest)
     data["open_regressions"] = labviews.open_regressions_json(
         labviews.board_regressions(_store(request), board, clean_query(suite, "suite")))
     return data

@@ -18,8 +18,11 @@ from rtbench.store.queries import RunFilter, list_runs_page
 from rtbench.store.regressions import list_checks, open_checks
 from rtbench.store.runmarks import group_markers
 
-# how many runs of a board's history are drawn at most (the newest)
+# how many cell rows of a board's history are drawn at most (the newest)
 HISTORY_LIMIT = 5000
+# how many of a board's newest runs (a year of nightly runs) its history page and API
+# draw unless asked for all
+HISTORY_RUNS = 365
 
 
 # boards per page of the matrix
@@ -107,11 +110,13 @@ def boards_json(store: Store, simulated: bool) -> list[dict[str, Any]]:
 
 
 def board_histories(store: Store, board: str, *, suite: str | None, simulated: bool,
-                    all_policies: bool) -> list[CellHistory]:
-    """A board's cells over time (simulated and non-real-time runs only when asked)."""
+                    all_policies: bool, newest_runs: int | None = HISTORY_RUNS
+                    ) -> list[CellHistory]:
+    """A board's cells over time (simulated and non-real-time runs only when asked), of
+    its newest_runs newest runs (None: every run, at most HISTORY_LIMIT cell rows)."""
     rows = store.cell_rows(board=board, suite=suite,
                            simulated=None if simulated else False,
-                           rt_only=not all_policies)
+                           rt_only=not all_policies, newest_runs=newest_runs)
     if len(rows) > HISTORY_LIMIT:
         rows = rows[-HISTORY_LIMIT:]
     return histories(rows)
@@ -149,9 +154,17 @@ def board_known(store: Store, board: str) -> bool:
     return list_runs_page(store, RunFilter(board=board), 1, 1).total > 0
 
 
-def history_json(board: str, found: list[CellHistory]) -> dict[str, Any]:
-    """A board's history as JSON."""
-    return {"board": board, "rt_policies": list(RT_POLICIES), "cells": [{
+def history_runs(text: str) -> int | None:
+    """The runs= of a history request: a count of newest runs, or None for 'all'."""
+    return None if text == "all" else int(text)
+
+
+def history_json(board: str, found: list[CellHistory], newest_runs: int | None = None
+                 ) -> dict[str, Any]:
+    """A board's history as JSON (newest_runs: how many newest runs were asked for,
+    None: all)."""
+    return {"board": board, "rt_policies": list(RT_POLICIES), "newest_runs": newest_runs,
+            "cells": [{
         "suite": h.suite, "cell": h.cell, "thresholds_ns": h.thresholds_ns,
         "kernel_changes": [{"at": at.isoformat(), "kernel": k}
                            for at, k in h.kernel_changes],

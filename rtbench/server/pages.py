@@ -36,6 +36,7 @@ from rtbench.server.api import (
     Baseline,
     Filter,
     Flag,
+    HistoryRuns,
     Outcome,
     Text,
     analysed,
@@ -246,13 +247,16 @@ def boards_page(request: Request, simulated: Flag = 0) -> str:
             dependencies=[Depends(require_read)])
 def board_page(request: Request, name: Annotated[str, PathParam(max_length=255)],
                suite: Text = None, simulated: Flag = 0, all_policies: Flag = 0,
-               last: Annotated[int, Query(ge=1, le=1000)] = 10) -> str:
-    """One board's history per cell, and the combined histogram of its last runs."""
+               last: Annotated[int, Query(ge=1, le=1000)] = 10,
+               runs: HistoryRuns = str(labviews.HISTORY_RUNS)) -> str:
+    """One board's history per cell (its newest `runs` runs, or all), and the combined
+    histogram of its last runs."""
     store = _store(request)
     board = clean_query(name, "board") or ""
+    newest = labviews.history_runs(runs)
     found = labviews.board_histories(store, board, suite=clean_query(suite, "suite"),
                                      simulated=bool(simulated),
-                                     all_policies=bool(all_policies))
+                                     all_policies=bool(all_policies), newest_runs=newest)
     if not found and not labviews.board_known(store, board):
         raise HTTPException(404, f"no run of board {board[:64]!r} is stored; see /boards")
     run_ids, pairs = board_histogram(store, board, suite=clean_query(suite, "suite"), last=last,
@@ -269,6 +273,7 @@ def board_page(request: Request, name: Annotated[str, PathParam(max_length=255)]
                        histories=[(h, Markup(history_svg(h, labviews.marks_for(h, marks))))
                                   for h in found],
                        combined=Markup(histogram_svg(pairs, title)), last=last,
+                       runs=runs, newest_runs=newest,
                        combined_runs=run_ids)
 
 

@@ -55,6 +55,7 @@ from rtbench.bundle import (
     sysinfo_emulated,
 )
 from rtbench.store import schema as t
+from rtbench.store.cellgroups import keys_of_runs, refresh_groups
 from rtbench.store.cells import CellFilter, CellRow, RunFacts, insert_cells, read_cells
 from rtbench.store.utc import as_utc
 
@@ -508,8 +509,10 @@ class Store:
             except BundleRejected as exc:
                 raise BundleInvalid(str(exc)) from None
         with self._tx(f"store {len(runs)} runs") as conn:
-            return [self._insert_bundle(conn, run, run.uid or uuid.uuid4().hex)
-                    for run in runs]
+            ids = [self._insert_bundle(conn, run, run.uid or uuid.uuid4().hex)
+                   for run in runs]
+            refresh_groups(conn, keys_of_runs(conn, ids))
+            return ids
 
     def _add_bundle(self, run: RunDetail, uid: str) -> tuple[int, bool]:
         """add_bundle() with the uid chosen, in one transaction."""
@@ -520,7 +523,9 @@ class Store:
                 t.runs.c.uid == uid)).scalar()
             if found is not None:
                 return int(found), False
-            return self._insert_bundle(conn, run, uid), True
+            run_id = self._insert_bundle(conn, run, uid)
+            refresh_groups(conn, keys_of_runs(conn, [run_id]))
+            return run_id, True
 
     def _insert_bundle(self, conn: Connection, run: RunDetail, uid: str) -> int:
         """Insert one whole run (its hosts row found or made) in conn's transaction."""
@@ -652,6 +657,8 @@ class Store:
                                  started_at=as_utc(run.started_at) or _now(),
                                  simulated=bool(run.simulated))
                 insert_cells(conn, facts, run.scenario, mid, detail)
+                refresh_groups(conn, [(facts.board, facts.kernel, facts.suite,
+                                       facts.simulated)])
             return mid
 
     def finish_run(self, run_id: int, status: str) -> None:
@@ -861,14 +868,17 @@ class Store:
     def cell_rows(self, *, board: str | None = None, suite: str | None = None,
                   kernel: str | None = None, since: datetime | None = None,
                   until: datetime | None = None, simulated: bool | None = False,
-                  rt_only: bool = False, limit: int | None = None) -> list[CellRow]:
+                  rt_only: bool = False, limit: int | None = None,
+                  newest_runs: int | None = None) -> list[CellRow]:
         """The per-run cell summaries (run_cells) matching, oldest run first.
 
         simulated: False (default) real runs only, True simulated only, None both;
-        rt_only: leave out runs known to have measured under a non-real-time policy.
+        rt_only: leave out runs known to have measured under a non-real-time policy;
+        newest_runs: only the cells of the newest this many matching runs.
         """
         flt = CellFilter(board=board, suite=suite, kernel=kernel, since=since,
-                         until=until, simulated=simulated, rt_only=rt_only)
+                         until=until, simulated=simulated, rt_only=rt_only,
+                         newest_runs=newest_runs)
         with self._tx("read the run summaries") as conn:
             return read_cells(conn, flt, limit)
 

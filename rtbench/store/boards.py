@@ -62,13 +62,29 @@ def _where(board: str | None, suite: str | None, simulated: bool | None,
     return and_(true(), *cond)
 
 
+def _group_where(board: str | None, suite: str | None, simulated: bool | None,
+                 emulated: bool) -> ColumnElement[bool]:
+    """_where() over the cell_groups summary (rtbench/store/cellgroups.py)."""
+    g = t.cell_groups.c
+    cond: list[ColumnElement[bool]] = []
+    if simulated is not None:
+        cond.append(g.simulated == simulated)
+    if not emulated:
+        cond.append(g.emulated.is_(False))
+    if board is not None:
+        cond.append(g.board == board)
+    if suite is not None:
+        cond.append(g.suite == suite)
+    return and_(true(), *cond)
+
+
 def board_names(store: Store, *, suite: str | None = None, simulated: bool | None = False,
                 page: int = 1, per_page: int = 100, emulated: bool = True
                 ) -> tuple[list[str], int]:
     """One page of the boards with matching run cells (sorted), and how many there are
-    (emulated: False leaves out emulated runs)."""
-    c = t.run_cells.c
-    where = _where(None, suite, simulated, emulated)
+    (emulated: False leaves out emulated runs); read from the cell_groups summary."""
+    c = t.cell_groups.c
+    where = _group_where(None, suite, simulated, emulated)
     with store.transaction("list boards") as conn:
         total = int(conn.execute(select(func.count(func.distinct(c.board))).where(where))
                     .scalar_one())
@@ -85,7 +101,11 @@ def matrix_groups(store: Store, *, suite: str | None = None, board: str | None =
     """One group per (board, kernel, suite) of the matching run cells (boards: only
     these; emulated: False leaves out emulated runs); last_runs: only each group's newest
     last_runs runs; last_nights: only the runs started within last_nights days of the
-    newest matching run."""
+    newest matching run.  Without last_runs and last_nights the groups are read from the
+    cell_groups summary (the same figures, kept at insert), else from run_cells."""
+    if last_runs is None and last_nights is None:
+        return _summary_groups(store, suite=suite, board=board, simulated=simulated,
+                               boards=boards, emulated=emulated)
     c = t.run_cells.c
     source: Any = t.run_cells
     if last_runs is not None:
@@ -120,6 +140,33 @@ def matrix_groups(store: Store, *, suite: str | None = None, board: str | None =
                 _where(board, suite, simulated, emulated))).scalar()
             if newest is not None:
                 query = query.where(c.started_at >= newest - timedelta(days=last_nights))
+        return [MatrixGroup(board=r.board, kernel=r.kernel, suite=r.suite, runs=int(r.runs),
+                            newest_run_id=int(r.newest), worst_max_ns=_int(r.worst),
+                            worst_p999_ns=_int(r.p999), over=int(r.over or 0),
+                            under=int(r.under or 0), unknown=int(r.unknown or 0),
+                            threshold_ns=_int(r.threshold))
+                for r in conn.execute(query)]
+
+
+def _summary_groups(store: Store, *, suite: str | None, board: str | None,
+                    simulated: bool | None, boards: list[str] | None,
+                    emulated: bool) -> list[MatrixGroup]:
+    """matrix_groups() over every run, from the cell_groups summary: its rows of one
+    board, kernel and suite (one per simulated x emulated) combined."""
+    g = t.cell_groups.c
+    query = (select(g.board, g.kernel, g.suite, func.sum(g.runs).label("runs"),
+                    func.max(g.newest_run_id).label("newest"),
+                    func.max(g.worst_max_ns).label("worst"),
+                    func.max(g.worst_p999_ns).label("p999"),
+                    func.sum(g.over_cells).label("over"),
+                    func.sum(g.under_cells).label("under"),
+                    func.sum(g.unknown_cells).label("unknown"),
+                    func.min(g.threshold_ns).label("threshold"))
+             .where(_group_where(board, suite, simulated, emulated))
+             .group_by(g.board, g.kernel, g.suite))
+    if boards is not None:
+        query = query.where(g.board.in_(boards))
+    with store.transaction("build the matrix") as conn:
         return [MatrixGroup(board=r.board, kernel=r.kernel, suite=r.suite, runs=int(r.runs),
                             newest_run_id=int(r.newest), worst_max_ns=_int(r.worst),
                             worst_p999_ns=_int(r.p999), over=int(r.over or 0),

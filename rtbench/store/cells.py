@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, and_, insert, select, true
+from sqlalchemy import ColumnElement, Connection, and_, func, insert, select, true
 
 from rtbench.bundle import MeasurementDetail
 from rtbench.store import schema as t
@@ -163,11 +163,24 @@ class CellFilter:
     until: datetime | None = None  # started before
     simulated: bool | None = False  # False: real runs only; None: both
     rt_only: bool = False  # leave out runs known to have used a non-real-time policy
+    newest_runs: int | None = None  # only the newest this many of the matching runs
 
 
 def cell_conditions(flt: CellFilter) -> list[ColumnElement[bool]]:
     """The WHERE terms of a cell filter."""
-    c = t.run_cells.c
+    cond = _conditions(t.run_cells.c, flt)
+    if flt.newest_runs is not None:
+        inner = t.run_cells.alias("newest")
+        n = inner.c
+        cond.append(t.run_cells.c.run_id.in_(
+            select(n.run_id).where(and_(true(), *_conditions(n, flt))).group_by(n.run_id)
+            .order_by(func.max(n.started_at).desc(), n.run_id.desc())
+            .limit(flt.newest_runs)))
+    return cond
+
+
+def _conditions(c: Any, flt: CellFilter) -> list[ColumnElement[bool]]:
+    """The WHERE terms of flt but newest_runs, over the run_cells columns c."""
     cond: list[ColumnElement[bool]] = []
     for column, value in ((c.board, flt.board), (c.suite, flt.suite),
                           (c.kernel, flt.kernel)):

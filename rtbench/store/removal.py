@@ -15,6 +15,7 @@ from sqlalchemy import ColumnElement, Connection, and_, delete, not_, select, tr
 from rtbench.bundle import RunSummary
 from rtbench.store import RunNotFound, Store
 from rtbench.store import schema as t
+from rtbench.store.cellgroups import keys_of_runs, refresh_groups
 from rtbench.store.queries import RunFilter
 from rtbench.store.queries import _conditions as run_conditions
 from rtbench.store.queries import _tag_condition as tag_condition
@@ -45,9 +46,11 @@ def _delete_ids(conn: Connection, run_ids: list[int]) -> None:
                 for fk in table.foreign_keys if fk.column is t.runs.c.id]
     for start in range(0, len(run_ids), _CHUNK):
         chunk = run_ids[start:start + _CHUNK]
+        groups = keys_of_runs(conn, chunk)
         for table, column in children:
             conn.execute(delete(table).where(column.in_(chunk)))
         conn.execute(delete(t.runs).where(t.runs.c.id.in_(chunk)))
+        refresh_groups(conn, groups)
 
 
 def delete_runs(store: Store, run_ids: list[int]) -> list[int]:

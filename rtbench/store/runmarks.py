@@ -20,6 +20,7 @@ from sqlalchemy import (
     false,
     func,
     literal,
+    literal_column,
     or_,
     select,
 )
@@ -66,9 +67,10 @@ def group_markers(store: Store, *, suite: str | None, boards: list[str] | None,
     """Per (suite, board, kernel) of the matrix: what any of its runs carries, as a
     run-like dict for run_markers (scale: the smallest; traced, emulated, simulated: any
     run).  Small queries, each reading only the runs that carry a marker: the short
-    ones, the emulated ones (the `emulated` column where the schema has it and it is set,
-    else a LIKE over sysinfo), the traced ones (driven from trace_info) and, when asked
-    for, the simulated ones."""
+    ones (through the partial index ix_runs_short: its condition is written as a literal
+    so that the planner can use it), the emulated ones (the `emulated` column where the
+    schema has it and it is set, else a LIKE over sysinfo), the traced ones (driven from
+    trace_info) and, when asked for, the simulated ones."""
     r = t.runs.c
     keep: list[ColumnElement[bool]] = []
     if suite is not None:
@@ -95,7 +97,7 @@ def group_markers(store: Store, *, suite: str | None, boards: list[str] | None,
     with store.transaction("read the run markers of the matrix") as conn:
         for short in conn.execute(select(r.suite, r.board, r.kernel,
                                          func.min(r.scale).label("scale"))
-                                  .where(r.scale < 1, *keep)
+                                  .where(r.scale < literal_column("1"), *keep)
                                   .group_by(r.suite, r.board, r.kernel)):
             entry(short)["scale"] = float(short.scale)
         flagged: list[tuple[str, ColumnElement[bool]]] = [("traced", r.id.in_(traced_runs))]

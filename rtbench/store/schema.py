@@ -79,6 +79,9 @@ Index("ix_runs_board_suite_kernel", runs.c.board, runs.c.suite, runs.c.simulated
       runs.c.kernel, runs.c.started_at, runs.c.status, runs.c.id)
 Index("ix_runs_tagged", runs.c.board, runs.c.suite, runs.c.simulated, runs.c.status,
       sqlite_where=text("tags != '{}'"), postgresql_where=text("tags != '{}'"))
+# the matrix's marker of short runs reads only those (0007_cell_groups)
+Index("ix_runs_short", runs.c.board, runs.c.suite, runs.c.kernel, runs.c.scale,
+      sqlite_where=text("scale < 1"), postgresql_where=text("scale < 1"))
 
 scenarios = Table(
     "scenarios", metadata,
@@ -316,3 +319,23 @@ Index("ix_run_cells_matrix", run_cells.c.simulated, run_cells.c.board, run_cells
 # GET /metrics: the newest run per board x suite, read from the index alone (0004_ops)
 Index("ix_run_cells_latest", run_cells.c.simulated, run_cells.c.board, run_cells.c.suite,
       run_cells.c.started_at)
+
+# the matrix's aggregate of run_cells per board x kernel x suite x simulated x emulated,
+# kept in the transaction that writes or deletes the cells (rtbench/store/cellgroups.py)
+# so that the matrix and the boards list read tens of rows, not every run's cells
+cell_groups = Table(
+    "cell_groups", metadata,
+    Column("board", String(255), primary_key=True),
+    Column("kernel", String(255), primary_key=True),
+    Column("suite", String(255), primary_key=True),
+    Column("simulated", Boolean, primary_key=True),
+    Column("emulated", Boolean, primary_key=True),
+    Column("runs", Integer, nullable=False),  # runs with a cell in the group
+    Column("newest_run_id", Integer, nullable=False),
+    Column("worst_max_ns", BigInteger),
+    Column("worst_p999_ns", BigInteger),
+    Column("over_cells", Integer, nullable=False),  # cells whose max is above their threshold
+    Column("under_cells", Integer, nullable=False),  # cells with a threshold and max at or below
+    Column("unknown_cells", Integer, nullable=False),  # cells with a threshold but no max
+    Column("threshold_ns", BigInteger),  # the smallest threshold
+)

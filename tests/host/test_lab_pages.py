@@ -108,6 +108,26 @@ def test_boards_and_history(lab_client) -> None:
     assert "&lt;script&gt;" in client.get("/boards?simulated=1").text
 
 
+def test_history_draws_the_newest_runs_unless_all(lab_client) -> None:
+    client, _ = lab_client
+    url = f"/api/v1/boards/{LAB.planted_board}/history"
+    every = client.get(url).json()
+    assert every["newest_runs"] == 365 and len(every["cells"][0]["runs"]) == 6
+    assert client.get(url + "?runs=all").json()["cells"] == every["cells"]
+    newest = client.get(url + "?runs=2").json()
+    assert newest["newest_runs"] == 2
+    for cell, whole in zip(newest["cells"], every["cells"], strict=True):
+        assert cell["runs"] == whole["runs"][-2:]
+        assert [k["kernel"] for k in cell["kernel_changes"]] == [LAB.kernel_names[-1]]
+    assert client.get(url + "?runs=0").status_code == 422
+    assert client.get(url + "?runs=some").status_code == 422
+    page = client.get(f"/boards/{LAB.planted_board}?runs=2").text
+    assert page.count("<summary>2 runs</summary>") == 2
+    assert 'id="all-runs" href="?runs=all' in page
+    assert "<summary>6 runs</summary>" in client.get(
+        f"/boards/{LAB.planted_board}?runs=all").text
+
+
 def test_non_rt_policy_runs_only_when_asked(tmp_path: Path) -> None:
     with Store.open(f"sqlite:///{tmp_path / 'p.db'}") as store:
         lab = make_lab(1, 2, 1)

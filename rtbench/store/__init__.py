@@ -43,7 +43,7 @@ from sqlalchemy.exc import (
     SQLAlchemyError,
 )
 
-from rtbench import EXIT_USAGE, __version__, data_dir, histpairs
+from rtbench import EXIT_USAGE, __version__, data_dir
 from rtbench.bundle import (
     MeasurementDetail,
     RunDetail,
@@ -155,6 +155,9 @@ def db_url_of(text: str) -> str:
 
 def _dumps(value: Any) -> str:
     """Compact, deterministic JSON text for a JSON column."""
+    # imported here: histpairs brings numpy, which `ls` and `show` never need
+    from rtbench import histpairs
+
     return histpairs.dumps(value, separators=(",", ":"), sort_keys=True,
                            allow_nan=False)
 

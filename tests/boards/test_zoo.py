@@ -240,6 +240,7 @@ def test_nothing_left_and_tracefs_as_it_was(guest: Guest) -> None:
 
 
 @pytest.mark.xdist_group("zoo-labgrid")
+# not a part: a board the run did not pick (RTBENCH_ZOO_BOARDS), not a missing part
 @pytest.mark.skipif("arm64" not in UNDER_TEST, reason=f"arm64 is not in {BOARDS_VARIABLE}")
 def test_labgrid_environment_boots_and_measures_the_board(tmp_path: Path) -> None:
     """The zoo's labgrid.yaml for arm64 (the quickest board to boot): rtbench's

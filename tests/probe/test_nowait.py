@@ -58,7 +58,10 @@ def check_no_self_latency(run: ProbeRun, stall_ns: int, noisy_cpu: bool = False)
         warm = series["warmup"]
         # a measuring thread that had waited would show the stall as one sample
         assert series["max_ns"] < stall_ns // 4, series["max_ns"]
-        assert warm["max_ns"] < stall_ns // 4, warm["max_ns"]
+        # a warm-up with no sample (its periods were overruns or thread set-up, as on an
+        # emulated board whose vCPU the host did not run) has no max
+        assert warm["count"] > 0 or warm["max_ns"] is None, warm
+        assert warm["count"] == 0 or warm["max_ns"] < stall_ns // 4, warm["max_ns"]
         mine = [w for w in run.windows if w["series"] == series["index"]]
         assert sum(w["count"] for w in mine if not w["warmup"]) == series["count"]
         assert sum(w["count"] for w in mine if w["warmup"]) == warm["count"]

@@ -140,12 +140,7 @@ def matrix_groups(store: Store, *, suite: str | None = None, board: str | None =
                 _where(board, suite, simulated, emulated))).scalar()
             if newest is not None:
                 query = query.where(c.started_at >= newest - timedelta(days=last_nights))
-        return [MatrixGroup(board=r.board, kernel=r.kernel, suite=r.suite, runs=int(r.runs),
-                            newest_run_id=int(r.newest), worst_max_ns=_int(r.worst),
-                            worst_p999_ns=_int(r.p999), over=int(r.over or 0),
-                            under=int(r.under or 0), unknown=int(r.unknown or 0),
-                            threshold_ns=_int(r.threshold))
-                for r in conn.execute(query)]
+        return [_matrix_group(r) for r in conn.execute(query)]
 
 
 def _summary_groups(store: Store, *, suite: str | None, board: str | None,
@@ -167,12 +162,16 @@ def _summary_groups(store: Store, *, suite: str | None, board: str | None,
     if boards is not None:
         query = query.where(g.board.in_(boards))
     with store.transaction("build the matrix") as conn:
-        return [MatrixGroup(board=r.board, kernel=r.kernel, suite=r.suite, runs=int(r.runs),
-                            newest_run_id=int(r.newest), worst_max_ns=_int(r.worst),
-                            worst_p999_ns=_int(r.p999), over=int(r.over or 0),
-                            under=int(r.under or 0), unknown=int(r.unknown or 0),
-                            threshold_ns=_int(r.threshold))
-                for r in conn.execute(query)]
+        return [_matrix_group(r) for r in conn.execute(query)]
+
+
+def _matrix_group(r: Any) -> MatrixGroup:
+    """A MatrixGroup from a row of the matrix's aggregate query (columns as labelled there)."""
+    return MatrixGroup(board=r.board, kernel=r.kernel, suite=r.suite, runs=int(r.runs),
+                       newest_run_id=int(r.newest), worst_max_ns=_int(r.worst),
+                       worst_p999_ns=_int(r.p999), over=int(r.over or 0),
+                       under=int(r.under or 0), unknown=int(r.unknown or 0),
+                       threshold_ns=_int(r.threshold))
 
 
 def _int(value: object) -> int | None:

@@ -33,9 +33,14 @@ def test_build_reaches_its_rate_and_cleans_up(run_probe: RunProbe, validator: Va
     assert result["unit"] == "compiles/s"
     achieved = result["achieved"]
     assert isinstance(achieved, float)
-    assert 1.6 <= achieved <= 2.4, achieved
     data = result["data"]
     assert isinstance(data, dict)
+    assert achieved <= 2.4, achieved  # the pacing never runs ahead
+    if achieved < 1.6:
+        # short only where the machine could not compile that fast (make test's workers
+        # and a qemu guest on 2 vCPUs): each of the 2 workers was busy compiling for at
+        # least 80 % of the 1 s a compile may take at 2/s, so the pacing did not hold back
+        assert data["mean_compile_ms"] >= 800, (achieved, data)
     assert data["counters"]["failed_compiles"] == 0
     assert list(tmp_path.iterdir()) == []  # the work directory is gone
 

@@ -23,7 +23,6 @@ from rtbench import (
     EXIT_INTERRUPTED,
     EXIT_NOT_AS_DEFINED,
     EXIT_OK,
-    EXIT_USAGE,
 )
 from rtbench.analysis.scenario_check import deciding_flags, scenario_flags
 from rtbench.bundle import NOT_STARTED, MeasurementDetail, RunDetail
@@ -107,21 +106,23 @@ def emulated_note(run: RunDetail) -> str:
 
 
 def run_verdict(statuses: Sequence[str], *, interrupted: bool = False, lost: bool = False,
-                usage_error: bool = False, not_as_defined: bool = False,
+                not_as_defined: bool = False,
                 accept_undefined: bool = False) -> tuple[str, int]:
     """(status, exit code) of a run whose measurements ended with statuses.
 
-    Interrupted wins (4), then a lost target (3), then any error (2 when rtprobe called
-    it bad usage, else 3), then a failed threshold or criterion (1), then a scenario not
-    as defined (6, unless accept_undefined: the user accepted it), else ok (0).  A run
-    not as defined keeps the status `ok`: what it measured is stored as measured.
+    Interrupted wins (4), then a lost target (3), then any error (3: the run is stored,
+    so it is never a usage error, even where rtprobe refused a test on the target with
+    its exit 2 — the suite's values were checked before anything ran), then a failed
+    threshold or criterion (1), then a scenario not as defined (6, unless
+    accept_undefined: the user accepted it), else ok (0).  A run not as defined keeps the
+    status `ok`: what it measured is stored as measured.
     """
     if interrupted:
         return "interrupted", EXIT_INTERRUPTED
     if lost:
         return "lost", EXIT_ENV
     if "error" in statuses:
-        return "error", EXIT_USAGE if usage_error else EXIT_ENV
+        return "error", EXIT_ENV
     if "fail" in statuses or "break" in statuses:
         return "fail", EXIT_FAIL
     if not_as_defined and not accept_undefined:

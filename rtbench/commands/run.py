@@ -165,8 +165,10 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
             write_report(detail, path)
         except CliError as exc:
             console.print(f"run {outcome.run_id}: {outcome.status}", highlight=False)
+            # the run is stored: exit 2 would say nothing ran (an explicit --report
+            # path was checked before the run), so the report's failure is the machine's
             fail(f"{exc}; run {outcome.run_id} is stored (`rtbench report "
-                 f"{outcome.run_id} -o FILE` writes its report elsewhere)", exc.code)
+                 f"{outcome.run_id} -o FILE` writes its report elsewhere)", EXIT_ENV)
         console.print(f"report: {for_rich(path)}", highlight=False)
     console.print(f"run {outcome.run_id}: {outcome_text(outcome, runner.not_as_defined)}",
                   highlight=False)

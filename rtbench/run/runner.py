@@ -60,9 +60,16 @@ from rtbench.run.save import MeasurementNotStored, recovery_bundle, with_retries
 from rtbench.store import Store, StoreError
 from rtbench.store.ingest import measurement_detail
 from rtbench.suites.compat import check_param_values, validate_for_probe
-from rtbench.suites.model import LoadSpec, Scenario, Suite, TestSpec
+from rtbench.suites.model import LoadSpec, Scenario, Suite, SuiteError, TestSpec
 from rtbench.suites.placement import Placement, check_placement, plan_placement
-from rtbench.targets.base import ProbeProcess, Target, TargetError, TargetLost, open_target
+from rtbench.targets.base import (
+    ProbeProcess,
+    Target,
+    TargetError,
+    TargetLost,
+    TargetUsageError,
+    open_target,
+)
 from rtbench.targets.procstat import (
     IntensitySampler,
     parse_net_dev,
@@ -86,6 +93,21 @@ DEFAULT_PRIORITY = 80
 # Time rtprobe gets to write its result after SIGINT before it is killed.
 INTERRUPT_GRACE_S = 5.0
 TICK_S = 0.25
+
+
+def stored_run_error(exc: BaseException, run_id: int) -> RunError | None:
+    """An error that stopped a run after it was stored, as a RunError of exit 3 where it
+    would otherwise exit 2 (a suite, target-name or path error): exit 2 means nothing ran
+    and nothing was stored (docs/commands.md), and this run is stored with status error.
+    None for every other exception (raised as it is)."""
+    usage = isinstance(exc, (SuiteError, TargetUsageError, OSError)) or (
+        isinstance(exc, RunError) and exc.code == EXIT_USAGE)
+    if not usage:
+        return None
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, SuiteError):
+        text = f"suite {text}"
+    return RunError(f"{text}; run {run_id} is stored with status error", EXIT_ENV)
 
 
 @dataclass
@@ -565,7 +587,6 @@ class Runner:
         self.statuses: list[str] = []
         self.started: set[tuple[str, str]] = set()  # (scenario, test) that began
         self.scenario_ids: dict[str, int] = {}  # stored scenario rows, by name
-        self.usage_error = False
         self.lost = False
         self.messages: list[str] = []
         self._sysinfo: dict[str, Any] | None = None
@@ -700,9 +721,12 @@ class Runner:
                         break
                     placement = plan_placement(scenario, allowed, has_loads)
                     self._run_scenario(run_id, suite, scenario, placement)
-            except BaseException:
+            except BaseException as exc:
                 with suppress(StoreError):
                     self.store.finish_run(run_id, "interrupted" if self.stop else "error")
+                stored = stored_run_error(exc, run_id)
+                if stored is not None:
+                    raise stored from exc
                 raise
             finally:
                 self.registry.close()
@@ -713,7 +737,7 @@ class Runner:
                     self.messages.append("never started (the connection to the target "
                                          "was lost first): " + ", ".join(never))
             status, code = run_verdict(self.statuses, interrupted=bool(self.stop),
-                                       lost=self.lost, usage_error=self.usage_error,
+                                       lost=self.lost,
                                        not_as_defined=bool(self.not_as_defined),
                                        accept_undefined=self.accept_undefined)
             with_retries(lambda: self.store.finish_run(run_id, status))
@@ -896,6 +920,11 @@ class Runner:
         if grace is None:
             grace = HANG_GRACE_S if test.traits().timed else HANG_GRACE_UNTIMED_S
         measured = self._run_probe(args, expected, sampler, test.affinity(scenario), grace)
+        if measured.returncode == EXIT_USAGE and measured.status == "error":
+            # the suite's values passed this rtprobe before the run: a refusal now is
+            # the target's (its CPUs, its kernel), not the user's arguments (exit 3)
+            measured.reason = (f"rtprobe refused it on target {self.target.name}: "
+                               f"{(measured.reason or 'exit 2').removeprefix('rtprobe: ')}")
         load_failures = loads.failures() if loads is not None else []
         if load_failures and measured.status not in ("interrupted", "lost"):
             measured.status = "error"
@@ -907,8 +936,6 @@ class Runner:
                                 test=test.test, params=params, command=command,
                                 thresholds_ns=list(test.thresholds_ns))
         self.statuses.append(measured.status)
-        if measured.returncode == EXIT_USAGE:
-            self.usage_error = True
         self.messages += [f"{scenario.name} / {test.name}: {m}" for m in measured.messages]
         self.on_event(MeasurementDone(scenario.name, test.name, test.test, measured.status,
                                       measured.output, list(measured.messages)))

@@ -95,7 +95,8 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
       rtbench run smoke --accept-undefined # a busy CI host: gate on thresholds only
 
     Exit codes: 0 ok, 1 a threshold failed, 2 bad suite or usage, 3 the
-    environment cannot run it, 4 interrupted (the partial run is kept), 6 a
+    environment cannot run it, 4 interrupted (the partial run is kept), 5 a
+    measurement without the evidence to decide it (no samples, too few), 6 a
     scenario not as defined (a load short of its target, a busy idle; not a pass
     unless --accept-undefined). See docs/commands.md "Exit codes and errors".
     """

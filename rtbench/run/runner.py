@@ -27,8 +27,8 @@ from typing import Any
 
 from rtbench import EXIT_ENV, EXIT_USAGE, __version__, data_dir
 from rtbench.analysis.loads import achieved_rate
-from rtbench.analysis.scenario_check import deciding_flags, scenario_flags
-from rtbench.analysis.verdict import run_verdict
+from rtbench.analysis.scenario_check import deciding_flags, measuring_cpus, scenario_flags
+from rtbench.analysis.verdict import judged_status, run_verdict
 from rtbench.bundle import NOT_STARTED, board_of
 from rtbench.cpulist import parse_cpulist
 from rtbench.preflight import run_preflight
@@ -587,6 +587,8 @@ class Runner:
         self.statuses: list[str] = []
         self.started: set[tuple[str, str]] = set()  # (scenario, test) that began
         self.scenario_ids: dict[str, int] = {}  # stored scenario rows, by name
+        # each scenario's start records: the CPUs its tests measured on
+        self.starts: dict[str, list[dict[str, Any]]] = {}
         self.lost = False
         self.messages: list[str] = []
         self._sysinfo: dict[str, Any] | None = None
@@ -889,6 +891,7 @@ class Runner:
             intensity = sampler.intensity()
             intensity["placement"] = placement.describe()
             intensity["loads"] = loads.summary()
+            intensity["measuring_cpus"] = measuring_cpus(self.starts.get(scenario.name, []))
             intensity["not_as_defined"] = scenario_flags(
                 intensity["loads"], intensity, scenario.measure_cpus)
             self.not_as_defined += [
@@ -920,11 +923,6 @@ class Runner:
         if grace is None:
             grace = HANG_GRACE_S if test.traits().timed else HANG_GRACE_UNTIMED_S
         measured = self._run_probe(args, expected, sampler, test.affinity(scenario), grace)
-        if measured.returncode == EXIT_USAGE and measured.status == "error":
-            # the suite's values passed this rtprobe before the run: a refusal now is
-            # the target's (its CPUs, its kernel), not the user's arguments (exit 3)
-            measured.reason = (f"rtprobe refused it on target {self.target.name}: "
-                               f"{(measured.reason or 'exit 2').removeprefix('rtprobe: ')}")
         load_failures = loads.failures() if loads is not None else []
         if load_failures and measured.status not in ("interrupted", "lost"):
             measured.status = "error"
@@ -932,6 +930,9 @@ class Runner:
             measured.messages += load_failures
         params = dict(measured.output.start.params) if measured.output.start \
             else dict(test.params)
+        self._judge_evidence(measured, test)
+        if measured.output.start is not None:
+            self.starts.setdefault(scenario.name, []).append(measured.output.start.raw)
         self._store_measurement(scenario_id, scenario.name, measured, name=test.name,
                                 test=test.test, params=params, command=command,
                                 thresholds_ns=list(test.thresholds_ns))
@@ -939,6 +940,24 @@ class Runner:
         self.messages += [f"{scenario.name} / {test.name}: {m}" for m in measured.messages]
         self.on_event(MeasurementDone(scenario.name, test.name, test.test, measured.status,
                                       measured.output, list(measured.messages)))
+
+    def _judge_evidence(self, measured: _Measured, test: TestSpec) -> None:
+        """What a finished test's output can claim: one that ended ok without the
+        evidence to pass (no samples, too few for its threshold) is inconclusive with
+        why; a test rtprobe refused with exit 2 is the target's error, not the user's
+        (the suite's values passed this rtprobe before the run began)."""
+        result = measured.output.result
+        if measured.status == "ok" and result is not None:
+            samples = sum(s["count"] for s in result.series
+                          if isinstance(s.get("count"), int) and not isinstance(s["count"], bool))
+            status, why = judged_status(measured.status, samples, bool(result.series),
+                                        bool(test.thresholds_ns or result.verdicts))
+            if status != measured.status:
+                measured.status, measured.reason = status, why
+                measured.messages.append(f"{status}: {why}")
+        if measured.returncode == EXIT_USAGE and measured.status == "error":
+            said = (measured.reason or "exit 2").removeprefix("rtprobe: ")
+            measured.reason = f"rtprobe refused it on target {self.target.name}: {said}"
 
     def _store_measurement(self, scenario_id: int, scenario_name: str, measured: _Measured,
                            **fields: Any) -> None:

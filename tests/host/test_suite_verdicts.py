@@ -165,11 +165,36 @@ def test_a_stored_ok_cell_without_samples_is_read_as_inconclusive() -> None:
                                            "nothing can pass")
     verdict = verdict_of(run)
     assert verdict.status == INCONCLUSIVE and "PASS" not in verdict.headline
-    assert verdict.headline.startswith("INCONCLUSIVE: 1 of 1 measurement had no evidence")
+    assert verdict.headline.startswith("INCONCLUSIVE: 1 of 1 measurement had too few "
+                                       "samples to decide (why below); worst ")
     assert verdict.inconclusive == ["idle / cyclic-1ms: no samples: nothing was "
                                     "measured, so nothing can pass"]
+    assert "inconclusive idle / cyclic-1ms: no samples: nothing was measured, so nothing " \
+        "can pass" in verdict.notes
     run.status = m.status = "fail"
     assert "INCONCLUSIVE" not in verdict_of(run).headline  # a fail is evidence
+
+
+def test_the_others_are_said_after_the_cells_the_board_could_not_make() -> None:
+    # a cell rtprobe refused on the board (stored inconclusive, no series) beside a pass
+    done = synthetic_measurement(exp_windows(1, windows=2))
+    done.thresholds_ns = [50_000_000]
+    unmade = synthetic_measurement(exp_windows(2, windows=2), name="pi")
+    unmade.status, unmade.series, unmade.windows = INCONCLUSIVE, [], []
+    unmade.reason = "needs 2 CPUs, the board has 1"
+    run = synthetic_run([done, unmade])
+    run.status = INCONCLUSIVE
+    verdict = verdict_of(run)
+    assert verdict.status == INCONCLUSIVE
+    assert verdict.headline.startswith(
+        "INCONCLUSIVE: 1 of 2 measurements could not be made on this board (why below); "
+        "the others: PASS: 1 measurement within every threshold; worst ")
+    assert "inconclusive idle / pi: needs 2 CPUs, the board has 1" in verdict.notes
+    done.series[0].count = 3  # and one with too few samples: both said
+    run.status = "ok"
+    assert verdict_of(run).headline.startswith(
+        "INCONCLUSIVE: 2 of 2 measurements could not be made on this board or had too "
+        "few samples to decide (why below)")
 
 
 def test_a_run_without_samples_is_stored_inconclusive_and_exits_5(
@@ -182,7 +207,7 @@ def test_a_run_without_samples_is_stored_inconclusive_and_exits_5(
                    "--report", str(report), timeout=120)
     out = " ".join(done.stdout.split())
     assert done.returncode == EXIT_INCONCLUSIVE, out + done.stderr
-    assert "verdict: INCONCLUSIVE: 1 of 1 measurement had no evidence to decide" in out
+    assert "verdict: INCONCLUSIVE: 1 of 1 measurement had too few samples to decide" in out
     assert "PASS" not in out and "run 1: inconclusive" in out
     assert "idle / cyclic-1ms: no samples: nothing was measured" in out
     with Store.open(db) as store:

@@ -47,7 +47,8 @@ def test_loongson2f_at_a_hundredth_over_serial_is_within_its_range() -> None:
     small = load_suite("loongson2f", 0.01)
     estimate = estimate_run(small, "serial:///dev/ttyS0?baud=115200", baud=115200)
     assert estimate.low_s <= 598 <= estimate.high_s
-    assert small.estimated_seconds() < estimate.low_s  # the old figure left them out
+    # the old figure (the tests and 0.3 s a measurement) was a quarter of it
+    assert small.estimated_seconds() < 598 / 4 < (estimate.low_s + estimate.high_s) / 2
     assert estimate.text().endswith(" over serial")
     # 150 shell-command load instances (3 x 50 find) are most of the fixed cost
     assert round_trips(small) >= 150 * COMMAND_LOAD_ROUND_TRIPS

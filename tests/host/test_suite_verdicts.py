@@ -250,15 +250,19 @@ def test_a_one_cpu_idle_scenario_claims_no_other_cpu() -> None:
 
 
 def test_the_measuring_cpus_come_from_the_start_records() -> None:
-    cyclic = {"series": [{"cpu": 0}, {"cpu": 1}], "common": {"cpus": "0-3"}}
-    ctx = {"series": [], "common": {"cpus": "2"}}
+    cyclic = {"test": "cyclic", "series": [{"cpu": 0}, {"cpu": 1}],
+              "common": {"cpus": "0-3"}}
+    ctx = {"test": "ctx", "series": [], "common": {"cpus": "2"}}
     assert start_cpus(cyclic) == {0, 1} and start_cpus(ctx) == {2}
+    # ipc measures on CPU 0, its sender may run on any CPU it was given
+    ipc = {"test": "ipc", "series": [{"cpu": 0}], "common": {"cpus": "0-1"}}
+    assert start_cpus(ipc) == {0, 1}
     assert start_cpus({"series": [], "common": {"cpus": None}}) is None
     assert measuring_cpus([cyclic, ctx]) == [0, 1, 2]
     assert measuring_cpus([cyclic, {"series": []}]) is None and measuring_cpus([]) is None
     # a run stored before the runner kept them: read from its measurements
     m = synthetic_measurement(exp_windows(1, windows=2))
-    m.start = {"series": [{"cpu": 0}]}
+    m.start = {"test": "cyclic", "series": [{"cpu": 0}]}
     run = synthetic_run([m])
     run.scenarios[0].intensity = {"cpu_busy_pct_per_cpu": {"cpu0": 87.0}}
     verdict = verdict_of(run)

@@ -92,6 +92,24 @@ def test_a_test_rtprobe_refuses_on_the_board_is_an_environment_error(store: Stor
                              "threads but the machine has 1 CPU")
 
 
+def test_a_usage_error_raised_mid_run_ends_the_stored_run_with_exit_3(store: Store) -> None:
+    lines, _ = synth_lines(series=1, windows=2)
+    calls: list[int] = []
+
+    def probe(args: list[str]) -> Script:
+        calls.append(1)
+        if len(calls) == 2:
+            raise TargetUsageError("serial:///dev/x: the line went to another board")
+        return Script(lines)
+
+    with pytest.raises(RunError) as raised:
+        _run(FakeTarget(probe), store)
+    assert raised.value.code == EXIT_ENV
+    assert str(raised.value) == ("serial:///dev/x: the line went to another board; run 1 "
+                                 "is stored with status error")
+    assert store.get_run(1).status == "error"
+
+
 @pytest.mark.parametrize("exc", [
     SuiteError("s.toml", "tests[0].params.interval", "refused"),
     TargetUsageError("serial:///dev/x: bad baud"),

@@ -25,7 +25,7 @@ import statistics
 import sys
 import time
 from collections import defaultdict, deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -93,8 +93,12 @@ def tally(out: Outcome, lab: Lab, board: int, suite: int, kernel: int, position:
     out.false_confirmed_runs += false_c
 
 
-def simulate(lab: Lab, confirm_runs: int = CONFIRM_RUNS) -> Outcome:
-    """Run every night of lab and decide every run as at ingest."""
+def simulate(lab: Lab, confirm_runs: int = CONFIRM_RUNS, boards: Sequence[int] | None = None,
+             record: dict[tuple[int, int, int, str, str], str | None] | None = None
+             ) -> Outcome:
+    """Run every night of lab (of boards only, when given) and decide every run as at
+    ingest; record: filled with each check's state by (board, suite, night, cell,
+    metric)."""
     keep = max(MAX_BASELINE_RUNS, MAX_SERIES)
     # per board x suite x kernel: its newest runs' cells, and how many it has had
     history: dict[tuple[int, int, int], deque[dict[str, CellRun]]] = defaultdict(
@@ -103,7 +107,7 @@ def simulate(lab: Lab, confirm_runs: int = CONFIRM_RUNS) -> Outcome:
     base: dict[tuple[int, int, int], dict[str, BaselineCells]] = {}
     out = Outcome()
     for night in range(lab.nights):
-        for board in range(lab.boards):
+        for board in range(lab.boards) if boards is None else boards:
             kernel = lab.kernel_of(board, night)
             for suite in range(lab.suites):
                 cells = run_cells(make_run(lab, board, suite, night))
@@ -119,8 +123,11 @@ def simulate(lab: Lab, confirm_runs: int = CONFIRM_RUNS) -> Outcome:
                 decisions = check_series(list(series), base[key],
                                          confirm_runs=confirm_runs)
                 out.check_ms.append(1000 * (time.perf_counter() - t0))
-                tally(out, lab, board, suite, kernel, count[(board, suite, kernel)],
-                      [(cell_name(d.cell), d.metric, d.state) for d in decisions])
+                states = [(cell_name(d.cell), d.metric, d.state) for d in decisions]
+                tally(out, lab, board, suite, kernel, count[(board, suite, kernel)], states)
+                if record is not None:
+                    record.update({(board, suite, night, c, m): state
+                                   for c, m, state in states})
     return out
 
 

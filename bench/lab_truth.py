@@ -29,6 +29,7 @@ regressions per board-month, per planted size its detection and delay; the bench
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing
 import os
 import sys
@@ -98,6 +99,20 @@ def table(title: str, lab: Lab, boards: list[int], out: Outcome) -> list[str]:
     return [f"\n{title}", *report(replace(lab, boards=len(boards)), [out])]
 
 
+def save(path: Path, checks: Checks, how: str) -> None:
+    """Keep checks (and how they were made) in the JSON file path."""
+    rows = [[*key, *value] for key, value in sorted(checks.items())]
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"how": how, "checks": rows}))
+    tmp.rename(path)
+
+
+def load(path: Path) -> tuple[Checks, str]:
+    """The checks save kept in path, and how they were made."""
+    data = json.loads(path.read_text())
+    return {(b, s, n, c, m): (o, r) for b, s, n, c, m, o, r in data["checks"]}, data["how"]
+
+
 def pg_decisions(lab: Lab, boards: list[int], jobs: int) -> tuple[Checks, float, float]:
     """Write and check boards' runs on a fresh PostgreSQL database; their checks, the
     seconds writing and checking took."""
@@ -129,42 +144,67 @@ def main() -> None:
     ap.add_argument("--memory-boards", type=int, default=8,
                     help="boards decided in memory and compared (0: none)")
     ap.add_argument("--keep", type=Path,
-                    help="directory for the SQLite file (kept; reused when there)")
+                    help="directory for the SQLite file and the other backends' checks "
+                    "(kept; reused when there)")
+    ap.add_argument("--part", choices=["sqlite", "postgresql", "memory"],
+                    help="only build this part into --keep (parts run at once, each in "
+                    "its own process); then a run without --part reports")
     args = ap.parse_args()
+    if args.part and not args.keep:
+        ap.error("--part needs --keep DIR")
     lab = plan(args.boards, args.suites, args.nights, args.kernels, args.seed)
     every = list(range(lab.boards))
     loads = [os.getloadavg()[0]]
     lines: list[str] = []
     missed: list[str] = []
     t_start = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="rtbench-truth-") as tmp:
-        folder = args.keep or Path(tmp)
-        built, done = folder / "lab-truth.db", folder / "lab-truth.done"
-        if not done.exists():
-            build(built, lab, lab_order(lab), args.jobs)
-            done.touch()
-        loads.append(os.getloadavg()[0])
-        sqlite = stored_checks(f"sqlite:///{built}", lab, every)
+    tmp = tempfile.TemporaryDirectory(prefix="rtbench-truth-")
+    folder = args.keep or Path(tmp.name)
+    subsets = {what: every[::max(1, lab.boards // n)][:n] for what, n in
+               (("PostgreSQL", args.pg_boards), ("in memory", args.memory_boards)) if n}
+    if args.part == "postgresql":
+        theirs, wrote, checked = pg_decisions(lab, subsets["PostgreSQL"], args.jobs)
+        save(folder / "postgresql.json", theirs,
+             f"written in {wrote:.0f} s, checked in {checked:.0f} s by {args.jobs} "
+             f"processes, load average {os.getloadavg()[0]:.1f}")
+        return
+    if args.part == "memory":
+        t0 = time.perf_counter()
+        states: dict[tuple[int, int, int, str, str], str | None] = {}
+        simulate(lab, boards=subsets["in memory"], record=states)
+        save(folder / "memory.json", {k: (s or "", "") for k, s in states.items()},
+             f"decided in {time.perf_counter() - t0:.0f} s, load average "
+             f"{os.getloadavg()[0]:.1f}")
+        return
+    built, done = folder / "lab-truth.db", folder / "lab-truth.done"
+    if not done.exists():
+        build(built, lab, lab_order(lab), args.jobs)
+        done.touch()
+    if args.part == "sqlite":
+        return
+    loads.append(os.getloadavg()[0])
+    sqlite = stored_checks(f"sqlite:///{built}", lab, every)
+    tmp.cleanup()
     out = outcome_of(lab, sqlite)
     lines += table(f"SQLite, every board ({len(sqlite)} stored checks)", lab, every, out)
     missed += [f"SQLite: {m}" for m in goals_met([out])]
-    for flag, what in ((args.pg_boards, "PostgreSQL"), (args.memory_boards, "in memory")):
-        if not flag:
-            continue
-        boards = every[::max(1, lab.boards // flag)][:flag]
+    for what, boards in subsets.items():
         mine = {k: v for k, v in sqlite.items() if k[0] in set(boards)}
-        t0 = time.perf_counter()
-        if what == "PostgreSQL":
+        kept = folder / ("postgresql.json" if what == "PostgreSQL" else "memory.json")
+        if kept.exists():
+            theirs, how = load(kept)
+        elif what == "PostgreSQL":
             theirs, wrote, checked = pg_decisions(lab, boards, args.jobs)
             how = (f"written in {wrote:.0f} s, checked in {checked:.0f} s by {args.jobs} "
                    "processes")
         else:
-            states: dict[tuple[int, int, int, str, str], str | None] = {}
+            t0 = time.perf_counter()
+            states = {}
             simulate(lab, boards=boards, record=states)
-            theirs = {k: (s or "no suspected or confirmed", "") for k, s in states.items()}
-            mine = {k: (v[0] if v[0] in STATES else "no suspected or confirmed", "")
-                    for k, v in mine.items()}
+            theirs = {k: (s or "", "") for k, s in states.items()}
             how = f"decided in {time.perf_counter() - t0:.0f} s"
+        if what == "in memory":
+            mine = {k: (v[0] if v[0] in STATES else "", "") for k, v in mine.items()}
         loads.append(os.getloadavg()[0])
         diff = differences(mine, theirs, f"SQLite against {what}")
         same = len(mine) - len(diff)

@@ -94,11 +94,11 @@ def tally(out: Outcome, lab: Lab, board: int, suite: int, kernel: int, position:
 
 
 def simulate(lab: Lab, confirm_runs: int = CONFIRM_RUNS, boards: Sequence[int] | None = None,
-             record: dict[tuple[int, int, int, str, str], str | None] | None = None
-             ) -> Outcome:
-    """Run every night of lab (of boards only, when given) and decide every run as at
-    ingest; record: filled with each check's state by (board, suite, night, cell,
-    metric)."""
+             record: dict[tuple[int, int, int, str, str], str | None] | None = None,
+             nights: int | None = None) -> Outcome:
+    """Run every night of lab (of boards only, when given; the first nights only, when
+    given) and decide every run as at ingest; record: filled with each check's state by
+    (board, suite, night, cell, metric)."""
     keep = max(MAX_BASELINE_RUNS, MAX_SERIES)
     # per board x suite x kernel: its newest runs' cells, and how many it has had
     history: dict[tuple[int, int, int], deque[dict[str, CellRun]]] = defaultdict(
@@ -106,7 +106,7 @@ def simulate(lab: Lab, confirm_runs: int = CONFIRM_RUNS, boards: Sequence[int] |
     count: dict[tuple[int, int, int], int] = defaultdict(int)
     base: dict[tuple[int, int, int], dict[str, BaselineCells]] = {}
     out = Outcome()
-    for night in range(lab.nights):
+    for night in range(lab.nights if nights is None else min(nights, lab.nights)):
         for board in range(lab.boards) if boards is None else boards:
             kernel = lab.kernel_of(board, night)
             for suite in range(lab.suites):

@@ -32,6 +32,7 @@ import argparse
 import json
 import multiprocessing
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -84,6 +85,10 @@ def ingest(url: str, lab: Lab, jobs: int, boards: list[int], stop_at: float) -> 
                 for i in range(jobs)]
     for proc in checkers:
         proc.start()
+    # a TERM (as an INT: a background job ignores INT) stops the writing; the runs
+    # written so far are still checked
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     t0 = time.perf_counter()
     try:
         with Store.open(url) as store, ctx.Pool(1) as pool:
@@ -100,6 +105,8 @@ def ingest(url: str, lab: Lab, jobs: int, boards: list[int], stop_at: float) -> 
                 if n % 10 == 0:
                     print(f"{url}: {held} runs written ({time.perf_counter() - t0:.0f} s, "
                           f"load average {os.getloadavg()[0]:.1f})", flush=True)
+    except KeyboardInterrupt:
+        print(f"{url}: stopped; the runs written are checked", flush=True)
     finally:
         writing.clear()
         for proc in checkers:
@@ -237,6 +244,8 @@ def main() -> None:
     ap.add_argument("--minutes", type=float, default=1e6,
                     help="stop writing runs after this long (the runs written are "
                     "checked; the tables are of them)")
+    ap.add_argument("--pg-url", help="read the PostgreSQL checks from this database "
+                    "(one a --part postgresql is filling) instead of its saved file")
     ap.add_argument("--memory-nights", type=int,
                     help="decide in memory only the first N nights")
     ap.add_argument("--part", choices=["sqlite", "postgresql", "memory"],
@@ -290,7 +299,10 @@ def main() -> None:
     for what, boards in subsets.items():
         mine = {k: v for k, v in sqlite.items() if k[0] in set(boards)}
         kept = folder / ("postgresql.json" if what == "PostgreSQL" else "memory.json")
-        if kept.exists():
+        if what == "PostgreSQL" and args.pg_url:
+            theirs = stored_checks(args.pg_url, lab, boards)
+            how = f"read from {args.pg_url} while its ingest ran"
+        elif kept.exists():
             theirs, how = load(kept)
         elif what == "PostgreSQL":
             theirs, how = pg_decisions(lab, boards, args.jobs, stop_at)

@@ -32,7 +32,6 @@ import argparse
 import json
 import multiprocessing
 import os
-import signal
 import sys
 import tempfile
 import time
@@ -83,14 +82,10 @@ def ingest(url: str, lab: Lab, jobs: int, boards: list[int], stop_at: float) -> 
     names = [lab.board_name(b) for b in boards]
     checkers = [ctx.Process(target=follow, args=(url, names[i::jobs], writing))
                 for i in range(jobs)]
-    for proc in checkers:
-        proc.start()
-    # a TERM (as an INT: a background job ignores INT) stops the writing; the runs
-    # written so far are still checked
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
     t0 = time.perf_counter()
     try:
+        for proc in checkers:
+            proc.start()
         with Store.open(url) as store, ctx.Pool(1) as pool:
             for n, runs in enumerate(pool.imap(partial(make_runs, lab), chunks)):
                 if time.time() > stop_at:
@@ -105,12 +100,11 @@ def ingest(url: str, lab: Lab, jobs: int, boards: list[int], stop_at: float) -> 
                 if n % 10 == 0:
                     print(f"{url}: {held} runs written ({time.perf_counter() - t0:.0f} s, "
                           f"load average {os.getloadavg()[0]:.1f})", flush=True)
-    except KeyboardInterrupt:
-        print(f"{url}: stopped; the runs written are checked", flush=True)
     finally:
         writing.clear()
         for proc in checkers:
-            proc.join()
+            if proc.pid is not None:
+                proc.join()
     print(f"{url}: {held} of {len(order)} runs written and checked in "
           f"{time.perf_counter() - t0:.0f} s", flush=True)
     return held == len(order)
@@ -119,11 +113,12 @@ def ingest(url: str, lab: Lab, jobs: int, boards: list[int], stop_at: float) -> 
 def follow(url: str, boards: list[str], writing: Any) -> None:
     """Check every stored run of boards once stored, oldest first, until the writer
     is done and every run is checked (a run already checked is not checked again)."""
+    parent = os.getppid()
     with Store.open(url) as store:
         cache = RunCache(store)
         done = {b: _checked_up_to(store, b) for b in boards}
         while True:
-            last = not writing.is_set()
+            last = not writing.is_set() or os.getppid() != parent
             for board in boards:
                 for run_id in [i for i in run_ids(store, board=board) if i > done[board]]:
                     while True:

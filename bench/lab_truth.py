@@ -296,7 +296,8 @@ def main() -> None:
         kept = folder / ("postgresql.json" if what == "PostgreSQL" else "memory.json")
         if what == "PostgreSQL" and args.pg_url:
             theirs = stored_checks(args.pg_url, lab, boards)
-            how = f"read from {args.pg_url} while its ingest ran"
+            how = "read from the PostgreSQL store its ingest filled"
+            save(kept, theirs, how)
         elif kept.exists():
             theirs, how = load(kept)
         elif what == "PostgreSQL":

@@ -90,7 +90,8 @@ def ingest(url: str, lab: Lab, jobs: int, boards: list[int], stop_at: float) -> 
     writing = ctx.Event()
     writing.set()
     names = [lab.board_name(b) for b in boards]
-    checkers = [ctx.Process(target=follow, args=(url, names[i::jobs], writing))
+    suites = [lab.suite_name(s) for s in range(lab.suites)]
+    checkers = [ctx.Process(target=follow, args=(url, names[i::jobs], suites, writing))
                 for i in range(jobs)]
     t0 = time.perf_counter()
     try:
@@ -120,34 +121,38 @@ def ingest(url: str, lab: Lab, jobs: int, boards: list[int], stop_at: float) -> 
     return held == len(order)
 
 
-def follow(url: str, boards: list[str], writing: Any) -> None:
-    """Check every stored run of boards once stored, oldest first, until the writer
-    is done and every run is checked (a run already checked is not checked again)."""
+def follow(url: str, boards: list[str], suites: list[str], writing: Any) -> None:
+    """Check every stored run of boards and suites once stored, oldest first, until
+    the writer is done and every run is checked (a run already checked is not checked
+    again)."""
     parent = os.getppid()
     with Store.open(url) as store:
         cache = RunCache(store)
-        done = {b: _checked_up_to(store, b) for b in boards}
+        done = {(b, s): _checked_up_to(store, b, s) for b in boards for s in suites}
         while True:
             last = not writing.is_set() or os.getppid() != parent
-            for board in boards:
-                for run_id in [i for i in run_ids(store, board=board) if i > done[board]]:
+            for (board, suite), newest in done.items():
+                for run_id in [i for i in run_ids(store, board=board, suite=suite)
+                               if i > newest]:
                     while True:
                         try:
                             check_stored_run(store, run_id, cache)
                             break
                         except StoreUnavailable:
                             time.sleep(0.5)
-                    done[board] = run_id
+                    done[(board, suite)] = run_id
             if last:
                 return
             time.sleep(2)
 
 
-def _checked_up_to(store: Store, board: str) -> int:
-    """The newest run of board with stored checks (0: none)."""
+def _checked_up_to(store: Store, board: str, suite: str) -> int:
+    """The newest run of board and suite with stored checks (0: none; a board's runs
+    of one suite are checked in order, those of its suites apart)."""
     g = t.regressions
     with store.transaction("find the checked runs") as conn:
-        return int(conn.execute(select(func.max(g.c.run_id)).where(g.c.board == board))
+        return int(conn.execute(select(func.max(g.c.run_id))
+                                .where(g.c.board == board, g.c.suite == suite))
                    .scalar() or 0)
 
 

@@ -294,10 +294,10 @@ def main() -> None:
         done.touch()
     if args.part == "sqlite":
         return
+    with Store.open(f"sqlite:///{built}") as store:
+        held_runs = len(run_ids(store))
     if not done.exists():
-        with Store.open(f"sqlite:///{built}") as store:
-            held = len(run_ids(store))
-        missed.append(f"the SQLite store holds {held} of the lab's {len(lab_order(lab))} "
+        missed.append(f"the SQLite store holds {held_runs} of the lab's {len(lab_order(lab))} "
                       "runs (its ingest did not finish): the tables are of those")
     loads.append(os.getloadavg()[0])
     sqlite = stored_checks(f"sqlite:///{built}", lab, every)
@@ -347,8 +347,9 @@ def main() -> None:
                            {k: v for k, v in mine.items()
                             if k[2] <= max((x[2] for x in theirs), default=-1)})[0]
             missed += [f"PostgreSQL: {m}" for m in goals_met([pg_out])]
-    print(f"\n{len(lab_order(lab))} runs ({lab.boards} boards x {lab.suites} suites x "
-          f"{lab.nights} nights, {lab.kernels} kernels staggered, seed {lab.seed}); "
+    print(f"\nthe lab: {len(lab_order(lab))} runs ({lab.boards} boards x {lab.suites} "
+          f"suites x {lab.nights} nights, {lab.kernels} kernels staggered, seed "
+          f"{lab.seed}); the SQLite store holds {held_runs}; "
           f"{os.cpu_count()} CPUs, 1-minute load average {min(loads):.1f}-{max(loads):.1f}"
           f"; {time.perf_counter() - t_start:.0f} s")
     print("\n".join(lines))

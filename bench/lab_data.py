@@ -7,7 +7,9 @@ Each run: suite "nightly", one scenario "idle", one cyclic measurement "cyclic" 
 two series (cpu0, cpu1) of 100 000 samples in 20 windows each and a 100 us threshold,
 SCHED_FIFO, not simulated.  Runs start one hour apart per board, kernel after kernel, so
 each board's history shows every kernel change.  Importable by tests (small sizes) and used by
-bench/lab_scale.py (1,000 x 5 x 10).
+bench/lab_scale.py (1,000 x 5 x 10).  A fixture with exact figures, not a lab's noise: the
+correctness of the regression board is measured on bench/lab_noisy.py's lab
+(bench/lab_decisions.py, bench/lab_truth.py).
 
     python3 bench/lab_data.py --db sqlite:////tmp/lab.db [--boards 20 --kernels 4 --runs 3]
 """

@@ -23,6 +23,9 @@ HISTORY_LIMIT = 5000
 # how many of a board's newest runs (a year of nightly runs) its history page and API
 # draw unless asked for all
 HISTORY_RUNS = 365
+# how many of the drawn runs each cell's table on the board page lists (the newest)
+# unless asked for all: the plot above it holds every drawn run, each with its tooltip
+TABLE_ROWS = 30
 
 
 # boards per page of the matrix

@@ -248,9 +248,11 @@ def boards_page(request: Request, simulated: Flag = 0) -> str:
 def board_page(request: Request, name: Annotated[str, PathParam(max_length=255)],
                suite: Text = None, simulated: Flag = 0, all_policies: Flag = 0,
                last: Annotated[int, Query(ge=1, le=1000)] = 10,
-               runs: HistoryRuns = str(labviews.HISTORY_RUNS)) -> str:
-    """One board's history per cell (its newest `runs` runs, or all), and the combined
-    histogram of its last runs."""
+               runs: HistoryRuns = str(labviews.HISTORY_RUNS),
+               table: HistoryRuns = str(labviews.TABLE_ROWS)) -> str:
+    """One board's history per cell (its newest `runs` runs, or all; each cell's table
+    lists the newest `table` of them, or all), and the combined histogram of its last
+    runs."""
     store = _store(request)
     board = clean_query(name, "board") or ""
     newest = labviews.history_runs(runs)
@@ -273,7 +275,8 @@ def board_page(request: Request, name: Annotated[str, PathParam(max_length=255)]
                        histories=[(h, Markup(history_svg(h, labviews.marks_for(h, marks))))
                                   for h in found],
                        combined=Markup(histogram_svg(pairs, title)), last=last,
-                       runs=runs, newest_runs=newest,
+                       runs=runs, newest_runs=newest, table=table,
+                       table_rows=labviews.history_runs(table),
                        combined_runs=run_ids)
 
 

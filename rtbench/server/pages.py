@@ -265,9 +265,14 @@ def board_page(request: Request, name: Annotated[str, PathParam(max_length=255)]
                                      simulated=None if simulated else False)
     title = (f"combined histogram of the last {len(run_ids)} run(s) of {board}"
              + (f", suite {suite}" if suite else ""))
-    marks = labviews.regression_marks(store, board, clean_query(suite, "suite"))
-    run_marks = {run_id: run_markers(fields)
-                 for run_id, fields in board_run_marks(store, board).items()}
+    marks = (labviews.regression_marks(store, board, clean_query(suite, "suite"),
+                                       since=labviews.oldest_drawn(found))
+             if found else {})
+    table_rows = labviews.history_runs(table)
+    # the markers are shown in the tables only: read for the runs they list
+    run_marks = {run_id: run_markers(fields) for run_id, fields in board_run_marks(
+        store, board, since=labviews.oldest_drawn(found, table_rows)).items()} \
+        if found else {}
     regressions = labviews.board_regressions(store, board, clean_query(suite, "suite"))
     return render_page("board.html.j2", board=board, suite=suite or "", run_marks=run_marks,
                        regressions=regressions,
@@ -276,7 +281,7 @@ def board_page(request: Request, name: Annotated[str, PathParam(max_length=255)]
                                   for h in found],
                        combined=Markup(histogram_svg(pairs, title)), last=last,
                        runs=runs, newest_runs=newest, table=table,
-                       table_rows=labviews.history_runs(table),
+                       table_rows=table_rows,
                        combined_runs=run_ids)
 
 

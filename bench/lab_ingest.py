@@ -26,7 +26,10 @@ warmed first by checking the night before the sample (a server that has been run
 Also timed, for the first night of the sample: the same check with nothing in memory
 (the first upload of a board after the server started, or `rtbench import` of one
 run), which reads and summarises the baseline's ten runs and the kernel's newest runs.
-Then `rtbench serve` on the store and the pages, warm (median and max of --repeat).
+Then `rtbench serve` on the store and the pages, warm (median and max of --repeat; the
+server's CPU time per request beside them; with --before CHECKOUT the same pages served
+by that checkout's rtbench too, request by request in turn: before and after on one
+store under one load).
 
 The bench exits 1 when a goal is missed (check p95 <= 50 ms with the server's memory;
 each page's median <= its target), 0 otherwise, and always prints the tables.
@@ -34,7 +37,7 @@ each page's median <= its target), 0 otherwise, and always prints the tables.
     python3 bench/lab_ingest.py [--boards 40 --suites 2 --nights 625 --kernels 10]
                                 [--seed 0] [--sample 200]
                                 [--jobs 2] [--repeat 7] [--only sqlite|postgresql]
-                                [--keep DIR]
+                                [--keep DIR] [--before CHECKOUT]
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ import argparse
 import multiprocessing
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -60,6 +64,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "host"))
 
 from pg_cluster import cluster  # noqa: E402
+from server_helpers import free_port  # noqa: E402
 
 from bench.lab_noisy import Lab, lab_order, make_run, plan  # noqa: E402
 from bench.server_bench import serve  # noqa: E402
@@ -202,30 +207,69 @@ def time_checks(label: str, url: str, lab: Lab, sample: list[tuple[int, int, int
     return rows, met
 
 
-def time_pages(label: str, url: str, lab: Lab, repeat: int) -> tuple[list[str], bool]:
-    """Serve url and time each page warm; Markdown rows, every goal met."""
-    proc, base = serve(url)
+def serve_checkout(url: str, root: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """Start `rtbench serve` on url with the rtbench of the checkout root (python -m
+    imports the package of its working directory first); (process, base URL)."""
+    if root.resolve() == ROOT:
+        return serve(url)
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "rtbench", "serve", "--db", url,
+                             "--bind", f"127.0.0.1:{port}"], cwd=root)
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(600):
+        try:
+            if httpx.get(f"{base}/api/v1/health", timeout=2).status_code == 200:
+                return proc, base
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    proc.kill()
+    raise SystemExit(f"rtbench serve of {root} did not start")
+
+
+def cpu_ms(pid: int) -> float:
+    """CPU time (user + system) process pid has used so far, ms (Linux; clock ticks)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def time_pages(label: str, url: str, lab: Lab, repeat: int, before: Path | None = None
+               ) -> tuple[list[str], bool]:
+    """Serve url and time each page warm; Markdown rows, every goal met.  With before (a
+    checkout, e.g. a worktree of main), the same pages served by its rtbench are timed
+    too, each request of one server followed by the same request of the other, so
+    that both see the same store and the same load.  Beside the wall times: the
+    server's CPU time per request (its mean over the timed requests), which a loaded
+    machine does not inflate as it does the wall time."""
+    roots = [ROOT] if before is None else [before, ROOT]
+    servers = [serve_checkout(url, root) for root in roots]
     rows, met = [], True
     try:
         client = httpx.Client(timeout=300)
         for what, template, target in PAGES:
             path = template.format(board=lab.planted_board)
-            times = []
+            times: list[list[float]] = [[] for _ in servers]
+            cpus = [0.0 for _ in servers]
             for n in range(repeat + 1):
-                t0 = time.perf_counter()
-                answer = client.get(base + path)
-                if answer.status_code != 200:
-                    raise SystemExit(f"{label}: {path} answered {answer.status_code}")
-                if n:  # the first is the warm-up
-                    times.append(1000 * (time.perf_counter() - t0))
-            median = statistics.median(times)
+                for i, (proc, base) in enumerate(servers):
+                    t0, c0 = time.perf_counter(), cpu_ms(proc.pid)
+                    answer = client.get(base + path)
+                    if answer.status_code != 200:
+                        raise SystemExit(f"{label}: {path} answered {answer.status_code}")
+                    if n:  # the first is the warm-up
+                        times[i].append(1000 * (time.perf_counter() - t0))
+                        cpus[i] += (cpu_ms(proc.pid) - c0) / repeat
+            median = statistics.median(times[-1])
             ok = target is None or median <= target
             met = met and ok
-            rows.append(f"| {label} | {what} | {median:.1f} | {max(times):.1f} | "
+            was = (f"{statistics.median(times[0]):.1f} ({cpus[0]:.0f}) | "
+                   if before is not None else "")
+            rows.append(f"| {label} | {what} | {was}{median:.1f} ({cpus[-1]:.0f}) | "
+                        f"{max(times[-1]):.1f} | "
                         f"{target or ''} | {'' if target is None else 'met' if ok else 'MISSED'} |")
     finally:
-        proc.terminate()
-        proc.wait(30)
+        for proc, _ in servers:
+            proc.terminate()
+            proc.wait(30)
     return rows, met
 
 
@@ -268,6 +312,8 @@ def main() -> None:
     parser.add_argument("--only", choices=["sqlite", "postgresql"])
     parser.add_argument("--keep", type=Path,
                         help="directory for the SQLite file (kept; reused when there)")
+    parser.add_argument("--before", type=Path,
+                        help="a checkout whose rtbench serves the same pages too (before)")
     args = parser.parse_args()
     lab = plan(args.boards, args.suites, args.nights, args.kernels, args.seed)
     order = lab_order(lab)
@@ -301,7 +347,7 @@ def main() -> None:
             check_rows += rows
             met = met and ok
             loads.append(os.getloadavg()[0])
-            rows, ok = time_pages(label, url, lab, args.repeat)
+            rows, ok = time_pages(label, url, lab, args.repeat, args.before)
             page_rows += rows
             met = met and ok
             loads.append(os.getloadavg()[0])
@@ -312,8 +358,9 @@ def main() -> None:
     print("\n| database | check at ingest | runs | wall ms median / p95 (goal p95 <= 50) "
           "| CPU ms median / p95 |\n|---|---|---:|---:|---:|")
     print("\n".join(check_rows))
-    print("\n| database | request | median ms | max ms | goal ms | |\n"
-          "|---|---|---:|---:|---:|---|")
+    was = "before: median ms (server CPU ms) | " if args.before else ""
+    print(f"\n| database | request | {was}median ms (server CPU ms) | max ms | goal ms | |\n"
+          f"|---|---|{'---:|' if args.before else ''}---:|---:|---:|---|")
     print("\n".join(page_rows))
     if not met:
         print("a goal was missed (see the tables)")

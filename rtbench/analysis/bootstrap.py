@@ -53,19 +53,21 @@ def window_matrix(windows: Iterable[tuple[int, hist.I64, hist.I64]], *,
     rows: dict[int, list[tuple[hist.I64, hist.I64]]] = {}
     for index, idx, cnt in windows:
         rows.setdefault(int(index), []).append((idx, cnt))
-    all_idx = [idx for parts in rows.values() for idx, _ in parts]
-    buckets = np.unique(np.concatenate(all_idx)) if all_idx else np.zeros(0, np.int64)
-    # every (row, bucket) pair's counts added at once (exact: integers in float64)
     parts = [(r, idx, cnt) for r, key in enumerate(sorted(rows)) for idx, cnt in rows[key]]
-    if parts:
-        cells = np.concatenate([r * buckets.size + np.searchsorted(buckets, idx)
-                                for r, idx, _ in parts])
-        weights = np.concatenate([np.asarray(cnt, dtype=np.float64) for _, _, cnt in parts])
-        counts: F64 = np.asarray(np.bincount(
-            cells, weights=weights, minlength=len(rows) * buckets.size),
-            dtype=np.float64).reshape(len(rows), buckets.size)
-    else:
-        counts = np.zeros((len(rows), buckets.size), dtype=np.float64)
+    if not parts:
+        return WindowMatrix(np.zeros(0, np.int64), np.zeros((len(rows), 0), np.float64),
+                            min_ns, max_ns)
+    # every window's pairs laid end to end: one unique (its inverse is each pair's
+    # column) and one bincount add them all (exact: integers in float64)
+    all_idx = np.concatenate([idx for _, idx, _ in parts])
+    row_of = np.repeat(np.arange(len(parts), dtype=np.int64),
+                       [idx.size for _, idx, _ in parts])
+    row_of = np.asarray([r for r, _, _ in parts], dtype=np.int64)[row_of]
+    buckets, column = np.unique(all_idx, return_inverse=True)
+    weights = np.concatenate([np.asarray(cnt, dtype=np.float64) for _, _, cnt in parts])
+    counts: F64 = np.asarray(np.bincount(
+        row_of * buckets.size + column.reshape(-1), weights=weights,
+        minlength=len(rows) * buckets.size), dtype=np.float64).reshape(len(rows), buckets.size)
     return WindowMatrix(buckets.astype(np.int64), counts, min_ns, max_ns)
 
 

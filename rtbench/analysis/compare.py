@@ -12,6 +12,7 @@ from rtbench.analysis.reference import ReferenceCell, ReferenceRun, hist_quantil
 from rtbench.analysis.select import CellKey, CellMatch, cell_key, match_cells
 from rtbench.analysis.stats import merged_stats
 from rtbench.bundle import MeasurementDetail, RunDetail
+from rtbench.rtprobe.records import windows_hist_arrays
 
 METRICS = (("p50", 0.50), ("p99", 0.99), ("p99.9", 0.999))
 QUANTILE = dict(METRICS)
@@ -75,8 +76,10 @@ def _windows(m: MeasurementDetail) -> bootstrap.WindowMatrix:
     """The measured windows of a measurement as a bootstrap matrix."""
     mins = [s.min_ns for s in m.series if s.min_ns is not None and s.count]
     maxs = [s.max_ns for s in m.series if s.max_ns is not None and s.count]
+    kept = [w for w in m.windows if not w.warmup and w.count]
     return bootstrap.window_matrix(
-        ((w.index, *w.hist_arrays()) for w in m.windows if not w.warmup and w.count),
+        ((w.index, idx, cnt) for w, (idx, cnt) in zip(kept, windows_hist_arrays(kept),
+                                                       strict=True)),
         min_ns=min(mins) if mins else None, max_ns=max(maxs) if maxs else None)
 
 

@@ -7,6 +7,7 @@ of zero is written "0"; a label never carries more digits than it needs.
 
 from __future__ import annotations
 
+import functools
 import math
 from datetime import datetime, timedelta, timezone
 
@@ -28,6 +29,7 @@ def _digits(value: float, significant: int) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=4096)  # a history writes one per dot: many values repeat
 def duration_label(ns: float, significant: int = 3) -> str:
     """A latency in the unit that suits it: '0', 500 ns as '0.5 µs', '22 µs', '1.5 ms',
     '9.4 s' (significant digits at most; 999.96 µs rounds up to '1 ms')."""

@@ -104,10 +104,9 @@ class _Scale:
             (at - self.start).total_seconds() / span)
 
 
-def _tip(p: HistoryPoint, what: str, ns: int) -> str:
-    """The tooltip of a dot: run, time, kernel, figure."""
-    return (f"run {p.run_id}, {p.started_at.strftime('%Y-%m-%d %H:%M')} UTC, {p.kernel}: "
-            f"{what} {duration_label(ns)}")
+def _tip_head(p: HistoryPoint) -> str:
+    """The start of the tooltips of a run's dots: run, time, kernel (the figure follows)."""
+    return f"run {p.run_id}, {p.started_at.strftime('%Y-%m-%d %H:%M')} UTC, {p.kernel}: "
 
 
 def history_svg(h: CellHistory, marks: Sequence[tuple[int, str]] = ()) -> str:
@@ -151,10 +150,13 @@ def history_svg(h: CellHistory, marks: Sequence[tuple[int, str]] = ()) -> str:
         parts.append(_text(WIDTH - RIGHT - 2, y - 3, f"threshold {fmt_threshold(threshold)}",
                            anchor="end"))
     parts.extend(_kernel_changes(h, scale, height))
+    xs = [scale.x(p.started_at) for p in h.points]
+    heads = [_tip_head(p) for p in h.points]
     for colour, what, attr in ((MAX_COLOUR, "max", "max_ns"), (P999_COLOUR, "p99.9", "p999_ns")):
-        parts.append(_polyline([(scale.x(p.started_at), scale.y(getattr(p, attr)),
-                                 _tip(p, what, getattr(p, attr)))
-                                for p in h.points if getattr(p, attr) is not None], colour))
+        parts.append(_polyline([(x, scale.y(value), f"{head}{what} {duration_label(value)}")
+                                for x, head, value in zip(
+                                    xs, heads, (getattr(p, attr) for p in h.points),
+                                    strict=True) if value is not None], colour))
     parts.extend(_regression_marks(h, scale, marks))
     parts.append(_peak_label(h, scale))
     parts.append(_rate_panel(h, scale))

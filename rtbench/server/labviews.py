@@ -5,6 +5,7 @@ JSON API both build on these."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from rtbench.analysis.boards import CellHistory, MatrixTable, histories, matrix_tables
@@ -15,7 +16,7 @@ from rtbench.store import Store
 from rtbench.store.boards import board_list, board_names, matrix_groups
 from rtbench.store.cells import RT_POLICIES
 from rtbench.store.queries import RunFilter, list_runs_page
-from rtbench.store.regressions import list_checks, open_checks
+from rtbench.store.regressions import marked_checks, open_checks
 from rtbench.store.runmarks import group_markers
 
 # how many cell rows of a board's history are drawn at most (the newest)
@@ -23,6 +24,9 @@ HISTORY_LIMIT = 5000
 # how many of a board's newest runs (a year of nightly runs) its history page and API
 # draw unless asked for all
 HISTORY_RUNS = 365
+# how many of the drawn runs each cell's table on the board page lists (the newest)
+# unless asked for all: the plot above it holds every drawn run, each with its tooltip
+TABLE_ROWS = 30
 
 
 # boards per page of the matrix
@@ -127,20 +131,27 @@ def board_histories(store: Store, board: str, *, suite: str | None, simulated: b
 MARKED_OUTCOMES = ("regression", "confirmed", "suspected")
 
 
-def regression_marks(store: Store, board: str, suite: str | None
+def regression_marks(store: Store, board: str, suite: str | None,
+                     since: datetime | None = None
                      ) -> dict[tuple[str, str], list[tuple[int, str]]]:
-    """Per (suite, scenario): (run id, state) of each run of board that the regression
-    board flagged there (state: the check's state if it has one, else its outcome)."""
+    """Per (suite, scenario): (run id, state) of each run of board (started at since or
+    later: the oldest run a history draws) that the regression board flagged there,
+    newest run first (state: confirmed or suspected)."""
     marks: dict[tuple[str, str], list[tuple[int, str]]] = {}
-    for outcome in MARKED_OUTCOMES:
-        for row in list_checks(store, board=board, suite=suite, outcome=outcome):
-            state = str(getattr(row, "state", None) or row.outcome)
-            scenario = row.cell.split(" / ")[0]
-            pair = (row.run_id, state)
-            found = marks.setdefault((row.suite, scenario), [])
-            if pair not in found:
-                found.append(pair)
+    seen: set[tuple[str, str, int, str]] = set()
+    for run_id, row_suite, cell, state in marked_checks(store, board, suite, since):
+        scenario = cell.split(" / ")[0]
+        if (row_suite, scenario, run_id, state) not in seen:
+            seen.add((row_suite, scenario, run_id, state))
+            marks.setdefault((row_suite, scenario), []).append((run_id, state))
     return marks
+
+
+def oldest_drawn(found: list[CellHistory], newest: int | None = None) -> datetime | None:
+    """When the oldest run drawn on any of the histories found started, or the oldest
+    of the newest runs of each (None: none)."""
+    return min((h.points[-newest:][0].started_at if newest else h.points[0].started_at
+                for h in found if h.points), default=None)
 
 
 def marks_for(h: CellHistory, marks: dict[tuple[str, str], list[tuple[int, str]]]

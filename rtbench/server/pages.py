@@ -248,9 +248,11 @@ def boards_page(request: Request, simulated: Flag = 0) -> str:
 def board_page(request: Request, name: Annotated[str, PathParam(max_length=255)],
                suite: Text = None, simulated: Flag = 0, all_policies: Flag = 0,
                last: Annotated[int, Query(ge=1, le=1000)] = 10,
-               runs: HistoryRuns = str(labviews.HISTORY_RUNS)) -> str:
-    """One board's history per cell (its newest `runs` runs, or all), and the combined
-    histogram of its last runs."""
+               runs: HistoryRuns = str(labviews.HISTORY_RUNS),
+               table: HistoryRuns = str(labviews.TABLE_ROWS)) -> str:
+    """One board's history per cell (its newest `runs` runs, or all; each cell's table
+    lists the newest `table` of them, or all), and the combined histogram of its last
+    runs."""
     store = _store(request)
     board = clean_query(name, "board") or ""
     newest = labviews.history_runs(runs)
@@ -263,9 +265,14 @@ def board_page(request: Request, name: Annotated[str, PathParam(max_length=255)]
                                      simulated=None if simulated else False)
     title = (f"combined histogram of the last {len(run_ids)} run(s) of {board}"
              + (f", suite {suite}" if suite else ""))
-    marks = labviews.regression_marks(store, board, clean_query(suite, "suite"))
-    run_marks = {run_id: run_markers(fields)
-                 for run_id, fields in board_run_marks(store, board).items()}
+    marks = (labviews.regression_marks(store, board, clean_query(suite, "suite"),
+                                       since=labviews.oldest_drawn(found))
+             if found else {})
+    table_rows = labviews.history_runs(table)
+    # the markers are shown in the tables only: read for the runs they list
+    run_marks = {run_id: run_markers(fields) for run_id, fields in board_run_marks(
+        store, board, since=labviews.oldest_drawn(found, table_rows)).items()} \
+        if found else {}
     regressions = labviews.board_regressions(store, board, clean_query(suite, "suite"))
     return render_page("board.html.j2", board=board, suite=suite or "", run_marks=run_marks,
                        regressions=regressions,
@@ -273,7 +280,8 @@ def board_page(request: Request, name: Annotated[str, PathParam(max_length=255)]
                        histories=[(h, Markup(history_svg(h, labviews.marks_for(h, marks))))
                                   for h in found],
                        combined=Markup(histogram_svg(pairs, title)), last=last,
-                       runs=runs, newest_runs=newest,
+                       runs=runs, newest_runs=newest, table=table,
+                       table_rows=table_rows,
                        combined_runs=run_ids)
 
 

@@ -197,15 +197,37 @@ def _conditions(c: Any, flt: CellFilter) -> list[ColumnElement[bool]]:
     return cond
 
 
+# the run_cells columns in the order of CellRow's fields (read_cells takes rows as tuples:
+# a board's history reads thousands, and a named column of a row costs more than a place)
+_C = t.run_cells.c
+_CELL_ROW = (_C.run_id, _C.board, _C.suite, _C.kernel, _C.started_at, _C.simulated,
+             _C.policy, _C.scenario, _C.measurement, _C.test, _C.series_label,
+             _C["count"], _C.max_ns, _C.p99_ns, _C.p999_ns, _C.measured_ns, _C.exceed,
+             _C.overruns, _C.threshold_ns, _C.above_threshold)
+
+
 def read_cells(conn: Connection, flt: CellFilter, limit: int | None = None
                ) -> list[CellRow]:
     """The cell rows matching flt, oldest run first."""
     c = t.run_cells.c
-    query = (select(t.run_cells).where(and_(true(), *cell_conditions(flt)))
+    query = (select(*_CELL_ROW).where(and_(true(), *cell_conditions(flt)))
              .order_by(c.started_at, c.run_id, c.id))
     if limit is not None:
         query = query.limit(limit)
-    return [row_of(r) for r in conn.execute(query)]
+    exceeds: dict[str, tuple[tuple[int, int], ...]] = {}  # a lab's rows share a few
+    out = []
+    for (run_id, board, suite, kernel, started_at, simulated, policy, scenario,
+         measurement, test, series_label, count, max_ns, p99_ns, p999_ns, measured_ns,
+         exceed, overruns, threshold_ns, above_threshold) in conn.execute(query):
+        pairs = exceeds.get(exceed)
+        if pairs is None:
+            pairs = exceeds[exceed] = tuple((int(a), int(b)) for a, b in json.loads(exceed))
+        out.append(CellRow(
+            int(run_id), board, suite, kernel, as_utc(started_at), bool(simulated), policy,
+            scenario, measurement, test, series_label, int(count), max_ns, p99_ns,
+            p999_ns, measured_ns, list(pairs), int(overruns), threshold_ns,
+            above_threshold))
+    return out
 
 
 def row_of(r: Any) -> CellRow:

@@ -9,6 +9,7 @@ compact JSON text (tcg or an emulator): no sysinfo is loaded into Python for a l
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
@@ -46,8 +47,11 @@ def marker_columns() -> list[Label[Any]]:
         .join(t.scenarios, t.scenarios.c.id == t.measurements.c.scenario_id))
         .where(t.scenarios.c.run_id == r.id))
     column: ColumnElement[Any] = r["emulated"] if "emulated" in r else literal(None)
-    by_sysinfo = case((or_(*(r.sysinfo.like(p) for p in _EMULATED_SYSINFO)), True),
-                      else_=false())
+    like = or_(*(r.sysinfo.like(p) for p in _EMULATED_SYSINFO))
+    # the sysinfo text is read only where the column does not say (marker_fields
+    # reads it only then)
+    by_sysinfo = case((and_(r["emulated"].is_(None), like) if "emulated" in r else like,
+                       True), else_=false())
     return [r.scale.label("scale"), traced.label("traced"),
             column.label("emulated_column"), by_sysinfo.label("emulated_sysinfo")]
 
@@ -113,14 +117,17 @@ def group_markers(store: Store, *, suite: str | None, boards: list[str] | None,
     return found
 
 
-def board_run_marks(store: Store, board: str | None = None, run_id: int | None = None
-                    ) -> dict[int, dict[str, Any]]:
-    """Per run of board (or the one run run_id) that carries a marker: a run-like dict
-    for run_markers (scale, traced, emulated, simulated); runs without one are left out."""
+def board_run_marks(store: Store, board: str | None = None, run_id: int | None = None,
+                    since: datetime | None = None) -> dict[int, dict[str, Any]]:
+    """Per run of board (started at since or later: the runs a page lists) or the one
+    run run_id that carries a marker: a run-like dict for run_markers (scale, traced,
+    emulated, simulated); runs without one are left out."""
     r = t.runs.c
-    where = r.board == board if run_id is None else r.id == run_id
+    where = [r.board == board] if run_id is None else [r.id == run_id]
+    if since is not None:
+        where.append(r.started_at >= since)
     with store.transaction("read the run markers") as conn:
-        rows = conn.execute(select(r.id, r.simulated, *marker_columns()).where(where)).all()
+        rows = conn.execute(select(r.id, r.simulated, *marker_columns()).where(*where)).all()
     out: dict[int, dict[str, Any]] = {}
     for row in rows:
         fields = {**marker_fields(row), "simulated": bool(row.simulated)}

@@ -128,6 +128,27 @@ def test_history_draws_the_newest_runs_unless_all(lab_client) -> None:
         f"/boards/{LAB.planted_board}?runs=all").text
 
 
+def test_board_page_lists_the_newest_runs_unless_all(lab_client) -> None:
+    client, _ = lab_client
+    url = f"/boards/{LAB.planted_board}"
+    whole = client.get(url).text  # 6 runs: under the default bound, every one listed
+    assert 'class="all-rows"' not in whole and whole.count('<td><a href="/runs/') == 12
+    page = client.get(url + "?table=2").text
+    assert page.count("<summary>6 runs</summary>") == 2  # the plot still draws all 6
+    assert page.count('<td><a href="/runs/') == 4  # 2 rows a cell, the newest
+    assert page.count("The newest 2 of these 6 runs") == 2
+    assert 'class="all-rows" href="?runs=365&amp;table=all' in page
+    history = client.get(f"/api/v1/boards/{LAB.planted_board}/history").json()
+    newest = [r["run_id"] for r in history["cells"][0]["runs"]][-2:]
+    first = page.index('<section class="history"')
+    rows = page[first:page.index("</table>", first)]
+    assert [f'<td><a href="/runs/{i}">' in rows for i in newest] == [True, True]
+    listed = client.get(url + "?table=all").text
+    assert listed == whole.replace('name="table" value="30"', 'name="table" value="all"'
+                                   ).replace("table=30", "table=all")
+    assert client.get(url + "?table=0").status_code == 422
+
+
 def test_non_rt_policy_runs_only_when_asked(tmp_path: Path) -> None:
     with Store.open(f"sqlite:///{tmp_path / 'p.db'}") as store:
         lab = make_lab(1, 2, 1)

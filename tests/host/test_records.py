@@ -225,3 +225,21 @@ def test_rtprobe_shaped_windows_skip_json_decoding_of_hist() -> None:
         assert fast is not None and fast.hist_json == "[[260,12],[261,40]]"
     assert records._parse_window_fast(
         _window_line("[[260,012],[261,40]]", 52), "") is None
+
+
+@given(st.lists(st.one_of(
+    st.lists(st.tuples(st.integers(0, 8000), st.integers(0, 2**62)), max_size=6),
+    st.sampled_from(["[]", "[[]]", "[[1, 2], [3, 4]]", " [ [5,6] ] "])), max_size=8))
+def test_windows_hist_arrays_reads_what_each_window_reads(hists: list) -> None:
+    # one numpy call for the hist texts of many windows (a check reads hundreds): each
+    # window's arrays equal its own hist_arrays(), whatever the text's spacing
+    windows = [WindowRecord(series=0, index=i, warmup=False, start_ns=0, end_ns=1,
+                            count=1, min_ns=1, max_ns=1, sum_ns=1, overruns=0, exceed=[],
+                            hist_json=h if isinstance(h, str)
+                            else json.dumps([list(p) for p in h], separators=(",", ":")))
+               for i, h in enumerate(hists)]
+    got = records.windows_hist_arrays(windows)
+    assert len(got) == len(windows)
+    for w, (idx, cnt) in zip(windows, got, strict=True):
+        own_idx, own_cnt = w.hist_arrays()
+        assert idx.tolist() == own_idx.tolist() and cnt.tolist() == own_cnt.tolist()

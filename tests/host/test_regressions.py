@@ -32,6 +32,7 @@ from rtbench.analysis.openregs import open_regressions
 from rtbench.interop.runjson import dumps
 from rtbench.regress.board import RunCache, baseline_candidates, checks_of, recheck
 from rtbench.server.app import create_app
+from rtbench.server.labviews import regression_marks
 from rtbench.server.webhooks import Dispatcher, Hook
 from rtbench.store import Store
 from rtbench.store.regressions import (
@@ -167,6 +168,29 @@ def test_open_checks_say_what_every_check_of_the_board_says(lab_db: tuple[str, L
                 held = {(r.suite, r.cell, r.metric) for r in narrow}
                 assert {(c.suite, c.cell, c.metric) for c in open_checks(store, name)} \
                     == held
+
+
+def test_regression_marks_are_read_once_and_only_for_the_drawn_runs(
+        lab_db: tuple[str, Lab]) -> None:
+    # one query for both states (three list_checks before: "regression", then each
+    # state again), the same marks; since= leaves out the runs a history does not draw
+    url, lab = lab_db
+    with Store.open(url) as store:
+        flagged = list_checks(store, board=lab.planted_board)  # newest first
+        expected: dict[tuple[str, str], list[tuple[int, str]]] = {}
+        for row in flagged:
+            expected.setdefault((row.suite, row.cell.split(" / ")[0]), []).append(
+                (row.run_id, row.outcome))
+        assert regression_marks(store, lab.planted_board, None) == expected
+        assert regression_marks(store, lab.planted_board, "weekly") == {}
+        assert regression_marks(store, lab.board_name(0), None) == {}
+        newest = flagged[0]
+        assert regression_marks(store, lab.planted_board, None,
+                                since=newest.started_at) == \
+            {(newest.suite, newest.cell.split(" / ")[0]): [(newest.run_id, newest.outcome)]}
+        page = TestClient(create_app(store=store)).get(f"/boards/{lab.planted_board}").text
+        assert page.count('class="regression confirmed"') == 2  # one per thread drawn
+        assert page.count('class="regression suspected"') == 2
 
 
 def test_api_and_page_list_it_with_filters(lab_db: tuple[str, Lab]) -> None:

@@ -6,7 +6,8 @@
 run: cyclictest -v samples and -h histogram rows, oslat and rtla histogram rows, JSON
 histogram maps, samples.raw records, rtla top screens, hackbench runs, stress-ng's
 distribution, lmbench result lines, rtla timerlat -a analyses, trace events of a timer-woken
-thread, rtbench's own JSON), timed through the importer
+thread, rtbench's own JSON of an lmbench and of a cyclictest -h import), timed
+through the importer
 alone (`Importer.read`).  Printed: seconds, seconds per MiB and the ratio of each time to
 the first size's; a linear importer gives a ratio near the size ratio (16 for 16 MiB
 against 1 MiB).  Formats whose output does not grow with a run (ltp-realtime prints one
@@ -34,6 +35,7 @@ import struct
 import sys
 import tempfile
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -226,10 +228,57 @@ def trace_cmd(size_bytes: int) -> bytes:
     return _lines_until(size_bytes, head + first, cycle, [])
 
 
+# when the exported runs started (an import refuses a start before 2000)
+EXPORTED_AT = datetime(2026, 11, 1, tzinfo=timezone.utc)
+
+
 def rtbench_json(size_bytes: int) -> bytes:
-    """rtbench's own JSON: the run an lmbench file of about the size imports as."""
-    runs = LmbenchImporter().read(lmbench_text(size_bytes // 6), "lm.txt")
-    return dumps(runs[0]).encode()
+    """rtbench's own JSON: the run an lmbench file imports as, whose three benchmarks were
+    each printed about size_bytes / 27 times (their values in tool_values_us and
+    tool_values_mb_s, 9 bytes a value)."""
+    import numpy as np
+
+    from rtbench.histpairs import Floats
+
+    rng = np.random.default_rng(7)
+    count = max(size_bytes // 27, 2)
+    run = LmbenchImporter().read(lmbench_text(200), "lm.txt")[0]
+    for m in run.scenarios[0].measurements:
+        bandwidth = "tool_values_mb_s" in m.data
+        values = np.round(rng.uniform(100, 2000, count), 2) if bandwidth \
+            else np.round(rng.uniform(1, 20, count), 4)
+        if bandwidth:
+            m.data["tool_values_mb_s"] = Floats(values)
+            m.data["bandwidth_mb_s"] = float(values.mean())
+            continue
+        m.data["tool_values_us"] = Floats(values)
+        m.data["tool_avg_ns"] = [float(values.mean()) * 1000]
+        series = m.series[0]
+        series.count, series.min_ns = count, int(round(float(values.min()) * 1000))
+        series.max_ns = int(round(float(values.max()) * 1000))
+        series.sum_ns = int(round(float(values.mean()) * 1000 * count))
+    run.started_at = EXPORTED_AT
+    return dumps(run).encode()
+
+
+def rtbench_json_hist(size_bytes: int) -> bytes:
+    """rtbench's own JSON: the run a cyclictest -h file of size_bytes / 2.2 rows imports
+    as (its histogram in tool_hist, stored compactly: 2.2 bytes a row)."""
+    import numpy as np
+
+    from rtbench.histpairs import Pairs
+    from rtbench.interop._build import ToolSeries, tool_measurement, tool_run
+
+    rows = max(size_bytes * 10 // 22, 2)
+    counts = (np.arange(rows) % 3).astype(np.uint8)
+    total = int(counts.sum(dtype=np.int64))
+    series = ToolSeries(label="T0", cpu=0, count=total, min_ns=1000, max_ns=rows * 1000,
+                        avg_ns=2000.0, hist=Pairs(np.arange(rows, dtype=np.uint32), counts))
+    run = tool_run(tool="cyclictest", tool_version="", command_line=None, fmt="cyclictest",
+                   measurements=[tool_measurement(name="cyclictest", test="cyclic",
+                                                  series=[series], where="ct.txt")])
+    run.started_at = EXPORTED_AT
+    return dumps(run).encode()
 
 
 GENERATORS: dict[str, Any] = {
@@ -247,7 +296,7 @@ GENERATORS: dict[str, Any] = {
     "lmbench": [("", lmbench_text)],
     "rtla-timerlat-auto": [("", timerlat_auto)],
     "trace-cmd": [("", trace_cmd)],
-    "json": [("", rtbench_json)],
+    "json": [("", rtbench_json), ("-hist", rtbench_json_hist)],
 }
 
 

@@ -9,6 +9,7 @@ identity), so storing the same run twice stores it once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
@@ -111,8 +112,9 @@ class MeasurementDetail:
     series: list[SeriesDetail] = field(default_factory=list)
     windows: list[WindowRecord] = field(default_factory=list)
     spikes: list[SpikeRecord] = field(default_factory=list)
-    # `trace` records of this measurement (docs/schema.md), as parsed dicts
-    traces: list[dict[str, Any]] = field(default_factory=list)
+    # `trace` records of this measurement (docs/schema.md), as parsed dicts (an import of
+    # many may give a sequence that reads each when asked: rtla-timerlat-auto)
+    traces: Sequence[dict[str, Any]] = field(default_factory=list)
     # the `trace_summary` record: events enabled/missing, spikes traced/untraced
     trace_info: dict[str, Any] | None = None
 

@@ -119,7 +119,13 @@ class Pairs(Sequence[list[int]]):
         return f"Pairs({len(self)} rows: {self[:3]}...)"
 
     def json_text(self) -> str:
-        """The rows as compact JSON text: [[v,c],[v,c],...]."""
+        """The rows as compact JSON text: {"counts":[c,...],"first":v,"step":d} when the
+        values go up by one step d from the first (a tool's histogram prints every
+        bucket: 2 bytes a row, not 8), else [[v,c],[v,c],...]; rows() reads either."""
+        step = _step(self.values)
+        if step is not None:
+            return (f'{{"counts":{_int_text(self.counts)},"first":{int(self.values[0])},'
+                    f'"step":{step}}}')
         parts = ["["]
         for start in range(0, len(self.values), _CHUNK):
             vals = self.values[start:start + _CHUNK].tolist()
@@ -131,34 +137,192 @@ class Pairs(Sequence[list[int]]):
         return "".join(parts)  # one join: no copy of the whole text beside the parts
 
 
-def _marked(value: Any, found: dict[str, Pairs], mark: str) -> Any:
-    """value with each Pairs inside it replaced by a unique marker string."""
-    if isinstance(value, Pairs):
+def _step(values: np.ndarray) -> int | None:
+    """d when values (at least two, integers) are first + i * d with d >= 1, else None."""
+    if len(values) < 2 or values.dtype.kind not in "iu":
+        return None
+    step = int(values[1]) - int(values[0])
+    if step < 1:
+        return None
+    first = int(values[0])
+    for start in range(0, len(values), _CHUNK):
+        part = values[start:start + _CHUNK].astype(np.int64)
+        want = first + step * np.arange(start, start + len(part), dtype=np.int64)
+        if not np.array_equal(part, want):
+            return None
+    return step
+
+
+def _int_text(values: np.ndarray) -> str:
+    """Integers as compact JSON text: [v,v,...]."""
+    parts = ["["]
+    for start in range(0, len(values), _CHUNK):
+        if start:
+            parts.append(",")
+        parts.append(",".join(map(str, values[start:start + _CHUNK].tolist())))
+    parts.append("]")
+    return "".join(parts)
+
+
+def rows(entry: Any) -> Pairs | list[list[int]] | None:
+    """A tool histogram's rows as stored in data["tool_hist"] (one entry per series): the
+    list of [value, count] rows, or the compact {"counts", "first", "step"} form (read as
+    Pairs), or None (no histogram, or not one of these shapes)."""
+    if isinstance(entry, Pairs):
+        return entry
+    if isinstance(entry, dict):
+        counts: Any = entry.get("counts")
+        first: Any = entry.get("first")
+        step: Any = entry.get("step")
+        if not isinstance(counts, Sequence) or not all(
+                isinstance(v, int) and not isinstance(v, bool) for v in (first, step)):
+            return None
+        column = counts.values if isinstance(counts, Ints) else np.array(list(counts))
+        if column.dtype.kind not in "iu" and len(column):
+            return None
+        values = first + step * np.arange(len(column), dtype=np.int64)
+        return Pairs(values, column)
+    if isinstance(entry, list):
+        return entry
+    return None
+
+
+class Ints(Sequence[int]):
+    """Integers read from a long JSON array (a compact histogram's counts), as one numpy
+    array: read, compared and serialised as the list of ints."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = values
+
+    def __len__(self) -> int:
+        """How many values."""
+        return len(self.values)
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[int]: ...
+
+    def __getitem__(self, index: int | slice) -> int | list[int]:
+        """One value, or a slice as a list."""
+        if isinstance(index, slice):
+            return [int(v) for v in self.values[index].tolist()]
+        return int(self.values[index])
+
+    def __iter__(self) -> Iterator[int]:
+        """The values in order, a chunk of them converted at a time."""
+        for start in range(0, len(self.values), _CHUNK):
+            yield from self[start:start + _CHUNK]
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to another Ints or a list of the same values."""
+        if isinstance(other, Ints):
+            return bool(np.array_equal(self.values, other.values))
+        if isinstance(other, (list, tuple)):
+            return len(self) == len(other) and all(
+                mine == theirs for mine, theirs in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        """Short: the size and the first values."""
+        return f"Ints({len(self)} values: {self[:3]}...)"
+
+    def json_text(self) -> str:
+        """The values as compact JSON text: [v,v,...]."""
+        return _int_text(self.values)
+
+
+class Floats(Sequence[float]):
+    """Numbers a tool printed one a line (lmbench's repeated results), as one float64
+    array: 8 bytes a value, read, compared and serialised as the list of floats."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = np.asarray(values, dtype=np.float64)
+
+    def __len__(self) -> int:
+        """How many values."""
+        return len(self.values)
+
+    @overload
+    def __getitem__(self, index: int) -> float: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[float]: ...
+
+    def __getitem__(self, index: int | slice) -> float | list[float]:
+        """One value, or a slice as a list."""
+        if isinstance(index, slice):
+            return [float(v) for v in self.values[index].tolist()]
+        return float(self.values[index])
+
+    def __iter__(self) -> Iterator[float]:
+        """The values in order, a chunk of them converted at a time."""
+        for start in range(0, len(self.values), _CHUNK):
+            yield from self[start:start + _CHUNK]
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to another Floats or a list of the same values."""
+        if isinstance(other, Floats):
+            return bool(np.array_equal(self.values, other.values))
+        if isinstance(other, (list, tuple)):
+            return len(self) == len(other) and all(
+                mine == theirs for mine, theirs in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        """Short: the size and the first values."""
+        return f"Floats({len(self)} values: {self[:3]}...)"
+
+    def json_text(self) -> str:
+        """The values as compact JSON text: [v,v,...] (each as json.dumps writes it)."""
+        parts = ["["]
+        for start in range(0, len(self.values), _CHUNK):
+            if start:
+                parts.append(",")
+            parts.append(",".join(map(float.__repr__,
+                                      self.values[start:start + _CHUNK].tolist())))
+        parts.append("]")
+        return "".join(parts)
+
+
+# the compact columns dumps() writes from their arrays
+COMPACT = (Pairs, Floats, Ints)
+
+
+def _marked(value: Any, found: dict[str, Pairs | Floats | Ints], mark: str) -> Any:
+    """value with each Pairs (or Floats) inside it replaced by a unique marker string."""
+    if isinstance(value, COMPACT):
         key = f"{mark}{len(found)}"
         found[key] = value
         return key
     if isinstance(value, dict):
-        if not any(isinstance(v, (Pairs, dict, list)) for v in value.values()):
+        if not any(isinstance(v, (*COMPACT, dict, list)) for v in value.values()):
             return value
         return {k: _marked(v, found, mark) for k, v in value.items()}
     if isinstance(value, list):
-        if not any(isinstance(v, (Pairs, dict, list)) for v in value):
+        if not any(isinstance(v, (*COMPACT, dict, list)) for v in value):
             return value
         return [_marked(v, found, mark) for v in value]
     return value
 
 
 def _holds_pairs(value: Any) -> bool:
-    """True when a Pairs is inside value (dicts and lists walked)."""
+    """True when a Pairs or Floats is inside value (dicts and lists walked)."""
     stack = [value]
+    kinds = (*COMPACT, dict, list)
     while stack:
         item = stack.pop()
-        if isinstance(item, Pairs):
+        if isinstance(item, COMPACT):
             return True
         if isinstance(item, dict):
-            stack.extend(v for v in item.values() if isinstance(v, (Pairs, dict, list)))
+            stack.extend(v for v in item.values() if isinstance(v, kinds))
         elif isinstance(item, list):
-            stack.extend(v for v in item if isinstance(v, (Pairs, dict, list)))
+            stack.extend(v for v in item if isinstance(v, kinds))
     return False
 
 
@@ -167,7 +331,7 @@ def dumps(value: Any, **options: Any) -> str:
     a Python list per row (the markers are replaced in the text)."""
     if not _holds_pairs(value):
         return json.dumps(value, **options)
-    found: dict[str, Pairs] = {}
+    found: dict[str, Pairs | Floats | Ints] = {}
     mark = "\x00rtbench-pairs-"
     marked = _marked(value, found, mark)
     text = json.dumps(marked, **options)

@@ -5,10 +5,12 @@ tool_run().  The numbers the tool printed are kept exactly: count, min and max a
 series counters; the printed average in measurement data ("tool_avg_ns", one per
 series, with sum_ns = round(avg * count) so rtbench's mean shows the same value);
 the tool's own histogram in data ("tool_hist": [[value, count], ...] in the tool's
-unit, "tool_hist_unit_ns").  Our loglin7 histogram gets every count of the tool's
-histogram, each in the loglin7 bucket of the tool bucket's lower edge; overflow
-counts (samples beyond the tool's last bucket) go to the bucket of that limit, so a
-percentile is still the lower bound of where its sample lies.  A format with no
+unit, "tool_hist_unit_ns"; a histogram of more than COMPACT_ROWS rows is held as Pairs
+and stored, when its values go up by one step, as {"counts": [...], "first": v,
+"step": d}: histpairs.rows() reads either form).  Our loglin7 histogram gets every
+count of the tool's histogram, each in the loglin7 bucket of the tool bucket's lower
+edge; overflow counts (samples beyond the tool's last bucket) go to the bucket of that
+limit, so a percentile is still the lower bound of where its sample lies.  A format with no
 distribution leaves the histogram empty: no percentile is invented.
 """
 

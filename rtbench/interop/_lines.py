@@ -44,6 +44,18 @@ def lines(data: bytes) -> Iterator[str]:
         yield from raw.decode("utf-8").splitlines()
 
 
+def located_lines(data: bytes, offset: int = 0) -> Iterator[tuple[int, int, str]]:
+    """The lines of data from byte offset on (the start of a line) as lines() gives them,
+    each with the offset of the newline-ended piece of bytes it is in and its place
+    among that piece's lines (a lone \r or another break splits one piece in several)."""
+    stream = io.BytesIO(data)
+    stream.seek(offset)
+    for raw in stream:
+        for place, line in enumerate(raw.decode("utf-8").splitlines()):
+            yield offset, place, line
+        offset += len(raw)
+
+
 def line_count(data: bytes) -> int:
     """len(data.decode().splitlines()), without holding the lines."""
     return sum(1 for _ in lines(data))

@@ -19,6 +19,7 @@ from collections import Counter
 from typing import Any
 
 from rtbench.bundle import MeasurementDetail, RunDetail, SeriesDetail
+from rtbench.histpairs import rows
 from rtbench.interop.base import Exporter
 from rtbench.rtprobe import loglin7
 
@@ -27,9 +28,9 @@ def _histogram(m: MeasurementDetail, position: int, s: SeriesDetail,
                unit_ns: int) -> dict[str, int]:
     """Bucket (in unit_ns) -> count for one series."""
     tool = m.data.get("tool_hist")
-    if isinstance(tool, list) and position < len(tool) and tool[position] is not None \
-            and m.data.get("tool_hist_unit_ns") == unit_ns:
-        return {str(int(v)): int(c) for v, c in tool[position] if c}
+    kept = rows(tool[position]) if isinstance(tool, list) and position < len(tool) else None
+    if kept is not None and m.data.get("tool_hist_unit_ns") == unit_ns:
+        return {str(int(v)): int(c) for v, c in kept if c}
     folded: Counter[int] = Counter()
     for index, count in s.hist:
         folded[int(loglin7.lower([index])[0]) // unit_ns] += count

@@ -34,6 +34,7 @@ from rtbench.bundle import (
     board_of,
     mark_beyond_hist,
 )
+from rtbench.interop._jsoncolumns import object_with_columns
 from rtbench.interop.base import Exporter, Importer, ImportFormatError
 from rtbench.rtprobe.records import SpikeRecord, WindowRecord, no_gc
 
@@ -107,7 +108,7 @@ def _measurement_to_json(m: MeasurementDetail) -> dict[str, Any]:
         } for w in m.windows],
         "spikes": [{"series": s.series, "t_ns": s.t_ns, "latency_ns": s.latency_ns,
                     "threshold_ns": s.threshold_ns} for s in m.spikes],
-        "traces": m.traces,
+        "traces": list(m.traces),
         "trace_info": m.trace_info,
     }
 
@@ -157,7 +158,8 @@ class _MeasurementDoc(msgspec.Struct, forbid_unknown_fields=True):
     measured_ns: Any = _UNSET
     elapsed_ns: Any = _UNSET
     verdicts: Any = _UNSET
-    data: Any = _UNSET
+    # kept as its text: its long arrays are read into compact columns (_data)
+    data: msgspec.Raw = msgspec.Raw()
     start: Any = _UNSET
     series: Any = _UNSET
     windows: list[_WindowDoc] | _Unset = _UNSET
@@ -442,7 +444,7 @@ def _measurement_from_json(obj: Any, where: str) -> MeasurementDetail:
         t0_unix_ns=r.get_int("t0_unix_ns", optional=True),
         measured_ns=r.get_int("measured_ns", optional=True),
         elapsed_ns=r.get_int("elapsed_ns", optional=True), verdicts=r.get_list("verdicts"),
-        data=r.get_dict("data"), start=r.get_dict("start"))
+        data=_data(r, where), start=r.get_dict("start"))
     for i, s in enumerate(r.get_list("series")):
         m.series.append(_series_from_json(s, f"{where}.series[{i}]"))
     indices = {s.index for s in m.series}
@@ -464,6 +466,21 @@ def _measurement_from_json(obj: Any, where: str) -> MeasurementDetail:
     m.trace_info = r.get_dict("trace_info", optional=True)
     r.done()
     return mark_beyond_hist(m)
+
+
+def _data(r: _Reader, where: str) -> dict[str, Any]:
+    """A measurement's data object; from its JSON text, with each long array of
+    [int,int] rows (a tool's histogram) or of floats (a tool's repeated results) read
+    as a compact column (issue 36)."""
+    raw = r._get("data", False)
+    if isinstance(raw, msgspec.Raw):
+        try:
+            raw = object_with_columns(raw, msgspec.json.decode)
+        except msgspec.DecodeError as exc:
+            raise ImportFormatError(f"{where}.data: not valid JSON ({exc})") from None
+    if not isinstance(raw, dict):
+        raise ImportFormatError(f"{where}.data: expected an object")
+    return raw
 
 
 def _trace(obj: Any, where: str) -> dict[str, Any]:

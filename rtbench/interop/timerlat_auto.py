@@ -12,6 +12,11 @@ as causes: IRQ handler delay = timer IRQ late (idle when rtla says exit from idl
 Timerlat IRQ duration = timer IRQ, blocking and interfering threads = threads, IRQs
 and softirqs by name; what the parts leave of the total is unexplained.
 
+The records are not held as dicts (several KiB each, ten times their text; issue 36):
+the file is checked whole when it is read, and the run's trace records are a sequence
+that keeps the file's bytes and where each block starts, and reads a block again when
+its record is asked for (`rtbench import` stores them a batch at a time).
+
 Completeness: a block cut before its closing `latency: ... (100%)` line is refused.  rtla
 prints no count of the CPUs it analyses; its last line, `Saving trace to FILE`, is printed
 when it saves the trace, as `-a` always does, so an output without that line after the
@@ -22,9 +27,10 @@ last block was cut (between two blocks, or before that line): refused as incompl
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from itertools import chain
-from typing import Any
+from array import array
+from collections.abc import Iterator, Sequence
+from itertools import chain, islice
+from typing import Any, overload
 
 from rtbench.bundle import MeasurementDetail, RunDetail
 from rtbench.interop._build import (
@@ -33,7 +39,7 @@ from rtbench.interop._build import (
     number,
     tool_run,
 )
-from rtbench.interop._lines import check_text, lines
+from rtbench.interop._lines import check_text, located_lines
 from rtbench.interop.base import Importer, ImportFormatError
 from rtbench.interop.rtla import RtlaTopImporter
 
@@ -61,12 +67,12 @@ class TimerlatAutoImporter(Importer):
     def read(self, data: bytes, filename: str) -> list[RunDetail]:
         """One run: the top table's measurements (if printed) and the analysed spikes."""
         check_text(data, filename)
-        numbered = enumerate(lines(data))
+        numbered = enumerate(located_lines(data))
         top_lines: list[str] = []
         first = None
-        for index, line in numbered:
+        for index, (offset, place, line) in numbered:
             if _BLOCK.match(line):
-                first = index
+                first = (index, offset, place, line)
                 break
             top_lines.append(line)
         if first is None:
@@ -78,7 +84,8 @@ class TimerlatAutoImporter(Importer):
         if b"CPU COUNT" in top:
             measurements.extend(RtlaTopImporter()._timerlat(top, filename)
                                 .scenarios[0].measurements)
-        records, missing, saved = _blocks(chain([(first, line)], numbered), filename)
+        records, missing, saved = _scan(data, chain([first], (
+            (index, *where) for index, where in numbered)), filename)
         m = MeasurementDetail(
             id=0, name="timerlat-auto-analysis", test="timerlat", params={}, command=[],
             status="ok", exit_code=0, reason=None, thresholds_ns=[], simulated=False,
@@ -105,13 +112,98 @@ class TimerlatAutoImporter(Importer):
         return runs
 
 
-def _blocks(numbered: Iterator[tuple[int, str]], filename: str
-            ) -> tuple[list[dict[str, Any]], str, bool]:
-    """The trace records of every analysis block (numbered: the lines from the first
-    block on, with their 0-based index), what a cut last block lacks, and whether a
-    `Saving trace to` line follows the last block's opening line."""
-    records: list[dict[str, Any]] = []
+class TraceRecords(Sequence[dict[str, Any]]):
+    """The trace records of a file's analysis blocks, each read again from the file's
+    bytes when it is asked for: memory for the file and 17 bytes a block, not a dict of
+    several KiB."""
+
+    def __init__(self, data: bytes, filename: str, starts: array[int], places: array[int],
+                 indices: array[int]) -> None:
+        self._data, self._filename = data, filename
+        # each block's opening line: the offset of its piece of bytes, its place there,
+        # and its 0-based line number
+        self._starts, self._places, self._indices = starts, places, indices
+
+    def __len__(self) -> int:
+        """How many analysis blocks."""
+        return len(self._starts)
+
+    def _from(self, block: int) -> Iterator[dict[str, Any]]:
+        """The records from the block-th on, read in one pass."""
+        if block >= len(self._starts):
+            return iter(())
+        lines = located_lines(self._data, self._starts[block])
+        numbered = ((self._indices[block] + n, line) for n, (_, _, line)
+                    in enumerate(islice(lines, self._places[block], None)))
+        return (record for record, _ in _blocks(numbered, self._filename))
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        """One record (read from its block), or a slice as a list."""
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("trace record index out of range")
+        return next(self._from(index))
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        """Every record in order, one pass over the blocks."""
+        return self._from(0)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to a sequence of the same records."""
+        if isinstance(other, Sequence) and not isinstance(other, (str, bytes)):
+            return len(self) == len(other) and all(
+                mine == theirs for mine, theirs in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        """Short: how many records."""
+        return f"TraceRecords({len(self)} rtla analyses of {self._filename})"
+
+
+def _scan(data: bytes, located: Iterator[tuple[int, int, int, str]], filename: str
+          ) -> tuple[TraceRecords, str, bool]:
+    """Every analysis block checked (located: the lines from the first block on, with
+    their 0-based index, byte offset and place), as TraceRecords; what a cut last block
+    lacks, and whether a `Saving trace to` line follows the last block's opening line."""
+    starts, places, indices = array("q"), array("q"), array("q")
+
+    def numbered() -> Iterator[tuple[int, str]]:
+        for index, offset, place, line in located:
+            if _BLOCK.match(line):
+                starts.append(offset)
+                places.append(place)
+                indices.append(index)
+            yield index, line
+    end: list[tuple[str, bool]] = []
+    for _ in _blocks(numbered(), filename, end):
+        pass  # each record is made (and checked) here, then dropped
+    missing, saved = end[0]
+    if missing:  # the cut block is not a record
+        for column in (starts, places, indices):
+            column.pop()
+    return TraceRecords(data, filename, starts, places, indices), missing, saved
+
+
+def _blocks(numbered: Iterator[tuple[int, str]], filename: str,
+            end: list[tuple[str, bool]] | None = None
+            ) -> Iterator[tuple[dict[str, Any], int]]:
+    """The trace record of every analysis block with its opening line's index
+    (numbered: the lines from the first block on, with their 0-based index); at the
+    end, appended to end: what a cut last block lacks, and whether a `Saving trace to`
+    line follows the last block's opening line."""
     block: dict[str, Any] | None = None
+    opened_at = 0
     section = ""
     closing = False
     saved = False
@@ -126,6 +218,7 @@ def _blocks(numbered: Iterator[tuple[int, str]], filename: str
                 raise ImportFormatError(f"{where}: a new CPU block before the "
                                         "'latency: ... (100%)' line closing the last one")
             block = _new_block(int(opened.group(1)))
+            opened_at = lineno
             section, closing = "", False
             continue
         if block is None or not line.strip():
@@ -145,7 +238,7 @@ def _blocks(numbered: Iterator[tuple[int, str]], filename: str
                 block["latency_ns"] = ns
                 block["context"] = "irq" if label.startswith("IRQ") else "thread"
                 _finish(block)
-                records.append(block)
+                yield block, opened_at
                 block = None
                 continue
             section = _figure(block, label, ns, figure.group("idle") is not None, where)
@@ -164,7 +257,8 @@ def _blocks(numbered: Iterator[tuple[int, str]], filename: str
                                 f"({stripped[:60]!r})")
     missing = "" if block is None else \
         f"no 'latency: ... (100%)' line closing the analysis of CPU {block['cpu']}"
-    return records, missing, saved
+    if end is not None:
+        end.append((missing, saved))
 
 
 def _new_block(cpu: int) -> dict[str, Any]:

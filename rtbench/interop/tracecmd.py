@@ -39,6 +39,7 @@ from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -354,15 +355,17 @@ def _run(filename: str, source: Callable[[], Iterable[Event]], scan: _Scan,
         while kept and used > left:
             used -= _event_bytes(kept.pop(0))
         left -= used
+    records: list[dict[str, Any]] = []
     for w, lat in sorted(traced, key=lambda p: p[0].expires):
         start, end = w.expires - MARGIN_NS, w.switch_ns or 0
         window = windows[id(w)]
-        m.traces.append({
+        records.append({
             "schema": "rtprobe/1", "type": "trace", "series": 0, "cpu": w.cpu,
             "t_ns": end - scan.t0, "latency_ns": lat, "expected_ns": w.expires,
             "woke_ns": end, "window_start_ns": start, "window_end_ns": end, "clock": clock,
             "events": [list(e) for e in window.kept], "events_in_window": window.count,
             "events_dropped": window.count - len(window.kept), "lost": 0})
+    m.traces = records
     m.trace_info = {
         "tracefs": None, "clock": clock, "threshold_ns": THRESHOLD_NS, "buffer_kb": None,
         "max_spikes": MAX_TRACED, "budget_bytes": BUDGET_BYTES,

@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -970,16 +971,22 @@ def _insert_measurement(conn: Connection, scenario_id: int, position: int,
              "t_ns": s.t_ns, "latency_ns": s.latency_ns,
              "threshold_ns": s.threshold_ns}
             for s in m.spikes])
-    if m.traces:
-        conn.execute(insert(t.trace_spikes), [
-            {"measurement_id": mid, "series_index": _int_or_none(r.get("series")),
-             "t_ns": _int_or_none(r.get("t_ns")),
-             "latency_ns": _int_or_none(r.get("latency_ns")), "record": _dumps(r)}
-            for r in m.traces])
+    records = iter(m.traces)
+    # a batch of records at a time: an import's thousands of trace records are not
+    # all held as JSON text at once (issue 36)
+    while batch := [{"measurement_id": mid, "series_index": _int_or_none(r.get("series")),
+                     "t_ns": _int_or_none(r.get("t_ns")),
+                     "latency_ns": _int_or_none(r.get("latency_ns")), "record": _dumps(r)}
+                    for r in islice(records, _TRACE_BATCH)]:
+        conn.execute(insert(t.trace_spikes), batch)
     if m.trace_info is not None:
         conn.execute(insert(t.trace_info), {"measurement_id": mid,
                                             "info": _dumps(m.trace_info)})
     return mid
+
+
+# trace records inserted by one statement
+_TRACE_BATCH = 512
 
 
 def _int_or_none(value: Any) -> int | None:

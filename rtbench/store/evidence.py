@@ -59,9 +59,11 @@ def _loads(text: str | None) -> Any:
 
 
 # a measurement's "tool_hist" as the store writes it (compact, keys sorted): a key (after
-# "{" or ",") whose value holds only ints, nulls and brackets
+# "{" or ",") whose value holds only ints, nulls and brackets, and the compact form of a
+# long histogram ({"counts":[...],"first":N,"step":N}, histpairs.Pairs.json_text)
 _CUT = "rtbench-cut-tool-hist"
-_TOOL_HIST = re.compile(r'(?<=[{,])"tool_hist":\[[-0-9,\[\]nul]*\]')
+_TOOL_HIST = re.compile(r'(?<=[{,])"tool_hist":\[(?:[-0-9,\[\]nul]|'
+                        r'\{"counts":\[[0-9,]*\],"first":-?[0-9]+,"step":[0-9]+\})*\]')
 
 
 def _data(text: str) -> Any:

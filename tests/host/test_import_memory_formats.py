@@ -50,12 +50,11 @@ sys.stderr.write(f"\\nADDED {(status('VmHWM:') - before) * 1024} exit {code}\\n"
 SIZE = 3 << 20
 # one file per reader: the formats read by the same code in another unit
 # (cyclictest-us/-ns, jitterdebugger-raw-ns) are measured by the bench alone, and so are
-# those that still hold more than the file again (a measurement per lmbench line, a
-# series per hackbench run, a trace record per rtla analysis, rtbench's own JSON of such
-# runs, a text trace whose spike windows overlap): BENCHMARKS.md, "Import memory"
+# those that still hold more than the file again (rtbench's own JSON whose long arrays
+# are as large as the file, a text trace whose spike windows overlap): BENCHMARKS.md,
+# "Import memory"
 SAME_READER = {"cyclictest-us", "cyclictest-ns", "jitterdebugger-raw-ns"}
-OVER = {"hackbench", "lmbench", "rtla-timerlat-auto", "json",
-        "trace-cmd-overlap"}
+OVER = {"json", "json-hist", "trace-cmd-overlap"}
 CASES = [pytest.param(name, label, make, id=name + label)
          for name, variants in FORMATS.items() for label, make in variants
          if name not in SAME_READER and name + label not in OVER]

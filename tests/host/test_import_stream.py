@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rtbench import histpairs
 from rtbench.histpairs import IntColumn, Pairs, dumps, exact_sum
 from rtbench.interop._build import loose_json, text_of
 from rtbench.interop._jsonhist import LARGE_BYTES, hist_rows, loose_json_hists
@@ -69,6 +70,7 @@ def test_int_column_keeps_every_integer(values: list[int]) -> None:
 
 
 @given(st.lists(st.tuples(st.integers(0, 1 << 40), st.integers(0, 1 << 53)), max_size=50))
+@settings(deadline=None)  # a few ms each; under a loaded machine's stalls, seconds
 def test_pairs_read_and_serialise_as_their_list(rows: list[tuple[int, int]]) -> None:
     """Pairs compares equal to its rows as lists, slices and dumps as the list does."""
     as_lists = [list(r) for r in rows]
@@ -79,8 +81,22 @@ def test_pairs_read_and_serialise_as_their_list(rows: list[tuple[int, int]]) -> 
     doc = {"b": [pairs, None], "a": 1}
     for options in ({"separators": (",", ":"), "sort_keys": True},
                     {"separators": (",", ":"), "ensure_ascii": False}):
-        assert dumps(doc, **options) == json.dumps({"b": [as_lists, None], "a": 1},
-                                                   **options)
+        text = dumps(doc, **options)
+        back = json.loads(text)
+        assert back["a"] == 1 and back["b"][1] is None
+        assert list(histpairs.rows(back["b"][0]) or []) == as_lists  # either form
+        if histpairs._step(pairs.values) is None:  # else the compact form
+            assert text == json.dumps({"b": [as_lists, None], "a": 1}, **options)
+
+
+def test_pairs_whose_values_go_up_by_a_step_serialise_compactly() -> None:
+    """Rows whose values go up by one step are written as their counts, the first value
+    and the step, and read back as the same rows."""
+    pairs = Pairs(np.arange(5, 5 + 3 * 10, 3), np.arange(10) % 4)
+    text = dumps(pairs, separators=(",", ":"))
+    assert text == '{"counts":[0,1,2,3,0,1,2,3,0,1],"first":5,"step":3}'
+    assert histpairs.rows(json.loads(text)) == list(pairs)
+    assert histpairs.rows({"counts": [1], "first": "x", "step": 1}) is None
 
 
 def _document(entries: str) -> bytes:
@@ -128,9 +144,9 @@ def test_large_json_histogram_is_held_as_arrays() -> None:
 
 
 def test_a_long_histogram_is_stored_and_exported_as_its_list(tmp_path, run_cli) -> None:  # type: ignore
-    """A cyclictest -h block of 6,000 rows (kept as Pairs) is stored as the list of
-    [value, count] rows, read back equal, and exported in rtbench's JSON and rt-tests'
-    JSON as a short histogram is."""
+    """A cyclictest -h block of 6,000 rows (kept as Pairs) is stored as its counts from
+    the first value (the values go up by one), read back as the same rows, and exported
+    in rtbench's JSON and rt-tests' JSON; rtbench's JSON imports it again."""
     rows = [(v, 1 + v % 3) for v in range(6000)]
     total = sum(c for _, c in rows)
     text = "\n".join(["# Histogram", *(f"{v:06d} {c:06d}" for v, c in rows),
@@ -151,10 +167,44 @@ def test_a_long_histogram_is_stored_and_exported_as_its_list(tmp_path, run_cli) 
     with Store.open(db) as store:
         stored = store.get_run(1)
     m = stored.scenarios[0].measurements[0]
-    assert m.data["tool_hist"][0] == [list(r) for r in rows]
+    # stored compactly (its values go up by one): 2 bytes a row, read back as its rows
+    assert m.data["tool_hist"][0]["first"] == 0 and m.data["tool_hist"][0]["step"] == 1
+    assert histpairs.rows(m.data["tool_hist"][0]) == [list(r) for r in rows]
     assert m.series[0].count == total
     exported = run_cli("export", "1", "--format", "json", "--db", db)
-    assert exported.returncode == 0 and '"tool_hist":[[[0,1],[1,2],[2,3],' in exported.stdout
+    assert exported.returncode == 0, exported.stderr
+    assert '"tool_hist":[{"counts":[1,2,3,1,' in exported.stdout
     rt_tests = run_cli("export", "1", "--format", "rt-tests-json", "--db", db)
     assert rt_tests.returncode == 0, rt_tests.stderr
     assert json.loads(rt_tests.stdout)["thread"]["0"]["histogram"]["5999"] == 3
+    again = tmp_path / "again.json"
+    again.write_text(exported.stdout)
+    db2 = f"sqlite:///{tmp_path / 'h2.db'}"
+    done = run_cli("import", str(again), "--db", db2)
+    assert done.returncode == 0, done.stderr
+    assert run_cli("export", "1", "--format", "json", "--db", db2).stdout == exported.stdout
+
+
+def test_a_histogram_stored_as_rows_still_exports(tmp_path, run_cli) -> None:  # type: ignore
+    """A long tool histogram stored as [value, count] rows (as before the compact form)
+    still exports to rt-tests' JSON; values that do not go up by one step are stored
+    as rows still."""
+    rows = [[v * v, 1] for v in range(5000)]
+    assert histpairs.dumps(Pairs(np.array([r[0] for r in rows]), np.ones(5000, dtype=int))
+                           ).startswith("[[0,1],[1,1],[4,1],")
+    text = "\n".join(["# Histogram", *(f"{v:06d} {v % 3:06d}" for v in range(5000)),
+                      f"# Total: {sum(v % 3 for v in range(5000)):09d}",
+                      "# Min Latencies: 00001", "# Avg Latencies: 00002",
+                      "# Max Latencies: 04999", "# Histogram Overflows: 00000",
+                      "# Histogram Overflow at cycle number:", "# Thread 0:"]) + "\n"
+    run = importers()["cyclictest"].read(text.encode(), "h.txt")[0]
+    m = run.scenarios[0].measurements[0]
+    m.data["tool_hist"] = [[[v, v % 3] for v in range(5000)]]  # the earlier stored form
+    from rtbench.store import Store
+
+    db = f"sqlite:///{tmp_path / 'rows.db'}"
+    with Store.open(db) as store:
+        store.add_bundle(run)
+    rt_tests = run_cli("export", "1", "--format", "rt-tests-json", "--db", db)
+    assert rt_tests.returncode == 0, rt_tests.stderr
+    assert json.loads(rt_tests.stdout)["thread"]["0"]["histogram"]["4999"] == 4999 % 3

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from rtbench import (
     EXIT_ENV,
     EXIT_FAIL,
+    EXIT_INCONCLUSIVE,
     EXIT_INTERRUPTED,
     EXIT_NOT_AS_DEFINED,
     EXIT_OK,
@@ -21,7 +22,8 @@ from rtbench.analysis.measurement import run_stats
 from rtbench.bundle import RunDetail
 
 # statuses from best to worst (a scenario shows the worst of its measurements)
-STATUS_ORDER = ("ok", "fail", "break", "interrupted", "error", "lost", "unreachable")
+STATUS_ORDER = ("ok", "inconclusive", "fail", "break", "interrupted", "error", "lost",
+                "unreachable")
 
 
 @dataclass
@@ -86,15 +88,17 @@ def board_summary(board: str, status: str, exit_code: int, message: str | None,
     return summary
 
 
-# Board exit codes from the least to the most severe: ok, a scenario not as defined (6),
-# a failed threshold, bad usage, the environment, interrupted.
-EXIT_SEVERITY = (EXIT_OK, EXIT_NOT_AS_DEFINED, EXIT_FAIL, EXIT_USAGE, EXIT_ENV,
-                 EXIT_INTERRUPTED)
+# Board exit codes from the least to the most severe: ok, a measurement without the
+# evidence to decide it (5), a scenario not as defined (6), a failed threshold, bad
+# usage, the environment, interrupted.
+EXIT_SEVERITY = (EXIT_OK, EXIT_INCONCLUSIVE, EXIT_NOT_AS_DEFINED, EXIT_FAIL, EXIT_USAGE,
+                 EXIT_ENV, EXIT_INTERRUPTED)
 
 
 def fleet_exit_code(codes: list[int]) -> int:
-    """The fleet's exit code: the worst of its boards' (0 ok, 6 a scenario not as
-    defined, 1 a threshold failed, 2, 3, 4 interrupted; an unknown code is the worst)."""
+    """The fleet's exit code: the worst of its boards' (0 ok, 5 inconclusive, 6 a
+    scenario not as defined, 1 a threshold failed, 2, 3, 4 interrupted; an unknown code
+    is the worst)."""
     return max(codes, default=0,
                key=lambda c: EXIT_SEVERITY.index(c) if c in EXIT_SEVERITY else len(
                    EXIT_SEVERITY))

@@ -50,23 +50,100 @@ def cpu_numbers(text: str) -> set[int]:
     return out
 
 
-def idle_busy(intensity: dict[str, Any], measure_cpus: str | None) -> str | None:
-    """A sentence when the CPUs that did not measure were busy in a load-free scenario."""
+def start_cpus(start: dict[str, Any]) -> set[int] | None:
+    """The CPUs a test measured on, from its start record: its series' CPUs, else the
+    CPU list it ran on (`common.cpus`); None when the record names neither (a test that
+    may have run on any CPU: hackbench, ipc bandwidth)."""
+    series = start.get("series")
+    cpus = {int(s["cpu"]) for s in series if isinstance(s, dict)
+            and isinstance(s.get("cpu"), int) and not isinstance(s["cpu"], bool)
+            and 0 <= s["cpu"] < MAX_CPUS} if isinstance(series, list) else set()
+    if cpus:
+        return cpus
+    common = start.get("common")
+    listed = common.get("cpus") if isinstance(common, dict) else None
+    return (cpu_numbers(listed) or None) if isinstance(listed, str) else None
+
+
+def measuring_cpus(starts: Sequence[dict[str, Any]]) -> list[int] | None:
+    """The CPUs a scenario's tests measured on (start_cpus of each start record), as
+    stored with its intensity (`measuring_cpus`); None when one of them may have used
+    any CPU, or none started."""
+    found: set[int] = set()
+    for start in starts:
+        cpus = start_cpus(start)
+        if cpus is None:
+            return None
+        found |= cpus
+    return sorted(found) if found else None
+
+
+def _busy_per_cpu(intensity: dict[str, Any]) -> dict[int, float]:
+    """CPU number -> % busy over the scenario, from the stored intensity."""
     per_cpu = intensity.get("cpu_busy_pct_per_cpu")
     if not isinstance(per_cpu, dict):
+        return {}
+    return {int(name[3:]): float(v) for name, v in per_cpu.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool)
+            and isinstance(name, str) and name.startswith("cpu") and name[3:].isdigit()}
+
+
+def _measuring(intensity: dict[str, Any], measure_cpus: str | None) -> set[int] | None:
+    """The CPUs that measured: the scenario's measure_cpus, else those its tests' start
+    records named (stored as `measuring_cpus`); None when not known."""
+    if measure_cpus:
+        return cpu_numbers(measure_cpus) or None
+    stored = intensity.get("measuring_cpus")
+    if isinstance(stored, list) and stored and all(
+            isinstance(c, int) and not isinstance(c, bool) for c in stored):
+        return set(stored)
+    return None
+
+
+def _cpus_text(cpus: Sequence[int]) -> str:
+    """'CPU 0', 'CPUs 0, 2'."""
+    return ("CPU " if len(cpus) == 1 else "CPUs ") + ", ".join(str(c) for c in cpus)
+
+
+def idle_busy(intensity: dict[str, Any], measure_cpus: str | None) -> str | None:
+    """A sentence when the CPUs that did not measure were busy in a load-free scenario
+    (None when every CPU measured, or which did is not known: see idle_unchecked)."""
+    busy_of = _busy_per_cpu(intensity)
+    measuring = _measuring(intensity, measure_cpus)
+    if measuring is None:
         return None
-    measuring = cpu_numbers(measure_cpus) if measure_cpus else set()
-    others = [float(v) for name, v in per_cpu.items()
-              if isinstance(v, (int, float)) and not isinstance(v, bool)
-              and name.startswith("cpu") and name[3:].isdigit()
-              and int(name[3:]) not in measuring]
+    others = sorted(c for c in busy_of if c not in measuring)
     if not others:
         return None
-    busy = sum(others) / len(others)
+    busy = sum(busy_of[c] for c in others) / len(others)
     if busy <= IDLE_BUSY_PCT:
         return None
-    return (f"no load was defined, but the CPUs that did not measure were {busy:.0f} % "
-            f"busy (above {IDLE_BUSY_PCT:.0f} %): something else ran")
+    return (f"no load was defined, but the CPUs that did not measure "
+            f"({_cpus_text(others)}) were {busy:.0f} % busy (above {IDLE_BUSY_PCT:.0f} %): "
+            "something else ran")
+
+
+def idle_unchecked(loads: Sequence[dict[str, Any]], intensity: dict[str, Any] | None,
+                   measure_cpus: str | None) -> str | None:
+    """A note for a load-free scenario whose idleness CPU time cannot show: every CPU
+    measured (a one-CPU board), or which did is not known; it names the busy figure
+    for what it is (the measuring CPUs, the tests' own work included).  None when the
+    check could be made or the CPUs were not busy."""
+    if loads or not intensity:
+        return None
+    busy_of = _busy_per_cpu(intensity)
+    measuring = _measuring(intensity, measure_cpus)
+    if not busy_of or (measuring is not None and set(busy_of) - measuring):
+        return None
+    cpus = sorted(busy_of)
+    busy = sum(busy_of.values()) / len(busy_of)
+    if busy <= IDLE_BUSY_PCT:
+        return None
+    which = ("every CPU measured" if measuring is not None
+             else "the tests may have used every CPU")
+    return (f"whether the idle scenario was idle cannot be told from CPU time: {which} "
+            f"({_cpus_text(cpus)}), and {'it was' if len(cpus) == 1 else 'they were'} "
+            f"{busy:.0f} % busy over the scenario, the tests' own work included")
 
 
 def scenario_flags(loads: Sequence[dict[str, Any]], intensity: dict[str, Any] | None,

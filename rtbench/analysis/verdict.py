@@ -20,13 +20,18 @@ from rtbench import (
     EMULATED_WORDS,
     EXIT_ENV,
     EXIT_FAIL,
+    EXIT_INCONCLUSIVE,
     EXIT_INTERRUPTED,
     EXIT_NOT_AS_DEFINED,
     EXIT_OK,
-    EXIT_USAGE,
 )
-from rtbench.analysis.scenario_check import deciding_flags, scenario_flags
-from rtbench.bundle import NOT_STARTED, MeasurementDetail, RunDetail
+from rtbench.analysis.scenario_check import (
+    deciding_flags,
+    idle_unchecked,
+    measuring_cpus,
+    scenario_flags,
+)
+from rtbench.bundle import NOT_STARTED, MeasurementDetail, RunDetail, ScenarioDetail
 
 # Preflight knobs in the order they usually decide a failed run, each with the reason a
 # person reads next to the knob's value.
@@ -50,6 +55,13 @@ THROTTLE_GAP_TOLERANCE = 0.5
 # Spacing between throttling gaps: within this fraction of a whole number of periods.
 THROTTLE_SPACING_TOLERANCE = 0.15
 STATUS_FAILED = ("fail", "break")
+# A measurement without the evidence to decide it (no samples, too few for a threshold to
+# pass, a test the board cannot make): never a pass.  The same word as
+# rtbench.bundle's status of a test the board cannot make.
+INCONCLUSIVE = "inconclusive"
+# Fewer samples than this cannot pass a threshold: one to three samples never judge a
+# maximum (docs/design.md), and a pass needs a margin above that.
+MIN_DECIDING_SAMPLES = 10
 
 
 @dataclass(frozen=True)
@@ -95,6 +107,7 @@ class Verdict:
     notes: list[str] = field(default_factory=list)
     not_as_defined: list[str] = field(default_factory=list)  # "scenario: what differed"
     short_run: str | None = None  # "SHORT RUN (10 % of the suite's length)", or None
+    inconclusive: list[str] = field(default_factory=list)  # "scenario / test: why"
 
 
 def emulated_note(run: RunDetail) -> str:
@@ -107,26 +120,70 @@ def emulated_note(run: RunDetail) -> str:
 
 
 def run_verdict(statuses: Sequence[str], *, interrupted: bool = False, lost: bool = False,
-                usage_error: bool = False, not_as_defined: bool = False,
+                not_as_defined: bool = False,
                 accept_undefined: bool = False) -> tuple[str, int]:
     """(status, exit code) of a run whose measurements ended with statuses.
 
-    Interrupted wins (4), then a lost target (3), then any error (2 when rtprobe called
-    it bad usage, else 3), then a failed threshold or criterion (1), then a scenario not
-    as defined (6, unless accept_undefined: the user accepted it), else ok (0).  A run
-    not as defined keeps the status `ok`: what it measured is stored as measured.
+    Interrupted wins (4), then a lost target (3), then any error (3: the run is stored,
+    so it is never a usage error, even where rtprobe refused a test on the target with
+    its exit 2 — the suite's values were checked before anything ran), then a failed
+    threshold or criterion (1), then a measurement without the evidence to decide it
+    (inconclusive, 5: never a pass), then a scenario not as defined (6, unless
+    accept_undefined: the user accepted it), else ok (0).  A run not as defined keeps the
+    status `ok`: what it measured is stored as measured.
     """
     if interrupted:
         return "interrupted", EXIT_INTERRUPTED
     if lost:
         return "lost", EXIT_ENV
     if "error" in statuses:
-        return "error", EXIT_USAGE if usage_error else EXIT_ENV
+        return "error", EXIT_ENV
     if "fail" in statuses or "break" in statuses:
         return "fail", EXIT_FAIL
+    if INCONCLUSIVE in statuses:
+        return INCONCLUSIVE, EXIT_INCONCLUSIVE
     if not_as_defined and not accept_undefined:
         return "ok", EXIT_NOT_AS_DEFINED
     return "ok", EXIT_OK
+
+
+def undecided_reason(samples: int, has_series: bool, checked: bool) -> str | None:
+    """Why a measurement that ended ok has no evidence to count as one, or None.
+
+    samples: its measured samples over every series; has_series: whether its test
+    measures latency samples at all (ipc bandwidth, ctx and hackbench give figures);
+    checked: whether a threshold or criterion was to be decided on them.  No samples:
+    nothing was measured; fewer than MIN_DECIDING_SAMPLES under a threshold: too few
+    for it to pass."""
+    if not has_series:
+        return None
+    if samples <= 0:
+        return "no samples: nothing was measured, so nothing can pass"
+    if checked and samples < MIN_DECIDING_SAMPLES:
+        return (f"only {_plural(samples, 'sample')}: too few for a threshold to pass "
+                f"(at least {MIN_DECIDING_SAMPLES} decide)")
+    return None
+
+
+def judged_status(status: str, samples: int, has_series: bool,
+                  checked: bool) -> tuple[str, str | None]:
+    """The status a measurement that rtprobe ended with status is stored with, and
+    why when it differs: ok without the evidence to pass (undecided_reason) is
+    inconclusive; every other status stays (a fail on few samples is still a fail)."""
+    if status == "ok":
+        why = undecided_reason(samples, has_series, checked)
+        if why is not None:
+            return INCONCLUSIVE, why
+    return status, None
+
+
+def cell_state(m: MeasurementDetail) -> tuple[str, str | None]:
+    """A stored measurement's state and its reason: its own status, or `inconclusive`
+    with why for one stored `ok` without the evidence to pass (a run stored before
+    rtbench judged the evidence, or an import)."""
+    state, why = judged_status(m.status, sum(s.count for s in m.series), bool(m.series),
+                               bool(m.thresholds_ns or m.verdicts))
+    return (state, why) if state != m.status else (m.status, m.reason)
 
 
 def _label(scenario: str, m: MeasurementDetail) -> str:
@@ -323,11 +380,12 @@ def not_as_defined_head(cases: int) -> str:
 
 def headline_of(status: str, total: int, failed: int, errors: int,
                 worst: Worst | None, checked: int | None = None, *,
-                short: bool = False, undefined: int = 0) -> str:
+                short: bool = False, undefined: int = 0, undecided: int = 0) -> str:
     """One sentence: the outcome and the worst figure against its threshold (checked:
     how many measurements had a threshold or criterion; None: all of them; short: a
     short run, whose pass is "PASS (short run)"; undefined: the scenario flags of a run
-    that did not happen as defined, which make an ok run NOT AS DEFINED)."""
+    that did not happen as defined, which make an ok run NOT AS DEFINED; undecided: the
+    measurements of an inconclusive run that had no evidence to decide)."""
     worst_text = ""
     if worst is not None:
         worst_text = f"worst {_us(worst.max_ns)} in {worst.label}"
@@ -337,6 +395,9 @@ def headline_of(status: str, total: int, failed: int, errors: int,
     passed = "PASS (short run)" if short else "PASS"
     if status in STATUS_FAILED:
         head = f"FAIL: {failed} of {_plural(total, 'measurement')} crossed a threshold"
+    elif status == INCONCLUSIVE:
+        head = (f"INCONCLUSIVE: {undecided} of {_plural(total, 'measurement')} had no "
+                "evidence to decide (below), so the run is not a pass")
     elif status == "ok" and undefined:
         head = not_as_defined_head(undefined)
     elif status == "ok" and checked == 0:
@@ -406,28 +467,47 @@ def lost_headline(measurements: Sequence[tuple[str, MeasurementDetail]]) -> str:
     return "LOST: the connection to the target broke; " + ", ".join(parts) + "; " + tail
 
 
+def scenario_intensity(sc: ScenarioDetail) -> dict[str, Any] | None:
+    """A stored scenario's intensity, with the CPUs its tests measured on read from
+    their start records where a run stored before rtbench kept them did not say."""
+    if not sc.intensity or "measuring_cpus" in sc.intensity:
+        return sc.intensity
+    return {**sc.intensity,
+            "measuring_cpus": measuring_cpus([m.start for m in sc.measurements
+                                              if m.start])}
+
+
 def verdict_of(run: RunDetail, warnings: Sequence[str] = ()) -> Verdict:
     """The verdict of run; warnings are rtprobe's own warning lines of this run, if known."""
     measurements = [(sc.name, m) for sc in run.scenarios for m in sc.measurements]
+    undecided = [f"{_label(name, m)}: {why or 'no evidence to decide'}"
+                 for name, m in measurements
+                 for state, why in [cell_state(m)] if state == INCONCLUSIVE]
+    run_status = INCONCLUSIVE if run.status == "ok" and undecided else run.status
     failed = [_label(name, m) for name, m in measurements if m.status in STATUS_FAILED]
     errors = sum(1 for _, m in measurements if m.status == "error")
     worst = worst_of(run)
     throttled = throttled_measurements(run)
     checked = sum(1 for _, m in measurements if m.thresholds_ns or m.verdicts)
-    flagged = [f"{sc.name}: {flag}" for sc in run.scenarios
-               for flag in scenario_flags(sc.loads, sc.intensity, sc.measure_cpus)]
-    undefined = [f"{sc.name}: {flag}" for sc in run.scenarios
-                 for flag in deciding_flags(sc.loads, sc.intensity, sc.measure_cpus,
+    intensities = [(sc, scenario_intensity(sc)) for sc in run.scenarios]
+    flagged = [f"{sc.name}: {flag}" for sc, intensity in intensities
+               for flag in scenario_flags(sc.loads, intensity, sc.measure_cpus)]
+    undefined = [f"{sc.name}: {flag}" for sc, intensity in intensities
+                 for flag in deciding_flags(sc.loads, intensity, sc.measure_cpus,
                                             run.simulated)]
+    unchecked = [f"{sc.name}: {text}" for sc, intensity in intensities
+                 for text in [idle_unchecked(sc.loads, intensity, sc.measure_cpus)] if text]
     short = short_run_text(run.scale)
-    status = "measured" if run.status == "ok" and measurements and not checked \
-        else run.status
-    if run.status == "ok" and measurements and undefined:
+    status = "measured" if run_status == "ok" and measurements and not checked \
+        else run_status
+    if run_status == "ok" and measurements and undefined:
         status = "not_as_defined"
-    verdict = Verdict(status, headline_of(run.status, len(measurements), len(failed),
+    verdict = Verdict(status, headline_of(run_status, len(measurements), len(failed),
                                           errors, worst, checked, short=short is not None,
-                                          undefined=len(undefined) if measurements else 0),
+                                          undefined=len(undefined) if measurements else 0,
+                                          undecided=len(undecided)),
                       worst, failed)
+    verdict.inconclusive = undecided
     verdict.not_as_defined = [flag if flag in undefined else
                               f"{flag} (a simulated run: synthetic latencies cannot be "
                               "disturbed, so this does not decide its verdict)"
@@ -441,6 +521,9 @@ def verdict_of(run: RunDetail, warnings: Sequence[str] = ()) -> Verdict:
     if undefined and status != "not_as_defined":
         verdict.headline += (f"; SCENARIO NOT AS DEFINED in "
                              f"{_plural(len(undefined), 'case')} (below)")
+    if undecided and run_status != INCONCLUSIVE:
+        verdict.headline += (f"; INCONCLUSIVE in {_plural(len(undecided), 'measurement')}"
+                             " (below)")
     if short is not None:
         verdict.headline += f"; {short}"
         verdict.notes.append(f"short run: every duration of the suite was scaled to "
@@ -455,6 +538,7 @@ def verdict_of(run: RunDetail, warnings: Sequence[str] = ()) -> Verdict:
                 "any other task can delay them", "run as root (or grant CAP_SYS_NICE) "
                 "without --policy other to measure real-time latencies"))
             del verdict.causes[MAX_CAUSES:]
+    verdict.notes += unchecked
     if run.simulated:
         verdict.notes.append("simulated run: the latencies are synthetic, not measurements "
                              "of this machine")

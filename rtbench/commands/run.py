@@ -95,7 +95,8 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
       rtbench run smoke --accept-undefined # a busy CI host: gate on thresholds only
 
     Exit codes: 0 ok, 1 a threshold failed, 2 bad suite or usage, 3 the
-    environment cannot run it, 4 interrupted (the partial run is kept), 6 a
+    environment cannot run it, 4 interrupted (the partial run is kept), 5 a
+    measurement without the evidence to decide it (no samples, too few), 6 a
     scenario not as defined (a load short of its target, a busy idle; not a pass
     unless --accept-undefined). See docs/commands.md "Exit codes and errors".
     """
@@ -165,8 +166,10 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
             write_report(detail, path)
         except CliError as exc:
             console.print(f"run {outcome.run_id}: {outcome.status}", highlight=False)
+            # the run is stored: exit 2 would say nothing ran (an explicit --report
+            # path was checked before the run), so the report's failure is the machine's
             fail(f"{exc}; run {outcome.run_id} is stored (`rtbench report "
-                 f"{outcome.run_id} -o FILE` writes its report elsewhere)", exc.code)
+                 f"{outcome.run_id} -o FILE` writes its report elsewhere)", EXIT_ENV)
         console.print(f"report: {for_rich(path)}", highlight=False)
     console.print(f"run {outcome.run_id}: {outcome_text(outcome, runner.not_as_defined)}",
                   highlight=False)

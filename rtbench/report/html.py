@@ -10,7 +10,7 @@ import markupsafe
 from rtbench.analysis.environment import environment_rows
 from rtbench.analysis.measurement import run_stats
 from rtbench.analysis.stats import PERCENTILES
-from rtbench.analysis.verdict import verdict_of
+from rtbench.analysis.verdict import cell_state, verdict_of
 from rtbench.atomicfile import write_atomic
 from rtbench.bundle import RunDetail
 from rtbench.report import format as fmt
@@ -70,8 +70,10 @@ def render_html(run: RunDetail, sections: list[str] | None = None, *,
                            for ms in stats]) if figures else [None] * len(stats)
     for ms, svg in zip(stats, svgs, strict=True):
         m = ms.measurement
+        state, reason = cell_state(m)
         measurements.append({
             "ms": ms, "rows": ms.table_rows(), "svg": svg,
+            "state": state, "reason": reason if state != "ok" else None,
             "notes": fmt.notes_once(ms),
             "caption": fmt.figure_caption(m, f"{BUCKET_ERROR_BOUND * 100:.2f}"),
             "headline": headline(m.test, m.data),

@@ -10,7 +10,13 @@ from rtbench import EMULATED_WORDS
 from rtbench.analysis.environment import environment_rows
 from rtbench.analysis.measurement import MeasurementStats, run_stats
 from rtbench.analysis.stats import PERCENTILES
-from rtbench.analysis.verdict import policy_other, short_run_text, verdict_of
+from rtbench.analysis.verdict import (
+    INCONCLUSIVE,
+    cell_state,
+    policy_other,
+    short_run_text,
+    verdict_of,
+)
 from rtbench.bundle import MeasurementDetail, RunDetail
 from rtbench.report.format import (
     DEFINITIONS,
@@ -67,7 +73,10 @@ def _summary_cells(ms: MeasurementStats, thresholds: list[int]) -> list[str | Te
     """The summary table's cells for one measurement."""
     m, s = ms.measurement, ms.merged
     name = f"{ms.scenario.name} / {m.name}"
-    status = Text(m.status, style="" if m.status == "ok" else "bold red")
+    state, why = cell_state(m)
+    status = Text(state, style="" if state == "ok" else "bold red")
+    if state == INCONCLUSIVE and why:
+        name += f"\n({why.partition(':')[0]})"  # the verdict below gives the whole reason
     if s is None:
         figures = headline(m.test, m.data)
         if figures:

@@ -27,8 +27,8 @@ from typing import Any
 
 from rtbench import EXIT_ENV, EXIT_USAGE, __version__, data_dir
 from rtbench.analysis.loads import achieved_rate
-from rtbench.analysis.scenario_check import deciding_flags, scenario_flags
-from rtbench.analysis.verdict import run_verdict
+from rtbench.analysis.scenario_check import deciding_flags, measuring_cpus, scenario_flags
+from rtbench.analysis.verdict import judged_status, run_verdict
 from rtbench.bundle import INCONCLUSIVE, NOT_STARTED, board_of
 from rtbench.cpulist import parse_cpulist
 from rtbench.preflight import run_preflight
@@ -60,9 +60,16 @@ from rtbench.run.save import MeasurementNotStored, recovery_bundle, with_retries
 from rtbench.store import Store, StoreError
 from rtbench.store.ingest import measurement_detail
 from rtbench.suites.compat import check_param_values, validate_for_probe
-from rtbench.suites.model import LoadSpec, Scenario, Suite, TestSpec
+from rtbench.suites.model import LoadSpec, Scenario, Suite, SuiteError, TestSpec
 from rtbench.suites.placement import Placement, check_placement, plan_placement
-from rtbench.targets.base import ProbeProcess, Target, TargetError, TargetLost, open_target
+from rtbench.targets.base import (
+    ProbeProcess,
+    Target,
+    TargetError,
+    TargetLost,
+    TargetUsageError,
+    open_target,
+)
 from rtbench.targets.procstat import (
     IntensitySampler,
     parse_net_dev,
@@ -86,6 +93,21 @@ DEFAULT_PRIORITY = 80
 # Time rtprobe gets to write its result after SIGINT before it is killed.
 INTERRUPT_GRACE_S = 5.0
 TICK_S = 0.25
+
+
+def stored_run_error(exc: BaseException, run_id: int) -> RunError | None:
+    """An error that stopped a run after it was stored, as a RunError of exit 3 where it
+    would otherwise exit 2 (a suite, target-name or path error): exit 2 means nothing ran
+    and nothing was stored (docs/commands.md), and this run is stored with status error.
+    None for every other exception (raised as it is)."""
+    usage = isinstance(exc, (SuiteError, TargetUsageError, OSError)) or (
+        isinstance(exc, RunError) and exc.code == EXIT_USAGE)
+    if not usage:
+        return None
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, SuiteError):
+        text = f"suite {text}"
+    return RunError(f"{text}; run {run_id} is stored with status error", EXIT_ENV)
 
 
 @dataclass
@@ -589,7 +611,8 @@ class Runner:
         self.statuses: list[str] = []
         self.started: set[tuple[str, str]] = set()  # (scenario, test) that began
         self.scenario_ids: dict[str, int] = {}  # stored scenario rows, by name
-        self.usage_error = False
+        # each scenario's start records: the CPUs its tests measured on
+        self.starts: dict[str, list[dict[str, Any]]] = {}
         self.lost = False
         self.messages: list[str] = []
         self._sysinfo: dict[str, Any] | None = None
@@ -724,9 +747,12 @@ class Runner:
                         break
                     placement = plan_placement(scenario, allowed, has_loads)
                     self._run_scenario(run_id, suite, scenario, placement)
-            except BaseException:
+            except BaseException as exc:
                 with suppress(StoreError):
                     self.store.finish_run(run_id, "interrupted" if self.stop else "error")
+                stored = stored_run_error(exc, run_id)
+                if stored is not None:
+                    raise stored from exc
                 raise
             finally:
                 self.registry.close()
@@ -737,7 +763,7 @@ class Runner:
                     self.messages.append("never started (the connection to the target "
                                          "was lost first): " + ", ".join(never))
             status, code = run_verdict(self.statuses, interrupted=bool(self.stop),
-                                       lost=self.lost, usage_error=self.usage_error,
+                                       lost=self.lost,
                                        not_as_defined=bool(self.not_as_defined),
                                        accept_undefined=self.accept_undefined)
             with_retries(lambda: self.store.finish_run(run_id, status))
@@ -908,6 +934,7 @@ class Runner:
             intensity = sampler.intensity()
             intensity["placement"] = placement.describe()
             intensity["loads"] = loads.summary()
+            intensity["measuring_cpus"] = measuring_cpus(self.starts.get(scenario.name, []))
             intensity["not_as_defined"] = scenario_flags(
                 intensity["loads"], intensity, scenario.measure_cpus)
             self.not_as_defined += [
@@ -952,15 +979,34 @@ class Runner:
             measured.messages += load_failures
         params = dict(measured.output.start.params) if measured.output.start \
             else dict(test.params)
+        self._judge_evidence(measured, test)
+        if measured.output.start is not None:
+            self.starts.setdefault(scenario.name, []).append(measured.output.start.raw)
         self._store_measurement(scenario_id, scenario.name, measured, name=test.name,
                                 test=test.test, params=params, command=command,
                                 thresholds_ns=list(test.thresholds_ns))
         self.statuses.append(measured.status)
-        if measured.returncode == EXIT_USAGE:
-            self.usage_error = True
         self.messages += [f"{scenario.name} / {test.name}: {m}" for m in measured.messages]
         self.on_event(MeasurementDone(scenario.name, test.name, test.test, measured.status,
                                       measured.output, list(measured.messages)))
+
+    def _judge_evidence(self, measured: _Measured, test: TestSpec) -> None:
+        """What a finished test's output can claim: one that ended ok without the
+        evidence to pass (no samples, too few for its threshold) is inconclusive with
+        why; a test rtprobe refused with exit 2 is the target's error, not the user's
+        (the suite's values passed this rtprobe before the run began)."""
+        result = measured.output.result
+        if measured.status == "ok" and result is not None:
+            samples = sum(s["count"] for s in result.series
+                          if isinstance(s.get("count"), int) and not isinstance(s["count"], bool))
+            status, why = judged_status(measured.status, samples, bool(result.series),
+                                        bool(test.thresholds_ns or result.verdicts))
+            if status != measured.status:
+                measured.status, measured.reason = status, why
+                measured.messages.append(f"{status}: {why}")
+        if measured.returncode == EXIT_USAGE and measured.status == "error":
+            said = (measured.reason or "exit 2").removeprefix("rtprobe: ")
+            measured.reason = f"rtprobe refused it on target {self.target.name}: {said}"
 
     def _store_measurement(self, scenario_id: int, scenario_name: str, measured: _Measured,
                            **fields: Any) -> None:

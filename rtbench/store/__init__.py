@@ -71,7 +71,7 @@ __all__ = [
 # running: being measured; lost: the target went away mid-run (finished windows kept);
 # abandoned: the process that owned a running run is gone (found at a later start).
 RUN_STATUSES = ("running", "ok", "fail", "interrupted", "error", "lost", "abandoned",
-                "partial", "unreachable")
+                "partial", "unreachable", "inconclusive")
 # what a fleet board that left no measurement is stored as (runs.reason says why)
 OUTAGE_STATUSES = ("unreachable", "error", "interrupted")
 

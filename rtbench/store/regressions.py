@@ -35,8 +35,9 @@ SUSPECTED = "suspected"
 OUTCOMES = (CONFIRMED, SUSPECTED, "inconclusive", "no regression")
 # the listing's outcome "regression": both states of an open regression
 REGRESSION_STATES = (CONFIRMED, SUSPECTED)
-# runs whose cells are evidence: a finished run with measurements of its own
-EVIDENCE_STATUSES = ("ok", "fail", "break")
+# runs whose cells are evidence: a finished run with measurements of its own (an
+# inconclusive run's cells without samples decide nothing, its others count)
+EVIDENCE_STATUSES = ("ok", "fail", "break", "inconclusive")
 
 
 @dataclass(frozen=True)

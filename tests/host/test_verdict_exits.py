@@ -16,7 +16,6 @@ from rtbench import (
     EXIT_INTERRUPTED,
     EXIT_NOT_AS_DEFINED,
     EXIT_OK,
-    EXIT_USAGE,
 )
 from rtbench.analysis.fleet import fleet_exit_code
 from rtbench.analysis.verdict import list_verdict, run_verdict, short_run_text, verdict_of
@@ -68,7 +67,6 @@ SIMULATE = "1:const,lat=5us"
     ({"not_as_defined": True, "accept_undefined": True}, ("ok", EXIT_OK)),
     ({"statuses": ["ok", "fail"], "not_as_defined": True}, ("fail", EXIT_FAIL)),
     ({"statuses": ["error"], "not_as_defined": True}, ("error", EXIT_ENV)),
-    ({"statuses": ["error"], "usage_error": True}, ("error", EXIT_USAGE)),
     ({"lost": True, "not_as_defined": True}, ("lost", EXIT_ENV)),
     ({"interrupted": True, "not_as_defined": True}, ("interrupted", EXIT_INTERRUPTED)),
 ])

@@ -55,8 +55,8 @@ def test_a_busy_idle_scenario_is_flagged_in_the_verdict_and_html() -> None:
     assert verdict.headline.startswith("NOT AS DEFINED in 1 case (below)")
     assert verdict.status == "not_as_defined"
     assert verdict.not_as_defined == [
-        "idle: no load was defined, but the CPUs that did not measure were 66 % busy "
-        "(above 20 %): something else ran"]
+        "idle: no load was defined, but the CPUs that did not measure (CPUs 0, 2) were "
+        "66 % busy (above 20 %): something else ran"]
     text = "\n".join(line for _, line in verdict_lines(verdict))
     assert "scenarios not as defined" in text and "66 % busy" in text
     from rtbench.report.html import render_html

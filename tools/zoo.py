@@ -154,6 +154,11 @@ def guest_cpus(board: Board, wanted: int) -> int:
     return max(1, min(wanted, board.max_cpus))
 
 
+def vcpus(count: int) -> str:
+    """'1 vCPU', '2 vCPUs'."""
+    return f"{count} vCPU" + ("" if count == 1 else "s")
+
+
 def qemu_argv(board: Board, kernel: Path, initramfs: Path, cpus: int = DEFAULT_CPUS
               ) -> list[str]:
     """qemu under TCG with `cpus` vCPUs (as many as the board runs), its serial console
@@ -440,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         for board in BOARDS.values():
             print(f"{board.name:<9} {board.qemu} -M {board.machine}, up to "
-                  f"{board.max_cpus} vCPUs: {board.summary}")
+                  f"{vcpus(board.max_cpus)}: {board.summary}")
         return 0
     if args.cpus < 1:
         print(f"zoo: --cpus {args.cpus}: give 1 or more", file=sys.stderr)
@@ -455,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"zoo: {name}: {board.qemu} missing (apt-get install "
                   f"{QEMU_PACKAGES[board.qemu]})", file=sys.stderr)
         where = assemble(board, args.dir, args.add, args.cpus)
-        print(f"{name} ({guest_cpus(board, args.cpus)} vCPU): {where}/labgrid.yaml")
+        print(f"{name} ({vcpus(guest_cpus(board, args.cpus))}): {where}/labgrid.yaml")
     return 0
 
 

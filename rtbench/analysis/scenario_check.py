@@ -9,6 +9,8 @@ from typing import Any
 RATE_TOLERANCE = 0.20  # a load whose achieved rate is below 80 % of its target falls short
 IDLE_BUSY_PCT = 20.0  # an idle scenario's non-measuring CPUs busier than this were not idle
 MAX_CPUS = 8192  # CPU numbers beyond this are not read (as suites refuse them)
+# tests whose every thread is one of its series, on its series' CPU (no partner process)
+ONE_THREAD_A_SERIES = ("cyclic", "periodic", "clock", "noise")
 
 
 def rate_text(value: float) -> str:
@@ -51,14 +53,15 @@ def cpu_numbers(text: str) -> set[int]:
 
 
 def start_cpus(start: dict[str, Any]) -> set[int] | None:
-    """The CPUs a test measured on, from its start record: its series' CPUs, else the
-    CPU list it ran on (`common.cpus`); None when the record names neither (a test that
-    may have run on any CPU: hackbench, ipc bandwidth)."""
+    """The CPUs a test kept busy, from its start record: for a test whose threads are
+    its series (ONE_THREAD_A_SERIES) their CPUs; for one with partners (ipc's sender,
+    pi's hogs, wakeup's waker, ctx, hackbench) every CPU it was given (`common.cpus`);
+    None when the record names none (it may have run on any CPU)."""
     series = start.get("series")
     cpus = {int(s["cpu"]) for s in series if isinstance(s, dict)
             and isinstance(s.get("cpu"), int) and not isinstance(s["cpu"], bool)
             and 0 <= s["cpu"] < MAX_CPUS} if isinstance(series, list) else set()
-    if cpus:
+    if cpus and start.get("test") in ONE_THREAD_A_SERIES:
         return cpus
     common = start.get("common")
     listed = common.get("cpus") if isinstance(common, dict) else None

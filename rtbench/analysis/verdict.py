@@ -467,6 +467,33 @@ def lost_headline(measurements: Sequence[tuple[str, MeasurementDetail]]) -> str:
     return "LOST: the connection to the target broke; " + ", ".join(parts) + "; " + tail
 
 
+def inconclusive_headline(states: Sequence[tuple[str, MeasurementDetail, str, str | None]],
+                          worst: Worst | None, *, short: bool = False) -> str:
+    """The outcome of a run with inconclusive cells (states: scenario, measurement,
+    state, reason): how many could not be made on this board (stored inconclusive
+    without a series: rtprobe refused them) or had too few samples to decide, then what
+    the others say ("the others: PASS: ...")."""
+    undecided = [m for _, m, state, _ in states if state == INCONCLUSIVE]
+    unmade = sum(1 for m in undecided if not m.series)
+    if unmade == len(undecided):
+        words = "could not be made on this board"
+    elif unmade == 0:
+        words = "had too few samples to decide"
+    else:
+        words = "could not be made on this board or had too few samples to decide"
+    head = (f"INCONCLUSIVE: {len(undecided)} of {_plural(len(states), 'measurement')} "
+            f"{words} (why below)")
+    rest = [m for _, m, state, _ in states if state != INCONCLUSIVE]
+    if not rest:
+        return f"{head}; {_worst_text(worst)}" if worst is not None else head
+    failed = sum(1 for m in rest if m.status in STATUS_FAILED)
+    errors = sum(1 for m in rest if m.status == "error")
+    status = "fail" if failed else ("error" if errors else "ok")
+    checked = sum(1 for m in rest if m.thresholds_ns or m.verdicts)
+    return f"{head}; the others: " + headline_of(status, len(rest), failed, errors, worst,
+                                                  checked, short=short)
+
+
 def scenario_intensity(sc: ScenarioDetail) -> dict[str, Any] | None:
     """A stored scenario's intensity, with the CPUs its tests measured on read from
     their start records where a run stored before rtbench kept them did not say."""
@@ -480,9 +507,9 @@ def scenario_intensity(sc: ScenarioDetail) -> dict[str, Any] | None:
 def verdict_of(run: RunDetail, warnings: Sequence[str] = ()) -> Verdict:
     """The verdict of run; warnings are rtprobe's own warning lines of this run, if known."""
     measurements = [(sc.name, m) for sc in run.scenarios for m in sc.measurements]
+    states = [(name, m, *cell_state(m)) for name, m in measurements]
     undecided = [f"{_label(name, m)}: {why or 'no evidence to decide'}"
-                 for name, m in measurements
-                 for state, why in [cell_state(m)] if state == INCONCLUSIVE]
+                 for name, m, state, why in states if state == INCONCLUSIVE]
     run_status = INCONCLUSIVE if run.status == "ok" and undecided else run.status
     failed = [_label(name, m) for name, m in measurements if m.status in STATUS_FAILED]
     errors = sum(1 for _, m in measurements if m.status == "error")
@@ -508,6 +535,8 @@ def verdict_of(run: RunDetail, warnings: Sequence[str] = ()) -> Verdict:
                                           undecided=len(undecided)),
                       worst, failed)
     verdict.inconclusive = undecided
+    if run_status == INCONCLUSIVE and undecided:
+        verdict.headline = inconclusive_headline(states, worst, short=short is not None)
     verdict.not_as_defined = [flag if flag in undefined else
                               f"{flag} (a simulated run: synthetic latencies cannot be "
                               "disturbed, so this does not decide its verdict)"
@@ -538,6 +567,7 @@ def verdict_of(run: RunDetail, warnings: Sequence[str] = ()) -> Verdict:
                 "any other task can delay them", "run as root (or grant CAP_SYS_NICE) "
                 "without --policy other to measure real-time latencies"))
             del verdict.causes[MAX_CAUSES:]
+    verdict.notes += [f"inconclusive {cell}" for cell in undecided]
     verdict.notes += unchecked
     if run.simulated:
         verdict.notes.append("simulated run: the latencies are synthetic, not measurements "

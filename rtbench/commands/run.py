@@ -100,7 +100,7 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
     scenario not as defined (a load short of its target, a busy idle; not a pass
     unless --accept-undefined). See docs/commands.md "Exit codes and errors".
     """
-    from rtbench.commands._run_support import fmt_seconds, plural
+    from rtbench.commands._run_support import plural
     from rtbench.report.live import LiveProgress
     from rtbench.report.text import for_rich
     from rtbench.run.runner import Runner
@@ -132,7 +132,7 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
             console.print(f"rtbench {__version__}: suite [bold]{for_rich(loaded.name)}[/bold] "
                           f"({plural(len(loaded.scenarios), 'scenario')} x "
                           f"{plural(len(loaded.tests), 'test')}, "
-                          f"about {fmt_seconds(loaded.estimated_seconds())}), "
+                          f"{run_estimate(loaded, target, runner).text()}), "
                           f"database {for_rich(store.url)}", highlight=False)
             if policy == "other":
                 console.print("[yellow]--policy other: every test runs as SCHED_OTHER; the "
@@ -176,6 +176,17 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
     if push_url and token:
         push_after_run(detail, push_url, token)
     sys.exit(outcome.exit_code)
+
+
+def run_estimate(suite: Suite, target: Any, runner: Any) -> Any:
+    """How long the run will take on this target (docs/commands.md "How long a run
+    takes"): its tests plus the fixed costs of its transport, a range."""
+    from rtbench.run.estimate import estimate_run
+    from rtbench.run.runner import allowed_cpus
+
+    baud = getattr(target, "baud", None)
+    return estimate_run(suite, target.name, baud=baud if isinstance(baud, int) else None,
+                        cpus=len(allowed_cpus(runner.sysinfo())) or 1)
 
 
 def outcome_text(outcome: Any, not_as_defined: list[str]) -> str:

@@ -33,6 +33,7 @@ def suites(name: str | None, scale: float) -> None:
     from rtbench.report.layout import Column, FittedTable
     from rtbench.report.suitetext import load_text, params_text
     from rtbench.report.text import for_rich
+    from rtbench.run.estimate import estimate_run
     from rtbench.suites.parse import builtin_suites, load_suite
 
     console = make_console()
@@ -41,10 +42,10 @@ def suites(name: str | None, scale: float) -> None:
         for suite_name, path in builtin_suites().items():
             suite = load_suite(str(path), scale)
             rows.append([suite_name, suite.description, str(len(suite.scenarios)),
-                         str(len(suite.tests)), f"{suite.estimated_seconds():.0f} s"])
+                         str(len(suite.tests)), estimate_run(suite).text()])
         console.print(FittedTable(
             [Column("name", "left", True), Column("description", "left", True),
-             Column("scenarios"), Column("tests"), Column("about")], rows,
+             Column("scenarios"), Column("tests"), Column("length")], rows,
             title="built-in suites"))
         return
     suite = load_suite(name, scale)
@@ -52,7 +53,8 @@ def suites(name: str | None, scale: float) -> None:
     console.print(f"[bold]{for_rich(suite.name)}[/bold] ({for_rich(suite.source)}): "
                   f"{for_rich(suite.description)}",
                   highlight=False)
-    console.print(f"scale {suite.scale:g}, about {suite.estimated_seconds():.0f} s")
+    console.print(f"scale {suite.scale:g}, {estimate_run(suite).text()} (a board: "
+                  f"{estimate_run(suite, 'serial').text().removeprefix('about ')})")
     scen_rows = [[s.name, "\n".join(load_text(ld.describe()) for ld in s.loads) or "none",
                   s.load_cpus or "auto", s.measure_cpus or "auto", f"{s.settle_ns / 1e9:g}"]
                  for s in suite.scenarios]

@@ -92,6 +92,11 @@ class LiveProgress:
         self.total = 0
         self.done = 0
         self.remaining_s = 0.0
+        # the run's start, the expected length of its finished steps and the time they
+        # took: the pace of the run so far (eta_s)
+        self.started_at = time.monotonic()
+        self.expected_done_s = 0.0
+        self.taken_s = 0.0
         self.step = ""
         self.step_end = 0.0
         self.step_estimate = 0.0
@@ -125,6 +130,7 @@ class LiveProgress:
             self.suite_name = event.suite.name
             self.total = len(event.suite.scenarios) * len(event.suite.tests)
             self.remaining_s = event.suite.estimated_seconds()
+            self.started_at = time.monotonic()
         elif isinstance(event, StepStarted):
             self.begin(event.label, event.expected_s)
         elif isinstance(event, ProbeStarted):
@@ -158,6 +164,8 @@ class LiveProgress:
     def end(self, line: str | None) -> None:
         """The current step ended; line (if any) is printed above the live display."""
         self.remaining_s = max(0.0, self.remaining_s - self.step_estimate)
+        self.expected_done_s += self.step_estimate
+        self.taken_s = time.monotonic() - self.started_at
         self.step_estimate = 0.0
         if line is not None:
             self.done += 1
@@ -188,10 +196,19 @@ class LiveProgress:
         if window.max_ns is not None:
             sp.max_ns = window.max_ns if sp.max_ns is None else max(sp.max_ns, window.max_ns)
 
+    def pace(self) -> float:
+        """How much longer than expected the finished steps took (at least 1): a slow
+        board's fixed costs (starting rtprobe and the loads over its console) that the
+        steps' own lengths leave out, applied to the steps still to come."""
+        if self.expected_done_s <= 0:
+            return 1.0
+        return max(1.0, self.taken_s / self.expected_done_s)
+
     def eta_s(self) -> float:
-        """Seconds left in the suite (estimate)."""
+        """Seconds left in the suite (estimate): the current step's rest, then the steps
+        still to come at the pace of the finished ones."""
         current = max(0.0, self.step_end - time.monotonic())
-        return self.remaining_s - self.step_estimate + current
+        return (self.remaining_s - self.step_estimate) * self.pace() + current
 
     def render(self) -> Group:
         """The live display: the step and the suite's ETA, then (once a measurement has

@@ -121,7 +121,7 @@ def series_table(ms: MeasurementStats) -> FittedTable:
                      fmt_us(s.max_ns), fmt_count(s.overruns),
                      fmt_exceed(s), rate or "-"])
     return FittedTable(columns, rows, title=f"{ms.scenario.name} / {m.name} ({m.test}, "
-                       f"{m.status}) — µs")
+                       f"{cell_state(m)[0]}) — µs")
 
 
 def show_run(console: Console, run: RunDetail) -> None:

@@ -47,9 +47,6 @@ def verdict_lines(verdict: Verdict) -> list[tuple[str, str]]:
         # short enough for 60 columns: a wrapped header would restart at column 0
         lines.append(("bold yellow", "scenarios not as defined (not what was asked for):"))
         lines += [("yellow", f"  - {flag}") for flag in verdict.not_as_defined]
-    if verdict.inconclusive:
-        lines.append(("bold yellow", "inconclusive (no evidence to decide, never a pass):"))
-        lines += [("yellow", f"  - {cell}") for cell in verdict.inconclusive]
     if verdict.causes:
         lines.append(("", "likely causes (from preflight):"))
         lines += [("", f"  - {c.name} = {c.value}: {c.why}") for c in verdict.causes]

@@ -750,7 +750,7 @@ class Runner:
             except BaseException as exc:
                 with suppress(StoreError):
                     self.store.finish_run(run_id, "interrupted" if self.stop else "error")
-                stored = stored_run_error(exc, run_id)
+                stored = None if self.stop else stored_run_error(exc, run_id)
                 if stored is not None:
                     raise stored from exc
                 raise

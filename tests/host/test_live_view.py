@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from rich.console import Console
 from suite_helpers import parse
 
@@ -72,3 +73,24 @@ def test_no_empty_first_frame() -> None:
         first = _text(live).splitlines()[0]
     assert first.startswith("s: starting") and "[0/1 done, ETA 0:03]" in first
     assert live.live is None
+
+
+def test_the_eta_follows_the_pace_of_the_finished_steps(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a slow board: each 3 s step took 12 s (rtprobe and its start over the console),
+    # so the steps still to come are expected to take four times their length too
+    import rtbench.report.live as live_module
+
+    clock = [100.0]
+    monkeypatch.setattr(live_module.time, "monotonic", lambda: clock[0])
+    suite = parse(SUITE.replace('name = "idle"', 'name = "idle"\n[[scenarios]]\n'
+                                                 'name = "again"'))
+    live = LiveProgress(Console(file=io.StringIO()))
+    live(RunStarted(1, suite))
+    assert live.pace() == 1.0
+    live.begin("idle / cyclic-1ms", 3.0)
+    clock[0] += 12.0
+    live.end(None)
+    assert live.pace() == 4.0
+    live.begin("again / cyclic-1ms", 3.0)
+    assert live.eta_s() == (live.remaining_s - 3.0) * 4.0 + 3.0

@@ -92,6 +92,24 @@ def test_a_test_rtprobe_refuses_on_the_board_is_an_environment_error(store: Stor
                              "threads but the machine has 1 CPU")
 
 
+def test_a_usage_error_raised_mid_run_ends_the_stored_run_with_exit_3(store: Store) -> None:
+    lines, _ = synth_lines(series=1, windows=2)
+    calls: list[int] = []
+
+    def probe(args: list[str]) -> Script:
+        calls.append(1)
+        if len(calls) == 2:
+            raise TargetUsageError("serial:///dev/x: the line went to another board")
+        return Script(lines)
+
+    with pytest.raises(RunError) as raised:
+        _run(FakeTarget(probe), store)
+    assert raised.value.code == EXIT_ENV
+    assert str(raised.value) == ("serial:///dev/x: the line went to another board; run 1 "
+                                 "is stored with status error")
+    assert store.get_run(1).status == "error"
+
+
 @pytest.mark.parametrize("exc", [
     SuiteError("s.toml", "tests[0].params.interval", "refused"),
     TargetUsageError("serial:///dev/x: bad baud"),
@@ -165,11 +183,36 @@ def test_a_stored_ok_cell_without_samples_is_read_as_inconclusive() -> None:
                                            "nothing can pass")
     verdict = verdict_of(run)
     assert verdict.status == INCONCLUSIVE and "PASS" not in verdict.headline
-    assert verdict.headline.startswith("INCONCLUSIVE: 1 of 1 measurement had no evidence")
+    assert verdict.headline.startswith("INCONCLUSIVE: 1 of 1 measurement had too few "
+                                       "samples to decide (why below); worst ")
     assert verdict.inconclusive == ["idle / cyclic-1ms: no samples: nothing was "
                                     "measured, so nothing can pass"]
+    assert "inconclusive idle / cyclic-1ms: no samples: nothing was measured, so nothing " \
+        "can pass" in verdict.notes
     run.status = m.status = "fail"
     assert "INCONCLUSIVE" not in verdict_of(run).headline  # a fail is evidence
+
+
+def test_the_others_are_said_after_the_cells_the_board_could_not_make() -> None:
+    # a cell rtprobe refused on the board (stored inconclusive, no series) beside a pass
+    done = synthetic_measurement(exp_windows(1, windows=2))
+    done.thresholds_ns = [50_000_000]
+    unmade = synthetic_measurement(exp_windows(2, windows=2), name="pi")
+    unmade.status, unmade.series, unmade.windows = INCONCLUSIVE, [], []
+    unmade.reason = "needs 2 CPUs, the board has 1"
+    run = synthetic_run([done, unmade])
+    run.status = INCONCLUSIVE
+    verdict = verdict_of(run)
+    assert verdict.status == INCONCLUSIVE
+    assert verdict.headline.startswith(
+        "INCONCLUSIVE: 1 of 2 measurements could not be made on this board (why below); "
+        "the others: PASS: 1 measurement within every threshold; worst ")
+    assert "inconclusive idle / pi: needs 2 CPUs, the board has 1" in verdict.notes
+    done.series[0].count = 3  # and one with too few samples: both said
+    run.status = "ok"
+    assert verdict_of(run).headline.startswith(
+        "INCONCLUSIVE: 2 of 2 measurements could not be made on this board or had too "
+        "few samples to decide (why below)")
 
 
 def test_a_run_without_samples_is_stored_inconclusive_and_exits_5(
@@ -182,7 +225,7 @@ def test_a_run_without_samples_is_stored_inconclusive_and_exits_5(
                    "--report", str(report), timeout=120)
     out = " ".join(done.stdout.split())
     assert done.returncode == EXIT_INCONCLUSIVE, out + done.stderr
-    assert "verdict: INCONCLUSIVE: 1 of 1 measurement had no evidence to decide" in out
+    assert "verdict: INCONCLUSIVE: 1 of 1 measurement had too few samples to decide" in out
     assert "PASS" not in out and "run 1: inconclusive" in out
     assert "idle / cyclic-1ms: no samples: nothing was measured" in out
     with Store.open(db) as store:
@@ -225,15 +268,19 @@ def test_a_one_cpu_idle_scenario_claims_no_other_cpu() -> None:
 
 
 def test_the_measuring_cpus_come_from_the_start_records() -> None:
-    cyclic = {"series": [{"cpu": 0}, {"cpu": 1}], "common": {"cpus": "0-3"}}
-    ctx = {"series": [], "common": {"cpus": "2"}}
+    cyclic = {"test": "cyclic", "series": [{"cpu": 0}, {"cpu": 1}],
+              "common": {"cpus": "0-3"}}
+    ctx = {"test": "ctx", "series": [], "common": {"cpus": "2"}}
     assert start_cpus(cyclic) == {0, 1} and start_cpus(ctx) == {2}
+    # ipc measures on CPU 0, its sender may run on any CPU it was given
+    ipc = {"test": "ipc", "series": [{"cpu": 0}], "common": {"cpus": "0-1"}}
+    assert start_cpus(ipc) == {0, 1}
     assert start_cpus({"series": [], "common": {"cpus": None}}) is None
     assert measuring_cpus([cyclic, ctx]) == [0, 1, 2]
     assert measuring_cpus([cyclic, {"series": []}]) is None and measuring_cpus([]) is None
     # a run stored before the runner kept them: read from its measurements
     m = synthetic_measurement(exp_windows(1, windows=2))
-    m.start = {"series": [{"cpu": 0}]}
+    m.start = {"test": "cyclic", "series": [{"cpu": 0}]}
     run = synthetic_run([m])
     run.scenarios[0].intensity = {"cpu_busy_pct_per_cpu": {"cpu0": 87.0}}
     verdict = verdict_of(run)

@@ -86,6 +86,10 @@ class SeriesDetail:
 
 # the status of a measurement that never ran (the run was lost before it could start)
 NOT_STARTED = "not started"
+# the status of a measurement the board cannot make however it is asked (too few CPUs
+# for the test, no C compiler for its scenario's build load): no samples, never a pass;
+# `reason` says why in one line
+INCONCLUSIVE = "inconclusive"
 
 
 @dataclass

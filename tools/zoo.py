@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The board zoo: one emulated board per CPU family of the studies, from Debian's packages.
 
-    tools/zoo.py [BOARD ...] [--dir DIR] [--add FILE ...] [--list]
+    tools/zoo.py [BOARD ...] [--dir DIR] [--cpus N] [--add FILE ...] [--list]
 
 For each board (all of them when none is named) this downloads Debian's kernel and
 busybox-static for the board's Debian architecture (`dpkg --add-architecture A`,
@@ -9,11 +9,12 @@ busybox-static for the board's Debian architecture (`dpkg --add-architecture A`,
 into DIR/BOARD/ (default: $XDG_CACHE_HOME/rtbench/zoo, i.e. ~/.cache/rtbench/zoo):
 
 - `kernel`: the kernel image as Debian ships it;
-- `initramfs.cpio`: busybox-static, an /init that mounts /proc, /sys and /dev and keeps a
+- `initramfs.cpio`: busybox-static, an /init that mounts /proc, /sys and /dev, makes the
+  writable directories a real board has (/tmp, /var/tmp, /run, /dev/shm) and keeps a
   shell on the serial console, and each `--add FILE` in /bin (a program for the board);
 - `labgrid.yaml`: a labgrid environment file whose QEMUDriver boots that kernel and
-  initramfs under qemu's CPU emulation (TCG), for `rtbench run --target
-  labgrid-env:DIR/BOARD/labgrid.yaml`;
+  initramfs under qemu's CPU emulation (TCG) with --cpus vCPUs (default 2; mipsel's
+  4kc-malta kernel runs one), for `rtbench run --target labgrid-env:DIR/BOARD/labgrid.yaml`;
 - `qemu.sh`: the same qemu command line, its console on stdio, for a look by hand.
 
 Adding an architecture and downloading need root (run it with sudo once); later runs
@@ -58,6 +59,7 @@ class Board:
     probe_arch: str  # rtbench's probe arch for the board (rtbench probe build --arch)
     summary: str
     timer_irq: str  # the name of the arch's own timer interrupt in /proc/interrupts
+    max_cpus: int = 8  # vCPUs the machine model and the kernel run (malta's 4kc: one)
 
 
 BOARDS: dict[str, Board] = {b.name: b for b in (
@@ -79,7 +81,7 @@ BOARDS: dict[str, Board] = {b.name: b for b in (
           "timer"),
     Board("mipsel", "mipsel", "linux-image-4kc-malta", "qemu-system-mipsel", "malta",
           "24Kf", "ttyS0", "mipsel", "MIPS32 little-endian, Debian's 4kc-malta kernel",
-          "timer"),
+          "timer", max_cpus=1),
     Board("ppc64el", "ppc64el", "linux-image-powerpc64le", "qemu-system-ppc64", "pseries",
           "power9", "hvc0", "ppc64le", "64-bit POWER little-endian, Debian's powerpc64le "
           "kernel", "decrementer"),
@@ -105,18 +107,30 @@ QEMU_PACKAGES = {"qemu-system-x86_64": "qemu-system-x86", "qemu-system-i386": "q
                  "qemu-system-aarch64": "qemu-system-arm", "qemu-system-arm": "qemu-system-arm",
                  "qemu-system-mipsel": "qemu-system-mips", "qemu-system-ppc64": "qemu-system-ppc"}
 
-# The guest's /init: busybox's applets, the kernel's filesystems, a shell on the console
-# again and again (a shell that exits is replaced).
+# The guest's /init (also the test guests' of tests/host/qemu_board.py): busybox's
+# applets, the kernel's filesystems, the writable directories a real board has (/tmp and
+# /var/tmp for everyone, /run, /dev/shm: the io and build loads write in /var/tmp), a
+# shell on the console again and again (a shell that exits is replaced).
 INIT = """#!/bin/busybox sh
 /bin/busybox --install -s
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
+mkdir -p /dev/shm /run /tmp /var/tmp
+mount -t tmpfs -o mode=1777 shm /dev/shm
+mount -t tmpfs -o mode=0755 run /run
+chmod 1777 /tmp /var/tmp
 hostname rtbench-guest
 ip link set lo up 2>/dev/null
 while :; do setsid cttyhack sh -i; done
 """
+# The directories of the initramfs's root (the rest are made by /init).
+ROOT_DIRS = ("bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "etc", "tmp",
+             "var/tmp", "run")
 MEMORY = "256M"
+# vCPUs of a zoo guest: two where the machine model and Debian's kernel run SMP (noise
+# and pi need a CPU besides the one they fill), else one (Board.max_cpus).
+DEFAULT_CPUS = 2
 
 
 def default_dir() -> Path:
@@ -135,15 +149,29 @@ def boot_args(board: Board) -> str:
     return f"console={board.console} loglevel=6 panic=-1 rdinit=/init noirqdebug"
 
 
-def qemu_argv(board: Board, kernel: Path, initramfs: Path) -> list[str]:
-    """qemu under TCG with one CPU, its serial console on stdio."""
+def guest_cpus(board: Board, wanted: int) -> int:
+    """The vCPUs a guest of board gets when `wanted` are asked: at most its max_cpus."""
+    return max(1, min(wanted, board.max_cpus))
+
+
+def vcpus(count: int) -> str:
+    """'1 vCPU', '2 vCPUs'."""
+    return f"{count} vCPU" + ("" if count == 1 else "s")
+
+
+def qemu_argv(board: Board, kernel: Path, initramfs: Path, cpus: int = DEFAULT_CPUS
+              ) -> list[str]:
+    """qemu under TCG with `cpus` vCPUs (as many as the board runs), its serial console
+    on stdio."""
     return [board.qemu, "-accel", "tcg", "-M", board.machine, "-cpu", board.cpu,
-            "-m", MEMORY, "-smp", "1", "-nodefaults", "-display", "none", "-no-reboot",
+            "-m", MEMORY, "-smp", str(guest_cpus(board, cpus)), "-nodefaults",
+            "-display", "none", "-no-reboot",
             "-chardev", "stdio,id=con,signal=off", "-serial", "chardev:con",
             "-kernel", str(kernel), "-initrd", str(initramfs), "-append", boot_args(board)]
 
 
-def labgrid_env(board: Board, kernel: Path, initramfs: Path) -> str:
+def labgrid_env(board: Board, kernel: Path, initramfs: Path, cpus: int = DEFAULT_CPUS
+                ) -> str:
     """A labgrid environment file whose QEMUDriver boots the board (target `main`)."""
     qemu = shutil.which(board.qemu) or f"/usr/bin/{board.qemu}"
     return (f"# {board.summary}, emulated (qemu TCG): written by tools/zoo.py\n"
@@ -156,7 +184,8 @@ def labgrid_env(board: Board, kernel: Path, initramfs: Path) -> str:
             f"        cpu: {board.cpu}\n"
             f"        memory: {MEMORY}\n"
             "        kernel: kernel\n"
-            f"        extra_args: '-accel tcg -smp 1 -nodefaults -no-reboot "
+            f"        extra_args: '-accel tcg -smp {guest_cpus(board, cpus)} -nodefaults "
+            "-no-reboot "
             f"-initrd {initramfs}'\n"
             f"        boot_args: '{boot_args(board)}'\n"
             "        display: none\n"
@@ -319,39 +348,53 @@ def _write_text(path: Path, text: str) -> None:
     partial.replace(path)
 
 
+def populate_root(root: Path, busybox: Path, extra: list[Path] | tuple[Path, ...] = ()
+                  ) -> None:
+    """A guest's root in root: busybox (and /bin/sh), /init, the standard directories,
+    and the extra programs in /bin."""
+    for sub in ROOT_DIRS:
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    for sub in ("tmp", "var/tmp"):
+        (root / sub).chmod(0o1777)
+    shutil.copy(busybox, root / "bin" / "busybox")
+    (root / "bin" / "busybox").chmod(0o755)
+    (root / "bin" / "sh").symlink_to("busybox")
+    (root / "init").write_text(INIT)
+    (root / "init").chmod(0o755)
+    for program in extra:
+        shutil.copy(program, root / "bin" / program.name)
+        (root / "bin" / program.name).chmod(0o755)
+
+
+def write_cpio(root: Path, out: Path) -> None:
+    """root as an uncompressed newc cpio at out (a temp name, then renamed)."""
+    names = subprocess.run(["find", "."], cwd=root, capture_output=True, check=True).stdout
+    partial = out.with_name(out.name + ".part")
+    with partial.open("wb") as fh:
+        subprocess.run(["cpio", "--quiet", "-o", "-H", "newc"], cwd=root, input=names,
+                       stdout=fh, check=True)
+    partial.replace(out)
+
+
 def build_initramfs(busybox: Path, out: Path, extra: list[Path]) -> None:
     """An uncompressed newc cpio: busybox, /init and the extra programs in /bin."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        for sub in ("bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "tmp", "etc"):
-            (root / sub).mkdir(parents=True, exist_ok=True)
-        shutil.copy(busybox, root / "bin" / "busybox")
-        (root / "bin" / "busybox").chmod(0o755)
-        (root / "bin" / "sh").symlink_to("busybox")
-        (root / "init").write_text(INIT)
-        (root / "init").chmod(0o755)
-        for program in extra:
-            shutil.copy(program, root / "bin" / program.name)
-            (root / "bin" / program.name).chmod(0o755)
-        names = subprocess.run(["find", "."], cwd=root, capture_output=True,
-                               check=True).stdout
-        partial = out.with_name(out.name + ".part")
-        with partial.open("wb") as fh:
-            subprocess.run(["cpio", "--quiet", "-o", "-H", "newc"], cwd=root, input=names,
-                           stdout=fh, check=True)
-        partial.replace(out)
+        populate_root(root, busybox, extra)
+        write_cpio(root, out)
 
 
-def assemble(board: Board, top: Path, extra: list[Path]) -> Path:
-    """DIR/BOARD/ with the kernel, the initramfs, labgrid.yaml and qemu.sh; the folder.
-    One assembly at a time in DIR (apt, the shared busybox of an arch): a lock file."""
+def assemble(board: Board, top: Path, extra: list[Path], cpus: int = DEFAULT_CPUS) -> Path:
+    """DIR/BOARD/ with the kernel, the initramfs, labgrid.yaml and qemu.sh (for `cpus`
+    vCPUs, at most the board's); the folder.  One assembly at a time in DIR (apt, the
+    shared busybox of an arch): a lock file."""
     top.mkdir(parents=True, exist_ok=True)
     with (top / ".lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _assemble(board, top, extra)
+        return _assemble(board, top, extra, cpus)
 
 
-def _assemble(board: Board, top: Path, extra: list[Path]) -> Path:
+def _assemble(board: Board, top: Path, extra: list[Path], cpus: int) -> Path:
     """assemble(), under its lock."""
     where = top / board.name
     debs = top / "debs"
@@ -377,10 +420,10 @@ def _assemble(board: Board, top: Path, extra: list[Path]) -> Path:
             busybox.with_name("busybox.part").replace(busybox)
     initramfs = where / "initramfs.cpio"
     build_initramfs(busybox, initramfs, extra)
-    _write_text(where / "labgrid.yaml", labgrid_env(board, kernel, initramfs))
+    _write_text(where / "labgrid.yaml", labgrid_env(board, kernel, initramfs, cpus))
     script = where / "qemu.sh"
     script.write_text("#!/bin/sh\n# Boot the board with its console here (Ctrl-A X quits).\n"
-                      f"exec {shlex.join(qemu_argv(board, kernel, initramfs))}\n")
+                      f"exec {shlex.join(qemu_argv(board, kernel, initramfs, cpus))}\n")
     script.chmod(0o755)
     return where
 
@@ -394,12 +437,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the boards go (default: %(default)s)")
     parser.add_argument("--add", type=Path, action="append", default=[],
                         help="a program for the board, put in the initramfs's /bin")
+    parser.add_argument("--cpus", type=int, default=DEFAULT_CPUS,
+                        help="vCPUs of each guest, at most what its board runs (mipsel: "
+                             "1); default %(default)s")
     parser.add_argument("--list", action="store_true", help="list the boards and stop")
     args = parser.parse_args(argv)
     if args.list:
         for board in BOARDS.values():
-            print(f"{board.name:<9} {board.qemu} -M {board.machine}: {board.summary}")
+            print(f"{board.name:<9} {board.qemu} -M {board.machine}, up to "
+                  f"{vcpus(board.max_cpus)}: {board.summary}")
         return 0
+    if args.cpus < 1:
+        print(f"zoo: --cpus {args.cpus}: give 1 or more", file=sys.stderr)
+        return 2
     unknown = [b for b in args.boards if b not in BOARDS]
     if unknown:
         print(f"zoo: no board {unknown[0]!r} (boards: {', '.join(BOARDS)})", file=sys.stderr)
@@ -409,8 +459,8 @@ def main(argv: list[str] | None = None) -> int:
         if shutil.which(board.qemu) is None:
             print(f"zoo: {name}: {board.qemu} missing (apt-get install "
                   f"{QEMU_PACKAGES[board.qemu]})", file=sys.stderr)
-        where = assemble(board, args.dir, args.add)
-        print(f"{name}: {where}/labgrid.yaml")
+        where = assemble(board, args.dir, args.add, args.cpus)
+        print(f"{name} ({vcpus(guest_cpus(board, args.cpus))}): {where}/labgrid.yaml")
     return 0
 
 

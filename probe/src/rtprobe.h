@@ -19,6 +19,14 @@
 #define RTP_EXIT_ENV 3
 #define RTP_EXIT_INTERRUPTED 4
 
+/*
+ * The words after "rtprobe: TEST: " (or "rtprobe: load KIND: ") that start an
+ * exit-3 refusal of something this machine cannot run however it is asked
+ * (too few CPUs, no C compiler): rtbench stores such a cell as inconclusive
+ * with the rest of the line as its reason, not as an error (docs/rtprobe.md).
+ */
+#define NOT_APPLICABLE "not applicable here: "
+
 #define NSEC_PER_USEC 1000ULL
 #define NSEC_PER_MSEC 1000000ULL
 #define NSEC_PER_SEC 1000000000ULL

@@ -18,7 +18,7 @@ import platform
 import select
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -29,7 +29,7 @@ from rtbench import EXIT_ENV, EXIT_USAGE, __version__, data_dir
 from rtbench.analysis.loads import achieved_rate
 from rtbench.analysis.scenario_check import deciding_flags, measuring_cpus, scenario_flags
 from rtbench.analysis.verdict import judged_status, run_verdict
-from rtbench.bundle import NOT_STARTED, board_of
+from rtbench.bundle import INCONCLUSIVE, NOT_STARTED, board_of
 from rtbench.cpulist import parse_cpulist
 from rtbench.preflight import run_preflight
 from rtbench.rtprobe.argv import load_args, serial_trace_args
@@ -274,6 +274,17 @@ def _ignore(_data: bytes) -> None:
     """Drop output nobody reads (a command load's stderr: its launcher sends none)."""
 
 
+# The words of an rtprobe refusal (exit 3) of what the machine cannot run however it is
+# asked: too few CPUs for a test, no C compiler for the build load (probe/src/rtprobe.h).
+NOT_APPLICABLE = "not applicable here: "
+
+
+def not_applicable_reason(line: str) -> str | None:
+    """What follows rtprobe's "not applicable here: " in a stderr line, or None."""
+    _, marker, why = line.partition(NOT_APPLICABLE)
+    return (why.strip() or None) if marker else None
+
+
 def command_load_failure(ends: list[tuple[int, int]]) -> str | None:
     """Why a command load with these ends (exit code, seconds run) is not a load, or
     None while it may be one."""
@@ -420,6 +431,19 @@ class LoadGroup:
                 if failed is not None:
                     out.append(f"load {load.spec.command!r} {failed}")
         return out
+
+    def not_applicable(self) -> str | None:
+        """Why the board cannot run this scenario: a built-in load that ended refusing
+        with rtprobe's "not applicable here" (exit 3), in one line; else None.  Call it
+        after failures(), which fetches an ended load's last words."""
+        for load in self.loads:
+            if load.spec.kind is None or load.proc.poll() != EXIT_ENV:
+                continue
+            for line in reversed(load.errors):
+                why = not_applicable_reason(line)
+                if why is not None:
+                    return f"load {load.spec.kind} cannot run on this board: {why}"
+        return None
 
     def lost(self) -> bool:
         """True when the connection to the target broke under one of the loads."""
@@ -774,9 +798,22 @@ class Runner:
                     self._store_not_started(run_id, scenario, test, reason)
         return never
 
+    def _store_inconclusive(self, run_id: int, scenario: Scenario,
+                            tests: Sequence[TestSpec], reason: str) -> None:
+        """The tests of a scenario the board cannot make, each stored as an
+        `inconclusive` row (no samples) with the reason, and said once."""
+        self.messages.append(f"{scenario.name}: {reason}; its tests are inconclusive")
+        self.on_event(Notice(f"{scenario.name}: {reason}; its tests are stored as "
+                             "inconclusive"))
+        for test in tests:
+            self.started.add((scenario.name, test.name))
+            self.statuses.append(INCONCLUSIVE)
+            self._store_not_started(run_id, scenario, test, reason, INCONCLUSIVE)
+
     def _store_not_started(self, run_id: int, scenario: Scenario, test: TestSpec,
-                           reason: str) -> None:
-        """One `not started` measurement row (no samples) under its scenario's row."""
+                           reason: str, status: str = NOT_STARTED) -> None:
+        """One measurement row without samples (`not started`, or `status`) under its
+        scenario's row."""
         scenario_id = self.scenario_ids.get(scenario.name)
         if scenario_id is None:
             scenario_id = with_retries(lambda: self.store.add_scenario(
@@ -785,7 +822,7 @@ class Runner:
             self.scenario_ids[scenario.name] = scenario_id
         detail = measurement_detail(
             ProbeOutput(), name=test.name, test=test.test, params=dict(test.params),
-            command=[], status=NOT_STARTED, thresholds_ns=list(test.thresholds_ns))
+            command=[], status=status, thresholds_ns=list(test.thresholds_ns))
         detail.reason = reason
         detail.simulated = self.simulate is not None
         with_retries(lambda: self.store.add_measurement_detail(scenario_id, detail))
@@ -864,13 +901,19 @@ class Runner:
                 self.on_event(StepStarted(label, scenario.settle_ns / 1e9, False))
                 self._wait(scenario.settle_ns / 1e9, sampler)
                 self.on_event(SettleDone(label))
-            for test in suite.tests:
+            for index, test in enumerate(suite.tests):
                 if self.stop or self.lost:
                     break
                 if loads.lost():
                     self._lose(scenario.name)
                     break
                 failures = loads.failures()
+                inapplicable = loads.not_applicable() if failures else None
+                if inapplicable is not None:
+                    # the board cannot make this scenario: each test left says so
+                    self._store_inconclusive(run_id, scenario, suite.tests[index:],
+                                             inapplicable)
+                    break
                 if failures:
                     # the scenario's stress is gone: its remaining tests would lie
                     self.messages += failures
@@ -924,7 +967,13 @@ class Runner:
             grace = HANG_GRACE_S if test.traits().timed else HANG_GRACE_UNTIMED_S
         measured = self._run_probe(args, expected, sampler, test.affinity(scenario), grace)
         load_failures = loads.failures() if loads is not None else []
-        if load_failures and measured.status not in ("interrupted", "lost"):
+        inapplicable = loads.not_applicable() if loads is not None and load_failures \
+            else None
+        if inapplicable is not None and measured.status not in ("interrupted", "lost"):
+            # measured without its scenario's load, which the board cannot run
+            measured.status, measured.reason = INCONCLUSIVE, inapplicable
+            measured.messages.append(inapplicable)
+        elif load_failures and measured.status not in ("interrupted", "lost"):
             measured.status = "error"
             measured.reason = "; ".join(load_failures)
             measured.messages += load_failures
@@ -1116,6 +1165,11 @@ class Runner:
             elif output.result is None:
                 reason = f"rtprobe ended without a result (exit {returncode})"
                 messages.append(reason)
+        why_not = not_applicable_reason(reason or "") \
+            if returncode == EXIT_ENV and output.result is None else None
+        if why_not is not None:
+            # the board cannot run this test however it is asked (too few CPUs)
+            status, reason = INCONCLUSIVE, why_not
         if killed_why is not None and status == "error":
             reason = killed_why
         if bad_records and status != "interrupted":

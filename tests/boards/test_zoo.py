@@ -3,7 +3,10 @@ reached over its serial console as serial:///... (tests/host/qemu_board.py): the
 suite runs and is stored with the board's kernel; a traced run next to fifoburst (a
 SCHED_FIFO 99 thread of ours bursting 100 ms, tests/boards/fifoburst.c, built for the
 board's CPU with Zig) is explained with fifoburst first and never the board's own timer
-interrupt; nothing of rtbench is left running and tracefs is as it was.
+interrupt; what the one-CPU guest cannot run (noise, pi, a build load without a compiler:
+tests/boards/unmade.toml) ends as inconclusive cells, the run completed; nothing of
+rtbench is left running and tracefs is as it was.  The guests have one vCPU, as most
+boards of the studies did (tools/zoo.py gives users two where the machine runs SMP).
 
 `make test-boards` runs these (RTBENCH_TEST_BOARDS=1); `make test` skips them.
 RTBENCH_ZOO_BOARDS=arm64,ppc64el tests those boards alone, and fails (not skips) one of
@@ -41,6 +44,7 @@ from tools.zoo import (
 
 REPO = Path(__file__).resolve().parents[2]
 SUITE = Path(__file__).with_name("fifoburst.toml")
+UNMADE = Path(__file__).with_name("unmade.toml")
 BURST_SOURCE = Path(__file__).with_name("fifoburst.c")
 
 import_part("serial")
@@ -171,7 +175,7 @@ def guest(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     for name in ("RTBENCH_DB", "RTBENCH_PROBE"):
         env.pop(name, None)
     start = time.monotonic()
-    qemu = QemuBoard(where / "kernel", work, initramfs, board)
+    qemu = QemuBoard(where / "kernel", work, initramfs, board, cpus=1)
     try:
         release = (where / "release").read_text().strip()
         made = Guest(board, qemu, release, env, time.monotonic() - start)
@@ -190,6 +194,34 @@ def test_smoke_over_the_console(guest: Guest) -> None:
     assert run.suite == "smoke" and run.kernel == guest.release, (run.suite, run.kernel)
     assert run.status in ("ok", "fail"), run.status
     assert all(m.windows for sc in run.scenarios for m in sc.measurements)
+
+
+def test_what_a_one_cpu_board_cannot_run_is_inconclusive(guest: Guest) -> None:
+    """On the one-CPU guest noise and pi (a second CPU) and the build scenario (a C
+    compiler) are cells that say why, not errors: the run ends normally, stored
+    inconclusive with exit 5, the cyclic cell measured, /var/tmp there for the load."""
+    done = guest.rtbench("run", str(UNMADE), "--target", guest.uri)
+    assert done.returncode == 5, f"{guest.board.name}: {said(done)}"
+    run = guest.latest_run()
+    assert run.status == "inconclusive" and run.suite == "zoo-unmade", run.status
+    cells = {(sc.name, m.name): m for sc in run.scenarios for m in sc.measurements}
+    measured = cells[("idle", "cyclic-1ms")]
+    assert measured.status == "ok" and measured.windows, (measured.status, measured.reason)
+    for name in ("noise", "pi"):
+        cell = cells[("idle", name)]
+        assert cell.status == "inconclusive", (name, cell.status, cell.reason)
+        assert cell.reason is not None and \
+            cell.reason.startswith("needs 2 CPUs, the board has 1 ("), cell.reason
+    for name in ("cyclic-1ms", "noise", "pi"):
+        cell = cells[("build", name)]
+        assert cell.status == "inconclusive", (name, cell.status, cell.reason)
+        assert cell.reason is not None and cell.reason.startswith(
+            "load build cannot run on this board: no C compiler"), cell.reason
+    from rtbench.analysis.verdict import verdict_of
+
+    verdict = verdict_of(run)
+    assert verdict.headline.startswith("INCONCLUSIVE: 5 of 6 measurements"), verdict.headline
+    assert len(verdict.inconclusive) == 5, verdict.inconclusive
 
 
 def test_trace_names_fifoburst_first(guest: Guest) -> None:

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from rtbench.targets._shell import DEFAULT_REMOTE_DIR, probe_remote_path
-from tools.zoo import Board, qemu_argv
+from tools.zoo import Board, populate_root, qemu_argv, write_cpio
 
 BUSYBOX = Path("/bin/busybox")
 QEMU = "qemu-system-x86_64"
@@ -29,17 +29,6 @@ SHELL_WAIT_S = 600.0
 RT_GUEST_GROUP = "rt-guest"
 # Where the host's KVM verdict is kept for this boot of the host (see kvm_verdict).
 KVM_VERDICT = Path(tempfile.gettempdir()) / "rtbench-test-locks" / "qemu-kvm-verdict"
-
-INIT = """#!/bin/busybox sh
-/bin/busybox --install -s
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-hostname rtbench-guest
-ip link set lo up
-while :; do setsid cttyhack sh -i; done
-"""
-
 
 class KernelSilent(RuntimeError):
     """The guest printed no kernel line in time (a KVM that cannot run it hangs it)."""
@@ -92,16 +81,13 @@ def missing() -> str | None:
 
 def build_initramfs(workdir: Path, extra_bin: tuple[Path, ...] = (),
                     probes: tuple[Path, ...] = ()) -> Path:
-    """An uncompressed newc cpio holding busybox, /init and the programs of extra_bin
-    (static ones: the guest has no libc) in /bin; the probes (static rtprobes) where a
-    serial target looks for them (/tmp/rtbench/rtprobe-DIGEST, a directory of mode 0700),
-    so it finds them by their checksum instead of pushing them over the console."""
+    """An uncompressed newc cpio holding busybox, the zoo's /init (tools/zoo.py: the same
+    guest) and the programs of extra_bin (static ones: the guest has no libc) in /bin;
+    the probes (static rtprobes) where a serial target looks for them
+    (/tmp/rtbench/rtprobe-DIGEST, a directory of mode 0700), so it finds them by their
+    checksum instead of pushing them over the console."""
     root = workdir / "root"
-    for sub in ("bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "tmp", "etc"):
-        (root / sub).mkdir(parents=True, exist_ok=True)
-    shutil.copy(BUSYBOX, root / "bin" / "busybox")
-    for program in extra_bin:
-        shutil.copy(program, root / "bin" / program.name)
+    populate_root(root, BUSYBOX, extra_bin)
     for probe in probes:
         remote = Path(probe_remote_path(DEFAULT_REMOTE_DIR, probe))
         where = root / remote.relative_to("/")
@@ -109,14 +95,8 @@ def build_initramfs(workdir: Path, extra_bin: tuple[Path, ...] = (),
         where.parent.chmod(0o700)
         shutil.copy(probe, where)
         where.chmod(0o755)
-    (root / "init").write_text(INIT)
-    (root / "init").chmod(0o755)
-    (root / "bin" / "sh").symlink_to("busybox")
     image = workdir / "initramfs.cpio"
-    names = subprocess.run(["find", "."], cwd=root, capture_output=True, check=True).stdout
-    with image.open("wb") as out:
-        subprocess.run(["cpio", "--quiet", "-o", "-H", "newc"], cwd=root, input=names,
-                       stdout=out, check=True)
+    write_cpio(root, image)
     return image
 
 
@@ -128,9 +108,10 @@ class QemuBoard:
     open, socat keeps it."""
 
     def __init__(self, kernel: Path, workdir: Path, initramfs: Path,
-                 board: Board | None = None, append: str = "") -> None:
+                 board: Board | None = None, append: str = "", cpus: int = 1) -> None:
         self.workdir = workdir
         self.board = board
+        self.cpus = cpus  # a zoo board's vCPUs (at most what it runs)
         self.append = append  # more kernel command line (amd64 guests)
         if board is not None:
             # a zoo board: another CPU, emulated (its kernel line can take a minute)
@@ -155,7 +136,7 @@ class QemuBoard:
         """Start qemu under socat and wait for the kernel's first line."""
         self.tty = str(self.workdir / f"console-{self.accel}")
         if self.board is not None:
-            qemu = shlex.join(qemu_argv(self.board, kernel, initramfs))
+            qemu = shlex.join(qemu_argv(self.board, kernel, initramfs, self.cpus))
         else:
             qemu = (f"{QEMU} -accel {self.accel} -m 256 -smp 2 -nodefaults -display none "
                     f"-no-reboot -chardev stdio,id=con,signal=off -serial chardev:con "

@@ -284,3 +284,70 @@ def test_show_json_and_report_name_the_measurements_that_never_started(
     report = cli.invoke(main, ["report", "1", "-o", str(html), "--db", url])
     assert report.exit_code == 0, report.output
     assert "never started: idle / second" in html.read_text()
+
+
+PI_ONE_CPU = ("rtprobe: pi: not applicable here: needs 2 CPUs, the board has 1 (the hogs "
+              "would take the only one for --hog-time); add --force to run anyway\n")
+NO_CC = ("rtprobe: load build: not applicable here: no C compiler (cc, gcc, clang) on PATH, "
+         "and the build load needs one on the board: install one, or name it with --cc\n")
+
+
+def test_a_test_the_board_cannot_run_is_an_inconclusive_cell(store: Store) -> None:
+    """rtprobe's "not applicable here" (exit 3: too few CPUs) is a cell that says why,
+    not an error: the run goes on, ends inconclusive with exit 5, and its verdict
+    says so."""
+    from rtbench import EXIT_INCONCLUSIVE
+    from rtbench.analysis.verdict import verdict_of
+
+    calls: list[int] = []
+
+    def script(args: list[str]) -> Script:
+        calls.append(1)
+        if len(calls) == 1:
+            return Script([], then="die", exit_code=3, stderr=PI_ONE_CPU)
+        return Script(lines())
+
+    runner, events, _ = run(FakeTarget(script), store)
+    finished = events[-1]
+    assert isinstance(finished, RunFinished)
+    assert (finished.status, finished.exit_code) == ("inconclusive", EXIT_INCONCLUSIVE)
+    assert measurements(store) == [("first", "inconclusive", 0),
+                                   ("second", "ok", windows_of(lines()))]
+    cell = store.get_run(1).scenarios[0].measurements[0]
+    assert cell.reason == ("needs 2 CPUs, the board has 1 (the hogs would take the only "
+                           "one for --hog-time); add --force to run anyway")
+    verdict = verdict_of(store.get_run(1))
+    assert verdict.status == "inconclusive" and verdict.headline.startswith("INCONCLUSIVE")
+    assert verdict.inconclusive == [f"idle / first: {cell.reason}"]
+
+
+def test_a_scenario_whose_load_the_board_cannot_run_is_inconclusive(store: Store) -> None:
+    """A build load without a compiler on the board: every test of its scenario is
+    stored as inconclusive with the load's one line; the next scenario runs."""
+    from rtbench import EXIT_INCONCLUSIVE
+
+    def script(args: list[str]) -> Script:
+        if args[0] == "load":
+            return Script([], then="die", exit_code=3, stderr=NO_CC)
+        return Script(lines(), line_interval_s=0.05)
+
+    loads = ('loads = [{ kind = "build", rate = 1, options = { dir = "/var/tmp" } }]\n'
+             '[[scenarios]]\nname = "after"')
+    runner, events, _ = run(FakeTarget(script), store, suite(loads))
+    finished = events[-1]
+    assert isinstance(finished, RunFinished)
+    assert (finished.status, finished.exit_code) == ("inconclusive", EXIT_INCONCLUSIVE)
+    why = ("load build cannot run on this board: no C compiler (cc, gcc, clang) on PATH, "
+           "and the build load needs one on the board: install one, or name it with --cc")
+    detail = store.get_run(1)
+    assert [(sc.name, m.name, m.status) for sc in detail.scenarios
+            for m in sc.measurements] == [
+        ("idle", "first", "inconclusive"), ("idle", "second", "inconclusive"),
+        ("after", "first", "ok"), ("after", "second", "ok")]
+    assert {m.reason for m in detail.scenarios[0].measurements} == {why}
+    assert any(m.startswith(f"idle: {why}") for m in runner.messages)
+    from rtbench.analysis.verdict import verdict_of
+
+    verdict = verdict_of(detail)
+    assert verdict.status == "inconclusive"
+    assert verdict.inconclusive == [f"idle / first: {why}", f"idle / second: {why}"]

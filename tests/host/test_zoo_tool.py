@@ -134,3 +134,36 @@ def test_a_board_listed_for_test_boards_fails_rather_than_skips(
     with pytest.raises(pytest.fail.Exception, match="mipsel is listed in RTBENCH_ZOO_BOARDS "
                                                     r"but cannot run here: \[qemu\]"):
         test_zoo.require_board_parts(BOARDS["mipsel"])
+
+
+def test_guests_get_two_vcpus_where_their_board_runs_smp() -> None:
+    """noise and pi need a CPU besides the one they fill: two vCPUs by default, one on
+    mipsel (Debian's 4kc-malta kernel is not SMP), and the tests' one when asked."""
+    for board in BOARDS.values():
+        argv = qemu_argv(board, Path("/k"), Path("/i.cpio"))
+        assert argv[argv.index("-smp") + 1] == ("1" if board.name == "mipsel" else "2")
+        one = qemu_argv(board, Path("/k"), Path("/i.cpio"), cpus=1)
+        assert one[one.index("-smp") + 1] == "1"
+        env = labgrid_env(board, Path("/k"), Path("/i.cpio"))
+        assert f"-smp {zoo.guest_cpus(board, 2)} " in env
+
+
+def test_one_guest_root_for_the_zoo_and_the_tests(tmp_path: Path) -> None:
+    """tools/zoo.py's root (also tests/host/qemu_board.py's): busybox, /init, and the
+    writable directories of a real board, which the io and build loads write in."""
+    busybox = tmp_path / "busybox"
+    busybox.write_bytes(b"\x7fELF")
+    program = tmp_path / "fifoburst"
+    program.write_bytes(b"\x7fELF")
+    root = tmp_path / "root"
+    zoo.populate_root(root, busybox, [program])
+    for sub in ("tmp", "var/tmp"):
+        assert (root / sub).stat().st_mode & 0o7777 == 0o1777, sub
+    assert (root / "run").is_dir() and (root / "bin" / "fifoburst").is_file()
+    assert (root / "bin" / "sh").readlink() == Path("busybox")
+    init = (root / "init").read_text()
+    assert "mkdir -p /dev/shm /run /tmp /var/tmp" in init
+    assert "mount -t tmpfs -o mode=1777 shm /dev/shm" in init
+    import tests.host.qemu_board as qemu_board
+
+    assert not hasattr(qemu_board, "INIT")  # one /init, the zoo's

@@ -91,3 +91,18 @@ def test_inheritance_passes_and_plain_mutex_fails(run_probe: RunProbe,
     assert without.result["data"]["pi"] is False
     assert without.result["data"]["max_excess_ns"] > 10_000_000
     assert without.result["series"][0]["count"] == 10
+
+
+def test_one_allowed_cpu_is_not_applicable_exit_3(run_probe: RunProbe) -> None:
+    """The hogs would take the only CPU: exit 3 with the "not applicable here" words
+    rtbench stores as an inconclusive cell (rtbench.run.runner), naming the count."""
+    run = run_probe("pi", "--iterations", "2", prefix=("taskset", "-c", "0"),
+                    measures=False, parse=False)
+    assert run.rc == 3 and run.stdout == ""
+    line = run.stderr.strip()
+    assert line.count("\n") == 0, line
+    assert line.startswith("rtprobe: pi: not applicable here: needs 2 CPUs, "), line
+    online = os.cpu_count() or 1
+    assert ("the board has 1" if online == 1 else f"allows 1 of the board's {online}") \
+        in line, line
+    assert "--force" in line

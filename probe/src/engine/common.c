@@ -481,6 +481,20 @@ void common_usage(FILE *f)
 	fputs("  --help              this text\n", f);
 }
 
+int common_needs_cpus(const char *test, int needed, int have, int online,
+		      const char *why, const char *remedy)
+{
+	if (online > have)
+		fmt_fprintf(stderr, "rtprobe: %s: " NOT_APPLICABLE "needs %d "
+			    "CPUs, its affinity allows %d of the board's %d "
+			    "(%s); %s\n", test, needed, have, online, why, remedy);
+	else
+		fmt_fprintf(stderr, "rtprobe: %s: " NOT_APPLICABLE "needs %d "
+			    "CPUs, the board has %d (%s); %s\n", test, needed,
+			    have, why, remedy);
+	return RTP_EXIT_ENV;
+}
+
 /* Name of a scheduling policy as written in the start record. */
 const char *common_policy_name(enum rtp_policy p)
 {

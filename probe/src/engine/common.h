@@ -189,4 +189,13 @@ void common_usage(FILE *f);
 /* Names for the start record. */
 const char *common_policy_name(enum rtp_policy p);
 
+/*
+ * Refuse test for want of CPUs: one line "rtprobe: TEST: not applicable
+ * here: needs N CPUs, the board has M (why); remedy" on stderr; returns
+ * RTP_EXIT_ENV.  have: the CPUs it may use; online: the machine's (a smaller
+ * have is said as an affinity limit).
+ */
+int common_needs_cpus(const char *test, int needed, int have, int online,
+		      const char *why, const char *remedy);
+
 #endif /* RTP_COMMON_H */

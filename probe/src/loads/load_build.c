@@ -10,7 +10,7 @@
  * --rate compiles a second.  Every compile is a fork + exec of the compiler
  * driver, its cc1 and its assembler: process creation, page faults, file
  * I/O and CPU, as a kernel build puts on a board.  A target without a
- * compiler cannot run it: exit 3 naming the remedy.  The directory is
+ * compiler cannot run it: exit 3, "not applicable here: no C compiler".  The directory is
  * removed on every exit path the load controls.
  */
 #include <errno.h>
@@ -198,9 +198,10 @@ static int build_prepare(struct load_run *r, char *err, size_t errlen)
 			if (!build_find(compilers[i], st->cc, sizeof(st->cc)))
 				break;
 		if (!compilers[i]) {
-			fmt_snprintf(err, errlen, "no C compiler (cc, gcc, clang) on "
-				     "PATH; the build load needs one on the target: "
-				     "install it, or name it with --cc");
+			fmt_snprintf(err, errlen, NOT_APPLICABLE "no C compiler "
+				     "(cc, gcc, clang) on PATH, and the build load "
+				     "needs one on the board: install one, or name "
+				     "it with --cc");
 			return RTP_EXIT_ENV;
 		}
 	}

@@ -234,6 +234,8 @@ static void noise_check_throttling(struct noise_cfg *cfg,
 /*
  * Refuse fifo/rr busy loops on every online CPU without --force: nothing
  * else would run (beyond what RT throttling leaves), not even our collector.
+ * With one online CPU no --cpus can leave one out: not applicable (exit 3,
+ * common_needs_cpus); with more, --cpus covering them all is bad usage.
  */
 static void noise_check_cpus(const struct noise_cfg *cfg,
 			     const struct rtp_common *c)
@@ -264,6 +266,11 @@ static void noise_check_cpus(const struct noise_cfg *cfg,
 	CPU_AND(&both, &online, &measured);
 	if (!CPU_EQUAL(&both, &online))
 		return;
+	if (CPU_COUNT(&online) < 2)
+		exit(common_needs_cpus("noise", 2, CPU_COUNT(&online),
+				       CPU_COUNT(&online), "its busy loops would "
+				       "starve the only one",
+				       "--policy other or --force runs it anyway"));
 	opt_cpulist_format(&measured, list, sizeof(list));
 	opt_fail("--cpus", list, "%s busy loops on every online CPU would "
 		 "starve the machine; leave a CPU out, use --policy other, "

@@ -341,7 +341,8 @@ enum {
 	PI_OPT_FORCE,
 };
 
-/* Resolve --cpu and refuse using the only CPU without --force; 0 or exit code. */
+/* Resolve --cpu and refuse using the only CPU without --force (not
+ * applicable: common_needs_cpus); 0 or exit code. */
 static int pi_resolve_cpu(struct pi_test *t, struct rtp_common *c,
 			  bool cpu_given)
 {
@@ -360,12 +361,11 @@ static int pi_resolve_cpu(struct pi_test *t, struct rtp_common *c,
 		t->cfg.cpu = cpu;
 	}
 	if (CPU_COUNT(&allowed) < 2 && !t->cfg.force &&
-	    !SIMULATED(c->simulate)) {
-		fmt_fprintf(stderr, "rtprobe: pi: only one CPU is allowed and the "
-			    "hogs would take all of it for --hog-time; add --force "
-			    "to run anyway\n");
-		return RTP_EXIT_ENV;
-	}
+	    !SIMULATED(c->simulate))
+		return common_needs_cpus("pi", 2, CPU_COUNT(&allowed),
+					 (int)sysconf(_SC_NPROCESSORS_ONLN),
+					 "the hogs would take the only one for "
+					 "--hog-time", "add --force to run anyway");
 	/* the waiter's series is measured on that CPU */
 	CPU_ZERO(&c->cpus);
 	CPU_SET((size_t)t->cfg.cpu, &c->cpus);

@@ -112,12 +112,17 @@ define pytest
 endef
 
 # The C unit tests, against glibc and (where musl-gcc exists) musl.
+# One parallel make for all of them (each build's output kept together: -Orecurse).
+MUSL_GCC := $(shell command -v musl-gcc 2>/dev/null)
 check-c: prereqs-cc
-	$(MAKE) -C probe -j$(TEST_JOBS) check
-	@if command -v musl-gcc >/dev/null 2>&1; then $(MAKE) -C probe -j$(TEST_JOBS) check-musl; \
-	else echo "make test: no musl-gcc, probe unit tests not run against musl"; fi
+	@test -n "$(MUSL_GCC)" || echo "make test: no musl-gcc, probe unit tests not run against musl"
+	$(MAKE) -C probe -j$(TEST_JOBS) -Orecurse check $(if $(MUSL_GCC),check-musl) $(CHECK_SANITIZE)
 
 # The tests import rtbench and its dependencies: they run in .venv, set up here if needed.
+# make test also builds rtprobe and the unit tests with ASan and UBSan and runs the unit
+# tests so (probe/Makefile's `sanitize`), in check-c's parallel make before pytest starts:
+# the sanitized rtprobe that tests/host/test_faults.py runs is then built already.
+test: CHECK_SANITIZE = sanitize
 test: $(VENV)/.dev check-c
 	$(call pytest,)
 

@@ -126,7 +126,7 @@ SLOW_PARTS = (
     "tests/host/test_target_serial.py",
     "tests/host/test_target_labgrid.py",
     "tests/host/test_fleet.py",
-    # a live uvicorn server on PostgreSQL: 8 x 50 concurrent uploads, schemathesis
+    # a live uvicorn server on PostgreSQL: 8 x 20 concurrent uploads, schemathesis
     "tests/host/test_server_live.py",
     # an SQLite server held locked while uploads queue
     "tests/host/test_faults.py::test_sqlite_server_queues_uploads_past_a_lock",

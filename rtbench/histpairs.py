@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Sequence
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
 # integers gathered in a Python list before they become a numpy chunk
 _CHUNK = 1 << 14
+_T = TypeVar("_T", int, float)
 
 
 def _narrow(values: list[int]) -> np.ndarray:
@@ -187,37 +188,42 @@ def rows(entry: Any) -> Pairs | list[list[int]] | None:
     return None
 
 
-class Ints(Sequence[int]):
-    """Integers read from a long JSON array (a compact histogram's counts), as one numpy
-    array: read, compared and serialised as the list of ints."""
+class _Column(Sequence[_T]):
+    """Numbers read from a long JSON array, as one numpy array: read, compared and
+    serialised as the list of them (a subclass says how one value is converted)."""
 
     def __init__(self, values: np.ndarray) -> None:
         self.values = values
+
+    @staticmethod
+    def _item(value: Any) -> _T:
+        """One array value as the Python number the list holds."""
+        raise NotImplementedError
 
     def __len__(self) -> int:
         """How many values."""
         return len(self.values)
 
     @overload
-    def __getitem__(self, index: int) -> int: ...
+    def __getitem__(self, index: int) -> _T: ...
 
     @overload
-    def __getitem__(self, index: slice) -> list[int]: ...
+    def __getitem__(self, index: slice) -> list[_T]: ...
 
-    def __getitem__(self, index: int | slice) -> int | list[int]:
+    def __getitem__(self, index: int | slice) -> _T | list[_T]:
         """One value, or a slice as a list."""
         if isinstance(index, slice):
-            return [int(v) for v in self.values[index].tolist()]
-        return int(self.values[index])
+            return [self._item(v) for v in self.values[index].tolist()]
+        return self._item(self.values[index])
 
-    def __iter__(self) -> Iterator[int]:
+    def __iter__(self) -> Iterator[_T]:
         """The values in order, a chunk of them converted at a time."""
         for start in range(0, len(self.values), _CHUNK):
             yield from self[start:start + _CHUNK]
 
     def __eq__(self, other: object) -> bool:
-        """Equal to another Ints or a list of the same values."""
-        if isinstance(other, Ints):
+        """Equal to a column of the same kind or a list of the same values."""
+        if isinstance(other, type(self)):
             return bool(np.array_equal(self.values, other.values))
         if isinstance(other, (list, tuple)):
             return len(self) == len(other) and all(
@@ -228,55 +234,33 @@ class Ints(Sequence[int]):
 
     def __repr__(self) -> str:
         """Short: the size and the first values."""
-        return f"Ints({len(self)} values: {self[:3]}...)"
+        return f"{type(self).__name__}({len(self)} values: {self[:3]}...)"
+
+
+class Ints(_Column[int]):
+    """Integers read from a long JSON array (a compact histogram's counts)."""
+
+    @staticmethod
+    def _item(value: Any) -> int:
+        """One value as an int."""
+        return int(value)
 
     def json_text(self) -> str:
         """The values as compact JSON text: [v,v,...]."""
         return _int_text(self.values)
 
 
-class Floats(Sequence[float]):
+class Floats(_Column[float]):
     """Numbers a tool printed one a line (lmbench's repeated results), as one float64
-    array: 8 bytes a value, read, compared and serialised as the list of floats."""
+    array: 8 bytes a value."""
 
     def __init__(self, values: np.ndarray) -> None:
-        self.values = np.asarray(values, dtype=np.float64)
+        super().__init__(np.asarray(values, dtype=np.float64))
 
-    def __len__(self) -> int:
-        """How many values."""
-        return len(self.values)
-
-    @overload
-    def __getitem__(self, index: int) -> float: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[float]: ...
-
-    def __getitem__(self, index: int | slice) -> float | list[float]:
-        """One value, or a slice as a list."""
-        if isinstance(index, slice):
-            return [float(v) for v in self.values[index].tolist()]
-        return float(self.values[index])
-
-    def __iter__(self) -> Iterator[float]:
-        """The values in order, a chunk of them converted at a time."""
-        for start in range(0, len(self.values), _CHUNK):
-            yield from self[start:start + _CHUNK]
-
-    def __eq__(self, other: object) -> bool:
-        """Equal to another Floats or a list of the same values."""
-        if isinstance(other, Floats):
-            return bool(np.array_equal(self.values, other.values))
-        if isinstance(other, (list, tuple)):
-            return len(self) == len(other) and all(
-                mine == theirs for mine, theirs in zip(self, other, strict=True))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        """Short: the size and the first values."""
-        return f"Floats({len(self)} values: {self[:3]}...)"
+    @staticmethod
+    def _item(value: Any) -> float:
+        """One value as a float."""
+        return float(value)
 
     def json_text(self) -> str:
         """The values as compact JSON text: [v,v,...] (each as json.dumps writes it)."""

@@ -43,10 +43,10 @@ each page's median <= its target), 0 otherwise, and always prints the tables.
 from __future__ import annotations
 
 import argparse
+import math
 import multiprocessing
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -64,7 +64,6 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "host"))
 
 from pg_cluster import cluster  # noqa: E402
-from server_helpers import free_port  # noqa: E402
 
 from bench.lab_noisy import Lab, lab_order, make_run, plan  # noqa: E402
 from bench.server_bench import serve  # noqa: E402
@@ -176,9 +175,9 @@ def ingest(store: Store, run: RunDetail, cache: RunCache | None) -> tuple[float,
 
 
 def p95(values: list[float]) -> float:
-    """The 95th percentile (nearest rank below)."""
+    """The 95th percentile (nearest rank: the smallest value with 95 % at or below it)."""
     ordered = sorted(values)
-    return ordered[int(0.95 * (len(ordered) - 1))]
+    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
 
 
 def time_checks(label: str, url: str, lab: Lab, sample: list[tuple[int, int, int]]
@@ -207,25 +206,6 @@ def time_checks(label: str, url: str, lab: Lab, sample: list[tuple[int, int, int
     return rows, met
 
 
-def serve_checkout(url: str, root: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """Start `rtbench serve` on url with the rtbench of the checkout root (python -m
-    imports the package of its working directory first); (process, base URL)."""
-    if root.resolve() == ROOT:
-        return serve(url)
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "rtbench", "serve", "--db", url,
-                             "--bind", f"127.0.0.1:{port}"], cwd=root)
-    base = f"http://127.0.0.1:{port}"
-    for _ in range(600):
-        try:
-            if httpx.get(f"{base}/api/v1/health", timeout=2).status_code == 200:
-                return proc, base
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    proc.kill()
-    raise SystemExit(f"rtbench serve of {root} did not start")
-
-
 def cpu_ms(pid: int) -> float:
     """CPU time (user + system) process pid has used so far, ms (Linux; clock ticks)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -241,7 +221,7 @@ def time_pages(label: str, url: str, lab: Lab, repeat: int, before: Path | None 
     server's CPU time per request (its mean over the timed requests), which a loaded
     machine does not inflate as it does the wall time."""
     roots = [ROOT] if before is None else [before, ROOT]
-    servers = [serve_checkout(url, root) for root in roots]
+    servers = [serve(url, root) for root in roots]
     rows, met = [], True
     try:
         client = httpx.Client(timeout=300)

@@ -80,11 +80,12 @@ def seed(url: str, runs: int) -> str:
     return token
 
 
-def serve(url: str) -> tuple[subprocess.Popen[bytes], str]:
-    """Start rtbench serve on a free port; return (process, base URL)."""
+def serve(url: str, root: Path = ROOT) -> tuple[subprocess.Popen[bytes], str]:
+    """Start rtbench serve on a free port with the rtbench of the checkout root (python -m
+    imports the package of its working directory first); return (process, base URL)."""
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "rtbench", "serve", "--db", url,
-                             "--bind", f"127.0.0.1:{port}"], cwd=ROOT)
+                             "--bind", f"127.0.0.1:{port}"], cwd=root)
     base = f"http://127.0.0.1:{port}"
     for _ in range(600):
         try:
@@ -93,7 +94,7 @@ def serve(url: str) -> tuple[subprocess.Popen[bytes], str]:
         except httpx.HTTPError:
             time.sleep(0.1)
     proc.kill()
-    raise SystemExit("rtbench serve did not start")
+    raise SystemExit(f"rtbench serve of {root} did not start")
 
 
 def timed(fn: object, repeat: int) -> tuple[float, float]:

@@ -171,11 +171,11 @@ def _fill_series(conn: Connection, measurements: dict[int, MeasurementDetail]) -
 
 
 def _fill_windows(conn: Connection, measurements: dict[int, MeasurementDetail]) -> None:
-    """Each measurement's windows, in series and window order (one query for all; the
-    rows taken as tuples: a check reads tens of windows per run)."""
+    """Each measurement's windows, in series and window order (one query for all; each
+    row unpacked as the tuple it is: a check reads tens of windows per run)."""
     for (mid, series, index, warmup, start_ns, end_ns, count, min_ns, max_ns, sum_ns,
          overruns, early, exceed, hist) in conn.execute(
-            _WINDOWS, {"ids": list(measurements)}).tuples():
+            _WINDOWS, {"ids": list(measurements)}):
         measurements[mid].windows.append(WindowRecord(
             series=series, index=index, warmup=bool(warmup), start_ns=start_ns,
             end_ns=end_ns, count=int(count), min_ns=min_ns, max_ns=max_ns, sum_ns=sum_ns,

@@ -37,7 +37,7 @@ each page's median <= its target), 0 otherwise, and always prints the tables.
     python3 bench/lab_ingest.py [--boards 40 --suites 2 --nights 625 --kernels 10]
                                 [--seed 0] [--sample 200]
                                 [--jobs 2] [--repeat 7] [--only sqlite|postgresql]
-                                [--keep DIR] [--before CHECKOUT]
+                                [--keep DIR] [--before CHECKOUT] [--pages-of URL]
 """
 
 from __future__ import annotations
@@ -294,8 +294,20 @@ def main() -> None:
                         help="directory for the SQLite file (kept; reused when there)")
     parser.add_argument("--before", type=Path,
                         help="a checkout whose rtbench serves the same pages too (before)")
+    parser.add_argument("--pages-of", metavar="URL",
+                        help="only time the pages of this store of the same lab (e.g. "
+                             "the SQLite file bench/lab_truth.py --keep filled)")
     args = parser.parse_args()
     lab = plan(args.boards, args.suites, args.nights, args.kernels, args.seed)
+    if args.pages_of:
+        load = os.getloadavg()[0]
+        rows, met = time_pages("store", args.pages_of, lab, args.repeat, args.before)
+        was = "before: median ms (server CPU ms) | " if args.before else ""
+        print(f"\n1-minute load average {load:.1f}-{os.getloadavg()[0]:.1f}\n"
+              f"| database | request | {was}median ms (server CPU ms) | max ms | goal ms | |\n"
+              f"|---|---|{'---:|' if args.before else ''}---:|---:|---:|---|\n"
+              + "\n".join(rows))
+        raise SystemExit(0 if met else 1)
     order = lab_order(lab)
     night = lab.boards * lab.suites
     sample_size = max(2, args.sample // night) * night

@@ -296,12 +296,25 @@ def main() -> None:
                         help="a checkout whose rtbench serves the same pages too (before)")
     parser.add_argument("--pages-of", metavar="URL",
                         help="only time the pages of this store of the same lab (e.g. "
-                             "the SQLite file bench/lab_truth.py --keep filled)")
+                             "the SQLite file bench/lab_truth.py --keep filled) and, "
+                             "unless --only sqlite, of its copy in a private PostgreSQL")
     args = parser.parse_args()
     lab = plan(args.boards, args.suites, args.nights, args.kernels, args.seed)
     if args.pages_of:
         load = os.getloadavg()[0]
-        rows, met = time_pages("store", args.pages_of, lab, args.repeat, args.before)
+        rows, met = [], True
+        stores = [("SQLite" if args.pages_of.startswith("sqlite") else "store",
+                   args.pages_of)] if args.only != "postgresql" else []
+        if args.only != "sqlite" and args.pages_of.startswith("sqlite"):
+            pg = cluster().fresh_database()
+            t0 = time.perf_counter()
+            copied = copy_store(args.pages_of, pg)
+            print(f"PostgreSQL: {copied} rows copied in {time.perf_counter() - t0:.0f} s",
+                  flush=True)
+            stores.append(("PostgreSQL", pg))
+        for label, url in stores:
+            more, ok = time_pages(label, url, lab, args.repeat, args.before)
+            rows, met = rows + more, met and ok
         was = "before: median ms (server CPU ms) | " if args.before else ""
         print(f"\n1-minute load average {load:.1f}-{os.getloadavg()[0]:.1f}\n"
               f"| database | request | {was}median ms (server CPU ms) | max ms | goal ms | |\n"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar, overload
 
 import numpy as np
@@ -192,13 +192,11 @@ class _Column(Sequence[_T]):
     """Numbers read from a long JSON array, as one numpy array: read, compared and
     serialised as the list of them (a subclass says how one value is converted)."""
 
+    # one array value as the Python number the list holds (int or float)
+    _item: Callable[[Any], _T]
+
     def __init__(self, values: np.ndarray) -> None:
         self.values = values
-
-    @staticmethod
-    def _item(value: Any) -> _T:
-        """One array value as the Python number the list holds."""
-        raise NotImplementedError
 
     def __len__(self) -> int:
         """How many values."""

@@ -13,14 +13,6 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def fmt_seconds(seconds: float) -> str:
-    """An expected length: '45 s', '3 min 20 s'."""
-    total = int(round(seconds))
-    if total < 120:
-        return f"{total} s"
-    return f"{total // 60} min {total % 60} s" if total % 60 else f"{total // 60} min"
-
-
 def expected_text(test: TestSpec) -> str:
     """A test's expected length per scenario, saying when it runs several times."""
     runs = test.runs()

@@ -31,7 +31,13 @@ from rtbench.analysis.scenario_check import (
     measuring_cpus,
     scenario_flags,
 )
-from rtbench.bundle import NOT_STARTED, MeasurementDetail, RunDetail, ScenarioDetail
+from rtbench.bundle import (
+    INCONCLUSIVE,
+    NOT_STARTED,
+    MeasurementDetail,
+    RunDetail,
+    ScenarioDetail,
+)
 
 # Preflight knobs in the order they usually decide a failed run, each with the reason a
 # person reads next to the knob's value.
@@ -55,10 +61,6 @@ THROTTLE_GAP_TOLERANCE = 0.5
 # Spacing between throttling gaps: within this fraction of a whole number of periods.
 THROTTLE_SPACING_TOLERANCE = 0.15
 STATUS_FAILED = ("fail", "break")
-# A measurement without the evidence to decide it (no samples, too few for a threshold to
-# pass, a test the board cannot make): never a pass.  The same word as
-# rtbench.bundle's status of a test the board cannot make.
-INCONCLUSIVE = "inconclusive"
 # Fewer samples than this cannot pass a threshold: one to three samples never judge a
 # maximum (docs/design.md), and a pass needs a margin above that.
 MIN_DECIDING_SAMPLES = 10

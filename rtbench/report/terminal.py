@@ -11,13 +11,12 @@ from rtbench.analysis.environment import environment_rows
 from rtbench.analysis.measurement import MeasurementStats, run_stats
 from rtbench.analysis.stats import PERCENTILES
 from rtbench.analysis.verdict import (
-    INCONCLUSIVE,
     cell_state,
     policy_other,
     short_run_text,
     verdict_of,
 )
-from rtbench.bundle import MeasurementDetail, RunDetail
+from rtbench.bundle import INCONCLUSIVE, MeasurementDetail, RunDetail
 from rtbench.report.format import (
     DEFINITIONS,
     fmt_count,

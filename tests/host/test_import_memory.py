@@ -107,17 +107,20 @@ def test_a_long_histogram_imports_in_twice_the_file(tmp_path: Path) -> None:
 
 
 def test_repeated_results_import_in_twice_the_file(tmp_path: Path) -> None:
-    """3 MiB of lmbench result lines and of rtla timerlat -a analyses: the whole import
-    holds at most twice the file above the constant (a measurement per lmbench line held
-    50 times the file, a dict per rtla analysis 11 times)."""
+    """3 MiB of lmbench result lines and 8 MiB of rtla timerlat -a analyses: the whole
+    import holds at most twice the file above the constant (a measurement per lmbench
+    line held 50 times the file, a dict per rtla analysis 11 times).  The timerlat import
+    holds ~3 MB more than the 4 KiB base whatever the file's size (2.0 times a 3 MiB file,
+    1.2 times 16 MiB: BENCHMARKS.md), so its file is large enough for the bound to judge
+    what grows with the file, not that constant."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
     from import_scaling import lmbench_text, timerlat_auto
 
-    for make in (lmbench_text, timerlat_auto):
+    for make, mib in ((lmbench_text, 3), (timerlat_auto, 8)):
         small = tmp_path / f"small-{make.__name__}.txt"
         small.write_bytes(make(4096))
         big = tmp_path / f"big-{make.__name__}.txt"
-        big.write_bytes(make(3 << 20))
+        big.write_bytes(make(mib << 20))
         size = big.stat().st_size
         base = peak_rss(small, tmp_path / f"small-{make.__name__}.db")
         peak = peak_rss(big, tmp_path / f"big-{make.__name__}.db")

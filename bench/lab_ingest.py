@@ -364,6 +364,7 @@ def main() -> None:
     loads = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory(prefix="rtbench-ingest-") as tmp:
         folder = args.keep or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
         built = folder / "lab-built.db"
         done = folder / "lab-built.done"
         shape = (f"{args.boards} boards, {args.suites} suites, {args.nights} nights, "

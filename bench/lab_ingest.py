@@ -65,7 +65,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from sqlalchemy import func, insert, select, text
+from sqlalchemy import Table, func, insert, select, text
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -140,8 +140,11 @@ def copy_store(source: str, target: str) -> int:
                     select(table).order_by(*key))
                 while rows := result.fetchmany(COPY_BATCH):
                     values = [_aware(dict(row._mapping), dates) for row in rows]
-                    with dst.transaction(f"copy {table.name}") as conn:
-                        conn.execute(insert(table), values)
+                    if dst.engine.dialect.name == "postgresql":
+                        _pg_copy(dst, table, values)
+                    else:
+                        with dst.transaction(f"copy {table.name}") as conn:
+                            conn.execute(insert(table), values)
                     copied += len(values)
         if dst.engine.dialect.name == "postgresql":
             with dst.transaction("set the sequences") as conn:
@@ -155,6 +158,24 @@ def copy_store(source: str, target: str) -> int:
                 conn.execution_options(isolation_level="AUTOCOMMIT").execute(
                     text("ANALYZE"))
     return copied
+
+
+def _pg_copy(dst: Store, table: Table, values: list[dict[str, Any]]) -> None:
+    """Write rows (as SQLAlchemy reads them) into table of the PostgreSQL store dst with
+    COPY, each value converted as SQLAlchemy's INSERT would bind it (several times
+    faster than an INSERT of many rows)."""
+    dialect = dst.engine.dialect
+    convert = [(c.name, c.type.bind_processor(dialect)) for c in table.columns]
+    names = ", ".join(f'"{name}"' for name, _ in convert)
+    with dst.engine.connect() as conn:
+        raw = conn.connection.driver_connection
+        assert raw is not None
+        with raw.cursor() as cur, cur.copy(f'COPY "{table.name}" ({names}) FROM STDIN') \
+                as copy:
+            for row in values:
+                copy.write_row([row.get(name) if fn is None or row.get(name) is None
+                                else fn(row[name]) for name, fn in convert])
+        raw.commit()
 
 
 def trim(source: Path, built: Path, lab: Lab, sample: list[tuple[int, int, int]]) -> None:

@@ -41,12 +41,14 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None,
                             ) -> Generator[None, Any, None]:
     """Record the CPU and wall seconds of item's setup, call and teardown."""
     own_before, children_before = cpu_seconds()
+    start = time.time()
     wall_before = time.monotonic()
     yield
     own_after, children_after = cpu_seconds()
     record = {"id": item.nodeid, "self": own_after - own_before,
               "child": children_after - children_before,
-              "wall": time.monotonic() - wall_before}
+              "wall": time.monotonic() - wall_before, "start": start,
+              "worker": os.environ.get("PYTEST_XDIST_WORKER", "")}
     prefix = os.environ.get("PYTEST_CPU_OUT", "pytest-cpu")
     with open(f"{prefix}.{os.getpid()}.jsonl", "a", encoding="utf-8") as out:
         out.write(json.dumps(record) + "\n")

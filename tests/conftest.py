@@ -81,7 +81,9 @@ def run_cli(rtbench_env: dict[str, str]) -> RunCli:
         # the child takes the realtime lock once it has started and imported rtbench
         # (tests/measuring_cli.py), so other workers do not wait through its start-up
         command = [sys.executable, "-m", "tests.measuring_cli", *args]
-        return subprocess.run(command, env=rtbench_env, capture_output=True,
+        # the test's phase now (rtbench_env was made in its setup), for RTBENCH_LOCK_LOG
+        env = {**rtbench_env, "PYTEST_CURRENT_TEST": os.environ.get("PYTEST_CURRENT_TEST", "")}
+        return subprocess.run(command, env=env, capture_output=True,
                               text=True, timeout=timeout, check=False, cwd=REPO)
 
     return run

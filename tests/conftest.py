@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_inprocess import run_in_process
+from tests.measuring_cli import run_measuring
 from tests.session_lock import session_lock
 from tests.slow_list import read_slow_list
 
@@ -80,11 +80,9 @@ def run_cli(rtbench_env: dict[str, str]) -> RunCli:
         # a real measurement: one at a time across xdist workers (see probe/conftest.py);
         # the child takes the realtime lock once it has started and imported rtbench
         # (tests/measuring_cli.py), so other workers do not wait through its start-up
-        command = [sys.executable, "-m", "tests.measuring_cli", *args]
         # the test's phase now (rtbench_env was made in its setup), for RTBENCH_LOCK_LOG
         env = {**rtbench_env, "PYTEST_CURRENT_TEST": os.environ.get("PYTEST_CURRENT_TEST", "")}
-        return subprocess.run(command, env=env, capture_output=True,
-                              text=True, timeout=timeout, check=False, cwd=REPO)
+        return run_measuring(args, env, REPO, timeout)
 
     return run
 

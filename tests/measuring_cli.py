@@ -15,13 +15,27 @@ of `python -m rtbench`.
 from __future__ import annotations
 
 import importlib
+import os
+import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
-# What a measuring command imports before it measures (the command's own module is
-# added from rtbench.cli.COMMANDS): numpy, SQLAlchemy, rich and the run machinery.
+# The descriptor the child writes one byte to once it holds the lock: the caller's
+# timeout counts from then, as it did when the caller took the lock itself (waiting for
+# another checkout's measurement is not this command running late).
+LOCKED_FD = "RTBENCH_TEST_LOCKED_FD"
+
+# What a measuring command imports on its way (the command's own module is added from
+# rtbench.cli.COMMANDS): numpy, SQLAlchemy, rich and the run machinery; after the
+# measurement the regression check (scipy: 37 s of a `cyclictest -l50` under the lock on
+# a machine at a load of 14), the store's migrations (alembic) and the report.
 PRELOAD = ("rtbench.run.runner", "rtbench.run.save", "rtbench.report.live",
-           "rtbench.report.terminal", "rtbench.analysis.verdict", "rtbench.store")
+           "rtbench.report.terminal", "rtbench.report.verdict", "rtbench.analysis.verdict",
+           "rtbench.analysis.compare", "rtbench.analysis.evt", "rtbench.regress.board",
+           "rtbench.store", "rtbench.store.regressions", "rtbench.targets.serial",
+           "rtbench.targets.ssh", "rtbench.targets.labgrid", "alembic.command",
+           "alembic.config")
 
 
 def preload(args: list[str]) -> None:
@@ -38,6 +52,45 @@ def preload(args: list[str]) -> None:
             continue
 
 
+def run_measuring(args: tuple[str, ...], env: Mapping[str, str], cwd: Path,
+                  timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run `rtbench ARGS` in a child of this module and return what subprocess.run
+    returns; timeout counts from the moment the child holds the realtime lock (a child
+    still running then is killed and TimeoutExpired raised, as subprocess.run does)."""
+    command = [sys.executable, "-m", "tests.measuring_cli", *args]
+    locked_read, locked_write = os.pipe()
+    try:
+        child = subprocess.Popen(command, env={**env, LOCKED_FD: str(locked_write)},
+                                 cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True, pass_fds=(locked_write,))
+    finally:
+        os.close(locked_write)
+    with child:
+        try:
+            os.read(locked_read, 1)  # the lock is held, or the child is gone (EOF)
+        finally:
+            os.close(locked_read)
+        try:
+            out, err = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
+            raise
+    return subprocess.CompletedProcess(command, child.returncode, out, err)
+
+
+def tell_locked() -> None:
+    """Write the byte run_measuring waits for and close the descriptor (rtbench's own
+    children do not inherit it)."""
+    fd = os.environ.pop(LOCKED_FD, None)
+    if fd is None:
+        return
+    try:
+        os.write(int(fd), b"L")
+    finally:
+        os.close(int(fd))
+
+
 def main() -> None:
     """Preload, take the realtime lock, and run rtbench's command line under it."""
     import rtbench
@@ -47,6 +100,7 @@ def main() -> None:
     preload(sys.argv[1:])
     sys.argv[0] = str(Path(rtbench.__file__).parent / "__main__.py")
     with session_lock("realtime"):
+        tell_locked()
         rtbench_main(prog_name="rtbench")
 
 

@@ -195,12 +195,16 @@ class SerialTarget(BoardTarget):
         self.link = SerialLink(self._open_port())
         try:
             self._find_shell()
-            self._check_shell()
-            self._quiet_console()
+            with self.doing("checking its shell"):
+                self._check_shell()
+            with self.doing("lowering the kernel's console log level"):
+                self._quiet_console()
             # the line is ours alone (opened exclusively): jobs found now are a former
             # session's, which would disturb this one's measurements
-            self.run(stale_jobs_command(self.remote_dir))
-            self._install_probe()
+            with self.doing("ending the load jobs a former session left"):
+                self.run(stale_jobs_command(self.remote_dir))
+            with self.doing("installing the probe"):
+                self._install_probe()
         except BaseException:
             self.progress().done("failed")  # a live line ends before the error's
             self.close()

@@ -329,6 +329,23 @@ def test_board_that_stops_answering_is_said_in_words(board: Board, tmp_path: Pat
         assert time.monotonic() - began < 1.0
 
 
+def test_a_board_silent_while_opening_names_the_step(board: Board, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shell answered, then the board went silent in a step of the line's opening:
+    the words name the step, not "running a command"."""
+    stuck = tmp_path / "bin"
+    stuck.mkdir()
+    (stuck / "cat").write_text('#!/bin/sh\ncase "$*" in *printk*) exec sleep 600;; esac\n'
+                               'exec /bin/cat "$@"\n')
+    (stuck / "cat").chmod(0o755)
+    tty = board(f"PATH={stuck}:$PATH; export PATH; exec sh -i")
+    monkeypatch.setattr(SerialTarget.run, "__defaults__", (3.0,))
+    with pytest.raises(TargetLost) as caught:
+        open_target(f"serial://{tty}", provider=Probes()).open()
+    assert ("the board stopped answering its console while lowering the kernel's console "
+            "log level (nothing for 3 s)") in str(caught.value), str(caught.value)
+
+
 # A suite whose loads run next to the test as jobs of the board's shell: a built-in load
 # and a shell-command load whose text is unique to this test (it is looked for after).
 LOADS_SUITE = """

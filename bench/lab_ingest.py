@@ -16,13 +16,19 @@ in bulk, not timed:
    PostgreSQL cluster (initdb/pg_ctl in a temporary directory, as the tests do), and its
    sequences set: both stores then hold the same 50,000 - sample runs and checks.
 
+With --from-store FILE step 1 is a copy of a kept store of the whole lab (every run
+checked at ingest, as bench/lab_truth.py --keep makes it) with the sample's runs deleted
+as `rtbench rm` deletes them.  --keep DIR records the lab's shape beside the store and
+refuses a directory that holds another lab's.
+
 Timed on each store: the last --sample runs (the last nights of every board, in the
 order a lab uploads them) are ingested one by one as `rtbench serve` does with an
 upload: the run is stored (not timed), then its check is timed: the stored row read
 back, the run's cells taken from the upload, the board's candidate runs and any
 baseline or kernel runs not in memory read, the decision model, the checks written
 (RunCache kept across the uploads, as the server keeps it).  The server's memory is
-warmed first by checking the night before the sample (a server that has been running).
+warmed first by checking each board's newest run of each suite (a server that has been
+running).
 Also timed, for the first night of the sample: the same check with nothing in memory
 (the first upload of a board after the server started, or `rtbench import` of one
 run), which reads and summarises the baseline's ten runs and the kernel's newest runs.
@@ -37,7 +43,8 @@ each page's median <= its target), 0 otherwise, and always prints the tables.
     python3 bench/lab_ingest.py [--boards 40 --suites 2 --nights 625 --kernels 10]
                                 [--seed 0] [--sample 200]
                                 [--jobs 2] [--repeat 7] [--only sqlite|postgresql]
-                                [--keep DIR] [--before CHECKOUT] [--pages-of URL]
+                                [--keep DIR] [--from-store FILE] [--before CHECKOUT]
+                                [--pages-of URL]
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ import argparse
 import math
 import multiprocessing
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -57,7 +65,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from sqlalchemy import func, insert, select, text
+from sqlalchemy import Table, func, insert, select, text
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -65,13 +73,14 @@ sys.path.insert(0, str(ROOT / "tests" / "host"))
 
 from pg_cluster import cluster  # noqa: E402
 
-from bench.lab_noisy import Lab, lab_order, make_run, plan  # noqa: E402
+from bench.lab_noisy import Lab, lab_order, make_run, plan, started_at  # noqa: E402
 from bench.server_bench import serve  # noqa: E402
 from rtbench.bundle import RunDetail  # noqa: E402
 from rtbench.regress.board import RunCache, check_stored_run, checks_of  # noqa: E402
 from rtbench.store import Store  # noqa: E402
 from rtbench.store import schema as t  # noqa: E402
 from rtbench.store.regressions import outcome_counts, replace_checks, run_ids  # noqa: E402
+from rtbench.store.removal import delete_runs  # noqa: E402
 
 CHECK_P95_MS = 50.0
 # (what, path template, target ms; None: shown, no goal)
@@ -131,8 +140,11 @@ def copy_store(source: str, target: str) -> int:
                     select(table).order_by(*key))
                 while rows := result.fetchmany(COPY_BATCH):
                     values = [_aware(dict(row._mapping), dates) for row in rows]
-                    with dst.transaction(f"copy {table.name}") as conn:
-                        conn.execute(insert(table), values)
+                    if dst.engine.dialect.name == "postgresql":
+                        _pg_copy(dst, table, values)
+                    else:
+                        with dst.transaction(f"copy {table.name}") as conn:
+                            conn.execute(insert(table), values)
                     copied += len(values)
         if dst.engine.dialect.name == "postgresql":
             with dst.transaction("set the sequences") as conn:
@@ -146,6 +158,45 @@ def copy_store(source: str, target: str) -> int:
                 conn.execution_options(isolation_level="AUTOCOMMIT").execute(
                     text("ANALYZE"))
     return copied
+
+
+def _pg_copy(dst: Store, table: Table, values: list[dict[str, Any]]) -> None:
+    """Write rows (as SQLAlchemy reads them) into table of the PostgreSQL store dst with
+    COPY, each value converted as SQLAlchemy's INSERT would bind it (several times
+    faster than an INSERT of many rows)."""
+    dialect = dst.engine.dialect
+    convert = [(c.name, c.type.bind_processor(dialect)) for c in table.columns]
+    names = ", ".join(f'"{name}"' for name, _ in convert)
+    with dst.engine.connect() as conn:
+        raw = conn.connection.driver_connection
+        assert raw is not None
+        with raw.cursor() as cur, cur.copy(f'COPY "{table.name}" ({names}) FROM STDIN') \
+                as copy:
+            for row in values:
+                copy.write_row([row.get(name) if fn is None or row.get(name) is None
+                                else fn(row[name]) for name, fn in convert])
+        raw.commit()
+
+
+def trim(source: Path, built: Path, lab: Lab, sample: list[tuple[int, int, int]]) -> None:
+    """built: a copy of source (a kept store of the whole lab, e.g. bench/lab_truth.py's,
+    every run checked at ingest) without the sample's runs, deleted as `rtbench rm` does
+    (their checks and the board summaries with them): the store the build would make."""
+    tmp = built.with_name(built.name + ".part")
+    shutil.copyfile(source, tmp)
+    first = min(started_at(lab, *key) for key in sample)
+    with Store.open(f"sqlite:///{tmp}") as store:
+        with store.transaction("find the sample's runs") as conn:
+            ids = [int(i) for i in conn.execute(
+                select(t.runs.c.id).where(t.runs.c.started_at >= first)).scalars()]
+        held = len(run_ids(store))
+        if len(ids) != len(sample) or held != len(lab_order(lab)):
+            raise SystemExit(f"{source} holds {held} runs, {len(ids)} of them in the "
+                             f"sample's nights: not the whole lab of "
+                             f"{len(lab_order(lab))} runs")
+        delete_runs(store, ids)
+    tmp.rename(built)
+    print(f"{built}: {source} without the sample's {len(ids)} runs", flush=True)
 
 
 def _aware(row: dict[str, Any], dates: list[str]) -> dict[str, Any]:
@@ -186,11 +237,13 @@ def time_checks(label: str, url: str, lab: Lab, sample: list[tuple[int, int, int
     night = lab.boards * lab.suites
     with Store.open(url) as store:
         cache = RunCache(store)
-        # untimed: each board's newest run checked again puts its baseline and its
-        # kernel's runs in memory (a server that has been running)
+        # untimed: each board's newest run of each suite checked again puts its
+        # baseline and its kernel's runs in memory (a server that has been running)
         for board in range(lab.boards):
-            for run_id in run_ids(store, board=lab.board_name(board))[-1:]:
-                check_stored_run(store, run_id, cache)
+            for suite in range(lab.suites):
+                for run_id in run_ids(store, board=lab.board_name(board),
+                                      suite=lab.suite_name(suite))[-1:]:
+                    check_stored_run(store, run_id, cache)
         cold = [ingest(store, make_run(lab, *key), None) for key in sample[:night]]
         warm = [ingest(store, make_run(lab, *key), cache) for key in sample[night:]]
     rows = []
@@ -292,6 +345,10 @@ def main() -> None:
     parser.add_argument("--only", choices=["sqlite", "postgresql"])
     parser.add_argument("--keep", type=Path,
                         help="directory for the SQLite file (kept; reused when there)")
+    parser.add_argument("--from-store", type=Path, metavar="FILE",
+                        help="instead of building, start from this SQLite store of the "
+                             "whole lab (e.g. bench/lab_truth.py --keep's lab-truth.db): "
+                             "copied, the sample's runs deleted")
     parser.add_argument("--before", type=Path,
                         help="a checkout whose rtbench serves the same pages too (before)")
     parser.add_argument("--pages-of", metavar="URL",
@@ -328,11 +385,21 @@ def main() -> None:
     loads = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory(prefix="rtbench-ingest-") as tmp:
         folder = args.keep or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
         built = folder / "lab-built.db"
         done = folder / "lab-built.done"
+        shape = (f"{args.boards} boards, {args.suites} suites, {args.nights} nights, "
+                 f"{args.kernels} kernels, seed {args.seed}, sample {sample_size}\n")
+        if done.exists() and done.read_text() != shape:
+            raise SystemExit(f"{folder} holds a store of another lab "
+                             f"({done.read_text().strip() or 'of an older bench'}); "
+                             "give another --keep directory")
         if not done.exists():
-            build(built, lab, stored, args.jobs)
-            done.touch()
+            if args.from_store:
+                trim(args.from_store, built, lab, sample)
+            else:
+                build(built, lab, stored, args.jobs)
+            done.write_text(shape)
         loads.append(os.getloadavg()[0])
         urls = []
         if args.only != "sqlite":

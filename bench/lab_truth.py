@@ -17,6 +17,11 @@ check's outcome, "confirmed" and "suspected" apart), on SQLite and PostgreSQL.
    (every (40 / N)th board: each kind of planted regression among them) ingested the
    same way into PostgreSQL, the decisions taken there; each check compared one by one
    with SQLite's of the same run (outcome and reason: they must be the same).
+   --part postgresql-recheck instead takes a finished SQLite store of the whole lab,
+   copies it into PostgreSQL without its checks and checks every run of --pg-boards
+   boards again there, in the order they ran (the decisions of an ingest: a run's
+   check reads only its board's earlier runs): PostgreSQL decides the whole lab in
+   the time of a copy and the checks, without writing 50,000 runs one by one.
 3. In memory: the same boards decided by bench/lab_decisions.py's simulate (no database)
    and compared with SQLite's, check by check (--memory-boards; 0: not done).
 
@@ -33,7 +38,8 @@ the SQLite store does not hold the whole lab.
     python3 bench/lab_truth.py [--boards 40 --suites 2 --nights 625 --kernels 10]
                                [--seed 0] [--jobs 2] [--pg-boards 8] [--memory-boards 8]
                                [--minutes M] [--memory-nights N] [--keep DIR]
-                               [--part sqlite|postgresql|memory] [--pg-url URL]
+                               [--part sqlite|postgresql|postgresql-recheck|memory]
+                               [--pg-url URL]
 """
 
 from __future__ import annotations
@@ -59,10 +65,10 @@ from pg_cluster import cluster  # noqa: E402
 from sqlalchemy import func, select  # noqa: E402
 
 from bench.lab_decisions import Outcome, cell_name, goals_met, report, simulate, tally  # noqa: E402
-from bench.lab_ingest import make_runs  # noqa: E402
+from bench.lab_ingest import copy_store, make_runs  # noqa: E402
 from bench.lab_noisy import Lab, lab_order, plan, where_run  # noqa: E402
 from rtbench.analysis.runmodel import STATES  # noqa: E402
-from rtbench.regress.board import RunCache, check_stored_run  # noqa: E402
+from rtbench.regress.board import RunCache, check_stored_run, recheck  # noqa: E402
 from rtbench.store import Store, StoreUnavailable  # noqa: E402
 from rtbench.store import schema as t  # noqa: E402
 from rtbench.store.regressions import list_checks, run_ids  # noqa: E402
@@ -234,6 +240,50 @@ def pg_decisions(lab: Lab, boards: list[int], jobs: int, stop_at: float
         f"{os.getloadavg()[0]:.1f}")
 
 
+def pg_recheck(built: Path, lab: Lab, boards: list[int], jobs: int) -> tuple[Checks, str]:
+    """Every run of boards in the SQLite store built (the whole lab, each run checked
+    at ingest) decided again on PostgreSQL: the store copied into a fresh database of
+    a private cluster, its checks deleted there, and every run of boards checked again
+    in the order it ran (board x suite, oldest first; jobs processes, each its share of
+    the boards) with the server's check.  A run's check reads only its board's earlier
+    runs of its kernel and the runs of the kernel before (the lab never goes back to
+    an older kernel), so the later runs stored beside it change nothing: these are the
+    decisions an ingest into PostgreSQL takes.  Their checks, and how long."""
+    url = cluster().fresh_database()
+    t0 = time.perf_counter()
+    rows = copy_store(f"sqlite:///{built}", url)
+    with Store.open(url) as store, store.transaction("forget SQLite's checks") as conn:
+        conn.execute(t.regressions.delete())
+    copied = time.perf_counter() - t0
+    print(f"{url}: {rows} rows copied in {copied:.0f} s, checks deleted", flush=True)
+    names = [lab.board_name(b) for b in boards]
+    ctx = multiprocessing.get_context("fork")
+    checkers = [ctx.Process(target=_recheck, args=(url, names[i::jobs]))
+                for i in range(jobs)]
+    for proc in checkers:
+        proc.start()
+    for proc in checkers:
+        proc.join()
+    if any(proc.exitcode for proc in checkers):
+        raise SystemExit("a PostgreSQL checker failed (see above)")
+    with Store.open(url) as store:
+        held = len(run_ids(store))
+    return stored_checks(url, lab, boards), (
+        f"{held} runs copied from SQLite ({rows} rows, {copied:.0f} s), every run of "
+        f"these boards checked again on PostgreSQL in {time.perf_counter() - t0 - copied:.0f}"
+        f" s, {jobs} processes checking, load average {os.getloadavg()[0]:.1f}")
+
+
+def _recheck(url: str, boards: list[str]) -> None:
+    """Check every stored run of boards again, board x suite, oldest first."""
+    with Store.open(url) as store:
+        for board in boards:
+            t0 = time.perf_counter()
+            done = recheck(store, board=board)
+            print(f"{url}: {board}: {done} runs checked in {time.perf_counter() - t0:.0f} s"
+                  f" (load average {os.getloadavg()[0]:.1f})", flush=True)
+
+
 def main() -> None:
     """Build the lab on each backend, print the tables, exit 1 on a missed goal or a
     difference between backends."""
@@ -258,7 +308,8 @@ def main() -> None:
                     "(one a --part postgresql is filling) instead of its saved file")
     ap.add_argument("--memory-nights", type=int,
                     help="decide in memory only the first N nights")
-    ap.add_argument("--part", choices=["sqlite", "postgresql", "memory"],
+    ap.add_argument("--part", choices=["sqlite", "postgresql", "postgresql-recheck",
+                                       "memory"],
                     help="only build this part into --keep (parts run at once, each in "
                     "its own process); then a run without --part reports")
     args = ap.parse_args()
@@ -277,6 +328,14 @@ def main() -> None:
     stop_at = time.time() + 60 * args.minutes
     if args.part == "postgresql":
         theirs, how = pg_decisions(lab, subsets["PostgreSQL"], args.jobs, stop_at)
+        save(folder / "postgresql.json", theirs, how)
+        return
+    if args.part == "postgresql-recheck":
+        built = folder / "lab-truth.db"
+        if not (folder / "lab-truth.done").exists():
+            ap.error(f"--part postgresql-recheck needs the whole lab in {built} "
+                     "(--part sqlite first)")
+        theirs, how = pg_recheck(built, lab, subsets["PostgreSQL"], args.jobs)
         save(folder / "postgresql.json", theirs, how)
         return
     if args.part == "memory":

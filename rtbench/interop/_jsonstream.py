@@ -129,15 +129,16 @@ def _array(stream: _Buffer, cut: _Cut) -> bool | None:
     buf = stream.buf
     after = buf[start + 1] if start + 1 < len(buf) else 0
     if after == 0x5B:  # [[
-        end, least = buf.find(b"]]", start), 6  # "[0,0]," a row at least
+        end = buf.find(b"]]", start)
     elif after == 0x2D or 0x30 <= after <= 0x39:  # a minus sign or a digit
-        end, least = buf.find(b"]", start), 2  # "0," a value at least
+        end = buf.find(b"]", start)
     else:
         cut.skeleton += b"["
         stream.pos = start + 1
         return True
-    if end >= 0 and end - start < LONG * least and buf.find(b'"', start, end) < 0:
-        # too short to be a column, and no string inside: copied as it is
+    if end >= 0 and end - start < LONG * 2 and buf.find(b'"', start, end) < 0:
+        # no string inside, and too short to hold a column ("0," a value at least):
+        # copied as it is
         cut.skeleton += buf[start:end + 1]
         stream.pos = end + 1
         return True
@@ -146,7 +147,7 @@ def _array(stream: _Buffer, cut: _Cut) -> bool | None:
         return None
     if column is False:  # not a column: its "[" copied, what is inside read on
         cut.skeleton += b"["
-        stream.pos = start + 1
+        stream.pos += 1  # _column left it at the "[" (the buffer may have moved)
         return True
     cut.put(column)
     return True
@@ -163,12 +164,12 @@ def _column(stream: _Buffer, pairs: bool) -> Column | Literal[False] | None:
     size = 0
     at = start + 1
     while True:
-        if len(stream.buf) - at < _SLACK and not stream.eof:
+        while len(stream.buf) - at < _SLACK and not stream.eof:
             keep = start if size < LONG else at
             stream.pos = at
-            stream.more(keep)
-            start -= keep
-            at = stream.pos
+            if stream.more(keep):
+                start -= keep
+                at = stream.pos
         if size < LONG and at - start > _SHORT_MAX:
             stream.pos = start
             return False

@@ -28,8 +28,8 @@ if TYPE_CHECKING:  # histpairs brings numpy, which reading a run (show, ls) neve
 
 # a column shorter than this stays in the data text
 LONG = 4096
-# elements a stored row holds (the strings of a piece's values are made at once)
-PIECE = 1 << 14
+# elements a stored row holds (the strings of a piece's values are made at once: about 0.4 MB)
+PIECE = 1 << 12
 # a key of a dict or the index in a list: the way from data to a column
 Path = list[str | int]
 

@@ -148,7 +148,7 @@ def test_rtbench_json_imports_in_twice_the_file(tmp_path: Path) -> None:
     """rtbench's own JSON of a run with a long tool histogram (3.6 MiB, its bulk the
     histogram's compact counts): the whole import holds at most twice the file above
     the constant (1.1 times): the file is read a chunk at a time with the counts cut out
-    as a column, and the column is stored apart, 16,384 counts a row.  It held 4.4 times:
+    as a column, and the column is stored apart, 4,096 counts a row.  It held 4.4 times:
     the file beside the column, then the counts' text as one database value, which
     Python and SQLite each copied."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))

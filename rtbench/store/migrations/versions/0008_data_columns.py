@@ -1,5 +1,5 @@
 """data_columns: a measurement's long arrays of numbers stored apart from its data, a
-piece of 16,384 elements a row (rtbench/store/datacolumns.py), so that storing an
+piece of 4,096 elements a row (rtbench/store/datacolumns.py), so that storing an
 imported run never writes one database value as large as the file (issue 36: Python
 and SQLite each copied it).  Measurements stored before keep their arrays in their data
 and read as they did: nothing is moved.

@@ -85,7 +85,7 @@ def peak_rss(path: Path, db: Path, child: str = CHILD) -> int:
 def test_overlapping_trace_windows_import_in_linear_memory(tmp_path: Path) -> None:
     """A 3 MiB trace of 4,300 spikes whose windows each reach back to its start: reading
     it holds at most twice the file above the constant (the file, and the windows'
-    events kept: 1.6 times; 3.0 when each window held its CPU's recent events until the
+    events kept: 1.6 times; 3.1 when each window held its CPU's recent events until the
     budget was shared out after the pass, and each record a copy of each event), and
     the whole import within 8 times (it held every window's copy of the trace before:
     1,600 times the file, quadratic)."""
@@ -147,8 +147,8 @@ def test_repeated_results_import_in_twice_the_file(tmp_path: Path) -> None:
 def test_rtbench_json_imports_in_twice_the_file(tmp_path: Path) -> None:
     """rtbench's own JSON of a run with a long tool histogram (3.6 MiB, its bulk the
     histogram's compact counts): the whole import holds at most twice the file above
-    the constant (1.1 times): the file is read a chunk at a time with the counts cut out
-    as a column, and the column is stored apart, 4,096 counts a row.  It held 4.4 times:
+    the constant (1.0 times): the file is read a chunk at a time with the counts cut out
+    as a column, and the column is stored apart, 4,096 counts a row.  It held 4.3 times:
     the file beside the column, then the counts' text as one database value, which
     Python and SQLite each copied."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))

@@ -18,10 +18,13 @@ VENV ?= .venv
 VPY := $(VENV)/bin/python
 SUITE ?= quick
 RUN_ARGS ?=
-# pytest-xdist workers for make test / test-fast.  Much of the suite waits on subprocesses
-# (sshd, qemu, servers), not on the CPU, hence more workers than the 2 vCPUs it was set
-# for; make test-fast took as long with 2 and 4 (BENCHMARKS.md, "Test suite wall time").
-TEST_WORKERS ?= 3
+# pytest-xdist workers for make test / test-fast.  Much of the suite waits, not on the
+# CPU: the emulated guests' consoles run at their baud rate, real measurements sleep
+# between wake-ups and wait for the machine-wide realtime lock, servers wait on sockets.
+# With 3 workers, two of them on the qemu guests for the first minutes, one CPU of the
+# two sat idle; a fourth keeps both busy (BENCHMARKS.md, "make test: four workers, the
+# realtime lock held only while measuring").  make test-fast took as long with 2 and 4.
+TEST_WORKERS ?= 4
 # Jobs for the C unit tests' build.
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 # Tests marked qemu, browser, cross or slow (pyproject.toml, tests/conftest.py) are the

@@ -3,8 +3,9 @@
 
 For each format (the generators of bench/import_scaling.py: the parts of each tool's
 output that grow with a run) and each size in --mib, a file is written once and imported
-by a child Python: the importer's read of the file as `rtbench import` calls it (parse
-only, `--what parse`) or the whole `rtbench import FILE --db fresh.db` (parse and store,
+by a child Python: the file read by its importer as `rtbench import` reads it
+(`read_file_runs`: whole, or a chunk at a time for rtbench's own JSON; parse only,
+`--what parse`) or the whole `rtbench import FILE --db fresh.db` (parse and store,
 `--what import`).  Measured per child: its peak resident set (VmHWM of
 /proc/self/status at its exit, which counts only the child's own memory; ru_maxrss would
 start at this script's size, inherited through fork) and its wall time.  Printed: the
@@ -96,11 +97,8 @@ import runpy, sys
 what, path, fmt, db = sys.argv[1:5]
 try:
     if what == "parse":
-        from rtbench.commands.interop import read_runs
-        from rtbench.interop.base import importers
-        data = open(path, "rb").read()
-        if data:
-            read_runs(data, path, importers()[fmt], partial=True)
+        from rtbench.commands.interop import read_file_runs
+        read_file_runs(path, fmt, partial=True)
     else:
         sys.argv = ["rtbench", "import", path, "--format", fmt, "--partial", "--db", db]
         runpy.run_module("rtbench", run_name="__main__")

@@ -9,6 +9,7 @@ process:
     PYTHONPATH=bench PYTEST_CPU_OUT=/tmp/cpu/run PYTEST_ADDOPTS="-p pytest_cpu" make test-fast
     python3 bench/pytest_cpu.py /tmp/cpu/run            # totals, per module, heaviest tests
     python3 bench/pytest_cpu.py /tmp/cpu/run /tmp/cpu/other   # the tests both ran, compared
+    python3 bench/pytest_cpu.py --timeline /tmp/cpu/run  # per xdist worker: busy, done at
 
 Not counted: processes nobody waits for (daemons, double-forked loads, servers reaped at
 the end of a module count towards the test that reaps them).
@@ -41,12 +42,14 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None,
                             ) -> Generator[None, Any, None]:
     """Record the CPU and wall seconds of item's setup, call and teardown."""
     own_before, children_before = cpu_seconds()
+    start = time.time()
     wall_before = time.monotonic()
     yield
     own_after, children_after = cpu_seconds()
     record = {"id": item.nodeid, "self": own_after - own_before,
               "child": children_after - children_before,
-              "wall": time.monotonic() - wall_before}
+              "wall": time.monotonic() - wall_before, "start": start,
+              "worker": os.environ.get("PYTEST_XDIST_WORKER", "")}
     prefix = os.environ.get("PYTEST_CPU_OUT", "pytest-cpu")
     with open(f"{prefix}.{os.getpid()}.jsonl", "a", encoding="utf-8") as out:
         out.write(json.dumps(record) + "\n")
@@ -79,6 +82,35 @@ def summary(prefix: str) -> None:
         print(f"{record['cpu']:8.1f}  {test_id}")
 
 
+def timeline(prefix: str) -> None:
+    """Print, per xdist worker, its tests, the seconds they took and the span from the
+    run's first test to the worker's last, then the run's span and its longest tests
+    with when they started."""
+    records: list[dict[str, Any]] = []
+    for path in sorted(glob.glob(f"{glob.escape(prefix)}.*.jsonl")):
+        with open(path, encoding="utf-8") as lines:
+            records.extend(json.loads(line) for line in lines)
+    timed = [r for r in records if "start" in r]
+    if not timed:
+        print("no start times recorded (a recording made before they were)")
+        return
+    first = min(r["start"] for r in timed)
+    last = max(r["start"] + r["wall"] for r in timed)
+    workers: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in timed:
+        workers[record.get("worker") or "main"].append(record)
+    for name, mine in sorted(workers.items()):
+        busy_s = sum(r["wall"] for r in mine)
+        end_s = max(r["start"] + r["wall"] for r in mine) - first
+        cpu_s = sum(r["self"] + r["child"] for r in mine)
+        print(f"{name}: {len(mine)} tests, {busy_s:.0f} s in tests, {cpu_s:.0f} CPU s, "
+              f"done at {end_s:.0f} s")
+    print(f"span {last - first:.0f} s from the first test's start to the last one's end")
+    for record in sorted(timed, key=lambda r: -r["wall"])[:15]:
+        print(f"{record['start'] - first:7.0f} +{record['wall']:6.1f} s "
+              f"{record.get('worker', '')}  {record['id']}")
+
+
 def compare(before_prefix: str, after_prefix: str) -> None:
     """Print the CPU seconds of the tests both runs recorded, per module and in all."""
     before, after = load(before_prefix), load(after_prefix)
@@ -98,12 +130,15 @@ def compare(before_prefix: str, after_prefix: str) -> None:
 
 def main(argv: list[str]) -> int:
     """Summarise one recording, or compare two."""
-    if len(argv) == 1:
+    if len(argv) == 2 and argv[0] == "--timeline":
+        timeline(argv[1])
+    elif len(argv) == 1:
         summary(argv[0])
     elif len(argv) == 2:
         compare(argv[0], argv[1])
     else:
-        print("usage: pytest_cpu.py PREFIX [PREFIX_AFTER]", file=sys.stderr)
+        print("usage: pytest_cpu.py PREFIX [PREFIX_AFTER] | --timeline PREFIX",
+              file=sys.stderr)
         return 2
     return 0
 

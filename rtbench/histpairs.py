@@ -293,6 +293,17 @@ def _marked(value: Any, found: dict[str, Pairs | Floats | Ints], mark: str) -> A
     return value
 
 
+def holds_columns(value: Any) -> bool:
+    """True when a Pairs, Floats or Ints is inside value (dicts and lists walked)."""
+    return _holds_pairs(value)
+
+
+def step_of(values: np.ndarray) -> int | None:
+    """d when values (at least two, integers) are first + i * d with d >= 1, else None
+    (a Pairs' values stored as {"counts", "first", "step"})."""
+    return _step(values)
+
+
 def _holds_pairs(value: Any) -> bool:
     """True when a Pairs or Floats is inside value (dicts and lists walked)."""
     stack = [value]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_inprocess import run_in_process
+from tests.measuring_cli import run_measuring
 from tests.session_lock import session_lock
 from tests.slow_list import read_slow_list
 
@@ -72,16 +72,17 @@ def measures(args: tuple[str, ...]) -> bool:
 def run_cli(rtbench_env: dict[str, str]) -> RunCli:
     """Run `rtbench ARGS...` to completion (bounded) and capture its output: in this
     process (tests/cli_inprocess.py) unless it measures for real, then as
-    `python -m rtbench` in a child."""
+    `python -m rtbench` in a child (tests/measuring_cli.py, under the realtime lock)."""
 
     def run(*args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
         if not measures(args):
             return run_in_process(args, rtbench_env, REPO, timeout=timeout)
-        command = [sys.executable, "-m", "rtbench", *args]
-        # a real measurement: one at a time across xdist workers (see probe/conftest.py)
-        with session_lock("realtime"):
-            return subprocess.run(command, env=rtbench_env, capture_output=True,
-                                  text=True, timeout=timeout, check=False, cwd=REPO)
+        # a real measurement: one at a time across xdist workers (see probe/conftest.py);
+        # the child takes the realtime lock once it has started and imported rtbench
+        # (tests/measuring_cli.py), so other workers do not wait through its start-up
+        # the test's phase now (rtbench_env was made in its setup), for RTBENCH_LOCK_LOG
+        env = {**rtbench_env, "PYTEST_CURRENT_TEST": os.environ.get("PYTEST_CURRENT_TEST", "")}
+        return run_measuring(args, env, REPO, timeout)
 
     return run
 

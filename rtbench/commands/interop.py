@@ -73,6 +73,30 @@ def _read_input(name: str) -> tuple[bytes, str]:
     return data, name
 
 
+def read_file_runs(name: str, fmt: str | None, partial: bool = False
+                   ) -> tuple[str, Any, list[RunDetail], int]:
+    """(label, importer, runs, bytes read) of one file (or "-"), as `rtbench import`
+    reads it: a regular file whose importer reads a path (rtbench's own JSON) is read by
+    it a chunk at a time, any other whole (exit 2 on a bad file, as read_runs)."""
+    if name != "-":
+        try:
+            with open(name, "rb") as handle:
+                info = os.fstat(handle.fileno())
+                head = handle.read(HEAD_BYTES) if stat.S_ISREG(info.st_mode) else None
+        except OSError as exc:
+            fail(_one_line(f"{name}: cannot read ({exc.strerror})"), EXIT_USAGE)
+        if head is not None:
+            if info.st_size > IMPORT_MAX_BYTES:
+                _too_large(name)
+            importer = _pick_importer(head, name, fmt)
+            if hasattr(importer, "read_path"):
+                return name, importer, read_runs(None, name, importer, partial), \
+                    info.st_size
+    data, label = _read_input(name)
+    importer = _pick_importer(data, label, fmt)
+    return label, importer, read_runs(data, label, importer, partial), len(data)
+
+
 def _pick_importer(data: bytes, label: str, forced: str | None) -> Any:
     """The importer named by --format, else the first whose detect() accepts the file."""
     from rtbench.interop.base import importers
@@ -92,16 +116,19 @@ def _pick_importer(data: bytes, label: str, forced: str | None) -> Any:
          f"(one of {', '.join(sorted(found))})", EXIT_USAGE)
 
 
-def read_runs(data: bytes, label: str, importer: Any, partial: bool = False
+def read_runs(data: bytes | None, label: str, importer: Any, partial: bool = False
               ) -> list[RunDetail]:
     """The runs of one file, each with its source and uid; exit 2 on a bad file (an
-    incomplete one is kept with status 'partial' and the reason when partial)."""
+    incomplete one is kept with status 'partial' and the reason when partial).  data
+    None: the importer reads the file named label itself (read_path, not held whole:
+    only rtbench's own JSON, whose runs keep their uid and source)."""
     from rtbench.interop.base import ImportFormatError, IncompleteOutput
 
-    if len(data) > IMPORT_MAX_BYTES:
+    if data is not None and len(data) > IMPORT_MAX_BYTES:
         _too_large(label)
     try:
-        runs: list[RunDetail] = importer.read(data, os.path.basename(label))
+        runs: list[RunDetail] = importer.read(data, os.path.basename(label)) \
+            if data is not None else importer.read_path(label, os.path.basename(label))
     except IncompleteOutput as exc:
         if not partial:
             fail(_one_line(f"{exc}; --partial stores it as a partial run"), EXIT_USAGE)
@@ -116,6 +143,8 @@ def read_runs(data: bytes, label: str, importer: Any, partial: bool = False
                        f"({type(exc).__name__}: {exc})"), EXIT_USAGE)
     if not runs:
         fail(f"{label}: no run found in it as {importer.name}", EXIT_USAGE)
+    if data is None:
+        return runs
     sha = hashlib.sha256(data).hexdigest()
     for index, run in enumerate(runs):
         if importer.name == "json":
@@ -241,15 +270,13 @@ def register(main: click.Group) -> None:
         batches: list[tuple[str, str, list[RunDetail]]] = []
         total_bytes = 0
         for name in files:
-            data, label = _read_input(name)
-            total_bytes += len(data)
+            # the runs are what is kept: not the file too while storing
+            label, importer, runs, size = read_file_runs(name, fmt, partial)
+            total_bytes += size
             if total_bytes > IMPORT_TOTAL_MAX_BYTES:
                 fail(_one_line(f"{label}: the files of one import add up to more than "
                                f"{IMPORT_TOTAL_MAX_BYTES >> 20} MiB; import them in several "
                                "commands"), EXIT_USAGE)
-            importer = _pick_importer(data, label, fmt)
-            runs = read_runs(data, label, importer, partial)
-            del data  # the runs are what is kept: not the file too while storing
             now = datetime.now(timezone.utc)
             for index, run in enumerate(runs):
                 problem = start_problem(run.started_at, now)

@@ -126,8 +126,11 @@ def object_with_columns(raw: Any, decode: Callable[[Any], Any]) -> Any:
     return _place(value, token, found)
 
 
-def _place(value: Any, token: str, found: list[Pairs | Floats | Ints]) -> Any:
-    """value with each string token + i replaced by found[i] (dicts and lists walked)."""
+def _place(value: Any, token: str, found: list[Pairs | Floats | Ints],
+           placed: set[int] | None = None) -> Any:
+    """value with each string token + i replaced by found[i] (dicts and lists walked);
+    each i replaced is added to placed."""
+    seen = placed if placed is not None else set()
     stack = [value]
     while stack:
         item = stack.pop()
@@ -135,9 +138,12 @@ def _place(value: Any, token: str, found: list[Pairs | Floats | Ints]) -> Any:
             if isinstance(item, list) else ()
         for key, child in list(children):
             if isinstance(child, str) and child.startswith(token):
-                item[key] = found[int(child[len(token):])]
+                index = int(child[len(token):])
+                item[key] = found[index]
+                seen.add(index)
             elif isinstance(child, (dict, list)):
                 stack.append(child)
     if isinstance(value, str) and value.startswith(token):
+        seen.add(int(value[len(token):]))
         return found[int(value[len(token):])]
     return value

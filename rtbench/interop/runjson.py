@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from contextvars import ContextVar
 from datetime import datetime
 from operator import itemgetter
 from typing import Annotated, Any
@@ -34,12 +35,16 @@ from rtbench.bundle import (
     board_of,
     mark_beyond_hist,
 )
-from rtbench.interop._jsoncolumns import object_with_columns
+from rtbench.interop._jsoncolumns import _place, object_with_columns
+from rtbench.interop._jsonstream import Column, cut_columns
 from rtbench.interop.base import Exporter, Importer, ImportFormatError
 from rtbench.rtprobe.records import SpikeRecord, WindowRecord, no_gc
 
 SCHEMA = "rtbench-run/1"
 INT64_MAX = (1 << 63) - 1
+# while a skeleton of load_path() is read: its token, its columns, the indices placed
+_CUT: ContextVar[tuple[str, list[Column], set[int]] | None] = ContextVar("_CUT",
+                                                                         default=None)
 
 
 def run_to_json(run: RunDetail) -> dict[str, Any]:
@@ -473,9 +478,13 @@ def _data(r: _Reader, where: str) -> dict[str, Any]:
     [int,int] rows (a tool's histogram) or of floats (a tool's repeated results) read
     as a compact column (issue 36)."""
     raw = r._get("data", False)
+    cut = _CUT.get()
     if isinstance(raw, msgspec.Raw):
         try:
-            raw = object_with_columns(raw, msgspec.json.decode)
+            if cut is not None:  # the file's long arrays were cut out as it was read
+                raw = _place(msgspec.json.decode(raw), *cut)
+            else:
+                raw = object_with_columns(raw, msgspec.json.decode)
         except msgspec.DecodeError as exc:
             raise ImportFormatError(f"{where}.data: not valid JSON ({exc})") from None
     if not isinstance(raw, dict):
@@ -600,7 +609,7 @@ class NotJson(ImportFormatError):
     """The text is not JSON at all (as opposed to JSON that is not a valid run)."""
 
 
-def loads(text: str | bytes, where: str = "run") -> RunDetail:
+def loads(text: str | bytes | bytearray, where: str = "run") -> RunDetail:
     """A run bundle from rtbench-run/1 JSON text; ImportFormatError when invalid
     (NotJson when it is not JSON at all)."""
     data = text.encode("utf-8") if isinstance(text, str) else text
@@ -623,7 +632,36 @@ def loads(text: str | bytes, where: str = "run") -> RunDetail:
         raise ImportFormatError(f"{where}: nested too deeply") from None
 
 
-def _refuse_if_not_json(data: bytes, where: str) -> None:
+def load_path(path: str, where: str) -> RunDetail:
+    """loads() of the file at path, read a chunk at a time with its long arrays of
+    numbers cut out as columns (_jsonstream): the file is not held whole beside them.
+    Read whole, as loads() reads, when that cannot be done or the document is refused
+    (its message then names the place in the file), or when an array cut out is not
+    in a measurement's data."""
+    with open(path, "rb") as handle:
+        cut = cut_columns(handle)
+    if cut is not None:
+        skeleton, token, columns = cut
+        if not columns:
+            return loads(skeleton, where)  # the file's bytes as they are
+        placed: set[int] = set()
+        mark = _CUT.set((token, columns, placed))
+        try:
+            run = loads(skeleton, where)
+        except (ImportFormatError, ValueError, TypeError, KeyError, IndexError,
+                OverflowError, AttributeError):
+            run = None  # read whole below: the message is about the file
+        finally:
+            _CUT.reset(mark)
+        del skeleton
+        if run is not None and len(placed) == len(columns):
+            return run
+        del cut, columns, run
+    with open(path, "rb") as handle:
+        return loads(handle.read(), where)
+
+
+def _refuse_if_not_json(data: bytes | bytearray, where: str) -> None:
     """NotJson when data is not JSON at all (a document of the wrong shape stops
     the typed decoder before it reaches a syntax error further on)."""
     try:
@@ -637,7 +675,7 @@ def _refuse_if_not_json(data: bytes, where: str) -> None:
         raise NotJson(f"{where}: not valid JSON (nested too deeply)") from None
 
 
-def _near(message: str, data: bytes) -> str:
+def _near(message: str, data: bytes | bytearray) -> str:
     """msgspec's syntax error with the text at the byte it names (e.g. NaN)."""
     found = re.search(r"\(byte (\d+)\)", message)
     if not found:
@@ -679,3 +717,7 @@ class RunJsonImporter(Importer):
     def read(self, data: bytes, filename: str) -> list[RunDetail]:
         """The one run in the file."""
         return [loads(data, filename)]
+
+    def read_path(self, path: str, filename: str) -> list[RunDetail]:
+        """The one run in the file at path, which is not read whole (load_path)."""
+        return [load_path(path, filename)]

@@ -21,9 +21,15 @@ samples they need), the second, knowing the spikes to trace, keeps per CPU the n
 takes its events when its end passes (`events_dropped` counts the older ones, as rtprobe
 does).  Windows that overlap (huge latencies, a timer clock the trace does not share)
 share those events instead of copying the trace once per spike, and all windows together
-keep at most half the file's size (the worst spikes first).  A file whose CPUs are not
-merged in time order is read in time order: each event's time and line offset are
-sorted (16 bytes an event), and the events read again from their lines in that order.
+keep at most half the file's size (the worst spikes first, each its newest events).
+When the windows' events are more than that, the pass keeps none of them but the size
+of each event (4 bytes an event), the share of each window is counted from those
+sizes, and a third pass keeps only the shares: no window holds its CPU's whole recent
+events while waiting for the budget (1,000 windows of 64 KiB held up to 2.9 times a
+4 MiB file).  The records list the kept event tuples themselves, not a copy of each.
+A file whose CPUs are not merged in time order is read in time order: each event's
+time and line offset are sorted (16 bytes an event), and the events read again from
+their lines in that order.
 
 Completeness: a line cut short is refused (no newline at the end, or not a trace line).
 A text trace has no closing line and `trace-cmd report` no count of its events, so a cut
@@ -39,6 +45,7 @@ from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -347,14 +354,13 @@ def _run(filename: str, source: Callable[[], Iterable[Event]], scan: _Scan,
         m.spikes.append(SpikeRecord(series=0, t_ns=(w.switch_ns or 0) - scan.t0,
                                     latency_ns=lat, threshold_ns=THRESHOLD_NS))
     traced = sorted(over, key=lambda p: -p[1])[:MAX_TRACED]
-    windows = _windows(source(), [w for w, _ in traced])
-    left = total_budget
-    for w, _ in traced:  # the worst spikes first keep their events within the budget
-        kept = windows[id(w)].kept
-        used = sum(_event_bytes(e) for e in kept)
-        while kept and used > left:
-            used -= _event_bytes(kept.pop(0))
-        left -= used
+    wakes = [w for w, _ in traced]
+    windows, sizes, whole = _windows(source(), wakes, total_budget)
+    if not whole:
+        # the windows' events are more than the budget: the worst spikes first keep
+        # their newest events within it, then a second pass keeps only those
+        windows, _, _ = _windows(source(), wakes, total_budget,
+                                 _shares(wakes, windows, sizes, total_budget))
     records: list[dict[str, Any]] = []
     for w, lat in sorted(traced, key=lambda p: p[0].expires):
         start, end = w.expires - MARGIN_NS, w.switch_ns or 0
@@ -363,7 +369,7 @@ def _run(filename: str, source: Callable[[], Iterable[Event]], scan: _Scan,
             "schema": "rtprobe/1", "type": "trace", "series": 0, "cpu": w.cpu,
             "t_ns": end - scan.t0, "latency_ns": lat, "expected_ns": w.expires,
             "woke_ns": end, "window_start_ns": start, "window_end_ns": end, "clock": clock,
-            "events": [list(e) for e in window.kept], "events_in_window": window.count,
+            "events": window.kept, "events_in_window": window.count,
             "events_dropped": window.count - len(window.kept), "lost": 0})
     m.traces = records
     m.trace_info = {
@@ -392,14 +398,25 @@ class _Window:
     end: int
     count: int = 0  # events from start to end
     kept: list[Event] = field(default_factory=list)
+    held: int = 0  # its newest events still held by its CPU when it closed
+    last: int = 0  # the number of its CPU's events when it closed
+    share: int = -1  # how many of its newest events it keeps (-1: all it can)
 
 
-def _windows(events: Iterable[Event], wakes: list[_Wake]) -> dict[int, _Window]:
+def _windows(events: Iterable[Event], wakes: list[_Wake], budget: int,
+             shares: dict[int, int] | None = None
+             ) -> tuple[dict[int, _Window], dict[int, array[int]], bool]:
     """The window of each wake (by id): its CPU's events from its expiry minus the margin
     to its switch-in, the newest kept up to BUDGET_BYTES.  One pass: per CPU the newest
     BUDGET_BYTES of events are held, and a window takes its part of them when its end
-    passes, so overlapping windows share their events instead of copying the trace."""
-    found = {id(w): _Window(w.expires - MARGIN_NS, w.switch_ns or 0) for w in wakes}
+    passes, so overlapping windows share their events instead of copying the trace.
+
+    With shares (by id: how many of its newest events each window keeps), each window
+    keeps that many.  Without, every window keeps all it can while all windows' events
+    together fit in budget bytes; once they do not, none keeps any (whole is False) and
+    the byte size of each event of each CPU (sizes) is returned for _shares()."""
+    found = {id(w): _Window(w.expires - MARGIN_NS, w.switch_ns or 0,
+                            share=-1 if shares is None else shares[id(w)]) for w in wakes}
     starts: dict[int, list[_Window]] = {}
     ends: dict[int, list[_Window]] = {}
     for w in wakes:
@@ -409,9 +426,11 @@ def _windows(events: Iterable[Event], wakes: list[_Wake]) -> dict[int, _Window]:
         starts[cpu].sort(key=lambda win: -win.start)  # popped from the end: earliest first
         ends[cpu].sort(key=lambda win: -win.end)
     recent: dict[int, deque[Event]] = {cpu: deque() for cpu in starts}
+    sizes = {cpu: array("I") for cpu in starts} if shares is None else {}
     held = dict.fromkeys(starts, 0)  # bytes in recent
     seen = dict.fromkeys(starts, 0)  # events of the CPU so far
     before: dict[int, int] = {}  # id(window) -> events of its CPU before its start
+    keeping = _Keeping(budget)
     for event in events:
         ts, cpu = event[0], event[1]
         if cpu not in recent:
@@ -420,21 +439,71 @@ def _windows(events: Iterable[Event], wakes: list[_Wake]) -> dict[int, _Window]:
         while pending_starts and pending_starts[-1].start <= ts:
             before[id(pending_starts.pop())] = seen[cpu]
         while pending_ends and pending_ends[-1].end < ts:
-            _close(pending_ends.pop(), recent[cpu], seen[cpu], before)
+            keeping.close(pending_ends.pop(), recent[cpu], seen[cpu], before)
         seen[cpu] += 1
         recent[cpu].append(event)
-        held[cpu] += _event_bytes(event)
+        size = _event_bytes(event)
+        held[cpu] += size
+        if shares is None:
+            sizes[cpu].append(min(size, 0xFFFFFFFF))
         while held[cpu] > BUDGET_BYTES:
             held[cpu] -= _event_bytes(recent[cpu].popleft())
     for cpu, pending_ends in ends.items():
         for win in starts[cpu]:  # windows whose start no event reached: empty
             before[id(win)] = seen[cpu]
         while pending_ends:
-            _close(pending_ends.pop(), recent[cpu], seen[cpu], before)
-    return found
+            keeping.close(pending_ends.pop(), recent[cpu], seen[cpu], before)
+    if not keeping.whole:
+        for win in found.values():
+            win.kept = []
+    return found, sizes, keeping.whole
 
 
-def _close(win: _Window, recent: deque[Event], seen: int, before: dict[int, int]) -> None:
-    """A window whose end has passed: its count, and the newest held events in it."""
-    win.count = seen - before.get(id(win), seen)
-    win.kept = [e for e in recent if e[0] >= win.start]
+class _Keeping:
+    """Which events a closing window keeps: its share, or all while they fit."""
+
+    def __init__(self, budget: int) -> None:
+        self.left = budget
+        self.whole = True
+
+    def close(self, win: _Window, recent: deque[Event], seen: int,
+              before: dict[int, int]) -> None:
+        """A window whose end has passed: its count, how many of its events its CPU
+        still held, and those it keeps."""
+        win.count = seen - before.get(id(win), seen)
+        win.last = seen
+        win.held = 0
+        for event in reversed(recent):  # newest first: the window's are the newest
+            if event[0] < win.start:
+                break
+            win.held += 1
+        if win.share >= 0:
+            share = win.share
+            win.kept = list(islice(recent, len(recent) - share, None)) if share else []
+            return
+        if not self.whole:
+            return
+        kept = list(islice(recent, len(recent) - win.held, None))
+        self.left -= sum(_event_bytes(e) for e in kept)
+        if self.left < 0:
+            self.whole = False  # dropped by _windows: a second pass keeps the shares
+        else:
+            win.kept = kept
+
+
+def _shares(wakes: list[_Wake], windows: dict[int, _Window], sizes: dict[int, array[int]],
+            budget: int) -> dict[int, int]:
+    """How many of its newest events each window keeps (by id): the wakes in order (the
+    worst spikes first) each keep their newest events while all kept fit in budget bytes."""
+    shares: dict[int, int] = {}
+    left = budget
+    for w in wakes:
+        win, cpu_sizes = windows[id(w)], sizes[w.cpu]
+        kept = 0
+        for index in range(win.last - 1, win.last - 1 - win.held, -1):
+            if cpu_sizes[index] > left:
+                break
+            left -= cpu_sizes[index]
+            kept += 1
+        shares[id(w)] = kept
+    return shares

@@ -333,13 +333,15 @@ class LoadGroup:
         """Start every instance of every load; a load without its own `cpus` gets load_cpus."""
         for spec in specs:
             cpus = spec.cpus if spec.cpus is not None else load_cpus
-            for _ in range(spec.instances):
-                if spec.command is not None:
-                    proc = self.target.start_command(spec.command, cpus)
+            if spec.command is not None:
+                # every instance at once: a serial board starts them as one job
+                for proc in self.target.start_commands(spec.command, cpus, spec.instances):
                     load = _Load(spec, proc, cpus)
                     self.loads.append(load)
-                    self.pump.add(proc, partial(self._on_command_data, load), _ignore)
-                else:
+                    if not self.pump.watching(proc):  # a process shared by instances
+                        self.pump.add(proc, partial(self._on_command_data, load), _ignore)
+            else:
+                for _ in range(spec.instances):
                     self._start_builtin(spec, cpus)
 
     def _start_builtin(self, spec: LoadSpec, cpus: str | None) -> None:

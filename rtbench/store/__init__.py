@@ -821,6 +821,9 @@ class Store:
             t0_unix_ns=m.t0_unix_ns, measured_ns=m.measured_ns,
             elapsed_ns=m.elapsed_ns, verdicts=_loads(m.verdicts),
             data=_loads(m.data), start=_loads(m.start))
+        from rtbench.store.datacolumns import fill
+
+        fill(conn, {m.id: detail.data})  # its long arrays, stored apart
         hists: dict[int, list[tuple[int, int]]] = {}
         for b in conn.execute(
                 select(t.hist_buckets.c.series_index, t.hist_buckets.c.bucket,
@@ -929,6 +932,11 @@ def _insert_measurement(conn: Connection, scenario_id: int, position: int,
 
     The one insert path: the runner (add_measurement_detail) and add_bundle use it.
     """
+    from rtbench.store.datacolumns import split, write_columns
+
+    # long arrays of numbers are stored apart, a piece at a time (not one value as
+    # large as an imported file, copied by Python and SQLite: issue 36)
+    data, columns = split(m.data)
     # the values as parameters of one statement, not .values(): SQLAlchemy then compiles
     # the INSERT once (cached) instead of coercing every value of every measurement anew,
     # which made an import of 27,000 lmbench measurements take minutes
@@ -940,8 +948,11 @@ def _insert_measurement(conn: Connection, scenario_id: int, position: int,
         simulated=bool(m.simulated), probe_version=m.probe_version,
         t0_unix_ns=m.t0_unix_ns, measured_ns=m.measured_ns,
         elapsed_ns=m.elapsed_ns, verdicts=_dumps(m.verdicts),
-        data=_dumps(m.data), start=_dumps(m.start), created_at=_now()))
+        data=_dumps(data), start=_dumps(m.start), created_at=_now()))
     mid = _new_id(res)
+    del data
+    if columns:
+        write_columns(conn, mid, columns)
     if m.series:
         conn.execute(insert(t.series), [
             {"measurement_id": mid, "series_index": s.index,

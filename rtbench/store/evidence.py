@@ -149,6 +149,11 @@ def _measurements(conn: Connection, scenarios: dict[int, ScenarioDetail]
             start=_loads(m.start))
         scenarios[m.scenario_id].measurements.append(detail)
         out[m.id] = detail
+    from rtbench.store.datacolumns import fill
+
+    # their long arrays stored apart, but for "tool_hist" (left out, as above)
+    fill(conn, {mid: detail.data for mid, detail in out.items()},
+         skip=frozenset({"tool_hist"}))
     return out
 
 

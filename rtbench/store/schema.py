@@ -189,6 +189,19 @@ spikes = Table(
 )
 Index("ix_spikes_measurement_id", spikes.c.measurement_id)
 
+# a measurement's long arrays of numbers (data's tool_hist, tool_values_us, times_s ...)
+# stored apart from its data, whose JSON holds null in their place: the elements'
+# JSON text (no brackets), PIECE at a time (migration 0008_data_columns; datacolumns.py)
+data_columns = Table(
+    "data_columns", metadata,
+    Column("measurement_id", Integer,
+           ForeignKey("measurements.id", ondelete="CASCADE"), primary_key=True),
+    Column("column_index", Integer, primary_key=True),
+    Column("piece", Integer, primary_key=True),
+    Column("path", Text, nullable=False),  # JSON: the keys and indices from data to it
+    Column("body", Text, nullable=False),
+)
+
 # the `trace` records of a measurement's spikes (rtprobe --trace, or imported), each
 # kept whole as its JSON text; series_index/t_ns/latency_ns link it to its spike
 trace_spikes = Table(

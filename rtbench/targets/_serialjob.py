@@ -6,7 +6,10 @@ in a job directory on the board (remote_dir/job-TOKEN): `out` (rtprobe's NDJSON)
 `rc` (its exit code, once it ended) and `pgid`.  While the test holds the line nothing is
 read; when the line is free the job is checked (did it end by itself?), and when the
 scenario ends it gets SIGINT (rtprobe load writes its result record), its output is
-collected, its whole group is killed and its directory removed.
+collected, its whole group is killed and its directory removed.  Every round trip costs
+up to a second on a slow board, so the instances of one shell-command load (50 `find`)
+are one job, started with one command, and a scenario's shell-command jobs are killed
+together with one command (stop_jobs).
 
 A job cannot die with the connection as an ssh session does (a serial line has no
 hang-up), so each one carries a watchdog: after the time the runner said the scenario
@@ -44,13 +47,18 @@ PROBE_JOB = (
     '"$@" </dev/null >"$d/out" 2>"$d/err" & p=$!; echo $p > "$d/pid"; '
     'wait $p; echo $? > "$d/rc"'
 )
-# $1 job directory, $2 watchdog seconds, $3 the shell command (restarted when it ends).
+# $1 job directory, $2 watchdog seconds, $3 instances, $4 the shell command: that many
+# copies of it, each restarted when it ends, all in the job's one process group (one
+# start and one kill on the line whatever the count).
 COMMAND_JOB = (
-    'd=$1; w=$2; echo $$ > "$d/pgid"; '
+    'd=$1; w=$2; n=$3; echo $$ > "$d/pgid"; '
     '( sleep "$w"; kill -KILL 0 ) </dev/null >/dev/null 2>&1 & '
-    'echo $$ > "$d/pid"; '
-    'while :; do /bin/sh -c "$3" </dev/null >/dev/null 2>&1; sleep 1; done'
+    'echo $$ > "$d/pid"; i=0; while [ "$i" -lt "$n" ]; do '
+    '( while :; do /bin/sh -c "$4" </dev/null >/dev/null 2>&1; sleep 1; done ) '
+    '</dev/null >/dev/null 2>&1 & i=$((i+1)); done; wait'
 )
+# Characters of job directories named in one stop command (a serial line takes 1000).
+STOP_LINE_CHARS = 500
 
 
 class LineOwner(Protocol):
@@ -92,6 +100,43 @@ def stale_jobs_command(remote_dir: str) -> str:
     return (f"for d in {q}/job-*; do [ -d \"$d\" ] || continue; "
             f"g=$(cat \"$d/pgid\" 2>/dev/null); "
             f"[ -n \"$g\" ] && kill -KILL -- -$g 2>/dev/null; rm -rf \"$d\"; done; true")
+
+
+def kill_jobs_command(job_dirs: list[str]) -> str:
+    """Shell that kills the whole group of each job and removes its directory."""
+    dirs = " ".join(shlex.quote(d) for d in job_dirs)
+    return (f"for d in {dirs}; do g=$(cat \"$d/pgid\" 2>/dev/null); "
+            f"[ -n \"$g\" ] && kill -KILL -- -$g 2>/dev/null; rm -rf \"$d\"; done; true")
+
+
+def stop_jobs(owner: LineOwner, jobs: list[SerialJob]) -> None:
+    """Stop jobs together: a built-in load is interrupted and its output collected
+    (job by job), then every job's group is killed and its directory removed with as
+    few commands as the line's length allows (one for a scenario's shell-command loads,
+    whatever their instances)."""
+    left = []
+    for job in dict.fromkeys(jobs):  # a job shared by several instances, once
+        if job._removed:
+            continue
+        if job.builtin:
+            job.stop()
+        else:
+            left.append(job)
+    batch: list[SerialJob] = []
+    for job in left:
+        if batch and sum(len(j.job_dir) + 3 for j in batch + [job]) > STOP_LINE_CHARS:
+            _kill_batch(owner, batch)
+            batch = []
+        batch.append(job)
+    if batch:
+        _kill_batch(owner, batch)
+
+
+def _kill_batch(owner: LineOwner, jobs: list[SerialJob]) -> None:
+    """Kill these jobs and remove their directories (one round trip)."""
+    owner.run(kill_jobs_command([job.job_dir for job in jobs]))
+    for job in jobs:
+        job._removed = job._collected = True
 
 
 def new_job_dir(remote_dir: str) -> str:
@@ -185,9 +230,7 @@ class SerialJob(ProbeProcess):
             while self._exit_code() is None and time.monotonic() < deadline:
                 time.sleep(0.2)
             self._collect()
-        d = shlex.quote(self.job_dir)
-        self.owner.run(f"g=$(cat {d}/pgid 2>/dev/null); [ -n \"$g\" ] && "
-                       f"kill -KILL -- -$g 2>/dev/null; rm -rf {d}; true")
+        self.owner.run(kill_jobs_command([self.job_dir]))
         self._removed = True
         self._collected = True
 

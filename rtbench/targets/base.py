@@ -190,6 +190,21 @@ class Target(ABC):
         """Start a shell-command load: restarted when it ends, its whole process group
         killed with it; needs only /bin/sh on the target (shell.COMMAND_LAUNCHER)."""
 
+    def start_commands(self, command: str, cpus: str | None = None,
+                       instances: int = 1) -> list[ProbeProcess]:
+        """Start instances copies of a shell-command load: one process per instance (a
+        target may run them all as one process and hand it back for each); if one
+        cannot start, those started are stopped before the error goes on."""
+        started: list[ProbeProcess] = []
+        try:
+            for _ in range(max(1, instances)):
+                started.append(self.start_command(command, cpus))
+        except BaseException:
+            with suppress(TargetError):
+                self.stop_commands(started)
+            raise
+        return started
+
     def stop_commands(self, procs: list[ProbeProcess]) -> None:
         """Stop command loads this target started (a target may do it for all at once);
         one lost on the way leaves the others still to stop."""

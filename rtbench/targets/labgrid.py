@@ -377,6 +377,15 @@ class LabgridTarget(Target):
         """Start a shell-command load on the board."""
         return self._open_board().start_command(command, cpus)
 
+    def start_commands(self, command: str, cpus: str | None = None,
+                       instances: int = 1) -> list[ProbeProcess]:
+        """Start a shell-command load's instances on the board (its transport's way)."""
+        return self._open_board().start_commands(command, cpus, instances)
+
+    def stop_commands(self, procs: list[ProbeProcess]) -> None:
+        """Stop command loads on the board (its transport's way: together on serial)."""
+        self._open_board().stop_commands(procs)
+
     def probe_version(self) -> str:
         """The version of rtprobe on the board."""
         return self._open_board().probe_version()

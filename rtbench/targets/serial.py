@@ -34,6 +34,7 @@ from rtbench.targets._serialjob import (
     WATCHDOG_MARGIN_S,
     SerialJob,
     stale_jobs_command,
+    stop_jobs,
 )
 from rtbench.targets._shell import DEFAULT_REMOTE_DIR
 from rtbench.targets.base import (
@@ -194,12 +195,16 @@ class SerialTarget(BoardTarget):
         self.link = SerialLink(self._open_port())
         try:
             self._find_shell()
-            self._check_shell()
-            self._quiet_console()
+            with self.doing("checking its shell"):
+                self._check_shell()
+            with self.doing("lowering the kernel's console log level"):
+                self._quiet_console()
             # the line is ours alone (opened exclusively): jobs found now are a former
             # session's, which would disturb this one's measurements
-            self.run(stale_jobs_command(self.remote_dir))
-            self._install_probe()
+            with self.doing("ending the load jobs a former session left"):
+                self.run(stale_jobs_command(self.remote_dir))
+            with self.doing("installing the probe"):
+                self._install_probe()
         except BaseException:
             self.progress().done("failed")  # a live line ends before the error's
             self.close()
@@ -491,12 +496,33 @@ class SerialTarget(BoardTarget):
     def start_command(self, command: str, cpus: str | None = None) -> ProbeProcess:
         """Start a shell-command load as a background job of the board's shell,
         restarted when it ends (pinned with taskset when cpus is given and it exists)."""
+        return self.start_commands(command, cpus, 1)[0]
+
+    def start_commands(self, command: str, cpus: str | None = None,
+                       instances: int = 1) -> list[ProbeProcess]:
+        """Start instances copies of a shell-command load as ONE background job of the
+        board's shell (one round trip on the line whatever the count); the job is
+        handed back once per instance."""
         label = f"the shell-command load `{_shown(command)}`"
+        if instances > 1:
+            label += f" ({instances} instances)"
         if cpus and self._has_taskset():
             command = f"exec taskset -c {shlex.quote(cpus)} /bin/sh -c {shlex.quote(command)}"
         with self.doing(f"starting {label}"):
-            return SerialJob.start(self, self.remote_dir, self._job_lifetime_s, COMMAND_JOB,
-                                   [command], builtin=False, label=label)
+            job = SerialJob.start(self, self.remote_dir, self._job_lifetime_s, COMMAND_JOB,
+                                  [str(max(1, instances)), command], builtin=False,
+                                  label=label)
+        return [job] * max(1, instances)
+
+    def stop_commands(self, procs: list[ProbeProcess]) -> None:
+        """Stop shell-command loads together: every job's group killed and its directory
+        removed in one round trip (a few when their names outgrow a line)."""
+        jobs = [proc for proc in procs if isinstance(proc, SerialJob)]
+        with self.doing("stopping the shell-command loads"):
+            stop_jobs(self, jobs)
+        for proc in procs:
+            if not isinstance(proc, SerialJob):
+                proc.stop()
 
     def _has_taskset(self) -> bool:
         """True when the board has taskset (asked once)."""

@@ -3,14 +3,39 @@
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.host.qemu_board import QemuBoard, build_initramfs, kernels
+from tests.host.qemu_board import RT_GUEST_GROUP, QemuBoard, build_initramfs, kernels
+from tests.xdist_groups import group_of
 
 REPO = Path(__file__).resolve().parents[2]
+
+# The rt_guest booted in this process, and the node id of the last test of its group in
+# the run's order: the guest is powered off once that test is done instead of at the end
+# of the session (an idle emulated guest kept one of the 2 vCPUs about 5 % busy for the
+# rest of make test).
+RT_GUESTS: list[QemuBoard] = []
+LAST_OF_GROUP = pytest.StashKey[str]()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Note the last test of RT_GUEST_GROUP in the order the tests run (xdist hands a
+    group's tests to one worker in this order)."""
+    grouped = [item.nodeid for item in session.items if group_of(item) == RT_GUEST_GROUP]
+    if grouped:
+        session.config.stash[LAST_OF_GROUP] = grouped[-1]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
+    """After the last test of RT_GUEST_GROUP: power the rt_guest off."""
+    yield
+    if item.nodeid == item.config.stash.get(LAST_OF_GROUP, None):
+        for board in RT_GUESTS:
+            board.stop()
 
 
 @pytest.fixture(scope="session")
@@ -43,7 +68,9 @@ def rt_guest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[QemuBoard]:
     # host (once mid-run, once setting tracing up: rtbench's `lost`), not in the 6 with it
     board = QemuBoard(kernels()["rt"], workdir,
                       build_initramfs(workdir, (hog,), probes), append="noirqdebug")
+    RT_GUESTS.append(board)
     try:
         yield board
     finally:
         board.stop()
+        RT_GUESTS.remove(board)

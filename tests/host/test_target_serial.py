@@ -15,6 +15,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -328,6 +329,23 @@ def test_board_that_stops_answering_is_said_in_words(board: Board, tmp_path: Pat
         assert time.monotonic() - began < 1.0
 
 
+def test_a_board_silent_while_opening_names_the_step(board: Board, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shell answered, then the board went silent in a step of the line's opening:
+    the words name the step, not "running a command"."""
+    stuck = tmp_path / "bin"
+    stuck.mkdir()
+    (stuck / "cat").write_text('#!/bin/sh\ncase "$*" in *printk*) exec sleep 600;; esac\n'
+                               'exec /bin/cat "$@"\n')
+    (stuck / "cat").chmod(0o755)
+    tty = board(f"PATH={stuck}:$PATH; export PATH; exec sh -i")
+    monkeypatch.setattr(SerialTarget.run, "__defaults__", (3.0,))
+    with pytest.raises(TargetLost) as caught:
+        open_target(f"serial://{tty}", provider=Probes()).open()
+    assert ("the board stopped answering its console while lowering the kernel's console "
+            "log level (nothing for 3 s)") in str(caught.value), str(caught.value)
+
+
 # A suite whose loads run next to the test as jobs of the board's shell: a built-in load
 # and a shell-command load whose text is unique to this test (it is looked for after).
 LOADS_SUITE = """
@@ -511,3 +529,104 @@ def test_interrupted_run_stops_the_board_jobs(board: Board, tmp_path: Path,
     assert stored.status == "interrupted"
     assert board_processes(token) == [] and board_processes(str(remote)) == []
     assert not list(remote.glob("job-*"))
+
+
+def counting_round_trips(target: SerialTarget,
+                         monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The commands target sends on its line from now on (each one round trip)."""
+    sent: list[str] = []
+    real_run = SerialTarget.run
+
+    def counted(self: SerialTarget, command: str, timeout_s: float = 30.0) -> Any:
+        sent.append(command)
+        return real_run(self, command, timeout_s)
+
+    monkeypatch.setattr(SerialTarget, "run", counted)
+    return sent
+
+
+def started_instances(marks: Path) -> list[int]:
+    """The pids of the shell-command load instances that marked their start in marks."""
+    return sorted(int(p.name) for p in marks.iterdir()) if marks.exists() else []
+
+
+def alive(pid: int) -> bool:
+    """True while a process of that pid exists."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def test_a_50_instance_command_load_is_one_job_started_and_stopped_in_one_round_trip(
+        board: Board, tmp_path: Path, short_remote: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 34: each of a command load's 50 instances used to be its own board job,
+    started and killed with its own round trips (300 of loongson2f's, minutes on a slow
+    board): now the runner's load group starts them as one job (one round trip) and
+    stops the scenario's command jobs in one; all 50 run, none is left after."""
+    from rtbench.run.runner import LoadGroup, Pump
+    from rtbench.suites.model import LoadSpec
+
+    tty = board("exec busybox sh -i")
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    command = f"touch {marks}/$$; exec sleep 600"
+    with open_target(f"serial://{tty}?dir={short_remote}", provider=Probes()) as target:
+        assert isinstance(target, SerialTarget)
+        target.expect_loads_for(60)
+        sent = counting_round_trips(target, monkeypatch)
+        group = LoadGroup(target, Pump())
+        group.start((LoadSpec(command=command, instances=50),
+                     LoadSpec(command=f"touch {marks}/$$; exec sleep 601", instances=2)))
+        assert len(sent) == 2, sent  # one start per command load, whatever its instances
+        deadline = time.monotonic() + 60
+        while len(started_instances(marks)) < 52 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        pids = started_instances(marks)
+        assert len(pids) == 52 and all(alive(pid) for pid in pids)
+        assert len(group.summary()) == 52
+        assert all(entry["instances"] == 1 for entry in group.summary())
+        assert len(list(short_remote.glob("job-*"))) == 2
+        del sent[:]
+        group.stop()
+        assert len(sent) == 1, sent  # both jobs killed and removed together
+        deadline = time.monotonic() + 10
+        while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(alive(pid) for pid in pids)
+        assert not list(short_remote.glob("job-*"))
+        assert board_processes(str(short_remote)) == []
+        assert target.run("echo free").stdout == "free\n"
+
+
+def test_a_batched_command_job_still_ends_itself_at_its_watchdog(
+        board: Board, tmp_path: Path, short_remote: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """rtbench gone without stopping them: every instance of a batched command job dies
+    with the job's watchdog (the scenario's time plus the margin)."""
+    from rtbench.targets import serial
+
+    tty = board("exec busybox sh -i")
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    monkeypatch.setattr(serial, "WATCHDOG_MARGIN_S", 3.0)
+    with open_target(f"serial://{tty}?dir={short_remote}", provider=Probes()) as target:
+        assert isinstance(target, SerialTarget)
+        target.expect_loads_for(0)
+        procs = target.start_commands(f"touch {marks}/$$; exec sleep 600", None, 5)
+        assert len(procs) == 5 and len({id(p) for p in procs}) == 1
+        deadline = time.monotonic() + 30
+        while len(started_instances(marks)) < 5 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        pids = started_instances(marks)
+        assert len(pids) == 5
+        deadline = time.monotonic() + 30
+        while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(alive(pid) for pid in pids)
+        target.stop_commands(procs)
+        assert not list(short_remote.glob("job-*"))

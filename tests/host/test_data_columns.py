@@ -1,0 +1,146 @@
+"""rtbench's own JSON read a chunk at a time with its long arrays cut out, and long data
+arrays stored apart in data_columns (issue 36, item 1): what is read and what reads back
+is exactly what reading the whole file and storing the array in the data gave."""
+
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rtbench.histpairs import Floats, Ints, Pairs
+from rtbench.interop import _jsonstream
+from rtbench.interop._jsoncolumns import LONG, _place
+from rtbench.interop._jsonstream import cut_columns
+from rtbench.interop.base import importers
+from rtbench.interop.runjson import dumps, load_path, loads
+from rtbench.store import Store
+from rtbench.store.datacolumns import PIECE
+
+_NUMBER = st.one_of(st.integers(-10**6, 10**6),
+                    st.floats(allow_nan=False, allow_infinity=False, width=64))
+_VALUE = st.recursive(
+    st.one_of(st.none(), st.booleans(), _NUMBER, st.text(alphabet='ab"\\[],{}:0 ', max_size=6)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                            st.dictionaries(st.text(alphabet="ab[]\"", max_size=3), inner,
+                                            max_size=3)),
+    max_leaves=12)
+
+
+def _long(kind: int, size: int) -> list[Any]:
+    """A long array: [int,int] rows, floats or integers."""
+    if kind == 0:
+        return [[i, i % 7] for i in range(size)]
+    if kind == 1:
+        return [i / 8 for i in range(size)]
+    return [i % 300 for i in range(size)]
+
+
+def _decoded(text: bytes, chunk: int) -> Any:
+    """The document cut_columns() reads from text, its columns put back."""
+    old = _jsonstream.CHUNK
+    _jsonstream.CHUNK = chunk
+    try:
+        cut = cut_columns(io.BytesIO(text))
+    finally:
+        _jsonstream.CHUNK = old
+    assert cut is not None
+    skeleton, token, columns = cut
+    placed: set[int] = set()
+    value = _place(msgspec.json.decode(skeleton), token, columns, placed)
+    assert placed == set(range(len(columns)))
+    return value, columns
+
+
+@settings(max_examples=15, deadline=None)
+@given(_VALUE, st.lists(st.tuples(st.integers(0, 2), st.integers(LONG - 2, LONG + 40)),
+                        max_size=3), st.sampled_from([61, 4099, 1 << 20]))
+def test_cut_columns_reads_what_the_parser_reads(value: Any, longs: list[tuple[int, int]],
+                                                 chunk: int) -> None:
+    """Any JSON document with long arrays among other values (strings holding brackets
+    and quotes, short arrays, nesting), in chunks of any size: the skeleton with its
+    columns put back equals the document; each array of at least LONG numbers is a
+    column, a shorter one stays in the skeleton."""
+    doc = {"v": value, "longs": [_long(kind, size) for kind, size in longs]}
+    text = json.dumps(doc, separators=(",", ":")).encode()
+    got, columns = _decoded(text, chunk)
+    assert json.loads(json.dumps(got, default=list)) == json.loads(text)
+    assert len(columns) == sum(size >= LONG for _, size in longs)
+    kinds = [type(c) for c in columns]
+    assert kinds == [(Pairs, Floats, Ints)[kind] for kind, size in longs if size >= LONG]
+
+
+def test_an_array_that_stops_being_numbers_is_read_whole(tmp_path: Path) -> None:
+    """A long array whose last element is a string cannot be a column once the file has
+    gone by: cut_columns() says so (None) and load_path() reads the file whole, with the
+    same result (or refusal) as loads()."""
+    text = json.dumps({"a": [*range(LONG + 5), "x"]}, separators=(",", ":")).encode()
+    assert cut_columns(io.BytesIO(text)) is None
+
+
+def _run_json(make: Any) -> bytes:
+    """rtbench's JSON of an import of make's lmbench text (a long column of floats)."""
+    run = importers()["lmbench"].read(make.encode(), "f.txt")[0]
+    return dumps(run).encode()
+
+
+def test_load_path_reads_the_run_loads_reads(tmp_path: Path) -> None:
+    """A run with a long array of floats, from a file: the same run as loads() of its
+    bytes, the array a column; a document refused is refused with the same line."""
+    text = "".join(f"Pipe latency: {1 + i / 8} microseconds\n" for i in range(LONG + 10))
+    data = _run_json(text)
+    path = tmp_path / "r.json"
+    path.write_bytes(data)
+    streamed = load_path(str(path), "r.json")
+    assert dumps(streamed) == dumps(loads(data, "r.json"))
+    assert isinstance(streamed.scenarios[0].measurements[0].data["tool_values_us"], Floats)
+    bad = data.replace(b'"simulated":false', b'"simulated":0', 1)
+    path.write_bytes(bad)
+    for read in (lambda: load_path(str(path), "r.json"), lambda: loads(bad, "r.json")):
+        try:
+            read()
+        except Exception as exc:  # noqa: BLE001 - the two messages are compared
+            message = str(exc)
+        else:
+            message = ""
+        assert "expected true or false" in message, message
+
+
+def test_long_arrays_are_stored_apart_and_read_back_as_lists(tmp_path: Path) -> None:
+    """A measurement whose data holds a long Floats, a long Pairs going up by one step
+    and a short list: the long ones are rows of data_columns (a piece every PIECE
+    elements), the data text holds null in their place, and the run reads back with the
+    lists the whole text gave; deleting the run deletes the rows."""
+    size = PIECE + 100
+    text = "".join(f"Pipe latency: {1 + i / 8} microseconds\n" for i in range(size))
+    run = importers()["lmbench"].read(text.encode(), "f.txt")[0]
+    data = run.scenarios[0].measurements[0].data
+    data["tool_hist"] = [Pairs(np.arange(size), np.arange(size))]
+    data["short"] = [1.5, 2.5]
+    want = json.loads(dumps(run))["scenarios"][0]["measurements"][0]["data"]
+    db = tmp_path / "c.db"
+    with Store.open(f"sqlite:///{db}") as store:
+        run_id, _ = store.add_bundle(run)
+        back = store.get_run(run_id).scenarios[0].measurements[0].data
+    assert back == want
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT column_index, piece, path FROM data_columns "
+                            "ORDER BY column_index, piece").fetchall()
+        stored = json.loads(conn.execute("SELECT data FROM measurements").fetchone()[0])
+    assert rows == [(0, 0, '["tool_values_us"]'), (0, 1, '["tool_values_us"]'),
+                    (1, 0, '["tool_hist",0,"counts"]'), (1, 1, '["tool_hist",0,"counts"]')]
+    assert stored["tool_values_us"] is None and stored["short"] == [1.5, 2.5]
+    assert stored["tool_hist"] == [{"counts": None, "first": 0, "step": 1}]
+    with Store.open(f"sqlite:///{db}") as store:
+        from rtbench.store.removal import delete_runs
+
+        delete_runs(store, [run_id])
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM data_columns").fetchone() == (0,)

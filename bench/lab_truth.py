@@ -256,8 +256,8 @@ def pg_recheck(built: Path, lab: Lab, boards: list[int], jobs: int) -> tuple[Che
         with store.transaction("forget SQLite's checks") as conn:
             conn.execute(t.regressions.delete())
         # the planner's figures of the emptied table, not copy_store's ANALYZE of it full
-        # (on the 50,000-run lab the first two boards' checks took 15 times longer than
-        # the next ones' without this)
+        # (a precaution: on the 50,000-run lab, without it, the first two boards' checks
+        # took 15 to 50 times as long as later boards')
         with store.engine.connect() as conn:
             conn.execution_options(isolation_level="AUTOCOMMIT").execute(
                 text("ANALYZE regressions"))

@@ -409,9 +409,9 @@ def main() -> None:
                                  f"({len(theirs)} checks decided on PostgreSQL)", lab,
                                  boards, theirs)
             lines += rows
+            last_night = max((x[2] for x in theirs), default=-1)
             lines += table("SQLite, the same boards and nights", lab, boards,
-                           {k: v for k, v in mine.items()
-                            if k[2] <= max((x[2] for x in theirs), default=-1)})[0]
+                           {k: v for k, v in mine.items() if k[2] <= last_night})[0]
             missed += [f"PostgreSQL: {m}" for m in goals_met([pg_out])]
     print(f"\nthe lab: {len(lab_order(lab))} runs ({lab.boards} boards x {lab.suites} "
           f"suites x {lab.nights} nights, {lab.kernels} kernels staggered, seed "

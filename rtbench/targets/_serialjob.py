@@ -94,19 +94,21 @@ def job_start_command(job_dir: str, lifetime_s: float, script: str,
             f"sleep 0.1 2>/dev/null || sleep 1; i=$((i+1)); done; cat {d}/pid")
 
 
+# the loop body of both: kill the job's whole group, remove its directory
+_KILL_DIR = ('g=$(cat "$d/pgid" 2>/dev/null); '
+             '[ -n "$g" ] && kill -KILL -- -$g 2>/dev/null; rm -rf "$d"; done; true')
+
+
 def stale_jobs_command(remote_dir: str) -> str:
     """Shell that kills the jobs a former session left in remote_dir and removes them."""
     q = shlex.quote(remote_dir.rstrip("/"))
-    return (f"for d in {q}/job-*; do [ -d \"$d\" ] || continue; "
-            f"g=$(cat \"$d/pgid\" 2>/dev/null); "
-            f"[ -n \"$g\" ] && kill -KILL -- -$g 2>/dev/null; rm -rf \"$d\"; done; true")
+    return f"for d in {q}/job-*; do [ -d \"$d\" ] || continue; {_KILL_DIR}"
 
 
 def kill_jobs_command(job_dirs: list[str]) -> str:
     """Shell that kills the whole group of each job and removes its directory."""
     dirs = " ".join(shlex.quote(d) for d in job_dirs)
-    return (f"for d in {dirs}; do g=$(cat \"$d/pgid\" 2>/dev/null); "
-            f"[ -n \"$g\" ] && kill -KILL -- -$g 2>/dev/null; rm -rf \"$d\"; done; true")
+    return f"for d in {dirs}; do {_KILL_DIR}"
 
 
 def stop_jobs(owner: LineOwner, jobs: list[SerialJob]) -> None:

@@ -24,6 +24,7 @@ at the end, and the exit status is 1.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -127,16 +128,37 @@ def command(what: str, path: Path, fmt: str, db: Path) -> list[str]:
     return [sys.executable, "-c", CHILD, what, str(path), fmt, f"sqlite:///{db}"]
 
 
+def record(path: str, row: dict[str, object]) -> None:
+    """Append one measurement to path as a JSON line."""
+    with open(path, "a") as out:
+        out.write(json.dumps(row) + "\n")
+
+
+def fit(points: list[tuple[int, int]], base: int) -> tuple[float, float, list[float]]:
+    """Constant + slope of peak RSS over file size: the slope (bytes held per byte of
+    file) between the two largest files, and each size's residual, peak - base -
+    slope * size, in bytes; the constant is the largest residual, so peak <= base +
+    constant + slope * size at every size measured.  (constant, slope, residuals)."""
+    (small_size, small_peak), (big_size, big_peak) = sorted(points)[-2:]
+    slope = (big_peak - small_peak) / (big_size - small_size) if big_size > small_size \
+        else (big_peak - base) / big_size
+    residuals = [peak - base - slope * size for size, peak in sorted(points)]
+    return max(residuals), slope, residuals
+
+
 def main() -> None:
-    """Measure each format at each size and print the table."""
+    """Measure each format at each size and print the table (and the fits)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--formats", default="all")
     parser.add_argument("--mib", default="4,16,64")
     parser.add_argument("--what", choices=("parse", "import"), default="parse")
     parser.add_argument("--limit", type=float, default=2.0,
-                        help="the most (peak - base) / file may be (exit 1 above it)")
+                        help="the most the slope (bytes held per byte of file) may be "
+                             "(exit 1 above it)")
+    parser.add_argument("--out", help="also write each measurement as a JSON line here")
     opts = parser.parse_args()
     missed: list[str] = []
+    fits: list[str] = []
     names = list(FORMATS) if opts.formats == "all" else opts.formats.split(",")
     sizes = [int(m) for m in opts.mib.split(",")]
     print(f"{'format':<24} {'MiB':>5} {'s':>7} {'s/MiB':>6} {'peak MB':>8} "
@@ -148,6 +170,7 @@ def main() -> None:
                 small.write_bytes(make(4096))
                 _, base, _ = child(command(opts.what, small, name, Path(tmp) / "b.db"))
                 (Path(tmp) / "b.db").unlink(missing_ok=True)
+                points: list[tuple[int, int]] = []
                 for mib in sizes:
                     path = Path(tmp) / f"{name}{label}-{mib}.raw"
                     target = (mib << 20) - (64 << 10)  # 64 MiB: under the limit
@@ -161,17 +184,35 @@ def main() -> None:
                     size = path.stat().st_size
                     ratio = (peak - base) / size
                     flag = "" if code == 0 else f"  exit {code}"
-                    over = ratio > opts.limit or code != 0
-                    if over:
-                        missed.append(f"{name + label} at {mib} MiB: {ratio:.2f}{flag}")
+                    if code != 0:
+                        missed.append(f"{name + label} at {mib} MiB:{flag}")
+                    else:
+                        points.append((size, peak))
                     print(f"{name + label:<24} {size / 2**20:>5.1f} {wall:>7.2f} "
                           f"{wall / (size / 2**20):>6.2f} {peak / 1e6:>8.0f} "
-                          f"{base / 1e6:>8.0f} {ratio:>16.2f}{flag}"
-                          f"{'  OVER' if over else ''}", flush=True)
+                          f"{base / 1e6:>8.0f} {ratio:>16.2f}{flag}", flush=True)
+                    if opts.out:
+                        record(opts.out, {
+                            "what": opts.what, "format": name + label, "mib": mib,
+                            "bytes": size, "seconds": round(wall, 2), "peak": peak,
+                            "base": base, "exit": code,
+                            "load": os.getloadavg()[0]})
                     path.unlink()
                     db.unlink(missing_ok=True)
+                if len(points) >= 2:
+                    constant, slope, residuals = fit(points, base)
+                    over = slope > opts.limit
+                    if over:
+                        missed.append(f"{name + label}: slope {slope:.2f}")
+                    fits.append(f"{name + label:<24} {constant / 1e6:>8.1f} {slope:>6.2f} "
+                                + " / ".join(f"{r / 1e6:.1f}" for r in residuals)
+                                + ("  OVER" if over else ""))
+    print(f"\npeak <= base + constant + slope x file (slope: between the two largest "
+          f"files; residual: peak - base - slope x file, MB, at each size)\n"
+          f"{'format':<24} {'const MB':>8} {'slope':>6} residuals MB")
+    print("\n".join(fits))
     if missed:
-        print(f"over {opts.limit:g} times the file: " + "; ".join(missed))
+        print(f"over {opts.limit:g} times the file or failed: " + "; ".join(missed))
         sys.exit(1)
 
 

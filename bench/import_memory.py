@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -146,6 +147,36 @@ def fit(points: list[tuple[int, int]], base: int) -> tuple[float, float, list[fl
     return max(residuals), slope, residuals
 
 
+def markdown(paths: list[str], limit: float) -> str:
+    """A markdown table of --out files' measurements, a row per (what, format): (peak -
+    base) / file and seconds per MiB at each size, and the fit (fit()); the first
+    measurement of a (what, format, MiB) is kept."""
+    rows: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            got = json.loads(line)
+            if got["exit"] == 0:
+                rows.setdefault((got["what"], got["format"]), {}).setdefault(got["mib"], got)
+    out = ["| what | format | MiB | (peak − base) / file | s | s/MiB | base MB | "
+           "constant MB | slope | residual MB at each size | load |",
+           "|---|---|---|---|---|---|---:|---:|---:|---|---|"]
+    for (what, name), by_mib in sorted(rows.items()):
+        got = [by_mib[m] for m in sorted(by_mib)]
+        base = got[0]["base"]
+        points = [(g["bytes"], g["peak"]) for g in got]
+        constant, slope, residuals = fit(points, base) if len(points) >= 2 else (0.0, 0.0, [])
+        mark = "**" if slope > limit else ""
+        out.append(
+            f"| {what} | {name} | " + " / ".join(f"{g['bytes'] / 2**20:.1f}" for g in got)
+            + " | " + " / ".join(f"{(g['peak'] - base) / g['bytes']:.2f}" for g in got)
+            + " | " + " / ".join(f"{g['seconds']:.0f}" for g in got)
+            + " | " + " / ".join(f"{g['seconds'] / (g['bytes'] / 2**20):.2f}" for g in got)
+            + f" | {base / 1e6:.0f} | {constant / 1e6:.1f} | {mark}{slope:.2f}{mark} | "
+            + " / ".join(f"{r / 1e6:.1f}" for r in residuals)
+            + " | " + " / ".join(f"{g['load']:.0f}" for g in got) + " |")
+    return "\n".join(out)
+
+
 def main() -> None:
     """Measure each format at each size and print the table (and the fits)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -156,57 +187,66 @@ def main() -> None:
                         help="the most the slope (bytes held per byte of file) may be "
                              "(exit 1 above it)")
     parser.add_argument("--out", help="also write each measurement as a JSON line here")
+    parser.add_argument("--table", nargs="+", metavar="JSONL",
+                        help="print the markdown table of the measurements in these "
+                             "--out files (measure nothing)")
     opts = parser.parse_args()
+    if opts.table:
+        print(markdown(opts.table, opts.limit))
+        return
     missed: list[str] = []
     fits: list[str] = []
     names = list(FORMATS) if opts.formats == "all" else opts.formats.split(",")
+    # a format, or one file of it: its name and label (trace-cmd-overlap)
+    chosen = [(name, label, make) for name, variants in FORMATS.items()
+              for label, make in variants for wanted in names
+              if wanted in (name, name + label)]
     sizes = [int(m) for m in opts.mib.split(",")]
     print(f"{'format':<24} {'MiB':>5} {'s':>7} {'s/MiB':>6} {'peak MB':>8} "
           f"{'base MB':>8} {'(peak-base)/file':>16}")
     with tempfile.TemporaryDirectory() as tmp:
-        for name in names:
-            for label, make in FORMATS[name]:
-                small = Path(tmp) / "small.raw"
-                small.write_bytes(make(4096))
-                _, base, _ = child(command(opts.what, small, name, Path(tmp) / "b.db"))
-                (Path(tmp) / "b.db").unlink(missing_ok=True)
-                points: list[tuple[int, int]] = []
-                for mib in sizes:
-                    path = Path(tmp) / f"{name}{label}-{mib}.raw"
-                    target = (mib << 20) - (64 << 10)  # 64 MiB: under the limit
-                    data = make(target)
-                    if len(data) > target:  # a generator that overshoots (the JSON ones)
-                        data = make(target * target // len(data) - (64 << 10))
-                    path.write_bytes(data)
-                    del data
-                    db = Path(tmp) / f"{name}-{mib}.db"
-                    wall, peak, code = child(command(opts.what, path, name, db))
-                    size = path.stat().st_size
-                    ratio = (peak - base) / size
-                    flag = "" if code == 0 else f"  exit {code}"
-                    if code != 0:
-                        missed.append(f"{name + label} at {mib} MiB:{flag}")
-                    else:
-                        points.append((size, peak))
-                    print(f"{name + label:<24} {size / 2**20:>5.1f} {wall:>7.2f} "
-                          f"{wall / (size / 2**20):>6.2f} {peak / 1e6:>8.0f} "
-                          f"{base / 1e6:>8.0f} {ratio:>16.2f}{flag}", flush=True)
-                    if opts.out:
-                        record(opts.out, {
-                            "what": opts.what, "format": name + label, "mib": mib,
-                            "bytes": size, "seconds": round(wall, 2), "peak": peak,
-                            "base": base, "exit": code,
-                            "load": os.getloadavg()[0]})
-                    path.unlink()
-                    db.unlink(missing_ok=True)
-                if len(points) >= 2:
-                    constant, slope, residuals = fit(points, base)
-                    over = slope > opts.limit
-                    if over:
-                        missed.append(f"{name + label}: slope {slope:.2f}")
-                    fits.append(f"{name + label:<24} {constant / 1e6:>8.1f} {slope:>6.2f} "
-                                + " / ".join(f"{r / 1e6:.1f}" for r in residuals)
-                                + ("  OVER" if over else ""))
+        for name, label, make in chosen:
+            small = Path(tmp) / "small.raw"
+            small.write_bytes(make(4096))
+            _, base, _ = child(command(opts.what, small, name, Path(tmp) / "b.db"))
+            (Path(tmp) / "b.db").unlink(missing_ok=True)
+            points: list[tuple[int, int]] = []
+            for mib in sizes:
+                path = Path(tmp) / f"{name}{label}-{mib}.raw"
+                target = (mib << 20) - (64 << 10)  # 64 MiB: under the limit
+                data = make(target)
+                if len(data) > target:  # a generator that overshoots (the JSON ones)
+                    data = make(target * target // len(data) - (64 << 10))
+                path.write_bytes(data)
+                del data
+                db = Path(tmp) / f"{name}-{mib}.db"
+                wall, peak, code = child(command(opts.what, path, name, db))
+                size = path.stat().st_size
+                ratio = (peak - base) / size
+                flag = "" if code == 0 else f"  exit {code}"
+                if code != 0:
+                    missed.append(f"{name + label} at {mib} MiB:{flag}")
+                else:
+                    points.append((size, peak))
+                print(f"{name + label:<24} {size / 2**20:>5.1f} {wall:>7.2f} "
+                      f"{wall / (size / 2**20):>6.2f} {peak / 1e6:>8.0f} "
+                      f"{base / 1e6:>8.0f} {ratio:>16.2f}{flag}", flush=True)
+                if opts.out:
+                    record(opts.out, {
+                        "what": opts.what, "format": name + label, "mib": mib,
+                        "bytes": size, "seconds": round(wall, 2), "peak": peak,
+                        "base": base, "exit": code,
+                        "load": os.getloadavg()[0]})
+                path.unlink()
+                db.unlink(missing_ok=True)
+            if len(points) >= 2:
+                constant, slope, residuals = fit(points, base)
+                over = slope > opts.limit
+                if over:
+                    missed.append(f"{name + label}: slope {slope:.2f}")
+                fits.append(f"{name + label:<24} {constant / 1e6:>8.1f} {slope:>6.2f} "
+                            + " / ".join(f"{r / 1e6:.1f}" for r in residuals)
+                            + ("  OVER" if over else ""))
     print(f"\npeak <= base + constant + slope x file (slope: between the two largest "
           f"files; residual: peak - base - slope x file, MB, at each size)\n"
           f"{'format':<24} {'const MB':>8} {'slope':>6} residuals MB")

@@ -4,8 +4,13 @@ the whole import of a long tool histogram, of repeated results and of rtbench's 
 holds at most twice the file.
 
 Each import runs in a child Python that reports its own peak RSS (VmHWM) at exit; the
-constant (Python, rtbench, SQLAlchemy and the migrated database) is the same command on a
-small file of the same kind, measured alike.  bench/import_memory.py has the figures.
+base (Python, rtbench, SQLAlchemy and the migrated database) is the same command on a
+small file of the same kind, measured alike.  The issue's bound is a constant plus at most
+twice the file; the constant beyond the base (fixed-size buffers: 0.1-3 MB by
+bench/import_memory.py's fit, BENCHMARKS.md "Import memory, sixth pass") is as large as
+a 1 MiB file, so each file here is 3-6 MiB: large enough that the assertion, at most
+twice the file above the base, judges what grows with the file, and small enough to keep
+the test short.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 CHILD = """
 import runpy, sys
@@ -83,24 +90,30 @@ def peak_rss(path: Path, db: Path, child: str = CHILD) -> int:
 
 
 def test_overlapping_trace_windows_import_in_linear_memory(tmp_path: Path) -> None:
-    """A 3 MiB trace of 4,300 spikes whose windows each reach back to its start: reading
-    it holds at most twice the file above the constant (the file, and the windows'
-    events kept: 1.6 times; 3.1 when each window held its CPU's recent events until the
-    budget was shared out after the pass, and each record a copy of each event), and
-    the whole import within 8 times (it held every window's copy of the trace before:
-    1,600 times the file, quadratic)."""
+    """A 5.8 MiB trace of 8,600 spikes whose windows each reach back to its start: among
+    the worst formats of the bench (bench/import_memory.py, BENCHMARKS.md,
+    "Import memory, sixth pass").  Reading it and its whole import each hold at most
+    twice the file above the constant, as issue 36 asks: 1.72 and 1.43 times this file
+    (measured at 3 and 5.8 MiB: 0.8 MB (parse) and 2.1 MB (whole import) more than the
+    4 KiB file's peak, plus 1.6 and 1.1 times the file; the file, read whole, is 1 of
+    the parse's).  At 3 MiB the constant is still 0.25 (parse) and 0.7 (whole import)
+    of the file (1.84 and 1.76 times there), so the file is this large for the bound to
+    judge what grows with it, not the constant.  Before: 3.1 times (parse) when each
+    window held its CPU's recent events until the budget was shared out after the pass,
+    and 1,600 times (whole import) when every window copied the trace it overlapped
+    (quadratic)."""
     small = tmp_path / "small.txt"
     small.write_bytes(overlapping_trace(40))
     big = tmp_path / "big.txt"
-    big.write_bytes(overlapping_trace(4_300))
+    big.write_bytes(overlapping_trace(8_600))
     size = big.stat().st_size
-    assert 2 << 20 < size < 4 << 20
+    assert 5 << 20 < size < 7 << 20
     base = peak_rss(small, tmp_path / "small.db", PARSE)
     peak = peak_rss(big, tmp_path / "big.db", PARSE)
     assert peak - base <= 2 * size, (peak - base) / size
     base = peak_rss(small, tmp_path / "small.db")
     peak = peak_rss(big, tmp_path / "big.db")
-    assert peak - base <= 8 * size, (peak - base) / size
+    assert peak - base <= 2 * size, (peak - base) / size
 
 
 def test_a_long_histogram_imports_in_twice_the_file(tmp_path: Path) -> None:
@@ -144,21 +157,26 @@ def test_repeated_results_import_in_twice_the_file(tmp_path: Path) -> None:
         assert peak - base <= 2 * size, (make.__name__, (peak - base) / size)
 
 
-def test_rtbench_json_imports_in_twice_the_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("generator", ["rtbench_json_hist", "rtbench_json"])
+def test_rtbench_json_imports_in_twice_the_file(tmp_path: Path, generator: str) -> None:
     """rtbench's own JSON of a run with a long tool histogram (3.6 MiB, its bulk the
-    histogram's compact counts): the whole import holds at most twice the file above
-    the constant (1.0 times): the file is read a chunk at a time with the counts cut out
-    as a column, and the column is stored apart, 4,096 counts a row.  It held 4.3 times:
-    the file beside the column, then the counts' text as one database value, which
-    Python and SQLite each copied."""
+    histogram's compact counts) and of a grouped lmbench run (3.2 MiB, its bulk the
+    values as floats: the worst whole import of the bench, 1.5 times at this size, 1.2
+    at 13 MiB): the whole import holds at most twice the file above the constant (1.0
+    and 1.5 times): the file is read a chunk at a time with the arrays cut out as
+    columns, and each column is stored apart, 4,096 elements a row.  They held 4.3 and
+    4.0 times: the file beside the column, then the column's text as one database
+    value, which Python and SQLite each copied."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-    from import_scaling import rtbench_json_hist
+    import import_scaling
 
+    make = getattr(import_scaling, generator)
     small = tmp_path / "small.json"
-    small.write_bytes(rtbench_json_hist(4096))
+    small.write_bytes(make(4096))
     big = tmp_path / "big.json"
-    big.write_bytes(rtbench_json_hist(4 << 20))
+    big.write_bytes(make(4 << 20))
     size = big.stat().st_size
+    assert size > 3 << 20
     base = peak_rss(small, tmp_path / "small.db")
     peak = peak_rss(big, tmp_path / "big.db")
     assert peak - base <= 2 * size, (peak - base) / size

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -112,16 +113,20 @@ sys.stderr.write("\\nVmHWM " + hwm[0].split()[1] + " " + str(code) + "\\n")
 """
 
 
-def child(args: list[str]) -> tuple[float, int, int]:
-    """Run args; (wall seconds, peak RSS in bytes, exit status)."""
+def child(args: list[str]) -> tuple[float, int, int, float]:
+    """Run args; (wall seconds, peak RSS in bytes, exit status, CPU seconds: user and
+    system, which a loaded machine inflates far less than the wall time)."""
     start = time.perf_counter()
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                           env={**os.environ, "OPENBLAS_NUM_THREADS": "1"}, check=False)
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime
     last = done.stderr.decode(errors="replace").strip().splitlines()[-1].split()
     if last[:1] != ["VmHWM"]:
-        return wall, -1, done.returncode or 1
-    return wall, int(last[1]) * 1024, int(last[2]) if last[2].isdigit() else 1
+        return wall, -1, done.returncode or 1, cpu
+    return wall, int(last[1]) * 1024, int(last[2]) if last[2].isdigit() else 1, cpu
 
 
 def command(what: str, path: Path, fmt: str, db: Path) -> list[str]:
@@ -158,8 +163,8 @@ def markdown(paths: list[str], limit: float) -> str:
             if got["exit"] == 0:
                 rows.setdefault((got["what"], got["format"]), {}).setdefault(got["mib"], got)
     out = ["| what | format | MiB | (peak − base) / file | s | s/MiB | base MB | "
-           "constant MB | slope | residual MB at each size | load |",
-           "|---|---|---|---|---|---|---:|---:|---:|---|---|"]
+           "constant MB | slope | residual MB at each size | CPU s/MiB | load |",
+           "|---|---|---|---|---|---|---:|---:|---:|---|---|---|"]
     for (what, name), by_mib in sorted(rows.items()):
         got = [by_mib[m] for m in sorted(by_mib)]
         base = got[0]["base"]
@@ -172,7 +177,9 @@ def markdown(paths: list[str], limit: float) -> str:
             + " | " + " / ".join(f"{g['seconds']:.0f}" for g in got)
             + " | " + " / ".join(f"{g['seconds'] / (g['bytes'] / 2**20):.2f}" for g in got)
             + f" | {base / 1e6:.0f} | {constant / 1e6:.1f} | {mark}{slope:.2f}{mark} | "
-            + " / ".join(f"{r / 1e6:.1f}" for r in residuals)
+            + " / ".join(f"{r / 1e6:.1f}" for r in residuals) + " | "
+            + " / ".join(f"{g['cpu_s'] / (g['bytes'] / 2**20):.2f}" if "cpu_s" in g else "—"
+                         for g in got)
             + " | " + " / ".join(f"{g['load']:.0f}" for g in got) + " |")
     return "\n".join(out)
 
@@ -202,13 +209,13 @@ def main() -> None:
               for label, make in variants for wanted in names
               if wanted in (name, name + label)]
     sizes = [int(m) for m in opts.mib.split(",")]
-    print(f"{'format':<24} {'MiB':>5} {'s':>7} {'s/MiB':>6} {'peak MB':>8} "
+    print(f"{'format':<24} {'MiB':>5} {'s':>7} {'s/MiB':>6} {'cpu s':>6} {'peak MB':>8} "
           f"{'base MB':>8} {'(peak-base)/file':>16}")
     with tempfile.TemporaryDirectory() as tmp:
         for name, label, make in chosen:
             small = Path(tmp) / "small.raw"
             small.write_bytes(make(4096))
-            _, base, _ = child(command(opts.what, small, name, Path(tmp) / "b.db"))
+            _, base, _, _ = child(command(opts.what, small, name, Path(tmp) / "b.db"))
             (Path(tmp) / "b.db").unlink(missing_ok=True)
             points: list[tuple[int, int]] = []
             for mib in sizes:
@@ -220,7 +227,7 @@ def main() -> None:
                 path.write_bytes(data)
                 del data
                 db = Path(tmp) / f"{name}-{mib}.db"
-                wall, peak, code = child(command(opts.what, path, name, db))
+                wall, peak, code, cpu = child(command(opts.what, path, name, db))
                 size = path.stat().st_size
                 ratio = (peak - base) / size
                 flag = "" if code == 0 else f"  exit {code}"
@@ -229,12 +236,13 @@ def main() -> None:
                 else:
                     points.append((size, peak))
                 print(f"{name + label:<24} {size / 2**20:>5.1f} {wall:>7.2f} "
-                      f"{wall / (size / 2**20):>6.2f} {peak / 1e6:>8.0f} "
+                      f"{wall / (size / 2**20):>6.2f} {cpu:>6.1f} {peak / 1e6:>8.0f} "
                       f"{base / 1e6:>8.0f} {ratio:>16.2f}{flag}", flush=True)
                 if opts.out:
                     record(opts.out, {
                         "what": opts.what, "format": name + label, "mib": mib,
-                        "bytes": size, "seconds": round(wall, 2), "peak": peak,
+                        "bytes": size, "seconds": round(wall, 2), "cpu_s": round(cpu, 2),
+                        "peak": peak,
                         "base": base, "exit": code,
                         "load": os.getloadavg()[0]})
                 path.unlink()

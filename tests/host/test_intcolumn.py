@@ -29,7 +29,7 @@ def test_pending_integers_are_held_in_eight_bytes() -> None:
     assert held < 1_200_000, held
 
 
-@settings(max_examples=40)
+@settings(max_examples=40, deadline=None)
 @given(st.lists(st.integers(min_value=-(2**70), max_value=2**70), max_size=40),
        st.sampled_from([0, 1, _CHUNK - 1, _CHUNK, 2 * _CHUNK + 1]))
 def test_every_integer_comes_back_in_order(values: list[int], repeat_at: int) -> None:

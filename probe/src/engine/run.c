@@ -277,7 +277,11 @@ int run_begin(struct run *r)
 	return 0;
 }
 
-/* Thread wrapper: apply policy and pinning, run the test's body. */
+/*
+ * Thread wrapper: apply policy and pinning (already in effect when the
+ * thread was started with them, rt_thread_start; pins it where the C library
+ * could not; sets SCHED_DEADLINE), run the test's body.
+ */
 static void *run_thread_main(void *arg)
 {
 	struct run_thread *t = arg;
@@ -313,7 +317,7 @@ int run_spawn(struct run *r, void *(*fn)(void *), void *arg, int cpu,
 	      enum rtp_policy policy, int priority)
 {
 	struct run_thread *t;
-	pthread_attr_t attr;
+	bool at_policy;
 	int i, rc;
 
 	if (r->nthreads >= (int)(sizeof(r->threads) / sizeof(r->threads[0])))
@@ -334,17 +338,18 @@ int run_spawn(struct run *r, void *(*fn)(void *), void *arg, int cpu,
 			break;
 		}
 	}
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, RUN_THREAD_STACK);
-	/* The thread pins itself first thing (rt_apply_self): portable to musl. */
+	/*
+	 * The thread starts at its policy and priority (and, with glibc,
+	 * pinned): on a CPU crowded with ordinary tasks it must not wait for
+	 * a turn among them before it can raise itself (rt.h).
+	 */
 	atomic_fetch_add(&r->live, 1);
-	rc = pthread_create(&t->tid, &attr, run_thread_main, t);
-	pthread_attr_destroy(&attr);
+	rc = rt_thread_start(&t->tid, RUN_THREAD_STACK,
+			     SIMULATED(r->c->simulate) ? POLICY_OTHER : policy,
+			     priority, cpu, run_thread_main, t, &at_policy,
+			     t->error, sizeof(t->error));
 	if (rc) {
 		atomic_fetch_sub(&r->live, 1);
-		fmt_snprintf(t->error, sizeof(t->error),
-			     "cannot start a thread on CPU %d: %s", cpu,
-			     strerror(rc));
 		if (t->rs)
 			fmt_snprintf(t->rs->setup_error,
 				     sizeof(t->rs->setup_error), "%s", t->error);

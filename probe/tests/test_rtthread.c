@@ -3,7 +3,8 @@
  * test_rtthread.c - rt_thread_start (rt.h): a measuring thread is at its
  * policy and priority, and with glibc pinned, from its very first
  * instruction, not only after it raised itself; SCHED_DEADLINE and refused
- * attributes start a plain thread and say so.
+ * attributes start a plain thread and say so; the main thread holds the
+ * run's policy while it starts them (rt_start_raise) and gives it back.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -146,6 +147,61 @@ static void test_refused_attributes(struct tap *t, int cpu)
 		   "it starts as an ordinary thread, for rt_apply_self to refuse");
 }
 
+static void test_start_raise(struct tap *t, int cpu)
+{
+	struct rtp_common c;
+	struct rt_state st;
+	struct first_look seen;
+	struct sched_param sp;
+	bool at_policy = false;
+	char err[160] = "";
+	int policy = -1;
+
+	memset(&c, 0, sizeof(c));
+	memset(&st, 0, sizeof(st));
+	c.policy = POLICY_FIFO;
+	c.priority = 10;
+	if (rt_start_raise(&c, &st, err, sizeof(err))) {
+		tap_ok(t, true, "# SKIP the main thread cannot take SCHED_FIFO "
+		       "here (%s)", err);
+		return;
+	}
+	pthread_getschedparam(pthread_self(), &policy, &sp);
+	tap_ok(t, st.main_raised && policy == SCHED_FIFO && sp.sched_priority == 10,
+	       "the starting main thread holds SCHED_FIFO 10");
+	/* the record writers must not inherit it */
+	start_and_join(POLICY_OTHER, 0, -1, &seen, &at_policy);
+	tap_is_int(t, seen.policy, SCHED_OTHER,
+		   "a SCHED_OTHER thread it starts is SCHED_OTHER from its start");
+	start_and_join(POLICY_FIFO, 20, cpu, &seen, &at_policy);
+	tap_ok(t, seen.policy == SCHED_FIFO && seen.priority == 20,
+	       "a measuring thread gets its own priority, not the creator's");
+	tap_is_int(t, rt_start_drop(&st, err, sizeof(err)), 0,
+		   "the main thread gives the policy back");
+	pthread_getschedparam(pthread_self(), &policy, &sp);
+	tap_is_int(t, policy, SCHED_OTHER, "and is SCHED_OTHER again");
+	tap_is_int(t, rt_start_drop(&st, err, sizeof(err)), 0,
+		   "giving it back twice is harmless");
+}
+
+static void test_start_raise_other(struct tap *t)
+{
+	struct rtp_common c;
+	struct rt_state st;
+	char err[160] = "";
+	struct sched_param sp;
+	int policy = -1;
+
+	memset(&c, 0, sizeof(c));
+	memset(&st, 0, sizeof(st));
+	c.policy = POLICY_OTHER;
+	tap_is_int(t, rt_start_raise(&c, &st, err, sizeof(err)), 0,
+		   "--policy other: nothing to raise");
+	pthread_getschedparam(pthread_self(), &policy, &sp);
+	tap_ok(t, !st.main_raised && policy == SCHED_OTHER,
+	       "the main thread stays SCHED_OTHER");
+}
+
 int main(void)
 {
 	struct tap t = { 0, 0 };
@@ -155,5 +211,7 @@ int main(void)
 	test_other_pinned(&t, cpu);
 	test_deadline_is_plain(&t, cpu);
 	test_refused_attributes(&t, cpu);
+	test_start_raise(&t, cpu);
+	test_start_raise_other(&t);
 	return tap_done(&t);
 }

@@ -208,6 +208,15 @@ static void run_pin_collector(struct run *r)
 	}
 }
 
+/* The threads are started: the main thread goes back to its own policy. */
+static void run_start_done(struct run *r)
+{
+	char err[160];
+
+	if (rt_start_drop(&r->rt, err, sizeof(err)))
+		fmt_fprintf(stderr, "rtprobe: warning: %s\n", err);
+}
+
 int run_begin(struct run *r)
 {
 	const struct rtp_common *c = r->c;
@@ -258,6 +267,9 @@ int run_begin(struct run *r)
 		return rc;
 	}
 	run_pin_collector(r);
+	/* The start runs at the threads' policy, up to run_finish (rt.h). */
+	if (rt_start_raise(c, &r->rt, err, sizeof(err)))
+		fmt_fprintf(stderr, "rtprobe: warning: %s\n", err);
 	now = clock_now_ns(c->clock);
 	unix_now = clock_now_ns(CLOCK_REALTIME);
 	r->t0_ns = now + (SIMULATED(c->simulate) ? 0 : RUN_T0_AHEAD_NS);
@@ -266,6 +278,7 @@ int run_begin(struct run *r)
 	if (rc) {
 		output_discard(&r->out);
 		r->out_open = false;
+		run_start_done(r);
 		rt_release(&r->rt);
 		return rc;
 	}
@@ -625,6 +638,7 @@ int run_finish(struct run *r)
 	uint64_t elapsed;
 	int i, rc;
 
+	run_start_done(r);
 	if (!r->began) {
 		run_free(r);
 		return RTP_EXIT_ENV;

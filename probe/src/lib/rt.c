@@ -356,6 +356,52 @@ int rt_prepare(const struct rtp_common *c, struct rt_state *st, char *err,
 	return 0;
 }
 
+int rt_start_raise(const struct rtp_common *c, struct rt_state *st,
+		   char *err, size_t errlen)
+{
+	struct sched_param sp;
+	int policy, rc;
+
+	if (SIMULATED(c->simulate) ||
+	    (c->policy != POLICY_FIFO && c->policy != POLICY_RR))
+		return 0;
+	rc = pthread_getschedparam(pthread_self(), &policy, &sp);
+	if (rc) {
+		fmt_snprintf(err, errlen, "reading the main thread's policy: "
+			     "%s", strerror(rc));
+		return rc;
+	}
+	rc = rt_set_policy(c, c->policy, c->priority);
+	if (rc) {
+		fmt_snprintf(err, errlen, "raising the main thread to %s "
+			     "priority %d for the start: %s",
+			     common_policy_name(c->policy), c->priority,
+			     strerror(rc));
+		return rc;
+	}
+	st->main_raised = true;
+	st->main_policy = policy;
+	st->main_priority = sp.sched_priority;
+	return 0;
+}
+
+int rt_start_drop(struct rt_state *st, char *err, size_t errlen)
+{
+	struct sched_param sp;
+	int rc;
+
+	if (!st->main_raised)
+		return 0;
+	st->main_raised = false;
+	memset(&sp, 0, sizeof(sp));
+	sp.sched_priority = st->main_priority;
+	rc = pthread_setschedparam(pthread_self(), st->main_policy, &sp);
+	if (rc)
+		fmt_snprintf(err, errlen, "giving the main thread its policy "
+			     "back: %s", strerror(rc));
+	return rc;
+}
+
 void rt_release(struct rt_state *st)
 {
 	if (st->pmqos_fd >= 0) {

@@ -35,11 +35,30 @@ struct rt_state {
 	int pmqos_value_us;
 	char pmqos_error[96];
 	bool simulated;      /* nothing was set up */
+	/* the main thread's own policy while it holds the run's (rt_start_raise) */
+	bool main_raised;
+	int main_policy;
+	int main_priority;
 };
 
 /* Check permissions, mlockall, hold PM-QoS; 0 or RTP_EXIT_ENV with err set. */
 int rt_prepare(const struct rtp_common *c, struct rt_state *st, char *err,
 	       size_t errlen);
+
+/*
+ * Raise the calling (main) thread to the run's FIFO or RR policy and priority
+ * for the run's start: from just before t0 until its measuring threads are
+ * started, so that on a CPU crowded with ordinary tasks the start (t0, the
+ * start record, each pthread_create) does not wait for turns among them
+ * while the measured time runs.  Its own policy is kept in st for
+ * rt_start_drop.  Nothing for other policies or a simulated run.  0 or an
+ * errno value (err set); a refusal only leaves the start slower.
+ */
+int rt_start_raise(const struct rtp_common *c, struct rt_state *st,
+		   char *err, size_t errlen);
+
+/* Give the main thread its own policy back; 0 or an errno (err set). */
+int rt_start_drop(struct rt_state *st, char *err, size_t errlen);
 
 /* Release PM-QoS and unlock memory; safe to call twice. */
 void rt_release(struct rt_state *st);

@@ -88,7 +88,7 @@ static void test_fifo(struct tap *t, int cpu)
 		   0, "a SCHED_FIFO thread starts");
 	tap_is_int(t, seen.rc, 0, "it read its own policy and CPUs");
 	if (!at_policy) {
-		/* no CAP_SYS_NICE: started plainly, for rt_apply_self to refuse */
+		/* no CAP_SYS_NICE: started plainly, for rt_apply_self */
 		tap_ok(t, seen.policy == SCHED_OTHER,
 		       "# SKIP SCHED_FIFO refused here (not root): the fallback "
 		       "thread starts as an ordinary one");
@@ -144,7 +144,7 @@ static void test_refused_attributes(struct tap *t, int cpu)
 		   0, "refused attributes still start a thread");
 	tap_ok(t, !at_policy, "and say it is not at its policy");
 	tap_is_int(t, seen.policy, SCHED_OTHER,
-		   "it starts as an ordinary thread, for rt_apply_self to refuse");
+		   "it starts as an ordinary thread, for rt_apply_self");
 }
 
 static void test_start_raise(struct tap *t, int cpu)
@@ -167,12 +167,13 @@ static void test_start_raise(struct tap *t, int cpu)
 		return;
 	}
 	pthread_getschedparam(pthread_self(), &policy, &sp);
-	tap_ok(t, st.main_raised && policy == SCHED_FIFO && sp.sched_priority == 10,
+	tap_ok(t, st.main_raised && policy == SCHED_FIFO &&
+	       sp.sched_priority == 10,
 	       "the starting main thread holds SCHED_FIFO 10");
 	/* the record writers must not inherit it */
 	start_and_join(POLICY_OTHER, 0, -1, &seen, &at_policy);
 	tap_is_int(t, seen.policy, SCHED_OTHER,
-		   "a SCHED_OTHER thread it starts is SCHED_OTHER from its start");
+		   "a SCHED_OTHER thread it starts is so from its start");
 	start_and_join(POLICY_FIFO, 20, cpu, &seen, &at_policy);
 	tap_ok(t, seen.policy == SCHED_FIFO && seen.priority == 20,
 	       "a measuring thread gets its own priority, not the creator's");

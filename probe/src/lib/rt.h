@@ -35,7 +35,7 @@ struct rt_state {
 	int pmqos_value_us;
 	char pmqos_error[96];
 	bool simulated;      /* nothing was set up */
-	/* the main thread's own policy while it holds the run's (rt_start_raise) */
+	/* the main thread's own policy while it holds the run's */
 	bool main_raised;
 	int main_policy;
 	int main_priority;

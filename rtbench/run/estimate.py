@@ -5,11 +5,15 @@ The fixed costs are counted in command round trips over the target's transport
 (starting and stopping rtprobe and each load instance, the scenario's /proc reads), the
 bytes of rtprobe's records over a serial line, and the host's own end of a run (storing,
 the regression check).  A round trip costs from ROUND_TRIP_S[transport][0] (a fast
-board) to [1] (the slowest board measured: a one-CPU TCG guest on a 115200 baud
-console, BENCHMARKS.md "Suite run estimates"), so the estimate is a range; a run falls
-within it where its board is no slower than that one.  The counts were taken on a
-serial board (a shell on a pty): a built-in load takes 8 round trips, a shell-command
-load instance 2, a scenario 3, a measurement up to 3.
+board) to [1] (the slowest board measured: over serial, a two-vCPU TCG guest on a busy
+host, 115200 baud, whose shell answers slowly while a scenario's loads run; BENCHMARKS.md
+"Suite run estimates, second pass"), so the estimate is a range; a run falls within it
+where its board is no slower than that one.  The counts were taken on a
+serial board (a shell on a pty): a built-in load takes 8 round trips, a scenario 3, a
+measurement up to 3.  A shell-command load is one board job on a serial line whatever
+its `instances` (targets/serial.py `start_commands`): one round trip to start it, and one
+to stop all of a scenario's command loads; ssh, labgrid and this machine start and stop
+each instance (2 round trips an instance).
 """
 
 from __future__ import annotations
@@ -25,7 +29,10 @@ ROUND_TRIP_S = {
     "local": (0.01, 0.2),
     "ssh": (0.05, 1.0),
     "labgrid": (0.05, 1.0),
-    "serial": (0.02, 0.9),
+    # the slow end holds all a run's time besides its tests, per round trip: 1126 s for
+    # loongson2f --scale 0.01 (290 round trips, 132 s of tests) on the amd64-rt zoo
+    # guest is 3.4 s a round trip; 3.5 leaves a margin
+    "serial": (0.02, 3.5),
 }
 # the host's own part of a run, whatever the target: the run stored and closed, the
 # regression check of its board (which loads the statistics modules): (fast, slow) s
@@ -36,10 +43,14 @@ RUN_ROUND_TRIPS = 12
 SCENARIO_ROUND_TRIPS = 3
 # per measurement: rtprobe started, stopped, its exit code and stderr read
 MEASUREMENT_ROUND_TRIPS = 3
-# per load instance: a shell-command load is started and killed; a built-in load is
-# also interrupted, waited for and its output collected
+# a shell-command load instance started and killed on its own (ssh, labgrid, local);
+# per built-in load instance: also interrupted, waited for and its output collected
 COMMAND_LOAD_ROUND_TRIPS = 2
 BUILTIN_LOAD_ROUND_TRIPS = 8
+# on a serial line: a shell-command load's instances are one job, started in one round
+# trip; a scenario's command loads are stopped together in one
+SERIAL_COMMAND_LOAD_START_ROUND_TRIPS = 1
+SERIAL_COMMAND_LOADS_STOP_ROUND_TRIPS = 1
 # rtprobe's records: the start record, the result per series, one window record per
 # series per window with its histogram delta (measured: `rtprobe cyclic --simulate 1
 # --threads 2` writes a 2.2 KiB start, 2.9 KiB windows and a 7.9 KiB result)
@@ -120,17 +131,28 @@ def record_bytes(suite: Suite, cpus: int) -> int:
     return total * len(suite.scenarios)
 
 
-def round_trips(suite: Suite) -> int:
-    """Command round trips a run makes besides its records."""
-    loads = 0
+def command_load_round_trips(suite: Suite, transport: str) -> int:
+    """Round trips the suite's shell-command loads take to start and stop."""
+    trips = 0
     for scenario in suite.scenarios:
-        for load in scenario.loads:
-            per = COMMAND_LOAD_ROUND_TRIPS if load.command is not None \
-                else BUILTIN_LOAD_ROUND_TRIPS
-            loads += per * load.instances
+        commands = [load for load in scenario.loads if load.command is not None]
+        if transport == "serial":
+            trips += len(commands) * SERIAL_COMMAND_LOAD_START_ROUND_TRIPS
+            trips += SERIAL_COMMAND_LOADS_STOP_ROUND_TRIPS if commands else 0
+        else:
+            trips += sum(COMMAND_LOAD_ROUND_TRIPS * load.instances for load in commands)
+    return trips
+
+
+def round_trips(suite: Suite, transport: str = "serial") -> int:
+    """Command round trips a run makes besides its records, over transport."""
+    builtin = sum(BUILTIN_LOAD_ROUND_TRIPS * load.instances
+                  for scenario in suite.scenarios for load in scenario.loads
+                  if load.command is None)
     measurements = len(suite.scenarios) * len(suite.tests)
     return (RUN_ROUND_TRIPS + len(suite.scenarios) * SCENARIO_ROUND_TRIPS
-            + measurements * MEASUREMENT_ROUND_TRIPS + loads)
+            + measurements * MEASUREMENT_ROUND_TRIPS + builtin
+            + command_load_round_trips(suite, transport))
 
 
 def estimate_run(suite: Suite, target_name: str = "local", *, baud: int | None = None,
@@ -145,7 +167,7 @@ def estimate_run(suite: Suite, target_name: str = "local", *, baud: int | None =
     untimed = len(suite.scenarios) * sum(t.expected_seconds() - t.warmup_ns / 1e9
                                          for t in suite.tests if not t.traits().timed)
     fast, slow = ROUND_TRIP_S[transport]
-    trips = round_trips(suite)
+    trips = round_trips(suite, transport)
     line_s = 0.0
     if transport == "serial" and baud:
         # records queue while the tests run; what outlasts them is the line's rate

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rt.h"
+
 /* Writer thread: write queued bytes until closing and empty. */
 static void *outq_writer(void *arg)
 {
@@ -42,7 +44,8 @@ static void *outq_writer(void *arg)
 
 int outq_start(struct outq *q, struct output *out, size_t cap)
 {
-	pthread_attr_t attr;
+	char why[160];
+	bool at_policy;
 	int rc;
 
 	memset(q, 0, sizeof(*q));
@@ -63,10 +66,9 @@ int outq_start(struct outq *q, struct output *out, size_t cap)
 	 */
 	setvbuf(out->f, NULL, _IONBF, 0);
 	/* A small stack: under mlockall every byte of it is locked and resident. */
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, OUTQ_STACK);
-	rc = pthread_create(&q->tid, &attr, outq_writer, q);
-	pthread_attr_destroy(&attr);
+	/* SCHED_OTHER, whatever the starting main thread holds (rt.h). */
+	rc = rt_thread_start(&q->tid, OUTQ_STACK, POLICY_OTHER, 0, -1,
+			     outq_writer, q, &at_policy, why, sizeof(why));
 	if (rc) {
 		pthread_cond_destroy(&q->room);
 		pthread_cond_destroy(&q->more);

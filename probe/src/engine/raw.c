@@ -17,6 +17,9 @@
 #include "rtprobe.h"
 #include "run_impl.h"
 
+/* The writer's stack: small, as under mlockall all of it is locked. */
+#define RAW_STACK (128 * 1024)
+
 /* Store v little-endian in n bytes at p. */
 static void run_put_le(unsigned char *p, uint64_t v, int n)
 {
@@ -120,6 +123,8 @@ static void *run_raw_thread(void *arg)
 
 int run_raw_start(struct run *r)
 {
+	char why[160];
+	bool at_policy;
 	int rc;
 
 	if (!r->c->raw_path)
@@ -127,10 +132,12 @@ int run_raw_start(struct run *r)
 	rc = run_open_raw(r);
 	if (rc)
 		return rc;
-	rc = pthread_create(&r->raw_tid, NULL, run_raw_thread, r);
+	/* SCHED_OTHER, whatever the starting main thread holds (rt.h). */
+	rc = rt_thread_start(&r->raw_tid, RAW_STACK, POLICY_OTHER, 0, -1,
+			     run_raw_thread, r, &at_policy, why, sizeof(why));
 	if (rc) {
 		fmt_fprintf(stderr, "rtprobe: --raw: cannot start the writer "
-			    "thread: %s\n", strerror(rc));
+			    "thread: %s\n", why);
 		output_discard(&r->raw);
 		r->raw_open = false;
 		return RTP_EXIT_ENV;

@@ -208,6 +208,15 @@ static void run_pin_collector(struct run *r)
 	}
 }
 
+/* The threads are started: the main thread goes back to its own policy. */
+static void run_start_done(struct run *r)
+{
+	char err[160];
+
+	if (rt_start_drop(&r->rt, err, sizeof(err)))
+		fmt_fprintf(stderr, "rtprobe: warning: %s\n", err);
+}
+
 int run_begin(struct run *r)
 {
 	const struct rtp_common *c = r->c;
@@ -258,6 +267,9 @@ int run_begin(struct run *r)
 		return rc;
 	}
 	run_pin_collector(r);
+	/* The start runs at the threads' policy, up to run_finish (rt.h). */
+	if (rt_start_raise(c, &r->rt, err, sizeof(err)))
+		fmt_fprintf(stderr, "rtprobe: warning: %s\n", err);
 	now = clock_now_ns(c->clock);
 	unix_now = clock_now_ns(CLOCK_REALTIME);
 	r->t0_ns = now + (SIMULATED(c->simulate) ? 0 : RUN_T0_AHEAD_NS);
@@ -266,6 +278,7 @@ int run_begin(struct run *r)
 	if (rc) {
 		output_discard(&r->out);
 		r->out_open = false;
+		run_start_done(r);
 		rt_release(&r->rt);
 		return rc;
 	}
@@ -277,7 +290,11 @@ int run_begin(struct run *r)
 	return 0;
 }
 
-/* Thread wrapper: apply policy and pinning, run the test's body. */
+/*
+ * Thread wrapper: apply policy and pinning (already in effect when the
+ * thread was started with them, rt_thread_start; pins it where the C library
+ * could not; sets SCHED_DEADLINE), run the test's body.
+ */
 static void *run_thread_main(void *arg)
 {
 	struct run_thread *t = arg;
@@ -313,7 +330,7 @@ int run_spawn(struct run *r, void *(*fn)(void *), void *arg, int cpu,
 	      enum rtp_policy policy, int priority)
 {
 	struct run_thread *t;
-	pthread_attr_t attr;
+	bool at_policy;
 	int i, rc;
 
 	if (r->nthreads >= (int)(sizeof(r->threads) / sizeof(r->threads[0])))
@@ -334,17 +351,18 @@ int run_spawn(struct run *r, void *(*fn)(void *), void *arg, int cpu,
 			break;
 		}
 	}
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, RUN_THREAD_STACK);
-	/* The thread pins itself first thing (rt_apply_self): portable to musl. */
+	/*
+	 * The thread starts at its policy and priority (and, with glibc,
+	 * pinned): on a CPU crowded with ordinary tasks it must not wait for
+	 * a turn among them before it can raise itself (rt.h).
+	 */
 	atomic_fetch_add(&r->live, 1);
-	rc = pthread_create(&t->tid, &attr, run_thread_main, t);
-	pthread_attr_destroy(&attr);
+	rc = rt_thread_start(&t->tid, RUN_THREAD_STACK,
+			     SIMULATED(r->c->simulate) ? POLICY_OTHER : policy,
+			     priority, cpu, run_thread_main, t, &at_policy,
+			     t->error, sizeof(t->error));
 	if (rc) {
 		atomic_fetch_sub(&r->live, 1);
-		fmt_snprintf(t->error, sizeof(t->error),
-			     "cannot start a thread on CPU %d: %s", cpu,
-			     strerror(rc));
 		if (t->rs)
 			fmt_snprintf(t->rs->setup_error,
 				     sizeof(t->rs->setup_error), "%s", t->error);
@@ -620,6 +638,7 @@ int run_finish(struct run *r)
 	uint64_t elapsed;
 	int i, rc;
 
+	run_start_done(r);
 	if (!r->began) {
 		run_free(r);
 		return RTP_EXIT_ENV;

@@ -125,6 +125,109 @@ int rt_apply_self(const struct rtp_common *c, enum rtp_policy policy,
 	return rc;
 }
 
+/* Ask attr for policy/priority set before the thread runs; 0 or an errno. */
+static int rt_attr_policy(pthread_attr_t *attr, enum rtp_policy policy,
+			  int priority)
+{
+	struct sched_param sp;
+	int pol, rc;
+
+	memset(&sp, 0, sizeof(sp));
+	switch (policy) {
+	case POLICY_FIFO:
+		pol = SCHED_FIFO;
+		sp.sched_priority = priority;
+		break;
+	case POLICY_RR:
+		pol = SCHED_RR;
+		sp.sched_priority = priority;
+		break;
+	case POLICY_DEADLINE:
+		return 0;	/* no attribute: the thread sets it itself */
+	case POLICY_OTHER:
+	default:
+		pol = SCHED_OTHER;
+		break;
+	}
+	rc = pthread_attr_setinheritsched(attr, PTHREAD_EXPLICIT_SCHED);
+	if (!rc)
+		rc = pthread_attr_setschedpolicy(attr, pol);
+	if (!rc)
+		rc = pthread_attr_setschedparam(attr, &sp);
+	return rc;
+}
+
+/* Ask attr for the thread to start pinned to cpu, where the C library can. */
+static int rt_attr_cpu(pthread_attr_t *attr, enum rtp_policy policy, int cpu)
+{
+#ifdef __GLIBC__
+	cpu_set_t set;
+
+	if (cpu < 0 || policy == POLICY_DEADLINE)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return pthread_attr_setaffinity_np(attr, sizeof(set), &set);
+#else
+	(void)attr;
+	(void)policy;
+	(void)cpu;
+	return 0;	/* musl: the thread pins itself, already at its policy */
+#endif
+}
+
+/* pthread_create with a fresh attribute set: stack size, then extras. */
+static int rt_create(pthread_t *tid, size_t stack_size, bool with_policy,
+		     enum rtp_policy policy, int priority, int cpu,
+		     void *(*fn)(void *), void *arg, const char **what)
+{
+	pthread_attr_t attr;
+	int rc;
+
+	*what = "pthread_attr_init";
+	rc = pthread_attr_init(&attr);
+	if (rc)
+		return rc;
+	*what = "pthread_attr_setstacksize";
+	rc = pthread_attr_setstacksize(&attr, stack_size);
+	if (!rc && with_policy) {
+		*what = "setting the thread's policy attributes";
+		rc = rt_attr_policy(&attr, policy, priority);
+		if (!rc) {
+			*what = "pthread_attr_setaffinity_np";
+			rc = rt_attr_cpu(&attr, policy, cpu);
+		}
+	}
+	if (!rc) {
+		*what = "pthread_create";
+		rc = pthread_create(tid, &attr, fn, arg);
+	}
+	pthread_attr_destroy(&attr);
+	return rc;
+}
+
+int rt_thread_start(pthread_t *tid, size_t stack_size, enum rtp_policy policy,
+		    int priority, int cpu, void *(*fn)(void *), void *arg,
+		    bool *at_policy, char *err, size_t errlen)
+{
+	const char *what;
+	int rc;
+
+	*at_policy = policy != POLICY_DEADLINE;
+	rc = rt_create(tid, stack_size, *at_policy, policy, priority, cpu,
+		       fn, arg, &what);
+	if (*at_policy && (rc == EPERM || rc == EINVAL || rc == ENOTSUP)) {
+		/* refused as attributes: the thread applies them itself */
+		*at_policy = false;
+		rc = rt_create(tid, stack_size, false, policy, priority, cpu,
+			       fn, arg, &what);
+	}
+	if (rc)
+		fmt_snprintf(err, errlen, "%s for a thread on CPU %d: %s",
+			     what, cpu, strerror(rc));
+	return rc;
+}
+
 /* Thread body that tries the requested policy on itself and exits. */
 static void *rt_probe_thread(void *arg)
 {
@@ -251,6 +354,52 @@ int rt_prepare(const struct rtp_common *c, struct rt_state *st, char *err,
 		fmt_snprintf(st->pmqos_error, sizeof(st->pmqos_error),
 			     "not done: --no-pmqos");
 	return 0;
+}
+
+int rt_start_raise(const struct rtp_common *c, struct rt_state *st,
+		   char *err, size_t errlen)
+{
+	struct sched_param sp;
+	int policy, rc;
+
+	if (SIMULATED(c->simulate) ||
+	    (c->policy != POLICY_FIFO && c->policy != POLICY_RR))
+		return 0;
+	rc = pthread_getschedparam(pthread_self(), &policy, &sp);
+	if (rc) {
+		fmt_snprintf(err, errlen, "reading the main thread's policy: "
+			     "%s", strerror(rc));
+		return rc;
+	}
+	rc = rt_set_policy(c, c->policy, c->priority);
+	if (rc) {
+		fmt_snprintf(err, errlen, "raising the main thread to %s "
+			     "priority %d for the start: %s",
+			     common_policy_name(c->policy), c->priority,
+			     strerror(rc));
+		return rc;
+	}
+	st->main_raised = true;
+	st->main_policy = policy;
+	st->main_priority = sp.sched_priority;
+	return 0;
+}
+
+int rt_start_drop(struct rt_state *st, char *err, size_t errlen)
+{
+	struct sched_param sp;
+	int rc;
+
+	if (!st->main_raised)
+		return 0;
+	st->main_raised = false;
+	memset(&sp, 0, sizeof(sp));
+	sp.sched_priority = st->main_priority;
+	rc = pthread_setschedparam(pthread_self(), st->main_policy, &sp);
+	if (rc)
+		fmt_snprintf(err, errlen, "giving the main thread its policy "
+			     "back: %s", strerror(rc));
+	return rc;
 }
 
 void rt_release(struct rt_state *st)

@@ -191,6 +191,14 @@ struct load_run {
 extern const struct load_kind load_kind_cpu;
 extern const struct load_kind load_kind_sched;
 extern const struct load_kind load_kind_mem;
+
+/*
+ * The mem load's buffer: --buffer when given, else 4 x the last-level cache
+ * (32 MiB when it is unknown), raised to the 2 x 64 KiB chunks each of the
+ * workers copies between.
+ */
+size_t load_mem_buffer_bytes(bool given, uint64_t given_bytes, bool llc_found,
+			     uint64_t llc_bytes, int workers);
 extern const struct load_kind load_kind_io;
 extern const struct load_kind load_kind_net;
 extern const struct load_kind load_kind_timer;

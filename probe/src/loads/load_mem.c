@@ -172,6 +172,18 @@ static void *mem_worker_main(void *arg)
 	return NULL;
 }
 
+size_t load_mem_buffer_bytes(bool given, uint64_t given_bytes, bool llc_found,
+			     uint64_t llc_bytes, int workers)
+{
+	uint64_t bytes, least = (uint64_t)workers * 2 * MEM_CHUNK;
+
+	if (given)
+		return (size_t)given_bytes;
+	bytes = llc_found ? 4 * llc_bytes : MEM_FALLBACK_BUFFER;
+	/* a tiny last-level cache (2 KiB on an emulated 4Kc): still 2 chunks each */
+	return (size_t)(bytes < least ? least : bytes);
+}
+
 /* Map and touch the buffer, split it between the workers. */
 static int mem_prepare(struct load_run *r, char *err, size_t errlen)
 {
@@ -186,12 +198,10 @@ static int mem_prepare(struct load_run *r, char *err, size_t errlen)
 	r->state = st;
 	load_workers_init(&r->workers, false);
 	st->llc_found = mem_read_llc(&st->llc_bytes);
-	if (r->cfg.buffer_given)
-		st->buffer_bytes = r->cfg.buffer_bytes;
-	else if (st->llc_found)
-		st->buffer_bytes = 4 * st->llc_bytes;
-	else
-		st->buffer_bytes = MEM_FALLBACK_BUFFER;
+	st->buffer_bytes = load_mem_buffer_bytes(r->cfg.buffer_given,
+						 r->cfg.buffer_bytes,
+						 st->llc_found, st->llc_bytes,
+						 r->cfg.workers);
 	if (st->buffer_bytes / (size_t)r->cfg.workers < 2 * MEM_CHUNK) {
 		fmt_snprintf(err, errlen, "--buffer of %zu bytes is too small for "
 			     "%d workers", st->buffer_bytes, r->cfg.workers);

@@ -145,9 +145,9 @@ SLOW_BY_TIME = read_slow_list()
 # leaves to CI to keep a newcomer's first run within its 8 minutes on 2 vCPUs.  make test
 # deselects them (`-m "not ci"`) and says so at its start and end; RTBENCH_TEST_ALL=1
 # make test, which .ci/run runs, runs them too (docs/testing.md, "What make test leaves
-# to CI").  Only work that other tests cover at a smaller size, where the cost is the
-# size itself: the import memory bounds on files of 16-64 MiB (some 270 CPU-seconds, a
-# quarter of the suite's).
+# to CI").  The import memory bounds (a child Python importing files of 3-8 MiB in every
+# format, 268 s of tests/slow_tests.txt's serial run): the largest block of the suite's
+# CPU work; the importers' own tests stay in make test.
 CI_ONLY = (
     "tests/host/test_import_memory.py",
     "tests/host/test_import_memory_formats.py",

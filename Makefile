@@ -136,9 +136,10 @@ check-c: prereqs-cc
 # fresh clone's set-up takes about as long as make dev alone.  probe/'s own build comes
 # first: pip's build step runs `make -C probe` and the unit tests link its objects, and two
 # makes building the same objects at once would race.  $(1): check-c's CHECK_SANITIZE.
+# (+: recursive makes, which make -n runs too, as make does not see $(MAKE) in a call)
 define setup
-	$(MAKE) -C probe -j$(TEST_JOBS)
-	@rc=0; $(MAKE) --no-print-directory $(VENV)/.dev & dev=$$!; \
+	+$(MAKE) -C probe -j$(TEST_JOBS)
+	+@rc=0; $(MAKE) --no-print-directory $(VENV)/.dev & dev=$$!; \
 	$(MAKE) --no-print-directory check-c CHECK_SANITIZE="$(1)" || rc=$$?; \
 	wait $$dev || rc=$$?; exit $$rc
 endef

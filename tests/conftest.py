@@ -141,14 +141,45 @@ SLOW_FIXTURES = (
 # Tests marked `slow` because they take SLOW_S seconds or more alone (tests/slow_tests.txt).
 SLOW_BY_TIME = read_slow_list()
 
+# Tests marked `ci` here (a module, or a test by its node id): the ones a plain `make test`
+# leaves to CI to keep a newcomer's first run within its 8 minutes on 2 vCPUs.  make test
+# deselects them (`-m "not ci"`) and says so at its start and end; RTBENCH_TEST_ALL=1
+# make test, which .ci/run runs, runs them too (docs/testing.md, "What make test leaves
+# to CI").  The import memory bounds (a child Python importing files of 3-8 MiB in every
+# format, 268 s of tests/slow_tests.txt's serial run): the largest block of the suite's
+# CPU work; the importers' own tests stay in make test.
+CI_ONLY = (
+    "tests/host/test_import_memory.py",
+    "tests/host/test_import_memory_formats.py",
+)
+
+
+def named_by(nodeid: str, parts: tuple[str, ...]) -> bool:
+    """True when nodeid is one of parts or a test (or parameter) of one of them."""
+    return any(nodeid == part or nodeid.startswith((f"{part}::", f"{part}["))
+               for part in parts)
+
 
 def mark_slow_parts(item: pytest.Item) -> None:
-    """Mark item `slow` when SLOW_PARTS, SLOW_FIXTURES or tests/slow_tests.txt name it."""
+    """Mark item `slow` when SLOW_PARTS, SLOW_FIXTURES or tests/slow_tests.txt name it,
+    and `ci` when CI_ONLY does."""
     nodeid = item.nodeid
-    named = nodeid in SLOW_BY_TIME or any(
-        nodeid == part or nodeid.startswith((f"{part}::", f"{part}[")) for part in SLOW_PARTS)
+    named = nodeid in SLOW_BY_TIME or named_by(nodeid, SLOW_PARTS)
     if named or any(name in getattr(item, "fixturenames", ()) for name in SLOW_FIXTURES):
         item.add_marker(pytest.mark.slow)
+    if named_by(nodeid, CI_ONLY):
+        item.add_marker(pytest.mark.ci)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
+                            config: pytest.Config) -> None:
+    """Say at the end of a run that left the `ci` tests out (make test's `-m "not ci"`)
+    what it left out and how to run it."""
+    if "not ci" not in (config.getoption("markexpr", "") or ""):
+        return
+    terminalreporter.write_line(
+        f"left to CI: the tests marked `ci` ({', '.join(CI_ONLY)}); "
+        "RTBENCH_TEST_ALL=1 make test runs them too (docs/testing.md)")
 
 
 def shares_module_fixture(item: pytest.Item) -> bool:

@@ -4,8 +4,9 @@ fits its size bound, and reads as the native build (help, describe, messages).
 The board builds are run whenever the ziglang package is installed; in CI (CI=true), where
 it is installed with the dev extra, a missing ziglang fails these tests instead of skipping.
 Which arches: RTBENCH_TEST_ARCHES, "all" (CI and `make test-arches`: the nine) or a comma
-list; by default this host's arch and one foreign arch (aarch64, or x86_64 on an aarch64
-host), since a cold Zig cache takes minutes an arch (docs/testing.md).
+list; unset, all with RTBENCH_TEST_ALL=1 (CI), else this host's arch and one foreign arch
+(aarch64, or x86_64 on an aarch64 host), since a cold Zig cache takes minutes an arch
+(docs/testing.md).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -68,7 +70,14 @@ def selected_arches(value: str | None, machine: str) -> list[str]:
     return [arch for arch in ARCHES if arch in names]
 
 
-TEST_ARCHES = selected_arches(os.environ.get(ARCHES_VARIABLE), platform.machine())
+def arches_asked(environ: Mapping[str, str]) -> str | None:
+    """What the environment asks for: RTBENCH_TEST_ARCHES, else "all" where
+    RTBENCH_TEST_ALL=1 (.ci/run: everything a plain make test leaves to CI), else None."""
+    return environ.get(ARCHES_VARIABLE) or (
+        "all" if environ.get("RTBENCH_TEST_ALL") == "1" else None)
+
+
+TEST_ARCHES = selected_arches(arches_asked(os.environ), platform.machine())
 
 
 def require_zig() -> None:
@@ -257,6 +266,11 @@ def test_arch_selection() -> None:
     assert selected_arches("mips, armel", "x86_64") == ["armel", "mips"]
     with pytest.raises(ValueError, match="unknown arch 'sparc'"):
         selected_arches("sparc", "x86_64")
+    # RTBENCH_TEST_ALL=1 (CI) asks for all of them unless RTBENCH_TEST_ARCHES names some
+    assert arches_asked({}) is None
+    assert arches_asked({"RTBENCH_TEST_ALL": "1"}) == "all"
+    assert arches_asked({"RTBENCH_TEST_ALL": "1", ARCHES_VARIABLE: "mips"}) == "mips"
+    assert arches_asked({"RTBENCH_TEST_ALL": "0"}) is None
 
 
 @pytest.mark.parametrize("arch", TEST_ARCHES)

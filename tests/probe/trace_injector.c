@@ -6,7 +6,11 @@
  *
  *   trace_injector CPU PRIORITY BURST_US PERIOD_US DURATION_MS
  *
- * Prints "ready <pid>" on stdout once it runs at its priority on its CPU.
+ * Prints "ready <pid>" on stdout once it runs at its priority on its CPU,
+ * then "burst DUE END" after each burst, in CLOCK_MONOTONIC ns (the clock of
+ * rtprobe's trace records): from the moment its timer was due (it is
+ * runnable from then on, ahead of any lower priority on its CPU) to the end
+ * of its spin, so a test can tell which wake-ups of the probe it held up.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -66,6 +70,8 @@ int main(int argc, char **argv)
 			;
 		for (stop = now_ns() + burst; now_ns() < stop;)
 			;
+		printf("burst %lld %lld\n", next, now_ns());
+		fflush(stdout);
 	}
 	return 0;
 }

@@ -61,6 +61,32 @@ static int rt_set_deadline(const struct rtp_common *c)
 #endif
 }
 
+/*
+ * The POSIX policy and parameter of policy at priority into *pol and *sp;
+ * false for SCHED_DEADLINE, which has none (sched_setattr only).
+ */
+static bool rt_posix_policy(enum rtp_policy policy, int priority, int *pol,
+			    struct sched_param *sp)
+{
+	memset(sp, 0, sizeof(*sp));
+	switch (policy) {
+	case POLICY_FIFO:
+		*pol = SCHED_FIFO;
+		sp->sched_priority = priority;
+		return true;
+	case POLICY_RR:
+		*pol = SCHED_RR;
+		sp->sched_priority = priority;
+		return true;
+	case POLICY_DEADLINE:
+		return false;
+	case POLICY_OTHER:
+	default:
+		*pol = SCHED_OTHER;
+		return true;
+	}
+}
+
 /* Apply policy and priority to the calling thread; 0 or an errno value. */
 static int rt_set_policy(const struct rtp_common *c, enum rtp_policy policy,
 			 int priority)
@@ -68,23 +94,8 @@ static int rt_set_policy(const struct rtp_common *c, enum rtp_policy policy,
 	struct sched_param sp;
 	int pol;
 
-	memset(&sp, 0, sizeof(sp));
-	switch (policy) {
-	case POLICY_FIFO:
-		pol = SCHED_FIFO;
-		sp.sched_priority = priority;
-		break;
-	case POLICY_RR:
-		pol = SCHED_RR;
-		sp.sched_priority = priority;
-		break;
-	case POLICY_DEADLINE:
+	if (!rt_posix_policy(policy, priority, &pol, &sp))
 		return rt_set_deadline(c);
-	case POLICY_OTHER:
-	default:
-		pol = SCHED_OTHER;
-		break;
-	}
 	return pthread_setschedparam(pthread_self(), pol, &sp);
 }
 
@@ -132,23 +143,8 @@ static int rt_attr_policy(pthread_attr_t *attr, enum rtp_policy policy,
 	struct sched_param sp;
 	int pol, rc;
 
-	memset(&sp, 0, sizeof(sp));
-	switch (policy) {
-	case POLICY_FIFO:
-		pol = SCHED_FIFO;
-		sp.sched_priority = priority;
-		break;
-	case POLICY_RR:
-		pol = SCHED_RR;
-		sp.sched_priority = priority;
-		break;
-	case POLICY_DEADLINE:
+	if (!rt_posix_policy(policy, priority, &pol, &sp))
 		return 0;	/* no attribute: the thread sets it itself */
-	case POLICY_OTHER:
-	default:
-		pol = SCHED_OTHER;
-		break;
-	}
 	rc = pthread_attr_setinheritsched(attr, PTHREAD_EXPLICIT_SCHED);
 	if (!rc)
 		rc = pthread_attr_setschedpolicy(attr, pol);

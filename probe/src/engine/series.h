@@ -124,13 +124,13 @@ void series_set_origin(struct series *s, uint64_t origin_ns);
 uint64_t series_origin(struct series *s);
 
 /*
- * A series whose thread was not ready at t0 (cyclic): its first deadline is
- * first_ns (relative to t0).  The warm-up, and the measured part after it,
- * start there instead of at t0, at most SERIES_START_MAX_NS later, so the
- * series measures the --warmup and --duration asked for however slow its
- * thread was to start; the deadlines before first_ns are the set-up gap
- * (series_gap), in the warm-up up to the bound and in the measured part
- * past it.  Call once, from the producer, before its first sample; returns
+ * A series whose thread was not ready at t0 (cyclic; ipc, its peer started
+ * late): its first deadline (ipc: first round trip) is first_ns after t0.
+ * The warm-up, and the measured part after it, start there instead of at
+ * t0, at most SERIES_START_MAX_NS later, so the series measures the
+ * --warmup and --duration asked for however slow its thread was to start;
+ * the time before first_ns is the set-up gap (series_gap), in the warm-up
+ * up to the bound and in the measured part past it.  Call once, from the producer, before its first sample; returns
  * the shift applied (min(first_ns, SERIES_START_MAX_NS)).
  */
 #define SERIES_START_MAX_NS 5000000000ULL /* 5 s */

@@ -4,7 +4,8 @@
  * collector on a real run (series.h, engine.h): with nobody taking windows
  * the producer merges them, keeps warm-up and measured windows apart through
  * the spare slot, counts gaps in the part they belong to, and reports the
- * probe's own work in the thread (--break-on) as SERIES_BUSY.  Everything
+ * probe's own work in the thread (--break-on) as SERIES_BUSY, and moves a
+ * late thread's warm-up and measured part to its first deadline.  Everything
  * runs in one thread: a producer that waited for a collector would hang.
  */
 #include <string.h>
@@ -230,6 +231,76 @@ static void test_break_busy(struct tap *t)
 	series_destroy(s);
 }
 
+/*
+ * A thread first ready 300 ms after t0 (series_start): its warm-up and
+ * measured part start at its first deadline, so it still measures the 1 s
+ * asked for; the 300 ms before are a gap of the warm-up.  Ready 7 s late,
+ * past the 5 s bound: the parts move 5 s only and the rest of the set-up
+ * is a gap of the measured part, which then holds no sample.
+ */
+static void test_late_start(struct tap *t)
+{
+	struct fake_run fr = { 0, 0, 0 };
+	struct series_owner owner = { &fr, fake_notify, fake_stop, fake_break };
+	struct series_window w;
+	struct hist32 *h;
+	struct taken tk;
+	struct rtp_common c;
+	atomic_int stop;
+	struct series *s;
+	uint64_t t_ns, first_measured = UINT64_MAX;
+	int rc = SERIES_CONTINUE;
+
+	real_options(&c);
+	atomic_init(&stop, 0);
+	s = series_create(&owner, &c, &stop, 0, 0);
+	tap_is_u64(t, series_start(s, 300 * MS), 300 * MS, "shifted by 300 ms");
+	tap_is_u64(t, series_start_ns(s), 300 * MS, "the shift is readable");
+	tap_is_u64(t, series_end_ns(s), 2300 * MS, "the end moved with it");
+	for (t_ns = 300 * MS; rc != SERIES_DONE; t_ns += MS) {
+		rc = series_add(s, t_ns, 5000);
+		while (series_take_window(s, &w, &h)) {
+			if (!w.warmup && w.start_ns < first_measured)
+				first_measured = w.start_ns;
+			hist32_clear(h);
+			series_window_done(s);
+		}
+	}
+	tap_is_u64(t, t_ns, 2301 * MS, "done at the moved end");
+	series_destroy(s);
+
+	s = series_create(&owner, &c, &stop, 0, 0);
+	memset(&tk, 0, sizeof(tk));
+	series_start(s, 300 * MS);
+	for (t_ns = 300 * MS; t_ns < 2300 * MS; t_ns += MS) {
+		series_add(s, t_ns, 5000);
+		if (t_ns % (50 * MS) == 0)
+			take_all(s, &tk);
+	}
+	series_finish(s);
+	take_all(s, &tk);
+	tap_is_u64(t, tk.warm_count, 1000, "a whole 1 s warm-up after the gap");
+	tap_is_u64(t, tk.count, 1000, "a whole 1 s measured");
+	tap_is_u64(t, tk.warm_gap_ns, 300 * MS, "set-up: a warm-up gap");
+	tap_is_u64(t, tk.gap_ns, 0, "no gap in the measured part");
+	tap_is_u64(t, first_measured, 1300 * MS,
+		   "measured windows start after the moved warm-up");
+	series_destroy(s);
+
+	s = series_create(&owner, &c, &stop, 0, 0);
+	memset(&tk, 0, sizeof(tk));
+	tap_is_u64(t, series_start(s, 7000 * MS), SERIES_START_MAX_NS,
+		   "the shift is bounded");
+	tap_is_int(t, series_add(s, 7000 * MS, 5000), SERIES_DONE,
+		   "past the bound the measured part is over");
+	series_finish(s);
+	take_all(s, &tk);
+	tap_is_u64(t, tk.warm_gap_ns, 6000 * MS, "the warm-up is all gap");
+	tap_is_u64(t, tk.gap_ns, 1000 * MS, "so is the measured part");
+	tap_is_u64(t, tk.warm_count + tk.count, 0, "no sample");
+	series_destroy(s);
+}
+
 int main(void)
 {
 	struct tap t = { 0, 0 };
@@ -239,5 +310,6 @@ int main(void)
 	test_merge_counts_skipped(&t);
 	test_gaps(&t);
 	test_break_busy(&t);
+	test_late_start(&t);
 	return tap_done(&t);
 }

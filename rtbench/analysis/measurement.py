@@ -33,7 +33,7 @@ def _int(value: Any) -> int:
 
 def collection_notes(data: dict[str, Any]) -> tuple[dict[int, list[str]], list[str]]:
     """Notes on how the probe collected a measurement (data["collection"], see
-    docs/schema.md): per series index its gaps and merged windows, and for the
+    docs/schema.md): per series index its late start, gaps and merged windows, and for the
     whole measurement the window records dropped on the way to the host."""
     collection = data.get("collection")
     if not isinstance(collection, dict):
@@ -43,6 +43,11 @@ def collection_notes(data: dict[str, Any]) -> tuple[dict[int, list[str]], list[s
         if not isinstance(entry, dict):
             continue
         notes = []
+        start_ns = _int(entry.get("start_ns"))
+        if start_ns:
+            notes.append(f"warm-up and measured part moved {start_ns / 1e6:.3f} ms later: "
+                         "the measuring thread's first deadline after its set-up "
+                         "(at most 5 s; set-up beyond that is a gap)")
         gaps, gap_ns = _int(entry.get("gaps")), _int(entry.get("gap_ns"))
         if gaps:
             notes.append(f"not measured for {gap_ns / 1e6:.3f} ms in {gaps} gap(s): time "

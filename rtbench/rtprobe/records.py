@@ -181,7 +181,7 @@ def _check_series_entry(entry: dict[str, Any], where: str) -> None:
     for key in ("index", "count", "sum_ns"):
         _get_int(entry, key, where)
     for key in ("cpu", "tid", "min_ns", "max_ns", "overruns", "early", "spikes_dropped",
-                "raw_dropped", "windows_merged", "gaps", "gap_ns"):
+                "raw_dropped", "windows_merged", "gaps", "gap_ns", "start_ns"):
         _get_opt_int(entry, key, where)
     for key, members in (("exceed", ("threshold_ns", "count")),
                          ("worst", ("t_ns", "latency_ns"))):

@@ -147,16 +147,26 @@ def _series_detail(row: dict[str, Any]) -> SeriesDetail:
         error=row["error"])
 
 
+def _collection_series(entry: dict[str, Any]) -> dict[str, int]:
+    """One series of _collection: its gaps, merged windows and late start."""
+    out = {"index": int(entry["index"]), "gaps": int(entry.get("gaps") or 0),
+           "gap_ns": int(entry.get("gap_ns") or 0),
+           "windows_merged": int(entry.get("windows_merged") or 0)}
+    if entry.get("start_ns"):
+        out["start_ns"] = int(entry["start_ns"])
+    return out
+
+
 def _collection(result: ResultRecord) -> dict[str, Any] | None:
     """How the probe's collection went (docs/schema.md): per series the gaps (time the
-    probe itself kept its measuring thread from measuring) and the windows merged
-    because the collector fell behind; the window records dropped because the host
-    read too slowly.  None from a probe that reports none of it."""
+    probe itself kept its measuring thread from measuring), the windows merged
+    because the collector fell behind and, for a thread late to start, how far its
+    warm-up and measured part moved ("start_ns", only when they did); the window
+    records dropped because the host read too slowly.  None from a probe that
+    reports none of it."""
     output = result.raw.get("output")
-    per = [{"index": int(s["index"]), "gaps": int(s.get("gaps") or 0),
-            "gap_ns": int(s.get("gap_ns") or 0),
-            "windows_merged": int(s.get("windows_merged") or 0)}
-           for s in result.series if "gaps" in s or "windows_merged" in s]
+    per = [_collection_series(s) for s in result.series
+           if "gaps" in s or "windows_merged" in s]
     if not per and not isinstance(output, dict):
         return None
     out = output if isinstance(output, dict) else {}

@@ -14,6 +14,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+
+from rtbench.cli import main
+from rtbench.store import Store
+from tests.host.robust_support import base_env
 
 INTERVAL_NS = 1_000_000
 
@@ -87,3 +92,47 @@ def test_every_real_mode_measures_on_the_deadline_grid(probe_path: Path, tmp_pat
     assert len(samples) == 20
     ts = [t for t, _ in samples]
     assert ts == sorted(ts) and all(t % INTERVAL_NS == 0 for t in ts)
+
+
+LATE_SUITE = """\
+[suite]
+name = "late"
+[defaults]
+warmup = "10ms"
+settle = "0s"
+[[scenarios]]
+name = "idle"
+[[tests]]
+name = "cyclic-100us"
+test = "cyclic"
+duration = "100ms"
+params = { interval = "100us", threads = 1 }
+"""
+
+
+@pytest.mark.parametrize(("setup", "exit_code", "count"),
+                         [("150ms", 0, 1000), ("5200ms", 5, 0)])
+def test_a_cell_whose_thread_is_late_measures_its_whole_duration(
+        probe_path: Path, tmp_path: Path, setup: str, exit_code: int, count: int) -> None:
+    """loongson2f's 0.1 s cyclic-100us cell on a slow emulated board: the thread ready
+    150 ms after t0 (more than the whole cell) still measures its 1000 deadlines; ready
+    past the 5 s bound, the cell holds no sample and is inconclusive, never a pass."""
+    suite = tmp_path / "late.toml"
+    suite.write_text(LATE_SUITE)
+    url = f"sqlite:///{tmp_path / 'results.db'}"
+    env = base_env(tmp_path, probe_path, url)
+    result = CliRunner().invoke(main, ["run", str(suite), "--simulate",
+                                       f"1:const,lat=5us,setup={setup}", "--no-report"],
+                                env=env)
+    assert result.exit_code == exit_code, result.output
+    with Store.open(url) as store:
+        run = store.get_run(store.list_runs(1)[0].id)
+    measurement = run.scenarios[0].measurements[0]
+    assert measurement.series[0].count == count
+    assert measurement.data["collection"]["series"][0]["start_ns"] == \
+        min(int(setup[:-2]), 5000) * 1_000_000
+    if count:
+        assert measurement.status == "ok" and measurement.data["collection"]["series"][0][
+            "gap_ns"] == 0
+    else:
+        assert run.status == "inconclusive"

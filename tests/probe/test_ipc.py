@@ -122,3 +122,23 @@ def test_two_pairs_end_cleanly(run_probe: RunProbe, validator: Validator, tmp_pa
     assert_valid(run, validator)
     assert len(run.result["series"]) == 2
     assert all(s["count"] > 1000 for s in run.result["series"])
+
+
+def test_a_pair_ready_late_still_measures_its_duration(run_probe: RunProbe,
+                                                       validator: Validator) -> None:
+    """A peer started after t0 (setup=V models it): the set-up is a gap of the warm-up and
+    the warm-up and measured part start when the pair is ready, so the cell still measures
+    the --duration asked for (arm64-rt's lat_fifo lost its set-up silently before)."""
+    run = run_probe("ipc", "--simulate", "4:const,lat=5us,setup=500ms", "--duration", "200ms",
+                    "--warmup", "20ms")
+    assert run.rc == 0, run.stderr
+    assert_valid(run, validator)
+    s = run.result["series"][0]
+    assert s["start_ns"] == 500_000_000
+    assert (s["warmup"]["gaps"], s["warmup"]["gap_ns"]) == (1, 500_000_000)
+    assert (s["gaps"], s["gap_ns"]) == (0, 0)
+    # back to back 5 us round trips: 20 ms of warm-up, 200 ms measured
+    assert (s["warmup"]["count"], s["count"]) == (4000, 40000)
+    assert run.result["measured_ns"] == 200_000_000
+    measured = [w for w in run.windows if not w["warmup"]]
+    assert min(w["start_ns"] for w in measured) == 520_000_000

@@ -62,18 +62,21 @@ static int run_open_raw(struct run *r)
 static uint64_t run_raw_pass(struct run *r, struct series_raw *buf,
 			     unsigned char *bytes)
 {
-	uint64_t moved = 0;
+	uint64_t moved = 0, warm_end;
 	unsigned int n, k;
 	uint32_t flags;
 	int i;
 
 	for (i = 0; i < r->nseries; i++) {
+		/* Read after the drain: a series' start precedes its samples. */
 		while ((n = series_raw_drain(r->series[i]->s, buf,
 					     RUN_RAW_CHUNK)) > 0) {
+			warm_end = series_start_ns(r->series[i]->s) +
+				   r->c->warmup_ns;
 			for (k = 0; k < n; k++) {
 				unsigned char *p = bytes + 24 * k;
 
-				flags = buf[k].t_ns < r->c->warmup_ns;
+				flags = buf[k].t_ns < warm_end;
 				run_put_le(p, buf[k].t_ns, 8);
 				run_put_le(p + 8, (uint64_t)buf[k].latency_ns,
 					   8);

@@ -365,6 +365,7 @@ static void run_write_series_result(struct run *r, int idx)
 	json_u64(j, "windows_merged", series_merged(rs->s));
 	json_u64(j, "gaps", rs->gaps);
 	json_u64(j, "gap_ns", rs->gap_ns);
+	json_u64(j, "start_ns", series_start_ns(rs->s));
 	err = rs->setup_error[0] ? rs->setup_error : series_error(rs->s);
 	json_str(j, "error", err);
 	json_end_object(j);

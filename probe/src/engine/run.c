@@ -576,19 +576,24 @@ int run_status(struct run *r, const char **status, char *reason,
 
 /*
  * Time measured after warm-up: the duration when the run went to its end,
- * else up to the due time of the last measured sample (see docs/schema.md).
+ * else up to the due time of the last measured sample, counted from the
+ * measured start of its series (see docs/schema.md; series_start).
  */
 uint64_t run_measured_ns(const struct run *r, const char *status)
 {
-	uint64_t end = 0, m;
+	uint64_t m = 0, from, last;
 	int i;
 
 	if (!r->c->loops && (!strcmp(status, "ok") || !strcmp(status, "fail")))
 		return r->c->duration_ns;
-	for (i = 0; i < r->nseries; i++)
-		if (r->series[i]->count && r->series[i]->last_t_ns > end)
-			end = r->series[i]->last_t_ns;
-	m = end > r->c->warmup_ns ? end - r->c->warmup_ns : 0;
+	for (i = 0; i < r->nseries; i++) {
+		if (!r->series[i]->count)
+			continue;
+		from = series_start_ns(r->series[i]->s) + r->c->warmup_ns;
+		last = r->series[i]->last_t_ns;
+		if (last > from && last - from > m)
+			m = last - from;
+	}
 	if (!r->c->loops && m > r->c->duration_ns)
 		m = r->c->duration_ns;
 	return m;

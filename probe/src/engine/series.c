@@ -23,9 +23,9 @@ struct series {
 	int index;
 	int cpu;
 	bool simulated;
-	uint64_t warmup_ns;
+	uint64_t warmup_ns;        /* measured part's start: start + warmup */
 	uint64_t window_ns;
-	uint64_t end_ns;           /* warmup + duration; UINT64_MAX with --loops */
+	uint64_t end_ns;           /* + duration; UINT64_MAX with --loops */
 	uint64_t loops;            /* 0: duration mode */
 	uint64_t lowest_ns;        /* lowest threshold; UINT64_MAX: none */
 	uint64_t break_on_ns;      /* UINT64_MAX: off */
@@ -33,6 +33,7 @@ struct series {
 	uint64_t thresholds_ns[COMMON_MAX_THRESHOLDS];
 	int worst_cap;
 	_Atomic uint64_t origin_ns; /* series_set_origin() */
+	_Atomic uint64_t start_ns;  /* series_start(): the warm-up's start */
 
 	/* Producer state. */
 	struct series_window win;
@@ -148,6 +149,29 @@ uint64_t series_origin(struct series *s)
 	return atomic_load_explicit(&s->origin_ns, memory_order_acquire);
 }
 
+uint64_t series_start(struct series *s, uint64_t first_ns)
+{
+	uint64_t shift = first_ns < SERIES_START_MAX_NS ? first_ns :
+			 SERIES_START_MAX_NS;
+
+	if (s->end_ns != UINT64_MAX && shift > UINT64_MAX - s->end_ns)
+		shift = UINT64_MAX - s->end_ns; /* centuries: never */
+	s->warmup_ns += shift;
+	if (s->end_ns != UINT64_MAX)
+		s->end_ns += shift;
+	/* No sample yet: the first window is recut on the new boundaries. */
+	series_slot(s, 0, &s->win);
+	series_enter(s);
+	atomic_store_explicit(&s->start_ns, shift, memory_order_release);
+	series_gap(s, 0, first_ns);
+	return shift;
+}
+
+uint64_t series_start_ns(struct series *s)
+{
+	return atomic_load_explicit(&s->start_ns, memory_order_acquire);
+}
+
 void series_set_spike_level(struct series *s, uint64_t level_ns)
 {
 	if (level_ns < s->lowest_ns) {
@@ -190,6 +214,7 @@ struct series *series_create(const struct series_owner *owner,
 		sim_stream_init(&s->sim, &c->sim, (uint64_t)index);
 	s->cur = &s->buf[0];
 	series_slot(s, 0, &s->win);
+	atomic_init(&s->start_ns, 0);
 	atomic_init(&s->q_head, 0);
 	atomic_init(&s->q_tail, 0);
 	atomic_init(&s->spike_head, 0);

@@ -29,8 +29,13 @@
  * Warm-up samples go into warm-up windows (flagged "warmup": true) and into
  * the result's "warmup" summary, never into the statistics.
  *
- * The measured part ends when t_ns >= warmup_ns + duration_ns (that sample is
- * not recorded) or after `loops` measured samples (the last one is recorded).
+ * A thread that was late to start (series_start) shifts both parts by its
+ * first deadline: warm-up [start, start + warmup_ns), measured windows from
+ * start + warmup_ns on; the windows before are the warm-up's (its set-up gap).
+ *
+ * The measured part ends when t_ns >= start + warmup_ns + duration_ns (that
+ * sample is not recorded) or after `loops` measured samples (the last one is
+ * recorded).
  *
  * Per sample the producer: clamps a negative latency to 0 (counted as
  * "early"), bumps the window histogram, count/min/max/sum, compares against
@@ -117,6 +122,22 @@ struct sim_stream *series_sim(struct series *s);
  */
 void series_set_origin(struct series *s, uint64_t origin_ns);
 uint64_t series_origin(struct series *s);
+
+/*
+ * A series whose thread was not ready at t0 (cyclic; ipc, its peer started
+ * late): its first deadline (ipc: first round trip) is first_ns after t0.
+ * The warm-up, and the measured part after it, start there instead of at
+ * t0, at most SERIES_START_MAX_NS later, so the series measures the
+ * --warmup and --duration asked for however slow its thread was to start;
+ * the time before first_ns is the set-up gap (series_gap), in the warm-up
+ * up to the bound and in the measured part past it.  Call once, from the producer, before its first sample; returns
+ * the shift applied (min(first_ns, SERIES_START_MAX_NS)).
+ */
+#define SERIES_START_MAX_NS 5000000000ULL /* 5 s */
+uint64_t series_start(struct series *s, uint64_t first_ns);
+
+/* The shift series_start() applied (0: none); any thread may read it. */
+uint64_t series_start_ns(struct series *s);
 
 /* CPU the series measures on (-1: unpinned) and its index in the run. */
 int series_cpu(const struct series *s);

@@ -27,10 +27,11 @@
  *   spike=V,every=N         sample n (counting from 1) with n % N == 0 is V
  *                           instead (the draw still happens, keeping the
  *                           stream aligned)
- *   setup=V                 (cyclic) each measuring thread is ready to wait
- *                           only V after t0, a model of a slow thread set-up:
- *                           a deadline before that would be met at
- *                           ready + latency (other tests ignore it)
+ *   setup=V                 (cyclic, ipc) each measuring thread is ready to
+ *                           wait (ipc: its peer started) only V after t0, a
+ *                           model of a slow set-up: a deadline before that
+ *                           would be met at ready + latency (other tests
+ *                           ignore it)
  * The default DIST is "expo,min=2us,mean=3us".
  * Examples: "--simulate 7", "--simulate 7:uniform,min=1us,max=9us",
  *           "--simulate 1:const,lat=5us,spike=500us,every=1000".

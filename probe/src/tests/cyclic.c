@@ -146,14 +146,17 @@ static uint64_t cyclic_first_k(uint64_t t0, uint64_t interval,
 /*
  * The index k of this thread's first deadline, ready at ready_ns (relative
  * to t0): the deadlines before it are a gap (series.h), time the thread did
- * not measure because it was still being set up.
+ * not measure because it was still being set up, and its warm-up and
+ * measured part start at d_k (series_start, bounded), so a slow start does
+ * not shorten what it measures.
  */
 static uint64_t cyclic_ready_k(const struct cyclic_thread *t,
 			       uint64_t ready_ns)
 {
 	uint64_t k = cyclic_first_k(0, t->cfg->interval_ns, ready_ns);
 
-	series_gap(t->s, 0, k * t->cfg->interval_ns);
+	if (k)
+		series_start(t->s, k * t->cfg->interval_ns);
 	return k;
 }
 
@@ -228,9 +231,10 @@ static void cyclic_rel_loop(struct cyclic_thread *t)
 {
 	const uint64_t interval = t->cfg->interval_ns;
 	const uint64_t t0 = run_t0_ns(t->run);
+	/* The first deadline first: it may move the end (series_start). */
+	uint64_t t_ns = cyclic_start_k(t) * interval, due, now, step;
 	const uint64_t end_ns = series_end_ns(t->s);
 	struct timespec ts;
-	uint64_t t_ns = cyclic_start_k(t) * interval, due, now, step;
 	int rc;
 
 	while (t_ns < end_ns) {
@@ -282,9 +286,10 @@ static void cyclic_abs_loop(struct cyclic_thread *t)
 	const clockid_t clock = t->clock;
 	struct series *const s = t->s;
 	const uint64_t interval = t->cfg->interval_ns;
+	/* The first deadline first: it may move the end (series_start). */
+	uint64_t t_ns = cyclic_start_k(t) * interval;
 	const uint64_t end_ns = series_end_ns(s);
 	const struct timespec period = ns_to_ts(interval);
-	uint64_t t_ns = cyclic_start_k(t) * interval;
 	struct timespec due_ts = ns_to_ts(run_t0_ns(t->run) + t_ns), now;
 	int64_t latency;
 	int rc;

@@ -144,7 +144,7 @@ def command_load_round_trips(suite: Suite, transport: str) -> int:
     return trips
 
 
-def round_trips(suite: Suite, transport: str = "serial") -> int:
+def round_trips(suite: Suite, transport: str) -> int:
     """Command round trips a run makes besides its records, over transport."""
     builtin = sum(BUILTIN_LOAD_ROUND_TRIPS * load.instances
                   for scenario in suite.scenarios for load in scenario.loads

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 from synth_probe import synth_lines
@@ -423,6 +423,8 @@ def test_loads_print_as_suite_file_lines() -> None:
         == '{ kind = "io", rate = "max", options = { dir = "/t" } }'
 
 
+# generating the tables is slow only on a busy machine: not what this test checks
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(st.text(min_size=1, max_size=8),
                        st.one_of(st.text(max_size=12), st.integers(-10**6, 10**6),
                                  st.booleans(), st.lists(st.text(max_size=4), max_size=3)),

@@ -199,7 +199,17 @@ def test_trace_names_the_injected_thread(run_probe: RunProbe, validator: Validat
     naming = [t for t in caused if held_the_cpu(t, INJECTOR_COMM, pid)]
     assert len(bursts) >= 50, len(bursts)
     assert len(caused) >= 5 and len(naming) == len(caused), (
-        len(naming), len(caused), len(found), info)
+        len(naming), len(caused), len(found), info,
+        missed_switches([t for t in caused if t not in naming], pid))
+
+
+def missed_switches(missed: list[dict], pid: int) -> list[object]:
+    """What the first two traces that should name the injector show instead (its pid,
+    lost events, the switches to the probe), for a failure's message."""
+    return [pid] + [{"t_ns": t["t_ns"], "lost": t.get("lost"), "events": len(t["events"]),
+                     "switches": [e[5] for e in t["events"] if e[4] == "sched:sched_switch"
+                                  and "next_comm=rtprobe " in e[5]][-3:]}
+                    for t in missed[:2]]
 
 
 @needs_root

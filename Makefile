@@ -37,7 +37,8 @@ FAST_TESTS := not qemu and not browser and not cross and not slow
 # board probes of all arches but two (tests/probe/test_arches.py).  RTBENCH_TEST_ALL=1
 # (.ci/run sets it) runs them all.
 LEFT_TO_CI := $(if $(filter 1,$(RTBENCH_TEST_ALL)),,-m "not ci")
-CI_WORDS := the tests marked ci (the import memory bounds on files of 3-8 MiB) and, \
+CI_WORDS := the tests marked ci (the import memory bounds on files of 3-8 MiB, the qemu-system \
+	guests) and, \
 	unless RTBENCH_TEST_ARCHES names them, the board probes of the arches other than \
 	this host's and aarch64
 

@@ -147,10 +147,17 @@ SLOW_BY_TIME = read_slow_list()
 # make test, which .ci/run runs, runs them too (docs/testing.md, "What make test leaves
 # to CI").  The import memory bounds (a child Python importing files of 3-8 MiB in every
 # format, 268 s of tests/slow_tests.txt's serial run): the largest block of the suite's
-# CPU work; the importers' own tests stay in make test.
+# CPU work; the importers' own tests stay in make test.  The qemu-system guests (Debian's
+# generic and PREEMPT_RT kernels booted under TCG, smoke and quick over their serial
+# consoles, the 9600-baud console): 245 s of wall time on two workers and, with their
+# emulated CPUs, about a third of the CPU of a newcomer's run (BENCHMARKS.md, "make test
+# for a newcomer, fourth pass"); the serial target's own tests (test_target_serial.py,
+# a shell on a pty) stay in make test, and make test-boards boots the zoo.
 CI_ONLY = (
     "tests/host/test_import_memory.py",
     "tests/host/test_import_memory_formats.py",
+    "tests/host/test_qemu_serial.py",
+    "tests/host/test_qemu_slow_console.py",
 )
 
 

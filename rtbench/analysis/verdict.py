@@ -453,8 +453,10 @@ def _worst_text(worst: Worst) -> str:
     return f"worst {_us(worst.max_ns)} in {worst.label}"
 
 
-def lost_headline(measurements: Sequence[tuple[str, MeasurementDetail]]) -> str:
-    """A lost run: which measurements finished and which were cut short (with samples)."""
+def lost_headline(measurements: Sequence[tuple[str, MeasurementDetail]],
+                  why: str | None = None) -> str:
+    """A lost run: why, when the target said (the run's reason), and which measurements
+    finished and which were cut short (with samples)."""
     finished = [_label(n, m) for n, m in measurements if m.status in ("ok", *STATUS_FAILED)]
     cut = [(_label(n, m), sum(s.count for s in m.series)) for n, m in measurements
            if m.status == "lost"]
@@ -466,7 +468,8 @@ def lost_headline(measurements: Sequence[tuple[str, MeasurementDetail]]) -> str:
         tail = "never started: " + ", ".join(never)
     else:  # a run stored before the never-started measurements were stored
         tail = "the measurements after it never started"
-    return "LOST: the connection to the target broke; " + ", ".join(parts) + "; " + tail
+    head = "LOST: the connection to the target broke" + (f": {why}" if why else "")
+    return head + "; " + ", ".join(parts) + "; " + tail
 
 
 def inconclusive_headline(states: Sequence[tuple[str, MeasurementDetail, str, str | None]],
@@ -547,7 +550,7 @@ def verdict_of(run: RunDetail, warnings: Sequence[str] = ()) -> Verdict:
     if run.reason is not None and not measurements:  # a fleet board that measured nothing
         verdict.headline = f"{run.status.upper()}: nothing was measured: {run.reason}"
     if run.status == "lost":
-        verdict.headline = lost_headline(measurements) + (
+        verdict.headline = lost_headline(measurements, run.reason) + (
             f"; {_worst_text(worst)}" if worst is not None else "")
     if undefined and status != "not_as_defined":
         verdict.headline += (f"; SCENARIO NOT AS DEFINED in "

@@ -616,6 +616,7 @@ class Runner:
         # each scenario's start records: the CPUs its tests measured on
         self.starts: dict[str, list[dict[str, Any]]] = {}
         self.lost = False
+        self.lost_why: str | None = None  # the target's words when it was lost, if any
         self.messages: list[str] = []
         self._sysinfo: dict[str, Any] | None = None
         self.run_id = 0
@@ -768,7 +769,8 @@ class Runner:
                                        lost=self.lost,
                                        not_as_defined=bool(self.not_as_defined),
                                        accept_undefined=self.accept_undefined)
-            with_retries(lambda: self.store.finish_run(run_id, status))
+            why = self.lost_why if self.lost else None
+            with_retries(lambda: self.store.finish_run(run_id, status, reason=why))
             self._check_regressions(run_id)
         self.on_event(RunFinished(run_id, status, code))
         return RunOutcome(run_id, status, code, len(self.statuses), self.messages,
@@ -871,6 +873,7 @@ class Runner:
             said = str(exc) if exc is not None else ""
             # the target's own words name it already ("serial://...: the board stopped ...")
             said = said.removeprefix(f"{self.target.name}: ")
+            self.lost_why = said or None
             detail = f" ({said})" if said else ""
             self.messages.append(f"{where}: connection to target {self.target.name} "
                                  f"lost{detail}")
@@ -967,7 +970,14 @@ class Runner:
         grace = self.hang_grace_s
         if grace is None:
             grace = HANG_GRACE_S if test.traits().timed else HANG_GRACE_UNTIMED_S
-        measured = self._run_probe(args, expected, sampler, test.affinity(scenario), grace)
+        try:
+            measured = self._run_probe(args, expected, sampler, test.affinity(scenario),
+                                       grace)
+        except TargetLost:
+            # the target was lost while rtprobe was being started: this test never
+            # began, and is stored with the ones after it as not started
+            self.started.discard((scenario.name, test.name))
+            raise
         load_failures = loads.failures() if loads is not None else []
         inapplicable = loads.not_applicable() if loads is not None and load_failures \
             else None
@@ -1098,12 +1108,13 @@ class Runner:
         interrupted_at: float | None = None
         killed_why: str | None = None
         lost = False
+        lost_exc: TargetLost | None = None  # what the target said when it was lost
         try:
             while self.pump.watching(proc):
                 try:
                     self.pump.poll(TICK_S)
-                except TargetLost:
-                    lost = True
+                except TargetLost as exc:
+                    lost, lost_exc = True, exc
                 if lost or proc.lost:
                     lost = True
                     messages.append(f"connection to target {self.target.name} lost; "
@@ -1113,9 +1124,9 @@ class Runner:
                 if now >= next_sample:
                     try:
                         sampler.sample()
-                    except TargetLost:
+                    except TargetLost as exc:
                         # the /proc read found the connection gone: keep what came
-                        lost = True
+                        lost, lost_exc = True, exc
                         messages.append(f"connection to target {self.target.name} lost; "
                                         "the finished windows are kept")
                         break
@@ -1153,7 +1164,9 @@ class Runner:
             messages.append(f"connection to target {self.target.name} lost; "
                             "the finished windows are kept")
         if lost:
-            self._lose("rtprobe")
+            if lost_exc is None and proc.lost_why:
+                lost_exc = TargetLost(proc.lost_why)
+            self._lose("rtprobe", lost_exc)
             status = output.result.status if output.result is not None else "lost"
             return _Measured(output, status, returncode, messages)
         status = output.result.status if output.result is not None else \

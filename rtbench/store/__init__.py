@@ -665,14 +665,17 @@ class Store:
                                        facts.simulated)])
             return mid
 
-    def finish_run(self, run_id: int, status: str) -> None:
-        """Close a run with its final status."""
+    def finish_run(self, run_id: int, status: str, reason: str | None = None) -> None:
+        """Close a run with its final status (and, when given, why it ended so: a lost
+        target's words)."""
         if status not in RUN_STATUSES:
             raise StoreError(f"run status {status!r} is not one of "
                              f"{', '.join(RUN_STATUSES)}")
+        values: dict[str, object] = {"status": status, "finished_at": _now()}
+        if reason is not None:
+            values["reason"] = reason
         with self._tx(f"finish run {run_id}") as conn:
-            conn.execute(update(t.runs).where(t.runs.c.id == run_id)
-                         .values(status=status, finished_at=_now()))
+            conn.execute(update(t.runs).where(t.runs.c.id == run_id).values(**values))
 
     def mark_abandoned(self, owner_dead: Callable[[object], bool]) -> list[int]:
         """Mark `running` runs whose owner process is gone as `abandoned`; their ids.

@@ -85,6 +85,11 @@ class ProbeProcess(ABC):
         """True when the connection to the target broke while it ran."""
         return False
 
+    @property
+    def lost_why(self) -> str | None:
+        """What the target said of the loss, when lost and it said something."""
+        return None
+
 
 class Target(ABC):
     """A machine that runs rtprobe.  Use as a context manager (open/close)."""

@@ -140,6 +140,11 @@ class FakeProcess(ProbeProcess):
         """True once the script lost the connection."""
         return self._lost
 
+    @property
+    def lost_why(self) -> str | None:
+        """The fake loss's words."""
+        return "fake connection closed" if self._lost else None
+
 
 class FakeTarget(Target):
     """A target whose rtprobe runs come from probe_script(args)."""

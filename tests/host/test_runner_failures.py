@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fake_target import FakeTarget, Script
+from fake_target import FakeProcess, FakeTarget, Script
 from synth_probe import synth_lines
 
 from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_OK
@@ -25,6 +25,7 @@ from rtbench.run.runner import Runner
 from rtbench.store import Store
 from rtbench.suites.model import Suite
 from rtbench.suites.parse import parse_suite
+from rtbench.targets import TargetLost
 
 SUITE = """
 [suite]
@@ -240,6 +241,47 @@ def test_a_lost_run_stores_the_measurements_that_never_started(store: Store) -> 
     assert "idle / first cut short (" in headline
     assert ("never started: idle / second, later / first, later / second"
             in headline)
+
+
+class SilentAtSecondStart(FakeTarget):
+    """A board whose console goes silent while its second rtprobe is being started."""
+
+    WORDS = ("fake: the board stopped answering its console while starting rtprobe "
+             "(nothing for 30 s); it may have hung or rebooted")
+
+    def start_probe(self, args: list[str], cpus: str | None = None) -> FakeProcess:
+        """The first start replays the script; the second is lost in the target's words."""
+        if self.started:
+            raise TargetLost(self.WORDS)
+        return super().start_probe(args, cpus)
+
+
+def test_a_board_lost_while_starting_a_test_says_why_and_keeps_the_test(
+        store: Store) -> None:
+    """Issue 34: a zoo board went silent while its next test was being started: the run
+    ended lost, the words were nowhere (not printed, not stored), and the test that was
+    starting was neither stored nor named among those that never started."""
+    from rtbench.analysis.verdict import verdict_of
+    from rtbench.bundle import NOT_STARTED
+
+    target = SilentAtSecondStart(lambda args: Script(lines()))
+    run(target, store)
+    assert [m[:2] for m in measurements(store)] == [("first", "ok"), ("second", NOT_STARTED)]
+    detail = store.get_run(1)
+    words = SilentAtSecondStart.WORDS.removeprefix("fake: ")
+    assert (detail.status, detail.reason) == ("lost", words)
+    headline = verdict_of(detail).headline
+    assert headline.startswith(f"LOST: the connection to the target broke: {words}; "
+                               "1 measurement finished; never started: idle / second"), \
+        headline
+
+
+def test_a_lost_run_keeps_the_targets_words(store: Store) -> None:
+    """The words of the TargetLost that cut a measurement short are the run's reason."""
+    target = FakeTarget(lambda args: Script(lines(with_result=False)[:5], then="lose"))
+    run(target, store)
+    detail = store.get_run(1)
+    assert (detail.status, detail.reason) == ("lost", "fake connection closed")
 
 
 def test_the_live_view_prints_one_line_per_measurement(store: Store) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import secrets
 import shlex
 import time
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol
 
@@ -81,14 +82,21 @@ class LineOwner(Protocol):
         """Name what the commands of the block do (said if the board stops answering)."""
         ...
 
+    def level_prefix(self) -> list[str]:
+        """Words that run a command back at the board's own nice level (none when the
+        console's shell was not raised)."""
+        ...
+
 
 def job_start_command(job_dir: str, lifetime_s: float, script: str,
-                      words: list[str]) -> str:
+                      words: list[str], prefix: Sequence[str] = ()) -> str:
     """Shell that starts script as a job in its own session, waits until it wrote its
-    pid, and prints it."""
+    pid, and prints it.  prefix: words that run the job's shell (the console's shell
+    raised above the loads: they put the job back at the board's own level)."""
     d = shlex.quote(job_dir)
     argv = " ".join(shlex.quote(w) for w in [job_dir, f"{lifetime_s:.0f}", *words])
-    return (f"mkdir -p {d} && ( setsid /bin/sh -c {shlex.quote(script)} rtbench-job "
+    first = "".join(f"{shlex.quote(w)} " for w in prefix)
+    return (f"mkdir -p {d} && ( setsid {first}/bin/sh -c {shlex.quote(script)} rtbench-job "
             f"{argv} </dev/null >/dev/null 2>&1 & ); i=0; "
             f"while [ ! -s {d}/pid ] && [ $i -lt 50 ]; do "
             f"sleep 0.1 2>/dev/null || sleep 1; i=$((i+1)); done; cat {d}/pid")
@@ -168,7 +176,8 @@ class SerialJob(ProbeProcess):
               words: list[str], builtin: bool, label: str = "a load") -> SerialJob:
         """Start a job on the board; TargetError when it does not come up."""
         job_dir = new_job_dir(remote_dir)
-        done = owner.run(job_start_command(job_dir, lifetime_s, script, words),
+        done = owner.run(job_start_command(job_dir, lifetime_s, script, words,
+                                           owner.level_prefix()),
                          timeout_s=JOB_START_TIMEOUT_S)
         pid = done.stdout.strip().splitlines()[-1:] if done.stdout.strip() else []
         if done.returncode != 0 or not pid or not pid[0].isdigit():

@@ -36,6 +36,12 @@ from rtbench.targets._serialjob import (
     stale_jobs_command,
     stop_jobs,
 )
+from rtbench.targets._serialnice import (
+    level_prefix,
+    parse_raise,
+    raise_command,
+    restore_command,
+)
 from rtbench.targets._shell import DEFAULT_REMOTE_DIR
 from rtbench.targets.base import (
     CommandResult,
@@ -148,6 +154,8 @@ class SerialTarget(BoardTarget):
         self._busy = False
         self.shell_timeout_s = SHELL_TIMEOUT_S
         self._console_level: str | None = None
+        # (the console shell's own nice level, levels it was raised) while raised
+        self._raised: tuple[int, int] | None = None
         self._taskset: bool | None = None
         self._job_lifetime_s = DEFAULT_LIFETIME_S
         # what rtbench is doing on the line, for the words of a board that stops answering
@@ -199,6 +207,8 @@ class SerialTarget(BoardTarget):
                 self._check_shell()
             with self.doing("lowering the kernel's console log level"):
                 self._quiet_console()
+            with self.doing("raising its shell's priority above the loads"):
+                self._raised = parse_raise(self.run(raise_command()).stdout)
             # the line is ours alone (opened exclusively): jobs found now are a former
             # session's, which would disturb this one's measurements
             with self.doing("ending the load jobs a former session left"):
@@ -326,6 +336,9 @@ class SerialTarget(BoardTarget):
                 self.run(f"echo {self._console_level} > /proc/sys/kernel/printk",
                          timeout_s=5.0)
                 self._console_level = None
+            if not self._busy and self._raised is not None:
+                self.run(restore_command(*self._raised), timeout_s=5.0)
+                self._raised = None
         except TargetError:
             pass
         try:
@@ -491,7 +504,13 @@ class SerialTarget(BoardTarget):
             with self.doing(f"starting {label}"):
                 return SerialJob.start(self, self.remote_dir, self._job_lifetime_s,
                                        PROBE_JOB, words, builtin=True, label=label)
+        words = [*self.level_prefix(), *words]
         return self._start_remote(" ".join(shlex.quote(w) for w in words))
+
+    def level_prefix(self) -> list[str]:
+        """Words that run a command (rtprobe, a load's job) back at the board's own nice
+        level, below the console's shell (none when the shell was not raised)."""
+        return level_prefix(*self._raised) if self._raised is not None else []
 
     def start_command(self, command: str, cpus: str | None = None) -> ProbeProcess:
         """Start a shell-command load as a background job of the board's shell,
@@ -629,6 +648,15 @@ class SerialProcess(ProbeProcess):
     def lost(self) -> bool:
         """True when the process never ended on the line (board gone or rebooted)."""
         return self._lost
+
+    @property
+    def lost_why(self) -> str | None:
+        """The board's silence in words, once the process was given up as lost."""
+        if not self._lost:
+            return None
+        return self.target._silent or (
+            f"{self.target.name}: rtprobe gave no end mark on the console after ^C and "
+            "^\\; the board may have hung or rebooted")
 
 
 def _split_console(raw: bytes, partial: bytes, out: list[bytes],

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from rtbench.rtprobe.provider import Probes
+from rtbench.targets._serialjob import SerialJob
 from rtbench.targets.base import (
     ProbeProcess,
     TargetError,
@@ -126,6 +127,58 @@ def test_commands_push_and_stream(board: Board, shell: str) -> None:
     # A second open finds the pushed probe and the shell as it was left.
     with open_target(f"serial://{tty}", provider=Probes()) as again:
         assert again.run("echo back").stdout == "back\n"
+
+
+def nice_of(pid: int | str) -> int:
+    """The nice value of process pid (field 19 of /proc/PID/stat)."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+
+
+def board_shell_pid(tty: str) -> int:
+    """The pid of the board's shell on terminal tty (/dev/pts/N)."""
+    out = subprocess.run(["ps", "-eo", "pid,tty,args"], capture_output=True, text=True,
+                         check=True).stdout
+    for line in out.splitlines():
+        words = line.split(None, 2)
+        if len(words) == 3 and "/dev/" + words[1] == tty and "sh -i" in words[2]:
+            return int(words[0])
+    raise AssertionError(f"no board shell on {tty}")
+
+
+@pytest.mark.parametrize("shell", ["exec busybox sh -i", "exec sh -i"])
+def test_the_console_shell_runs_above_the_loads(board: Board, shell: str) -> None:
+    """Issue 34: under loongson2f's heaviest mix an emulated arm64 PREEMPT_RT board's
+    shell waited among 50 `find` loops for 22-29 s a round trip, then over 30 s, and
+    the run ended lost with the board alive.  The console's shell is raised 10 nice levels
+    while rtbench holds the line; rtprobe and the loads run at the board's own level, as
+    on a local target; the shell gets its level back when the line is closed."""
+    own = os.nice(0)  # the board's shell starts at this process's level
+    tty = board(shell)
+    with open_target(f"serial://{tty}", provider=Probes()) as target:
+        shell_pid = board_shell_pid(board_tty_of(tty))
+        assert nice_of(shell_pid) == max(-20, own - 10)
+        job = target.start_command("sleep 60")
+        assert isinstance(job, SerialJob)
+        children = subprocess.run(["pgrep", "-s", job.pid], capture_output=True, text=True,
+                                  check=False).stdout.split()
+        assert children and {nice_of(pid) for pid in children} == {own}, children
+        target.stop_commands([job])
+        proc = target.start_probe(["cyclic", "--simulate", "2", "--loops", "2000000",
+                                   "--interval", "1ms"])
+        try:
+            probe_pid = ""
+            deadline = time.monotonic() + 20
+            while not probe_pid and time.monotonic() < deadline:
+                probe_pid = subprocess.run(["pgrep", "-n", "-f", "rtprobe-.* cyclic --simulate"],
+                                           capture_output=True, text=True,
+                                           check=False).stdout.strip()
+                time.sleep(0.05)
+            assert probe_pid and nice_of(probe_pid) == own
+        finally:
+            proc.interrupt()
+            drain(proc)
+        assert target.run("echo free").stdout == "free\n"
+    assert nice_of(shell_pid) == own
 
 
 def test_interrupt_and_console_messages(board: Board) -> None:

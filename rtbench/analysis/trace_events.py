@@ -12,7 +12,7 @@ Anything it cannot read is counted and left out, never raised.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 # the softirq vectors as the kernel numbers them (include/linux/interrupt.h)
@@ -74,7 +74,32 @@ def parse_events(raw: Any) -> ParsedEvents:
         else:
             out.append(ev)
     out.sort(key=lambda e: e.ts_ns)  # stable: same-time events keep the probe's order
-    return ParsedEvents(out, bad)
+    return ParsedEvents(with_known_comms(out), bad)
+
+
+# What the kernel's text trace prints for a task whose name its comm cache no longer (or
+# not yet) holds.
+UNKNOWN_COMM = "<...>"
+
+
+def with_known_comms(events: list[Event]) -> list[Event]:
+    """events with each unknown task name (`<...>`) filled in from the names the same
+    trace's events carry in their fields for that pid (sched_switch prev/next_comm,
+    sched_waking/wakeup comm): the kernel names a task in the event line from a cache it
+    may have lost the task from, but records the names in those events' own fields."""
+    if not any(e.comm == UNKNOWN_COMM for e in events):
+        return events
+    names: dict[int, str] = {}
+    for e in events:
+        f = e.fields
+        if e.event == "sched_switch" and f:
+            for comm, pid in ((f["prev_comm"], f["prev_pid"]), (f["next_comm"], f["next_pid"])):
+                if comm != UNKNOWN_COMM:
+                    names.setdefault(pid, comm)
+        elif e.event in ("sched_waking", "sched_wakeup") and f and f["comm"] != UNKNOWN_COMM:
+            names.setdefault(f["pid"], f["comm"])
+    return [replace(e, comm=names[e.pid]) if e.comm == UNKNOWN_COMM and e.pid in names
+            else e for e in events]
 
 
 def parse_event(item: Any) -> Event | None:

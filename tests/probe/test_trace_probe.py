@@ -190,8 +190,10 @@ def test_trace_names_the_injected_thread(run_probe: RunProbe, validator: Validat
         assert t["cpu"] == MEASURED_CPU
         assert t["window_start_ns"] <= t["expected_ns"] <= t["woke_ns"] == t["window_end_ns"]
         assert all(e[1] == MEASURED_CPU for e in t["events"])
-        # the injector's own events carry its comm
-        assert {e[3] for e in t["events"] if e[2] == pid} <= {INJECTOR_COMM}
+        # the injector's own events carry its comm, or `<...>` where the kernel's comm
+        # cache had lost it (1 of 100 quiet runs; the analysis names the task from its
+        # sched_switch fields then: tests/host/test_trace_explain.py)
+        assert {e[3] for e in t["events"] if e[2] == pid} <= {INJECTOR_COMM, "<...>"}
     # about 75 bursts in the run; a noisy VM adds spikes of its own, as many as it
     # likes, so the count that must name the injector is that of the spikes it caused:
     # each one whose trace shows the probe woken during a burst

@@ -10,7 +10,9 @@ done between the loads' turns; rtprobe (whose measuring threads have their own p
 anyway) and the loads start back at the shell's former level, so what is measured is
 what a local run measures.  Nothing here needs `nice`, which busybox often lacks:
 `renice` on a pid, checked through /proc (busybox's renice -n is relative, util-linux's
-absolute: both are tried where they differ).
+absolute: both are tried where they differ), and a script kept on the board
+(`/bin/sh DIR/level.sh command...`) rather than the same words on every command line of
+a 1000-character line.
 """
 
 from __future__ import annotations
@@ -50,11 +52,10 @@ def _set_level(pid: str, level: int, back: int) -> str:
             f"{level} ]||renice -n {level} -p {pid};}} >/dev/null 2>&1")
 
 
-def level_prefix(level: int, back: int) -> list[str]:
-    """Words that run the words after them back at the board's own nice level: a shell
-    that renices itself and then execs them (same pid)."""
-    script = f"{_set_level('$$', level, back)};exec \"$@\""
-    return ["/bin/sh", "-c", script, "rtbench-level"]
+def level_script(level: int, back: int) -> str:
+    """A shell script (kept on the board) that puts itself back at the board's own nice
+    level and then execs its arguments (same pid): `/bin/sh SCRIPT command args...`."""
+    return f"{_set_level('$$', level, back)};exec \"$@\""
 
 
 def restore_command(level: int, back: int) -> str:

@@ -37,7 +37,7 @@ from rtbench.targets._serialjob import (
     stop_jobs,
 )
 from rtbench.targets._serialnice import (
-    level_prefix,
+    level_script,
     parse_raise,
     raise_command,
     restore_command,
@@ -154,8 +154,10 @@ class SerialTarget(BoardTarget):
         self._busy = False
         self.shell_timeout_s = SHELL_TIMEOUT_S
         self._console_level: str | None = None
-        # (the console shell's own nice level, levels it was raised) while raised
+        # (the console shell's own nice level, levels it was raised) while raised, and
+        # the board's script that starts a command back at that level
         self._raised: tuple[int, int] | None = None
+        self._level_path = ""
         self._taskset: bool | None = None
         self._job_lifetime_s = DEFAULT_LIFETIME_S
         # what rtbench is doing on the line, for the words of a board that stops answering
@@ -207,14 +209,14 @@ class SerialTarget(BoardTarget):
                 self._check_shell()
             with self.doing("lowering the kernel's console log level"):
                 self._quiet_console()
-            with self.doing("raising its shell's priority above the loads"):
-                self._raised = parse_raise(self.run(raise_command()).stdout)
             # the line is ours alone (opened exclusively): jobs found now are a former
             # session's, which would disturb this one's measurements
             with self.doing("ending the load jobs a former session left"):
                 self.run(stale_jobs_command(self.remote_dir))
             with self.doing("installing the probe"):
                 self._install_probe()
+            with self.doing("raising its shell's priority above the loads"):
+                self._raise_shell()
         except BaseException:
             self.progress().done("failed")  # a live line ends before the error's
             self.close()
@@ -315,6 +317,21 @@ class SerialTarget(BoardTarget):
         time.sleep(0.2)
         link.buffer += link.read()
         link.buffer = b""
+
+    def _raise_shell(self) -> None:
+        """Raise the console's shell above the loads and keep the script that starts a
+        command back at the board's own level (rtbench/targets/_serialnice.py); a board
+        that refuses (not root, no renice) keeps its level and nothing changes."""
+        raised = parse_raise(self.run(raise_command()).stdout)
+        if raised is None:
+            return
+        path = f"{self.remote_dir.rstrip('/')}/level.sh"
+        done = self.run(f"mkdir -p {shlex.quote(self.remote_dir)} && printf '%s\\n' "
+                        f"{shlex.quote(level_script(*raised))} > {shlex.quote(path)}")
+        if done.returncode != 0:
+            self.run(restore_command(*raised))
+            return
+        self._raised, self._level_path = raised, path
 
     def _quiet_console(self) -> None:
         """Lower the kernel's console log level to errors while rtbench holds the line
@@ -510,7 +527,7 @@ class SerialTarget(BoardTarget):
     def level_prefix(self) -> list[str]:
         """Words that run a command (rtprobe, a load's job) back at the board's own nice
         level, below the console's shell (none when the shell was not raised)."""
-        return level_prefix(*self._raised) if self._raised is not None else []
+        return ["/bin/sh", self._level_path] if self._raised is not None else []
 
     def start_command(self, command: str, cpus: str | None = None) -> ProbeProcess:
         """Start a shell-command load as a background job of the board's shell,

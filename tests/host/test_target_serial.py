@@ -163,20 +163,27 @@ def test_the_console_shell_runs_above_the_loads(board: Board, shell: str) -> Non
                                   check=False).stdout.split()
         assert children and {nice_of(pid) for pid in children} == {own}, children
         target.stop_commands([job])
-        proc = target.start_probe(["cyclic", "--simulate", "2", "--loops", "2000000",
-                                   "--interval", "1ms"])
+        # a real run that lasts and writes little (a simulated one is done in a moment,
+        # and its 11 MB of records take the line seconds to carry)
+        proc = target.start_probe(["cyclic", "--duration", "60s", "--interval", "10ms",
+                                   "--threads", "1", "--warmup", "0", "--policy", "other",
+                                   "--no-mlock", "--no-pmqos"])
         try:
-            probe_pid = ""
-            deadline = time.monotonic() + 20
-            while not probe_pid and time.monotonic() < deadline:
-                probe_pid = subprocess.run(["pgrep", "-n", "-f", "rtprobe-.* cyclic --simulate"],
-                                           capture_output=True, text=True,
-                                           check=False).stdout.strip()
+            # its start record: rtprobe runs (the shell that put it at its level has
+            # exec'd it) and is the line's foreground job, which ^C reaches
+            out = b""
+            deadline = time.monotonic() + 60
+            while b'"type":"start"' not in out.replace(b" ", b"") and \
+                    time.monotonic() < deadline:
+                out += proc.read_available()[0]
                 time.sleep(0.05)
-            assert probe_pid and nice_of(probe_pid) == own
+            probe_pid = subprocess.run(["pgrep", "-n", "-f", "^/.*/rtprobe-[0-9a-f]+ cyclic"],
+                                       capture_output=True, text=True,
+                                       check=False).stdout.strip()
+            assert probe_pid and nice_of(probe_pid) == own, (probe_pid, out[-300:])
         finally:
             proc.interrupt()
-            drain(proc)
+            drain(proc, 30)
         assert target.run("echo free").stdout == "free\n"
     assert nice_of(shell_pid) == own
 

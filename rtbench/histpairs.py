@@ -73,6 +73,11 @@ class IntColumn:
                 merged = np.concatenate([c.astype(object) for c in self._chunks])
             elif kinds == {"u"} and max(c.dtype.itemsize for c in self._chunks) == 8:
                 merged = np.concatenate(self._chunks).astype(np.uint64)
+            elif "i" in kinds:
+                # signed beside unsigned chunks: numpy would join int64 and uint64 as
+                # float64 (2**53 + 1 came back as 2**53); _narrow's unsigned chunks
+                # hold at most 2**63 - 1, so int64 holds them all exactly
+                merged = np.concatenate([c.astype(np.int64) for c in self._chunks])
             else:
                 merged = np.concatenate(self._chunks)
             self._chunks = [merged]

@@ -40,3 +40,13 @@ def test_every_integer_comes_back_in_order(values: list[int], repeat_at: int) ->
         column.append(value)
     assert len(column) == len(expected)
     assert [int(v) for v in column.array().tolist()] == expected
+
+
+def test_signed_and_large_unsigned_chunks_join_exactly() -> None:
+    """A chunk of 2**32 (kept as uint64) then one holding -(2**53 + 1) (int64): joined,
+    they came back through float64 as -(2**53) (a hypothesis case of the test above)."""
+    column = IntColumn()
+    expected = [2**32] * _CHUNK + [-(2**53 + 1), 2**62]
+    for value in expected:
+        column.append(value)
+    assert [int(v) for v in column.array().tolist()] == expected

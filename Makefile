@@ -2,7 +2,7 @@
 #   make run     create .venv, install rtbench (which builds probe/), run the quick suite
 #   make test    C unit tests (make -C probe check) and pytest over tests/ (sets up .venv
 #                with the dev tools first, so it works in a fresh clone); leaves the
-#                heaviest duplicates to CI unless RTBENCH_TEST_ALL=1 (docs/testing.md)
+#                heaviest tests to CI unless RTBENCH_TEST_ALL=1 (docs/testing.md)
 #   make test-boards  the board zoo: Debian's kernels for other CPUs booted in qemu, each
 #                measured and traced over its serial console (root; tests/boards/)
 #   make test-fast  the same without the slow tests (qemu guests, the browser, cross
@@ -32,15 +32,14 @@ TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 # Tests marked qemu, browser, cross or slow (pyproject.toml, tests/conftest.py) are the
 # slow real-part ones.
 FAST_TESTS := not qemu and not browser and not cross and not slow
-# What a plain make test leaves to CI, to hold a newcomer's first run (cold caches) to
-# its 8 minutes on 2 vCPUs: the tests marked ci (CI_ONLY in tests/conftest.py) and the
+# What a plain make test leaves to CI, to shorten a newcomer's first run (cold caches;
+# its 8-minute aim on 2 vCPUs is not met yet, docs/testing.md): the tests marked ci (CI_ONLY in tests/conftest.py) and the
 # board probes of all arches but two (tests/probe/test_arches.py).  RTBENCH_TEST_ALL=1
 # (.ci/run sets it) runs them all.
 LEFT_TO_CI := $(if $(filter 1,$(RTBENCH_TEST_ALL)),,-m "not ci")
-CI_WORDS := the tests marked ci (the import memory bounds on files of 3-8 MiB, the qemu-system \
-	guests) and, \
-	unless RTBENCH_TEST_ARCHES names them, the board probes of the arches other than \
-	this host's and aarch64
+CI_WORDS := the tests marked ci (the import memory bounds on files of 3-8 MiB, the \
+	qemu-system guests) and, unless RTBENCH_TEST_ARCHES names them, the board probes \
+	of the arches other than this host's and aarch64
 
 # Use the virtual environment when there is one.
 ifneq ($(wildcard $(VPY)),)

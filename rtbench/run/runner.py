@@ -866,11 +866,12 @@ class Runner:
                 next_sample += 1.0
             self.on_event(Tick())
 
-    def _lose(self, where: str, exc: BaseException | None = None) -> None:
-        """The connection to the target broke: note it; the run stops after storing."""
+    def _lose(self, where: str, why: BaseException | str | None = None) -> None:
+        """The connection to the target broke (why: the target's words, or the exception
+        that carried them): note it; the run stops after storing."""
         if not self.lost:
             self.lost = True
-            said = str(exc) if exc is not None else ""
+            said = str(why) if why is not None else ""
             # the target's own words name it already ("serial://...: the board stopped ...")
             said = said.removeprefix(f"{self.target.name}: ")
             self.lost_why = said or None
@@ -1164,9 +1165,7 @@ class Runner:
             messages.append(f"connection to target {self.target.name} lost; "
                             "the finished windows are kept")
         if lost:
-            if lost_exc is None and proc.lost_why:
-                lost_exc = TargetLost(proc.lost_why)
-            self._lose("rtprobe", lost_exc)
+            self._lose("rtprobe", lost_exc or proc.lost_why)
             status = output.result.status if output.result is not None else "lost"
             return _Measured(output, status, returncode, messages)
         status = output.result.status if output.result is not None else \

@@ -93,15 +93,23 @@ def drain(proc: ProbeProcess, timeout_s: float = 60) -> tuple[bytes, bytes]:
     return out, err
 
 
+def board_shell_of(console: Path) -> tuple[int, str]:
+    """The board's shell on console: its pid and its terminal (the pts it has as
+    stdin); the child of that console's socat (its board script execs the shell)."""
+    socat = CONSOLES[console].pid
+    out = subprocess.run(["ps", "-eo", "pid,ppid,tty,args"], capture_output=True,
+                         text=True, check=True).stdout
+    for line in out.splitlines():
+        words = line.split(None, 3)
+        if len(words) == 4 and words[1] == str(socat) and words[2].startswith("pts/") \
+                and "sh -i" in words[3]:
+            return int(words[0]), "/dev/" + words[2]
+    raise AssertionError(f"no board shell found for {console}")
+
+
 def board_tty_of(console: Path) -> str:
     """The board side's terminal (the pts the shell has as stdin)."""
-    out = subprocess.run(["ps", "-eo", "pid,tty,args"], capture_output=True, text=True,
-                         check=True).stdout
-    for line in out.splitlines():
-        words = line.split(None, 2)
-        if len(words) == 3 and words[1].startswith("pts/") and "sh -i" in words[2]:
-            return "/dev/" + words[1]
-    raise AssertionError(f"no board shell found for {console}")
+    return board_shell_of(console)[1]
 
 
 @pytest.mark.parametrize("shell", ["exec busybox sh -i", "exec sh -i"])
@@ -134,17 +142,6 @@ def nice_of(pid: int | str) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
 
 
-def board_shell_pid(tty: str) -> int:
-    """The pid of the board's shell on terminal tty (/dev/pts/N)."""
-    out = subprocess.run(["ps", "-eo", "pid,tty,args"], capture_output=True, text=True,
-                         check=True).stdout
-    for line in out.splitlines():
-        words = line.split(None, 2)
-        if len(words) == 3 and "/dev/" + words[1] == tty and "sh -i" in words[2]:
-            return int(words[0])
-    raise AssertionError(f"no board shell on {tty}")
-
-
 @pytest.mark.parametrize("shell", ["exec busybox sh -i", "exec sh -i"])
 def test_the_console_shell_runs_above_the_loads(board: Board, shell: str) -> None:
     """Issue 34: under loongson2f's heaviest mix an emulated arm64 PREEMPT_RT board's
@@ -155,7 +152,7 @@ def test_the_console_shell_runs_above_the_loads(board: Board, shell: str) -> Non
     own = os.nice(0)  # the board's shell starts at this process's level
     tty = board(shell)
     with open_target(f"serial://{tty}", provider=Probes()) as target:
-        shell_pid = board_shell_pid(board_tty_of(tty))
+        shell_pid, _ = board_shell_of(tty)
         assert nice_of(shell_pid) == max(-20, own - 10)
         job = target.start_command("sleep 60")
         assert isinstance(job, SerialJob)

@@ -130,8 +130,9 @@ uint64_t series_origin(struct series *s);
  * t0, at most SERIES_START_MAX_NS later, so the series measures the
  * --warmup and --duration asked for however slow its thread was to start;
  * the time before first_ns is the set-up gap (series_gap), in the warm-up
- * up to the bound and in the measured part past it.  Call once, from the producer, before its first sample; returns
- * the shift applied (min(first_ns, SERIES_START_MAX_NS)).
+ * up to the bound and in the measured part past it.  Call once, from the
+ * producer, before its first sample; returns the shift applied
+ * (min(first_ns, SERIES_START_MAX_NS)).
  */
 #define SERIES_START_MAX_NS 5000000000ULL /* 5 s */
 uint64_t series_start(struct series *s, uint64_t first_ns);

@@ -66,7 +66,10 @@ def test_command_load_is_pinned_and_stops_with_its_group(tmp_path: Path) -> None
     out = tmp_path / "cpus"
     target = LocalTarget(stand_in(tmp_path, "exit 0\n"))
     proc = target.start_command(
-        f"grep Cpus_allowed_list /proc/self/status > {out}; sleep 30; : {marker}",
+        # written under another name and renamed: the file appears whole (the shell's
+        # redirection makes it empty before grep writes)
+        f"grep Cpus_allowed_list /proc/self/status > {out}.part; mv {out}.part {out}; "
+        f"sleep 30; : {marker}",
         cpus=str(LAST_CPU))
     end = time.monotonic() + 5
     while not out.exists() and time.monotonic() < end:

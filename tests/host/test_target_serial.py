@@ -152,7 +152,7 @@ def test_the_console_shell_runs_above_the_loads(board: Board, shell: str) -> Non
     own = os.nice(0)  # the board's shell starts at this process's level
     tty = board(shell)
     with open_target(f"serial://{tty}", provider=Probes()) as target:
-        shell_pid, _ = board_shell_of(tty)
+        shell_pid, shell_tty = board_shell_of(tty)
         assert nice_of(shell_pid) == max(-20, own - 10)
         job = target.start_command("sleep 60")
         assert isinstance(job, SerialJob)
@@ -174,7 +174,9 @@ def test_the_console_shell_runs_above_the_loads(board: Board, shell: str) -> Non
                     time.monotonic() < deadline:
                 out += proc.read_available()[0]
                 time.sleep(0.05)
-            probe_pid = subprocess.run(["pgrep", "-n", "-f", "^/.*/rtprobe-[0-9a-f]+ cyclic"],
+            # this board's rtprobe: the one on its terminal (other tests' boards run theirs)
+            probe_pid = subprocess.run(["pgrep", "-n", "-t", shell_tty.removeprefix("/dev/"),
+                                        "-f", "^/.*/rtprobe-[0-9a-f]+ cyclic"],
                                        capture_output=True, text=True,
                                        check=False).stdout.strip()
             assert probe_pid and nice_of(probe_pid) == own, (probe_pid, out[-300:])

@@ -158,6 +158,11 @@ CI_ONLY = (
     "tests/host/test_import_memory_formats.py",
     "tests/host/test_qemu_serial.py",
     "tests/host/test_qemu_slow_console.py",
+    # the schemathesis fuzzers of the API (generated requests against a live server);
+    # the endpoints' own tests stay in make test
+    "tests/host/test_lab_ops_server.py::test_schemathesis_admin_endpoints",
+    "tests/host/test_regressions.py::test_schemathesis_on_the_regressions_endpoint",
+    "tests/host/test_server_live.py::test_schemathesis",
 )
 
 

@@ -28,8 +28,8 @@ LOCKED_FD = "RTBENCH_TEST_LOCKED_FD"
 
 # What a measuring command imports on its way (the command's own module is added from
 # rtbench.cli.COMMANDS): numpy, SQLAlchemy, rich and the run machinery; after the
-# measurement the regression check (scipy: 37 s of a `cyclictest -l50` under the lock on
-# a machine at a load of 14), the store's migrations (alembic) and the report.
+# measurement the regression check (its scipy only where the board has a baseline to fit:
+# analysis/evt.py), the store's migrations (alembic) and the report.
 PRELOAD = ("rtbench.run.runner", "rtbench.run.save", "rtbench.report.live",
            "rtbench.report.terminal", "rtbench.report.verdict", "rtbench.analysis.verdict",
            "rtbench.analysis.compare", "rtbench.analysis.evt", "rtbench.regress.board",

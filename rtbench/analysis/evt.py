@@ -15,11 +15,17 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import optimize, stats
+
+if TYPE_CHECKING:
+    from scipy import optimize
+
+# scipy is imported in the functions that use it: importing scipy.optimize and
+# scipy.stats takes about a second of CPU, which every stored run paid (through its
+# regression check) even when its board had no baseline to fit.
 
 F64 = npt.NDArray[np.float64]
 MIN_BLOCKS = 30  # fewer block maxima: no fit
@@ -72,6 +78,8 @@ class GevFit:
 def _minimize(fun: Callable[[Any], float], start: Sequence[float],
               tol: float = 1e-6) -> optimize.OptimizeResult:
     """Nelder-Mead on standardised maxima (tol: on the negative log-likelihood)."""
+    from scipy import optimize
+
     return optimize.minimize(fun, np.asarray(start, dtype=np.float64), method="Nelder-Mead",
                              options={"xatol": tol * 10, "fatol": tol, "maxiter": 2000,
                                       "maxfev": 4000})
@@ -186,6 +194,8 @@ def _root(f: Callable[[float], float], at: float, step: float, limit: float) -> 
         if abs(hi - at) > limit:
             break
         if f(hi) > 0:
+            from scipy import optimize
+
             return float(optimize.brentq(f, lo, hi, xtol=abs(step) * 0.03))
         lo, hi = hi, hi + (hi - at) * 0.8
     return math.inf if step > 0 else -math.inf
@@ -216,6 +226,8 @@ def trend_p(maxima: Sequence[float]) -> float:
     x = np.asarray(maxima, dtype=np.float64)
     if x.size < 3 or np.all(x == x[0]):
         return 1.0
+    from scipy import stats
+
     result = stats.spearmanr(np.arange(x.size), x)
     p = float(result.pvalue)
     return 1.0 if math.isnan(p) else p

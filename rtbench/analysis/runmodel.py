@@ -29,8 +29,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special
-from scipy import stats as sps
 
 from rtbench.analysis import evt
 from rtbench.analysis.bootstrap import MIN_WINDOWS, WindowMatrix, replicates
@@ -185,7 +183,10 @@ def _spread(logs: F64, metric: str) -> tuple[float, float]:
 def _sf(stat: float, df: float) -> float:
     """P(T > stat) for Student's t with df degrees of freedom (normal when infinite).
     The special functions scipy.stats' sf calls, without its argument handling (which
-    took most of a check's model time): the same values."""
+    took most of a check's model time): the same values.  scipy is imported here, not
+    at the top: a run whose board has no baseline never needs it (evt.py says why)."""
+    from scipy import special
+
     return float(special.ndtr(-stat) if math.isinf(df) else special.stdtr(df, -stat))
 
 
@@ -270,6 +271,8 @@ def _dispersion(base: Sequence[CellRun], level: float) -> float:
 def _binom_sf(k: float, n: float, p: float) -> float:
     """P(X >= k) for X binomial(n, p), k and n deflated counts (rounded)."""
     k_i, n_i = max(int(math.ceil(k)), 0), max(int(math.floor(n)), 1)
+    from scipy import stats as sps
+
     return float(sps.binom.sf(k_i - 1, n_i, p))
 
 

@@ -77,12 +77,17 @@ prereqs: prereqs-cc
 probe: prereqs-cc
 	$(MAKE) -C probe
 
+# --no-compile: pip would compile every module of every package (SciPy's, Matplotlib's,
+# mypy's, ...) to bytecode, a third of a cold install's CPU; Python compiles each module
+# that is imported, once, when it is first imported.
+PIP_INSTALL = $(VPY) -m pip install --quiet --disable-pip-version-check --no-compile
+
 # --system-site-packages reuses numpy/scipy/matplotlib already on the machine, which keeps
 # a fresh `make run` well inside its 3 minutes; anything missing comes from PyPI.
 $(VENV)/.installed: pyproject.toml setup.py $(wildcard probe/src/*.[ch] probe/src/*/*.[ch] probe/port/*.c probe/Makefile) $(wildcard suites/*.toml) \
 		| prereqs
 	test -x $(VPY) || $(PYTHON) -m venv --system-site-packages $(VENV)
-	$(VPY) -m pip install --quiet --disable-pip-version-check .
+	$(PIP_INSTALL) .
 	touch $@
 
 # Exit 1 means a latency threshold was crossed, exit 6 that a scenario did not happen as
@@ -103,7 +108,7 @@ run: $(VENV)/.installed
 
 $(VENV)/.dev: pyproject.toml setup.py | prereqs
 	test -x $(VPY) || $(PYTHON) -m venv --system-site-packages $(VENV)
-	$(VPY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(PIP_INSTALL) -e '.[dev]'
 	touch $@
 
 dev: $(VENV)/.dev

@@ -369,8 +369,14 @@ def lab_env(lab: Lab, tmp_path: Path) -> dict[str, str]:
 def test_place_is_reserved_for_the_run_and_released(lab: Lab, tmp_path: Path) -> None:
     env = lab_env(lab, tmp_path)
     uri = f"labgrid:board1?dir={lab.board.remote_dir}"
+    # a simulated measurement is done at once: a settle of 10 s (beside a load that costs
+    # nothing) keeps the place held while the second run starts, even on a busy machine
+    suite = suite_file(tmp_path)
+    suite.write_text(suite.read_text().replace(
+        '[[scenarios]]\nname = "idle"\n',
+        '[[scenarios]]\nname = "idle"\nsettle = "10s"\nloads = [{ command = "sleep 600" }]\n'))
     first = subprocess.Popen(
-        [sys.executable, "-m", "rtbench", "run", str(suite_file(tmp_path, "8s")), "--target",
+        [sys.executable, "-m", "rtbench", "run", str(suite), "--target",
          uri, "--simulate", "5", "--no-report", "--power-cycle"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

@@ -34,6 +34,30 @@ static void describe_taken(const struct test_desc *t, struct opt_desc *out,
 	out[n] = (struct opt_desc){ .name = NULL };
 }
 
+/* A NULL-terminated string list (NULL: empty) as a JSON array. */
+static void describe_list(struct json *j, const char *key,
+			  const char *const *list)
+{
+	json_begin_array(j, key);
+	for (; list && *list; list++)
+		json_str(j, NULL, *list);
+	json_end_array(j);
+}
+
+/* What the host does with a test's results (struct test_host). */
+static void describe_host(struct json *j, const struct test_desc *t)
+{
+	json_begin_object(j, "host");
+	json_bool(j, "rt_only", t->traits & TEST_RT_ONLY);
+	json_bool(j, "own_cpus", t->traits & TEST_OWN_CPUS);
+	json_str(j, "busy_loop", t->host.busy_loop);
+	json_str(j, "runs_per", t->host.runs_per);
+	describe_list(j, "figures", t->host.figures);
+	describe_list(j, "table_keys", t->host.table_keys);
+	describe_list(j, "layouts", t->host.layouts);
+	json_end_object(j);
+}
+
 /* One test's entry. */
 static void describe_test(struct json *j, const struct test_desc *t)
 {
@@ -69,6 +93,7 @@ static void describe_test(struct json *j, const struct test_desc *t)
 		if (!t->main && !test_takes_common(t, d->id))
 			json_str(j, NULL, d->name);
 	json_end_array(j);
+	describe_host(j, t);
 	json_end_object(j);
 }
 

@@ -99,3 +99,20 @@ def test_describe_without_json_lists_for_people(rtprobe: Path) -> None:
     bad = subprocess.run([str(rtprobe), "describe", "--yaml"], capture_output=True,
                          text=True, timeout=30, check=False)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+def test_host_traits_name_real_options_and_layouts(rtprobe: Path,
+                                                   describe: dict[str, Any]) -> None:
+    from rtbench.analysis.layouts import layout_names
+
+    for entry in describe["tests"]:
+        host, own = entry["host"], {o["name"] for o in entry["options"]}
+        assert host["busy_loop"] in (None, "always") or host["busy_loop"] in own
+        assert host["runs_per"] is None or host["runs_per"] in own
+        assert set(host["table_keys"]) <= set(host["figures"])
+        assert set(host["layouts"]) <= set(layout_names())
+    tests = {t["name"]: t["host"] for t in describe["tests"]}
+    assert [n for n, h in tests.items() if h["rt_only"]] == ["pi"]
+    done = subprocess.run([str(rtprobe), "pi", "--policy", "other"], capture_output=True,
+                          text=True, timeout=30, check=False)
+    assert done.returncode == 2 and "--policy" in done.stderr

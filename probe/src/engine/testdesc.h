@@ -38,6 +38,35 @@
 #define TEST_SIMULATE    (1u << 3) /* --simulate works */
 #define TEST_NO_DEADLINE (1u << 4) /* --policy deadline is refused */
 #define TEST_TRACE       (1u << 5) /* --trace and its options work */
+#define TEST_RT_ONLY     (1u << 6) /* --policy other refused: RT priorities
+				    * are what it measures (host: RT-only) */
+#define TEST_OWN_CPUS    (1u << 7) /* every thread is one of its series, on
+				    * its series' CPU (no partner thread) */
+
+/*
+ * What the host does with a test's results, beyond the traits above
+ * (`describe --json` "host", docs/rtprobe.md): the host keeps no list of
+ * tests of its own, so a new test needs nothing on the host unless it
+ * wants a headline or a table of its own (rtbench/kinds/NAME.py).
+ * String lists are NULL-terminated; NULL is an empty list.
+ */
+struct test_host {
+	/* Its threads run flat out (RT throttling can stop them): "always",
+	 * or the own option that makes it so when set (periodic's "busy"). */
+	const char *busy_loop;
+	/* Own list option: the test runs warm-up + duration once per item
+	 * (wakeup's "mechanism"). */
+	const char *runs_per;
+	/* The result data keys its headline shows. */
+	const char *const *figures;
+	/* The result data keys its table shows (kept out of key/value rows). */
+	const char *const *table_keys;
+	/* The published studies' layouts (rtbench report --layout) it feeds. */
+	const char *const *layouts;
+};
+
+/* A NULL-terminated list of strings, for struct test_host. */
+#define TEST_LIST(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
 struct test_desc {
 	const char *name;
@@ -45,6 +74,7 @@ struct test_desc {
 	const char *intro;             /* --help paragraph before the options */
 	const char *examples;          /* --help lines after the options */
 	unsigned int traits;
+	struct test_host host;         /* what the host does with its results */
 	uint64_t default_duration_ns;  /* of a timed test; nominal otherwise */
 	const char *untimed_flag;      /* own flag that makes it untimed, or NULL */
 	const char *cpu_option;        /* how CPUs are chosen: "cpus", "cpu" */

@@ -459,7 +459,11 @@ const struct test_desc test_clock = {
 	.intro = INTRO_CLOCK,
 	.examples = EXAMPLES_CLOCK,
 	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE |
-		  TEST_NO_DEADLINE,
+		  TEST_NO_DEADLINE | TEST_OWN_CPUS,
+	.host = {
+		.figures = TEST_LIST("read_cost_ns", "clock_source"),
+		.layouts = TEST_LIST("celleb"),
+	},
 	.default_duration_ns = CLOCK_DEFAULT_DURATION_NS,
 	.cpu_option = "cpus",
 	.options = clock_opts,

@@ -749,6 +749,11 @@ const struct test_desc test_ctx = {
 	.intro = INTRO_CTX,
 	.examples = EXAMPLES_CTX,
 	.traits = TEST_SIMULATE | TEST_NO_DEADLINE,
+	.host = {
+		.figures = TEST_LIST("cells", "overheads"),
+		.table_keys = TEST_LIST("cells", "overheads"),
+		.layouts = TEST_LIST("s3c24a0"),
+	},
 	.default_duration_ns = 2 * NSEC_PER_SEC,
 	.cpu_option = "cpus",
 	.options = ctx_opts,

@@ -615,7 +615,11 @@ const struct test_desc test_cyclic = {
 	.intro = INTRO_CYCLIC,
 	.examples = EXAMPLES_CYCLIC,
 	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE |
-		  TEST_TRACE,
+		  TEST_TRACE | TEST_OWN_CPUS,
+	.host = {
+		.layouts = TEST_LIST("loongson2f", "arm-preemptrt", "celleb",
+				     "lrtai"),
+	},
 	.default_duration_ns = CYCLIC_DEFAULT_DURATION_NS,
 	.cpu_option = "cpus",
 	.options = cyclic_opts,

@@ -960,6 +960,10 @@ const struct test_desc test_event = {
 	.examples = EXAMPLES_EVENT,
 	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE |
 		  TEST_NO_DEADLINE,
+	.host = {
+		.figures = TEST_LIST("handled", "missed", "kind"),
+		.layouts = TEST_LIST("arm-preemptrt"),
+	},
 	.default_duration_ns = 3 * NSEC_PER_SEC,
 	.cpu_option = "cpus",
 	.options = event_opts,

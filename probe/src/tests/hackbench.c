@@ -536,6 +536,9 @@ const struct test_desc test_hackbench = {
 	.name = "hackbench",
 	.summary = "scheduler benchmark (hackbench-style)",
 	.traits = 0,
+	.host = {
+		.figures = TEST_LIST("elapsed_ns", "messages_per_s"),
+	},
 	.default_duration_ns = NSEC_PER_SEC,
 	.options = hb_options,
 	.main = hb_main,

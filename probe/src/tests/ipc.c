@@ -844,6 +844,10 @@ const struct test_desc test_ipc = {
 	.examples = EXAMPLES_IPC,
 	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE |
 		  TEST_NO_DEADLINE,
+	.host = {
+		.figures = TEST_LIST("bandwidth", "transport"),
+		.layouts = TEST_LIST("s3c24a0"),
+	},
 	.default_duration_ns = 2 * NSEC_PER_SEC,
 	.untimed_flag = "bandwidth",
 	.cpu_option = "cpus",

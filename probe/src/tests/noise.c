@@ -482,7 +482,11 @@ const struct test_desc test_noise = {
 	.intro = INTRO_NOISE,
 	.examples = EXAMPLES_NOISE,
 	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE |
-		  TEST_NO_DEADLINE | TEST_TRACE,
+		  TEST_NO_DEADLINE | TEST_TRACE | TEST_OWN_CPUS,
+	.host = {
+		.busy_loop = "always",
+		.figures = TEST_LIST("cpus"),
+	},
 	.default_duration_ns = NOISE_DEFAULT_DURATION_NS,
 	.cpu_option = "cpus",
 	.options = noise_opts,

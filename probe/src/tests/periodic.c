@@ -434,7 +434,13 @@ const struct test_desc test_periodic = {
 	.intro = INTRO_PERIODIC,
 	.examples = EXAMPLES_PERIODIC,
 	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE |
-		  TEST_NO_DEADLINE,
+		  TEST_NO_DEADLINE | TEST_OWN_CPUS,
+	.host = {
+		.busy_loop = "busy",
+		.figures = TEST_LIST("failed_iterations", "missed_periods",
+				     "threads"),
+		.layouts = TEST_LIST("celleb"),
+	},
 	.default_duration_ns = PERIODIC_DEFAULT_DURATION_NS,
 	.cpu_option = "cpus",
 	.options = periodic_opts,

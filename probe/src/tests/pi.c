@@ -546,7 +546,12 @@ const struct test_desc test_pi = {
 	.summary = "priority inheritance vs inversion (pi_perf)",
 	.intro = INTRO_PI,
 	.examples = EXAMPLES_PI,
-	.traits = TEST_SERIES | TEST_WARMUP | TEST_SIMULATE | TEST_NO_DEADLINE,
+	.traits = TEST_SERIES | TEST_WARMUP | TEST_SIMULATE | TEST_NO_DEADLINE |
+		  TEST_RT_ONLY,
+	.host = {
+		.figures = TEST_LIST("max_excess_ns", "mean_excess_ns",
+				     "limit_ns", "pi"),
+	},
 	.default_duration_ns = 2 * NSEC_PER_SEC,
 	.cpu_option = "cpu",
 	.options = pi_opts,

@@ -700,6 +700,11 @@ const struct test_desc test_wakeup = {
 	.examples = EXAMPLES_WAKEUP,
 	.traits = TEST_TIMED | TEST_SERIES | TEST_WARMUP | TEST_SIMULATE |
 		  TEST_NO_DEADLINE | TEST_TRACE,
+	.host = {
+		.runs_per = "mechanism",
+		.figures = TEST_LIST("mechanisms"),
+		.layouts = TEST_LIST("arm-preemptrt", "celleb"),
+	},
 	.default_duration_ns = WAKEUP_DEFAULT_DURATION_NS,
 	.cpu_option = "cpus",
 	.options = wakeup_opts,

@@ -21,6 +21,7 @@ import numpy as np
 from rtbench.analysis.reference import PUBLISHED_LABEL, ReferenceCell, ReferenceRun
 from rtbench.analysis.stats import LatencyStats, merged_stats
 from rtbench.bundle import MeasurementDetail, RunDetail, ScenarioDetail, SeriesDetail
+from rtbench.kinds import run_registry
 from rtbench.rtprobe import loglin7
 
 Cell = float | int | str | None
@@ -102,11 +103,13 @@ def _other_number(cell: ReferenceCell | None, key: str) -> float | None:
     return float(match.group(1)) if match else None
 
 
-def _need(runs: Sequence[RunDetail], layout: str, tests: Sequence[str]) -> None:
-    """Refuse runs that have none of the tests a layout shows."""
+def _need(runs: Sequence[RunDetail], layout: str) -> None:
+    """Refuse runs that have none of the tests a layout shows (the kinds that describe
+    themselves as feeding it, rtbench/kinds)."""
     if not runs:
         raise LayoutError(f"layout {layout}: give at least one run")
     for run in runs:
+        tests = run_registry(run.source).feeding(layout)
         have = {m.test for sc in run.scenarios for m in sc.measurements}
         if not have & set(tests):
             raise LayoutError(
@@ -127,7 +130,7 @@ LOONGSON_LOADS: tuple[tuple[str, str], ...] = (
 
 def _loongson(runs: Sequence[RunDetail], refs: dict[str, ReferenceRun]) -> Layout:
     """Max/avg/stddev of cyclic per load, every interval pooled."""
-    _need(runs, "loongson2f", ["cyclic"])
+    _need(runs, "loongson2f")
     ref = refs.get("loongson2f")
     columns = ["load"]
     for run in runs:
@@ -179,7 +182,7 @@ def _ctx_cells(run: RunDetail) -> tuple[dict[tuple[int, int], float], dict[int, 
 
 def _s3c(runs: Sequence[RunDetail], refs: dict[str, ReferenceRun]) -> Layout:
     """The lat_ctx table (processes x sizes, with the overhead) and lat_fifo, bw_pipe."""
-    _need(runs, "s3c24a0", ["ctx", "ipc"])
+    _need(runs, "s3c24a0")
     published = [refs[n] for n in S3C_KERNELS if n in refs]
     columns = ["size KiB", "processes", *(f"{_run_label(r)} µs" for r in runs),
                *(f"{_ref_label(r)} µs" for r in published)]
@@ -245,7 +248,7 @@ def _loaded_scenario(run: RunDetail) -> str | None:
 
 def _arm(runs: Sequence[RunDetail], refs: dict[str, ReferenceRun]) -> Layout:
     """Worst IRQ, wake-up, cyclic and missed events under load, and the decision line."""
-    _need(runs, "arm-preemptrt", ["event", "wakeup", "cyclic"])
+    _need(runs, "arm-preemptrt")
     published = [refs[n] for n in ARM_BOARDS if n in refs]
     columns = ["figure", *(f"{_run_label(r)} [{_loaded_scenario(r)}]" for r in runs),
                *(_ref_label(r) for r in published)]
@@ -331,7 +334,7 @@ def gtod_classes(series: Sequence[SeriesDetail], classes: int = GTOD_CLASSES) ->
 
 def _celleb(runs: Sequence[RunDetail], refs: dict[str, ReferenceRun]) -> Layout:
     """The IBM-style table (min/avg/max/stddev, PASS/FAIL) and the gtod histogram."""
-    _need(runs, "celleb", [t for _, t in CELLEB_TESTS])
+    _need(runs, "celleb")
     published = [refs[n] for n in CELLEB_REFS if n in refs]
     rows: list[list[Cell]] = []
     for label, test in CELLEB_TESTS:
@@ -406,7 +409,7 @@ def _footprint(run: RunDetail, key: str) -> int | None:
 
 def _lrtai(runs: Sequence[RunDetail], refs: dict[str, ReferenceRun]) -> Layout:
     """Worst case per timer mode and scenario, image size and memory footprint."""
-    _need(runs, "lrtai", ["cyclic"])
+    _need(runs, "lrtai")
     published = [refs[n] for n in LRTAI_REFS if n in refs]
     columns = ["timer mode"]
     scenario_cols: list[tuple[RunDetail, str]] = []

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rtbench.kinds import KindRegistry, packaged
+
 RATE_TOLERANCE = 0.20  # a load whose achieved rate is below 80 % of its target falls short
 IDLE_BUSY_PCT = 20.0  # an idle scenario's non-measuring CPUs busier than this were not idle
 MAX_CPUS = 8192  # CPU numbers beyond this are not read (as suites refuse them)
-# tests whose every thread is one of its series, on its series' CPU (no partner process)
-ONE_THREAD_A_SERIES = ("cyclic", "periodic", "clock", "noise")
 
 
 def rate_text(value: float) -> str:
@@ -52,29 +52,31 @@ def cpu_numbers(text: str) -> set[int]:
     return out
 
 
-def start_cpus(start: dict[str, Any]) -> set[int] | None:
+def start_cpus(start: dict[str, Any], kinds: KindRegistry | None = None) -> set[int] | None:
     """The CPUs a test kept busy, from its start record: for a test whose threads are
-    its series (ONE_THREAD_A_SERIES) their CPUs; for one with partners (ipc's sender,
-    pi's hogs, wakeup's waker, ctx, hackbench) every CPU it was given (`common.cpus`);
-    None when the record names none (it may have run on any CPU)."""
+    its series (a kind described `own_cpus`: cyclic, periodic, clock, noise) their CPUs;
+    for one with partners (ipc's sender, pi's hogs, wakeup's waker, ctx, hackbench)
+    every CPU it was given (`common.cpus`); None when the record names none (it may
+    have run on any CPU).  kinds: the run's (the packaged copy when not given)."""
     series = start.get("series")
     cpus = {int(s["cpu"]) for s in series if isinstance(s, dict)
             and isinstance(s.get("cpu"), int) and not isinstance(s["cpu"], bool)
             and 0 <= s["cpu"] < MAX_CPUS} if isinstance(series, list) else set()
-    if cpus and start.get("test") in ONE_THREAD_A_SERIES:
+    if cpus and (kinds or packaged()).traits(str(start.get("test"))).own_cpus:
         return cpus
     common = start.get("common")
     listed = common.get("cpus") if isinstance(common, dict) else None
     return (cpu_numbers(listed) or None) if isinstance(listed, str) else None
 
 
-def measuring_cpus(starts: Sequence[dict[str, Any]]) -> list[int] | None:
+def measuring_cpus(starts: Sequence[dict[str, Any]],
+                   kinds: KindRegistry | None = None) -> list[int] | None:
     """The CPUs a scenario's tests measured on (start_cpus of each start record), as
     stored with its intensity (`measuring_cpus`); None when one of them may have used
     any CPU, or none started."""
     found: set[int] = set()
     for start in starts:
-        cpus = start_cpus(start)
+        cpus = start_cpus(start, kinds)
         if cpus is None:
             return None
         found |= cpus

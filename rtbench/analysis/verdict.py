@@ -38,6 +38,7 @@ from rtbench.bundle import (
     RunDetail,
     ScenarioDetail,
 )
+from rtbench.kinds import KindRegistry, run_registry
 
 # Preflight knobs in the order they usually decide a failed run, each with the reason a
 # person reads next to the knob's value.
@@ -220,12 +221,10 @@ def worst_of(run: RunDetail) -> Worst | None:
     return best
 
 
-def is_busy_loop(m: MeasurementDetail) -> bool:
-    """True for a test whose RT threads run flat out (noise, periodic with --busy)."""
-    if m.test == "noise":
-        return True
-    busy = m.params.get("busy")
-    return m.test == "periodic" and busy not in (None, 0, "0", "0us", "0ns")
+def is_busy_loop(m: MeasurementDetail, kinds: KindRegistry) -> bool:
+    """True for a test whose RT threads run flat out, as its kind's `busy_loop` trait
+    says (noise always, periodic with --busy)."""
+    return kinds.traits(m.test).is_busy_loop(m.params)
 
 
 def throttling_gaps(events: Iterable[tuple[int, int]], runtime_us: int,
@@ -278,9 +277,10 @@ def throttled_measurements(run: RunDetail) -> list[Throttled]:
     if runtime is None or runtime < 0:
         return []
     found = []
+    kinds = run_registry(run.source)
     for scenario in run.scenarios:
         for m in scenario.measurements:
-            if m.status not in STATUS_FAILED or not is_busy_loop(m):
+            if m.status not in STATUS_FAILED or not is_busy_loop(m, kinds):
                 continue
             for events in _series_events(m):
                 shape = throttling_gaps(events, runtime, period)
@@ -333,7 +333,8 @@ def likely_causes(run: RunDetail, throttled: Sequence[Throttled]) -> list[Cause]
     test that sleeps most of the time.
     """
     facts = {str(f.get("name")): f for f in run.preflight if isinstance(f, dict)}
-    busy_failed = any(m.status in STATUS_FAILED and is_busy_loop(m)
+    kinds = run_registry(run.source)
+    busy_failed = any(m.status in STATUS_FAILED and is_busy_loop(m, kinds)
                       for sc in run.scenarios for m in sc.measurements)
     causes = []
     for name, why in CAUSE_ORDER:
@@ -499,14 +500,14 @@ def inconclusive_headline(states: Sequence[tuple[str, MeasurementDetail, str, st
                                                   checked, short=short)
 
 
-def scenario_intensity(sc: ScenarioDetail) -> dict[str, Any] | None:
+def scenario_intensity(sc: ScenarioDetail, kinds: KindRegistry) -> dict[str, Any] | None:
     """A stored scenario's intensity, with the CPUs its tests measured on read from
     their start records where a run stored before rtbench kept them did not say."""
     if not sc.intensity or "measuring_cpus" in sc.intensity:
         return sc.intensity
     return {**sc.intensity,
             "measuring_cpus": measuring_cpus([m.start for m in sc.measurements
-                                              if m.start])}
+                                              if m.start], kinds)}
 
 
 def verdict_of(run: RunDetail, warnings: Sequence[str] = ()) -> Verdict:
@@ -521,7 +522,8 @@ def verdict_of(run: RunDetail, warnings: Sequence[str] = ()) -> Verdict:
     worst = worst_of(run)
     throttled = throttled_measurements(run)
     checked = sum(1 for _, m in measurements if m.thresholds_ns or m.verdicts)
-    intensities = [(sc, scenario_intensity(sc)) for sc in run.scenarios]
+    kinds = run_registry(run.source)
+    intensities = [(sc, scenario_intensity(sc, kinds)) for sc in run.scenarios]
     flagged = [f"{sc.name}: {flag}" for sc, intensity in intensities
                for flag in scenario_flags(sc.loads, intensity, sc.measure_cpus)]
     undefined = [f"{sc.name}: {flag}" for sc, intensity in intensities

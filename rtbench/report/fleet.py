@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import jinja2
@@ -17,9 +17,10 @@ from rich.text import Text
 
 from rtbench.analysis.fleet import BoardSummary
 from rtbench.atomicfile import write_atomic
+from rtbench.kinds import KindRegistry, packaged
 from rtbench.report.format import fmt_template_value, fmt_us
 from rtbench.report.layout import Column, FittedTable
-from rtbench.report.live import measurement_line
+from rtbench.report.live import measurement_line, suite_kinds
 from rtbench.report.text import for_rich, for_terminal
 from rtbench.run.events import (
     BoardDone,
@@ -48,6 +49,7 @@ class _BoardLine:
     total: int = 0
     worst_ns: int | None = None
     ended: BoardDone | None = None
+    kinds: KindRegistry = field(default_factory=packaged)
 
 
 class FleetProgress:
@@ -90,6 +92,7 @@ class FleetProgress:
             return None if self.live is not None else for_rich(event.phase)
         if isinstance(event, RunStarted):
             line.run_id = event.run_id
+            line.kinds = suite_kinds(event)
             line.total = len(event.suite.scenarios) * len(event.suite.tests)
             return None if self.live is not None else f"run {event.run_id} started"
         if isinstance(event, StepStarted):
@@ -103,7 +106,7 @@ class FleetProgress:
                           if s.get("max_ns") is not None]
                 if maxima:
                     line.worst_ns = max([*maxima, line.worst_ns or 0])
-            text = measurement_line(event)
+            text = measurement_line(event, line.kinds)
             return text + "".join(f"\n  [yellow]{for_rich(m)}[/yellow]"
                                   for m in event.messages)
         if isinstance(event, (Notice, ProbeWarning)):

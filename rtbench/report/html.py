@@ -13,9 +13,10 @@ from rtbench.analysis.stats import PERCENTILES
 from rtbench.analysis.verdict import cell_state, verdict_of
 from rtbench.atomicfile import write_atomic
 from rtbench.bundle import RunDetail
+from rtbench.kinds import run_registry
 from rtbench.report import format as fmt
 from rtbench.report.plot import histogram_svgs
-from rtbench.report.resultdata import ctx_table, headline, key_values, table_keys
+from rtbench.report.resultdata import key_values
 from rtbench.report.suitetext import load_text
 from rtbench.report.verdict import actions
 from rtbench.report.why import why_sections
@@ -68,6 +69,7 @@ def render_html(run: RunDetail, sections: list[str] | None = None, *,
     svgs = histogram_svgs([(ms.measurement,
                             f"{mark}{ms.scenario.name} / {ms.measurement.name}")
                            for ms in stats]) if figures else [None] * len(stats)
+    kinds = run_registry(run.source)
     for ms, svg in zip(stats, svgs, strict=True):
         m = ms.measurement
         state, reason = cell_state(m)
@@ -76,9 +78,9 @@ def render_html(run: RunDetail, sections: list[str] | None = None, *,
             "state": state, "reason": reason if state != "ok" else None,
             "notes": fmt.notes_once(ms),
             "caption": fmt.figure_caption(m, f"{BUCKET_ERROR_BOUND * 100:.2f}"),
-            "headline": headline(m.test, m.data),
-            "ctx": ctx_table(m.data) if m.test == "ctx" else None,
-            "data": key_values(m.data, table_keys(m.test))})
+            "headline": kinds.headline(m.test, m.data),
+            "table": kinds.table(m.test, m.data),
+            "data": key_values(m.data, kinds.table_keys(m.test))})
     verdict = verdict_of(run)
     template = _environment().get_template("report.html.j2")
     return template.render(

@@ -14,9 +14,9 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.text import Text
 
+from rtbench.kinds import KindRegistry, packaged, registry_for
 from rtbench.report.format import fmt_count, fmt_us
 from rtbench.report.layout import Column, FittedTable
-from rtbench.report.resultdata import headline
 from rtbench.report.text import for_rich, for_terminal
 from rtbench.rtprobe.records import StartRecord, WindowRecord
 from rtbench.run.events import (
@@ -59,8 +59,15 @@ LIVE_CAPTION = ("µs; last = the last window ('warm-up N' while warming up); min
                 "max, overruns: the measured windows so far, never the warm-up")
 
 
-def measurement_line(done: MeasurementDone) -> str:
-    """One line (rich markup) describing a finished measurement."""
+def suite_kinds(started: RunStarted) -> KindRegistry:
+    """The kinds of a run's tests, as the probe's catalogue described them."""
+    return registry_for({t.test: t.kind.host for t in started.suite.tests
+                         if t.kind.host.name})
+
+
+def measurement_line(done: MeasurementDone, kinds: KindRegistry | None = None) -> str:
+    """One line (rich markup) describing a finished measurement; kinds: the run's
+    (suite_kinds), for the headline of a test without a latency series."""
     result = done.output.result
     worst = None
     count = 0
@@ -77,7 +84,8 @@ def measurement_line(done: MeasurementDone) -> str:
     head = (f"[{colour}]{for_rich(done.status):>11}[/{colour}]  "
             f"{for_rich(done.scenario)} / {for_rich(done.name)}: ")
     if result is not None and not result.series:
-        return head + for_rich(headline(done.test, result.data) or "no latency series")
+        return head + for_rich((kinds or packaged()).headline(done.test, result.data)
+                               or "no latency series")
     windows = len(done.output.windows)
     return (head + f"{count:,} sample{'' if count == 1 else 's'}, max {fmt_us(worst)} µs, "
             f"{windows} window{'' if windows == 1 else 's'}")
@@ -88,6 +96,7 @@ class LiveProgress:
 
     def __init__(self, console: Console) -> None:
         self.console = console
+        self.kinds = packaged()
         self.suite_name = ""
         self.total = 0
         self.done = 0
@@ -127,6 +136,7 @@ class LiveProgress:
     def __call__(self, event: Event) -> None:
         """Take one runner event."""
         if isinstance(event, RunStarted):
+            self.kinds = suite_kinds(event)
             self.suite_name = event.suite.name
             self.total = len(event.suite.scenarios) * len(event.suite.tests)
             self.remaining_s = event.suite.estimated_seconds()
@@ -142,7 +152,7 @@ class LiveProgress:
         elif isinstance(event, ProbeWarning):
             self.console.print(Text(event.text, style="yellow"))
         elif isinstance(event, MeasurementDone):
-            self.end(measurement_line(event))
+            self.end(measurement_line(event, self.kinds))
             for message in event.messages:
                 self.console.print(f"  [yellow]{for_rich(message)}[/yellow]", highlight=False)
             return

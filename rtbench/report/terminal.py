@@ -17,6 +17,7 @@ from rtbench.analysis.verdict import (
     verdict_of,
 )
 from rtbench.bundle import INCONCLUSIVE, MeasurementDetail, RunDetail
+from rtbench.kinds import KindRegistry, packaged, run_registry
 from rtbench.report.format import (
     DEFINITIONS,
     fmt_count,
@@ -32,7 +33,7 @@ from rtbench.report.format import (
     notes_once,
 )
 from rtbench.report.layout import Column, FittedTable
-from rtbench.report.resultdata import ctx_table, headline, key_values, table_keys
+from rtbench.report.resultdata import key_values
 from rtbench.report.suitetext import load_text
 from rtbench.report.target import fmt_target
 from rtbench.report.text import for_rich, for_terminal
@@ -64,11 +65,13 @@ def summary_table(run: RunDetail) -> FittedTable:
     columns += [Column(name) for name in ("samples", "min", "avg", "p99", "p99.9", "max")]
     columns.append(Column("overruns", abbrev="ovr"))
     columns += [Column(f"≥{fmt_threshold(th)}") for th in thresholds]
-    return FittedTable(columns, [_summary_cells(ms, thresholds) for ms in stats],
+    kinds = run_registry(run.source)
+    return FittedTable(columns, [_summary_cells(ms, thresholds, kinds) for ms in stats],
                        title=title, caption="times in µs, threads merged")
 
 
-def _summary_cells(ms: MeasurementStats, thresholds: list[int]) -> list[str | Text]:
+def _summary_cells(ms: MeasurementStats, thresholds: list[int],
+                   kinds: KindRegistry) -> list[str | Text]:
     """The summary table's cells for one measurement."""
     m, s = ms.measurement, ms.merged
     name = f"{ms.scenario.name} / {m.name}"
@@ -77,7 +80,7 @@ def _summary_cells(ms: MeasurementStats, thresholds: list[int]) -> list[str | Te
     if state == INCONCLUSIVE and why:
         name += f"\n({why.partition(':')[0]})"  # the verdict below gives the whole reason
     if s is None:
-        figures = headline(m.test, m.data)
+        figures = kinds.headline(m.test, m.data)
         if figures:
             name += f"\n{m.test}: {figures}"
         return [name, status, *["-"] * (7 + len(thresholds))]
@@ -158,6 +161,7 @@ def show_run(console: Console, run: RunDetail) -> None:
     if loads is not None:
         console.print(loads)
     console.print(scenario_table(run))
+    kinds = run_registry(run.source)
     for ms in run_stats(run):
         m = ms.measurement
         console.print(f"\n[bold]{for_rich(ms.scenario.name)} / {for_rich(m.name)}[/]  "
@@ -182,7 +186,7 @@ def show_run(console: Console, run: RunDetail) -> None:
                                                                                 style="red")
             console.print(hanging(mark, f"{fmt_probe_text(v.get('name'))}: "
                                         f"{fmt_probe_text(v.get('detail'))}"))
-        for heading, table in data_tables(m):
+        for heading, table in data_tables(m, kinds):
             console.print(for_rich(heading))
             console.print(table)
     console.print("\n[bold]Definitions[/]")
@@ -219,21 +223,21 @@ def scenario_table(run: RunDetail) -> FittedTable:
     return FittedTable(columns, rows, title="Scenarios: placement and achieved load")
 
 
-def data_tables(m: MeasurementDetail) -> list[tuple[str, FittedTable]]:
-    """The result's data as (heading, table): ctx's lmbench-shaped table, then the rest
-    as key/value rows."""
+def data_tables(m: MeasurementDetail,
+                kinds: KindRegistry | None = None) -> list[tuple[str, FittedTable]]:
+    """The result's data as (heading, table): the kind's own table (ctx's lmbench-shaped
+    one), then the rest as key/value rows; kinds: the run's (run_registry)."""
+    kinds = kinds or packaged()
     tables = []
-    ctx = ctx_table(m.data) if m.test == "ctx" else None
-    if ctx is not None:
-        headers, rows = ctx
+    own = kinds.table(m.test, m.data)
+    if own is not None:
         columns = [Column(h, "right" if i else "left", wrap=not i)
-                   for i, h in enumerate(headers)]
-        tables.append(("  ctx: per-switch time in µs, overhead subtracted, median of the "
-                       "repetitions (* flagged: <= 0)",
-                       FittedTable(columns, rows)))
-    pairs = key_values(m.data, table_keys(m.test))
+                   for i, h in enumerate(own.headers)]
+        star = f" (* {own.star})" if own.star else ""
+        tables.append((f"  {m.test}: {own.caption}{star}", FittedTable(columns, own.rows)))
+    pairs = key_values(m.data, kinds.table_keys(m.test))
     if pairs:
-        figures = headline(m.test, m.data)
+        figures = kinds.headline(m.test, m.data)
         table = FittedTable([Column("key", "left", True), Column("value", "left", True)],
                             [list(pair) for pair in pairs])
         tables.append((f"  result data: {figures}" if figures else "  result data", table))

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from rtbench.kinds import KindTraits, packaged, traits_from_host
 from rtbench.rtprobe.locate import ProbeDescribeError, locate_probe, probe_describe
 
 
@@ -24,7 +25,9 @@ class TestKind:
     expected length for the ETA and the hang limit.  `cpus` is how the scenario's
     measure_cpus reaches it: "--cpus LIST", "--cpu FIRST" (pi), or None (hackbench:
     the process is pinned instead).  `untimed_with` names a flag param that makes a
-    timed test untimed (ipc's bandwidth).
+    timed test untimed (ipc's bandwidth).  `host` is what rtbench does with its
+    results (rtbench/kinds): from the probe's `host` object, or the packaged copy for
+    a probe older than it.
     """
 
     timed: bool = True
@@ -35,6 +38,7 @@ class TestKind:
     untimed_with: str | None = None
     simulate: bool = True
     options: frozenset[str] = frozenset()
+    host: KindTraits = KindTraits(name="")
 
 
 @dataclass(frozen=True)
@@ -104,13 +108,17 @@ class ProbeCatalogue:
 def _test_kind(entry: Mapping[str, Any]) -> TestKind:
     """One test's traits from its describe entry."""
     cpu_option = entry["cpu_option"]
+    name = str(entry["name"])
+    host = traits_from_host(name, entry["host"]) if "host" in entry \
+        else packaged().traits(name)
     return TestKind(
         timed=bool(entry["timed"]), warmup=bool(entry["warmup"]),
         thresholds=bool(entry["series"]),
         cpus=f"--{cpu_option}" if cpu_option else None,
         nominal_s=0.0 if entry["timed"] else int(entry["nominal_ns"]) / 1e9,
         untimed_with=entry["untimed_with"], simulate=bool(entry["simulate"]),
-        options=frozenset(str(o["name"]) for o in entry["options"] + entry["common_options"]))
+        options=frozenset(str(o["name"]) for o in entry["options"] + entry["common_options"]),
+        host=host)
 
 
 @functools.lru_cache(maxsize=1)

@@ -31,6 +31,7 @@ from rtbench.analysis.scenario_check import deciding_flags, measuring_cpus, scen
 from rtbench.analysis.verdict import judged_status, run_verdict
 from rtbench.bundle import INCONCLUSIVE, NOT_STARTED, board_of
 from rtbench.cpulist import parse_cpulist
+from rtbench.kinds import packaged, recorded_kinds, registry_for
 from rtbench.preflight import run_preflight
 from rtbench.rtprobe.argv import load_args, serial_trace_args
 from rtbench.rtprobe.catalogue import ProbeMismatch, target_catalogue
@@ -608,6 +609,7 @@ class Runner:
         self.stop = StopFlag() if stop is None else stop
         self.tags = dict(tags or {})
         self.source = dict(source or {})  # where the run came from, when not a suite file
+        self.kinds = packaged()  # the suite's test kinds (run())
         self.pump = Pump()
         self._host_target: Target | None = None
         self.statuses: list[str] = []
@@ -733,8 +735,14 @@ class Runner:
             preflight=facts, tool_versions=versions, command_line=list(command_line),
             simulated=self.simulate is not None, tags=dict(self.tags),
             board=self.board or board_of(self.target.name, self.target.hostname()))
-        if self.source:
-            self._facts["source"] = dict(self.source)
+        # the traits of kinds the packaged copy lacks (a new probe test), for every later
+        # reader of the run (rtbench/kinds)
+        described = {t.test: t.kind.host for t in suite.tests if t.kind.host.name}
+        self.kinds = registry_for(described)
+        recorded = recorded_kinds(described.values())
+        if self.source or recorded:
+            self._facts["source"] = {**(self.source or {"tool": "rtbench"}),
+                                     **({"kinds": recorded} if recorded else {})}
         handlers: AbstractContextManager[object] = \
             self.stop.installed() if self._own_stop else nullcontext()
         with handlers:
@@ -940,7 +948,8 @@ class Runner:
             intensity = sampler.intensity()
             intensity["placement"] = placement.describe()
             intensity["loads"] = loads.summary()
-            intensity["measuring_cpus"] = measuring_cpus(self.starts.get(scenario.name, []))
+            intensity["measuring_cpus"] = measuring_cpus(self.starts.get(scenario.name, []),
+                                                         self.kinds)
             intensity["not_as_defined"] = scenario_flags(
                 intensity["loads"], intensity, scenario.measure_cpus)
             self.not_as_defined += [

@@ -14,10 +14,6 @@ from typing import Any
 from rtbench.rtprobe.argv import ParamValue, format_duration, measure_args
 from rtbench.rtprobe.catalogue import TestKind
 
-# Tests that refuse --policy other (rtprobe says so when asked): their RT priorities are
-# what they measure.
-RT_ONLY_TESTS = frozenset({"pi"})
-
 
 class SuiteError(ValueError):
     """A suite file or name is wrong; str() is one line: file: key: reason."""
@@ -109,20 +105,17 @@ class TestSpec:
 
     def policy_use(self) -> str:
         """How the test takes a scheduling policy: "any" (--policy fifo|rr|other), "rt"
-        (fifo or rr only: pi, whose priorities are what it measures) or "none" (no
-        --policy: hackbench runs as its caller, SCHED_OTHER)."""
+        (fifo or rr only: a kind the probe describes as RT-only, pi, whose priorities
+        are what it measures) or "none" (no --policy: hackbench runs as its caller,
+        SCHED_OTHER)."""
         if "policy" not in self.kind.options:
             return "none"
-        return "rt" if self.test in RT_ONLY_TESTS else "any"
+        return "rt" if self.kind.host.rt_only else "any"
 
     def runs(self) -> int:
-        """How many times rtprobe runs warm-up + duration: wakeup once per mechanism."""
-        mechanisms = self.params.get("mechanism")
-        if self.test != "wakeup" or not isinstance(mechanisms, str | list):
-            return 1
-        count = len(mechanisms) if isinstance(mechanisms, list) \
-            else len([m for m in mechanisms.split(",") if m.strip()])
-        return max(1, count)
+        """How many times rtprobe runs warm-up + duration: once per item of the kind's
+        runs_per list (wakeup: once per mechanism)."""
+        return self.kind.host.runs(self.params)
 
     def affinity(self, scenario: Scenario) -> str | None:
         """CPUs to pin the probe process to (tests without a CPU option only)."""

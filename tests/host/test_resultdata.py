@@ -1,4 +1,5 @@
-"""Result data in words and tables (rtbench.report.resultdata): shapes from docs/tests/*.md."""
+"""Result data in words and tables (rtbench.report.resultdata, and the kinds' headlines and
+tables through the kind registry, rtbench.kinds): shapes from docs/tests/*.md."""
 
 from __future__ import annotations
 
@@ -7,14 +8,27 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rtbench.report.resultdata import (
-    HEADLINES,
-    MAX_ROWS,
-    ctx_table,
-    headline,
-    key_values,
-    table_keys,
-)
+from rtbench.kinds import packaged
+from rtbench.report.resultdata import MAX_ROWS, key_values
+
+KINDS = packaged()
+HEADLINES = sorted(KINDS.kinds)
+
+
+def headline(test: str, data: Any) -> str | None:
+    """A kind's headline, through the registry."""
+    return KINDS.headline(test, data)
+
+
+def ctx_table(data: Any) -> tuple[list[str], list[list[str]]] | None:
+    """ctx's table, through the registry, as (headers, rows)."""
+    table = KINDS.table("ctx", data)
+    return None if table is None else (table.headers, table.rows)
+
+
+def table_keys(test: str) -> tuple[str, ...]:
+    """The data keys a kind's table shows."""
+    return KINDS.table_keys(test)
 
 CTX = {
     "unit": "ns",

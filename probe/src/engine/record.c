@@ -16,7 +16,6 @@
 #include "rtprobe.h"
 #include "run_impl.h"
 #include "sysinfo.h"
-#include "trace.h"
 
 /* Format ns as microseconds, without trailing zeros ("100us", "2.5us"). */
 void run_fmt_us(char *buf, size_t len, uint64_t ns)
@@ -297,9 +296,6 @@ void run_take_spike(struct run *r, int idx,
 	json_u64(j, "threshold_ns", th);
 	json_end_object(j);
 	run_emit(r);
-	trace_spike(r, idx, r->series[idx]->cpu, sp);
-	if (r->c->on_spike_cmd && crossed)
-		run_on_spike(r, idx, sp);
 }
 
 /* Write one series of the result record. */

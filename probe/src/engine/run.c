@@ -124,39 +124,6 @@ struct series *run_add_series(struct run *r, const char *label, int cpu)
 	return rs->s;
 }
 
-bool run_stopping(const struct run *r)
-{
-	return atomic_load_explicit(&r->stop, memory_order_relaxed);
-}
-
-void run_request_stop(struct run *r, const char *why)
-{
-	const char *expected = NULL;
-
-	atomic_compare_exchange_strong(&r->stop_why, &expected, why);
-	atomic_store_explicit(&r->stop, 1, memory_order_release);
-}
-
-uint64_t run_t0_ns(const struct run *r)
-{
-	return r->t0_ns;
-}
-
-uint64_t run_now_ns(const struct run *r)
-{
-	return clock_now_ns(r->c->clock);
-}
-
-const struct rtp_common *run_common(const struct run *r)
-{
-	return r->c;
-}
-
-void run_notify(struct run *r)
-{
-	kill(r->pid, SIGUSR1);
-}
-
 /*
  * Open the records' output: --output FILE, else stdout; a terminal gets
  * no records unless --json (a summary at the end instead, said once).
@@ -417,6 +384,19 @@ static void run_live(struct run *r)
 	}
 }
 
+/*
+ * One spike of series idx: its record, then its trace events (--trace) and
+ * --on-spike when it crossed the lowest threshold.
+ */
+static void run_spike(struct run *r, int idx, const struct series_spike *sp)
+{
+	run_take_spike(r, idx, sp);
+	trace_spike(r, idx, r->series[idx]->cpu, sp);
+	if (r->c->on_spike_cmd && r->c->nthresholds &&
+	    sp->latency_ns >= r->c->thresholds_ns[0])
+		run_on_spike(r, idx, sp);
+}
+
 /* Emit every published window and pending spike of every series. */
 static void run_drain(struct run *r)
 {
@@ -431,7 +411,7 @@ static void run_drain(struct run *r)
 		struct run_series *rs = r->series[i];
 
 		while (series_pop_spike(rs->s, &sp))
-			run_take_spike(r, i, &sp);
+			run_spike(r, i, &sp);
 		while (series_take_window(rs->s, &w, &h)) {
 			/* Format, give the slot back, then write. */
 			run_take_window(r, rs, i, &w, h);
@@ -440,7 +420,7 @@ static void run_drain(struct run *r)
 		}
 		/* Spikes pushed while the window was written. */
 		while (series_pop_spike(rs->s, &sp))
-			run_take_spike(r, i, &sp);
+			run_spike(r, i, &sp);
 	}
 	if (r->live_line)
 		run_live(r);
@@ -493,17 +473,6 @@ static void run_wait(struct run *r)
 	}
 }
 
-/*
- * strsignal's text (the same in glibc and musl) for the signals run_wait
- * stops on: SIGINT, SIGTERM, SIGHUP; without strsignal's table of all.
- */
-static const char *stop_signal_name(int sig)
-{
-	if (sig == SIGINT)
-		return "Interrupt";
-	return sig == SIGTERM ? "Terminated" : "Hangup";
-}
-
 /* Add the verdict of each --threshold. */
 static void run_threshold_verdicts(struct run *r)
 {
@@ -521,82 +490,6 @@ static void run_threshold_verdicts(struct run *r)
 			     (unsigned long long)n, n == 1 ? "" : "s", us);
 		run_add_verdict(r, name, n == 0, detail);
 	}
-}
-
-/* Decide status, reason and exit code from how the run ended. */
-int run_status(struct run *r, const char **status, char *reason,
-		      size_t len)
-{
-	const char *why = atomic_load(&r->stop_why);
-	const char *err = NULL;
-	int i;
-
-	for (i = 0; i < r->nseries && !err; i++)
-		err = r->series[i]->setup_error[0] ?
-		      r->series[i]->setup_error : series_error(r->series[i]->s);
-	for (i = 0; i < r->nthreads && !err; i++)
-		if (r->threads[i]->error[0] && !SIMULATED(r->c->simulate))
-			err = r->threads[i]->error;
-	if (!err && r->raw_error[0])
-		err = r->raw_error;
-	if (err || r->out_failed || (why && !strcmp(why, "error"))) {
-		*status = "error";
-		fmt_snprintf(reason, len, "%s", err ? err : r->out_failed ?
-			     r->out_error : "a measuring thread failed");
-		return RTP_EXIT_ENV;
-	}
-	if (why && !strcmp(why, "interrupted")) {
-		*status = "interrupted";
-		fmt_snprintf(reason, len, "interrupted by %s",
-			     r->signo ? stop_signal_name(r->signo) : "a signal");
-		return RTP_EXIT_INTERRUPTED;
-	}
-	if (why && !strcmp(why, "break")) {
-		*status = "break";
-		fmt_snprintf(reason, len, "--break-on: series %d had %llu ns at "
-			     "t %llu ns", r->break_series,
-			     (unsigned long long)r->break_latency_ns,
-			     (unsigned long long)r->break_t_ns);
-		return RTP_EXIT_FAIL;
-	}
-	for (i = 0; i < r->nverdicts; i++) {
-		if (!r->verdicts[i].pass) {
-			*status = "fail";
-			fmt_snprintf(reason, len, "%s: %s", r->verdicts[i].name,
-				     r->verdicts[i].detail);
-			return RTP_EXIT_FAIL;
-		}
-	}
-	*status = "ok";
-	reason[0] = '\0';
-	if (why && strcmp(why, "break"))
-		fmt_snprintf(reason, len, "%s", why);
-	return RTP_EXIT_OK;
-}
-
-/*
- * Time measured after warm-up: the duration when the run went to its end,
- * else up to the due time of the last measured sample, counted from the
- * measured start of its series (see docs/schema.md; series_start).
- */
-uint64_t run_measured_ns(const struct run *r, const char *status)
-{
-	uint64_t m = 0, from, last;
-	int i;
-
-	if (!r->c->loops && (!strcmp(status, "ok") || !strcmp(status, "fail")))
-		return r->c->duration_ns;
-	for (i = 0; i < r->nseries; i++) {
-		if (!r->series[i]->count)
-			continue;
-		from = series_start_ns(r->series[i]->s) + r->c->warmup_ns;
-		last = r->series[i]->last_t_ns;
-		if (last > from && last - from > m)
-			m = last - from;
-	}
-	if (!r->c->loops && m > r->c->duration_ns)
-		m = r->c->duration_ns;
-	return m;
 }
 
 /* Close the raw file and the output (renaming their temporary files). */

@@ -7,6 +7,10 @@
  *   hooks.c   --break-on (tracefs) and --on-spike (child commands)
  *   trace.c   --trace: trace events of each spike (trace.h)
  *   summary.c the human summary on a terminal
+ *   state.c   stop requests, status and measured time: what they all read
+ * Their calls form a tree, no circle (tests/probe/test_engine_calls.py):
+ * run.c calls the others; record.c, hooks.c and summary.c call state.c;
+ * trace.c writes its records through record.c; state.c and raw.c call none.
  * Tests use run.h only.
  */
 #ifndef RTP_RUN_IMPL_H
@@ -151,10 +155,10 @@ void run_take_window(struct run *r, struct run_series *rs, int idx,
 void run_take_spike(struct run *r, int idx, const struct series_spike *sp);
 int run_write_result(struct run *r, uint64_t elapsed_ns);
 
-/* run.c: wake the collector (SIGUSR1; not for hot paths). */
+/* state.c: wake the collector (SIGUSR1; not for hot paths). */
 void run_notify(struct run *r);
 
-/* run.c, for record.c */
+/* state.c: how the run ended, for record.c and summary.c */
 int run_status(struct run *r, const char **status, char *reason, size_t len);
 uint64_t run_measured_ns(const struct run *r, const char *status);
 

@@ -11,7 +11,7 @@
  *   scanf family, strto*, atoi and kin    numtext.h, opt.h
  *   getopt, getopt_long   optparse.h
  *   inet_pton, inet_aton, inet_addr      inaddr.h
- *   strsignal, psignal    the few names needed, written out (engine/run.c)
+ *   strsignal, psignal    the few names needed, written out (engine/state.c)
  *   qsort                 sort.h
  *   log, cos, sqrt        simmath.h (the simulation's only maths)
  * The headers that declare them come first: a poisoned name may not appear

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rtbench import EMULATED_WORDS
+from rtbench.kinds import packaged
 from rtbench.valuetext import value_text
 
 Severity = Literal["ok", "info", "warn", "bad"]
@@ -70,9 +71,16 @@ class PreemptRT(Check):
                          "this kernel can hold off RT tasks for milliseconds")
 
 
-# Tests whose threads run flat out at RT priority, so RT throttling stops them each period:
-# noise's busy loops always, periodic when its --busy work fills most of the period.
-BUSY_LOOP_TESTS = ("noise", "periodic with --busy work")
+
+
+def busy_loop_tests() -> tuple[str, ...]:
+    """Tests whose threads run flat out at RT priority, so RT throttling stops them each
+    period (the kinds described `busy_loop`): noise's busy loops always, periodic when
+    its --busy work fills most of the period."""
+    kinds = sorted(packaged().kinds.values(),
+                   key=lambda k: (k.busy_loop != "always", k.name))
+    return tuple(k.name if k.busy_loop == "always" else f"{k.name} with --{k.busy_loop} work"
+                 for k in kinds if k.busy_loop is not None)
 
 
 class RTThrottling(Check):
@@ -95,7 +103,7 @@ class RTThrottling(Check):
             f"{runtime:,} µs per {period:,} µs", "warn",
             f"RT tasks are stopped for {stopped_ms:g} ms of every {period / 1e6:g} s once "
             f"they used {runtime / 1000:g} ms of it: busy-loop tests "
-            f"({', '.join(BUSY_LOOP_TESTS)}) then show {stopped_ms:g} ms gaps "
+            f"({', '.join(busy_loop_tests())}) then show {stopped_ms:g} ms gaps "
             f"{period / 1e6:g} s apart; to measure them run "
             "`echo -1 > /proc/sys/kernel/sched_rt_runtime_us` (restore it after)")
 

@@ -73,7 +73,7 @@ ALLOWED = {
     "rtprobe": {"root", "util", "wire", "build", "kinds"},
     "bundle": {"wire"},
     "suites": {"root", "util", "rtprobe"},
-    "preflight": {"root"},
+    "preflight": {"root", "kinds"},
     "targets": {"root", "util", "wire", "rtprobe"},
     "store": {"root", "wire", "bundle"},
     "analysis": {"root", "wire", "bundle", "kinds"},

@@ -91,7 +91,7 @@ def test_a_toy_kind_needs_no_host_code(described: dict[str, Any], tmp_path: Path
     catalogue = ProbeCatalogue.from_describe(toy_describe(described))
     kind = catalogue.tests["toy"]
     assert kind.host.name == "toy" and kind.host.rt_only
-    suite = parse_suite('[suite]\nname = "toy"\n[defaults]\nduration = "3s"\nwarmup = "0s"\n'
+    suite = parse_suite('[suite]\nname = "toy"\n[defaults]\nduration = "100ms"\nwarmup = "0s"\n'
                         'settle = "0s"\n[[scenarios]]\nname = "idle"\n[[tests]]\n'
                         'name = "toy-1"\ntest = "toy"\nparams = { items = ["a", "b", "c"] }\n',
                         "toy.toml", catalogue)

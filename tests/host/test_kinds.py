@@ -87,6 +87,35 @@ def test_every_kind_module_belongs_to_a_kind_and_tables_have_one(
             assert name in modules, f"{name} has table keys but no kinds/{name}.py table()"
 
 
+SAMPLES = {
+    "ctx": {"unit": "ns", "cells": [{"size_kib": 0, "processes": 2, "per_switch_ns": 15821}],
+            "overheads": [{"size_kib": 0, "overhead_ns": 683}]},
+    "ipc": {"transport": "pipe", "mode": "bandwidth",
+            "bandwidth": [{"cpu": 0, "chunk_bytes": 65536, "mb_per_s": 4189.86}]},
+    "hackbench": {"elapsed_ns": 97705753, "messages_per_s": 409392.5, "groups": 10},
+    "pi": {"pi": False, "max_excess_ns": 20075, "mean_excess_ns": 18783,
+           "limit_ns": 2000000, "iterations": 9},
+    "event": {"kind": "self", "handled": 1000, "missed": 3, "source": "self"},
+    "noise": {"cpus": [{"busy_ns": 10**9, "stolen_ns": 9017609, "gaps": 552}],
+              "threshold_ns": 1000},
+    "clock": {"clock_source": "monotonic", "read_cost_ns": 24.25, "reads": 7},
+    "periodic": {"failed_iterations": 2, "missed_periods": 0,
+                 "threads": [{"start_latency_ns": 24022}], "period_ns": 1000},
+    "wakeup": {"mechanisms": [{"mechanism": "pipe", "ran": True}], "pairs": 1},
+}
+
+
+@pytest.mark.parametrize("test", sorted(SAMPLES))
+def test_a_headline_reads_only_its_described_figures(test: str) -> None:
+    kinds = packaged()
+    figures = kinds.traits(test).figures
+    data = SAMPLES[test]
+    shown = kinds.headline(test, data)
+    assert shown is not None
+    assert kinds.headline(test, {k: v for k, v in data.items() if k in figures}) == shown
+    assert kinds.headline(test, {k: v for k, v in data.items() if k not in figures}) is None
+
+
 def test_a_toy_kind_needs_no_host_code(described: dict[str, Any], tmp_path: Path) -> None:
     catalogue = ProbeCatalogue.from_describe(toy_describe(described))
     kind = catalogue.tests["toy"]

@@ -5,7 +5,7 @@ Builds measured (issue 15 item 2):
   glibc     `make -C probe` (dynamic glibc, -O2; what the host runs)
   musl-gcc  `make -C probe musl` (static musl 1.2 from musl-tools, -Os with -O2 hot files)
   board     `rtbench probe build --arch x86_64`: Zig's clang and musl, the board flags of
-            rtbench/rtprobe/build.py, stripped (the binary copied to boards)
+            rtbench/rtprobe/build/__init__.py, stripped (the binary copied to boards)
   cyclictest  rt-tests' cyclictest (the peer), same CPU, priority and interval
 plus any NAME=PATH given on the command line (e.g. the builds of an older commit).
 

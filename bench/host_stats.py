@@ -26,8 +26,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rtbench.analysis.stats import merged_stats, series_stats, stats_of_series  # noqa: E402
-from rtbench.rtprobe import loglin7 as hist  # noqa: E402
-from rtbench.rtprobe.records import ProbeOutput  # noqa: E402
+from rtbench.rtprobe.wire import loglin7 as hist  # noqa: E402
+from rtbench.rtprobe.wire.records import ProbeOutput  # noqa: E402
 from rtbench.store import Store  # noqa: E402
 
 S = "rtprobe/1"

@@ -238,7 +238,7 @@ def rtbench_json(size_bytes: int) -> bytes:
     tool_values_mb_s, 9 bytes a value)."""
     import numpy as np
 
-    from rtbench.histpairs import Floats
+    from rtbench.wire.histpairs import Floats
 
     rng = np.random.default_rng(7)
     count = max(size_bytes // 27, 2)
@@ -266,7 +266,7 @@ def rtbench_json_hist(size_bytes: int) -> bytes:
     as (its histogram in tool_hist, stored compactly: 2.2 bytes a row)."""
     import numpy as np
 
-    from rtbench.histpairs import Pairs
+    from rtbench.wire.histpairs import Pairs
     from rtbench.interop._build import ToolSeries, tool_measurement, tool_run
 
     rows = max(size_bytes * 10 // 22, 2)

@@ -46,8 +46,8 @@ from rich.console import Console  # noqa: E402
 from rtbench.bundle import RunDetail  # noqa: E402
 from rtbench.report.html import write_html_report  # noqa: E402
 from rtbench.report.terminal import load_table, summary_table  # noqa: E402
-from rtbench.rtprobe import loglin7 as hist  # noqa: E402
-from rtbench.rtprobe.records import ProbeOutput  # noqa: E402
+from rtbench.rtprobe.wire import loglin7 as hist  # noqa: E402
+from rtbench.rtprobe.wire.records import ProbeOutput  # noqa: E402
 from rtbench.store import Store  # noqa: E402
 
 S = "rtprobe/1"

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rtbench.rtprobe import loglin7
+from rtbench.rtprobe.wire import loglin7
 
 REPO = Path(__file__).resolve().parent.parent
 PROBE = REPO / "probe" / "build" / "rtprobe"

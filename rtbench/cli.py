@@ -113,7 +113,7 @@ class RtbenchGroup(click.Group):
         """Run the command line; a usage error is one `rtbench: ...` line, exit 2."""
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, False, **extra)
-        from rtbench.stdoutcheck import tolerate_closed_reader
+        from rtbench.core.stdoutcheck import tolerate_closed_reader
 
         tolerate_closed_reader()
         argv = sys.argv[1:] if args is None else list(args)
@@ -142,12 +142,12 @@ class RtbenchGroup(click.Group):
             if isinstance(sys.stdout, click.utils.PacifyFlushWrapper):
                 # click's answer to a closed pipe (--help, db path | head -1) is exit 1
                 # and this wrapper; the reader took what it wanted: a quiet exit 0
-                from rtbench.stdoutcheck import silence_stdout
+                from rtbench.core.stdoutcheck import silence_stdout
 
                 silence_stdout()
                 code = 0
         except OSError as exc:  # a command without handle_errors (--help, db path)
-            from rtbench.stdoutcheck import reader_gone, silence_stdout, stdout_failed
+            from rtbench.core.stdoutcheck import reader_gone, silence_stdout, stdout_failed
 
             if exc.filename is None and reader_gone(exc):
                 silence_stdout()
@@ -167,7 +167,7 @@ class RtbenchGroup(click.Group):
 
 def _checked_exit_code(code: int) -> int:
     """code, or exit 3 with one line when stdout did not take all that was written."""
-    from rtbench.stdoutcheck import reader_gone, silence_stdout, stdout_fault
+    from rtbench.core.stdoutcheck import reader_gone, silence_stdout, stdout_fault
 
     fault = stdout_fault()
     if fault is None:

@@ -24,7 +24,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from rtbench.atomicfile import write_atomic
+from rtbench.util.atomicfile import write_atomic
 
 REPO = Path(__file__).resolve().parent.parent
 SLOW_LIST = REPO / "tests" / "slow_tests.txt"

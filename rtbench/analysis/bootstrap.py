@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rtbench.analysis.stats import min_samples
-from rtbench.rtprobe import loglin7 as hist
+from rtbench.rtprobe.wire import loglin7 as hist
 
 F64 = npt.NDArray[np.float64]
 REPLICATES = 1000

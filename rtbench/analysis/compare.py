@@ -12,7 +12,7 @@ from rtbench.analysis.reference import ReferenceCell, ReferenceRun, hist_quantil
 from rtbench.analysis.select import CellKey, CellMatch, cell_key, match_cells
 from rtbench.analysis.stats import merged_stats
 from rtbench.bundle import MeasurementDetail, RunDetail
-from rtbench.rtprobe.records import windows_hist_arrays
+from rtbench.rtprobe.wire.records import windows_hist_arrays
 
 METRICS = (("p50", 0.50), ("p99", 0.99), ("p99.9", 0.999))
 QUANTILE = dict(METRICS)

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from rtbench.rtprobe import loglin7 as hist
-from rtbench.rtprobe.records import WindowRecord
+from rtbench.rtprobe.wire import loglin7 as hist
+from rtbench.rtprobe.wire.records import WindowRecord
 
 F64 = npt.NDArray[np.float64]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rtbench.bundle import RunDetail
-from rtbench.valuetext import value_text
+from rtbench.core.valuetext import value_text
 
 ENV_KEYS = (
     ("kernel", ("uname", "release")), ("preempt", ("preempt_model",)),

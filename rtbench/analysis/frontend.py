@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rtbench.rtprobe.records import WindowRecord
+from rtbench.rtprobe.wire.records import WindowRecord
 
 
 def series_mean_ns(series: Mapping[str, Any]) -> float | None:

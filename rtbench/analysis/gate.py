@@ -27,7 +27,7 @@ from rtbench.analysis.runmodel import (
     metric_test,
 )
 from rtbench.analysis.stats import min_samples
-from rtbench.rtprobe import loglin7 as hist
+from rtbench.rtprobe.wire import loglin7 as hist
 
 GATE_METRICS = ("p50", "p99", "p99.9", "max", "exceedance-rate")
 DEFAULT_METRICS = ("p50", "p99", "max")

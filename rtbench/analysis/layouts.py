@@ -22,7 +22,7 @@ from rtbench.analysis.reference import PUBLISHED_LABEL, ReferenceCell, Reference
 from rtbench.analysis.stats import LatencyStats, merged_stats
 from rtbench.bundle import MeasurementDetail, RunDetail, ScenarioDetail, SeriesDetail
 from rtbench.kinds import run_registry
-from rtbench.rtprobe import loglin7
+from rtbench.rtprobe.wire import loglin7
 
 Cell = float | int | str | None
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rtbench.rtprobe.records import ProbeOutput
+from rtbench.rtprobe.wire.records import ProbeOutput
 
 
 def achieved_rate(output: ProbeOutput) -> float | None:

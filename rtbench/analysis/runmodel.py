@@ -33,7 +33,7 @@ import numpy.typing as npt
 from rtbench.analysis import evt
 from rtbench.analysis.bootstrap import MIN_WINDOWS, WindowMatrix, replicates
 from rtbench.analysis.compare import QUANTILE, CellData
-from rtbench.rtprobe import loglin7 as hist
+from rtbench.rtprobe.wire import loglin7 as hist
 
 F64 = npt.NDArray[np.float64]
 # the between-run spread (sd of the log figure) assumed before any run says otherwise,

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from rtbench.rtprobe import loglin7 as hist
+from rtbench.rtprobe.wire import loglin7 as hist
 
 NS_PER_HOUR = 3_600_000_000_000
 

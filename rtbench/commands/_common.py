@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, data_dir
-from rtbench.stdoutcheck import reader_gone, silence_stdout, stdout_failed
+from rtbench.core.stdoutcheck import reader_gone, silence_stdout, stdout_failed
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -131,7 +131,7 @@ def _known_error(exc: Exception) -> tuple[str, int] | None:
     The error classes are imported here, on the error path, so that a command that
     succeeds pays for none of their modules.
     """
-    from rtbench.rtprobe.locate import ProbeNotFound
+    from rtbench.rtprobe.util.locate import ProbeNotFound
     from rtbench.run.runner import RunError
     from rtbench.store import StoreError
     from rtbench.suites.model import SuiteError
@@ -158,8 +158,8 @@ def _one_line(exc: BaseException) -> str:
 
 def _say(message: str) -> None:
     """Print one error line on stderr, its text stripped of terminal controls and the
-    credentials of any URL in it hidden (rtbench.redact)."""
-    from rtbench.redact import redact
+    credentials of any URL in it hidden (rtbench.core.redact)."""
+    from rtbench.core.redact import redact
     from rtbench.report.text import for_terminal
 
     line = redact(" ".join(for_terminal(message).split("\n")))
@@ -188,8 +188,8 @@ def open_store(url: str | None, *, reading: bool = False, existing: bool = False
 def recover_stale(store: Any, store_error: type[Exception]) -> None:
     """Mark the runs of dead owners abandoned; kill their loads; remove their io dirs;
     put back the tracefs state a dead local rtprobe left (one line on stderr)."""
-    from rtbench.run.owner import clean_stale_load_dirs, kill_orphaned_loads, owner_dead
-    from rtbench.run.tracestate import restore_dead_probe
+    from rtbench.run.util.owner import clean_stale_load_dirs, kill_orphaned_loads, owner_dead
+    from rtbench.run.util.tracestate import restore_dead_probe
 
     kill_orphaned_loads()
     clean_stale_load_dirs(data_dir() / "loads")

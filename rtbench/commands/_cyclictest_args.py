@@ -163,7 +163,7 @@ def plan_probe(opts: CyclictestOptions, cpus_allowed: list[int]) -> ProbePlan:
     affinity = opts.optional.get("affinity")
     cpus = cpus_allowed
     if affinity:
-        from rtbench.cpulist import parse_cpulist
+        from rtbench.util.cpulist import parse_cpulist
 
         try:
             cpus = sorted(parse_cpulist(affinity))

@@ -52,11 +52,11 @@ from rtbench.commands._cyclictest_args import (
     summary_lines,
     unit,
 )
-from rtbench.readlimit import InputTooLarge, read_limited
-from rtbench.rtprobe.raw import parse_raw
+from rtbench.core.readlimit import InputTooLarge, read_limited
+from rtbench.rtprobe.wire.raw import parse_raw
 
 if TYPE_CHECKING:
-    from rtbench.rtprobe.records import ProbeOutput
+    from rtbench.rtprobe.wire.records import ProbeOutput
     from rtbench.suites.model import Suite
     from rtbench.targets.base import Target
 

@@ -31,8 +31,8 @@ from rtbench.commands._common import (
     path_error,
 )
 from rtbench.interop._build import mark_partial, run_uid
-from rtbench.readlimit import IMPORT_MAX_BYTES, IMPORT_TOTAL_MAX_BYTES
-from rtbench.stdoutcheck import write_stdout_bytes
+from rtbench.core.readlimit import IMPORT_MAX_BYTES, IMPORT_TOTAL_MAX_BYTES
+from rtbench.core.stdoutcheck import write_stdout_bytes
 
 HEAD_BYTES = 4096
 
@@ -204,7 +204,7 @@ def _parse_tags(values: tuple[str, ...]) -> dict[str, str]:
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Write data to path through a temporary file in the same directory and rename."""
-    from rtbench.atomicfile import write_atomic as write_whole
+    from rtbench.util.atomicfile import write_atomic as write_whole
 
     try:
         write_whole(path, data)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rtbench.readlimit import (
+from rtbench.core.readlimit import (
     INVENTORY_MAX_BYTES,
     InputTooLarge,
     read_text_limited,

@@ -24,7 +24,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from rtbench.histpairs import Floats, IntColumn, Ints, Pairs
+from rtbench.wire.histpairs import Floats, IntColumn, Ints, Pairs
 
 # an array shorter than this is left to the parser
 LONG = 4096

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from rtbench.histpairs import IntColumn, Pairs
+from rtbench.wire.histpairs import IntColumn, Pairs
 from rtbench.interop._build import MAX_COUNT, check_count, loose_json
 from rtbench.interop._lines import check_text
 from rtbench.interop.base import ImportFormatError

@@ -28,7 +28,7 @@ from typing import BinaryIO, Literal
 import msgspec
 import numpy as np
 
-from rtbench.histpairs import Floats, IntColumn, Ints, Pairs
+from rtbench.wire.histpairs import Floats, IntColumn, Ints, Pairs
 from rtbench.interop._jsoncolumns import _FLOAT, _INTEGER, _ROW, LONG
 
 CHUNK = 1 << 20

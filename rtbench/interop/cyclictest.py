@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from rtbench.bundle import RunDetail
-from rtbench.histpairs import IntColumn, Pairs, exact_sum
+from rtbench.wire.histpairs import IntColumn, Pairs, exact_sum
 from rtbench.interop._build import (
     ToolSeries,
     check_count,

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from rtbench.bundle import RunDetail
-from rtbench.histpairs import Floats
+from rtbench.wire.histpairs import Floats
 from rtbench.interop._build import ToolSeries, number, tool_measurement, tool_run
 from rtbench.interop._lines import text_lines
 from rtbench.interop.base import Importer, ImportFormatError

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from rtbench.bundle import RunDetail
-from rtbench.histpairs import Pairs, exact_sum
+from rtbench.wire.histpairs import Pairs, exact_sum
 from rtbench.interop._build import (
     MAX_NS,
     ToolSeries,

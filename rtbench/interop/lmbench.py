@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from rtbench.bundle import MeasurementDetail, RunDetail
-from rtbench.histpairs import Floats
+from rtbench.wire.histpairs import Floats
 from rtbench.interop._build import (
     NUMBER,
     ToolSeries,

@@ -22,7 +22,7 @@ from rtbench.interop._cells import cells
 from rtbench.interop._exposition import Family, render
 from rtbench.interop.base import Exporter
 from rtbench.interop.cellmetrics import history_rows, row_families, run_families, series_labels
-from rtbench.rtprobe import loglin7
+from rtbench.rtprobe.wire import loglin7
 from rtbench.store.cells import CellRow
 
 HISTORY_FORMAT = "openmetrics-history"

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from rtbench.bundle import RunDetail
-from rtbench.histpairs import IntColumn, Pairs, exact_sum
+from rtbench.wire.histpairs import IntColumn, Pairs, exact_sum
 from rtbench.interop._build import (
     ToolSeries,
     check_count,

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from rtbench.bundle import MeasurementDetail, RunDetail
-from rtbench.histpairs import IntColumn, Pairs
+from rtbench.wire.histpairs import IntColumn, Pairs
 from rtbench.interop._build import (
     ToolSeries,
     check_count,

@@ -26,7 +26,7 @@ from typing import Annotated, Any
 import msgspec
 import numpy as np
 
-from rtbench import histpairs
+from rtbench.wire import histpairs
 from rtbench.bundle import (
     MeasurementDetail,
     RunDetail,
@@ -38,7 +38,7 @@ from rtbench.bundle import (
 from rtbench.interop._jsoncolumns import _place, object_with_columns
 from rtbench.interop._jsonstream import Column, cut_columns
 from rtbench.interop.base import Exporter, Importer, ImportFormatError
-from rtbench.rtprobe.records import SpikeRecord, WindowRecord, no_gc
+from rtbench.rtprobe.wire.records import SpikeRecord, WindowRecord, no_gc
 
 SCHEMA = "rtbench-run/1"
 INT64_MAX = (1 << 63) - 1

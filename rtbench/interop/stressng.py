@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from rtbench.bundle import RunDetail
-from rtbench.histpairs import IntColumn, Pairs, exact_sum
+from rtbench.wire.histpairs import IntColumn, Pairs, exact_sum
 from rtbench.interop._build import (
     ToolSeries,
     complete,

@@ -58,7 +58,7 @@ from rtbench.interop._build import (
     unverifiable,
 )
 from rtbench.interop.base import Importer, ImportFormatError
-from rtbench.rtprobe.records import SpikeRecord
+from rtbench.rtprobe.wire.records import SpikeRecord
 
 THRESHOLD_NS = 100_000
 MARGIN_NS = 100_000

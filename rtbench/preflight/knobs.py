@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from rtbench import EMULATED_WORDS
 from rtbench.kinds import packaged
-from rtbench.valuetext import value_text
+from rtbench.core.valuetext import value_text
 
 Severity = Literal["ok", "info", "warn", "bad"]
 

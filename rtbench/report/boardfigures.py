@@ -15,7 +15,7 @@ from matplotlib.ticker import FuncFormatter
 from rtbench.analysis.boards import CellHistory
 from rtbench.report.axis import duration_label, use_log
 from rtbench.report.figures import FigureError, _dense, _figure, literal
-from rtbench.rtprobe import loglin7
+from rtbench.rtprobe.wire import loglin7
 
 
 def history_figure(board: str, found: Sequence[CellHistory],

@@ -16,7 +16,7 @@ from html import escape
 from rtbench.analysis.boards import CellHistory, HistoryPoint
 from rtbench.report.axis import date_ticks, duration_label, linear_ticks, log_ticks, use_log
 from rtbench.report.format import fmt_threshold
-from rtbench.rtprobe import loglin7
+from rtbench.rtprobe.wire import loglin7
 
 WIDTH = 760
 TOP_H = 240

@@ -16,7 +16,7 @@ from rich.live import Live
 from rich.text import Text
 
 from rtbench.analysis.fleet import BoardSummary
-from rtbench.atomicfile import write_atomic
+from rtbench.util.atomicfile import write_atomic
 from rtbench.kinds import KindRegistry, packaged
 from rtbench.report.format import fmt_template_value, fmt_us
 from rtbench.report.layout import Column, FittedTable

@@ -9,7 +9,7 @@ from typing import Any
 from rtbench.analysis.measurement import MeasurementStats
 from rtbench.analysis.stats import LatencyStats
 from rtbench.bundle import MeasurementDetail, ScenarioDetail
-from rtbench.valuetext import value_text
+from rtbench.core.valuetext import value_text
 
 DEFINITIONS = (
     ("Latency", "time from the deadline (or stimulus) to the moment the "

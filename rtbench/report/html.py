@@ -11,7 +11,7 @@ from rtbench.analysis.environment import environment_rows
 from rtbench.analysis.measurement import run_stats
 from rtbench.analysis.stats import PERCENTILES
 from rtbench.analysis.verdict import cell_state, verdict_of
-from rtbench.atomicfile import write_atomic
+from rtbench.util.atomicfile import write_atomic
 from rtbench.bundle import RunDetail
 from rtbench.kinds import run_registry
 from rtbench.report import format as fmt
@@ -20,8 +20,8 @@ from rtbench.report.resultdata import key_values
 from rtbench.report.suitetext import load_text
 from rtbench.report.verdict import actions
 from rtbench.report.why import why_sections
-from rtbench.rtprobe.loglin7 import BUCKET_ERROR_BOUND
-from rtbench.valuetext import value_text
+from rtbench.rtprobe.wire.loglin7 import BUCKET_ERROR_BOUND
+from rtbench.core.valuetext import value_text
 
 
 def _environment() -> jinja2.Environment:
@@ -109,5 +109,5 @@ def write_layout_page(title: str, sections: list[str], path: Path) -> None:
 
 
 def write_text(text: str, path: Path) -> None:
-    """Write text to path whole or not at all (rtbench.atomicfile)."""
+    """Write text to path whole or not at all (rtbench.util.atomicfile)."""
     write_atomic(path, text.encode("utf-8"))

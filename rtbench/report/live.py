@@ -18,7 +18,7 @@ from rtbench.kinds import KindRegistry, packaged, registry_for
 from rtbench.report.format import fmt_count, fmt_us
 from rtbench.report.layout import Column, FittedTable
 from rtbench.report.text import for_rich, for_terminal
-from rtbench.rtprobe.records import StartRecord, WindowRecord
+from rtbench.rtprobe.wire.records import StartRecord, WindowRecord
 from rtbench.run.events import (
     Event,
     MeasurementDone,

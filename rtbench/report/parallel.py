@@ -18,7 +18,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from rtbench._pdeath import die_with_parent
+from rtbench.util._pdeath import die_with_parent
 
 MIN_TASKS = 4
 _TASKS: list[Callable[[], Any]] = []

@@ -24,12 +24,12 @@ from matplotlib.ticker import (
     ScalarFormatter,
 )
 
-from rtbench._pdeath import die_with_parent
+from rtbench.util._pdeath import die_with_parent
 from rtbench.analysis.curves import window_means_ns
 from rtbench.bundle import MeasurementDetail
 from rtbench.report.text import for_matplotlib
-from rtbench.rtprobe import loglin7 as hist
-from rtbench.rtprobe.records import WindowRecord
+from rtbench.rtprobe.wire import loglin7 as hist
+from rtbench.rtprobe.wire.records import WindowRecord
 
 _PROLOG = re.compile(r"^.*?(?=<svg)", re.S)
 _METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)

@@ -38,7 +38,7 @@ from rtbench.report.suitetext import load_text
 from rtbench.report.target import fmt_target
 from rtbench.report.text import for_rich, for_terminal
 from rtbench.report.verdict import verdict_text
-from rtbench.valuetext import value_text
+from rtbench.core.valuetext import value_text
 
 
 def summary_table(run: RunDetail) -> FittedTable:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from rtbench.cpulist import parse_cpulist
+from rtbench.util.cpulist import parse_cpulist
 from rtbench.rtprobe.catalogue import TestKind
 
 UNIT_NS = {

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from rtbench.kinds import KindTraits, packaged, traits_from_host
-from rtbench.rtprobe.locate import ProbeDescribeError, locate_probe, probe_describe
+from rtbench.rtprobe.util.locate import ProbeDescribeError, locate_probe, probe_describe
 
 
 @dataclass(frozen=True)

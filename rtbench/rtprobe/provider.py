@@ -19,7 +19,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol
 
-from rtbench.rtprobe.locate import locate_probe
+from rtbench.rtprobe.util.locate import locate_probe
 
 
 class ProbeUnavailable(Exception):

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from rtbench.rtprobe.build import cache_root
 from rtbench.rtprobe.elf import ProbeArchError, is_built_for, is_static
-from rtbench.rtprobe.elftrim import ElfLayoutError, trim_unloaded
-from rtbench.rtprobe.locate import ProbeNotFound, locate_probe
+from rtbench.rtprobe.util.elftrim import ElfLayoutError, trim_unloaded
+from rtbench.rtprobe.util.locate import ProbeNotFound, locate_probe
 
 
 def stripped(path: Path) -> Path:

@@ -30,12 +30,12 @@ from rtbench.analysis.loads import achieved_rate
 from rtbench.analysis.scenario_check import deciding_flags, measuring_cpus, scenario_flags
 from rtbench.analysis.verdict import judged_status, run_verdict
 from rtbench.bundle import INCONCLUSIVE, NOT_STARTED, board_of
-from rtbench.cpulist import parse_cpulist
+from rtbench.util.cpulist import parse_cpulist
 from rtbench.kinds import packaged, recorded_kinds, registry_for
 from rtbench.preflight import run_preflight
 from rtbench.rtprobe.argv import load_args, serial_trace_args
 from rtbench.rtprobe.catalogue import ProbeMismatch, target_catalogue
-from rtbench.rtprobe.records import (
+from rtbench.rtprobe.wire.records import (
     ProbeOutput,
     RecordError,
     StartRecord,
@@ -56,7 +56,7 @@ from rtbench.run.events import (
     WindowDone,
     ignore,
 )
-from rtbench.run.owner import LoadDirRegistry, current_owner
+from rtbench.run.util.owner import LoadDirRegistry, current_owner
 from rtbench.run.save import MeasurementNotStored, recovery_bundle, with_retries
 from rtbench.store import Store, StoreError
 from rtbench.store.ingest import measurement_detail

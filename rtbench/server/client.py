@@ -16,8 +16,8 @@ from urllib.parse import SplitResult, urlsplit
 
 from rtbench.bundle import RunDetail
 from rtbench.interop.runjson import dumps
-from rtbench.redact import has_credentials, redact
-from rtbench.secretfile import SecretFileError, read_secret_file
+from rtbench.core.redact import has_credentials, redact
+from rtbench.core.secretfile import SecretFileError, read_secret_file
 
 # the most of a server's answer that is read (its answers are a few hundred bytes)
 ANSWER_MAX_BYTES = 1 << 20

@@ -37,8 +37,8 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 import tomllib
 
 from rtbench import __version__
-from rtbench.redact import redact
-from rtbench.secretfile import SecretFileError, read_secret_file
+from rtbench.core.redact import redact
+from rtbench.core.secretfile import SecretFileError, read_secret_file
 from rtbench.server import payloads
 from rtbench.store import Store, StoreError
 from rtbench.store.deliveries import add_delivery, update_delivery
@@ -121,7 +121,7 @@ def check_public_url(url: str) -> str:
 
 def read_secret(path: Path) -> bytes:
     """The shared secret in path: one line, read by the bounded, non-blocking reader
-    (rtbench.secretfile); WebhookConfigError else."""
+    (rtbench.core.secretfile); WebhookConfigError else."""
     try:
         return read_secret_file(path, f"webhook secret file {path}")
     except SecretFileError as exc:

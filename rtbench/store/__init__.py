@@ -61,7 +61,7 @@ from rtbench.store.cells import CellFilter, CellRow, RunFacts, insert_cells, rea
 from rtbench.store.utc import as_utc
 
 if TYPE_CHECKING:
-    from rtbench.rtprobe.records import ProbeOutput
+    from rtbench.rtprobe.wire.records import ProbeOutput
 
 __all__ = [
     "BundleInvalid", "MeasurementDetail", "RunDetail", "RunNotFound", "RunSummary",
@@ -157,7 +157,7 @@ def db_url_of(text: str) -> str:
 def _dumps(value: Any) -> str:
     """Compact, deterministic JSON text for a JSON column."""
     # imported here: histpairs brings numpy, which `ls` and `show` never need
-    from rtbench import histpairs
+    from rtbench.wire import histpairs
 
     return histpairs.dumps(value, separators=(",", ":"), sort_keys=True,
                            allow_nan=False)
@@ -520,7 +520,7 @@ class Store:
 
     def _add_bundle(self, run: RunDetail, uid: str) -> tuple[int, bool]:
         """add_bundle() with the uid chosen, in one transaction."""
-        from rtbench.rtprobe.records import no_gc
+        from rtbench.rtprobe.wire.records import no_gc
 
         with self._tx(f"store run {run.suite!r}") as conn, no_gc():
             found = conn.execute(select(t.runs.c.id).where(
@@ -641,7 +641,7 @@ class Store:
                                detail: MeasurementDetail) -> int:
         """Store one measurement and everything it produced, atomically, after the
         scenario's others; return its id."""
-        from rtbench.rtprobe.records import no_gc
+        from rtbench.rtprobe.wire.records import no_gc
 
         with self._tx(f"store measurement {detail.name!r}") as conn, no_gc():
             position = conn.execute(
@@ -767,7 +767,7 @@ class Store:
         if not 0 < run_id < 2**63:  # no such row can exist (and SQLite cannot bind it)
             raise RunNotFound(f"run {run_id} is not in {self.url}; "
                               "'rtbench ls' lists the stored runs")
-        from rtbench.rtprobe.records import no_gc
+        from rtbench.rtprobe.wire.records import no_gc
 
         with self._tx(f"read run {run_id}") as conn, no_gc():
             row = conn.execute(
@@ -813,7 +813,7 @@ class Store:
 
     def _measurement(self, conn: Connection, m: Any) -> MeasurementDetail:
         """Assemble one measurement with its series, windows and spikes."""
-        from rtbench.rtprobe.records import SpikeRecord, WindowRecord
+        from rtbench.rtprobe.wire.records import SpikeRecord, WindowRecord
 
         detail = MeasurementDetail(
             id=m.id, name=m.name, test=m.test, params=_loads(m.params),

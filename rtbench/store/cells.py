@@ -115,7 +115,7 @@ def summarize(facts: RunFacts, scenario: str, m: MeasurementDetail
               ) -> list[dict[str, Any]]:
     """The run_cells rows (column dicts) of one stored measurement, one per series."""
     # numpy only when writing: `rtbench ls` and other readers import the store lightly
-    from rtbench.rtprobe import loglin7
+    from rtbench.rtprobe.wire import loglin7
     overflow = _overflow(m)
     policy = _policy(m)
     rows = []

@@ -2,7 +2,7 @@
 
 An imported tool's repeated results (lmbench's `tool_values_us`, hackbench's `times_s`)
 and its histogram (`tool_hist`) are held while importing as compact columns
-(rtbench.histpairs: Pairs, Floats, Ints).  Written into the measurement's `data` text,
+(rtbench.wire.histpairs: Pairs, Floats, Ints).  Written into the measurement's `data` text,
 such a column was one database value as large as the imported file, which Python and
 SQLite each copy while storing: 3 to 4.5 times the file (issue 36).  split() takes each
 column of at least LONG elements out of the data (its place holds null) and
@@ -24,7 +24,7 @@ from sqlalchemy import Connection, insert, select
 from rtbench.store import schema as t
 
 if TYPE_CHECKING:  # histpairs brings numpy, which reading a run (show, ls) never needs
-    from rtbench.histpairs import Floats, Ints, Pairs
+    from rtbench.wire.histpairs import Floats, Ints, Pairs
 
 # a column shorter than this stays in the data text
 LONG = 4096
@@ -39,7 +39,7 @@ def split(data: Any) -> tuple[Any, list[tuple[Path, Pairs | Floats | Ints]]]:
     changed (a dict or list on a column's way is copied).  A Pairs whose values go up by
     one step is stored as the store writes it ({"counts", "first", "step"}): its counts
     are the column."""
-    from rtbench import histpairs
+    from rtbench.wire import histpairs
 
     found: list[tuple[Path, Pairs | Floats | Ints]] = []
     if not histpairs.holds_columns(data):
@@ -49,7 +49,7 @@ def split(data: Any) -> tuple[Any, list[tuple[Path, Pairs | Floats | Ints]]]:
 
 def _split(value: Any, path: Path, found: list[tuple[Path, Pairs | Floats | Ints]]) -> Any:
     """value with its long columns taken out into found (see split)."""
-    from rtbench.histpairs import COMPACT, Ints, Pairs, step_of
+    from rtbench.wire.histpairs import COMPACT, Ints, Pairs, step_of
 
     if isinstance(value, Pairs) and len(value) >= LONG:
         step = step_of(value.values)
@@ -72,7 +72,7 @@ def _split(value: Any, path: Path, found: list[tuple[Path, Pairs | Floats | Ints
 def pieces(column: Pairs | Floats | Ints) -> Iterator[str]:
     """The column's JSON text, PIECE elements at a time, without the brackets (joined
     with "," and bracketed: the text histpairs.dumps writes)."""
-    from rtbench.histpairs import Floats, Pairs
+    from rtbench.wire.histpairs import Floats, Pairs
 
     for start in range(0, len(column), PIECE):
         if isinstance(column, Pairs):

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 from sqlalchemy import insert, select, update
 
-from rtbench.redact import redact
+from rtbench.core.redact import redact
 from rtbench.store import Store
 from rtbench.store import schema as t
 from rtbench.store.utc import as_utc

@@ -24,7 +24,7 @@ from rtbench.bundle import (
     SeriesDetail,
     mark_beyond_hist,
 )
-from rtbench.rtprobe.records import WindowRecord, no_gc
+from rtbench.rtprobe.wire.records import WindowRecord, no_gc
 from rtbench.store import schema as t
 from rtbench.store.utc import as_utc
 

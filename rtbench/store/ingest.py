@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from rtbench.bundle import MeasurementDetail, SeriesDetail
-from rtbench.rtprobe import loglin7 as hist
-from rtbench.rtprobe.records import ProbeOutput, ResultRecord, WindowRecord
+from rtbench.rtprobe.wire import loglin7 as hist
+from rtbench.rtprobe.wire.records import ProbeOutput, ResultRecord, WindowRecord
 
 
 def _merge_windows(wins: list[WindowRecord]) -> list[tuple[int, int]]:

@@ -17,8 +17,8 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from rtbench.cpulist import parse_cpulist
-from rtbench.readlimit import SUITE_MAX_BYTES, InputTooLarge, read_text_limited
+from rtbench.util.cpulist import parse_cpulist
+from rtbench.core.readlimit import SUITE_MAX_BYTES, InputTooLarge, read_text_limited
 from rtbench.rtprobe.argv import UNIT_NS, ParamValue, scalar_text
 from rtbench.rtprobe.catalogue import ProbeCatalogue, local_catalogue
 from rtbench.suites.model import LoadSpec, Scenario, Suite, SuiteError, TestSpec

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rtbench.cpulist import format_cpulist, parse_cpulist
+from rtbench.util.cpulist import format_cpulist, parse_cpulist
 from rtbench.suites.model import Scenario, Suite, SuiteError
 
 # Below this many CPUs loads and tests share every CPU (nothing to spare).

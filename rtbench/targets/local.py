@@ -20,13 +20,13 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any
 
-from rtbench.boundedrun import CommandTimeout, OutputTooLarge, run_bounded
-from rtbench.cpulist import parse_cpulist
-from rtbench.rtprobe.locate import locate_probe
+from rtbench.core.boundedrun import CommandTimeout, OutputTooLarge, run_bounded
+from rtbench.util.cpulist import parse_cpulist
+from rtbench.rtprobe.util.locate import locate_probe
 from rtbench.rtprobe.provider import ProbeProvider
 from rtbench.rtprobe.sysinfo import VERSION_ARGS, version_of
-from rtbench.run.owner import LOAD_OWNER_VAR, current_owner, kill_tagged, owner_tag
-from rtbench.run.tracestate import restore_dead_probe
+from rtbench.run.util.owner import LOAD_OWNER_VAR, current_owner, kill_tagged, owner_tag
+from rtbench.run.util.tracestate import restore_dead_probe
 from rtbench.targets.base import (
     CommandResult,
     ProbeProcess,
@@ -188,7 +188,7 @@ class LocalTarget(Target):
         return "local"
 
     def probe_path(self) -> str:
-        """The host's rtprobe (found by rtbench.rtprobe.locate.locate_probe)."""
+        """The host's rtprobe (found by rtbench.rtprobe.util.locate.locate_probe)."""
         return str(self.probe)
 
     def hostname(self) -> str:

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
-from rtbench.boundedrun import COMMAND_OUTPUT_MAX_BYTES
+from rtbench.core.boundedrun import COMMAND_OUTPUT_MAX_BYTES
 from rtbench.rtprobe.provider import ProbeProvider
 from rtbench.targets._board import BoardTarget
 from rtbench.targets._serialjob import (

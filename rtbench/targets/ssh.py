@@ -19,7 +19,7 @@ import time
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from rtbench.boundedrun import CommandTimeout, OutputTooLarge, run_bounded
+from rtbench.core.boundedrun import CommandTimeout, OutputTooLarge, run_bounded
 from rtbench.rtprobe.provider import ProbeProvider
 from rtbench.targets._board import BoardTarget
 from rtbench.targets._shell import DEFAULT_REMOTE_DIR, LIFELINE_PERIOD_S, lock_command

@@ -13,8 +13,8 @@ from click.testing import CliRunner, Result
 
 from rtbench.bundle import MeasurementDetail, RunDetail, ScenarioDetail, SeriesDetail
 from rtbench.cli import main
-from rtbench.rtprobe import loglin7 as hist
-from rtbench.rtprobe.records import WindowRecord
+from rtbench.rtprobe.wire import loglin7 as hist
+from rtbench.rtprobe.wire.records import WindowRecord
 from tests.cli_inprocess import run_in_process
 from tests.conftest import REPO
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rtbench.rtprobe.locate import locate_probe, probe_describe
+from rtbench.rtprobe.util.locate import locate_probe, probe_describe
 from rtbench.targets.base import (
     CommandResult,
     ProbeProcess,

@@ -15,7 +15,7 @@ from synth_probe import synth_lines
 
 from rtbench.bundle import RunDetail
 from rtbench.interop.runjson import dumps, loads
-from rtbench.rtprobe.records import ProbeOutput
+from rtbench.rtprobe.wire.records import ProbeOutput
 from rtbench.store import Store
 
 SYSINFO = {"uname": {"release": "6.1.0-test", "machine": "x86_64"}, "cpu_model": "Test CPU"}

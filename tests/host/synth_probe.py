@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from rtbench.rtprobe import loglin7 as hist
+from rtbench.rtprobe.wire import loglin7 as hist
 
 SCHEMA = "rtprobe/1"
 

@@ -1,4 +1,4 @@
-"""rtbench.atomicfile: whole files or none, devices written in place, the umask followed."""
+"""rtbench.util.atomicfile: whole files or none, devices written in place, the umask followed."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rtbench.atomicfile import write_atomic
+from rtbench.util.atomicfile import write_atomic
 
 
 def test_a_file_is_replaced_whole_and_follows_the_umask(tmp_path: Path) -> None:

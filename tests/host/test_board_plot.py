@@ -115,7 +115,7 @@ def test_no_svg_text_leaves_its_svg_in_chromium(tmp_path: Path) -> None:
     from test_server_live import _driver
 
     from rtbench.report.boardsvg import histogram_svg
-    from rtbench.rtprobe.loglin7 import index_one
+    from rtbench.rtprobe.wire.loglin7 import index_one
 
     wide = history([5_000, 0, 120_000_000_000, 7_000] * 3,
                    ["5.10.0-rt-" + "x" * 40, "6.1", "6.6", "6.12"] * 3, days=120)

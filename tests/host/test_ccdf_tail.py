@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from rtbench.analysis.curves import ccdf_us
-from rtbench.rtprobe import loglin7 as hist
+from rtbench.rtprobe.wire import loglin7 as hist
 
 
 def test_ccdf_ends_at_the_max() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rtbench.analysis.measurement import collection_notes
 from rtbench.bundle import MeasurementDetail
-from rtbench.rtprobe.records import ProbeOutput
+from rtbench.rtprobe.wire.records import ProbeOutput
 from rtbench.store.ingest import measurement_detail
 
 

@@ -25,7 +25,7 @@ from rtbench.store import Store
 
 def matrix_of(windows: list[np.ndarray]) -> bootstrap.WindowMatrix:
     """A bootstrap matrix of windows of raw latencies."""
-    from rtbench.rtprobe import loglin7 as hist
+    from rtbench.rtprobe.wire import loglin7 as hist
 
     return bootstrap.window_matrix(
         ((k, *hist.from_values(w)) for k, w in enumerate(windows)),

@@ -982,7 +982,7 @@ def one_line(stderr: str) -> str:
 def test_import_over_the_bound_is_refused_unread(case_env: dict[str, Any]) -> None:
     """A file one byte over the import bound (sparse: nothing is written) and stdin one
     byte over it: exit 2, one line naming the file and the bound, nothing stored."""
-    from rtbench.readlimit import IMPORT_MAX_BYTES
+    from rtbench.core.readlimit import IMPORT_MAX_BYTES
 
     before = db_digest(case_env["url"])
     big = case_env["tmp"] / "huge-ct.txt"

@@ -11,8 +11,8 @@ from rtbench.analysis.curves import (
     merged_windows,
     window_means_ns,
 )
-from rtbench.rtprobe import loglin7
-from rtbench.rtprobe.records import WindowRecord
+from rtbench.rtprobe.wire import loglin7
+from rtbench.rtprobe.wire.records import WindowRecord
 
 
 def window(series: int, index: int, count: int, sum_ns: int, min_ns: int, max_ns: int,

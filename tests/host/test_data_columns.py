@@ -15,7 +15,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rtbench.histpairs import Floats, Ints, Pairs
+from rtbench.wire.histpairs import Floats, Ints, Pairs
 from rtbench.interop import _jsonstream
 from rtbench.interop._jsoncolumns import LONG, _place
 from rtbench.interop._jsonstream import cut_columns

@@ -1,4 +1,4 @@
-"""rtbench.rtprobe.elftrim: unloaded sections emptied, the program unchanged and still running."""
+"""rtbench.rtprobe.util.elftrim: unloaded sections emptied, the program unchanged and still running."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rtbench.rtprobe.elftrim import ElfLayoutError, trim_unloaded
-from rtbench.rtprobe.locate import locate_probe
+from rtbench.rtprobe.util.elftrim import ElfLayoutError, trim_unloaded
+from rtbench.rtprobe.util.locate import locate_probe
 from tests.parts import needs_part
 
 

@@ -881,7 +881,7 @@ FLOOD = "head -c {n} /dev/zero | tr '\\0' x"
 def test_local_run_output_is_bounded(tmp_path: Path) -> None:
     """A command on the local target printing more than 16 MiB (stdout or stderr) is
     stopped: one line naming the command and the bound; a large legal output is kept."""
-    from rtbench.boundedrun import COMMAND_OUTPUT_MAX_BYTES
+    from rtbench.core.boundedrun import COMMAND_OUTPUT_MAX_BYTES
     from rtbench.targets import LocalTarget, TargetError
 
     target = LocalTarget(tmp_path / "rtprobe")
@@ -896,7 +896,7 @@ def test_local_run_output_is_bounded(tmp_path: Path) -> None:
 
 def test_endless_output_is_stopped_not_waited_for() -> None:
     """`yes` never ends: it is killed at the bound, long before its timeout."""
-    from rtbench.boundedrun import OutputTooLarge, run_bounded
+    from rtbench.core.boundedrun import OutputTooLarge, run_bounded
 
     start = time.monotonic()
     with pytest.raises(OutputTooLarge, match="^yes: printed more than 1 MiB on stdout"):
@@ -906,7 +906,7 @@ def test_endless_output_is_stopped_not_waited_for() -> None:
 
 def test_probe_describe_output_is_bounded(tmp_path: Path) -> None:
     """A fake rtprobe whose describe --json prints without end: one line, no hang."""
-    from rtbench.rtprobe.locate import ProbeDescribeError, probe_describe
+    from rtbench.rtprobe.util.locate import ProbeDescribeError, probe_describe
 
     fake = tmp_path / "rtprobe"
     fake.write_text("#!/bin/sh\nexec yes '{}'\n", encoding="utf-8")
@@ -962,7 +962,7 @@ def test_cyclictest_samples_fetched_in_parts(tmp_path: Path,
     """The samples file of `rtbench cyclictest -v` on a board is read back with od in
     parts (each under the command bound) and gives the same samples as a local read."""
     import rtbench.commands.cyclictest as cyclictest_cmd
-    from rtbench.rtprobe.raw import HEADER_BYTES, RAW_MAGIC, parse_raw
+    from rtbench.rtprobe.wire.raw import HEADER_BYTES, RAW_MAGIC, parse_raw
 
     records = b"".join(struct.pack("<QqII", i, 1000 + i, i % 2, 0) for i in range(500))
     data = RAW_MAGIC + struct.pack("<II", HEADER_BYTES, 24) + \

@@ -30,7 +30,7 @@ from rtbench.report.plot import histogram_svg
 from rtbench.report.suitetext import inline_table, load_text
 from rtbench.report.terminal import series_table, summary_table
 from rtbench.report.verdict import verdict_lines
-from rtbench.rtprobe.records import ProbeOutput
+from rtbench.rtprobe.wire.records import ProbeOutput
 from rtbench.run.events import Event, ProbeWarning
 from rtbench.run.runner import RunError, Runner
 from rtbench.store import Store, db_url_of

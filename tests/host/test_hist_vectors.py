@@ -18,8 +18,8 @@ VECTORS = Path(__file__).resolve().parents[2] / "probe" / "tests" / "hist_vector
 
 
 def loglin7() -> Any:
-    """The host's loglin7 module (rtbench.rtprobe.loglin7, formerly rtbench.loglin7)."""
-    name = "rtbench.rtprobe.loglin7" if importlib.util.find_spec("rtbench.rtprobe") else \
+    """The host's loglin7 module (rtbench.rtprobe.wire.loglin7, formerly rtbench.loglin7)."""
+    name = "rtbench.rtprobe.wire.loglin7" if importlib.util.find_spec("rtbench.rtprobe") else \
         "rtbench.loglin7"
     return importlib.import_module(name)
 

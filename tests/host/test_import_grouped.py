@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from rtbench.histpairs import Floats, Pairs
+from rtbench.wire.histpairs import Floats, Pairs
 from rtbench.interop._build import ToolSeries, tool_measurement, tool_run
 from rtbench.interop._jsoncolumns import LONG, object_with_columns
 from rtbench.interop._lines import lines

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rtbench import histpairs
-from rtbench.histpairs import IntColumn, Pairs, dumps, exact_sum
+from rtbench.wire import histpairs
+from rtbench.wire.histpairs import IntColumn, Pairs, dumps, exact_sum
 from rtbench.interop._build import loose_json, text_of
 from rtbench.interop._jsonhist import LARGE_BYTES, hist_rows, loose_json_hists
 from rtbench.interop._lines import check_text, line_count, lines, split_lines

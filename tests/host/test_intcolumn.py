@@ -9,7 +9,7 @@ import tracemalloc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rtbench.histpairs import _CHUNK, IntColumn
+from rtbench.wire.histpairs import _CHUNK, IntColumn
 
 
 def test_pending_integers_are_held_in_eight_bytes() -> None:

@@ -17,7 +17,7 @@ import pytest
 
 from rtbench.bundle import MeasurementDetail, RunDetail
 from rtbench.interop.base import importers
-from rtbench.rtprobe import loglin7
+from rtbench.rtprobe.wire import loglin7
 from tests.parts import require_part
 
 

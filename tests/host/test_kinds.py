@@ -25,7 +25,7 @@ from rtbench.kinds import KindTraits, packaged, recorded_kinds, run_registry
 from rtbench.kinds._known import KNOWN_HOST
 from rtbench.report.terminal import data_tables
 from rtbench.rtprobe.catalogue import ProbeCatalogue
-from rtbench.rtprobe.locate import locate_probe, probe_describe
+from rtbench.rtprobe.util.locate import locate_probe, probe_describe
 from rtbench.run.runner import Runner
 from rtbench.store import Store
 from rtbench.suites.parse import parse_suite

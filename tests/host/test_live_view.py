@@ -10,7 +10,7 @@ from rich.console import Console
 from suite_helpers import parse
 
 from rtbench.report.live import LiveProgress
-from rtbench.rtprobe.records import StartRecord, WindowRecord
+from rtbench.rtprobe.wire.records import StartRecord, WindowRecord
 from rtbench.run.events import RunStarted
 
 SUITE = """

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rtbench.analysis.loads import achieved_rate
-from rtbench.rtprobe.records import ProbeOutput, RateRecord, ResultRecord
+from rtbench.rtprobe.wire.records import ProbeOutput, RateRecord, ResultRecord
 
 
 def output(rates: list[float], reported: Any = "absent") -> ProbeOutput:

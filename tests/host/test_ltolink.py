@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from rtbench.rtprobe.build import first_cause, get_arch
-from rtbench.rtprobe.ltolink import LinkError, lld_arguments, main, split_command, zig_of
+from rtbench.rtprobe.build.ltolink import LinkError, lld_arguments, main, split_command, zig_of
 
 VERBOSE = ("clang version 22.1.8\n"
            "ld.lld --error-limit=0 -mllvm -float-abi=soft --lto-O2 -o /b/rtprobe /b/main.o\n")
@@ -75,7 +75,7 @@ def test_arguments_with_spaces_fail_in_one_line(capsys: pytest.CaptureFixture[st
 def test_powerpc_links_through_ltolink_and_others_do_not() -> None:
     """Only powerpc's link carries LLVM options; its compile stays plain Zig cc."""
     powerpc = get_arch("powerpc")
-    assert "-m rtbench.rtprobe.ltolink -enable-global-merge=false -- " in powerpc.link_cc()
+    assert "-m rtbench.rtprobe.build.ltolink -enable-global-merge=false -- " in powerpc.link_cc()
     assert "ltolink" not in powerpc.cc()
     assert "ltolink" not in get_arch("mips").link_cc()
 

@@ -33,7 +33,7 @@ from rtbench.report.compare_text import fmt_signed_us
 from rtbench.report.format import fmt_count, fmt_us
 from rtbench.report.live import LiveProgress
 from rtbench.report.verdict import verdict_text
-from rtbench.rtprobe.records import StartRecord, WindowRecord
+from rtbench.rtprobe.wire.records import StartRecord, WindowRecord
 from rtbench.server.app import create_app
 from rtbench.store import Store
 from rtbench.store.tokens import list_tokens

@@ -22,7 +22,7 @@ from rtbench.rtprobe.catalogue import (
     local_catalogue,
     target_catalogue,
 )
-from rtbench.rtprobe.locate import locate_probe
+from rtbench.rtprobe.util.locate import locate_probe
 from rtbench.suites.compat import validate_for_probe
 from rtbench.suites.model import SuiteError
 

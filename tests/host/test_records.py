@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from synth_probe import synth_lines
 
-from rtbench.rtprobe import records
-from rtbench.rtprobe.records import (
+from rtbench.rtprobe.wire import records
+from rtbench.rtprobe.wire.records import (
     ProbeOutput,
     RateRecord,
     RecordError,

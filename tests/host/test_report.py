@@ -19,7 +19,7 @@ from rtbench.bundle import RunDetail
 from rtbench.report import plot
 from rtbench.report.html import write_html_report
 from rtbench.report.terminal import load_table, show_run, summary_table
-from rtbench.rtprobe.records import ProbeOutput
+from rtbench.rtprobe.wire.records import ProbeOutput
 from rtbench.store import Store
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rtbench.cpulist import parse_cpulist
+from rtbench.util.cpulist import parse_cpulist
 from rtbench.run.runner import LineBuffer, Pump
 from rtbench.targets import LocalTarget
 from rtbench.targets.local import LocalProcess

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from suite_helpers import error_of, parse
 
-from rtbench.cpulist import format_cpulist, parse_cpulist
+from rtbench.util.cpulist import format_cpulist, parse_cpulist
 from rtbench.rtprobe.catalogue import local_catalogue
 from rtbench.run.runner import allowed_cpus
 from rtbench.suites.compat import check_load_options

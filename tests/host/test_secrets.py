@@ -21,8 +21,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rtbench.redact import has_credentials, redact
-from rtbench.secretfile import SECRET_MAX_BYTES, SecretFileError, read_secret_file
+from rtbench.core.redact import has_credentials, redact
+from rtbench.core.secretfile import SECRET_MAX_BYTES, SecretFileError, read_secret_file
 from rtbench.server.webhooks import WebhookConfigError, check_url, http_post
 from rtbench.targets import TargetUsageError
 from rtbench.targets.ssh import SshTarget

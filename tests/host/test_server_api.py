@@ -299,7 +299,7 @@ def _store_run(store: Store, thresholds_ns: list[int], status: str = "ok") -> in
     from server_helpers import SYSINFO
     from synth_probe import synth_lines
 
-    from rtbench.rtprobe.records import ProbeOutput
+    from rtbench.rtprobe.wire.records import ProbeOutput
 
     run_id = store.create_run(
         suite="smoke", suite_source="[suite]\nname='smoke'\n", scale=1.0, hostname="box",

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from rtbench.analysis.stats import PERCENTILES, merged_stats, min_samples, series_stats
 from rtbench.bundle import SeriesDetail
-from rtbench.rtprobe import loglin7 as hist
+from rtbench.rtprobe.wire import loglin7 as hist
 
 
 def stats_of(values: np.ndarray, thresholds: tuple[int, ...] = (),

@@ -13,8 +13,8 @@ from sqlalchemy import func, select, text
 from synth_probe import synth_lines
 
 import rtbench.store as store_module
-from rtbench.rtprobe import loglin7 as hist
-from rtbench.rtprobe.records import ProbeOutput
+from rtbench.rtprobe.wire import loglin7 as hist
+from rtbench.rtprobe.wire.records import ProbeOutput
 from rtbench.store import Store, StoreError, default_db_url, head_revision
 from rtbench.store import schema as t
 

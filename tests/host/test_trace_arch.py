@@ -18,7 +18,7 @@ from explain_helpers import synthetic_measurement
 
 from rtbench.analysis.trace_causes import CellExplanation, explain_measurement
 from rtbench.analysis.trace_spike import explain_spike
-from rtbench.rtprobe.records import ProbeOutput
+from rtbench.rtprobe.wire.records import ProbeOutput
 
 ARCH = Path(__file__).parent / "data" / "trace" / "arch"
 FIXTURES = sorted([*ARCH.glob("*.json"), *ARCH.glob("*.ndjson")])

@@ -19,7 +19,7 @@ import pytest
 from suite_helpers import error_of, parse
 
 from rtbench.rtprobe.argv import serial_trace_args
-from rtbench.rtprobe.records import ProbeOutput, RecordError, parse_record
+from rtbench.rtprobe.wire.records import ProbeOutput, RecordError, parse_record
 from rtbench.store.ingest import measurement_detail
 from tests.conftest import RunCli
 

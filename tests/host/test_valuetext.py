@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rtbench.report.format import fmt_probe_text, fmt_template_value
-from rtbench.valuetext import value_text
+from rtbench.core.valuetext import value_text
 
 
 def test_values_for_people() -> None:

@@ -107,7 +107,7 @@ def test_an_imported_run_is_not_a_pass_on_its_report_page() -> None:
 def test_the_live_line_of_a_cut_measurement_counts_its_windows() -> None:
     # issue 24: the live line said "0 samples" for a measurement that stored 15,886
     from rtbench.report.live import measurement_line
-    from rtbench.rtprobe.records import ProbeOutput
+    from rtbench.rtprobe.wire.records import ProbeOutput
     from rtbench.run.events import MeasurementDone
 
     m = synthetic_measurement(exp_windows(3, windows=4, per_window=500))

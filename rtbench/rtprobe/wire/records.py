@@ -12,13 +12,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from rtbench.rtprobe.checks import INT64_MAX as _INT64_MAX
-from rtbench.rtprobe.checks import RecordError as RecordError
-from rtbench.rtprobe.checks import get as _get
-from rtbench.rtprobe.checks import get_int as _get_int
-from rtbench.rtprobe.checks import short as _short
-from rtbench.rtprobe.loglin7 import BUCKETS as HIST_BUCKETS
-from rtbench.rtprobe.trace_records import (
+from rtbench.rtprobe.wire.checks import INT64_MAX as _INT64_MAX
+from rtbench.rtprobe.wire.checks import RecordError as RecordError
+from rtbench.rtprobe.wire.checks import get as _get
+from rtbench.rtprobe.wire.checks import get_int as _get_int
+from rtbench.rtprobe.wire.checks import short as _short
+from rtbench.rtprobe.wire.loglin7 import BUCKETS as HIST_BUCKETS
+from rtbench.rtprobe.wire.trace_records import (
     TraceRecord,
     TraceSummaryRecord,
     parse_trace,

@@ -6,7 +6,7 @@ boot, or no process with that id and start time) and clean up after it: the run 
 `abandoned`, the load processes it started are killed (they carry RTBENCH_LOAD_OWNER in
 their environment, which survives setsid and double forks), and the io load directories
 it recorded are removed.  Used by the runner, the local target and the CLI; it sits below
-those layers (like rtbench._pdeath).
+those layers (like rtbench.util._pdeath).
 """
 
 from __future__ import annotations

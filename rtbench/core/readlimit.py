@@ -2,7 +2,7 @@
 
 A path such as /dev/zero or a multi-gigabyte file given where a suite, inventory or
 import belongs must not take the host's memory; every file rtbench reads whole goes
-through `read_limited` (secrets, smaller still, through rtbench.secretfile).
+through `read_limited` (secrets, smaller still, through rtbench.core.secretfile).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rtbench.rtprobe.records import ProbeOutput, StartRecord, WindowRecord
+from rtbench.rtprobe.wire.records import ProbeOutput, StartRecord, WindowRecord
 from rtbench.suites.model import Suite
 
 

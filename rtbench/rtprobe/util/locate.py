@@ -6,7 +6,7 @@ import os
 import shutil
 from pathlib import Path
 
-from rtbench.boundedrun import CommandTimeout, OutputTooLarge, run_bounded
+from rtbench.core.boundedrun import CommandTimeout, OutputTooLarge, run_bounded
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 PACKAGED_PROBE = PACKAGE_DIR / "_bin" / "rtprobe"

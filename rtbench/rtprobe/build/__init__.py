@@ -19,9 +19,9 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from rtbench.boundedrun import CommandTimeout, OutputTooLarge, run_bounded
-from rtbench.rtprobe.elftrim import ElfLayoutError, trim_unloaded
-from rtbench.rtprobe.locate import PACKAGE_DIR
+from rtbench.core.boundedrun import CommandTimeout, OutputTooLarge, run_bounded
+from rtbench.rtprobe.util.elftrim import ElfLayoutError, trim_unloaded
+from rtbench.rtprobe.util.locate import PACKAGE_DIR
 
 
 def _probe_source() -> Path:
@@ -101,7 +101,7 @@ class ProbeArch:
         if not (self.lto and self.lto_llvm_options):
             return link
         options = " ".join(self.lto_llvm_options)
-        return f"{sys.executable} -m rtbench.rtprobe.ltolink {options} -- {link}"
+        return f"{sys.executable} -m rtbench.rtprobe.build.ltolink {options} -- {link}"
 
     def _zig_cc(self, target: str) -> str:
         """Zig's C compiler for target with this arch's CPU and flags."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rtbench.rtprobe.checks import RecordError, get, get_int
+from rtbench.rtprobe.wire.checks import RecordError, get, get_int
 
 TRACE_CLOCKS = ("mono", "local+offset")
 _TRACE_INTS = ("series", "cpu", "t_ns", "latency_ns", "expected_ns", "woke_ns",

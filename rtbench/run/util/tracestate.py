@@ -7,7 +7,7 @@ the kernel keeps tracing.  rtbench then restores that state itself, on this mach
 when it reaps a local probe, and whenever a command opens the results database (`ls`, the
 next `run`, ...).  The file is found where rtprobe writes it ($RTPROBE_STATE_DIR, else
 /run when writable, else $TMPDIR, else /tmp); a file whose rtprobe still runs is left
-alone.  Like rtbench.run.owner, this module imports nothing of rtbench.
+alone.  Like rtbench.run.util.owner, this module imports nothing of rtbench.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from rtbench.rtprobe.records import SpikeRecord, WindowRecord
+    from rtbench.rtprobe.wire.records import SpikeRecord, WindowRecord
 
 
 @dataclass
@@ -80,7 +80,7 @@ class SeriesDetail:
     def hist_arrays(self) -> tuple[npt.NDArray[np.int64],
                                    npt.NDArray[np.int64]]:
         """The histogram as (indices, counts) numpy arrays."""
-        from rtbench.rtprobe import loglin7
+        from rtbench.rtprobe.wire import loglin7
 
         return loglin7.to_arrays(self.hist)
 

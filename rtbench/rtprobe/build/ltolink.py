@@ -1,6 +1,6 @@
 """Link a probe with Zig's C compiler, then redo its LTO link with extra LLVM options.
 
-`python -m rtbench.rtprobe.ltolink OPTION... -- ZIG_CC_COMMAND...`: Zig's `cc` passes
+`python -m rtbench.rtprobe.build.ltolink OPTION... -- ZIG_CC_COMMAND...`: Zig's `cc` passes
 no `-mllvm` option to the link, where link-time optimisation generates the code, and it
 refuses `-Wl,-mllvm,...`.  This runs the Zig link verbosely (`-v`, which prints its
 `ld.lld` command line), then runs that `ld.lld` command again with `-mllvm OPTION` for
@@ -23,7 +23,7 @@ class LinkError(Exception):
 def split_command(argv: list[str]) -> tuple[list[str], list[str]]:
     """The LLVM options before `--` and the Zig cc command after it."""
     if "--" not in argv:
-        raise LinkError("usage: python -m rtbench.rtprobe.ltolink OPTION... -- ZIG_CC...")
+        raise LinkError("usage: python -m rtbench.rtprobe.build.ltolink OPTION... -- ZIG_CC...")
     cut = argv.index("--")
     options, command = argv[:cut], argv[cut + 1:]
     if not options or not command:

@@ -266,8 +266,8 @@ def rtbench_json_hist(size_bytes: int) -> bytes:
     as (its histogram in tool_hist, stored compactly: 2.2 bytes a row)."""
     import numpy as np
 
-    from rtbench.wire.histpairs import Pairs
     from rtbench.interop._build import ToolSeries, tool_measurement, tool_run
+    from rtbench.wire.histpairs import Pairs
 
     rows = max(size_bytes * 10 // 22, 2)
     counts = (np.arange(rows) % 3).astype(np.uint8)

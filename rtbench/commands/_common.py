@@ -132,7 +132,7 @@ def _known_error(exc: Exception) -> tuple[str, int] | None:
     succeeds pays for none of their modules.
     """
     from rtbench.rtprobe.util.locate import ProbeNotFound
-    from rtbench.run.runner import RunError
+    from rtbench.run.outcome import RunError
     from rtbench.store import StoreError
     from rtbench.suites.model import SuiteError
     from rtbench.targets import TargetError, TargetUsageError

@@ -124,8 +124,9 @@ def register(main: click.Group) -> None:
 def run_on(target: Target, opts: CyclictestOptions, argv: list[str], db_url: str | None,
            no_store: bool, board: str | None = None) -> None:
     """Plan, run through the runner, print cyclictest's output, exit with the run's code."""
+    from rtbench.run.checks import allowed_cpus
     from rtbench.run.events import MeasurementDone
-    from rtbench.run.runner import Runner, allowed_cpus
+    from rtbench.run.runner import Runner
     from rtbench.run.save import MeasurementNotStored
 
     measured: list[MeasurementDone] = []

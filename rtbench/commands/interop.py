@@ -30,9 +30,9 @@ from rtbench.commands._common import (
     open_store,
     path_error,
 )
-from rtbench.interop._build import mark_partial, run_uid
 from rtbench.core.readlimit import IMPORT_MAX_BYTES, IMPORT_TOTAL_MAX_BYTES
 from rtbench.core.stdoutcheck import write_stdout_bytes
+from rtbench.interop._build import mark_partial, run_uid
 
 HEAD_BYTES = 4096
 

@@ -7,8 +7,8 @@ from rich.text import Text
 
 from rtbench import EXIT_USAGE
 from rtbench.commands._common import fail, handle_errors, make_console
-from rtbench.report.layout import Column, FittedTable
 from rtbench.core.valuetext import value_text
+from rtbench.report.layout import Column, FittedTable
 
 
 def register(main: click.Group) -> None:

@@ -181,8 +181,8 @@ def run(suite: str, scale: float, db_url: str | None, target_uri: str | None,
 def run_estimate(suite: Suite, target: Any, runner: Any) -> Any:
     """How long the run will take on this target (docs/commands.md "How long a run
     takes"): its tests plus the fixed costs of its transport, a range."""
+    from rtbench.run.checks import allowed_cpus
     from rtbench.run.estimate import estimate_run
-    from rtbench.run.runner import allowed_cpus
 
     baud = getattr(target, "baud", None)
     return estimate_run(suite, target.name, baud=baud if isinstance(baud, int) else None,

@@ -34,10 +34,10 @@ from rtbench.bundle import (
     SeriesDetail,
     mark_beyond_hist,
 )
-from rtbench.wire.histpairs import Pairs
 from rtbench.interop._lines import line_count
 from rtbench.interop.base import ImportFormatError, IncompleteOutput
 from rtbench.rtprobe.wire import loglin7
+from rtbench.wire.histpairs import Pairs
 
 # the largest latency an import accepts: one day in ns (anything above is a broken file)
 MAX_NS = 86_400 * 10**9

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from rtbench.wire.histpairs import IntColumn, Pairs
 from rtbench.interop._build import MAX_COUNT, check_count, loose_json
 from rtbench.interop._lines import check_text
 from rtbench.interop.base import ImportFormatError
+from rtbench.wire.histpairs import IntColumn, Pairs
 
 # a histogram object shorter than this is left to json.loads (small files: unchanged)
 LARGE_BYTES = 64 << 10

@@ -28,8 +28,8 @@ from typing import BinaryIO, Literal
 import msgspec
 import numpy as np
 
-from rtbench.wire.histpairs import Floats, IntColumn, Ints, Pairs
 from rtbench.interop._jsoncolumns import _FLOAT, _INTEGER, _ROW, LONG
+from rtbench.wire.histpairs import Floats, IntColumn, Ints, Pairs
 
 CHUNK = 1 << 20
 # bytes a value of a column may span (a number longer than this: not streamed)

@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from rtbench.bundle import RunDetail
-from rtbench.wire.histpairs import IntColumn, Pairs, exact_sum
 from rtbench.interop._build import (
     ToolSeries,
     check_count,
@@ -32,6 +31,7 @@ from rtbench.interop._build import (
 from rtbench.interop._jsonhist import hist_rows, loose_json_hists
 from rtbench.interop._lines import check_text, split_lines
 from rtbench.interop.base import Importer, ImportFormatError
+from rtbench.wire.histpairs import IntColumn, Pairs, exact_sum
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _T_LINE = re.compile(

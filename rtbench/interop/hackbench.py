@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from rtbench.bundle import RunDetail
-from rtbench.wire.histpairs import Floats
 from rtbench.interop._build import ToolSeries, number, tool_measurement, tool_run
 from rtbench.interop._lines import text_lines
 from rtbench.interop.base import Importer, ImportFormatError
+from rtbench.wire.histpairs import Floats
 
 _HEADER = re.compile(r"^Running in (process|threaded) mode with (\d+) groups using (\d+) "
                      r"file descriptors each \(== (\d+) tasks\)")

@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 
 from rtbench.bundle import RunDetail
-from rtbench.wire.histpairs import Pairs, exact_sum
 from rtbench.interop._build import (
     MAX_NS,
     ToolSeries,
@@ -35,6 +34,7 @@ from rtbench.interop._build import (
 )
 from rtbench.interop._jsonhist import hist_rows, loose_json_hists
 from rtbench.interop.base import Importer, ImportFormatError, IncompleteOutput
+from rtbench.wire.histpairs import Pairs, exact_sum
 
 RECORD = struct.Struct("<IQQQ")
 # the same record as a numpy dtype (packed: 28 bytes)

@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from rtbench.bundle import MeasurementDetail, RunDetail
-from rtbench.wire.histpairs import Floats
 from rtbench.interop._build import (
     NUMBER,
     ToolSeries,
@@ -33,6 +32,7 @@ from rtbench.interop._build import (
 )
 from rtbench.interop._lines import text_lines
 from rtbench.interop.base import Importer, ImportFormatError
+from rtbench.wire.histpairs import Floats
 
 _LATENCY = re.compile(rf"^(.+?) latency:\s*({NUMBER}) microseconds\s*$")
 _BANDWIDTH = re.compile(rf"^(.+?) bandwidth:\s*({NUMBER}) MB/sec\s*$")

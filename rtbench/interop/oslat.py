@@ -12,7 +12,6 @@ import re
 from typing import Any
 
 from rtbench.bundle import RunDetail
-from rtbench.wire.histpairs import IntColumn, Pairs, exact_sum
 from rtbench.interop._build import (
     ToolSeries,
     check_count,
@@ -26,6 +25,7 @@ from rtbench.interop._build import (
 from rtbench.interop._jsonhist import hist_rows, loose_json_hists
 from rtbench.interop._lines import check_text, lines
 from rtbench.interop.base import Importer, ImportFormatError
+from rtbench.wire.histpairs import IntColumn, Pairs, exact_sum
 
 
 def _number(obj: dict[str, Any], key: str, where: str) -> float | None:

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from rtbench.bundle import MeasurementDetail, RunDetail
-from rtbench.wire.histpairs import IntColumn, Pairs
 from rtbench.interop._build import (
     ToolSeries,
     check_count,
@@ -29,6 +28,7 @@ from rtbench.interop._build import (
 )
 from rtbench.interop._lines import check_text, lines
 from rtbench.interop.base import Importer, ImportFormatError
+from rtbench.wire.histpairs import IntColumn, Pairs
 
 _CONTEXT = {"IRQ": "timerlat-irq", "Thr": "timerlat-thread", "Usr": "timerlat-user",
             "CPU": "osnoise"}

@@ -19,9 +19,9 @@ from collections import Counter
 from typing import Any
 
 from rtbench.bundle import MeasurementDetail, RunDetail, SeriesDetail
-from rtbench.wire.histpairs import rows
 from rtbench.interop.base import Exporter
 from rtbench.rtprobe.wire import loglin7
+from rtbench.wire.histpairs import rows
 
 
 def _histogram(m: MeasurementDetail, position: int, s: SeriesDetail,

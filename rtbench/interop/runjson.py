@@ -26,7 +26,6 @@ from typing import Annotated, Any
 import msgspec
 import numpy as np
 
-from rtbench.wire import histpairs
 from rtbench.bundle import (
     MeasurementDetail,
     RunDetail,
@@ -39,6 +38,7 @@ from rtbench.interop._jsoncolumns import _place, object_with_columns
 from rtbench.interop._jsonstream import Column, cut_columns
 from rtbench.interop.base import Exporter, Importer, ImportFormatError
 from rtbench.rtprobe.wire.records import SpikeRecord, WindowRecord, no_gc
+from rtbench.wire import histpairs
 
 SCHEMA = "rtbench-run/1"
 INT64_MAX = (1 << 63) - 1

@@ -13,7 +13,6 @@ import re
 from typing import Any
 
 from rtbench.bundle import RunDetail
-from rtbench.wire.histpairs import IntColumn, Pairs, exact_sum
 from rtbench.interop._build import (
     ToolSeries,
     complete,
@@ -23,6 +22,7 @@ from rtbench.interop._build import (
 )
 from rtbench.interop._lines import check_text, lines
 from rtbench.interop.base import Importer, ImportFormatError
+from rtbench.wire.histpairs import IntColumn, Pairs, exact_sum
 
 _PREFIX = re.compile(r"^stress-ng:\s*\w+:\s*\[\d+\]\s*cyclic:\s*(.*)$")
 _SCHED = re.compile(r"^sched (\S+): (\d+) ns delay, (\d+) samples")

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rtbench import EMULATED_WORDS
-from rtbench.kinds import packaged
 from rtbench.core.valuetext import value_text
+from rtbench.kinds import packaged
 
 Severity = Literal["ok", "info", "warn", "bad"]
 

@@ -10,9 +10,9 @@ from rich.text import Text
 
 from rtbench.analysis.advise import CellAdvice
 from rtbench.analysis.compare import CellData, Comparison, MetricDiff, RunView
+from rtbench.core.valuetext import value_text
 from rtbench.report.format import fmt_duration, fmt_rate, fmt_threshold, fmt_us
 from rtbench.report.layout import Column, FittedTable, NoteRefs
-from rtbench.core.valuetext import value_text
 
 VERDICT_STYLE = {"better": "green", "worse": "bold red", "no detectable difference": "",
                  "no interval": "dim"}

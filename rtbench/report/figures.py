@@ -25,8 +25,8 @@ from matplotlib.ticker import FuncFormatter
 from rtbench.analysis.compare import CellData, RunView
 from rtbench.analysis.curves import ccdf_us, fixed_width_ccdf_us, merged_windows
 from rtbench.analysis.select import CellKey, ref_matches
-from rtbench.util.atomicfile import write_atomic
 from rtbench.rtprobe.wire import loglin7 as hist
+from rtbench.util.atomicfile import write_atomic
 
 KINDS = ("hist", "timeline", "ccdf", "sweep", "load")
 FORMATS = ("svg", "png", "pdf")

@@ -16,7 +16,6 @@ from rich.live import Live
 from rich.text import Text
 
 from rtbench.analysis.fleet import BoardSummary
-from rtbench.util.atomicfile import write_atomic
 from rtbench.kinds import KindRegistry, packaged
 from rtbench.report.format import fmt_template_value, fmt_us
 from rtbench.report.layout import Column, FittedTable
@@ -32,6 +31,7 @@ from rtbench.run.events import (
     RunStarted,
     StepStarted,
 )
+from rtbench.util.atomicfile import write_atomic
 
 STATUS_STYLE = {"ok": "green", "fail": "red", "break": "red", "lost": "bold red",
                 "unreachable": "bold red", "error": "bold red", "interrupted": "yellow"}

@@ -11,8 +11,8 @@ from rtbench.analysis.environment import environment_rows
 from rtbench.analysis.measurement import run_stats
 from rtbench.analysis.stats import PERCENTILES
 from rtbench.analysis.verdict import cell_state, verdict_of
-from rtbench.util.atomicfile import write_atomic
 from rtbench.bundle import RunDetail
+from rtbench.core.valuetext import value_text
 from rtbench.kinds import run_registry
 from rtbench.report import format as fmt
 from rtbench.report.plot import histogram_svgs
@@ -21,7 +21,7 @@ from rtbench.report.suitetext import load_text
 from rtbench.report.verdict import actions
 from rtbench.report.why import why_sections
 from rtbench.rtprobe.wire.loglin7 import BUCKET_ERROR_BOUND
-from rtbench.core.valuetext import value_text
+from rtbench.util.atomicfile import write_atomic
 
 
 def _environment() -> jinja2.Environment:

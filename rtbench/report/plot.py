@@ -24,12 +24,12 @@ from matplotlib.ticker import (
     ScalarFormatter,
 )
 
-from rtbench.util._pdeath import die_with_parent
 from rtbench.analysis.curves import window_means_ns
 from rtbench.bundle import MeasurementDetail
 from rtbench.report.text import for_matplotlib
 from rtbench.rtprobe.wire import loglin7 as hist
 from rtbench.rtprobe.wire.records import WindowRecord
+from rtbench.util._pdeath import die_with_parent
 
 _PROLOG = re.compile(r"^.*?(?=<svg)", re.S)
 _METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)

@@ -17,6 +17,7 @@ from rtbench.analysis.verdict import (
     verdict_of,
 )
 from rtbench.bundle import INCONCLUSIVE, MeasurementDetail, RunDetail
+from rtbench.core.valuetext import value_text
 from rtbench.kinds import KindRegistry, packaged, run_registry
 from rtbench.report.format import (
     DEFINITIONS,
@@ -38,7 +39,6 @@ from rtbench.report.suitetext import load_text
 from rtbench.report.target import fmt_target
 from rtbench.report.text import for_rich, for_terminal
 from rtbench.report.verdict import verdict_text
-from rtbench.core.valuetext import value_text
 
 
 def summary_table(run: RunDetail) -> FittedTable:

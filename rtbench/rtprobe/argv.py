@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from rtbench.util.cpulist import parse_cpulist
 from rtbench.rtprobe.catalogue import TestKind
+from rtbench.util.cpulist import parse_cpulist
 
 UNIT_NS = {
     "ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000,

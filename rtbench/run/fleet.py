@@ -21,8 +21,10 @@ from urllib.parse import urlsplit
 from rtbench import EXIT_ENV, EXIT_INTERRUPTED, EXIT_USAGE
 from rtbench.fleet.inventory import Board
 from rtbench.run.events import BoardDone, BoardPhase, Event, OnBoardEvent
-from rtbench.run.runner import RunError, Runner, StopFlag
+from rtbench.run.outcome import RunError
+from rtbench.run.runner import Runner
 from rtbench.run.save import MeasurementNotStored
+from rtbench.run.stopflag import StopFlag
 from rtbench.store import OUTAGE_STATUSES, Store, StoreError
 from rtbench.suites.model import Suite, SuiteError
 from rtbench.targets.base import Target, TargetError

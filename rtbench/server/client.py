@@ -15,9 +15,9 @@ from pathlib import Path
 from urllib.parse import SplitResult, urlsplit
 
 from rtbench.bundle import RunDetail
-from rtbench.interop.runjson import dumps
 from rtbench.core.redact import has_credentials, redact
 from rtbench.core.secretfile import SecretFileError, read_secret_file
+from rtbench.interop.runjson import dumps
 
 # the most of a server's answer that is read (its answers are a few hundred bytes)
 ANSWER_MAX_BYTES = 1 << 20

@@ -16,8 +16,9 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, func, or_, select, true
 
 from rtbench.bundle import RunSummary, SeriesDetail
-from rtbench.store import RUN_STATUSES, Store, not_as_defined_counts
+from rtbench.store import RUN_STATUSES, Store
 from rtbench.store import schema as t
+from rtbench.store.read import not_as_defined_counts
 from rtbench.store.runmarks import marker_columns, marker_fields
 from rtbench.store.utc import as_utc
 

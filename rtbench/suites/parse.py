@@ -17,11 +17,11 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from rtbench.util.cpulist import parse_cpulist
 from rtbench.core.readlimit import SUITE_MAX_BYTES, InputTooLarge, read_text_limited
 from rtbench.rtprobe.argv import UNIT_NS, ParamValue, scalar_text
 from rtbench.rtprobe.catalogue import ProbeCatalogue, local_catalogue
 from rtbench.suites.model import LoadSpec, Scenario, Suite, SuiteError, TestSpec
+from rtbench.util.cpulist import parse_cpulist
 
 if sys.version_info >= (3, 11):
     import tomllib

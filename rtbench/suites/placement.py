@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rtbench.util.cpulist import format_cpulist, parse_cpulist
 from rtbench.suites.model import Scenario, Suite, SuiteError
+from rtbench.util.cpulist import format_cpulist, parse_cpulist
 
 # Below this many CPUs loads and tests share every CPU (nothing to spare).
 SPLIT_MIN_CPUS = 4

@@ -21,10 +21,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from rtbench.core.boundedrun import CommandTimeout, OutputTooLarge, run_bounded
-from rtbench.util.cpulist import parse_cpulist
-from rtbench.rtprobe.util.locate import locate_probe
 from rtbench.rtprobe.provider import ProbeProvider
 from rtbench.rtprobe.sysinfo import VERSION_ARGS, version_of
+from rtbench.rtprobe.util.locate import locate_probe
 from rtbench.run.util.owner import LOAD_OWNER_VAR, current_owner, kill_tagged, owner_tag
 from rtbench.run.util.tracestate import restore_dead_probe
 from rtbench.targets.base import (
@@ -35,6 +34,7 @@ from rtbench.targets.base import (
     TargetUsageError,
 )
 from rtbench.targets.shell import GATE, command_argv, probe_argv
+from rtbench.util.cpulist import parse_cpulist
 
 
 class LocalProcess(ProbeProcess):

@@ -126,7 +126,7 @@ def test_store_head_revision_is_alembics() -> None:
     from alembic.config import Config
     from alembic.script import ScriptDirectory
 
-    from rtbench.store import head_revision
+    from rtbench.store.engine import head_revision
 
     cfg = Config()
     cfg.set_main_option("script_location", str(REPO / "rtbench" / "store" / "migrations"))

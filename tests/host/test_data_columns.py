@@ -15,7 +15,6 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rtbench.wire.histpairs import Floats, Ints, Pairs
 from rtbench.interop import _jsonstream
 from rtbench.interop._jsoncolumns import LONG, _place
 from rtbench.interop._jsonstream import cut_columns
@@ -23,6 +22,7 @@ from rtbench.interop.base import importers
 from rtbench.interop.runjson import dumps, load_path, loads
 from rtbench.store import Store
 from rtbench.store.datacolumns import PIECE
+from rtbench.wire.histpairs import Floats, Ints, Pairs
 
 _NUMBER = st.one_of(st.integers(-10**6, 10**6),
                     st.floats(allow_nan=False, allow_infinity=False, width=64))

@@ -1,4 +1,5 @@
-"""rtbench.rtprobe.util.elftrim: unloaded sections emptied, the program unchanged and still running."""
+"""rtbench.rtprobe.util.elftrim: unloaded sections emptied, the program unchanged and
+still running."""
 
 from __future__ import annotations
 

@@ -92,7 +92,7 @@ def test_the_store_marks_runs_from_their_sysinfo(tmp_path: Path) -> None:
 def test_the_migration_fills_emulated_from_sysinfo(tmp_path: Path) -> None:
     from alembic import command
 
-    from rtbench.store import _alembic_config
+    from rtbench.store.engine import _alembic_config
 
     url = f"sqlite:///{tmp_path / 'm.db'}"
     with Store.open(url) as store:

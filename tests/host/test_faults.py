@@ -30,6 +30,7 @@ from click.testing import CliRunner
 import rtbench.run.runner
 import rtbench.run.save
 import rtbench.store
+import rtbench.store.engine
 from rtbench.cli import main
 from rtbench.interop.runjson import loads as load_bundle
 from rtbench.store import Store
@@ -375,7 +376,7 @@ def test_database_locked_by_another_process(run_env: dict[str, Any], probe_path:
     stored: rtbench waits, retries, then keeps the measurement in a recovery
     file named in one line (exit 3), which `rtbench import` stores once the lock is gone."""
     monkeypatch.setattr(rtbench.run.save, "RETRY_DELAYS_S", (0.1, 0.2))
-    monkeypatch.setattr(rtbench.store, "BUSY_TIMEOUT_MS", 300)
+    monkeypatch.setattr(rtbench.store.engine, "BUSY_TIMEOUT_MS", 300)
     db = run_env["tmp"] / "results.db"
     flag = run_env["tmp"] / "locked.flag"
     holder = ("import sqlite3, sys, time\n"

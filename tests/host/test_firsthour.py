@@ -31,8 +31,10 @@ from rtbench.report.suitetext import inline_table, load_text
 from rtbench.report.terminal import series_table, summary_table
 from rtbench.report.verdict import verdict_lines
 from rtbench.rtprobe.wire.records import ProbeOutput
+from rtbench.run.checks import check_policy
 from rtbench.run.events import Event, ProbeWarning
-from rtbench.run.runner import RunError, Runner
+from rtbench.run.outcome import RunError
+from rtbench.run.runner import Runner
 from rtbench.store import Store, db_url_of
 from rtbench.suites.model import Scenario
 from rtbench.suites.parse import builtin_suites, load_suite
@@ -211,9 +213,9 @@ def test_policy_other_runs_every_test_as_sched_other(run_cli: RunCli, tmp_path: 
 def test_policy_other_refuses_tests_that_need_rt() -> None:
     suite = parse("[suite]\nname='x'\n[[tests]]\ntest='pi'\nparams={iterations=5}\n")
     with pytest.raises(RunError) as err:
-        Runner(None, policy="other")._check_policy(suite)  # type: ignore[arg-type]
+        check_policy(suite, "other")
     assert err.value.code == 2 and "pi" in str(err.value)
-    Runner(None)._check_policy(suite)  # type: ignore[arg-type]
+    check_policy(suite, None)
 
 
 def test_policy_other_args() -> None:

@@ -21,9 +21,10 @@ from bench.lab_data import make_lab, make_run
 from rtbench.interop.base import importers
 from rtbench.interop.runjson import dumps
 from rtbench.regress.board import recheck
-from rtbench.store import Store, _dumps
+from rtbench.store import Store
 from rtbench.store.evidence import _data, read_evidence
 from rtbench.store.regressions import list_checks
+from rtbench.store.rows import _dumps
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))

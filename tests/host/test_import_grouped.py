@@ -15,7 +15,6 @@ from typing import Any
 import msgspec
 import pytest
 
-from rtbench.wire.histpairs import Floats, Pairs
 from rtbench.interop._build import ToolSeries, tool_measurement, tool_run
 from rtbench.interop._jsoncolumns import LONG, object_with_columns
 from rtbench.interop._lines import lines
@@ -23,6 +22,7 @@ from rtbench.interop.base import ImportFormatError, importers
 from rtbench.interop.runjson import dumps, loads
 from rtbench.interop.timerlat_auto import TraceRecords, _blocks
 from rtbench.store import Store
+from rtbench.wire.histpairs import Floats, Pairs
 
 DATA = Path(__file__).parent / "data" / "interop"
 

@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rtbench.wire import histpairs
-from rtbench.wire.histpairs import IntColumn, Pairs, dumps, exact_sum
 from rtbench.interop._build import loose_json, text_of
 from rtbench.interop._jsonhist import LARGE_BYTES, hist_rows, loose_json_hists
 from rtbench.interop._lines import check_text, line_count, lines, split_lines
 from rtbench.interop.base import ImportFormatError, importers
+from rtbench.wire import histpairs
+from rtbench.wire.histpairs import IntColumn, Pairs, dumps, exact_sum
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 TEXT = st.text(alphabet=st.sampled_from(list("ab 1\n\r\x0b\x1c\x85\u2028\x1b[K;é")),

@@ -27,7 +27,8 @@ from rtbench.analysis.kernelver import kernel_sort_key
 from rtbench.bundle import board_of
 from rtbench.cli import main
 from rtbench.interop.runjson import dumps, loads, run_to_json
-from rtbench.store import Store, _alembic_config
+from rtbench.store import Store
+from rtbench.store.engine import _alembic_config
 
 
 @pytest.fixture(params=BACKENDS)

@@ -153,7 +153,7 @@ def test_tokens_made_before_scopes_become_upload_tokens(tmp_path: Path) -> None:
     from alembic import command
     from sqlalchemy import create_engine, text
 
-    from rtbench.store import _alembic_config
+    from rtbench.store.engine import _alembic_config
 
     url = f"sqlite:///{tmp_path / 'old.db'}"
     engine = create_engine(url)

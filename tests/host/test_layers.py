@@ -1,10 +1,12 @@
 """The layers of docs/architecture.md stay true: every import in rtbench/ is checked.
 
-Each module belongs to a layer and a layer may import only the layers listed for it
-(every import counts, also those inside functions).  Every module must be placed: one
-the table does not know fails the check until it is given a layer.  Module-level
-imports must form no circle.  The checker itself is tested on packages planted in a
-temporary directory.
+A module's layer is read from its path: the innermost folder of rtbench/ named after a
+layer (`rtbench/run/` is `run`, `rtbench/rtprobe/wire/` is `wire`); rtbench/'s own
+`__init__.py` is `core`, and its only other loose modules, `cli.py` and `__main__.py`, are
+`commands`.  A layer may import only the layers listed for it (every import counts, also
+those inside functions).  A module outside every layer folder fails the check, as does a
+loose module at rtbench/'s root.  Module-level imports must form no circle.  The checker
+itself is tested on packages planted in a temporary directory.
 """
 
 from __future__ import annotations
@@ -13,83 +15,43 @@ from pathlib import Path
 
 import pytest
 
-from tests.host.import_graph import circles, imports, is_module, module_edges, modules_of
+from tests.host.import_graph import circles, imports, module_edges, modules_of
 
 PACKAGE = Path(__file__).resolve().parents[2] / "rtbench"
 
-# module (dotted, as a prefix) -> layer; the longest matching prefix wins
-LAYER_OF = {
-    "rtbench": "root",
-    "rtbench.core.valuetext": "root",
-    "rtbench.rtprobe": "rtprobe",
-    "rtbench.rtprobe.wire.records": "wire",
-    "rtbench.rtprobe.wire.checks": "wire",
-    "rtbench.rtprobe.wire.trace_records": "wire",
-    "rtbench.rtprobe.wire.loglin7": "wire",
-    "rtbench.rtprobe.wire.raw": "wire",
-    "rtbench.wire.histpairs": "wire",
-    "rtbench.core.readlimit": "root",
-    "rtbench.core.secretfile": "root",
-    "rtbench.core.redact": "root",
-    "rtbench.core.stdoutcheck": "root",
-    "rtbench.core.boundedrun": "root",
-    "rtbench.util.cpulist": "util",
-    "rtbench.util._pdeath": "util",
-    "rtbench.util.atomicfile": "util",
-    "rtbench.rtprobe.util.elftrim": "util",
-    "rtbench.rtprobe.util.locate": "util",
-    "rtbench.run.util.owner": "util",
-    "rtbench.run.util.tracestate": "util",
-    "rtbench.rtprobe.build": "build",
-    "rtbench.rtprobe.build.ltolink": "build",
-    "rtbench.bundle": "bundle",
-    "rtbench.kinds": "kinds",
-    "rtbench.suites": "suites",
-    "rtbench.preflight": "preflight",
-    "rtbench.targets": "targets",
-    "rtbench.store": "store",
-    "rtbench.analysis": "analysis",
-    "rtbench.reference": "reference",
-    "rtbench.run": "runner",
-    "rtbench.regress": "regress",
-    "rtbench.run.events": "events",
-    "rtbench.fleet": "runner",
-    "rtbench.report": "report",
-    "rtbench.interop": "interop",
-    "rtbench.server": "server",
-    "rtbench.cli": "cli",
-    "rtbench.commands": "cli",
-    "rtbench.__main__": "cli",
-}
+# the modules at the package's root, and their layers; everything else is in a folder
+ROOT_MODULES = {"__init__": "core", "cli": "commands", "__main__": "commands"}
 # layer -> the layers it may import (itself always)
-ALLOWED = {
-    "root": set(),
+ALLOWED: dict[str, set[str]] = {
+    "core": set(),
     "wire": set(),
-    "util": {"root"},
-    "build": {"root", "util"},
+    "util": {"core"},
+    "build": {"core", "util"},
     # the test kinds' host traits and their own headlines and tables (pure)
     "kinds": set(),
     # the probe's contract on the host; the provider builds probes, targets never do
-    "rtprobe": {"root", "util", "wire", "build", "kinds"},
+    "rtprobe": {"core", "util", "wire", "build", "kinds"},
     "bundle": {"wire"},
-    "suites": {"root", "util", "rtprobe"},
-    "preflight": {"root", "kinds"},
-    "targets": {"root", "util", "wire", "rtprobe"},
-    "store": {"root", "wire", "bundle"},
-    "analysis": {"root", "wire", "bundle", "kinds"},
-    "reference": {"root", "wire", "bundle", "analysis"},
+    "suites": {"core", "util", "rtprobe"},
+    "preflight": {"core", "kinds"},
+    "targets": {"core", "util", "wire", "rtprobe"},
+    # a fleet's inventory: boards named with their targets' URIs
+    "fleet": {"core", "util", "wire", "rtprobe", "targets"},
+    "store": {"core", "wire", "bundle"},
+    "analysis": {"core", "wire", "bundle", "kinds"},
+    "reference": {"core", "wire", "bundle", "analysis"},
     "events": {"wire", "suites"},
     # the regression board: a stored run checked against its board's baseline
-    "regress": {"root", "wire", "bundle", "store", "analysis"},
-    "runner": {"root", "util", "wire", "rtprobe", "bundle", "suites", "preflight", "targets",
-               "store", "analysis", "events", "regress", "kinds"},
-    "report": {"root", "util", "wire", "bundle", "analysis", "reference", "store", "events",
+    "regress": {"core", "wire", "bundle", "store", "analysis"},
+    "run": {"core", "util", "wire", "rtprobe", "bundle", "suites", "preflight", "targets",
+            "fleet", "store", "analysis", "events", "regress", "kinds"},
+    "report": {"core", "util", "wire", "bundle", "analysis", "reference", "store", "events",
                "kinds"},
-    "interop": {"root", "wire", "bundle", "analysis", "store"},
-    "server": {"root", "wire", "bundle", "analysis", "reference", "store", "report",
+    "interop": {"core", "wire", "bundle", "analysis", "store"},
+    "server": {"core", "wire", "bundle", "analysis", "reference", "store", "report",
                "interop", "regress"},
-    "cli": set(LAYER_OF.values()),
 }
+ALLOWED["commands"] = set(ALLOWED)
 # third-party modules only some layers may use
 PRESENTATION = {"rich", "matplotlib", "jinja2"}
 DATABASE = {"sqlalchemy", "alembic"}
@@ -100,7 +62,8 @@ FORBIDDEN = {
     "analysis": PRESENTATION | DATABASE | PROCESSES | {"os", "pathlib", "io", "tempfile"},
     "kinds": PRESENTATION | DATABASE | PROCESSES | {"os", "pathlib", "io", "tempfile"},
     "store": PRESENTATION | PROCESSES,
-    "runner": PRESENTATION | DATABASE,
+    "run": PRESENTATION | DATABASE,
+    "fleet": PRESENTATION | DATABASE,
     "regress": PRESENTATION | DATABASE | PROCESSES,
     "events": PRESENTATION | DATABASE | PROCESSES,
     "targets": PRESENTATION | DATABASE,
@@ -110,30 +73,31 @@ FORBIDDEN = {
 }
 
 
-def layer(module: str, layer_of: dict[str, str] = LAYER_OF) -> str | None:
-    """The layer of a module (None: no entry of the table covers it)."""
-    matching = [prefix for prefix in layer_of
-                if module == prefix or module.startswith(prefix + ".")]
-    if not matching:
-        return None
-    best = max(matching, key=len)
-    top = module.split(".")[0]
-    if best == top and module != top:
-        return None  # the root entry is the package's __init__ only
-    return layer_of[best]
+def layer(package: Path, module: str,
+          allowed: dict[str, set[str]] = ALLOWED) -> str | None:
+    """The layer of a module of the package, from its path: the innermost of the folders
+    holding its file that is named after a layer (None: no such folder, or a loose module
+    at the root that ROOT_MODULES does not name)."""
+    path = package.parent.joinpath(*module.split("."))
+    file = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+    folders = file.relative_to(package).parts[:-1]
+    if not folders:
+        return ROOT_MODULES.get(file.stem)
+    named = [folder for folder in folders if folder in allowed]
+    return named[-1] if named else None
 
 
-def violations(package: Path = PACKAGE, layer_of: dict[str, str] = LAYER_OF,
+def violations(package: Path = PACKAGE,
                allowed: dict[str, set[str]] = ALLOWED) -> list[str]:
     """Every module no layer covers and every import that crosses the layers the wrong
     way."""
     bad = []
     top = package.name
     for own, path in modules_of(package).items():
-        mine = layer(own, layer_of)
+        mine = layer(package, own, allowed)
         where_file = path.relative_to(package.parent)
         if mine is None:
-            bad.append(f"{where_file}: {own} is in no layer; give it one in LAYER_OF")
+            bad.append(f"{where_file}: {own} is in no layer; move it into a layer's folder")
             continue
         for found in dict.fromkeys(imports(package, path)):
             where = f"{where_file}:{found.line}"
@@ -142,7 +106,7 @@ def violations(package: Path = PACKAGE, layer_of: dict[str, str] = LAYER_OF,
                 if first in FORBIDDEN.get(mine, set()):
                     bad.append(f"{where}: {mine} imports {found.module}")
                 continue
-            theirs = layer(found.module, layer_of)
+            theirs = layer(package, found.module, allowed)
             if theirs is None:
                 bad.append(f"{where}: {own} imports {found.module}, which is in no layer")
             elif theirs != mine and theirs not in allowed[mine]:
@@ -150,9 +114,16 @@ def violations(package: Path = PACKAGE, layer_of: dict[str, str] = LAYER_OF,
     return bad
 
 
-def test_the_layers_named_exist() -> None:
-    for module in LAYER_OF:
-        assert is_module(PACKAGE, module), module
+def test_every_layer_has_a_folder() -> None:
+    # a layer in the table is a folder of rtbench/ (core: also rtbench/__init__.py;
+    # commands: also cli.py and __main__.py)
+    folders = {path.name for path in PACKAGE.rglob("*") if path.is_dir()}
+    assert set(ALLOWED) - folders == set()
+
+
+def test_the_root_holds_only_the_cli() -> None:
+    loose = sorted(path.name for path in PACKAGE.glob("*.py"))
+    assert loose == ["__init__.py", "__main__.py", "cli.py"]
 
 
 def test_imports_follow_the_layers() -> None:
@@ -177,12 +148,12 @@ def test_cli_only_assembles() -> None:
 
 
 @pytest.mark.parametrize(("layer_name", "module"), [
-    ("runner", "rtbench.report.live"), ("runner", "rich.console"),
+    ("run", "rtbench.report.live"), ("run", "rich.console"),
     ("analysis", "rtbench.store"), ("analysis", "sqlalchemy"),
     ("store", "rtbench.report.format"), ("store", "rich"),
 ])
 def test_the_check_catches_a_crossing(layer_name: str, module: str) -> None:
-    theirs = layer(module) if module.startswith("rtbench") else None
+    theirs = layer(PACKAGE, module) if module.startswith("rtbench") else None
     if theirs is not None:
         assert theirs not in ALLOWED[layer_name]
     else:
@@ -199,8 +170,8 @@ def plant(root: Path, files: dict[str, str]) -> Path:
     return package
 
 
-PLANTED_LAYERS = {"planted": "root", "planted.low": "util", "planted.high": "cli"}
-PLANTED_ALLOWED = {"root": set(), "util": {"root"}, "cli": {"root", "util"}}
+PLANTED_ALLOWED: dict[str, set[str]] = {"core": set(), "util": {"core"},
+                                         "cli": {"core", "util"}}
 
 
 def test_a_planted_circle_is_found(tmp_path: Path) -> None:
@@ -231,14 +202,47 @@ def test_type_checking_imports_make_no_circle(tmp_path: Path) -> None:
 
 
 def test_a_planted_unplaced_module_fails(tmp_path: Path) -> None:
-    package = plant(tmp_path, {"low.py": "", "high.py": "import planted.low\n",
-                               "stray.py": "x = 1\n"})
-    bad = violations(package, PLANTED_LAYERS, PLANTED_ALLOWED)
-    assert bad == ["planted/stray.py: planted.stray is in no layer; give it one in LAYER_OF"]
+    package = plant(tmp_path, {"util/__init__.py": "", "util/low.py": "",
+                               "cli/__init__.py": "", "cli/high.py": "import planted.util.low\n",
+                               "stray.py": "x = 1\n", "other/__init__.py": "",
+                               "other/lost.py": ""})
+    bad = violations(package, PLANTED_ALLOWED)
+    assert bad == ["planted/other/__init__.py: planted.other is in no layer; "
+                   "move it into a layer's folder",
+                   "planted/other/lost.py: planted.other.lost is in no layer; "
+                   "move it into a layer's folder",
+                   "planted/stray.py: planted.stray is in no layer; "
+                   "move it into a layer's folder"]
 
 
 def test_a_planted_crossing_fails(tmp_path: Path) -> None:
-    package = plant(tmp_path, {"low.py": "def f() -> None:\n    import planted.high\n",
-                               "high.py": "import planted.low\n"})
-    bad = violations(package, PLANTED_LAYERS, PLANTED_ALLOWED)
-    assert bad == ["planted/low.py:2: util imports cli (planted.high)"]
+    package = plant(tmp_path, {"util/__init__.py": "",
+                               "util/low.py": "def f() -> None:\n    import planted.cli.high\n",
+                               "cli/__init__.py": "", "cli/high.py": "import planted.util.low\n"})
+    bad = violations(package, PLANTED_ALLOWED)
+    assert bad == ["planted/util/low.py:2: util imports cli (planted.cli.high)"]
+
+
+def test_the_innermost_layer_folder_wins(tmp_path: Path) -> None:
+    # cli/util/ is the util layer: it may not import cli, though it sits in cli/
+    package = plant(tmp_path, {"cli/__init__.py": "", "cli/main.py": "",
+                               "cli/util/__init__.py": "",
+                               "cli/util/helper.py": "import planted.cli.main\n"})
+    assert layer(package, "planted.cli.util.helper", PLANTED_ALLOWED) == "util"
+    assert layer(package, "planted.cli.main", PLANTED_ALLOWED) == "cli"
+    assert layer(package, "planted", PLANTED_ALLOWED) == "core"
+    bad = violations(package, PLANTED_ALLOWED)
+    assert bad == ["planted/cli/util/helper.py:1: util imports cli (planted.cli.main)"]
+
+
+# the runner's and the store's files, split by job, stay this short (issue 38)
+SPLIT_FOLDERS = ("run", "store")
+MAX_LINES = 500
+
+
+def test_the_runner_and_the_store_stay_split() -> None:
+    long = {str(path.relative_to(PACKAGE)): lines
+            for folder in SPLIT_FOLDERS for path in sorted((PACKAGE / folder).rglob("*.py"))
+            if "migrations" not in path.parts
+            and (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert long == {}

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from rich.console import Console
 from rich.text import Text
 
-from rtbench.util.cpulist import parse_cpulist
 from rtbench.report.text import MAX_DISPLAY, for_matplotlib, for_rich, for_terminal
+from rtbench.run.pump import LineBuffer
 from rtbench.run.util.owner import current_owner, owner_dead
-from rtbench.run.runner import LineBuffer
+from rtbench.util.cpulist import parse_cpulist
 
 
 def rendered(markup: str) -> str:

@@ -12,8 +12,8 @@ import pytest
 from rtbench.rtprobe.argv import format_duration, load_args, measure_args
 from rtbench.rtprobe.catalogue import TestKind as Traits
 from rtbench.rtprobe.provider import Probes, ProbeUnavailable
-from rtbench.rtprobe.wire.raw import parse_raw, read_raw
 from rtbench.rtprobe.sysinfo import ProbeAnswerError, sysinfo_of, version_of
+from rtbench.rtprobe.wire.raw import parse_raw, read_raw
 from rtbench.targets.base import TargetError
 from rtbench.targets.ssh import SshTarget
 

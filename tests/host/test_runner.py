@@ -13,8 +13,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rtbench.util.cpulist import parse_cpulist
-from rtbench.run.runner import LineBuffer, Pump
+from rtbench.run.pump import LineBuffer, Pump
 from rtbench.targets import LocalTarget
 from rtbench.targets.local import LocalProcess
 from rtbench.targets.procstat import (
@@ -24,6 +23,7 @@ from rtbench.targets.procstat import (
     parse_proc_stat,
     steal_fraction,
 )
+from rtbench.util.cpulist import parse_cpulist
 from tests.conftest import pids_with, wait_until_gone
 
 REPO = Path(__file__).resolve().parents[2]

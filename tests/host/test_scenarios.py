@@ -7,12 +7,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from suite_helpers import error_of, parse
 
-from rtbench.util.cpulist import format_cpulist, parse_cpulist
 from rtbench.rtprobe.catalogue import local_catalogue
-from rtbench.run.runner import allowed_cpus
+from rtbench.run.checks import allowed_cpus
 from rtbench.suites.compat import check_load_options
 from rtbench.suites.model import Scenario, Suite, SuiteError
 from rtbench.suites.placement import check_placement, plan_placement
+from rtbench.util.cpulist import format_cpulist, parse_cpulist
 
 HEAD = "[suite]\nname='t'\n"
 

@@ -12,11 +12,12 @@ from pg_cluster import BACKENDS, backend_url
 from sqlalchemy import func, select, text
 from synth_probe import synth_lines
 
-import rtbench.store as store_module
+import rtbench.store.write as store_write
 from rtbench.rtprobe.wire import loglin7 as hist
 from rtbench.rtprobe.wire.records import ProbeOutput
-from rtbench.store import Store, StoreError, default_db_url, head_revision
+from rtbench.store import Store, StoreError, default_db_url
 from rtbench.store import schema as t
+from rtbench.store.engine import head_revision
 
 SYSINFO = {"uname": {"release": "6.1.0-test", "machine": "x86_64"},
            "cpu_model": "Test CPU"}
@@ -180,18 +181,18 @@ def test_failure_mid_measurement_leaves_nothing(
     sc = store.add_scenario(run_id, name="idle", loads=[], load_cpus=None,
                             measure_cpus=None)
     before = count_rows(store)
-    original = store_module._insert_measurement
+    original = store_write._insert_measurement
 
     def broken(conn, scenario_id, position, detail) -> int:  # type: ignore
         original(conn, scenario_id, position, detail)
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(store_module, "_insert_measurement", broken)
+    monkeypatch.setattr(store_write, "_insert_measurement", broken)
     with pytest.raises(RuntimeError):
         add(store, sc, output)
     assert count_rows(store) == before
     # a database-level failure (duplicate window) also rolls back
-    monkeypatch.setattr(store_module, "_insert_measurement", original)
+    monkeypatch.setattr(store_write, "_insert_measurement", original)
     output.windows.append(output.windows[0])
     with pytest.raises(StoreError, match="store measurement"):
         add(store, sc, output)

@@ -29,7 +29,8 @@ from rtbench.analysis.verdict import (
     verdict_of,
 )
 from rtbench.run.events import Event, RunFinished
-from rtbench.run.runner import RunError, Runner, stored_run_error
+from rtbench.run.outcome import RunError, stored_run_error
+from rtbench.run.runner import Runner
 from rtbench.store import Store
 from rtbench.suites.model import SuiteError
 from rtbench.suites.parse import parse_suite

@@ -629,7 +629,8 @@ def test_a_50_instance_command_load_is_one_job_started_and_stopped_in_one_round_
     started and killed with its own round trips (300 of loongson2f's, minutes on a slow
     board): now the runner's load group starts them as one job (one round trip) and
     stops the scenario's command jobs in one; all 50 run, none is left after."""
-    from rtbench.run.runner import LoadGroup, Pump
+    from rtbench.run.loads import LoadGroup
+    from rtbench.run.pump import Pump
     from rtbench.suites.model import LoadSpec
 
     tty = board("exec busybox sh -i")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rtbench.report.format import fmt_probe_text, fmt_template_value
 from rtbench.core.valuetext import value_text
+from rtbench.report.format import fmt_probe_text, fmt_template_value
 
 
 def test_values_for_people() -> None:

@@ -48,7 +48,7 @@ SMALL_LDFLAGS = "-Wl,--gc-sections -s"
 # no simulation code) and byte-pair packed help texts.
 BOARD_MAKE_ARGS = ("BOARD=1", "STATIC=1")
 # The Python code that builds and trims a probe: part of what the cache key hashes.
-BUILD_CODE: tuple[Path, ...] = (Path(__file__), Path(__file__).with_name("elftrim.py"),
+BUILD_CODE: tuple[Path, ...] = (Path(__file__), Path(__file__).parents[1] / "util" / "elftrim.py",
                                  Path(__file__).with_name("ltolink.py"))
 # One build per arch at a time: the boards of a fleet open in parallel threads, and other
 # processes (a second rtbench, parallel test workers) share the cache, and would otherwise

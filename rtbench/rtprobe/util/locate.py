@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rtbench.core.boundedrun import CommandTimeout, OutputTooLarge, run_bounded
 
-PACKAGE_DIR = Path(__file__).resolve().parents[1]
+PACKAGE_DIR = Path(__file__).resolve().parents[2]
 PACKAGED_PROBE = PACKAGE_DIR / "_bin" / "rtprobe"
 CHECKOUT_PROBE = PACKAGE_DIR.parent / "probe" / "build" / "rtprobe"
 

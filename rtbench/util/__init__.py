@@ -1,0 +1,1 @@
+"""Small helpers over the OS: CPU lists, PR_SET_PDEATHSIG, whole-or-nothing files."""

@@ -1,0 +1,1 @@
+"""Formats shared with other programs, pure: compact integer columns and histograms."""

@@ -26,7 +26,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from bench.lab_data import make_lab, make_run  # noqa: E402
 from rtbench.server.app import create_app  # noqa: E402
-from rtbench.server.paging import PAGE_MEASUREMENTS  # noqa: E402
+from rtbench.server.views.paging import PAGE_MEASUREMENTS  # noqa: E402
 from rtbench.store import Store  # noqa: E402
 
 

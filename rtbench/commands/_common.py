@@ -36,9 +36,6 @@ DB_HELP = ("Results database: a URL (sqlite:////path/x.db, postgresql+psycopg://
            "data dir).")
 PROBE_HELP = ("rtprobe binary to use (default: RTBENCH_PROBE, the packaged one, "
               "./probe/build, PATH).")
-TARGET_HELP = ("Where to measure, as a URI: local (default, this machine), "
-               "ssh://[user@]host[:port], serial:///dev/ttyX?baud=115200, labgrid:PLACE or "
-               "labgrid-env:FILE.yaml[:TARGET] (docs/targets.md).")
 # options `run` and `fleet` share
 SCALE_HELP = "Multiply every duration (duration, warmup, settle) by this factor."
 SIMULATE_HELP = ("Synthetic latencies from rtprobe (e.g. 7 or '1:const,lat=5us'); "
@@ -47,6 +44,18 @@ BOARD_HELP = ("Name of the board the run is stored under (letters, digits, _ . -
               "default: the fleet inventory name, else the target's host).")
 POLICY_HELP = ("Run every test as SCHED_OTHER (no real-time permission needed; the "
                "results are then not real-time latencies and are marked so).")
+
+
+class TargetOption(click.Option):
+    """--target URI: its help lists the URI forms of every transport (rtbench.targets),
+    read only when a help is shown, so that no command imports every transport to start."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        """The option's help line, with the transports' URI forms."""
+        from rtbench.targets.base import target_help
+
+        self.help = target_help()
+        return super().get_help_record(ctx)
 
 
 def check_board(name: str | None) -> str | None:

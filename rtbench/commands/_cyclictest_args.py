@@ -13,10 +13,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from rtbench import __version__
 from rtbench.analysis.frontend import series_mean_ns
+from rtbench.interop.rttestsjson import document, thread_entry
 
 # flags that take no value: option -> what it sets
 _FLAGS = {"-m": "mlock", "--mlockall": "mlock", "-n": "nanosleep", "--nanosleep": "nanosleep",
@@ -308,7 +309,8 @@ def histogram_block(plan: ProbePlan, series: list[dict[str, Any]],
 def json_document(plan: ProbePlan, argv: list[str], series: list[dict[str, Any]],
                   hists: dict[int, dict[int, int]], sysinfo: dict[str, Any],
                   started: datetime, ended: datetime, code: int) -> dict[str, Any]:
-    """The --json file as cyclictest 2.x writes it (keys ending in a colon included)."""
+    """The --json file as cyclictest 2.x writes it, laid out by
+    rtbench/interop/rttestsjson.py (the one writer of that format)."""
     uname = sysinfo.get("uname") if isinstance(sysinfo.get("uname"), dict) else {}
     assert isinstance(uname, dict)
     threads = {}
@@ -316,25 +318,15 @@ def json_document(plan: ProbePlan, argv: list[str], series: list[dict[str, Any]]
         index = int(s["index"])
         count = int(s.get("count") or 0)
         mean = series_mean_ns(s)
-        threads[str(index)] = {
-            "histogram": {str(k): v for k, v in sorted(hists.get(index, {}).items())},
-            "cycles": count,
-            "min": unit(s.get("min_ns") or 0, plan.nsecs),
-            "max": unit(s.get("max_ns") or 0, plan.nsecs),
-            "avg": round(mean / (1 if plan.nsecs else 1000), 2) if mean is not None else 0.0,
-            "cpu": s.get("cpu") if s.get("cpu") is not None else -1, "node": 0}
-    stamp = "%a, %d %b %Y %H:%M:%S %z"
-    return {"file_version": 1, "cmdline:": " ".join(["cyclictest", *argv]),
-            "rt_test_version:": f"rtbench {__version__}",
-            "start_time": started.strftime(stamp), "end_time": ended.strftime(stamp),
-            "return_code": code,
-            "sysinfo": {"sysname": uname.get("sysname", "Linux"),
-                        "nodename": uname.get("nodename", ""),
-                        "release": uname.get("release", ""),
-                        "version": uname.get("version", ""),
-                        "machine": uname.get("machine", ""),
-                        "realtime": 1 if "PREEMPT_RT" in str(uname.get("version", "")) else 0},
-            "num_threads": len(threads), "resolution_in_ns": 1 if plan.nsecs else 0,
-            "thread": threads}
+        threads[str(index)] = thread_entry(
+            {str(k): v for k, v in sorted(hists.get(index, {}).items())}, count,
+            unit(s.get("min_ns") or 0, plan.nsecs), unit(s.get("max_ns") or 0, plan.nsecs),
+            round(mean / (1 if plan.nsecs else 1000), 2) if mean is not None else 0.0,
+            cast(int, s["cpu"]) if s.get("cpu") is not None else -1)
+    return document(cmdline=" ".join(["cyclictest", *argv]),
+                    version=f"rtbench {__version__}", started=started, ended=ended,
+                    return_code=code, uname=uname,
+                    realtime="PREEMPT_RT" in str(uname.get("version", "")),
+                    threads=threads, nanoseconds=plan.nsecs)
 
 

@@ -13,7 +13,6 @@ once on stderr; an option it cannot honour is refused by name (exit 2).
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 import tempfile
@@ -32,7 +31,7 @@ from rtbench.commands._common import (
     BOARD_HELP,
     DB_HELP,
     PROBE_HELP,
-    TARGET_HELP,
+    TargetOption,
     check_board,
     fail,
     handle_errors,
@@ -53,6 +52,7 @@ from rtbench.commands._cyclictest_args import (
     unit,
 )
 from rtbench.core.readlimit import InputTooLarge, read_limited
+from rtbench.interop.rttestsjson import document_text
 from rtbench.rtprobe.wire.raw import parse_raw
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ def register(main: click.Group) -> None:
     @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
     @click.option("--no-store", is_flag=True,
                   help="Keep nothing: the run is measured and printed, not stored.")
-    @click.option("--target", "target_uri", metavar="URI", help=TARGET_HELP)
+    @click.option("--target", "target_uri", metavar="URI", cls=TargetOption)
     @click.option("--board", "board", metavar="NAME", help=BOARD_HELP)
     @click.option("--probe", "probe_path", metavar="PATH", help=PROBE_HELP)
     @click.argument("cyclictest_args", nargs=-1, type=click.UNPROCESSED)
@@ -311,4 +311,4 @@ def print_output(plan: ProbePlan, argv: list[str], output: ProbeOutput,
     click.echo("\n".join(text))
     if plan.json_file:
         doc = json_document(plan, argv, series, hists, sysinfo, started, ended, code)
-        _write_text(plan.json_file, json.dumps(doc, indent=2) + "\n")
+        _write_text(plan.json_file, document_text(doc))

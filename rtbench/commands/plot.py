@@ -31,7 +31,7 @@ def plot_board(kind: str, runs: tuple[str, ...], board: str | None, suite: str |
     store = open_store(db_url, reading=True)
     try:
         if kind == "history":
-            from rtbench.server.labviews import marks_for, regression_marks
+            from rtbench.server.views.lab import marks_for, regression_marks
 
             found = histories(store.cell_rows(board=board, suite=suite,
                                               simulated=None if simulated else False,

@@ -8,7 +8,7 @@ import click
 
 from rtbench.commands._common import (
     PROBE_HELP,
-    TARGET_HELP,
+    TargetOption,
     handle_errors,
     make_console,
     open_target,
@@ -23,7 +23,7 @@ def register(main: click.Group) -> None:
 
 
 @click.command()
-@click.option("--target", "target_uri", metavar="URI", help=TARGET_HELP)
+@click.option("--target", "target_uri", metavar="URI", cls=TargetOption)
 @click.option("--probe", "probe_path", metavar="PATH", help=PROBE_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the facts as JSON.")
 @handle_errors

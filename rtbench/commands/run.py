@@ -16,8 +16,8 @@ from rtbench.commands._common import (
     PROBE_HELP,
     SCALE_HELP,
     SIMULATE_HELP,
-    TARGET_HELP,
     CliError,
+    TargetOption,
     check_board,
     check_report_path,
     check_run_options,
@@ -43,7 +43,7 @@ def register(main: click.Group) -> None:
 @click.argument("suite", default="quick")
 @click.option("--scale", type=float, default=1.0, show_default=True, help=SCALE_HELP)
 @click.option("--db", "db_url", metavar="URL", help=DB_HELP)
-@click.option("--target", "target_uri", metavar="URI", help=TARGET_HELP)
+@click.option("--target", "target_uri", metavar="URI", cls=TargetOption)
 @click.option("--board", "board", metavar="NAME", help=BOARD_HELP)
 @click.option("--probe", "probe_path", metavar="PATH", help=PROBE_HELP)
 @click.option("--simulate", metavar="SEED[:DIST]", help=SIMULATE_HELP)

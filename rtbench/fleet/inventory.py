@@ -32,7 +32,15 @@ from rtbench.core.readlimit import (
     too_large_message,
 )
 from rtbench.rtprobe.provider import ProbeProvider
-from rtbench.targets.base import Target, TargetError, TargetUsageError, open_target, target_schemes
+from rtbench.targets.base import (
+    Target,
+    TargetError,
+    TargetUsageError,
+    inventory_keys,
+    open_target,
+    target_class,
+    target_schemes,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -41,15 +49,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 TAG_KEY = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 COMMON_KEYS = ("name", "uri", "tags", "arch")
-# keys only some kinds of target take
-SCHEME_KEYS: dict[str, tuple[str, ...]] = {
-    "ssh": ("ssh_config",),
-    "serial": ("login", "password_env"),
-    "labgrid": ("power_cycle",),
-    "labgrid-env": ("power_cycle",),
-}
 # tag keys the fleet sets itself, or that name a field of a stored run
 RESERVED_TAGS = ("board", "fleet", "name", "host", "kernel", "suite", "status", "simulated")
 SECRET_KEYS = ("password", "passphrase", "secret", "token", "key")
@@ -161,19 +161,21 @@ def _board(entry: dict[str, Any], number: int, path: Path, env: Mapping[str, str
         raise InventoryError(f"{here}: uri: write the target as a string URI")
     uri = uri.strip()
     scheme = uri.split(":", 1)[0].lower() if ":" in uri else uri.lower()
-    known = target_schemes()
-    if scheme not in known:
-        shown = ", ".join(f"{s}:" if s != "local" else s for s in known)
+    transport = target_class(scheme)
+    if transport is None:
+        shown = ", ".join(f"{s}:" if s != "local" else s for s in target_schemes())
         raise InventoryError(f"{here}: uri: unknown scheme {scheme!r}; use one of {shown}")
-    allowed = COMMON_KEYS + SCHEME_KEYS.get(scheme, ())
+    # keys only some kinds of target take: each transport names its own
+    scheme_keys = inventory_keys()
+    allowed = COMMON_KEYS + transport.inventory_keys
     for key in entry:
         if key in allowed:
             continue
         if key.lower() in SECRET_KEYS:
             raise InventoryError(f"{here}: {key}: secrets stay out of the inventory; name the "
                                  "environment variable that holds it (password_env = \"VAR\")")
-        if any(key in keys for keys in SCHEME_KEYS.values()):
-            owners = " and ".join(s for s, keys in SCHEME_KEYS.items() if key in keys)
+        if any(key in keys for keys in scheme_keys.values()):
+            owners = " and ".join(s for s, keys in scheme_keys.items() if key in keys)
             raise InventoryError(f"{here}: {key}: only for {owners} targets")
         raise InventoryError(f"{here}: unknown key {key!r} (known: {', '.join(allowed)})")
     tags = _tags(entry.get("tags", {}), here)
@@ -182,7 +184,10 @@ def _board(entry: dict[str, Any], number: int, path: Path, env: Mapping[str, str
                              or not arch.isprintable()):
         raise InventoryError(f"{here}: arch: write the board's `uname -m` as a string "
                              "(e.g. \"aarch64\")")
-    options = _options(entry, here, path, env)
+    try:
+        options = transport.inventory_options(entry, path.parent, env)
+    except TargetUsageError as exc:
+        raise InventoryError(f"{here}: {exc}") from None
     power_cycle = entry.get("power_cycle", False)
     if not isinstance(power_cycle, bool):
         raise InventoryError(f"{here}: power_cycle: write true or false")
@@ -214,37 +219,6 @@ def _tags(value: object, here: str) -> dict[str, str]:
                                  f"(e.g. {key} = \"{text}\")")
         tags[key] = text
     return tags
-
-
-def _options(entry: dict[str, Any], here: str, path: Path,
-             env: Mapping[str, str]) -> dict[str, Any]:
-    """open_target() options from the credential references of an entry."""
-    options: dict[str, Any] = {}
-    if "ssh_config" in entry:
-        value = entry["ssh_config"]
-        if not isinstance(value, str) or not value:
-            raise InventoryError(f"{here}: ssh_config: write a file path as a string")
-        config = Path(value).expanduser()
-        if not config.is_absolute():
-            config = path.parent / config
-        if not config.is_file():
-            raise InventoryError(f"{here}: ssh_config: {config} is not a file")
-        options["ssh_config"] = str(config)
-    if "login" in entry:
-        login = entry["login"]
-        if not isinstance(login, str) or not login or not login.isprintable():
-            raise InventoryError(f"{here}: login: write the login name as a string")
-        options["login"] = login
-    if "password_env" in entry:
-        var = entry["password_env"]
-        if not isinstance(var, str) or not ENV_NAME.match(var):
-            raise InventoryError(f"{here}: password_env: name an environment variable "
-                                 "(letters, digits, _)")
-        if var not in env:
-            raise InventoryError(f"{here}: password_env: the environment variable {var} is "
-                                 "not set; export it before the fleet runs")
-        options["password"] = env[var]
-    return options
 
 
 def parse_only(only: tuple[str, ...]) -> list[tuple[str, str]]:

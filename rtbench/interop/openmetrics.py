@@ -11,6 +11,7 @@ loglin7 bucket; a summary-only import has only the +Inf bucket: count and sum, n
 invented shape).  `openmetrics-history` is not a per-run format: rtbench export
 --format openmetrics-history writes every stored run's summaries stamped with its start
 (history_text), which `promtool tsdb create-blocks-from openmetrics` backfills.
+`GET /metrics` serves latest_text: the newest summary of every cell, written here too.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Iterable
 
 from rtbench.bundle import RunDetail, board_of
 from rtbench.interop._cells import cells
-from rtbench.interop._exposition import Family, render
+from rtbench.interop._exposition import OPENMETRICS_TYPE, PROMETHEUS_TYPE, Family, render
 from rtbench.interop.base import Exporter
 from rtbench.interop.cellmetrics import history_rows, row_families, run_families, series_labels
 from rtbench.rtprobe.wire import loglin7
@@ -51,6 +52,13 @@ def histogram_family(run: RunDetail) -> Family:
             hist.add(labels, series.count, "_count")
             hist.add(labels, _seconds(series.sum_ns), "_sum")
     return hist
+
+
+def latest_text(rows: Iterable[CellRow], openmetrics: bool) -> tuple[str, str]:
+    """The newest cell summaries of every board x suite (`GET /metrics`) as Prometheus
+    text 0.0.4, or OpenMetrics 1.0: the text and its media type."""
+    text = render(row_families(rows), openmetrics)
+    return text, OPENMETRICS_TYPE if openmetrics else PROMETHEUS_TYPE
 
 
 def history_text(rows: Iterable[CellRow]) -> str:

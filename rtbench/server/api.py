@@ -27,9 +27,11 @@ from rtbench.interop.runjson import run_to_json
 from rtbench.reference import reference_run, reference_runs
 from rtbench.report.compare_summary import summary_json
 from rtbench.report.compare_text import comparison_json
-from rtbench.server import labviews, regression_views, views
 from rtbench.server.alerts import upload_events
 from rtbench.server.auth import require_read, require_write
+from rtbench.server.views import lab as lab_views
+from rtbench.server.views import regressions as regression_views
+from rtbench.server.views import runs as run_views
 from rtbench.server.webhooks import Dispatcher
 from rtbench.server.writequeue import WriteQueue
 from rtbench.store import RUN_STATUSES, Store
@@ -120,7 +122,7 @@ def runs(request: Request, flt: Filter, page: Annotated[int, Query(ge=1, le=10**
     result = list_runs_page(_store(request), flt, page, per_page)
     return {"total": result.total, "page": result.page, "per_page": result.per_page,
             "pages": result.pages,
-            "runs": [views.summary_json(r, result.arch.get(r.id), result.uid.get(r.id))
+            "runs": [run_views.summary_json(r, result.arch.get(r.id), result.uid.get(r.id))
                      for r in result.runs]}
 
 
@@ -149,7 +151,7 @@ def run_stats(request: Request, run_id: Annotated[int, PathParam(ge=1, le=INT32_
     """Latency statistics of every measurement of a run (series merged), in ns."""
     store = _store(request)
     detail = store.get_run(run_id)
-    return views.compare_runs(store, [detail]).to_json()
+    return run_views.compare_runs(store, [detail]).to_json()
 
 
 def compare_ids(run: list[int] | None, ref: list[str] | None, baseline: int | None = None
@@ -165,25 +167,25 @@ def compare_ids(run: list[int] | None, ref: list[str] | None, baseline: int | No
         if not 1 <= run_id <= INT32_MAX:
             raise HTTPException(422, f"run: {RUN_ID_RANGE}")
     for name in names:
-        if not re.fullmatch(views.REF_NAME, name):
+        if not re.fullmatch(run_views.REF_NAME, name):
             raise HTTPException(422, f"ref: {name[:40]!r} is not a reference run name "
                                      "(see /api/v1/refs)")
     return ids, names
 
 
 def analysed(store: Store, ids: list[int], names: list[str]) -> Any:
-    """views.analysed_comparison with its refusals as HTTP errors (404, 422)."""
+    """run_views.analysed_comparison with its refusals as HTTP errors (404, 422)."""
     try:
-        return views.analysed_comparison(store, ids, names)
+        return run_views.analysed_comparison(store, ids, names)
     except LookupError as exc:
         raise HTTPException(404, str(exc)) from None
-    except views.CompareRefused as exc:
+    except run_views.CompareRefused as exc:
         raise HTTPException(422, str(exc)) from None
 
 
-RunIds = Annotated[list[int] | None, Query(max_length=views.COMPARE_LIMIT,
+RunIds = Annotated[list[int] | None, Query(max_length=run_views.COMPARE_LIMIT,
                                            description="a stored run id (repeat)")]
-RefNames = Annotated[list[str] | None, Query(max_length=views.COMPARE_LIMIT,
+RefNames = Annotated[list[str] | None, Query(max_length=run_views.COMPARE_LIMIT,
                                              description="a reference run name (repeat)")]
 Against = Annotated[Literal["previous", "first"], Query(
     description="what each run's step in the summary is decided against: the run "
@@ -229,7 +231,7 @@ def regressions(request: Request, board: Text = None, suite: Text = None,
 def refs() -> dict[str, Any]:
     """The published reference runs shipped with rtbench (figures quoted from papers)."""
     return {"note": PUBLISHED_LABEL,
-            "refs": [views.reference_summary_json(r) for r in reference_runs()]}
+            "refs": [run_views.reference_summary_json(r) for r in reference_runs()]}
 
 
 @router.get("/refs/{name}", dependencies=[Depends(require_read)],
@@ -237,10 +239,10 @@ def refs() -> dict[str, Any]:
                                             **_ERROR}})
 def ref_detail(name: Annotated[str, PathParam(max_length=64)]) -> dict[str, Any]:
     """One reference run: platform, conditions and every published figure, in ns."""
-    found = reference_run(name) if re.fullmatch(views.REF_NAME, name) else None
+    found = reference_run(name) if re.fullmatch(run_views.REF_NAME, name) else None
     if found is None:
         raise HTTPException(404, f"no reference run {name[:64]!r}; see /api/v1/refs")
-    return views.reference_json(found)
+    return run_views.reference_json(found)
 
 
 Flag = Annotated[int, Query(ge=0, le=1, description="1: include them")]
@@ -254,7 +256,7 @@ BOARD_NOT_FOUND: dict[int | str, dict[str, Any]] = {
 @router.get("/matrix", dependencies=[Depends(require_read)], responses=READ_ERRORS)
 def matrix(request: Request, suite: Text = None, board: Text = None,
            simulated: Flag = 0, page: Annotated[int, Query(ge=1, le=10**6)] = 1,
-           per_page: Annotated[int, Query(ge=1, le=1000)] = labviews.MATRIX_BOARDS,
+           per_page: Annotated[int, Query(ge=1, le=1000)] = lab_views.MATRIX_BOARDS,
            emulated: Flag = 0,
            span: Annotated[Literal["runs", "nights"] | None, Query(
                description="the figures of the last N runs or nights (absent: every "
@@ -266,11 +268,11 @@ def matrix(request: Request, suite: Text = None, board: Text = None,
     delta to the board's previous kernel, regression marks (simulated runs:
     ?simulated=1; runs under CPU emulation, whose figures describe the emulator, not a
     board: ?emulated=1)."""
-    found = labviews.matrix(_store(request), suite=clean_query(suite, "suite"),
+    found = lab_views.matrix(_store(request), suite=clean_query(suite, "suite"),
                             board=clean_query(board, "board"), simulated=bool(simulated),
                             page=page, per_page=per_page, emulated=bool(emulated),
                             span=span, last=last)
-    data = labviews.matrix_json(found, bool(simulated), bool(emulated))
+    data = lab_views.matrix_json(found, bool(simulated), bool(emulated))
     data["span"] = {"kind": span or "every run", "last": last if span else None}
     return data
 
@@ -278,7 +280,7 @@ def matrix(request: Request, suite: Text = None, board: Text = None,
 @router.get("/boards", dependencies=[Depends(require_read)], responses=READ_ERRORS)
 def boards(request: Request, simulated: Flag = 0) -> dict[str, Any]:
     """Every board with stored runs: runs, suites, kernels, newest run."""
-    return {"boards": labviews.boards_json(_store(request), bool(simulated))}
+    return {"boards": lab_views.boards_json(_store(request), bool(simulated))}
 
 
 @router.get("/boards/{name}/history", dependencies=[Depends(require_read)],
@@ -286,21 +288,21 @@ def boards(request: Request, simulated: Flag = 0) -> dict[str, Any]:
 def board_history(request: Request, name: Annotated[str, PathParam(max_length=255)],
                   suite: Text = None, simulated: Flag = 0,
                   all_policies: Flag = 0,
-                  runs: HistoryRuns = str(labviews.HISTORY_RUNS)) -> dict[str, Any]:
+                  runs: HistoryRuns = str(lab_views.HISTORY_RUNS)) -> dict[str, Any]:
     """Per cell of the board: max, p99.9 and exceedance rate per run over time, kernel
     changes and thresholds (simulated / non-real-time runs only when asked), of the
     board's newest `runs` runs (default 365; all: every run)."""
     board = clean_query(name, "board") or ""
-    newest = labviews.history_runs(runs)
-    found = labviews.board_histories(_store(request), board, suite=clean_query(suite, "suite"),
+    newest = lab_views.history_runs(runs)
+    found = lab_views.board_histories(_store(request), board, suite=clean_query(suite, "suite"),
                                      simulated=bool(simulated),
                                      all_policies=bool(all_policies), newest_runs=newest)
-    if not found and not labviews.board_known(_store(request), board):
+    if not found and not lab_views.board_known(_store(request), board):
         raise HTTPException(404, f"no run of board {board[:64]!r} is stored; see "
                                  "/api/v1/boards")
-    data = labviews.history_json(board, found, newest)
-    data["open_regressions"] = labviews.open_regressions_json(
-        labviews.board_regressions(_store(request), board, clean_query(suite, "suite")))
+    data = lab_views.history_json(board, found, newest)
+    data["open_regressions"] = lab_views.open_regressions_json(
+        lab_views.board_regressions(_store(request), board, clean_query(suite, "suite")))
     return data
 
 

@@ -21,8 +21,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from rtbench import RUN_ID_RANGE, __version__
 from rtbench.server import admin, api, metrics, pages
 from rtbench.server.guard import FailedAttempts, SecurityHeaders
-from rtbench.server.regression_views import UploadChecker
 from rtbench.server.render import render_page
+from rtbench.server.views.regressions import UploadChecker
 from rtbench.server.webhooks import Dispatcher
 from rtbench.server.writequeue import WriteQueue
 from rtbench.store import BundleInvalid, RunNotFound, Store, StoreError, StoreUnavailable

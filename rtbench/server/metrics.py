@@ -9,7 +9,8 @@ export (rtbench/interop/cellmetrics.py) -- plus threshold (in seconds) on the
 exceedance family; the run id is the value of rtbench_cell_run_id, never a label.
 A figure the run could not give (p99.9 of too few samples) has no sample: it is
 unknown, not zero.  Prometheus text 0.0.4 by default; OpenMetrics 1.0 when the scraper
-asks for it (Accept).  Simulated runs are left out.
+asks for it (Accept).  Simulated runs are left out.  The text is written by
+rtbench/interop/openmetrics.py (latest_text), the one writer of both formats.
 """
 
 from __future__ import annotations
@@ -18,11 +19,9 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import PlainTextResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from rtbench.interop._exposition import OPENMETRICS_TYPE, PROMETHEUS_TYPE, Family, render
-from rtbench.interop.cellmetrics import row_families
+from rtbench.interop.openmetrics import latest_text
 from rtbench.server.auth import require_read
 from rtbench.store import Store
-from rtbench.store.cells import CellRow
 from rtbench.store.latest import latest_cells
 
 router = APIRouter(tags=["metrics"])
@@ -34,11 +33,6 @@ METRICS_RESPONSES: dict[int | str, dict[str, object]] = {
         "application/json": {"schema": {"type": "object"}}}},
     503: {"description": "the database is not available", "content": {
         "application/json": {"schema": {"type": "object"}}}}}
-
-
-def families(rows: list[CellRow]) -> list[Family]:
-    """The metric families of the newest cell rows (rtbench/interop/cellmetrics.py)."""
-    return row_families(rows)
 
 
 def wants_openmetrics(accept: str) -> bool:
@@ -53,5 +47,5 @@ async def metrics(request: Request) -> Response:
     store: Store = request.app.state.store
     rows = await run_in_threadpool(latest_cells, store)
     openmetrics = wants_openmetrics(request.headers.get("accept", ""))
-    body = await run_in_threadpool(render, families(rows), openmetrics)
-    return Response(body, media_type=OPENMETRICS_TYPE if openmetrics else PROMETHEUS_TYPE)
+    body, media_type = await run_in_threadpool(latest_text, rows, openmetrics)
+    return Response(body, media_type=media_type)

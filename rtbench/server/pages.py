@@ -29,7 +29,6 @@ from rtbench.report.boardsvg import histogram_svg, history_svg
 from rtbench.report.compare_summary import fmt_value
 from rtbench.report.html import render_html
 from rtbench.report.run_markers import run_markers
-from rtbench.server import labviews, views
 from rtbench.server.api import (
     INT32_MAX,
     Against,
@@ -46,9 +45,11 @@ from rtbench.server.api import (
     when_param,
 )
 from rtbench.server.auth import SESSION_COOKIE, require_read, token_holder
-from rtbench.server.paging import PAGE_MEASUREMENTS, plan_pages
-from rtbench.server.regression_views import regressions_json
 from rtbench.server.render import render_page
+from rtbench.server.views import lab as lab_views
+from rtbench.server.views import runs as run_views
+from rtbench.server.views.paging import PAGE_MEASUREMENTS, plan_pages
+from rtbench.server.views.regressions import regressions_json
 from rtbench.store import Store
 from rtbench.store.boards import board_histogram
 from rtbench.store.queries import MAX_PER_PAGE, RunFilter, facets, list_runs_page
@@ -85,7 +86,7 @@ def runs_page(request: Request, flt: Filter,
     def page_link(number: int) -> str:
         return "/runs?" + urlencode({**current, "page": number})
 
-    labels = {r.id: views.run_verdict_label(r) for r in result.runs}
+    labels = {r.id: run_views.run_verdict_label(r) for r in result.runs}
     return render_page("runs.html.j2", result=result, facets=facets(store), flt=flt,
                        labels=labels,
                        refs=reference_runs(),
@@ -135,7 +136,7 @@ def run_page(request: Request,
     flags = board_run_marks(store, run_id=run_id)
     nav += render_page("run_flags.html.j2", run_id=run_id,
                        markers=run_markers(flags[run_id]) if run_id in flags else [],
-                       checks=checks_of_run(store, run_id, labviews.MARKED_OUTCOMES),
+                       checks=checks_of_run(store, run_id, lab_views.MARKED_OUTCOMES),
                        value=fmt_value, change=regression_change)
     if pages > 1:
         nav += render_page("run_pages.html.j2", run_id=run_id, page=page, pages=pages,
@@ -147,9 +148,9 @@ def run_page(request: Request,
 
 @router.get("/compare", response_class=HTMLResponse, dependencies=[Depends(require_read)])
 def compare_page(request: Request,
-                 run: Annotated[list[int] | None, Query(max_length=views.COMPARE_LIMIT)]
+                 run: Annotated[list[int] | None, Query(max_length=run_views.COMPARE_LIMIT)]
                  = None,
-                 ref: Annotated[list[str] | None, Query(max_length=views.COMPARE_LIMIT)]
+                 ref: Annotated[list[str] | None, Query(max_length=run_views.COMPARE_LIMIT)]
                  = None, baseline: Baseline = None, against: Against = "previous") -> str:
     """The comparison report of the picked runs (stored and reference runs), as
     `rtbench compare -o` writes it; a page to pick them while fewer than two."""
@@ -165,7 +166,7 @@ def compare_page(request: Request,
         picked = [store.get_run(run_id) for run_id in ids]
         message = ("" if not (ids or names) else "compare needs a stored run and one more "
                    "run (stored or reference)")
-        return render_page("compare.html.j2", picked=picked, picked_refs=picked_refs,
+        return render_page("compare_pick.html.j2", picked=picked, picked_refs=picked_refs,
                            refs=reference_runs(), message=message)
     key = (tuple(ids), tuple(names), against)
     cache: OrderedDict[object, str] = request.app.state.report_cache
@@ -197,12 +198,12 @@ def refs_page(request: Request) -> str:
             dependencies=[Depends(require_read)])
 def ref_page(request: Request, name: Annotated[str, PathParam(max_length=64)]) -> str:
     """One reference run: conditions, published figures, compare with a stored run."""
-    found = reference_run(name) if re.fullmatch(views.REF_NAME, name) else None
+    found = reference_run(name) if re.fullmatch(run_views.REF_NAME, name) else None
     if found is None:
         raise HTTPException(404, f"no reference run {name[:64]!r}; see /refs")
     stored = list_runs_page(_store(request), RunFilter(), 1, 50).runs
     return render_page("ref.html.j2", ref=found,
-                       cells=views.reference_json(found)["cells"], stored=stored)
+                       cells=run_views.reference_json(found)["cells"], stored=stored)
 
 
 Span = Annotated[Literal["runs", "nights", ""] | None, Query(
@@ -219,7 +220,7 @@ def matrix_page(request: Request, suite: Text = None, board: Text = None,
     of the last N runs or nights."""
     store = _store(request)
     span = span or None
-    found = labviews.matrix(store, suite=clean_query(suite, "suite"),
+    found = lab_views.matrix(store, suite=clean_query(suite, "suite"),
                             board=clean_query(board, "board"), simulated=bool(simulated),
                             page=page, emulated=bool(emulated), span=span, last=last)
     current = {k: v for k, v in request.query_params.items() if k != "page" and v}
@@ -231,7 +232,7 @@ def matrix_page(request: Request, suite: Text = None, board: Text = None,
                        facets=facets(store, keys=("suite",)),
                        suite=suite or "", simulated=bool(simulated),
                        emulated=bool(emulated), found=found,
-                       span=span, last=last, span_text=labviews.span_text(span, last),
+                       span=span, last=last, span_text=lab_views.span_text(span, last),
                        prev_link=page_link(page - 1) if page > 1 else None,
                        next_link=page_link(page + 1) if page < found.pages else None)
 
@@ -239,7 +240,7 @@ def matrix_page(request: Request, suite: Text = None, board: Text = None,
 @router.get("/boards", response_class=HTMLResponse, dependencies=[Depends(require_read)])
 def boards_page(request: Request, simulated: Flag = 0) -> str:
     """Every board with stored runs."""
-    return render_page("boards.html.j2", boards=labviews.boards_json(
+    return render_page("boards.html.j2", boards=lab_views.boards_json(
         _store(request), bool(simulated)), simulated=bool(simulated))
 
 
@@ -248,36 +249,36 @@ def boards_page(request: Request, simulated: Flag = 0) -> str:
 def board_page(request: Request, name: Annotated[str, PathParam(max_length=255)],
                suite: Text = None, simulated: Flag = 0, all_policies: Flag = 0,
                last: Annotated[int, Query(ge=1, le=1000)] = 10,
-               runs: HistoryRuns = str(labviews.HISTORY_RUNS),
-               table: HistoryRuns = str(labviews.TABLE_ROWS)) -> str:
+               runs: HistoryRuns = str(lab_views.HISTORY_RUNS),
+               table: HistoryRuns = str(lab_views.TABLE_ROWS)) -> str:
     """One board's history per cell (its newest `runs` runs, or all; each cell's table
     lists the newest `table` of them, or all), and the combined histogram of its last
     runs."""
     store = _store(request)
     board = clean_query(name, "board") or ""
-    newest = labviews.history_runs(runs)
-    found = labviews.board_histories(store, board, suite=clean_query(suite, "suite"),
+    newest = lab_views.history_runs(runs)
+    found = lab_views.board_histories(store, board, suite=clean_query(suite, "suite"),
                                      simulated=bool(simulated),
                                      all_policies=bool(all_policies), newest_runs=newest)
-    if not found and not labviews.board_known(store, board):
+    if not found and not lab_views.board_known(store, board):
         raise HTTPException(404, f"no run of board {board[:64]!r} is stored; see /boards")
     run_ids, pairs = board_histogram(store, board, suite=clean_query(suite, "suite"), last=last,
                                      simulated=None if simulated else False)
     title = (f"combined histogram of the last {len(run_ids)} run(s) of {board}"
              + (f", suite {suite}" if suite else ""))
-    marks = (labviews.regression_marks(store, board, clean_query(suite, "suite"),
-                                       since=labviews.oldest_drawn(found))
+    marks = (lab_views.regression_marks(store, board, clean_query(suite, "suite"),
+                                       since=lab_views.oldest_drawn(found))
              if found else {})
-    table_rows = labviews.history_runs(table)
+    table_rows = lab_views.history_runs(table)
     # the markers are shown in the tables only: read for the runs they list
     run_marks = {run_id: run_markers(fields) for run_id, fields in board_run_marks(
-        store, board, since=labviews.oldest_drawn(found, table_rows)).items()} \
+        store, board, since=lab_views.oldest_drawn(found, table_rows)).items()} \
         if found else {}
-    regressions = labviews.board_regressions(store, board, clean_query(suite, "suite"))
+    regressions = lab_views.board_regressions(store, board, clean_query(suite, "suite"))
     return render_page("board.html.j2", board=board, suite=suite or "", run_marks=run_marks,
                        regressions=regressions,
                        simulated=bool(simulated), all_policies=bool(all_policies),
-                       histories=[(h, Markup(history_svg(h, labviews.marks_for(h, marks))))
+                       histories=[(h, Markup(history_svg(h, lab_views.marks_for(h, marks))))
                                   for h in found],
                        combined=Markup(histogram_svg(pairs, title)), last=last,
                        runs=runs, newest_runs=newest, table=table,

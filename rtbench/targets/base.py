@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,6 +97,19 @@ class Target(ABC):
 
     # URI schemes this class handles ("local", "ssh", "serial", ...)
     schemes: ClassVar[tuple[str, ...]] = ()
+    # how a user writes its URIs, as the --target help shows them (one per scheme)
+    uri_forms: ClassVar[tuple[str, ...]] = ()
+    # the keys a fleet inventory entry of this kind of target may add to name, uri, tags
+    # and arch (docs/fleet.md)
+    inventory_keys: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def inventory_options(cls, entry: Mapping[str, Any], base_dir: Path,
+                          env: Mapping[str, str]) -> dict[str, Any]:
+        """The from_uri() options an inventory entry's own keys (inventory_keys) give,
+        relative paths read from base_dir, secrets from env; TargetUsageError starts with
+        the key that is wrong."""
+        return {}
 
     @classmethod
     @abstractmethod
@@ -253,6 +267,28 @@ def _target_classes() -> dict[str, type[Target]]:
 def target_schemes() -> list[str]:
     """The URI schemes rtbench can reach."""
     return sorted(_target_classes())
+
+
+def target_class(scheme: str) -> type[Target] | None:
+    """The Target subclass that handles a URI scheme (None: no transport has it)."""
+    return _target_classes().get(scheme.lower())
+
+
+def inventory_keys() -> dict[str, tuple[str, ...]]:
+    """Per URI scheme, the inventory keys its kind of target adds (those that add any)."""
+    return {scheme: cls.inventory_keys for scheme, cls in sorted(_target_classes().items())
+            if cls.inventory_keys}
+
+
+def target_help() -> str:
+    """The --target help: every transport's URI forms, the local machine first."""
+    classes = _target_classes()
+    forms = [form for scheme in sorted(classes, key=lambda s: (s != "local", s))
+             for form, form_scheme in zip(classes[scheme].uri_forms,
+                                          classes[scheme].schemes, strict=True)
+             if form_scheme == scheme]
+    listed = ", ".join(forms[:-1]) + f" or {forms[-1]}" if len(forms) > 1 else "".join(forms)
+    return f"Where to measure, as a URI: {listed} (docs/targets.md)."
 
 
 def open_target(uri: str | None, *, provider: ProbeProvider | None = None,

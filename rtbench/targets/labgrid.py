@@ -97,6 +97,9 @@ class LabgridTarget(Target):
     """A board whose resources and drivers come from labgrid."""
 
     schemes: ClassVar[tuple[str, ...]] = ("labgrid", "labgrid-env")
+    uri_forms: ClassVar[tuple[str, ...]] = ("labgrid:PLACE", "labgrid-env:FILE.yaml[:TARGET]")
+    # power_cycle = true: cycle its power before the run (the fleet reads it itself)
+    inventory_keys: ClassVar[tuple[str, ...]] = ("power_cycle",)
 
     def __init__(self, *, place: str | None = None, env_file: Path | None = None,
                  role: str = "main", coordinator: str | None = None, wait_s: float = 0.0,

@@ -165,6 +165,7 @@ class LocalTarget(Target):
     """This machine: rtprobe and loads are children of rtbench."""
 
     schemes = ("local",)
+    uri_forms = ("local (default, this machine)",)
 
     def __init__(self, probe: Path) -> None:
         self.probe = probe

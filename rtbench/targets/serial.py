@@ -20,7 +20,8 @@ import re
 import shlex
 import termios
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
@@ -77,6 +78,9 @@ CLEAR_FILES = "[ -z \"$RTBD\" ] || rm -f $RTBE $RTBR"
 SESSION_CLEANUP = "[ -z \"$RTBD\" ] || rm -rf \"$RTBD\"; RTBD="
 # A kernel console message: "[   12.345678] text".
 KERNEL_LINE = re.compile(rb"\[\s*\d+\.\d+\]")
+
+# an environment variable's name (password_env = "VAR" of a fleet inventory)
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class SerialLink:
@@ -137,6 +141,8 @@ class SerialTarget(BoardTarget):
     """A board reached on a serial console."""
 
     schemes: ClassVar[tuple[str, ...]] = ("serial",)
+    uri_forms: ClassVar[tuple[str, ...]] = ("serial:///dev/ttyX?baud=115200",)
+    inventory_keys: ClassVar[tuple[str, ...]] = ("login", "password_env")
     push_reports_progress = True
     wants_small_probe = True
 
@@ -164,6 +170,28 @@ class SerialTarget(BoardTarget):
         self._doing = "running a command"
         # set once the board stopped answering: every later command fails at once with it
         self._silent: str | None = None
+
+    @classmethod
+    def inventory_options(cls, entry: Mapping[str, Any], base_dir: Path,
+                          env: Mapping[str, str]) -> dict[str, Any]:
+        """login = "NAME" and password_env = "VAR": the console login, and the
+        environment variable that holds its password (never the password itself)."""
+        options: dict[str, Any] = {}
+        if "login" in entry:
+            login = entry["login"]
+            if not isinstance(login, str) or not login or not login.isprintable():
+                raise TargetUsageError("login: write the login name as a string")
+            options["login"] = login
+        if "password_env" in entry:
+            var = entry["password_env"]
+            if not isinstance(var, str) or not ENV_NAME.match(var):
+                raise TargetUsageError("password_env: name an environment variable "
+                                       "(letters, digits, _)")
+            if var not in env:
+                raise TargetUsageError(f"password_env: the environment variable {var} is "
+                                       "not set; export it before the fleet runs")
+            options["password"] = env[var]
+        return options
 
     @classmethod
     def from_uri(cls, uri: str, *, provider: ProbeProvider | None = None,

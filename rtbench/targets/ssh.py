@@ -16,6 +16,8 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -84,6 +86,8 @@ class SshTarget(BoardTarget):
     read_timeout_s = float(ALIVE_INTERVAL_S * ALIVE_COUNT)
 
     schemes: ClassVar[tuple[str, ...]] = ("ssh",)
+    uri_forms: ClassVar[tuple[str, ...]] = ("ssh://[user@]host[:port]",)
+    inventory_keys: ClassVar[tuple[str, ...]] = ("ssh_config",)
 
     def __init__(self, host: str, *, user: str | None = None, port: int | None = None,
                  provider: ProbeProvider | None = None, remote_dir: str = DEFAULT_REMOTE_DIR,
@@ -100,6 +104,24 @@ class SshTarget(BoardTarget):
         self._keeper: subprocess.Popen[bytes] | None = None
         self._keeper_beat: Heartbeat | None = None
         self._address: str | None = None
+
+    @classmethod
+    def inventory_options(cls, entry: Mapping[str, Any], base_dir: Path,
+                          env: Mapping[str, str]) -> dict[str, Any]:
+        """ssh_config = "FILE": an ssh_config file for this board (relative to the
+        inventory's directory)."""
+        options: dict[str, Any] = {}
+        if "ssh_config" in entry:
+            value = entry["ssh_config"]
+            if not isinstance(value, str) or not value:
+                raise TargetUsageError("ssh_config: write a file path as a string")
+            config = Path(value).expanduser()
+            if not config.is_absolute():
+                config = base_dir / config
+            if not config.is_file():
+                raise TargetUsageError(f"ssh_config: {config} is not a file")
+            options["ssh_config"] = str(config)
+        return options
 
     @classmethod
     def from_uri(cls, uri: str, *, provider: ProbeProvider | None = None,

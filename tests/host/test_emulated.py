@@ -22,7 +22,7 @@ from rtbench.bundle import RunDetail
 from rtbench.preflight import run_preflight
 from rtbench.report.html import render_html
 from rtbench.report.terminal import show_run
-from rtbench.server import labviews
+from rtbench.server.views import lab as lab_views
 from rtbench.store import Store
 
 TCG = {"virtualization": "tcg", "emulated": True,
@@ -76,13 +76,13 @@ def test_the_store_marks_runs_from_their_sysinfo(tmp_path: Path) -> None:
         assert {r.id: r.emulated for r in store.list_runs()} == {real: False, emu: True}
         assert store.get_run(emu).emulated and not store.get_run(real).emulated
         # the matrix leaves emulated runs out unless asked
-        plain = labviews.matrix(store, suite=None, board=None, simulated=False)
+        plain = lab_views.matrix(store, suite=None, board=None, simulated=False)
         assert [b for tb in plain.tables for b in tb.boards] == ["board-a"]
-        both = labviews.matrix(store, suite=None, board=None, simulated=False,
+        both = lab_views.matrix(store, suite=None, board=None, simulated=False,
                                emulated=True)
         assert sorted(b for tb in both.tables for b in tb.boards) == ["board-a",
                                                                       "qemu-arm64"]
-        assert labviews.matrix_json(both, False, True)["emulated_included"] is True
+        assert lab_views.matrix_json(both, False, True)["emulated_included"] is True
     listed = cli("ls", "--db", url)
     assert "emulated" in listed.output.split("qemu-arm64", 1)[1]
     rows = json.loads(cli("ls", "--json", "--db", url).output)

@@ -807,7 +807,7 @@ def test_server_pages_a_huge_run(sqlite_app: tuple[Any, str, str],
     page past the last."""
     import copy
 
-    import rtbench.server.paging
+    import rtbench.server.views.paging
     from rtbench.interop.runjson import loads as load_run
 
     client, token, _ = sqlite_app
@@ -821,7 +821,7 @@ def test_server_pages_a_huge_run(sqlite_app: tuple[Any, str, str],
         run.scenarios.append(scenario)
     from rtbench.interop.runjson import dumps as dump_run
 
-    monkeypatch.setattr(rtbench.server.paging, "PAGE_MEASUREMENTS", 5)
+    monkeypatch.setattr(rtbench.server.views.paging, "PAGE_MEASUREMENTS", 5)
 
     answer = client.post("/api/v1/runs", content=dump_run(run),
                          headers={"Authorization": f"Bearer {token}"})

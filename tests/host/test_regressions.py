@@ -32,7 +32,7 @@ from rtbench.analysis.openregs import open_regressions
 from rtbench.interop.runjson import dumps
 from rtbench.regress.board import RunCache, baseline_candidates, checks_of, recheck
 from rtbench.server.app import create_app
-from rtbench.server.labviews import regression_marks
+from rtbench.server.views.lab import regression_marks
 from rtbench.server.webhooks import Dispatcher, Hook
 from rtbench.store import Store
 from rtbench.store.regressions import (

@@ -65,7 +65,7 @@ def matrix(store: Store, *, suite: str | None, board: str | None,
     runs measured under CPU emulation only when emulated); span: the figures of every run
     (None, worst ever), of each cell's last `last` runs ("runs") or of the last `last`
     nights ("nights")."""
-    from rtbench.server.marks import cell_marks
+    from rtbench.server.views.marks import cell_marks
 
     sim = None if simulated else False
     if board is not None:

@@ -1,4 +1,4 @@
-"""What the server shows, as plain data: run rows, comparisons, the matrix, references.
+"""The runs as the server shows them, as plain data: run rows, comparisons, references.
 
 The HTML pages and the JSON API both build on these, so a number on a page is
 the number the API returns.  Statistics come from rtbench.analysis; the store

@@ -1,0 +1,85 @@
+"""A transport is one module of rtbench/targets/: its URI forms (the --target help), its
+parsing and its fleet inventory keys live there, and the CLI and the fleet inventory ask
+the registry (issue 38).  A toy transport, registered the way a new module would be,
+shows up everywhere without another file changing."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+import rtbench.targets.base as base
+from rtbench.fleet.inventory import InventoryError, load_inventory
+from rtbench.rtprobe.provider import ProbeProvider
+from rtbench.targets.base import Target, TargetUsageError, target_help
+
+
+class ToyTarget(Target):
+    """A transport known only to this test: toy:NAME."""
+
+    schemes: ClassVar[tuple[str, ...]] = ("toy",)
+    uri_forms: ClassVar[tuple[str, ...]] = ("toy:NAME",)
+    inventory_keys: ClassVar[tuple[str, ...]] = ("toy_colour",)
+
+    def __init__(self, uri: str, colour: str | None) -> None:
+        self.uri = uri
+        self.colour = colour
+
+    @classmethod
+    def inventory_options(cls, entry: Mapping[str, Any], base_dir: Path,
+                          env: Mapping[str, str]) -> dict[str, Any]:
+        """toy_colour = "red" or "blue"."""
+        colour = entry.get("toy_colour")
+        if colour not in (None, "red", "blue"):
+            raise TargetUsageError("toy_colour: write red or blue")
+        return {} if colour is None else {"colour": colour}
+
+    @classmethod
+    def from_uri(cls, uri: str, *, provider: ProbeProvider | None = None,
+                 options: dict[str, Any] | None = None) -> Target:
+        """toy:NAME."""
+        if not uri.removeprefix("toy:"):
+            raise TargetUsageError(f"target {uri!r}: expected toy:NAME")
+        return cls(uri, (options or {}).get("colour"))
+
+    @property
+    def name(self) -> str:
+        """The URI."""
+        return self.uri
+
+
+# a toy: nothing runs on it, so what a real transport must do stays unwritten here
+ToyTarget.__abstractmethods__ = frozenset()
+
+
+@pytest.fixture
+def toy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The registry with the toy transport added, as a new targets/toy.py would be."""
+    known = base._target_classes()
+    monkeypatch.setattr(base, "_target_classes", lambda: {**known, "toy": ToyTarget})
+
+
+def test_every_transport_is_in_the_target_help() -> None:
+    text = target_help()
+    for cls in base._target_classes().values():
+        for form in cls.uri_forms:
+            assert form in text
+    assert text.startswith("Where to measure, as a URI: local (default, this machine), ")
+
+
+def test_a_new_transport_is_in_the_help_and_the_inventory(toy: None, tmp_path: Path) -> None:
+    assert "toy:NAME" in target_help()
+    path = tmp_path / "lab.toml"
+    path.write_text('[[targets]]\nname = "t1"\nuri = "toy:one"\ntoy_colour = "red"\n')
+    board = load_inventory(path, {}).boards[0]
+    assert board.options == {"colour": "red"}
+    path.write_text('[[targets]]\nname = "t1"\nuri = "toy:one"\ntoy_colour = "green"\n')
+    with pytest.raises(InventoryError, match=r"target 't1': toy_colour: write red or blue"):
+        load_inventory(path, {})
+    # its key is its own: another transport's entry refuses it
+    path.write_text('[[targets]]\nname = "s1"\nuri = "ssh://root@b1"\ntoy_colour = "red"\n')
+    with pytest.raises(InventoryError, match="toy_colour: only for toy targets"):
+        load_inventory(path, {})

@@ -207,18 +207,18 @@ def _target_name(target: str) -> str:
 
 
 def board_of(target: str, hostname: str) -> str:
-    """The board a run without a given board name ran on: the host of an ssh:// target,
-    the place of a labgrid: target, else the target's host name; a target whose host has
-    no name (Linux's "(none)") is named by its target (serial-ttyUSB0)."""
-    if target.startswith("ssh://"):
-        netloc = target[len("ssh://"):].split("/", 1)[0]
-        host = netloc.rpartition("@")[2]
-        # [v6-address]:port or name:port
-        host = host[1:].partition("]")[0] if host.startswith("[") else host.partition(":")[0]
-        if host:
-            return host[:255]
-    if target.startswith("labgrid:") and target[len("labgrid:"):]:
-        return target[len("labgrid:"):][:255]
+    """The board a run without a given board name ran on: what the target's transport
+    names from its URI (the host of an ssh:// target, the place of a labgrid: target:
+    `board_of_uri()` in rtbench/targets/), else the target's host name; a target whose
+    host has no name (Linux's "(none)") is named by its target (serial-ttyUSB0)."""
+    if ":" in target:
+        # only a URI with a scheme can have a transport: local and import runs never
+        # load the transports
+        from rtbench.targets.base import board_from_uri
+
+        named = board_from_uri(target)
+        if named:
+            return named[:255]
     if hostname.strip() in NO_HOSTNAME and target.strip() and target != "import":
         return _target_name(target.strip())[:255]
     return (hostname or "unknown")[:255]

@@ -104,6 +104,12 @@ class Target(ABC):
     inventory_keys: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
+    def board_of_uri(cls, uri: str) -> str | None:
+        """The board a target URI of this kind names, as a stored run's target string
+        (None: it names none, and the run is named by its host; bundle.board_of)."""
+        return None
+
+    @classmethod
     def inventory_options(cls, entry: Mapping[str, Any], base_dir: Path,
                           env: Mapping[str, str]) -> dict[str, Any]:
         """The from_uri() options an inventory entry's own keys (inventory_keys) give,
@@ -272,6 +278,14 @@ def target_schemes() -> list[str]:
 def target_class(scheme: str) -> type[Target] | None:
     """The Target subclass that handles a URI scheme (None: no transport has it)."""
     return _target_classes().get(scheme.lower())
+
+
+def board_from_uri(uri: str) -> str | None:
+    """The board a stored target string names, by its transport's rule (None: no
+    transport has its scheme, or the URI names no board)."""
+    scheme = uri.partition(":")[0]
+    cls = _target_classes().get(scheme) if scheme else None
+    return cls.board_of_uri(uri) if cls is not None else None
 
 
 def inventory_keys() -> dict[str, tuple[str, ...]]:

@@ -101,6 +101,13 @@ class LabgridTarget(Target):
     # power_cycle = true: cycle its power before the run (the fleet reads it itself)
     inventory_keys: ClassVar[tuple[str, ...]] = ("power_cycle",)
 
+    @classmethod
+    def board_of_uri(cls, uri: str) -> str | None:
+        """labgrid:PLACE: the place (a labgrid-env: file names no board)."""
+        if not uri.startswith("labgrid:"):
+            return None
+        return uri[len("labgrid:"):] or None
+
     def __init__(self, *, place: str | None = None, env_file: Path | None = None,
                  role: str = "main", coordinator: str | None = None, wait_s: float = 0.0,
                  provider: ProbeProvider | None = None,

@@ -106,6 +106,16 @@ class SshTarget(BoardTarget):
         self._address: str | None = None
 
     @classmethod
+    def board_of_uri(cls, uri: str) -> str | None:
+        """ssh://[user@]host[:port]: the host ([v6-address] without its brackets)."""
+        if not uri.startswith("ssh://"):
+            return None
+        host = uri[len("ssh://"):].split("/", 1)[0].rpartition("@")[2]
+        # [v6-address]:port or name:port
+        host = host[1:].partition("]")[0] if host.startswith("[") else host.partition(":")[0]
+        return host or None
+
+    @classmethod
     def inventory_options(cls, entry: Mapping[str, Any], base_dir: Path,
                           env: Mapping[str, str]) -> dict[str, Any]:
         """ssh_config = "FILE": an ssh_config file for this board (relative to the

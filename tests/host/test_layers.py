@@ -31,10 +31,11 @@ ALLOWED: dict[str, set[str]] = {
     "kinds": set(),
     # the probe's contract on the host; the provider builds probes, targets never do
     "rtprobe": {"core", "util", "wire", "build", "kinds"},
-    "bundle": {"wire"},
     "suites": {"core", "util", "rtprobe"},
     "preflight": {"core", "kinds"},
     "targets": {"core", "util", "wire", "rtprobe"},
+    # a run in memory; it asks the transports only which board a target URI names
+    "bundle": {"wire", "targets"},
     # a fleet's inventory: boards named with their targets' URIs
     "fleet": {"core", "util", "wire", "rtprobe", "targets"},
     "store": {"core", "wire", "bundle"},

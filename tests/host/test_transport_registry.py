@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 import pytest
 
 import rtbench.targets.base as base
+from rtbench.bundle import board_of
 from rtbench.fleet.inventory import InventoryError, load_inventory
 from rtbench.rtprobe.provider import ProbeProvider
 from rtbench.targets.base import Target, TargetUsageError, target_help
@@ -44,6 +45,11 @@ class ToyTarget(Target):
         if not uri.removeprefix("toy:"):
             raise TargetUsageError(f"target {uri!r}: expected toy:NAME")
         return cls(uri, (options or {}).get("colour"))
+
+    @classmethod
+    def board_of_uri(cls, uri: str) -> str | None:
+        """toy:NAME names the board NAME."""
+        return uri.removeprefix("toy:") or None
 
     @property
     def name(self) -> str:
@@ -83,3 +89,16 @@ def test_a_new_transport_is_in_the_help_and_the_inventory(toy: None, tmp_path: P
     path.write_text('[[targets]]\nname = "s1"\nuri = "ssh://root@b1"\ntoy_colour = "red"\n')
     with pytest.raises(InventoryError, match="toy_colour: only for toy targets"):
         load_inventory(path, {})
+
+
+def test_a_new_transport_names_its_boards(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the board of a run stored without a name comes from its transport's rule
+    assert board_of("toy:bench7", "(none)") == "toy-bench7"  # no toy transport yet
+    known = base._target_classes()
+    monkeypatch.setattr(base, "_target_classes", lambda: {**known, "toy": ToyTarget})
+    assert board_of("toy:bench7", "(none)") == "bench7"
+    assert board_of("toy:", "imx8") == "imx8"
+    # the transports' own rules, asked the same way
+    assert board_of("ssh://root@[fe80::1]:2222/x", "h") == "fe80::1"
+    assert board_of("labgrid:rack3-imx8", "h") == "rack3-imx8"
+    assert board_of("labgrid-env:lab.yaml", "h") == "h"

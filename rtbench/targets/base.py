@@ -99,6 +99,9 @@ class Target(ABC):
     schemes: ClassVar[tuple[str, ...]] = ()
     # how a user writes its URIs, as the --target help shows them (one per scheme)
     uri_forms: ClassVar[tuple[str, ...]] = ()
+    # where those forms stand in the --target help: smaller first (the local machine 0;
+    # a new transport after those rtbench ships, unless it says otherwise)
+    help_order: ClassVar[int] = 100
     # the keys a fleet inventory entry of this kind of target may add to name, uri, tags
     # and arch (docs/fleet.md)
     inventory_keys: ClassVar[tuple[str, ...]] = ()
@@ -295,9 +298,9 @@ def inventory_keys() -> dict[str, tuple[str, ...]]:
 
 
 def target_help() -> str:
-    """The --target help: every transport's URI forms, the local machine first."""
+    """The --target help: every transport's URI forms, in their help_order."""
     classes = _target_classes()
-    forms = [form for scheme in sorted(classes, key=lambda s: (s != "local", s))
+    forms = [form for scheme in sorted(classes, key=lambda s: (classes[s].help_order, s))
              for form, form_scheme in zip(classes[scheme].uri_forms,
                                           classes[scheme].schemes, strict=True)
              if form_scheme == scheme]

@@ -98,6 +98,7 @@ class LabgridTarget(Target):
 
     schemes: ClassVar[tuple[str, ...]] = ("labgrid", "labgrid-env")
     uri_forms: ClassVar[tuple[str, ...]] = ("labgrid:PLACE", "labgrid-env:FILE.yaml[:TARGET]")
+    help_order: ClassVar[int] = 30
     # power_cycle = true: cycle its power before the run (the fleet reads it itself)
     inventory_keys: ClassVar[tuple[str, ...]] = ("power_cycle",)
 

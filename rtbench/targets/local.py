@@ -166,6 +166,7 @@ class LocalTarget(Target):
 
     schemes = ("local",)
     uri_forms = ("local (default, this machine)",)
+    help_order = 0
 
     def __init__(self, probe: Path) -> None:
         self.probe = probe

@@ -142,6 +142,7 @@ class SerialTarget(BoardTarget):
 
     schemes: ClassVar[tuple[str, ...]] = ("serial",)
     uri_forms: ClassVar[tuple[str, ...]] = ("serial:///dev/ttyX?baud=115200",)
+    help_order: ClassVar[int] = 20
     inventory_keys: ClassVar[tuple[str, ...]] = ("login", "password_env")
     push_reports_progress = True
     wants_small_probe = True

@@ -87,6 +87,7 @@ class SshTarget(BoardTarget):
 
     schemes: ClassVar[tuple[str, ...]] = ("ssh",)
     uri_forms: ClassVar[tuple[str, ...]] = ("ssh://[user@]host[:port]",)
+    help_order: ClassVar[int] = 10
     inventory_keys: ClassVar[tuple[str, ...]] = ("ssh_config",)
 
     def __init__(self, host: str, *, user: str | None = None, port: int | None = None,

@@ -8,8 +8,8 @@
 #   make test-fast  the same without the slow tests (qemu guests, the browser, cross
 #                builds, board stand-ins, live servers, tests/slow_tests.txt): what to run
 #                while working (docs/testing.md)
-#   make test-arches  the board probes of all nine arches (Zig, qemu-user; left to CI by
-#                a plain make test)
+#   make test-arches  the board probes of all nine arches (Zig, qemu-user; a plain make
+#                test builds this host's arch alone)
 #   make bench   rtprobe vs cyclictest, injected interference, host statistics and report
 #                benchmarks (root, quiet machine)
 #   make lint    ruff and mypy
@@ -34,11 +34,12 @@ TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FAST_TESTS := not qemu and not browser and not cross and not slow
 # What a plain make test leaves to CI, to keep a newcomer's first run (cold caches) within
 # its 8 minutes on 2 vCPUs (docs/testing.md): the tests marked ci (CI_ONLY in
-# tests/conftest.py).  RTBENCH_TEST_ALL=1 (.ci/run sets it) runs them all.
+# tests/conftest.py) and the board probes of the arches other than this host's
+# (tests/probe/test_arches.py).  RTBENCH_TEST_ALL=1 (.ci/run sets it) runs them all.
 LEFT_TO_CI := $(if $(filter 1,$(RTBENCH_TEST_ALL)),,-m "not ci")
-CI_WORDS := the tests marked ci: the import memory bounds on files of 3-8 MiB, the \
-	qemu-system guests, the API fuzzers, the wheel in a fresh venv and the Zig-built \
-	board probes (make test-arches)
+CI_WORDS := the tests marked ci (the import memory bounds on files of 3-8 MiB, the \
+	qemu-system guests, the API fuzzers, the wheel in a fresh venv) and, unless \
+	RTBENCH_TEST_ARCHES names them, the board probes of the arches other than this host's
 
 # Use the virtual environment when there is one.
 ifneq ($(wildcard $(VPY)),)
@@ -164,7 +165,7 @@ test-fast: prereqs-cc
 	$(call pytest,-m "$(FAST_TESTS)")
 
 # The board probes of all nine arches built with Zig and run under qemu-user (make test
-# leaves them to CI; .ci/run sets RTBENCH_TEST_ALL=1, which builds the nine).
+# builds this host's arch alone; .ci/run sets RTBENCH_TEST_ALL=1, which builds the nine).
 test-arches: $(VENV)/.dev
 	@rc=0; env -u PYTHONDONTWRITEBYTECODE RTBENCH_TEST_ARCHES=all OPENBLAS_NUM_THREADS=1 \
 		$(VPY) -m pytest -n $(TEST_WORKERS) --dist loadgroup tests/probe/test_arches.py \

@@ -1,15 +1,15 @@
 # rtbench - top-level targets.  `make run` and `make test` are all most people need.
 #   make run     create .venv, install rtbench (which builds probe/), run the quick suite
 #   make test    C unit tests (make -C probe check) and pytest over tests/ (sets up .venv
-#                with the dev tools first, so it works in a fresh clone); leaves the
+#                with the test tools first, so it works in a fresh clone); leaves the
 #                heaviest tests to CI unless RTBENCH_TEST_ALL=1 (docs/testing.md)
 #   make test-boards  the board zoo: Debian's kernels for other CPUs booted in qemu, each
 #                measured and traced over its serial console (root; tests/boards/)
 #   make test-fast  the same without the slow tests (qemu guests, the browser, cross
 #                builds, board stand-ins, live servers, tests/slow_tests.txt): what to run
 #                while working (docs/testing.md)
-#   make test-arches  the board probes of all nine arches (Zig, qemu-user; a plain make
-#                test builds this host's arch alone)
+#   make test-arches  the board probes of all nine arches (Zig, qemu-user; left to CI by
+#                a plain make test)
 #   make bench   rtprobe vs cyclictest, injected interference, host statistics and report
 #                benchmarks (root, quiet machine)
 #   make lint    ruff and mypy
@@ -34,12 +34,11 @@ TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FAST_TESTS := not qemu and not browser and not cross and not slow
 # What a plain make test leaves to CI, to keep a newcomer's first run (cold caches) within
 # its 8 minutes on 2 vCPUs (docs/testing.md): the tests marked ci (CI_ONLY in
-# tests/conftest.py) and the board probes of the arches other than this host's
-# (tests/probe/test_arches.py).  RTBENCH_TEST_ALL=1 (.ci/run sets it) runs them all.
+# tests/conftest.py).  RTBENCH_TEST_ALL=1 (.ci/run sets it) runs them all.
 LEFT_TO_CI := $(if $(filter 1,$(RTBENCH_TEST_ALL)),,-m "not ci")
-CI_WORDS := the tests marked ci (the import memory bounds on files of 3-8 MiB, the \
-	qemu-system guests, the API fuzzers, the wheel in a fresh venv) and, unless \
-	RTBENCH_TEST_ARCHES names them, the board probes of the arches other than this host's
+CI_WORDS := the tests marked ci: the import memory bounds on files of 3-8 MiB, the \
+	qemu-system guests, the API fuzzers, the wheel in a fresh venv and the Zig-built \
+	board probes (make test-arches)
 
 # Use the virtual environment when there is one.
 ifneq ($(wildcard $(VPY)),)
@@ -106,10 +105,18 @@ run: $(VENV)/.installed
 			"--policy other go in RUN_ARGS=\"...\""; \
 	fi; exit $$rc
 
-$(VENV)/.dev: pyproject.toml setup.py | prereqs
+# .venv/.dev: the dev extra (make dev, make lint, CI); .venv/.test: the test extra alone,
+# what a plain make test needs (pyproject.toml).
+$(VENV)/.dev $(VENV)/.test: $(VENV)/.%: pyproject.toml setup.py | prereqs
 	test -x $(VPY) || $(PYTHON) -m venv --system-site-packages $(VENV)
-	$(PIP_INSTALL) -e '.[dev]'
+	$(PIP_INSTALL) -e '.[$*]'
 	touch $@
+
+# The venv of make test and test-fast: the test extra, so that a newcomer's first run
+# does not install the linters, the API fuzzer and Zig (a third of pip's time) for tests
+# it leaves to CI; the dev one where make dev made it, or where RTBENCH_TEST_ALL=1 runs
+# those tests too.
+TEST_VENV := $(if $(or $(wildcard $(VENV)/.dev),$(filter 1,$(RTBENCH_TEST_ALL))),$(VENV)/.dev,$(VENV)/.test)
 
 dev: $(VENV)/.dev
 
@@ -136,15 +143,15 @@ check-c: prereqs-cc
 	@test -n "$(MUSL_GCC)" || echo "make test: no musl-gcc, probe unit tests not run against musl"
 	$(MAKE) -C probe -j$(TEST_JOBS) -Orecurse check $(if $(MUSL_GCC),check-musl) $(CHECK_SANITIZE)
 
-# The set-up of make test and test-fast: .venv (make dev: pip, mostly downloading and
+# The set-up of make test and test-fast: .venv (TEST_VENV: pip, mostly downloading and
 # unpacking, one CPU at most) and check-c's C builds and unit tests at the same time, so a
-# fresh clone's set-up takes about as long as make dev alone.  probe/'s own build comes
+# fresh clone's set-up takes about as long as pip alone.  probe/'s own build comes
 # first: pip's build step runs `make -C probe` and the unit tests link its objects, and two
 # makes building the same objects at once would race.  $(1): check-c's CHECK_SANITIZE.
 # (+: recursive makes, which make -n runs too, as make does not see $(MAKE) in a call)
 define setup
 	+$(MAKE) -C probe -j$(TEST_JOBS)
-	+@rc=0; $(MAKE) --no-print-directory $(VENV)/.dev & dev=$$!; \
+	+@rc=0; $(MAKE) --no-print-directory $(TEST_VENV) & dev=$$!; \
 	$(MAKE) --no-print-directory check-c CHECK_SANITIZE="$(1)" || rc=$$?; \
 	wait $$dev || rc=$$?; exit $$rc
 endef
@@ -165,7 +172,7 @@ test-fast: prereqs-cc
 	$(call pytest,-m "$(FAST_TESTS)")
 
 # The board probes of all nine arches built with Zig and run under qemu-user (make test
-# builds this host's arch alone; .ci/run sets RTBENCH_TEST_ALL=1, which builds the nine).
+# leaves them to CI; .ci/run sets RTBENCH_TEST_ALL=1, which builds the nine).
 test-arches: $(VENV)/.dev
 	@rc=0; env -u PYTHONDONTWRITEBYTECODE RTBENCH_TEST_ARCHES=all OPENBLAS_NUM_THREADS=1 \
 		$(VPY) -m pytest -n $(TEST_WORKERS) --dist loadgroup tests/probe/test_arches.py \
@@ -188,9 +195,9 @@ bench: probe
 	$(PY) bench/injected_interference.py
 	$(PY) bench/report_49.py
 
-lint:
-	$(PY) -m ruff check rtbench tests setup.py
-	$(PY) -m mypy rtbench
+lint: $(VENV)/.dev
+	$(VPY) -m ruff check rtbench tests setup.py
+	$(VPY) -m mypy rtbench
 
 clean:
 	$(MAKE) -C probe clean

@@ -40,7 +40,7 @@ ours() {  # a pytest running in this clone
 	done
 	return 1
 }
-( while [ ! -e .venv/.dev ]; do sleep 1; done; echo "venv $(date +%T)" >>"$dir/phases.txt"
+( while [ ! -e .venv/.test ] && [ ! -e .venv/.dev ]; do sleep 1; done; echo "venv $(date +%T)" >>"$dir/phases.txt"
   while ! ours; do sleep 1; done; echo "pytest $(date +%T)" >>"$dir/phases.txt" ) &
 phases=$!
 trap 'kill $sampler $phases 2>/dev/null' EXIT

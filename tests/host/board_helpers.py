@@ -1,15 +1,56 @@
 """What the board tests (ssh, serial, labgrid, fleet) share: the rtbench CLI of this
-checkout in a private data directory, the runs it stored, a console that is ready."""
+checkout in a private data directory, the static probe its boards get, the runs it
+stored, a console that is ready.
+
+The boards of these tests have this host's arch.  Given the checkout's dynamic rtprobe,
+rtbench would build the board's probe with Zig (about 60 CPU-seconds with a cold cache,
+an eighth of a newcomer's make test); the tests hand it the checkout's static build
+instead, as a wheel install has one (docs/targets.md, "How the probe gets there"): what
+these tests test is the transport, not the Zig build, which tests/probe/test_arches.py,
+tests/host/test_board_probe.py and the board zoo (make test-boards) cover.
+"""
 
 from __future__ import annotations
 
+import functools
 import os
+import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from tests.session_lock import session_lock
+
+if TYPE_CHECKING:
+    from rtbench.rtprobe.provider import Probes
+
+PROBE_DIR = Path(__file__).resolve().parents[2] / "probe"
+
+
+@functools.cache
+def static_probe() -> Path:
+    """The checkout's static rtprobe for the boards: the musl build (a seventh of the
+    glibc one's size, which matters on a serial line) where musl-gcc exists, else the
+    static glibc build a wheel ships; made once per process, one make at a time."""
+    if shutil.which("musl-gcc"):
+        args, path = ["musl"], PROBE_DIR / "build" / "musl" / "rtprobe"
+    else:
+        args, path = ["STATIC=1", "BUILD=build/static"], PROBE_DIR / "build" / "static" / "rtprobe"
+    with session_lock("probe-make"):
+        done = subprocess.run(["make", "-C", str(PROBE_DIR), *args], capture_output=True,
+                              text=True, timeout=600, check=False)
+    assert done.returncode == 0, f"make -C probe {' '.join(args)}: {done.stderr[-2000:]}"
+    return path
+
+
+def board_probes() -> Probes:
+    """The probe provider of the in-process board tests: the static probe, as --probe."""
+    from rtbench.rtprobe.provider import Probes
+
+    return Probes(static_probe())
 
 
 def rtbench(args: list[str], env: dict[str, str], timeout_s: float = 240,
@@ -21,14 +62,22 @@ def rtbench(args: list[str], env: dict[str, str], timeout_s: float = 240,
 
 def cli_env(tmp_path: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
     """Environment for the CLI: base (default os.environ), a private data directory under
-    tmp_path, this checkout first, no database or probe chosen from outside."""
+    tmp_path, this checkout first, no database chosen from outside, the static probe as
+    RTBENCH_PROBE (what an ssh board gets; a serial board gets a Zig build unless the
+    command says --probe: serial_probe_args())."""
     env = dict(os.environ if base is None else base)
     env["XDG_DATA_HOME"] = str(tmp_path / "data")
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
     env["COLUMNS"] = "200"
     env.pop("RTBENCH_DB", None)
-    env.pop("RTBENCH_PROBE", None)
+    env["RTBENCH_PROBE"] = str(static_probe())
     return env
+
+
+def serial_probe_args() -> list[str]:
+    """--probe with the static probe: on a serial line rtbench prefers a Zig build (the
+    smallest binary) to the host's static probe, so a serial command names it."""
+    return ["--probe", str(static_probe())]
 
 
 def cli_db(tmp_path: Path) -> Path:

@@ -30,3 +30,11 @@ def test_one_serial_package_in_every_extra() -> None:
         assert "pyserial" not in names, name
     assert any(req.startswith("pyserial-labgrid") for req in extras["serial"])
     assert any(req.startswith("pyserial-labgrid") for req in extras["all"])
+
+
+def test_the_dev_extra_is_the_test_extra_and_the_tools_ci_adds() -> None:
+    """make test installs the test extra, make dev and CI the dev one (Makefile)."""
+    extras = tomllib.loads(PYPROJECT.read_text())["project"]["optional-dependencies"]
+    added = set(extras["dev"]) - set(extras["test"])
+    assert set(extras["test"]) < set(extras["dev"])
+    assert {name.split(">")[0] for name in added} == {"mypy", "ruff", "schemathesis", "ziglang"}

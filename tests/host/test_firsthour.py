@@ -101,15 +101,28 @@ def make(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
 
 # ---- item 3: make test in a fresh clone, prerequisites checked first --------------------
 
-def test_make_test_sets_up_its_venv_before_pytest(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("test_all", "extra"), [("", "test"), ("1", "dev")])
+def test_make_test_sets_up_its_venv_before_pytest(tmp_path: Path, test_all: str,
+                                                  extra: str) -> None:
+    """A plain make test installs the test extra; with RTBENCH_TEST_ALL=1 (CI), whose
+    tests need the fuzzer and Zig, the dev extra."""
     venv = tmp_path / "venv"
-    done = make("-n", "test", f"VENV={venv}")
+    done = make("-n", "test", f"VENV={venv}", RTBENCH_TEST_ALL=test_all)
     assert done.returncode == 0, done.stderr
     plan = done.stdout
     assert f"-m venv --system-site-packages {venv}" in plan
     install = plan.index("pip install")
-    assert "-e '.[dev]'" in plan[install:install + 200]
+    assert f"-e '.[{extra}]'" in plan[install:install + 200]
     assert install < plan.index(f"{venv}/bin/python -m pytest")
+
+
+def test_make_test_uses_the_dev_venv_make_dev_made(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / ".dev").touch()
+    done = make("-n", "test", f"VENV={venv}", RTBENCH_TEST_ALL="")
+    assert done.returncode == 0, done.stderr
+    assert "-e '.[test]'" not in done.stdout
 
 
 def test_make_checks_for_a_compiler_before_pip(tmp_path: Path) -> None:

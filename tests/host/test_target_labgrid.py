@@ -24,7 +24,13 @@ from typing import Any
 import pytest
 
 from rtbench.targets.base import TargetError, TargetUsageError, open_target
-from tests.host.board_helpers import cli_db, rtbench, stored_runs, wait_for_output
+from tests.host.board_helpers import (
+    cli_db,
+    rtbench,
+    serial_probe_args,
+    stored_runs,
+    wait_for_output,
+)
 from tests.host.board_helpers import cli_env as board_cli_env
 from tests.host.sshd_fixture import SshBoard, free_port, start_board
 from tests.parts import import_part, needs_part, require_part
@@ -193,7 +199,7 @@ def test_env_file_over_a_serial_console_with_labgrid_login(tmp_path: Path) -> No
         one_line(refused, 2, "--power-cycle needs a power driver")
         assert stored_runs(cli_db(tmp_path)) == []
         done = rtbench(["run", str(suite_file(tmp_path)), "--target", uri, "--simulate", "3",
-                        "--no-report"], env)
+                        "--no-report", *serial_probe_args()], env)
         assert done.returncode == 0, done.stderr + done.stdout
         (run,) = stored_runs(cli_db(tmp_path))
         check_stored_like_a_direct_run(run, f"labgrid-env:{env_file}:main", remote_dir)

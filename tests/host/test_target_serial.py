@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 
-from rtbench.rtprobe.provider import Probes
 from rtbench.targets._serialjob import SerialJob
 from rtbench.targets.base import (
     ProbeProcess,
@@ -30,7 +29,15 @@ from rtbench.targets.base import (
 )
 from rtbench.targets.progress import Progress
 from rtbench.targets.serial import SerialLink, SerialTarget, _split_console
-from tests.host.board_helpers import cli_db, cli_env, rtbench, stored_runs, wait_for_output
+from tests.host.board_helpers import (
+    board_probes,
+    cli_db,
+    cli_env,
+    rtbench,
+    serial_probe_args,
+    stored_runs,
+    wait_for_output,
+)
 from tests.parts import import_part, needs_part
 
 import_part("serial")
@@ -115,7 +122,7 @@ def board_tty_of(console: Path) -> str:
 @pytest.mark.parametrize("shell", ["exec busybox sh -i", "exec sh -i"])
 def test_commands_push_and_stream(board: Board, shell: str) -> None:
     tty = board(shell)
-    with open_target(f"serial://{tty}?baud=115200", provider=Probes()) as target:
+    with open_target(f"serial://{tty}?baud=115200", provider=board_probes()) as target:
         assert isinstance(target, SerialTarget)
         done = target.run("echo out; echo err >&2; exit 3")
         assert done == type(done)(3, "out\n", "err\n")
@@ -133,7 +140,7 @@ def test_commands_push_and_stream(board: Board, shell: str) -> None:
         # The line is free again.
         assert target.run("echo again").stdout == "again\n"
     # A second open finds the pushed probe and the shell as it was left.
-    with open_target(f"serial://{tty}", provider=Probes()) as again:
+    with open_target(f"serial://{tty}", provider=board_probes()) as again:
         assert again.run("echo back").stdout == "back\n"
 
 
@@ -151,7 +158,7 @@ def test_the_console_shell_runs_above_the_loads(board: Board, shell: str) -> Non
     on a local target; the shell gets its level back when the line is closed."""
     own = os.nice(0)  # the board's shell starts at this process's level
     tty = board(shell)
-    with open_target(f"serial://{tty}", provider=Probes()) as target:
+    with open_target(f"serial://{tty}", provider=board_probes()) as target:
         shell_pid, shell_tty = board_shell_of(tty)
         assert nice_of(shell_pid) == max(-20, own - 10)
         job = target.start_command("sleep 60")
@@ -189,7 +196,7 @@ def test_the_console_shell_runs_above_the_loads(board: Board, shell: str) -> Non
 
 def test_interrupt_and_console_messages(board: Board) -> None:
     tty = board("exec busybox sh -i")
-    with open_target(f"serial://{tty}", provider=Probes()) as target:
+    with open_target(f"serial://{tty}", provider=board_probes()) as target:
         proc = target.start_probe(["cyclic", "--duration", "60s", "--interval", "1ms"])
         out, err = b"", b""
         deadline = time.monotonic() + 60
@@ -219,7 +226,7 @@ def test_login_from_the_environment(board: Board, monkeypatch: pytest.MonkeyPatc
     tty = board(LOGIN_SCRIPT)
     monkeypatch.setenv("RTBENCH_SERIAL_USER", "rtb")
     monkeypatch.setenv("RTBENCH_SERIAL_PASSWORD", "secret")
-    with open_target(f"serial://{tty}", provider=Probes()) as target:
+    with open_target(f"serial://{tty}", provider=board_probes()) as target:
         assert target.run("echo in").stdout == "in\n"
 
 
@@ -228,14 +235,14 @@ def test_login_refused(board: Board, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RTBENCH_SERIAL_USER", "rtb")
     monkeypatch.setenv("RTBENCH_SERIAL_PASSWORD", "wrong")
     with pytest.raises(TargetError, match="login refused"):
-        open_target(f"serial://{tty}", provider=Probes()).open()
+        open_target(f"serial://{tty}", provider=board_probes()).open()
 
 
 def test_boot_chatter_saying_denied_is_no_login_refusal(board: Board) -> None:
     """Issue 34: a zoo guest's boot log held "denied", which was taken for a refused
     login although no login had been sent."""
     tty = board("echo 'mount: /proc/bus/usb: Permission denied'; exec busybox sh -i")
-    with open_target(f"serial://{tty}", provider=Probes()) as target:
+    with open_target(f"serial://{tty}", provider=board_probes()) as target:
         assert target.run("echo ok").stdout == "ok\n"
 
 
@@ -243,12 +250,12 @@ def test_login_without_credentials(board: Board, monkeypatch: pytest.MonkeyPatch
     tty = board(LOGIN_SCRIPT)
     monkeypatch.delenv("RTBENCH_SERIAL_USER", raising=False)
     with pytest.raises(TargetError, match="set RTBENCH_SERIAL_USER"):
-        open_target(f"serial://{tty}", provider=Probes()).open()
+        open_target(f"serial://{tty}", provider=board_probes()).open()
 
 
 def test_garbage_on_the_line(board: Board) -> None:
     tty = board("trap '' INT; while :; do head -c 200 /dev/urandom; sleep 0.05; done")
-    target = open_target(f"serial://{tty}?baud=9600", provider=Probes())
+    target = open_target(f"serial://{tty}?baud=9600", provider=board_probes())
     assert isinstance(target, SerialTarget)
     target.shell_timeout_s = 6
     with pytest.raises(TargetError, match="garbage on the line; is the baud rate"):
@@ -279,7 +286,7 @@ def test_a_sync_line_that_lost_a_quote_does_not_wedge_the_shell(board: Board) ->
     line as more of it (PS2 prompts, no marker); rtbench waited out its shell timeout.
     ^C before each new sync line ends the continuation."""
     tty = board("exec busybox sh -i")
-    target = SerialTarget(str(tty), provider=Probes())
+    target = SerialTarget(str(tty), provider=board_probes())
     port = DropsBytesOfTheFirstSync(target._open_port())
     target.link = SerialLink(port)
     target.shell_timeout_s = 20
@@ -293,11 +300,11 @@ def test_a_sync_line_that_lost_a_quote_does_not_wedge_the_shell(board: Board) ->
 
 def test_port_missing_busy_and_bad_uris(board: Board, tmp_path: Path) -> None:
     with pytest.raises(TargetError, match="no such device"):
-        open_target(f"serial://{tmp_path}/ttyNONE", provider=Probes()).open()
+        open_target(f"serial://{tmp_path}/ttyNONE", provider=board_probes()).open()
     tty = board("exec busybox sh -i")
-    with open_target(f"serial://{tty}", provider=Probes()), \
+    with open_target(f"serial://{tty}", provider=board_probes()), \
             pytest.raises(TargetError, match="busy"):
-        open_target(f"serial://{tty}", provider=Probes()).open()
+        open_target(f"serial://{tty}", provider=board_probes()).open()
     for uri, message in (("serial:///dev/ttyS0?baud=fast", "baud must be"),
                          ("serial:///dev/ttyS0?parity=odd", "unknown option 'parity'"),
                          ("serial://ttyS0", "expected serial:///dev/ttyX")):
@@ -321,7 +328,7 @@ def test_console_lines_never_break_records() -> None:
 def test_silent_board_is_lost(board: Board) -> None:
     """The probe stops answering (as on a board that hung or rebooted): lost, not hung."""
     tty = board("exec busybox sh -i")
-    with open_target(f"serial://{tty}", provider=Probes()) as target:
+    with open_target(f"serial://{tty}", provider=board_probes()) as target:
         assert isinstance(target, SerialTarget)
         proc = target.start_probe(["cyclic", "--duration", "60s", "--interval", "1ms"])
         out = b""
@@ -346,7 +353,7 @@ def test_silent_board_is_lost(board: Board) -> None:
 
 def test_board_gone_mid_run_raises_lost(board: Board) -> None:
     tty = board("exec busybox sh -i")
-    with open_target(f"serial://{tty}", provider=Probes()) as target:
+    with open_target(f"serial://{tty}", provider=board_probes()) as target:
         proc = target.start_probe(["cyclic", "--duration", "60s", "--interval", "1ms"])
         time.sleep(1.0)
         console = CONSOLES[tty]
@@ -374,7 +381,7 @@ def test_board_that_stops_answering_is_said_in_words(board: Board, tmp_path: Pat
     (stuck / "mkdir").chmod(0o755)
     tty = board(f"PATH={stuck}:$PATH; export PATH; exec sh -i")
     monkeypatch.setattr(_serialjob, "JOB_START_TIMEOUT_S", 3.0)
-    with open_target(f"serial://{tty}", provider=Probes()) as target:
+    with open_target(f"serial://{tty}", provider=board_probes()) as target:
         with pytest.raises(TargetLost) as caught:
             target.start_command("sleep 1")
         message = str(caught.value)
@@ -400,7 +407,7 @@ def test_a_board_silent_while_opening_names_the_step(board: Board, tmp_path: Pat
     tty = board(f"PATH={stuck}:$PATH; export PATH; exec sh -i")
     monkeypatch.setattr(SerialTarget.run, "__defaults__", (3.0,))
     with pytest.raises(TargetLost) as caught:
-        open_target(f"serial://{tty}", provider=Probes()).open()
+        open_target(f"serial://{tty}", provider=board_probes()).open()
     assert ("the board stopped answering its console while lowering the kernel's console "
             "log level (nothing for 3 s)") in str(caught.value), str(caught.value)
 
@@ -458,7 +465,7 @@ def test_suite_with_loads_runs_over_serial_and_leaves_nothing(board: Board,
     suite.write_text(LOADS_SUITE.format(token=token))
     remote = short_remote
     done = rtbench(["run", str(suite), "--target", f"serial://{tty}?dir={remote}",
-                    "--policy", "other"], cli_env(tmp_path))
+                    "--policy", "other", *serial_probe_args()], cli_env(tmp_path))
     assert done.returncode in (0, 1), done.stderr + done.stdout
     (run,) = stored_runs(cli_db(tmp_path))
     assert run.status in ("ok", "fail") and run.target.startswith("serial://")
@@ -482,7 +489,7 @@ def test_host_side_load_is_refused_before_anything_runs(board: Board,
     suite.write_text(LOADS_SUITE.format(token="x").replace(
         '{ kind = "cpu", rate = 30 }', '{ kind = "net", rate = 1000, on = "host" }'))
     done = rtbench(["run", str(suite), "--target", f"serial://{tty}?dir={short_remote}",
-                    "--policy", "other"], cli_env(tmp_path))
+                    "--policy", "other", *serial_probe_args()], cli_env(tmp_path))
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert "scenario 'cpu+shell'" in lines[-1] and "has none" in lines[-1]
@@ -492,7 +499,7 @@ def test_host_side_load_is_refused_before_anything_runs(board: Board,
 
 def test_shell_that_never_answers_is_one_line_after_the_deadline(board: Board) -> None:
     tty = board("trap '' INT; echo 'U-Boot 2024.01'; exec sleep 600")
-    target = open_target(f"serial://{tty}", provider=Probes())
+    target = open_target(f"serial://{tty}", provider=board_probes())
     assert isinstance(target, SerialTarget)
     target.shell_timeout_s = 4
     shown = io.StringIO()
@@ -522,15 +529,15 @@ def test_interrupted_push_leaves_nothing_half_installed(board: Board, tmp_path: 
 
     monkeypatch.setattr(SerialTarget, "_send_file", half_then_cut)
     with pytest.raises(TargetLost):
-        open_target(uri, provider=Probes()).open()
+        open_target(uri, provider=board_probes()).open()
     assert not [p for p in remote.glob("rtprobe-*") if not p.name.endswith(".part")]
     monkeypatch.setattr(SerialTarget, "_send_file", real_send)
-    with open_target(uri, provider=Probes()) as target:
+    with open_target(uri, provider=board_probes()) as target:
         installed = Path(target.probe_path())
         assert installed.parent == remote and installed.stat().st_size > 0
     # a damaged probe on the board is never used: the checksum differs, it is pushed again
     installed.write_bytes(installed.read_bytes()[:1000])
-    with open_target(uri, provider=Probes()) as again:
+    with open_target(uri, provider=board_probes()) as again:
         assert again.run_probe(["--version"]).returncode == 0
     assert installed.stat().st_size > 1000
 
@@ -542,14 +549,14 @@ def test_jobs_a_former_session_left_are_ended_on_open(board: Board, tmp_path: Pa
     tty = board("exec busybox sh -i")
     remote = short_remote
     token = f"rtbench-orphan-{os.getpid()}-{time.monotonic_ns()}"
-    with open_target(f"serial://{tty}?dir={remote}", provider=Probes()) as target:
+    with open_target(f"serial://{tty}?dir={remote}", provider=board_probes()) as target:
         assert isinstance(target, SerialTarget)
         target.expect_loads_for(600)
         target.start_command(f"while :; do sleep 1; done # {token}")
         assert board_processes(token) and list(remote.glob("job-*"))
         # closed without stopping the job, as a killed rtbench would leave it
     assert board_processes(token)
-    with open_target(f"serial://{tty}?dir={remote}", provider=Probes()):
+    with open_target(f"serial://{tty}?dir={remote}", provider=board_probes()):
         deadline = time.monotonic() + 10
         while board_processes(token) and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -570,7 +577,8 @@ def test_interrupted_run_stops_the_board_jobs(board: Board, tmp_path: Path,
                      .replace('duration = "2s"', 'duration = "30s"'))
     remote = short_remote
     run = subprocess.Popen([sys.executable, "-m", "rtbench", "run", str(suite), "--target",
-                            f"serial://{tty}?dir={remote}", "--policy", "other"],
+                            f"serial://{tty}?dir={remote}", "--policy", "other",
+                            *serial_probe_args()],
                            env=cli_env(tmp_path), stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)
     try:
@@ -637,7 +645,7 @@ def test_a_50_instance_command_load_is_one_job_started_and_stopped_in_one_round_
     marks = tmp_path / "marks"
     marks.mkdir()
     command = f"touch {marks}/$$; exec sleep 600"
-    with open_target(f"serial://{tty}?dir={short_remote}", provider=Probes()) as target:
+    with open_target(f"serial://{tty}?dir={short_remote}", provider=board_probes()) as target:
         assert isinstance(target, SerialTarget)
         target.expect_loads_for(60)
         sent = counting_round_trips(target, monkeypatch)
@@ -676,7 +684,7 @@ def test_a_batched_command_job_still_ends_itself_at_its_watchdog(
     marks = tmp_path / "marks"
     marks.mkdir()
     monkeypatch.setattr(serial, "WATCHDOG_MARGIN_S", 3.0)
-    with open_target(f"serial://{tty}?dir={short_remote}", provider=Probes()) as target:
+    with open_target(f"serial://{tty}?dir={short_remote}", provider=board_probes()) as target:
         assert isinstance(target, SerialTarget)
         target.expect_loads_for(0)
         procs = target.start_commands(f"touch {marks}/$$; exec sleep 600", None, 5)

@@ -14,12 +14,11 @@ from pathlib import Path
 import pytest
 
 from rtbench.rtprobe.elf import is_static
-from rtbench.rtprobe.provider import Probes
 from rtbench.rtprobe.pushable import stripped
 from rtbench.targets._stream import RemoteProcess
 from rtbench.targets.base import ProbeProcess, TargetError, TargetUsageError, open_target
 from rtbench.targets.ssh import SshTarget
-from tests.host.board_helpers import cli_db, rtbench, stored_runs
+from tests.host.board_helpers import board_probes, cli_db, rtbench, stored_runs
 from tests.host.board_helpers import cli_env as board_cli_env
 from tests.host.sshd_fixture import SshBoard, sh, start_board
 from tests.host.wheel_venv import REPO, WheelVenv, build_wheel_venv, sdist_names
@@ -53,7 +52,7 @@ def board() -> Iterator[SshBoard]:
 def open_board(board: SshBoard, config: Path | None = None) -> SshTarget:
     """An SshTarget for the board (its ssh_config unless config is given), to open with
     `with`."""
-    target = open_target(board.uri, provider=Probes(),
+    target = open_target(board.uri, provider=board_probes(),
                          options={"ssh_config": str(config or board.config)})
     assert isinstance(target, SshTarget)
     return target
@@ -443,14 +442,12 @@ params = { interval = "1ms" }
 """
 
 
-def test_host_net_flood_is_counted_on_both_ends(board: SshBoard, tmp_path: Path,
-                                                 probe_path: Path) -> None:
+def test_host_net_flood_is_counted_on_both_ends(board: SshBoard, tmp_path: Path) -> None:
     if board.host_if is None:
         require_part("netns", "needs the network namespace (the flood crosses the veth pair)")
     suite = tmp_path / "flood.toml"
     suite.write_text(FLOOD_SUITE)
-    env = cli_env(board, tmp_path)
-    env["RTBENCH_PROBE"] = str(probe_path)      # the host's own probe sends the flood
+    env = cli_env(board, tmp_path)   # its RTBENCH_PROBE also sends the flood from the host
     done = rtbench(["run", str(suite), "--target", board.uri], env)
     assert done.returncode in (0, 1), done.stderr + done.stdout
     (run,) = stored_runs(cli_db(tmp_path))

@@ -1,13 +1,14 @@
 """Every arch's Zig-built board rtprobe runs under qemu-user, writes schema-valid records,
 fits its size bound, and reads as the native build (help, describe, messages).
 
-In CI (CI=true), where ziglang comes with the dev extra, a missing ziglang fails these
-tests instead of skipping.  Which arches: RTBENCH_TEST_ARCHES, "all" (CI and `make
+A plain `make test` leaves this module to CI (CI_ONLY in tests/conftest.py): a cold Zig
+cache builds each arch's C library first, about 60 CPU-seconds an arch here, a tenth of a
+newcomer's whole run (docs/testing.md).  CI (RTBENCH_TEST_ALL=1) and `make test-arches`
+run it; in CI (CI=true), where ziglang comes with the dev extra, a missing ziglang fails
+these tests instead of skipping.  Which arches: RTBENCH_TEST_ARCHES, "all" (CI and `make
 test-arches`: the nine) or a comma list; unset, all with RTBENCH_TEST_ALL=1, else this
-host's arch alone: a cold Zig cache builds each arch's C library first, about 60
-CPU-seconds an arch here, and the ssh targets' tests need this host's arch's builds
-anyway (docs/testing.md).  A foreign arch under qemu-user stays in make test through
-tests/probe/test_cross.py (the aarch64 cross build with gcc).
+host's arch alone (pytest run on this file).  A foreign arch under qemu-user stays in
+make test through tests/probe/test_cross.py (the aarch64 cross build with gcc).
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 from pathlib import Path
 
 from rtbench.rtprobe.build import cache_root
@@ -26,14 +27,21 @@ def stripped(path: Path) -> Path:
     if copy.is_file():
         return copy
     copy.parent.mkdir(parents=True, exist_ok=True)
-    temp = copy.with_name(f".rtprobe.{os.getpid()}")
-    temp.write_bytes(data)
-    temp.chmod(0o755)
+    # a temp name of its own: a fleet's boards strip the same probe in threads of one
+    # process at the same moment, other rtbench processes too
+    fd, name = tempfile.mkstemp(prefix=".rtprobe.", dir=copy.parent)
+    temp = Path(name)
     try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        temp.chmod(0o755)
         trim_unloaded(temp)
     except ElfLayoutError:
         temp.unlink()
         return path
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
     temp.replace(copy)
     return copy
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import io
 import struct
 import subprocess
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -53,6 +55,28 @@ def test_pushed_probe_is_stripped_and_still_runs(tmp_path: Path, probe_path: Pat
     assert stripped(probe_path) == copy        # cached by content
     (tmp_path / "script").write_text("#!/bin/sh\n")
     assert stripped(tmp_path / "script") == tmp_path / "script"  # not ELF: as it is
+
+
+def test_boards_of_a_fleet_strip_the_same_probe_at_once(tmp_path: Path, probe_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fleet's boards open in threads of one process: eight strip the same probe at the
+    same moment into one cache entry, and each gets the whole stripped copy (once, the
+    threads' temp files shared one name, and a board failed with "cannot read or copy
+    it")."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    start = threading.Barrier(8)
+
+    def strip_at_once(_: int) -> bytes:
+        start.wait()
+        return stripped(probe_path).read_bytes()
+
+    for attempt in range(5):
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / f"cache{attempt}"))
+        with ThreadPoolExecutor(8) as pool:
+            copies = list(pool.map(strip_at_once, range(8)))
+        assert len(set(copies)) == 1 and len(copies[0]) < probe_path.stat().st_size
+        left = [p.name for p in (tmp_path / f"cache{attempt}").rglob("*") if p.is_file()]
+        assert left == ["rtprobe"], left
 
 
 def test_native_static_probe_serves_its_own_arch_only(tmp_path: Path,

@@ -50,5 +50,5 @@ def test_venv_and_unit_tests_are_set_up_side_by_side_after_the_probe() -> None:
     lines = make_dry_run("test", RTBENCH_TEST_ALL="").splitlines()
     probe = next(i for i, line in enumerate(lines) if line.startswith("make -C probe -j"))
     both = next(i for i, line in enumerate(lines)
-                if ".venv/.dev &" in line and "check-c" in line)
+                if (".venv/.dev &" in line or ".venv/.test &" in line) and "check-c" in line)
     assert probe < both < lines.index(pytest_line("\n".join(lines)))

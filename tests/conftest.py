@@ -23,8 +23,9 @@ REPO = Path(__file__).resolve().parent.parent
 os.environ.setdefault("RTBENCH_ACCEPT_UNDEFINED", "1")
 
 # --dist loadgroup for pytest-xdist, read from the workers' collection (tests/xdist_groups.py);
-# a skip for want of a part that RTBENCH_REQUIRE names fails (tests/parts.py)
-pytest_plugins = ["tests.xdist_groups", "tests.parts"]
+# a skip for want of a part that RTBENCH_REQUIRE names fails (tests/parts.py); a failure
+# pytest cannot format fails as its test (tests/unformatted_failures.py)
+pytest_plugins = ["tests.xdist_groups", "tests.parts", "tests.unformatted_failures"]
 
 
 @pytest.fixture(scope="session")

@@ -74,6 +74,8 @@ def shift_view(run_id: int, seed: int, factor: float) -> RunView:
     return view_of_run(run)
 
 
+# one worker of make test runs the eight (shift_view's runs built once, not once a worker)
+@pytest.mark.xdist_group("tests/host/test_gate.py")
 @pytest.mark.parametrize("factor,expected", [(1.0, NO_REGRESSION), (1.5, REGRESSION)])
 @pytest.mark.parametrize("metric", ["p50", "p99", "max", "exceedance-rate"])
 def test_known_shift_is_answered_right_in_95_percent_of_seeds(

@@ -24,6 +24,8 @@ from rtbench.interop.runjson import dumps
 from rtbench.report.format import fmt_us
 from rtbench.store import Store
 from rtbench.store.tokens import create_token
+from tests.cli_inprocess import run_in_process
+from tests.conftest import REPO
 from tests.parts import require_part
 
 XSS = "<script>alert(1)</script>"
@@ -311,28 +313,27 @@ def test_push_command(live, tmp_path: Path, rtbench_env: dict[str, str]) -> None
         run_id = store_synthetic(store, suite="pushed")
         uid = store.get_run(run_id).uid
     env = dict(rtbench_env, RTBENCH_TOKEN=token)
-    cmd = [sys.executable, "-m", "rtbench", "push", str(run_id), "--server", base,
-           "--db", local]
-    first = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
+    # `rtbench push` in this process (tests/cli_inprocess.py): its start-up is not what
+    # this test checks, the live server it talks to is a process of its own
+    args = ["push", str(run_id), "--server", base, "--db", local]
+    first = run_in_process(args, env, REPO, timeout=180)
     assert first.returncode == 0 and "(stored)" in first.stdout, first.stderr
-    again = subprocess.run([*cmd[:4], "latest", *cmd[5:]], env=env, capture_output=True,
-                           text=True, timeout=180)
+    again = run_in_process([*args[:1], "latest", *args[2:]], env, REPO, timeout=180)
     assert again.returncode == 0 and f"run {run_id} -> " in again.stdout
     assert "(already there)" in again.stdout
-    ref = subprocess.run([*cmd[:4], "ref:loongson2f", *cmd[5:]], env=env,
-                         capture_output=True, text=True, timeout=180)
+    ref = run_in_process([*args[:1], "ref:loongson2f", *args[2:]], env, REPO, timeout=180)
     assert ref.returncode == 2 and "reference run" in ref.stderr
     with Store.open(url) as store:
         assert store.run_id_by_uid(uid) is not None
     env["RTBENCH_TOKEN"] = "rtb_wrong"
-    wrong = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
+    wrong = run_in_process(args, env, REPO, timeout=180)
     assert wrong.returncode == 2 and "401" in wrong.stderr
     assert len(wrong.stderr.strip().splitlines()) == 1
     env.pop("RTBENCH_TOKEN")
-    none = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
+    none = run_in_process(args, env, REPO, timeout=180)
     assert none.returncode == 2 and "RTBENCH_TOKEN" in none.stderr
-    down = subprocess.run([*cmd[:6], "http://127.0.0.1:1", *cmd[7:]], env=dict(
-        env, RTBENCH_TOKEN=token), capture_output=True, text=True, timeout=180)
+    down = run_in_process([*args[:3], "http://127.0.0.1:1", *args[4:]],
+                          dict(env, RTBENCH_TOKEN=token), REPO, timeout=180)
     assert down.returncode == 3 and "cannot reach" in down.stderr
 
 
@@ -342,9 +343,8 @@ def test_run_push_and_token_commands(live, tmp_path: Path, rtbench_env: dict[str
     local = f"sqlite:///{tmp_path / 'local.db'}"
 
     def rtbench(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "rtbench", *args],
-                              env=dict(rtbench_env, **env), capture_output=True, text=True,
-                              timeout=180, check=False)
+        """`rtbench ARGS` in this process (tests/cli_inprocess.py; the runs simulate)."""
+        return run_in_process(args, dict(rtbench_env, **env), REPO, timeout=180)
 
     created = rtbench("token", "create", "run-push", "--db", url)
     assert created.returncode == 0 and created.stdout.startswith("rtb_")

@@ -126,3 +126,52 @@ def backend_url(backend: str, tmp_path: Path) -> str:
     if backend == "sqlite":
         return f"sqlite:///{tmp_path / 'sub' / 'results.db'}"
     return cluster().fresh_database()
+
+
+# The database at the schema's head that migrated_url() copies, per backend (one per
+# process: each xdist worker makes its own).
+_TEMPLATES: dict[str, str] = {}
+
+
+def _template(backend: str) -> str:
+    """This process's migrated template of backend: a SQLite file's path, or the name of
+    a PostgreSQL database nobody stays connected to (CREATE DATABASE ... TEMPLATE needs
+    that)."""
+    from sqlalchemy.engine import make_url
+
+    from rtbench.store import Store
+
+    if backend not in _TEMPLATES:
+        if backend == "sqlite":
+            folder = Path(tempfile.mkdtemp(prefix="rtbench-template-"))
+            atexit.register(shutil.rmtree, folder, True)
+            path = folder / "results.db"
+            Store.open(f"sqlite:///{path}").close()
+            _TEMPLATES[backend] = str(path)
+        else:
+            url = cluster().fresh_database()
+            Store.open(url).close()  # close(): the engine disposed, no connection left
+            _TEMPLATES[backend] = str(make_url(url).database)
+    return _TEMPLATES[backend]
+
+
+def migrated_url(backend: str, tmp_path: Path) -> str:
+    """A fresh database URL of the given backend whose schema is already at the head: a
+    copy of a template migrated once per process.  Store.open's migrations of an empty
+    database cost some 0.1 CPU-s of Alembic each; tests whose subject is not the
+    migration from empty (that is test_store.py's, with backend_url) take this."""
+    template = _template(backend)
+    if backend == "sqlite":
+        path = tmp_path / "sub" / "results.db"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(template, path)
+        return f"sqlite:///{path}"
+    import psycopg
+
+    pg = cluster()
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(host=str(pg.dir), user=SUPERUSER, dbname="postgres",
+                         autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+    return pg.url(name)
+

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from pg_cluster import BACKENDS, backend_url, cluster
+from pg_cluster import BACKENDS, cluster, migrated_url
 from server_helpers import bundle, bundle_text, checksum
 
 from rtbench.server.app import create_app
@@ -21,7 +21,7 @@ from rtbench.store.tokens import create_token, revoke_token
 @pytest.fixture(params=BACKENDS)
 def app_store(request: pytest.FixtureRequest, tmp_path: Path):
     """(client, store, token) over a fresh database of each backend."""
-    store = Store.open(backend_url(request.param, tmp_path))
+    store = Store.open(migrated_url(request.param, tmp_path))
     app = create_app(store=store, max_upload_bytes=2 * 1024 * 1024)
     token = create_token(store, "test")
     with TestClient(app, raise_server_exceptions=False) as client:

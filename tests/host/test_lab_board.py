@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from alembic import command
 from click.testing import CliRunner
-from pg_cluster import BACKENDS, backend_url
+from pg_cluster import BACKENDS, migrated_url
 from server_helpers import bundle, store_synthetic
 
 from bench.lab_data import (
@@ -34,7 +34,7 @@ from rtbench.store.engine import _alembic_config
 @pytest.fixture(params=BACKENDS)
 def store(request: pytest.FixtureRequest, tmp_path: Path):
     """A fresh store on each backend."""
-    s = Store.open(backend_url(request.param, tmp_path))
+    s = Store.open(migrated_url(request.param, tmp_path))
     yield s
     s.close()
 

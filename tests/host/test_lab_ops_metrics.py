@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi.testclient import TestClient
-from pg_cluster import BACKENDS, backend_url
+from pg_cluster import BACKENDS, migrated_url
 from server_helpers import free_port
 
 from rtbench.server.app import create_app
@@ -40,7 +40,7 @@ def _lab_store(url: str) -> Store:
 @pytest.fixture(params=BACKENDS)
 def lab_client(request: pytest.FixtureRequest, tmp_path: Path):
     """A TestClient over the planted lab, on each backend."""
-    store = _lab_store(backend_url(request.param, tmp_path))
+    store = _lab_store(migrated_url(request.param, tmp_path))
     with TestClient(create_app(store=store), raise_server_exceptions=False) as client:
         yield client
     store.close()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from pg_cluster import BACKENDS, backend_url
+from pg_cluster import BACKENDS, migrated_url
 from server_helpers import bundle, bundle_text
 
 from rtbench.server.app import create_app
@@ -23,7 +23,7 @@ FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 @pytest.fixture(params=BACKENDS)
 def lab(request: pytest.FixtureRequest, tmp_path: Path):
     """(client, store, {scope: token}) of a server that needs a token to read."""
-    store = Store.open(backend_url(request.param, tmp_path))
+    store = Store.open(migrated_url(request.param, tmp_path))
     tokens = {scope: create_token(store, scope, scope) for scope in ("read", "upload", "admin")}
     app = create_app(store=store, read_token_required=True)
     with TestClient(app, raise_server_exceptions=False) as client:

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from pg_cluster import BACKENDS, backend_url
+from pg_cluster import BACKENDS, migrated_url
 from server_helpers import bundle
 from sqlalchemy import func, select
 
@@ -40,7 +40,7 @@ NOW = datetime.now(timezone.utc)
 @pytest.fixture(params=BACKENDS)
 def store(request: pytest.FixtureRequest, tmp_path: Path):
     """A fresh store on each backend."""
-    s = Store.open(backend_url(request.param, tmp_path))
+    s = Store.open(migrated_url(request.param, tmp_path))
     yield s
     s.close()
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
-from pg_cluster import BACKENDS, backend_url
+from pg_cluster import BACKENDS, migrated_url
 from server_helpers import bundle
 
 from bench.lab_data import REGRESSED_MAX_NS, WINDOWS, make_lab, make_run, write_lab
@@ -26,7 +26,7 @@ XSS = "<script>alert(1)</script>"
 @pytest.fixture(params=BACKENDS)
 def lab_client(request: pytest.FixtureRequest, tmp_path: Path):
     """(client, store) over a generated lab, one simulated run and a hostile host name."""
-    store = Store.open(backend_url(request.param, tmp_path))
+    store = Store.open(migrated_url(request.param, tmp_path))
     write_lab(store, LAB)
     store.add_bundles([make_run(make_lab(7, 3, 2), 6, 0, 0, simulated=True)])  # board-0006
     store.add_bundle(bundle(hostname=XSS))  # simulated, board named by its host

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from pg_cluster import BACKENDS, backend_url
+from pg_cluster import BACKENDS, backend_url, migrated_url
 from server_helpers import bundle, checksum, store_synthetic
 from sqlalchemy import func, select
 
@@ -29,10 +29,11 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return backend_url(request.param, tmp_path)
 
 
-@pytest.fixture()
-def store(db_url: str):
-    """A fresh store on each backend."""
-    s = Store.open(db_url)
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path):
+    """A fresh store on each backend (its schema copied, not migrated: db_url's tests
+    are the ones of first uses)."""
+    s = Store.open(migrated_url(request.param, tmp_path))
     yield s
     s.close()
 

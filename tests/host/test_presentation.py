@@ -37,6 +37,7 @@ from rtbench.rtprobe.wire.records import StartRecord, WindowRecord
 from rtbench.server.app import create_app
 from rtbench.store import Store
 from rtbench.store.tokens import list_tokens
+from tests.cli_inprocess import run_in_process
 from tests.conftest import REPO
 from tests.host.test_preflight import UNTUNED
 
@@ -350,10 +351,11 @@ def test_run_output_fits_and_keeps_every_number_whole(tmp_path: Path, probe_path
                PYTHONPATH=str(REPO))
     env.pop("COLUMNS", None)
     for run_id, width in enumerate(WIDTHS, start=1):
-        done = subprocess.run([sys.executable, "-m", "rtbench", "--width", str(width), "run",
-                               str(suite), "--db", url, "--no-report", "--simulate",
-                               "2:const,lat=5us,spike=111600us,every=97"], env=env, cwd=REPO,
-                              capture_output=True, text=True, timeout=120, check=False)
+        # in this process (tests/cli_inprocess.py): the output is the subject, not start-up
+        done = run_in_process(["--width", str(width), "run", str(suite), "--db", url,
+                               "--no-report", "--simulate",
+                               "2:const,lat=5us,spike=111600us,every=97"], env, REPO,
+                              timeout=120)
         assert done.returncode == 1, done.stderr  # the spikes cross the threshold
         text = done.stdout.replace(url, "DB")
         fits(text, width)

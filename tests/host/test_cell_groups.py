@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from pg_cluster import BACKENDS, backend_url
+from pg_cluster import BACKENDS, migrated_url
 from server_helpers import bundle
 from sqlalchemy import select, true
 
@@ -60,7 +60,7 @@ def _matrices_agree(store: Store) -> None:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_summary_equals_the_aggregate_after_writes(backend: str, tmp_path: Path) -> None:
-    store = Store.open(backend_url(backend, tmp_path))
+    store = Store.open(migrated_url(backend, tmp_path))
     try:
         assert _summary(store) == []
         ids = store.add_bundles([make_run(LAB, b, k, n) for k in range(LAB.kernels)

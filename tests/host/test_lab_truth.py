@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pg_cluster import BACKENDS, backend_url
+from pg_cluster import BACKENDS, migrated_url
 
 from bench.lab_decisions import simulate
 from bench.lab_noisy import lab_order, make_run, plan, where_run
@@ -34,7 +34,7 @@ def test_a_run_is_the_same_wherever_it_is_made() -> None:
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_store_decides_the_lab_as_memory_does(backend: str, tmp_path: Path) -> None:
     lab = plan(4, 1, 16, 2, seed=1)
-    url = backend_url(backend, tmp_path)
+    url = migrated_url(backend, tmp_path)
     with Store.open(url) as store:
         store.add_bundles([make_run(lab, *key) for key in lab_order(lab)])
         recheck(store)

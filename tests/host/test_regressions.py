@@ -22,7 +22,7 @@ import httpx
 import pytest
 from explain_helpers import cli
 from fastapi.testclient import TestClient
-from pg_cluster import BACKENDS, backend_url, cluster
+from pg_cluster import BACKENDS, cluster, migrated_url
 from server_helpers import free_port
 from test_webhooks import Receiver
 
@@ -73,7 +73,7 @@ def test_previous_kernel_is_chosen_in_version_order() -> None:
 def lab_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
            ) -> Iterator[tuple[str, Lab]]:
     """A small generated lab, every run checked."""
-    url = backend_url(request.param, tmp_path_factory.mktemp("lab"))
+    url = migrated_url(request.param, tmp_path_factory.mktemp("lab"))
     lab = make_lab(*LAB)
     with Store.open(url) as store:
         write_lab(store, lab)
@@ -97,7 +97,7 @@ def test_the_baseline_read_narrowly_is_the_one_of_the_whole_history(
         runs.append(replace(run, kernel=rng.choice(kernels), simulated=rng.random() < 0.3,
                             started_at=at(0) + timedelta(minutes=rng.randrange(0, 30)),
                             tags=tags, uid=uuid.UUID(int=rng.getrandbits(128)).hex))
-    with Store.open(backend_url(backend, tmp_path)) as store:
+    with Store.open(migrated_url(backend, tmp_path)) as store:
         ids = store.add_bundles(runs)
         whole = board_runs(store, lab.board_name(0), runs[0].suite)
         decided = 0

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +12,8 @@ from rtbench.analysis.fleet import board_summary, fleet_exit_code, worst_status
 from rtbench.fleet.inventory import InventoryError, load_inventory, select
 from rtbench.run.fleet import FleetError, new_fleet_id, reserve_all
 from rtbench.targets.base import TargetError
+from tests.cli_inprocess import run_in_process
+from tests.conftest import REPO
 
 GOOD = """
 [[targets]]
@@ -113,8 +113,8 @@ def test_cli_refuses_a_bad_inventory_before_anything_is_stored(tmp_path: Path) -
     env.pop("RTBENCH_DB", None)
     for args in (["fleet", str(path), "smoke"],
                  ["fleet", str(write(tmp_path, GOOD)), "smoke", "--only", "soc=none"]):
-        done = subprocess.run([sys.executable, "-m", "rtbench", *args], env=env,
-                              capture_output=True, text=True, timeout=120, check=False)
+        # in this process (tests/cli_inprocess.py): refused before anything is measured
+        done = run_in_process(args, env, REPO, timeout=120)
         lines = done.stderr.strip().splitlines()
         assert done.returncode == 2 and len(lines) == 1, done.stderr
         assert str(tmp_path / "lab.toml") in lines[0]

@@ -102,9 +102,11 @@ def job_start_command(job_dir: str, lifetime_s: float, script: str,
             f"sleep 0.1 2>/dev/null || sleep 1; i=$((i+1)); done; cat {d}/pid")
 
 
-# the loop body of both: kill the job's whole group, remove its directory
+# the loop body of both: kill the job's whole group, remove its directory.  `kill -KILL
+# -PGID`, no `--`: dash's kill (Debian's /bin/sh) refuses `--` after -KILL, and the job
+# ran on until its watchdog
 _KILL_DIR = ('g=$(cat "$d/pgid" 2>/dev/null); '
-             '[ -n "$g" ] && kill -KILL -- -$g 2>/dev/null; rm -rf "$d"; done; true')
+             '[ -n "$g" ] && kill -KILL -$g 2>/dev/null; rm -rf "$d"; done; true')
 
 
 def stale_jobs_command(remote_dir: str) -> str:

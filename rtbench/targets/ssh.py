@@ -348,7 +348,8 @@ class SshTarget(BoardTarget):
     def _signal(self, pid: int, signame: str, group: bool) -> None:
         """Send SIGname to pid (and its process group when group) on the board."""
         target = f"-{pid}" if group else str(pid)
-        command = f"kill -{signame} -- {target} 2>/dev/null || kill -{signame} {pid}"
+        # no `--`: dash's kill (Debian's /bin/sh) refuses it after -SIGNAME
+        command = f"kill -{signame} {target} 2>/dev/null || kill -{signame} {pid}"
         with contextlib.suppress(TargetError):
             self.run(command, timeout_s=10.0)
 

@@ -454,6 +454,27 @@ def board_processes(text: str) -> list[str]:
     return [line for line in out.splitlines() if text in line and "ps -eo" not in line]
 
 
+@pytest.mark.parametrize("shell", ["exec busybox sh -i", "exec sh -i"])
+def test_a_stopped_command_load_leaves_nothing_whatever_the_shell(board: Board,
+                                                                   shell: str) -> None:
+    """The job's whole group is killed by the console's shell, busybox's or dash's:
+    dash's kill refused the `--` rtbench gave it after -KILL, and on a board whose
+    /bin/sh is dash (Debian's) the load ran on after the run until its watchdog."""
+    tty = board(shell)
+    token = f"rtbench-stop-{os.getpid()}-{time.monotonic_ns()}"
+    with open_target(f"serial://{tty}", provider=board_probes()) as target:
+        job = target.start_command(f"sleep 60 & sleep 61; wait # {token}")
+        deadline = time.monotonic() + 20
+        while not board_processes(token) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert board_processes(token)
+        target.stop_commands([job])
+        deadline = time.monotonic() + 5
+        while board_processes(token) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert board_processes(token) == []
+
+
 def test_suite_with_loads_runs_over_serial_and_leaves_nothing(board: Board,
                                                                tmp_path: Path,
                                                                short_remote: Path) -> None:

@@ -117,8 +117,10 @@ def test_probe_streams_and_interrupts(board: SshBoard) -> None:
 
 
 def test_shell_command_load_stops_with_its_group(board: SshBoard) -> None:
+    # a load of two processes: the group, not the pid alone (dash's kill took no `--`
+    # after the signal, and the pid alone was signalled)
     with open_board(board) as target:
-        proc = target.start_command("sleep 77")
+        proc = target.start_command("sleep 77 & sleep 77; wait")
         deadline = time.monotonic() + 10
         while not any("77" in p for p in board.processes("sleep")) \
                 and time.monotonic() < deadline:

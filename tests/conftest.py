@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -59,6 +59,15 @@ RunCli = Callable[..., subprocess.CompletedProcess[str]]
 # Commands that measure for real: run in a child of their own (one at a time across
 # workers, see the realtime lock), as a user runs them.
 MEASURING = ("run", "cyclictest", "fleet")
+
+
+@pytest.fixture()
+def realtime() -> Iterator[None]:
+    """The machine-wide realtime lock for the whole test: for a test whose board stand-in
+    (an sshd or a console on this machine) runs rtprobe for real at an RT priority in
+    the test's own process (a board's CLI runs take it in tests/host/board_helpers.py)."""
+    with session_lock("realtime"):
+        yield
 
 
 def measures(args: tuple[str, ...]) -> bool:

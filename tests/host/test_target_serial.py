@@ -194,6 +194,7 @@ def test_the_console_shell_runs_above_the_loads(board: Board, shell: str) -> Non
     assert nice_of(shell_pid) == own
 
 
+@pytest.mark.usefixtures("realtime")  # its rtprobe measures at an RT priority here
 def test_interrupt_and_console_messages(board: Board) -> None:
     tty = board("exec busybox sh -i")
     with open_target(f"serial://{tty}", provider=board_probes()) as target:
@@ -325,6 +326,7 @@ def test_console_lines_never_break_records() -> None:
     assert os.sep == "/"
 
 
+@pytest.mark.usefixtures("realtime")  # its rtprobe measures at an RT priority here
 def test_silent_board_is_lost(board: Board) -> None:
     """The probe stops answering (as on a board that hung or rebooted): lost, not hung."""
     tty = board("exec busybox sh -i")
@@ -351,6 +353,7 @@ def test_silent_board_is_lost(board: Board) -> None:
                     os.kill(int(pid), signal.SIGCONT)
 
 
+@pytest.mark.usefixtures("realtime")  # its rtprobe measures at an RT priority here
 def test_board_gone_mid_run_raises_lost(board: Board) -> None:
     tty = board("exec busybox sh -i")
     with open_target(f"serial://{tty}", provider=board_probes()) as target:
@@ -455,14 +458,14 @@ def board_processes(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("shell", ["exec busybox sh -i", "exec sh -i"])
-def test_a_stopped_command_load_leaves_nothing_whatever_the_shell(board: Board,
-                                                                   shell: str) -> None:
+def test_a_stopped_command_load_leaves_nothing_whatever_the_shell(board: Board, shell: str,
+                                                                   short_remote: Path) -> None:
     """The job's whole group is killed by the console's shell, busybox's or dash's:
     dash's kill refused the `--` rtbench gave it after -KILL, and on a board whose
     /bin/sh is dash (Debian's) the load ran on after the run until its watchdog."""
     tty = board(shell)
     token = f"rtbench-stop-{os.getpid()}-{time.monotonic_ns()}"
-    with open_target(f"serial://{tty}", provider=board_probes()) as target:
+    with open_target(f"serial://{tty}?dir={short_remote}", provider=board_probes()) as target:
         job = target.start_command(f"sleep 60 & sleep 61; wait # {token}")
         deadline = time.monotonic() + 20
         while not board_processes(token) and time.monotonic() < deadline:

@@ -94,6 +94,7 @@ def test_target_reads_runs_and_pushes_the_probe_once(board: SshBoard, tmp_path: 
         assert again.run(f"ls -i {remote}").stdout.split()[0] == first
 
 
+@pytest.mark.usefixtures("realtime")  # its rtprobe measures at an RT priority here
 def test_probe_streams_and_interrupts(board: SshBoard) -> None:
     with open_board(board) as target:
         proc = target.start_probe(["cyclic", "--simulate", "3", "--loops", "2000"])
@@ -217,6 +218,7 @@ def test_board_without_bin_sh(board: SshBoard, tmp_path: Path) -> None:
         board.port = board_port
 
 
+@pytest.mark.usefixtures("realtime")  # its rtprobe measures at an RT priority here
 def test_cut_link_loses_the_run_and_leaves_no_probe(board: SshBoard) -> None:
     if board.host_if is None:
         require_part("netns", "needs the network namespace (link cut)")
@@ -341,6 +343,7 @@ def test_cyclictest_front_end_runs_over_ssh(board: SshBoard, tmp_path: Path) -> 
                 if name.startswith("rtbench-cyclictest-") and name.endswith(".raw")]
 
 
+@pytest.mark.usefixtures("realtime")  # its rtprobe measures at an RT priority here
 def test_cut_link_mid_run_keeps_the_windows_and_ends_lost(board: SshBoard,
                                                           tmp_path: Path) -> None:
     if board.host_if is None:
@@ -502,6 +505,7 @@ def test_sdist_carries_what_a_board_build_needs(tmp_path: Path) -> None:
     assert not [n for n in names if n.startswith("probe/build")]
 
 
+@pytest.mark.usefixtures("realtime")  # its rtprobe measures at an RT priority here
 def test_board_measured_from_a_wheel_install(board: SshBoard, wheel_venv: WheelVenv,
                                              tmp_path: Path) -> None:
     """README's "Measure a board" from a plain (non-editable) install, run outside the

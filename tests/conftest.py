@@ -64,8 +64,10 @@ MEASURING = ("run", "cyclictest", "fleet")
 @pytest.fixture()
 def realtime() -> Iterator[None]:
     """The machine-wide realtime lock for the whole test: for a test whose board stand-in
-    (an sshd or a console on this machine) runs rtprobe for real at an RT priority in
-    the test's own process (a board's CLI runs take it in tests/host/board_helpers.py)."""
+    (an sshd or a console on this machine) runs rtprobe for real at an RT priority, from
+    the test's own process or a plain `python -m rtbench` child (a board's rtprobe at
+    SCHED_FIFO 80 beside another worker's traced measurement took the blame for 47 of
+    the 75 spikes that test's injector caused)."""
     with session_lock("realtime"):
         yield
 

@@ -55,15 +55,8 @@ def board_probes() -> Probes:
 
 def rtbench(args: list[str], env: dict[str, str], timeout_s: float = 240,
             ) -> subprocess.CompletedProcess[str]:
-    """Run the rtbench CLI of this checkout; a real measurement under the machine-wide
-    realtime lock (tests/measuring_cli.py), as the boards of these tests are this
-    machine: a board's rtprobe at SCHED_FIFO 80 beside another worker's traced
-    measurement took the blame for 47 of the spikes that test's injector caused."""
-    from tests.conftest import measures
-    from tests.measuring_cli import run_measuring
-
-    if measures(tuple(args)):
-        return run_measuring(tuple(args), env, Path.cwd(), timeout_s)
+    """Run the rtbench CLI of this checkout (a test whose command measures at an RT
+    priority holds the realtime lock: the `realtime` fixture of tests/conftest.py)."""
     return subprocess.run([sys.executable, "-m", "rtbench", *args], env=env,
                           capture_output=True, text=True, timeout=timeout_s, check=False)
 

@@ -321,6 +321,7 @@ def test_smoke_suite_over_ssh_stores_the_boards_environment(board: SshBoard,
     assert sum(len(m.windows) for m in measurements) > 0
 
 
+@pytest.mark.usefixtures("realtime")  # its rtprobe measures at an RT priority here
 def test_cyclictest_front_end_runs_over_ssh(board: SshBoard, tmp_path: Path) -> None:
     env = cli_env(board, tmp_path)
     done = rtbench(["cyclictest", "-p1", "-t1", "-l200", "-h", "30", "--target", board.uri],
@@ -383,6 +384,7 @@ def test_cut_link_mid_run_keeps_the_windows_and_ends_lost(board: SshBoard,
     assert not board.processes(f"{board.remote_dir}/rtprobe")
 
 
+@pytest.mark.usefixtures("realtime")  # its rtprobe measures at an RT priority here
 def test_cli_target_faults_are_one_line(board: SshBoard, tmp_path: Path) -> None:
     env = cli_env(board, tmp_path)
     for uri, code, message in (("telnet://board", 2, "unknown scheme 'telnet'"),
@@ -418,6 +420,7 @@ def test_cli_target_faults_are_one_line(board: SshBoard, tmp_path: Path) -> None
         tmp_path)
 
 
+@pytest.mark.usefixtures("realtime")  # its rtprobe measures at an RT priority here
 def test_readme_measure_a_board_steps(board: SshBoard, tmp_path: Path) -> None:
     """README's "Measure a board", as written (a real run, not --simulate)."""
     env = cli_env(board, tmp_path)
@@ -453,6 +456,7 @@ params = { interval = "1ms" }
 """
 
 
+@pytest.mark.usefixtures("realtime")  # its rtprobe measures at an RT priority here
 def test_host_net_flood_is_counted_on_both_ends(board: SshBoard, tmp_path: Path) -> None:
     if board.host_if is None:
         require_part("netns", "needs the network namespace (the flood crosses the veth pair)")

@@ -73,11 +73,11 @@ def realtime() -> Iterator[None]:
 
 
 def measures(args: tuple[str, ...]) -> bool:
-    """True when `rtbench ARGS` runs the probe for real (not --simulate)."""
+    """True when `rtbench ARGS` may run the probe for real (not --simulate, not --help)."""
     from rtbench.cli import COMMANDS
 
     command = next((arg for arg in args if arg in COMMANDS), None)
-    return command in MEASURING and "--simulate" not in args
+    return command in MEASURING and not {"--simulate", "--help"} & set(args)
 
 
 @pytest.fixture()
@@ -90,8 +90,9 @@ def run_cli(rtbench_env: dict[str, str]) -> RunCli:
         if not measures(args):
             return run_in_process(args, rtbench_env, REPO, timeout=timeout)
         # a real measurement: one at a time across xdist workers (see probe/conftest.py);
-        # the child takes the realtime lock once it has started and imported rtbench
-        # (tests/measuring_cli.py), so other workers do not wait through its start-up
+        # the child takes the realtime lock when its first suite starts to run
+        # (tests/measuring_cli.py), so other workers do not wait through its start-up,
+        # and a command refused before it measures does not wait for theirs
         # the test's phase now (rtbench_env was made in its setup), for RTBENCH_LOCK_LOG
         env = {**rtbench_env, "PYTEST_CURRENT_TEST": os.environ.get("PYTEST_CURRENT_TEST", "")}
         return run_measuring(args, env, REPO, timeout)

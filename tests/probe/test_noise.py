@@ -30,12 +30,13 @@ def test_bad_input_exits_2_naming_the_option(run_probe: RunProbe, args: list[str
 
 
 def test_duration_cap_names_force(run_probe: RunProbe) -> None:
-    run = run_probe("noise", "--duration", "61m", timeout=10)
+    run = run_probe("noise", "--duration", "61m", timeout=10, measures=False)
     assert run.rc == 2 and "--force" in run.stderr
 
 
 def test_fifo_on_every_online_cpu_is_refused(run_probe: RunProbe) -> None:
-    run = run_probe("noise", "--cpus", ONLINE, "--duration", "1s", timeout=10)
+    run = run_probe("noise", "--cpus", ONLINE, "--duration", "1s", timeout=10,
+                    measures=False)
     assert run.rc == 2
     assert "--cpus" in run.stderr and "starve" in run.stderr and "--force" in run.stderr
     assert run.stdout == ""

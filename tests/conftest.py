@@ -237,8 +237,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     last and end the run late."""
     for item in items:
         mark_slow_parts(item)
+        module = item.nodeid.split("::", 1)[0]
+        if item.get_closest_marker("xdist_group") is None and module in REALTIME_PROBE:
+            item.add_marker(pytest.mark.xdist_group(REALTIME_GROUP))
         if item.get_closest_marker("xdist_group") is None and shares_module_fixture(item):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+            item.add_marker(pytest.mark.xdist_group(module))
     slow_modules = {item.nodeid.split("::", 1)[0] for item in items if is_slow(item)}
     items.sort(key=lambda item: start_rank(item, slow_modules))
 
@@ -251,9 +254,36 @@ LONGEST_FIRST = ("tests/host/test_qemu_slow_console.py",
                  "tests/host/test_qemu_serial.py")
 
 
+# The probe's modules whose tests measure for real, each measurement under the
+# machine-wide realtime lock: one work unit (REALTIME_GROUP) on one worker, so that they
+# follow each other instead of waiting for each other's lock from three workers (in a
+# newcomer's make test they waited 110 s of the 172 s all tests waited for it), started
+# right after LONGEST_FIRST as the longest unit left (about two minutes).  Their other
+# tests (refusals, --help) are quick and go with them.
+REALTIME_PROBE = ("tests/probe/test_load.py",
+                  "tests/probe/test_cyclic_real.py",
+                  "tests/probe/test_trace_probe.py",
+                  "tests/probe/test_load_build.py",
+                  "tests/probe/test_ipc.py",
+                  "tests/probe/test_event.py",
+                  "tests/probe/test_clock.py",
+                  "tests/probe/test_trace_restore.py",
+                  "tests/probe/test_wakeup.py",
+                  "tests/probe/test_noise.py",
+                  "tests/probe/test_nowait.py",
+                  "tests/probe/test_pi.py",
+                  "tests/probe/test_periodic.py",
+                  "tests/probe/test_ctx.py")
+REALTIME_GROUP = "realtime-probe"
+
+
 def start_rank(item: pytest.Item, slow_modules: set[str]) -> tuple[int, bool]:
-    """Sort key: LONGEST_FIRST's modules in its order, then the modules holding slow
-    tests, then the rest (a stable sort keeps collection order within each)."""
+    """Sort key: LONGEST_FIRST's modules in its order, then REALTIME_PROBE's, then the
+    modules holding slow tests, then the rest (a stable sort keeps collection order within
+    each)."""
     module = item.nodeid.split("::", 1)[0]
-    rank = LONGEST_FIRST.index(module) if module in LONGEST_FIRST else len(LONGEST_FIRST)
-    return rank, module not in slow_modules
+    if module in LONGEST_FIRST:
+        return LONGEST_FIRST.index(module), False
+    if module in REALTIME_PROBE:
+        return len(LONGEST_FIRST), False
+    return len(LONGEST_FIRST) + 1, module not in slow_modules

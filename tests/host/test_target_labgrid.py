@@ -2,8 +2,10 @@
 and the ssh fixture (no coordinator), and labgrid's own coordinator and exporter on
 loopback exporting the ssh fixture as a place (reserve, run, release).
 
-Each end-to-end run goes through the CLI once; the slow parts (sshd, coordinator) are
-started once per module.
+Each end-to-end run goes through the CLI once, in the test's process
+(tests/cli_inprocess.py: its start-up is not what these tests test) but for the run that
+must hold a place while another is refused, which is a process of its own; the slow
+parts (sshd, coordinator) are started once per module.
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ from typing import Any
 import pytest
 
 from rtbench.targets.base import TargetError, TargetUsageError, open_target
+from tests.cli_inprocess import run_in_process
+from tests.conftest import REPO
 from tests.host.board_helpers import (
     cli_db,
-    rtbench,
     serial_probe_args,
     stored_runs,
     wait_for_output,
@@ -82,6 +85,13 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
     for name in ("LG_COORDINATOR", "LG_TOKEN", "LG_PLACE"):
         env.pop(name, None)
     return env
+
+
+def rtbench(args: list[str], env: dict[str, str], timeout_s: float = 240,
+            ) -> subprocess.CompletedProcess[str]:
+    """`rtbench ARGS` with env in this process (tests/cli_inprocess.py): exit status,
+    stdout and stderr as a `python -m rtbench` child gives them, without its start-up."""
+    return run_in_process(args, env, REPO, timeout=timeout_s)
 
 
 def suite_file(tmp_path: Path, duration: str = "2s") -> Path:
@@ -386,10 +396,11 @@ def test_place_is_reserved_for_the_run_and_released(lab: Lab, tmp_path: Path) ->
          uri, "--simulate", "5", "--no-report", "--power-cycle"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
+        # the run switches the place's power only once it holds the place: wait for that
+        # here (labgrid-client, asked every 0.3 s, cost half a CPU-second an answer)
         deadline = time.monotonic() + 60
-        while lab.acquired_by() == "None" and first.poll() is None \
-                and time.monotonic() < deadline:
-            time.sleep(0.3)
+        while not lab.switched and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
         assert lab.acquired_by() != "None"
         # A second run while the first holds the place: refused at once, one line.
         second = rtbench(["run", "--target", "labgrid:board1", "--no-report"], env,

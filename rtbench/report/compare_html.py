@@ -4,7 +4,7 @@ the advisor's findings and figures (inline SVG)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 
 import jinja2
@@ -24,6 +24,7 @@ BUDGET = 0.25
 HORIZON_S = 3600.0
 
 
+@lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
     """Jinja2 over the package templates, autoescaped."""
     env = jinja2.Environment(

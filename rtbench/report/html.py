@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 import jinja2
@@ -24,8 +25,10 @@ from rtbench.rtprobe.wire.loglin7 import BUCKET_ERROR_BOUND
 from rtbench.util.atomicfile import write_atomic
 
 
+@lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
-    """The Jinja2 environment over the package's templates."""
+    """The Jinja2 environment over the package's templates (made once: the server
+    renders a report for every run page it serves)."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
         autoescape=True, undefined=jinja2.StrictUndefined,

@@ -8,6 +8,7 @@ without trace records gets no section.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 import jinja2
@@ -64,6 +65,7 @@ def spike_figure(spike: SpikeExplanation, title: str) -> Figure:
     return fig
 
 
+@lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
     """Jinja2 over the report templates, autoescaped."""
     env = jinja2.Environment(

@@ -4,14 +4,17 @@ OpenAPI document, 8 concurrent uploaders, a 1 GB body, and `rtbench push`."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -81,8 +84,19 @@ def _driver(tmp_path: Path):
                             options=options)
 
 
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One headless chromium for the module's browser tests (each start of one cost
+    about a CPU-second); each test sets the window size it needs."""
+    driver = _driver(tmp_path_factory.mktemp("chrome"))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
 @pytest.mark.browser
-def test_browser(live, tmp_path: Path) -> None:
+def test_browser(live, browser: Any, tmp_path: Path) -> None:
     from selenium.common.exceptions import NoAlertPresentException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
@@ -90,7 +104,8 @@ def test_browser(live, tmp_path: Path) -> None:
     base, url, _, _ = live
     with Store.open(url) as store:
         expected = {r.id: r for r in store.list_runs(limit=100)}
-    driver = _driver(tmp_path)
+    driver = browser
+    driver.set_window_size(1300, 1000)
     try:
         driver.get(f"{base}/runs")
         driver.save_screenshot(str(tmp_path / "runs.png"))
@@ -129,8 +144,9 @@ def test_browser(live, tmp_path: Path) -> None:
         _check_reference_runs(driver, base, expected, tmp_path)
         with pytest.raises(NoAlertPresentException):
             driver.switch_to.alert.text  # noqa: B018
-    finally:
-        driver.quit()
+    finally:  # the next test starts from no page of this one (a failure here is not news)
+        with contextlib.suppress(Exception):
+            driver.get("about:blank")
     assert (tmp_path / "matrix.png").stat().st_size > 1000
 
 
@@ -393,7 +409,8 @@ return out;
 _REPR = re.compile(r"\{'|\['|\bNone\b|\bTrue\b|\bFalse\b")
 
 
-def test_report_and_dashboard_pages_say_what_they_show(live, tmp_path: Path) -> None:
+def test_report_and_dashboard_pages_say_what_they_show(live, browser: Any,
+                                                       tmp_path: Path) -> None:
     """Screenshots of the report and the dashboard (kept in RTBENCH_SCREENSHOTS when set,
     to look at): every figure's text inside its SVG, simulated figures titled SIMULATED,
     no Python repr on the page."""
@@ -408,7 +425,7 @@ def test_report_and_dashboard_pages_say_what_they_show(live, tmp_path: Path) -> 
     write_html_report(bundle(suite="screenshots"), report)
     with Store.open(url) as store:
         run_id = max(r.id for r in store.list_runs(limit=100))
-    driver = _driver(tmp_path)
+    driver = browser
     try:
         driver.set_window_size(1300, 3200)
         for name, page in (("report", report.as_uri()), ("dashboard-runs", f"{base}/runs"),
@@ -426,4 +443,5 @@ def test_report_and_dashboard_pages_say_what_they_show(live, tmp_path: Path) -> 
             for svg in svgs:  # the runs are simulated: every figure's title says so
                 assert "SIMULATED" in svg.get_attribute("textContent"), name
     finally:
-        driver.quit()
+        with contextlib.suppress(Exception):
+            driver.get("about:blank")

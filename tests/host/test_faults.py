@@ -34,6 +34,7 @@ import rtbench.store.engine
 from rtbench.cli import main
 from rtbench.interop.runjson import loads as load_bundle
 from rtbench.store import Store
+from tests.cli_inprocess import run_in_process
 from tests.conftest import REPO, pids_with, wait_until_gone
 from tests.host.robust_support import (
     base_env,
@@ -497,8 +498,10 @@ def test_run_goes_on_when_its_reader_is_gone(one_run_db: dict[str, Any], tmp_pat
 def test_stdout_short_write_on_full_fs(fmt: str, one_run_db: dict[str, Any],
                                        small_fs: Path) -> None:
     """stdout a file on a file system with room for part of the export: exit 3, one line."""
-    whole = rtbench_child(["export", "1", "--format", fmt], one_run_db["env"],
-                          subprocess.PIPE)
+    # the whole export's length, in this process (tests/cli_inprocess.py); the export
+    # onto the full file system below is a child of its own, whose stdout is that file
+    whole = run_in_process(["export", "1", "--format", fmt], one_run_db["env"], REPO,
+                           timeout=120)
     assert whole.returncode == 0
     for name, size in (("filler", 65536), ("filler2", 512)):
         fd = os.open(small_fs / name, os.O_WRONLY | os.O_CREAT, 0o600)

@@ -335,10 +335,12 @@ class Lab:
         raise AssertionError(f"{what} did not come up in {timeout_s:g} s: {logs}")
 
     def client(self, *args: str, user: str | None = None) -> subprocess.CompletedProcess[str]:
-        """labgrid-client against this coordinator (as LG_USERNAME=user when given)."""
+        """labgrid-client against this coordinator: as LG_USERNAME=user, another user's
+        client, in a process of its own; else in this process (labgrid_client_here)."""
+        if user is None:
+            return labgrid_client_here(self.address, list(args))
         env = dict(self.env)
-        if user:
-            env["LG_USERNAME"] = user
+        env["LG_USERNAME"] = user
         return subprocess.run([str(BIN / "labgrid-client"), *args], env=env,
                               capture_output=True, text=True, timeout=30, check=False)
 
@@ -360,6 +362,47 @@ class Lab:
                 os.kill(int(pid), signal.SIGTERM)
         for proc in reversed(self.procs):
             stop(proc)
+
+
+def labgrid_client_here(address: str, args: list[str]) -> subprocess.CompletedProcess[str]:
+    """`labgrid-client -x ADDRESS ARGS` in this process, as its main() runs a command:
+    labgrid's own parser, ClientSession and command function, stdout and stderr captured;
+    exit 0, or 1 with the error when the session or the command fails.  A child cost half
+    a CPU-second (labgrid's imports), and these tests ask the coordinator some twenty
+    times."""
+    import asyncio
+    import inspect
+    import io
+
+    from labgrid.remote.client import ClientSession, ensure_event_loop, get_parser
+    from labgrid.util.proxy import proxymanager
+
+    parser = get_parser()
+    parsed = parser.parse_args(["-x", address, *args])
+    loop = ensure_event_loop()  # the one rtbench's labgrid target uses in this thread
+    session = ClientSession(proxymanager.get_grpc_address(address, default_port=20408),
+                            loop, prog=parser.prog, args=parsed)
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            loop.run_until_complete(asyncio.wait_for(session.start(), 30))
+            if inspect.iscoroutinefunction(parsed.func):
+                loop.run_until_complete(parsed.func(session))
+            else:
+                parsed.func(session)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except Exception as exc:  # noqa: BLE001 - what labgrid-client says, and its exit 1
+        err.write(f"{parser.prog}: {type(exc).__name__}: {exc}\n")
+        code = 1
+    finally:
+        with contextlib.suppress(Exception):
+            loop.run_until_complete(session.stop())
+        with contextlib.suppress(Exception):
+            loop.run_until_complete(session.close())
+    return subprocess.CompletedProcess(["labgrid-client", "-x", address, *args], code,
+                                       out.getvalue(), err.getvalue())
 
 
 @pytest.fixture(scope="module")

@@ -440,7 +440,7 @@ def test_place_is_reserved_for_the_run_and_released(lab: Lab, tmp_path: Path) ->
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         # the run switches the place's power only once it holds the place: wait for that
-        # here (labgrid-client, asked every 0.3 s, cost half a CPU-second an answer)
+        # (this process's switch) rather than asking the coordinator every 0.3 s
         deadline = time.monotonic() + 60
         while not lab.switched and first.poll() is None and time.monotonic() < deadline:
             time.sleep(0.1)

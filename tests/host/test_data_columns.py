@@ -144,3 +144,27 @@ def test_long_arrays_are_stored_apart_and_read_back_as_lists(tmp_path: Path) -> 
         delete_runs(store, [run_id])
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT count(*) FROM data_columns").fetchone() == (0,)
+
+
+
+def test_dumps_writes_each_column_as_its_own_text_wherever_it_sits() -> None:
+    """histpairs.dumps: every column, in a dict or a list, is written as its (compact)
+    json_text(), the keys sorted when asked; what json cannot write is refused as
+    json.dumps refuses it, or handed to the caller's default."""
+    import pytest
+
+    from rtbench.wire import histpairs
+
+    pairs = Pairs(np.array([10, 25]), np.array([3, 0]))
+    floats = Floats(np.array([0.5, 1.25]))
+    ints = Ints(np.array([7, 8, 9]))
+    value = {"b": [pairs, {"x": floats}], "a": ints, "c": [1, "two"]}
+    written = {"b": [json.loads(pairs.json_text()), {"x": json.loads(floats.json_text())}],
+               "a": json.loads(ints.json_text()), "c": [1, "two"]}
+    assert json.loads(histpairs.dumps(value)) == written
+    compact = histpairs.dumps(value, sort_keys=True, separators=(",", ":"))
+    assert compact == json.dumps(written, sort_keys=True, separators=(",", ":"))
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        histpairs.dumps({"a": pairs, "b": object()})
+    assert histpairs.dumps({"a": {2, 1}, "b": ints}, default=sorted) == \
+        '{"a": [1, 2], "b": [7,8,9]}'

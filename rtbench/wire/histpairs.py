@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar, overload
@@ -323,7 +324,11 @@ def dumps(value: Any, **options: Any) -> str:
     to `default`, which puts a marker in its place.  (Walking value in Python first to
     find them took some 15 times as long as the encoding itself.)"""
     found: dict[str, Pairs | Floats | Ints] = {}
-    mark = "\x00rtbench-pairs-"
+    # a marker no string of value can equal: a fresh random part per call (a string of a
+    # user's, an imported thread name say, that spelled a fixed marker would have been
+    # written as a column's rows)
+    nonce = secrets.token_hex(8)
+    mark = f"\x00rtbench-pairs-{nonce}-"
     given_default = options.pop("default", None)
 
     def column_marker(obj: Any) -> Any:
@@ -339,13 +344,10 @@ def dumps(value: Any, **options: Any) -> str:
     text = json.dumps(value, default=column_marker, **options)
     if not found:
         return text
-    return _MARK_TEXT.sub(lambda m: found[mark + m.group(1)].json_text()
-                          if mark + m.group(1) in found else m.group(0), text)
-
-
-# a marker as json.dumps writes it (a control character is always escaped)
-_MARK_TEXT = re.compile(r'"\\u0000rtbench-pairs-(\d+)"')
-
+    # a marker as json.dumps writes it (a control character is always escaped)
+    marked = re.compile(rf'"\\u0000rtbench-pairs-{nonce}-(\d+)"')
+    return marked.sub(lambda m: found[mark + m.group(1)].json_text()
+                      if mark + m.group(1) in found else m.group(0), text)
 
 def exact_sum(values: np.ndarray) -> int:
     """The sum of non-negative integers as a Python int (no 64-bit wrap-around)."""

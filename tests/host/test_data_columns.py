@@ -168,3 +168,37 @@ def test_dumps_writes_each_column_as_its_own_text_wherever_it_sits() -> None:
         histpairs.dumps({"a": pairs, "b": object()})
     assert histpairs.dumps({"a": {2, 1}, "b": ints}, default=sorted) == \
         '{"a": [1, 2], "b": [7,8,9]}'
+
+
+def test_dumps_keeps_a_string_that_spells_a_marker() -> None:
+    """A string of the document (an imported thread name, say) that spells the marker
+    dumps puts where a column goes is written as itself, not as a column's rows."""
+    from rtbench.wire import histpairs
+
+    pairs = Pairs(np.array([10, 25]), np.array([3, 0]))
+    spelled = [f"\x00rtbench-pairs-{index}" for index in range(3)]
+    value = {"columns": [pairs, pairs], "names": spelled}
+    loaded = json.loads(histpairs.dumps(value))
+    assert loaded["names"] == spelled
+    assert loaded["columns"] == [json.loads(pairs.json_text())] * 2
+
+
+# JSON documents whose strings often spell a marker, beside a column
+MARKERISH = st.one_of(st.text(max_size=8),
+                      st.integers(0, 3).map(lambda index: f"\x00rtbench-pairs-{index}"))
+DOCUMENTS = st.recursive(st.one_of(st.none(), st.integers(-5, 5), MARKERISH),
+                         lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                 st.dictionaries(MARKERISH, inner, max_size=4)),
+                         max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(DOCUMENTS, st.integers(1, 3))
+def test_dumps_writes_any_document_beside_its_columns(document: Any, columns: int) -> None:
+    """dumps of a document with columns beside it reads back as the document and the
+    columns' rows, whatever its strings spell."""
+    from rtbench.wire import histpairs
+
+    pairs = Pairs(np.array([10, 25]), np.array([3, 0]))
+    loaded = json.loads(histpairs.dumps({"doc": document, "columns": [pairs] * columns}))
+    assert loaded == {"doc": document, "columns": [json.loads(pairs.json_text())] * columns}

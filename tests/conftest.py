@@ -248,10 +248,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 # The longest work units of make test, started first and so on workers of their own (the
 # scheduler deals the units out in turn): the PREEMPT_RT guest's group (test_qemu_slow_console
-# and test_qemu_serial's rt case), the nine arches' Zig builds, the generic guest.
+# and test_qemu_serial's rt case), the nine arches' Zig builds, the generic guest (these
+# three in CI), and the serial consoles' group (test_target_serial and test_target_labgrid:
+# about three minutes of wall time, mostly waiting for consoles and deadlines; dealt out
+# in collection order it started 183 s into a newcomer's run and ended it 40 s after the
+# other workers).
 LONGEST_FIRST = ("tests/host/test_qemu_slow_console.py",
                  "tests/probe/test_arches.py",
-                 "tests/host/test_qemu_serial.py")
+                 "tests/host/test_qemu_serial.py",
+                 "tests/host/test_target_serial.py",
+                 "tests/host/test_target_labgrid.py")
 
 
 # The probe's modules whose tests measure for real, each measurement under the

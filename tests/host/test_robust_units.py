@@ -28,10 +28,14 @@ def rendered(markup: str) -> str:
     return console.export_text().rstrip("\n")
 
 
-@given(st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs"),
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Cf", "Zl", "Zp",
+                                                             "Cn"),
                                        blacklist_characters="\\"), max_size=60))
 def test_for_rich_prints_the_text_itself(text: str) -> None:
-    """Any text without control characters prints exactly as itself, brackets included.
+    """Any text without control or invisible characters (format characters such as the
+    bidi overrides and zero-width spaces, line and paragraph separators: for_rich drops
+    them, tests/host/test_corpus.py's BIDI cases) prints exactly as itself, brackets
+    included.
 
     (Known gap: a backslash right before a `[` that is not tag-like can lose the
     backslash; rich.markup.escape leaves that case alone.)"""

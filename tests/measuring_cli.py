@@ -118,15 +118,16 @@ def lock_at_first_run(stack: ExitStack) -> None:
 
     original: Callable[..., Any] = Runner.run
     taking = threading.Lock()  # a fleet's boards start their runs from threads at once
-    held: list[bool] = []
+    held = False
 
     def run(self: Runner, *args: Any, **kwargs: Any) -> Any:
         """Runner.run, once the realtime lock is held."""
+        nonlocal held
         with taking:
             if not held:
                 stack.enter_context(session_lock("realtime"))
                 tell_locked()
-                held.append(True)
+                held = True
         return original(self, *args, **kwargs)
 
     Runner.run = run  # type: ignore[method-assign]

@@ -344,10 +344,19 @@ def dumps(value: Any, **options: Any) -> str:
     text = json.dumps(value, default=column_marker, **options)
     if not found:
         return text
-    # a marker as json.dumps writes it (a control character is always escaped)
-    marked = re.compile(rf'"\\u0000rtbench-pairs-{nonce}-(\d+)"')
-    return marked.sub(lambda m: found[mark + m.group(1)].json_text()
-                      if mark + m.group(1) in found else m.group(0), text)
+
+    def column_text(match: re.Match[str]) -> str:
+        """The rows of this call's column a marker stands for; other text as it is."""
+        column = found.get("\x00rtbench-pairs-" + match.group(1))
+        return match.group(0) if column is None else column.json_text()
+
+    return _MARK_TEXT.sub(column_text, text)
+
+
+# a marker as json.dumps writes it (a control character is always escaped): its random
+# part and index; only this call's markers are in its found
+_MARK_TEXT = re.compile(r'"\\u0000rtbench-pairs-([0-9a-f]{16}-\d+)"')
+
 
 def exact_sum(values: np.ndarray) -> int:
     """The sum of non-negative integers as a Python int (no 64-bit wrap-around)."""

@@ -146,7 +146,6 @@ def test_long_arrays_are_stored_apart_and_read_back_as_lists(tmp_path: Path) -> 
         assert conn.execute("SELECT count(*) FROM data_columns").fetchone() == (0,)
 
 
-
 def test_dumps_writes_each_column_as_its_own_text_wherever_it_sits() -> None:
     """histpairs.dumps: every column, in a dict or a list, is written as its (compact)
     json_text(), the keys sorted when asked; what json cannot write is refused as
